@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What to run: AGENT (directory, executable file, archive) or -- COMMAND,
+ * turned into a workspace source and the argv to exec inside the sandbox.
+ */
+#pragma once
+
+#include "config.h"
+
+#define SR_WORKSPACE "/workspace"
+
+enum sr_agent_kind {
+	SR_AGENT_DIR,     /* host directory: overlay lower layer */
+	SR_AGENT_FILE,    /* executable file: its directory is the workspace */
+	SR_AGENT_ARCHIVE, /* extracted inside the sandbox into a fresh workspace */
+	SR_AGENT_COMMAND, /* -- COMMAND: --workspace DIR or an empty workspace */
+	_SR_AGENT_KIND_MAX,
+};
+
+struct sr_agent {
+	enum sr_agent_kind kind;
+	char *host_dir;     /* absolute; NULL for an archive or an empty workspace */
+	char *archive_path; /* absolute; SR_AGENT_ARCHIVE only */
+	/*
+	 * The command inside the sandbox. Empty for an archive until it is
+	 * extracted and its entry detected (sr_agent_detect_entry in the child).
+	 */
+	struct sr_strv argv;
+};
+
+/* Host side: classifies c->argv[0] and, for a directory or file, finds the entry. */
+int sr_agent_resolve(const struct sr_config *c, struct sr_agent *ret, struct sr_error *err);
+void sr_agent_free(struct sr_agent *a);
+
+/*
+ * Entry detection in the workspace dirfd: `entry` (from --entry / the
+ * profile) if set, else an executable file `agent`, else package.json
+ * (node + "main", default index.js), else main.py (python3). Appends the
+ * command, then extra_args, to ret_argv. Not found: err->status 127 and a
+ * message listing what was looked for; found but not executable: 126.
+ */
+int sr_agent_detect_entry(int dirfd, const char *entry, char *const *extra_args, int n_extra,
+			  struct sr_strv *ret_argv, struct sr_error *err);
+
+/* By name: .tar .tar.gz .tgz .tar.xz .txz .tar.zst .tzst .tar.bz2 .zip */
+bool sr_agent_is_archive_name(const char *path);
+
+/* The "main" string of a package.json text, or -ENOENT / -EINVAL. */
+int sr_agent_package_main(const char *json, size_t len, char **ret_main);

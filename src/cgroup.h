@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Resource limits behind a strategy table: cgroup v2 (own subtree, or a
+ * systemd-delegated scope), cgroup v1 for root on hybrid hosts, rlimits as
+ * the last resort. Each limit reports how it was enforced.
+ */
+#pragma once
+
+#include "config.h"
+#include "result.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct sr_cgroup;
+
+struct sr_cgroup_stats {
+	int64_t peak_memory_bytes; /* -1 unknown */
+	double user_ms, sys_ms;    /* < 0 unknown */
+	bool oom_killed;
+};
+
+/*
+ * Parent, before clone: picks the strategy, creates the sandbox's cgroup
+ * beneath our own and sets the limits. *ret_clone_fd is a directory fd for
+ * clone3(CLONE_INTO_CGROUP), or -1. Fills enforced[memory, cpus, pids].
+ */
+int sr_cgroup_prepare(const struct sr_config *c, const char *sandbox_id, struct sr_cgroup **ret,
+		      int *ret_clone_fd, enum sr_enforce enforced[], struct sr_error *err);
+/* Parent, after clone (v1: join the hierarchies). */
+int sr_cgroup_attach(struct sr_cgroup *cg, pid_t pid, struct sr_error *err);
+/* Child, before exec: the rlimit fallback where no cgroup enforces a limit. */
+int sr_cgroup_child(const struct sr_cgroup *cg, struct sr_error *err);
+/* Kills every process in the sandbox's cgroup (timeout). */
+int sr_cgroup_kill(struct sr_cgroup *cg);
+int sr_cgroup_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret);
+/* Removes the cgroup; NULL is fine. */
+void sr_cgroup_free(struct sr_cgroup *cg);

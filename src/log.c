@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include "log.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * The only module-level state in the program: the verbosity chosen by
+ * -q/-v. Messages are rare and go straight to stderr, unbuffered.
+ */
+static enum sr_log_level log_level = SR_LOG_WARNING;
+
+void sr_log_set_level(enum sr_log_level level)
+{
+	log_level = level;
+}
+
+enum sr_log_level sr_log_get_level(void)
+{
+	return log_level;
+}
+
+void sr_log(enum sr_log_level level, const char *fmt, ...)
+{
+	static const char *const prefix[_SR_LOG_LEVEL_MAX] = {
+		[SR_LOG_ERROR] = "",
+		[SR_LOG_WARNING] = "warning: ",
+		[SR_LOG_INFO] = "",
+		[SR_LOG_DEBUG] = "debug: ",
+	};
+	char line[2048];
+	va_list ap;
+	int n;
+
+	if (level > log_level)
+		return;
+	n = snprintf(line, sizeof(line), "sandbox-run: %s", prefix[level]);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	strcat(line, "\n");
+	/* One write(2): concurrent sandboxes sharing a terminal do not interleave. */
+	(void)!write(STDERR_FILENO, line, strlen(line));
+}
+
+static int error_vset(struct sr_error *err, int code, bool with_errno, const char *fmt,
+		      va_list ap)
+{
+	size_t n;
+
+	err->code = code;
+	if (err->status == 0)
+		err->status = 125;
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	n = strlen(err->msg);
+	if (with_errno && code < 0 && n < sizeof(err->msg))
+		snprintf(err->msg + n, sizeof(err->msg) - n, ": %s", strerror(-code));
+	return code;
+}
+
+int sr_error_errno(struct sr_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_vset(err, code, true, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int sr_error_msg(struct sr_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_vset(err, code, false, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int sr_error_prefix(struct sr_error *err, const char *fmt, ...)
+{
+	char prefix[SR_ERROR_MSG_MAX];
+	char old[SR_ERROR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old);
+	return err->code;
+}
+
+void sr_error_clear(struct sr_error *err)
+{
+	memset(err, 0, sizeof(*err));
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* The sandbox's filesystem: built on tmpfs, entered with pivot_root. */
+#pragma once
+
+#include "sandbox.h"
+
+/*
+ * In the new mount namespace: builds the root (read-only host runtime,
+ * synthesized /etc, /proc with sensitive entries masked, minimal /dev,
+ * workspace overlay, disk-limited tmpfs for /workspace's upper layer, /tmp
+ * and $HOME, extra binds), pivots into it and detaches the host's tree.
+ * Leaves the cwd at /workspace.
+ */
+int sr_mounts_setup(struct sr_plan *p, struct sr_error *err);

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox's network namespace. Parent side: prepares the policy and
+ * starts the egress helper for the child's namespace; child side: brings lo
+ * (and the helper's tap) up through libnl and installs the nftables policy
+ * before anything of the agent's runs.
+ */
+#pragma once
+
+#include "config.h"
+#include "result.h"
+
+#include <sys/types.h>
+
+struct sr_net;
+
+/* Parent, before clone: resolves the policy. */
+int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_error *err);
+/* Parent, after clone, before GO: connects the child's namespace to the outside. */
+int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err);
+/* Child, in the new network namespace, with CAP_NET_ADMIN there. */
+int sr_net_child(const struct sr_net *n, struct sr_error *err);
+/* What resolv.conf the sandbox gets (NULL: none). */
+const char *sr_net_resolv_conf(const struct sr_net *n);
+enum sr_enforce sr_net_enforced(const struct sr_net *n);
+/* Ends the helper (off the critical path) and frees. NULL is fine. */
+void sr_net_free(struct sr_net *n);

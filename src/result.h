@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* The result record (--result FILE): one JSON object, written atomically. */
+#pragma once
+
+#include "config.h"
+
+#include <stdint.h>
+
+enum sr_status {
+	SR_STATUS_EXITED,
+	SR_STATUS_SIGNALED,
+	SR_STATUS_TIMEOUT,
+	SR_STATUS_OOM,
+	SR_STATUS_ERROR,
+	_SR_STATUS_MAX,
+};
+
+/* How one limit was applied on this host: said honestly in "enforced". */
+enum sr_enforce {
+	SR_ENFORCE_NONE,
+	SR_ENFORCE_CGROUP2,
+	SR_ENFORCE_CGROUP1,
+	SR_ENFORCE_RLIMIT,
+	SR_ENFORCE_TMPFS,
+	SR_ENFORCE_NFTABLES,
+	SR_ENFORCE_NETNS, /* --net none: a network namespace with only lo */
+	_SR_ENFORCE_MAX,
+};
+
+enum sr_limit {
+	SR_LIMIT_MEMORY,
+	SR_LIMIT_CPUS,
+	SR_LIMIT_PIDS,
+	SR_LIMIT_DISK,
+	SR_LIMIT_NET,
+	_SR_LIMIT_MAX,
+};
+
+struct sr_result {
+	enum sr_status status;
+	int exit_code; /* the status sandbox-run exits with */
+	int signal;    /* 0: none */
+	char error[1024]; /* "" : null */
+	double wall_ms, user_ms, sys_ms;
+	int64_t peak_memory_bytes; /* -1: unknown (null) */
+	int64_t disk_used_bytes;   /* -1: unknown (null) */
+	enum sr_enforce enforced[_SR_LIMIT_MAX];
+	char sandbox_id[33];
+};
+
+void sr_result_init(struct sr_result *r);
+const char *sr_status_to_string(enum sr_status s);
+const char *sr_enforce_to_string(enum sr_enforce e);
+const char *sr_limit_to_string(enum sr_limit l);
+
+/* Appends s as a JSON string literal (with quotes) to buf. */
+int sr_json_escape(const char *s, char *buf, size_t len);
+/* The record as one line of JSON (malloc'd). */
+int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json);
+/* Temp file in the same directory + fsync + rename. */
+int sr_result_write(const struct sr_result *r, const struct sr_config *c, const char *path,
+		    struct sr_error *err);

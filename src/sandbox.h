@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* The child side: ordered setup inside the new namespaces, then init. */
+#pragma once
+
+#include "agent.h"
+#include "config.h"
+
+struct sr_net;
+struct sr_cgroup;
+
+/* Everything the child needs, prepared by the supervisor before clone. */
+struct sr_plan {
+	const struct sr_config *config;
+	struct sr_agent *agent;
+	struct sr_strv envp;    /* the agent's whole environment, secrets included */
+	int agent_fd;           /* O_PATH (dir/file workspace) or O_RDONLY (archive); -1 none */
+	int sock;               /* the child's end of the protocol socket */
+	uid_t host_uid;         /* who "user" (uid 1000 inside) is on the host */
+	gid_t host_gid;
+	const struct sr_net *net;
+	const struct sr_cgroup *cgroup;
+};
+
+#define SR_SANDBOX_UID 1000
+#define SR_SANDBOX_GID 1000
+#define SR_SANDBOX_USER "user"
+#define SR_SANDBOX_HOME "/home/user"
+#define SR_SANDBOX_HOSTNAME "sandbox"
+
+/* Runs in the child right after clone3; never returns. */
+__attribute__((noreturn)) void sr_sandbox_child(struct sr_plan *p);

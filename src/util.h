@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers shared by every module: cleanup attributes and ownership. */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SR_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline void sr_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void sr_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+static inline void sr_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(sr_freep)
+#define _cleanup_close_ _cleanup_(sr_closep)
+#define _cleanup_fclose_ _cleanup_(sr_fclosep)
+
+/* Hand ownership out of a _cleanup_ variable. */
+#define steal_pointer(pp)                          \
+	({                                         \
+		__typeof__(*(pp)) _p = *(pp);      \
+		*(pp) = NULL;                      \
+		_p;                                \
+	})
+
+#define steal_fd(fdp)              \
+	({                         \
+		int _fd = *(fdp);  \
+		*(fdp) = -1;       \
+		_fd;               \
+	})
+
+/* Retry a call that may fail with EINTR. */
+#define SR_RETRY(expr)                                       \
+	({                                                   \
+		__typeof__(expr) _r;                         \
+		do                                           \
+			_r = (expr);                         \
+		while (_r == -1 && errno == EINTR);          \
+		_r;                                          \
+	})
+
+static inline int sr_negerrno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
+static inline bool sr_streq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
