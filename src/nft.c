@@ -16,10 +16,9 @@
  * IPv4 packets, which meet the IPv4 rules.
  */
 static const char *const refused_default[] = {
-	"0.0.0.0/8",      "10.0.0.0/8",    "100.64.0.0/10",   "127.0.0.0/8",
-	"169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16",  "224.0.0.0/4",
-	"240.0.0.0/4",    "::1/128",       "fd00:ec2::254",   "fc00::/7",
-	"fe80::/10",      "ff00::/8",
+    "0.0.0.0/8",     "10.0.0.0/8",     "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+    "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/4",	"240.0.0.0/4", "::1/128",
+    "fd00:ec2::254", "fc00::/7",       "fe80::/10",	"ff00::/8",
 };
 
 struct dest {
@@ -54,8 +53,8 @@ int sr_nft_split_dest(const char *s, char **ret_host, unsigned *ret_port, struct
 		const char *close = strchr(s, ']');
 
 		if (!close || (close[1] && close[1] != ':'))
-			return sr_error_msg(err, -EINVAL,
-					    "destination '%s': expected [IPV6]:PORT", s);
+			return sr_error_msg(err, -EINVAL, "destination '%s': expected [IPV6]:PORT",
+					    s);
 		host = strndup(s + 1, (size_t)(close - s - 1));
 		if (close[1])
 			port = close + 2;
@@ -83,7 +82,7 @@ static int parse_address(const char *s, struct dest *ret)
 	char buf[INET6_ADDRSTRLEN + 8];
 	const char *slash = strchr(s, '/');
 	size_t len = slash ? (size_t)(slash - s) : strlen(s);
-	struct dest d = { 0 };
+	struct dest d = {0};
 	unsigned bits;
 
 	if (len >= sizeof(buf))
@@ -198,16 +197,18 @@ static int put_output(FILE *f, const struct sr_nft_policy *p, struct sr_error *e
 	bool allowlist = p->allow && p->allow->n > 0;
 	int r;
 
-	fprintf(f, "\tchain output {\n"
-		   "\t\ttype filter hook output priority filter; policy %s;\n"
-		   "\t\toif \"lo\" accept\n"
-		   "\t\tct state established,related accept\n"
-		   "\t\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit }"
-		   " accept\n",
+	fprintf(f,
+		"\tchain output {\n"
+		"\t\ttype filter hook output priority filter; policy %s;\n"
+		"\t\toif \"lo\" accept\n"
+		"\t\tct state established,related accept\n"
+		"\t\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit }"
+		" accept\n",
 		allowlist ? "drop" : "accept");
 	/* The resolver lives in 10/8 (slirp4netns): it must pass before the private ranges. */
 	if (p->dns) {
-		r = put_one(f, p->dns, "resolver", "meta l4proto { tcp, udp } th dport 53 accept", err);
+		r = put_one(f, p->dns, "resolver", "meta l4proto { tcp, udp } th dport 53 accept",
+			    err);
 		if (r < 0)
 			return r;
 	}
@@ -235,7 +236,8 @@ static int put_output(FILE *f, const struct sr_nft_policy *p, struct sr_error *e
 		struct dest d;
 
 		if (parse_address(refused_default[i], &d) < 0)
-			return sr_error_msg(err, -EINVAL, "bad built-in range %s", refused_default[i]);
+			return sr_error_msg(err, -EINVAL, "bad built-in range %s",
+					    refused_default[i]);
 		put_match(f, &d);
 		fputs(" goto refuse\n", f);
 	}
@@ -287,22 +289,15 @@ struct nft_api {
 static int load(struct nft_api *api, struct sr_error *err)
 {
 	const struct sr_dl_sym syms[] = {
-		{ "nft_ctx_new", (void **)&api->ctx_new },
-		{ "nft_ctx_free", (void **)&api->ctx_free },
-		{ "nft_ctx_buffer_output", (void **)&api->buffer_output },
-		{ "nft_ctx_buffer_error", (void **)&api->buffer_error },
-		{ "nft_ctx_get_error_buffer", (void **)&api->get_error_buffer },
-		{ "nft_run_cmd_from_buffer", (void **)&api->run_cmd_from_buffer },
+	    {"nft_ctx_new", (void **)&api->ctx_new},
+	    {"nft_ctx_free", (void **)&api->ctx_free},
+	    {"nft_ctx_buffer_output", (void **)&api->buffer_output},
+	    {"nft_ctx_buffer_error", (void **)&api->buffer_error},
+	    {"nft_ctx_get_error_buffer", (void **)&api->get_error_buffer},
+	    {"nft_run_cmd_from_buffer", (void **)&api->run_cmd_from_buffer},
 	};
 
 	return sr_dl_load(SR_LIBNFTABLES_SONAME, syms, SR_ARRAY_SIZE(syms), err);
-}
-
-int sr_nft_load(struct sr_error *err)
-{
-	struct nft_api api;
-
-	return load(&api, err);
 }
 
 int sr_nft_install(const char *text, struct sr_error *err)

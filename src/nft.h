@@ -18,8 +18,8 @@ struct sr_nft_policy {
 	const struct sr_strv *allow; /* non-empty: allowlist mode */
 	const struct sr_strv *deny;  /* refused, even when also allowed */
 	const struct sr_strv *host;  /* the host's own addresses: refused unless allowed */
-	const char *dns;             /* the helper's resolver: port 53 allowed; NULL none */
-	const char *gateway;         /* the helper's alias for the host: always refused; NULL none */
+	const char *dns;	     /* the helper's resolver: port 53 allowed; NULL none */
+	const char *gateway; /* the helper's alias for the host: always refused; NULL none */
 };
 
 /* Ruleset text for the policy (pure: unit-tested). */
@@ -33,7 +33,5 @@ int sr_nft_split_dest(const char *s, char **ret_host, unsigned *ret_port, struct
 /* Whether host is an IP address or a CIDR (and not a name to resolve). */
 bool sr_nft_is_address(const char *host);
 
-/* dlopen()s libnftables, so that a forked child installs without touching the filesystem. */
-int sr_nft_load(struct sr_error *err);
 /* Installs text in the current network namespace (libnftables, in-process). */
 int sr_nft_install(const char *text, struct sr_error *err);

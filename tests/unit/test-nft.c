@@ -7,15 +7,15 @@
 #include <sched.h>
 #include <sys/wait.h>
 
-#define STRV(...)                                                                     \
-	(&(struct sr_strv){ .items = (char *[]){ __VA_ARGS__ },                       \
-			    .n = sizeof((char *[]){ __VA_ARGS__ }) / sizeof(char *) })
+#define STRV(...)                                            \
+	(&(struct sr_strv){.items = (char *[]){__VA_ARGS__}, \
+			   .n = sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)})
 
-static const struct sr_strv empty = { 0 };
+static const struct sr_strv empty = {0};
 
 static char *ruleset(const struct sr_nft_policy *p)
 {
-	struct sr_error err = { 0 };
+	struct sr_error err = {0};
 	char *text = NULL;
 
 	ck_assert_msg(sr_nft_ruleset(p, &text, &err) == 0, "%s", err.msg);
@@ -41,11 +41,11 @@ static bool has(const char *text, const char *s)
 }
 
 static const struct sr_nft_policy slirp = {
-	.allow = &empty,
-	.deny = &empty,
-	.host = &empty,
-	.dns = "10.0.2.3",
-	.gateway = "10.0.2.2",
+    .allow = &empty,
+    .deny = &empty,
+    .host = &empty,
+    .dns = "10.0.2.3",
+    .gateway = "10.0.2.2",
 };
 
 START_TEST(test_default_policy)
@@ -84,7 +84,7 @@ END_TEST
 
 START_TEST(test_no_helper)
 {
-	struct sr_nft_policy p = { .allow = &empty, .deny = &empty };
+	struct sr_nft_policy p = {.allow = &empty, .deny = &empty};
 	_cleanup_free_ char *t = ruleset(&p);
 
 	ck_assert(!has(t, "dport 53"));
@@ -149,17 +149,27 @@ END_TEST
 START_TEST(test_bad_entries)
 {
 	static const char *const bad[] = {
-		"example.com", "1.2.3.4:0",	 "1.2.3.4:65536", "1.2.3.4:http", "[::1",
-		"[::1]x",      "1.2.3.4/33",	 "::1/129",	   "",		   "1.2.3.4/",
-		"1.2.3.4:",    "10.0.0.1/-1",	 "1.2.3.4; flush ruleset",
+	    "example.com",
+	    "1.2.3.4:0",
+	    "1.2.3.4:65536",
+	    "1.2.3.4:http",
+	    "[::1",
+	    "[::1]x",
+	    "1.2.3.4/33",
+	    "::1/129",
+	    "",
+	    "1.2.3.4/",
+	    "1.2.3.4:",
+	    "10.0.0.1/-1",
+	    "1.2.3.4; flush ruleset",
 	};
 
 	for (size_t i = 0; i < SR_ARRAY_SIZE(bad); i++) {
 		struct sr_nft_policy p = slirp;
-		struct sr_error err = { 0 };
+		struct sr_error err = {0};
 		char *text = (char *)"untouched";
 
-		p.allow = &(struct sr_strv){ .items = (char **)&bad[i], .n = 1 };
+		p.allow = &(struct sr_strv){.items = (char **)&bad[i], .n = 1};
 		ck_assert_msg(sr_nft_ruleset(&p, &text, &err) == -EINVAL, "accepted '%s'", bad[i]);
 		ck_assert_str_eq(text, "untouched");
 		ck_assert_msg(strstr(err.msg, "destination '"), "%s", err.msg);
@@ -173,16 +183,16 @@ START_TEST(test_split_dest)
 		const char *in, *host;
 		unsigned port;
 	} ok[] = {
-		{ "api.example.com", "api.example.com", 0 },
-		{ "api.example.com:443", "api.example.com", 443 },
-		{ "1.2.3.4:80", "1.2.3.4", 80 },
-		{ "10.0.0.0/8", "10.0.0.0/8", 0 },
-		{ "[2001:db8::1]:443", "2001:db8::1", 443 },
-		{ "[2001:db8::/32]:22", "2001:db8::/32", 22 },
-		{ "2001:db8::1", "2001:db8::1", 0 },
-		{ "[::1]", "::1", 0 },
+	    {"api.example.com", "api.example.com", 0},
+	    {"api.example.com:443", "api.example.com", 443},
+	    {"1.2.3.4:80", "1.2.3.4", 80},
+	    {"10.0.0.0/8", "10.0.0.0/8", 0},
+	    {"[2001:db8::1]:443", "2001:db8::1", 443},
+	    {"[2001:db8::/32]:22", "2001:db8::/32", 22},
+	    {"2001:db8::1", "2001:db8::1", 0},
+	    {"[::1]", "::1", 0},
 	};
-	struct sr_error err = { 0 };
+	struct sr_error err = {0};
 
 	for (size_t i = 0; i < SR_ARRAY_SIZE(ok); i++) {
 		_cleanup_free_ char *host = NULL;
@@ -208,7 +218,7 @@ static int install_and_list(const struct sr_nft_policy *p, const char *expect, c
 			    size_t len)
 {
 	_cleanup_free_ char *t = NULL;
-	struct sr_error err = { 0 };
+	struct sr_error err = {0};
 	struct nft_ctx *ctx;
 	const char *out;
 	int r;
@@ -244,7 +254,8 @@ static void in_netns(void (*fn)(int fd))
 	if (pid == 0) {
 		close(pipefd[0]);
 		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
-			dprintf(pipefd[1], "unshare(CLONE_NEWUSER|CLONE_NEWNET): %s", strerror(errno));
+			dprintf(pipefd[1], "unshare(CLONE_NEWUSER|CLONE_NEWNET): %s",
+				strerror(errno));
 			_exit(77);
 		}
 		fn(pipefd[1]);
@@ -282,7 +293,8 @@ static void install_allowlist(int fd)
 	struct sr_nft_policy p = slirp;
 
 	p.allow = STRV("10.200.0.2", "192.0.2.0/24:443", "[2001:db8::5]:8080", "2001:db8:1::/48");
-	if (install_and_list(&p, "ip6 daddr 2001:db8::5 meta l4proto { tcp, udp } th dport 8080 accept",
+	if (install_and_list(&p,
+			     "ip6 daddr 2001:db8::5 meta l4proto { tcp, udp } th dport 8080 accept",
 			     msg, sizeof(msg)) < 0) {
 		(void)!write(fd, msg, strlen(msg));
 		_exit(1);
@@ -291,7 +303,7 @@ static void install_allowlist(int fd)
 
 static void install_bad(int fd)
 {
-	struct sr_error err = { 0 };
+	struct sr_error err = {0};
 
 	if (sr_nft_install("table inet " SR_NFT_TABLE " { chain c { bogus } }", &err) != -EIO ||
 	    !strstr(err.msg, "install nftables policy: Error:")) {
