@@ -45,9 +45,11 @@ struct sr_net {
 	const struct helper *helper;
 	char *ruleset;
 	/*
-	 * Created before clone, so the child inherits the read end: it waits
-	 * for the helper itself while the parent goes on, and the helper's
-	 * start overlaps the child's mounts. Both ends are O_CLOEXEC.
+	 * Created before clone, so the child inherits the read end
+	 * (sr_net_child_fd): it waits for the helper itself while the parent
+	 * goes on, and the helper's start overlaps the child's mounts. The
+	 * child closes its copy of the write end with every other inherited
+	 * fd. Both ends are O_CLOEXEC.
 	 */
 	int ready[2];
 	int exit_w; /* parent only: the helper exits when this closes (even on SIGKILL) */
@@ -330,8 +332,6 @@ static int wait_ready(const struct sr_net *n, struct sr_error *err)
 	ssize_t k;
 	int r;
 
-	/* The inherited write end would hide the helper's death from read(). */
-	close(n->ready[1]);
 	r = SR_RETRY(poll(&p, 1, READY_TIMEOUT_MS));
 	if (r < 0)
 		return sr_error_errno(err, sr_negerrno(), "wait for %s", n->helper->name);
@@ -365,6 +365,11 @@ int sr_net_child(const struct sr_net *n, struct sr_error *err)
 	if (r < 0)
 		return r;
 	return wait_ready(n, err);
+}
+
+int sr_net_child_fd(const struct sr_net *n)
+{
+	return n->ready[0];
 }
 
 const char *sr_net_resolv_conf(const struct sr_net *n)
