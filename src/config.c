@@ -13,6 +13,8 @@
 
 /* PID_MAX_LIMIT on 64-bit kernels: a larger pids.max cannot mean anything. */
 #define PIDS_MAX 4194304u
+/* Smallest non-zero memory or disk limit: no sandbox starts in less. */
+#define SIZE_MIN (UINT64_C(1) << 20)
 
 enum key_kind {
 	KEY_IGNORED, /* [profile]: read by the profile loader, not a setting */
@@ -42,54 +44,54 @@ struct key_def {
 
 /* The one list of what a profile may say; options map onto these too. */
 static const struct key_def keys[] = {
-	{ "profile", "inherit", KEY_IGNORED, 0, false },
-	{ "profile", "description", KEY_IGNORED, 0, false },
-	{ "limits", "memory", KEY_SIZE, FIELD(memory_bytes), false },
-	{ "limits", "cpus", KEY_CPUS, FIELD(cpus_milli), false },
-	{ "limits", "pids", KEY_COUNT, FIELD(pids), false },
-	{ "limits", "timeout", KEY_DURATION, FIELD(timeout_ms), false },
-	{ "limits", "disk", KEY_SIZE, FIELD(disk_bytes), false },
-	{ "limits", "strict", KEY_BOOL, FIELD(strict), false },
-	{ "network", "mode", KEY_NET_MODE, FIELD(net), false },
-	{ "network", "allow", KEY_DEST_LIST, FIELD(allow), false },
-	{ "network", "deny", KEY_DEST_LIST, FIELD(deny), false },
-	{ "env", "file", KEY_ENV_FILE, FIELD(env_file), false },
-	{ "env", "pass", KEY_ENV_NAME_LIST, FIELD(pass_env), false },
-	{ "filesystem", "ro-bind", KEY_BIND, 0, false },
-	{ "filesystem", "bind", KEY_BIND, 0, true },
-	{ "agent", "entry", KEY_STRING, FIELD(entry), false },
+    {"profile", "inherit", KEY_IGNORED, 0, false},
+    {"profile", "description", KEY_IGNORED, 0, false},
+    {"limits", "memory", KEY_SIZE, FIELD(memory_bytes), false},
+    {"limits", "cpus", KEY_CPUS, FIELD(cpus_milli), false},
+    {"limits", "pids", KEY_COUNT, FIELD(pids), false},
+    {"limits", "timeout", KEY_DURATION, FIELD(timeout_ms), false},
+    {"limits", "disk", KEY_SIZE, FIELD(disk_bytes), false},
+    {"limits", "strict", KEY_BOOL, FIELD(strict), false},
+    {"network", "mode", KEY_NET_MODE, FIELD(net), false},
+    {"network", "allow", KEY_DEST_LIST, FIELD(allow), false},
+    {"network", "deny", KEY_DEST_LIST, FIELD(deny), false},
+    {"env", "file", KEY_ENV_FILE, FIELD(env_file), false},
+    {"env", "pass", KEY_ENV_NAME_LIST, FIELD(pass_env), false},
+    {"filesystem", "ro-bind", KEY_BIND, 0, false},
+    {"filesystem", "bind", KEY_BIND, 0, true},
+    {"agent", "entry", KEY_STRING, FIELD(entry), false},
 };
 
 static const char *const sections[] = {
-	"profile", "limits", "network", "env", "filesystem", "agent", NULL,
+    "profile", "limits", "network", "env", "filesystem", "agent", NULL,
 };
 
 static const char *const hints[_KEY_KIND_MAX] = {
-	[KEY_SIZE] = "use e.g. 512M, 2G, or 0 for unlimited",
-	[KEY_DURATION] = "use e.g. 120, 90s, 5m, 1h, or 0 for none",
-	[KEY_CPUS] = "use e.g. 0.5, 2, or 0 for unlimited; at most 1024 and 3 decimals",
-	[KEY_COUNT] = "use e.g. 1024, or 0 for unlimited; at most 4194304",
-	[KEY_BOOL] = "use true or false",
-	[KEY_NET_MODE] = "use none or egress",
-	[KEY_DEST_LIST] = "use e.g. 10.0.0.0/8, 192.0.2.1, example.com:443 or [2001:db8::1]:443",
-	[KEY_ENV_NAME_LIST] = "use letters, digits and '_', not starting with a digit",
-	[KEY_BIND] = "use SRC:DST or SRC, e.g. /srv/data:/data",
+    [KEY_SIZE] = "use e.g. 512M, 2G, or 0 for unlimited",
+    [KEY_DURATION] = "use e.g. 120, 90s, 5m, 1h, or 0 for none",
+    [KEY_CPUS] = "use e.g. 0.5, 2, or 0 for unlimited; at most 1024 and 3 decimals",
+    [KEY_COUNT] = "use e.g. 1024, or 0 for unlimited; at most 4194304",
+    [KEY_BOOL] = "use true or false",
+    [KEY_NET_MODE] = "use none or egress",
+    [KEY_DEST_LIST] = "use e.g. 10.0.0.0/8, 192.0.2.1, example.com:443 or [2001:db8::1]:443",
+    [KEY_ENV_NAME_LIST] = "use letters, digits and '_', not starting with a digit",
+    [KEY_BIND] = "use SRC:DST or SRC, e.g. /srv/data:/data",
 };
 
 static const char *const kind_nouns[_KEY_KIND_MAX] = {
-	[KEY_SIZE] = "size",
-	[KEY_DURATION] = "duration",
-	[KEY_CPUS] = "CPU count",
-	[KEY_COUNT] = "count",
-	[KEY_BOOL] = "boolean",
-	[KEY_NET_MODE] = "network mode",
-	[KEY_DEST_LIST] = "destination",
-	[KEY_ENV_NAME_LIST] = "variable name",
+    [KEY_SIZE] = "size",
+    [KEY_DURATION] = "duration",
+    [KEY_CPUS] = "CPU count",
+    [KEY_COUNT] = "count",
+    [KEY_BOOL] = "boolean",
+    [KEY_NET_MODE] = "network mode",
+    [KEY_DEST_LIST] = "destination",
+    [KEY_ENV_NAME_LIST] = "variable name",
 };
 
 static const char *const net_modes[_SR_NET_MODE_MAX] = {
-	[SR_NET_NONE] = "none",
-	[SR_NET_EGRESS] = "egress",
+    [SR_NET_NONE] = "none",
+    [SR_NET_EGRESS] = "egress",
 };
 
 const char *sr_net_mode_to_string(enum sr_net_mode m)
@@ -127,12 +129,12 @@ void sr_strv_free(struct sr_strv *v)
 void sr_config_init(struct sr_config *c)
 {
 	*c = (struct sr_config){
-		.memory_bytes = UINT64_C(2) << 30,
-		.cpus_milli = 2000,
-		.pids = 1024,
-		.timeout_ms = 120 * 1000,
-		.disk_bytes = UINT64_C(10) << 30,
-		.net = SR_NET_EGRESS,
+	    .memory_bytes = UINT64_C(2) << 30,
+	    .cpus_milli = 2000,
+	    .pids = 1024,
+	    .timeout_ms = 120 * 1000,
+	    .disk_bytes = UINT64_C(10) << 30,
+	    .net = SR_NET_EGRESS,
 	};
 }
 
@@ -177,16 +179,16 @@ static size_t edit_distance(const char *a, const char *b)
 	for (size_t i = 1; i <= la; i++) {
 		cur[0] = i;
 		for (size_t j = 1; j <= lb; j++) {
-			size_t cost = tolower((unsigned char)a[i - 1]) !=
-				      tolower((unsigned char)b[j - 1]);
+			size_t cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
 			size_t best = prev[j - 1] + cost;
 
 			if (prev[j] + 1 < best)
 				best = prev[j] + 1;
 			if (cur[j - 1] + 1 < best)
 				best = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) ==
-						      tolower((unsigned char)b[j - 2]) &&
+			if (i > 1 && j > 1 &&
+			    tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
 			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) &&
 			    prev2[j - 2] + 1 < best)
 				best = prev2[j - 2] + 1;
@@ -335,15 +337,16 @@ static int host_path(const char *what, const char *path, char **ret, struct sr_e
 		const char *home = getenv("HOME");
 
 		if (!home || home[0] != '/')
-			return sr_error_msg(err, -EINVAL, "%s: cannot expand '%s': $HOME is not set",
-					    what, path);
+			return sr_error_msg(err, -EINVAL,
+					    "%s: cannot expand '%s': $HOME is not set", what, path);
 		r = asprintf(&abs, "%s/%s", home, path + 1);
 	} else if (path[0] != '/') {
 		cwd = getcwd(NULL, 0);
 		if (!cwd)
-			return sr_error_errno(err, sr_negerrno(),
-					      "%s: '%s' is relative and the current directory is unknown",
-					      what, path);
+			return sr_error_errno(
+			    err, sr_negerrno(),
+			    "%s: '%s' is relative and the current directory is unknown", what,
+			    path);
 		r = asprintf(&abs, "%s/%s", cwd, path);
 	} else {
 		abs = strdup(path);
@@ -366,19 +369,20 @@ static bool path_is_or_under(const char *path, const char *dir)
 static int sandbox_path(const char *path, char **ret, struct sr_error *err)
 {
 	_cleanup_free_ char *p = NULL;
+	size_t n;
 
 	if (path[0] != '/')
-		return sr_error_msg(err, -EINVAL,
-				    "destination '%s' is not absolute (e.g. /data)", path);
+		return sr_error_msg(err, -EINVAL, "destination '%s' is not absolute (e.g. /data)",
+				    path);
 	if (strchr(path, ':'))
 		return sr_error_msg(err, -EINVAL, "destination '%s' contains ':'", path);
 	p = strdup(path);
 	if (!p)
 		return sr_error_errno(err, -ENOMEM, "destination");
 	path_tidy(p);
-	/* A lexical check is only sound on a path without "..". */
-	if (strcmp(p, "/..") == 0 || strstr(p, "/../") || strncmp(p, "/../", 4) == 0 ||
-	    (strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0))
+	n = strlen(p);
+	/* The checks below are lexical: only sound on a path without "..". */
+	if (strstr(p, "/../") || (n >= 3 && strcmp(p + n - 3, "/..") == 0))
 		return sr_error_msg(err, -EINVAL, "destination '%s' contains '..'", path);
 	/*
 	 * The sandbox's own /proc and /dev are built fresh; a host path over
@@ -387,9 +391,9 @@ static int sandbox_path(const char *path, char **ret, struct sr_error *err)
 	 */
 	if (strcmp(p, "/") == 0 || strcmp(p, "/workspace") == 0 || path_is_or_under(p, "/proc") ||
 	    path_is_or_under(p, "/dev"))
-		return sr_error_msg(err, -EINVAL,
-				    "destination '%s' is reserved (not /, /proc, /dev or /workspace)",
-				    path);
+		return sr_error_msg(
+		    err, -EINVAL, "destination '%s' is reserved (not /, /proc, /dev or /workspace)",
+		    path);
 	*ret = steal_pointer(&p);
 	return 0;
 }
@@ -420,9 +424,9 @@ int sr_config_add_bind(struct sr_config *c, const char *src, const char *dst, bo
 		return sr_error_errno(err, -ENOMEM, "bind");
 	c->binds = binds;
 	c->binds[c->n_binds++] = (struct sr_bind){
-		.src = steal_pointer(&s),
-		.dst = steal_pointer(&d),
-		.writable = writable,
+	    .src = steal_pointer(&s),
+	    .dst = steal_pointer(&d),
+	    .writable = writable,
 	};
 	return 0;
 }
@@ -480,8 +484,7 @@ static int dest_check(const char *value, struct sr_error *err)
 	return 0;
 }
 
-static int set_number(const struct key_def *k, void *field, const char *value,
-		      struct sr_error *err)
+static int set_number(const struct key_def *k, void *field, const char *value, struct sr_error *err)
 {
 	uint64_t v = 0;
 	uint32_t milli = 0;
@@ -508,6 +511,15 @@ static int set_number(const struct key_def *k, void *field, const char *value,
 	if (r == -ERANGE)
 		return sr_error_msg(err, r, "%s '%s' is out of range (%s)", kind_nouns[k->kind],
 				    value, hints[k->kind]);
+	/* "--memory 512" is a forgotten unit far more often than a 512-byte sandbox. */
+	if (r == 0 && k->kind == KEY_SIZE && v != 0 && v < SIZE_MIN) {
+		if (value[strspn(value, "0123456789")] == '\0')
+			return sr_error_msg(err, -ERANGE,
+					    "size '%s' is below 1M (did you mean %sM?)", value,
+					    value);
+		return sr_error_msg(err, -ERANGE, "size '%s' is below 1M (%s)", value,
+				    hints[k->kind]);
+	}
 	if (r < 0)
 		return sr_error_msg(err, r, "bad %s '%s' (%s)", kind_nouns[k->kind], value,
 				    hints[k->kind]);
@@ -621,9 +633,8 @@ static int unknown_key(const char *section, const char *key, struct sr_error *er
 	const char *home;
 
 	if (s)
-		return sr_error_msg(err, -EINVAL,
-				    "unknown key '%s' in [%s] (did you mean '%s'?)", key, section,
-				    s);
+		return sr_error_msg(err, -EINVAL, "unknown key '%s' in [%s] (did you mean '%s'?)",
+				    key, section, s);
 	home = section_of(key);
 	if (home)
 		return sr_error_msg(err, -EINVAL, "unknown key '%s' in [%s] (it belongs in [%s])",
@@ -647,8 +658,8 @@ int sr_config_check_section(const char *section, struct sr_error *err)
 			    section);
 }
 
-static int set_common(struct sr_config *c, const char *section, const char *key,
-		      const char *value, bool name_key, struct sr_error *err)
+static int set_common(struct sr_config *c, const char *section, const char *key, const char *value,
+		      bool name_key, struct sr_error *err)
 {
 	const struct key_def *k;
 	const char *s;
@@ -657,8 +668,8 @@ static int set_common(struct sr_config *c, const char *section, const char *key,
 	if (section[0] == '\0') {
 		s = section_of(key);
 		if (s)
-			return sr_error_msg(err, -EINVAL,
-					    "key '%s' outside a section (put it under [%s])", key, s);
+			return sr_error_msg(
+			    err, -EINVAL, "key '%s' outside a section (put it under [%s])", key, s);
 		return sr_error_msg(err, -EINVAL, "key '%s' outside a section", key);
 	}
 	r = sr_config_check_section(section, err);
@@ -737,8 +748,9 @@ static void print_kv(FILE *f, const char *key, const char *value)
 	else if (ini_representable(key, value))
 		fprintf(f, "%s = %s\n", key, value);
 	else
-		fprintf(f, "# %s: value not representable in a profile (blanks at an end, ' ;', "
-			   "a newline, or too long)\n",
+		fprintf(f,
+			"# %s: value not representable in a profile (blanks at an end, ' ;', "
+			"a newline, or too long)\n",
 			key);
 }
 
@@ -817,7 +829,8 @@ int sr_config_print(const struct sr_config *c, FILE *f)
 		print_kv(f, "pass", c->pass_env.items[i]);
 	for (size_t i = 0; i < c->env.n; i++) {
 		const char *eq = strchr(c->env.items[i], '=');
-		_cleanup_free_ char *name = strndup(c->env.items[i], (size_t)(eq - c->env.items[i]));
+		_cleanup_free_ char *name =
+		    strndup(c->env.items[i], (size_t)(eq - c->env.items[i]));
 
 		if (!name)
 			return -ENOMEM;

@@ -39,10 +39,10 @@ struct sr_bind {
 
 struct sr_config {
 	/* [profile] */
-	char *profile;      /* name or path as asked for */
+	char *profile;	    /* name or path as asked for */
 	char *profile_path; /* file it was read from ("builtin:NAME" if embedded) */
 
-	/* [limits] -- 0 means unlimited / none */
+	/* [limits] -- 0 means unlimited / none; a non-zero size is at least 1M */
 	uint64_t memory_bytes;
 	uint32_t cpus_milli; /* 1000 = one CPU */
 	uint64_t pids;
@@ -72,7 +72,7 @@ struct sr_config {
 	char *result_path; /* --result */
 	bool print_config;
 	bool command_mode; /* `-- COMMAND ARG...` rather than `AGENT ARG...` */
-	char **argv;       /* AGENT ARG... / COMMAND ARG... (borrowed) */
+	char **argv;	   /* AGENT ARG... / COMMAND ARG... (borrowed) */
 	int argc;
 };
 

@@ -43,7 +43,7 @@ struct parse_state {
 	const char *text;
 	const char *pos;
 	bool first_pass;
-	unsigned line;     /* lines handed to inih so far */
+	unsigned line;	   /* lines handed to inih so far */
 	unsigned err_line; /* first error found by us, 0 if none */
 	struct sr_error *err;
 	char *inherit; /* first pass: the value of [profile] inherit */
@@ -68,7 +68,7 @@ const char *sr_profile_builtin(const char *name)
 }
 
 static void state_error(struct parse_state *st, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Keeps the first error only: later ones are usually its consequences. */
 static void state_error(struct parse_state *st, int code, const char *fmt, ...)
@@ -361,8 +361,8 @@ static int find_profile(const char *name, const char *base_dir, struct source *r
 	}
 	n = strlen(name);
 	if (n > 4 && strcmp(name + n - 4, ".ini") == 0)
-		return sr_error_msg(err, -EINVAL, "profile '%s' looks like a file: write ./%s", name,
-				    name);
+		return sr_error_msg(err, -EINVAL, "profile '%s' looks like a file: write ./%s",
+				    name, name);
 	if (!name_valid(name))
 		return sr_error_msg(err, -EINVAL,
 				    "bad profile name '%s' (use letters, digits, '-', '_' and "
@@ -420,9 +420,9 @@ static int load_source(struct sr_config *c, const struct source *src, const char
 		       struct chain *chain, struct sr_error *err)
 {
 	struct parse_state st = {
-		.origin = src->origin,
-		.text = src->text,
-		.err = err,
+	    .origin = src->origin,
+	    .text = src->text,
+	    .err = err,
 	};
 	struct sr_config scratch;
 	int r;
@@ -448,9 +448,9 @@ int sr_profile_load_string(struct sr_config *c, const char *text, const char *or
 			   struct sr_error *err)
 {
 	struct source src = {
-		.origin = (char *)origin,
-		.key = (char *)origin,
-		.text = text,
+	    .origin = (char *)origin,
+	    .key = (char *)origin,
+	    .text = text,
 	};
 	struct chain chain = {};
 

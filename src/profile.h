@@ -25,7 +25,7 @@
 #include "config.h"
 
 #define SR_PROFILE_DEPTH_MAX 8
-#define SR_PROFILE_SIZE_MAX (1024 * 1024)
+#define SR_PROFILE_SIZE_MAX  (1024 * 1024)
 
 /* On success sets c->profile (as asked for) and c->profile_path (where it was found). */
 int sr_profile_load(struct sr_config *c, const char *name_or_path, struct sr_error *err);

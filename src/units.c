@@ -14,9 +14,9 @@
 
 struct decimal {
 	uint64_t whole;
-	uint64_t frac;     /* the digits after '.', as an integer */
-	unsigned n_frac;   /* how many of them */
-	const char *rest;  /* first character after the number */
+	uint64_t frac;	  /* the digits after '.', as an integer */
+	unsigned n_frac;  /* how many of them */
+	const char *rest; /* first character after the number */
 };
 
 static bool is_digit(char ch)
@@ -130,7 +130,7 @@ int sr_parse_duration(const char *s, uint64_t *ret_ms)
 		const char *unit;
 		uint64_t ms;
 	} units[] = {
-		{ "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60 * 1000 }, { "h", 3600 * 1000 },
+	    {"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60 * 1000}, {"h", 3600 * 1000},
 	};
 	struct decimal d;
 	uint64_t v;
@@ -187,8 +187,8 @@ int sr_parse_count(const char *s, uint64_t *ret)
 
 int sr_parse_bool(const char *s, bool *ret)
 {
-	static const char *const yes[] = { "1", "true", "yes", "on" };
-	static const char *const no[] = { "0", "false", "no", "off" };
+	static const char *const yes[] = {"1", "true", "yes", "on"};
+	static const char *const no[] = {"0", "false", "no", "off"};
 
 	for (size_t i = 0; i < SR_ARRAY_SIZE(yes); i++) {
 		if (strcasecmp(s, yes[i]) == 0) {
@@ -331,7 +331,7 @@ int sr_parse_dest(const char *s, struct sr_dest *ret)
 }
 
 static int format_checked(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int format_checked(char *buf, size_t len, const char *fmt, ...)
 {
@@ -354,8 +354,7 @@ int sr_format_size(uint64_t bytes, char *buf, size_t len)
 		unsigned shift = 10 * (unsigned)(sizeof(units) - 1 - i);
 
 		if (bytes != 0 && bytes % (UINT64_C(1) << shift) == 0)
-			return format_checked(buf, len, "%" PRIu64 "%c", bytes >> shift,
-					      units[i]);
+			return format_checked(buf, len, "%" PRIu64 "%c", bytes >> shift, units[i]);
 	}
 	return format_checked(buf, len, "%" PRIu64, bytes);
 }

@@ -55,11 +55,11 @@ enum sr_dest_kind {
 
 struct sr_dest {
 	enum sr_dest_kind kind;
-	char host[256];         /* SR_DEST_HOST: the name as written (RFC 1123) */
+	char host[256];		/* SR_DEST_HOST: the name as written (RFC 1123) */
 	unsigned char addr[16]; /* IPv4 (first 4 bytes) / IPv6, host bits cleared */
-	unsigned prefix;        /* 32 / 128 for a single address */
-	uint16_t port;          /* 0: every port */
-	bool host_bits_set;     /* "10.1.2.3/8": addr holds 10.0.0.0 */
+	unsigned prefix;	/* 32 / 128 for a single address */
+	uint16_t port;		/* 0: every port */
+	bool host_bits_set;	/* "10.1.2.3/8": addr holds 10.0.0.0 */
 };
 
 /*

@@ -342,10 +342,10 @@ START_TEST(test_inherit_chain)
 	sr_config_init(&c);
 	ck_assert_msg(sr_profile_load(&c, path, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(c.memory_bytes, 3 * GiB); /* a over b */
-	ck_assert_uint_eq(c.pids, 99);              /* b over tx */
-	ck_assert_uint_eq(c.cpus_milli, 1000);      /* tx */
+	ck_assert_uint_eq(c.pids, 99);		    /* b over tx */
+	ck_assert_uint_eq(c.cpus_milli, 1000);	    /* tx */
 	ck_assert_uint_eq(c.timeout_ms, 300000);    /* tx */
-	ck_assert_int_eq(c.net, SR_NET_EGRESS);     /* default, via tx */
+	ck_assert_int_eq(c.net, SR_NET_EGRESS);	    /* default, via tx */
 	ck_assert_str_eq(c.profile, path);
 	ck_assert_str_eq(c.profile_path, path);
 	sr_config_free(&c);
@@ -379,10 +379,12 @@ START_TEST(test_inherit_errors)
 			 "'-', '_' and '.', or a path with a '/')");
 	ck_assert_str_eq(load_error("[profile]\ninherit = tx\ninherit = ci\n"),
 			 "profile t.ini:3: inherit given twice (first on line 2)");
-	ck_assert_str_eq(load_error("[profile]\ninherit =\n"),
-			 "profile t.ini:2: inherit: empty value (use a profile name, e.g. default)");
-	ck_assert_str_eq(load_error("inherit = tx\n"),
-			 "profile t.ini:1: key 'inherit' outside a section (put it under [profile])");
+	ck_assert_str_eq(
+	    load_error("[profile]\ninherit =\n"),
+	    "profile t.ini:2: inherit: empty value (use a profile name, e.g. default)");
+	ck_assert_str_eq(
+	    load_error("inherit = tx\n"),
+	    "profile t.ini:1: key 'inherit' outside a section (put it under [profile])");
 
 	/* Missing inherit target names every place looked at. */
 	const char *msg = load_error("\n[profile]\ninherit = nosuch\n");
@@ -470,7 +472,7 @@ START_TEST(test_xdg_search)
 	/* Relative XDG_CONFIG_HOME is ignored (XDG spec); then $HOME/.config. */
 	setenv("XDG_CONFIG_HOME", "relative/dir", 1);
 	setenv("HOME", tmpdir, 1);
-	const char *parts[] = { ".config", ".config/sandbox-run", ".config/sandbox-run/profiles" };
+	const char *parts[] = {".config", ".config/sandbox-run", ".config/sandbox-run/profiles"};
 	for (size_t i = 0; i < 3; i++) {
 		snprintf(dir, sizeof(dir), "%s/%s", tmpdir, parts[i]);
 		ck_assert_int_eq(mkdir(dir, 0700), 0);
@@ -562,7 +564,7 @@ START_TEST(test_print_round_trip)
 	FILE *f;
 	const char *msg = load_text(&a, "[profile]\ninherit = offline\n"
 					"[limits]\nmemory = 1.5G\ncpus = 0.25\ntimeout = 1500ms\n"
-					"disk = 4097\nstrict = on\n"
+					"disk = 1048577\nstrict = on\n"
 					"[network]\nmode = egress\nallow = 10.0.0.0/8\n"
 					"allow = [::1]:443\ndeny = example.com\n"
 					"[env]\nA = 1\nB = x=y#z\nC =\npass = TERM\n"
@@ -636,7 +638,7 @@ END_TEST
 
 START_TEST(test_suggest)
 {
-	const char *const words[] = { "memory", "cpus", "pids", "timeout", "disk", NULL };
+	const char *const words[] = {"memory", "cpus", "pids", "timeout", "disk", NULL};
 
 	ck_assert_str_eq(sr_suggest("memroy", words), "memory");
 	ck_assert_str_eq(sr_suggest("Memory", words), "memory");

@@ -65,7 +65,7 @@ START_TEST(test_size_invalid)
 	ck_assert_int_eq(size_err("99999999999999999999G"), -ERANGE);
 	ck_assert_int_eq(size_err("99999999999999999999"), -ERANGE);
 	ck_assert_int_eq(size_err("16777216T"), -ERANGE); /* 2^64 */
-	ck_assert_int_eq(size_err("0.0001K"), -ERANGE);    /* would round to 0 = unlimited */
+	ck_assert_int_eq(size_err("0.0001K"), -ERANGE);	  /* would round to 0 = unlimited */
 }
 END_TEST
 
@@ -164,8 +164,8 @@ START_TEST(test_count_bool)
 	ck_assert_int_eq(sr_parse_count("-1", &v), -EINVAL);
 	ck_assert_int_eq(sr_parse_count("99999999999999999999", &v), -ERANGE);
 
-	const char *yes[] = { "true", "TRUE", "yes", "1", "on", "On" };
-	const char *no[] = { "false", "no", "0", "off", "OFF" };
+	const char *yes[] = {"true", "TRUE", "yes", "1", "on", "On"};
+	const char *no[] = {"false", "no", "0", "off", "OFF"};
 	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++) {
 		b = false;
 		ck_assert_int_eq(sr_parse_bool(yes[i], &b), 0);
@@ -218,11 +218,22 @@ END_TEST
 
 START_TEST(test_format_round_trip)
 {
-	const uint64_t sizes[] = { 0, 1, 1023, 1024, 4097, 512 * 1024, 3 * GiB / 2, 10 * GiB,
-				   UINT64_C(1) << 40, UINT64_MAX, UINT64_MAX - 1023 };
-	const uint64_t durations[] = { 0, 1, 999, 1000, 1500, 90000, 120000, 3600000,
-				       86400000, UINT64_MAX / 1000 * 1000, UINT64_MAX };
-	const uint32_t cpus[] = { 0, 1, 10, 100, 500, 999, 1000, 1250, 2000, 1024000 };
+	const uint64_t sizes[] = {0,
+				  1,
+				  1023,
+				  1024,
+				  4097,
+				  512 * 1024,
+				  3 * GiB / 2,
+				  10 * GiB,
+				  UINT64_C(1) << 40,
+				  UINT64_MAX,
+				  UINT64_MAX - 1023};
+	const uint64_t durations[] = {
+	    0,	       1,      999,	1000,	  1500,
+	    90000,     120000, 3600000, 86400000, UINT64_MAX / 1000 * 1000,
+	    UINT64_MAX};
+	const uint32_t cpus[] = {0, 1, 10, 100, 500, 999, 1000, 1250, 2000, 1024000};
 	char buf[SR_UNITS_BUF_MAX];
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(*sizes); i++) {
@@ -235,8 +246,7 @@ START_TEST(test_format_round_trip)
 		uint64_t v;
 
 		ck_assert_int_eq(sr_format_duration(durations[i], buf, sizeof(buf)), 0);
-		ck_assert_msg(sr_parse_duration(buf, &v) == 0 && v == durations[i], "dur %s",
-			      buf);
+		ck_assert_msg(sr_parse_duration(buf, &v) == 0 && v == durations[i], "dur %s", buf);
 	}
 	for (size_t i = 0; i < sizeof(cpus) / sizeof(*cpus); i++) {
 		uint32_t v;
