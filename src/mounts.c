@@ -349,7 +349,8 @@ static int extract_archive(const struct sr_plan *p, int data, struct sr_error *e
 	r = sr_archive_extract(p->agent_fd, ws, c->disk_bytes, err);
 	if (r < 0)
 		return sr_error_prefix(err, "agent archive %s", p->agent->archive_path);
-	return sr_agent_detect_entry(ws, c->entry, c->argv + 1, c->argc - 1, &p->agent->argv, err);
+	return sr_agent_detect_entry_in(ws, c->argv[0], c->entry, c->argv + 1, c->argc - 1,
+					&p->agent->argv, err);
 }
 
 /*

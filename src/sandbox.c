@@ -29,15 +29,40 @@
 #include "util.h"
 
 #include <linux/close_range.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+/*
+ * Dies with the supervisor, even by SIGKILL: PID 1 dying takes the whole
+ * namespace. The kernel clears the parent-death signal whenever our
+ * credentials change, so it is armed again after the id switch -- and the
+ * socket tells whether the supervisor died before it was.
+ */
+static int die_with_supervisor(int sock)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLRDHUP};
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return sr_negerrno();
+	if (poll(&pfd, 1, 0) < 0)
+		return sr_negerrno();
+	return pfd.revents & (POLLHUP | POLLRDHUP | POLLERR) ? -EPIPE : 0;
+}
+
 static int step_user(struct sr_plan *p, struct sr_error *err)
 {
-	return sr_userns_child(p->drop_groups, err);
+	int r = sr_userns_child(p->drop_groups, err);
+
+	if (r < 0)
+		return r;
+	r = die_with_supervisor(p->sock);
+	if (r < 0)
+		return sr_error_errno(err, r, "watch the supervisor");
+	return 0;
 }
 
 static int step_mounts(struct sr_plan *p, struct sr_error *err)
@@ -118,8 +143,7 @@ void sr_sandbox_child(struct sr_plan *p)
 	struct sr_msg m;
 	int r;
 
-	/* Die with the supervisor, even by SIGKILL: PID 1 dying takes the whole namespace. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+	if (die_with_supervisor(p->sock) < 0)
 		_exit(125);
 	if (close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		_exit(125);

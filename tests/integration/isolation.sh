@@ -82,6 +82,7 @@ t_workspace_overlay() {
 	echo original >"$d/keep.txt"
 	echo gone >"$d/sub/delete-me"
 	chmod -R a+rX "$d"
+	own "$d"
 	local before
 	before=$(cd "$d" && find . -printf '%p %s %m\n' | sort; cat keep.txt sub/delete-me)
 	sr --net none --workspace "$d" -- sh -c 'echo changed > keep.txt && rm sub/delete-me && echo new > new.txt && mkdir made && cat keep.txt && ls sub | wc -l'
@@ -126,11 +127,11 @@ t_env_file() {
 	assert_eq "a group/world-readable env file is refused (125)" 125 "$rc"
 	assert_match "with a clear message" "^sandbox-run: env file .*: .*chmod 600" "$errout"
 	chmod 0600 "$f"
-	sr --net none --env-file "$f" --result "$SR_TMP/r-$SR_AS.json" -v -- env
+	sr --net none --env-file "$f" --result "$SR_OUT/r-$SR_AS.json" -v -- env
 	assert_match "secrets arrive as environment variables" "API_KEY=sk-test-123
 OTHER=x=y" "$out"
 	check "secrets are never written to stderr or the result" \
-		bash -c "! grep -q sk-test-123 '$SR_TMP/.err' '$SR_TMP/r-$SR_AS.json'"
+		bash -c "! grep -q sk-test-123 '$SR_TMP/.err' '$SR_OUT/r-$SR_AS.json'"
 }
 
 t_pid1() {
@@ -148,7 +149,7 @@ t_session() {
 
 t_tiocsti_tty() {
 	# A real terminal on stdin: script(1) gives the run a pty.
-	local log="$SR_TMP/tty-$SR_AS"
+	local log="$SR_OUT/tty-$SR_AS"
 	as_user script -qec "$SR --net none --ro-bind $PROBE_DIR /probe -- /probe/sr-probe tiocsti" "$log" </dev/null >/dev/null 2>&1
 	out=$(tr -d '\r' <"$log")
 	assert_match "TIOCSTI from a real terminal is refused" "TIOCSTI.*EPERM" "$out"

@@ -26,6 +26,9 @@ SR_WHO=""
 # sandbox user (a root caller maps to an unprivileged host uid) read from it.
 SR_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sr-test.XXXXXX")
 chmod 0755 "$SR_TMP"
+# Where either round may write (result records, logs).
+SR_OUT="$SR_TMP/out"
+mkdir -m 1777 "$SR_OUT"
 _cleanup() {
 	local pid
 	for pid in ${SR_BG_PIDS:-}; do kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
@@ -158,12 +161,18 @@ for_each_user() {
 	SR_WHO=""
 }
 
+# own DIR...: gives DIR to the round's user, as a checkout of theirs would be.
+own() {
+	if [ "$SR_AS" = user ]; then chown -R "$SR_TEST_USER:$SR_TEST_USER" "$@"; fi
+}
+
 # A directory agent in the scratch space: make_agent NAME SCRIPT-BODY
 make_agent() {
 	local d="$SR_TMP/agents/$1"
 	mkdir -p "$d"
 	printf '#!/bin/sh\n%s\n' "$2" >"$d/agent"
 	chmod 0755 "$d" "$d/agent"
+	own "$d"
 	echo "$d"
 }
 

@@ -28,14 +28,14 @@ t_node_python_agents() {
 t_exit_status() {
 	sr --net none -- sh -c 'exit 3'
 	assert_eq "the agent's exit status is sandbox-run's" 3 "$rc"
-	sr --net none --result "$SR_TMP/sig.json" -- sh -c 'kill -TERM $$'
+	sr --net none --result "$SR_OUT/sig-$SR_AS.json" -- sh -c 'kill -TERM $$'
 	assert_eq "killed by SIGTERM: 143" 143 "$rc"
-	assert_eq "result: status signaled" signaled "$(json_get "$SR_TMP/sig.json" status)"
-	assert_eq "result: signal 15" 15 "$(json_get "$SR_TMP/sig.json" signal)"
+	assert_eq "result: status signaled" signaled "$(json_get "$SR_OUT/sig-$SR_AS.json" status)"
+	assert_eq "result: signal 15" 15 "$(json_get "$SR_OUT/sig-$SR_AS.json" signal)"
 }
 
 t_exec_errors() {
-	sr --net none -- no-such-command-here
+	sr -q --net none -- no-such-command-here
 	assert_eq "command not found: 127" 127 "$rc"
 	assert_match "with one clear line" "^sandbox-run: no-such-command-here: No such file or directory" "$errout"
 	sr --net none -- /etc/passwd
@@ -50,10 +50,10 @@ sh /workspace/$marker.sh")
 	printf 'sleep 1000\necho done\n' >"$d/$marker.sh"
 	chmod a+r "$d/$marker.sh"
 	local t0=$SECONDS
-	sr --net none --timeout 1 --result "$SR_TMP/to.json" "$d"
+	sr --net none --timeout 1 --result "$SR_OUT/to-$SR_AS.json" "$d"
 	local took=$((SECONDS - t0))
 	assert_eq "timeout: status 124" 124 "$rc"
-	assert_eq "result: status timeout" timeout "$(json_get "$SR_TMP/to.json" status)"
+	assert_eq "result: status timeout" timeout "$(json_get "$SR_OUT/to-$SR_AS.json" status)"
 	check "the timeout ends the run promptly ($took s)" test "$took" -le 5
 	sleep 0.2
 	check "daemonized grandchildren died with the sandbox" not_running "$marker"
@@ -92,7 +92,7 @@ while :; do sleep 0.05; done')
 }
 
 t_result_record() {
-	local f="$SR_TMP/result-$SR_AS.json"
+	local f="$SR_OUT/result-$SR_AS.json"
 	sr --net none --memory 512M --pids 100 --disk 64M --timeout 30 --result "$f" -- sh -c 'head -c 1048576 /dev/zero > /tmp/f; exit 5'
 	assert_eq "exit 5" 5 "$rc"
 	check "the record is valid JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f"
@@ -110,7 +110,7 @@ t_result_record() {
 	used=$(json_get "$f" disk_used_bytes)
 	check "disk_used_bytes counts what was written ($used)" test "$used" -ge 1048576 -a "$used" -lt 4194304
 	check "sandbox_id is 32 hex digits" bash -c "[[ \$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"sandbox_id\"])' '$f') =~ ^[0-9a-f]{32}$ ]]"
-	check "no temporary file is left beside it" bash -c "[ \$(ls '$SR_TMP' | grep -c 'result-$SR_AS') = 1 ]"
+	check "no temporary file is left beside it" bash -c "[ \$(ls '$SR_OUT' | grep -c 'result-$SR_AS') = 1 ]"
 }
 
 t_disk_limit() {
