@@ -295,11 +295,6 @@ static int sources_open(const struct sr_plan *p, struct sources *s, struct sr_er
 	s->binds = calloc(c->n_binds + 1, sizeof(*s->binds));
 	if (!s->binds)
 		return sr_error_errno(err, -ENOMEM, "open sources");
-	if (p->agent->host_dir && p->agent->kind != SR_AGENT_ARCHIVE) {
-		s->workspace = open(p->agent->host_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (s->workspace < 0)
-			return sr_error_errno(err, sr_negerrno(), "open %s", p->agent->host_dir);
-	}
 	for (; s->n_binds < c->n_binds; s->n_binds++) {
 		int fd = open(c->binds[s->n_binds].src, O_PATH | O_CLOEXEC);
 
@@ -307,6 +302,22 @@ static int sources_open(const struct sr_plan *p, struct sources *s, struct sr_er
 			return sr_error_errno(err, sr_negerrno(), "bind %s",
 					      c->binds[s->n_binds].src);
 		s->binds[s->n_binds] = fd;
+	}
+	if (p->workspace_tree >= 0) {
+		/*
+		 * The supervisor's idmapped clone is a detached mount: attach it
+		 * in our namespace (on /tmp, about to be covered by the new root)
+		 * so that overlayfs accepts it as a lower layer.
+		 */
+		if (move_mount(p->workspace_tree, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return sr_error_errno(err, sr_negerrno(), "attach the idmapped workspace");
+		s->workspace = fcntl(p->workspace_tree, F_DUPFD_CLOEXEC, 3);
+		if (s->workspace < 0)
+			return sr_error_errno(err, sr_negerrno(), "attach the idmapped workspace");
+	} else if (p->agent->host_dir && p->agent->kind != SR_AGENT_ARCHIVE) {
+		s->workspace = open(p->agent->host_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->workspace < 0)
+			return sr_error_errno(err, sr_negerrno(), "open %s", p->agent->host_dir);
 	}
 	return 0;
 }

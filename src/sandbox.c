@@ -138,7 +138,7 @@ static int close_fds_except(int *keep, size_t n)
 
 void sr_sandbox_child(struct sr_plan *p)
 {
-	int keep[] = {p->sock, p->agent_fd, sr_net_child_fd(p->net)};
+	int keep[] = {p->sock, p->agent_fd, p->workspace_tree, sr_net_child_fd(p->net)};
 	struct sr_error err = {0};
 	struct sr_msg m;
 	int r;

@@ -17,6 +17,7 @@ struct sr_plan {
 	struct sr_agent *agent;
 	struct sr_strv envp;    /* the agent's whole environment, secrets included */
 	int agent_fd;           /* the archive (SR_AGENT_ARCHIVE), opened by the caller; else -1 */
+	int workspace_tree;     /* root callers: the idmapped workspace (userns.h); else -1 */
 	int sock;               /* the child's end of the protocol socket */
 	uid_t host_uid;         /* who "user" (uid 1000 inside) is on the host */
 	gid_t host_gid;

@@ -353,6 +353,8 @@ static void run_cleanup(struct run *run)
 		close(run->timerfd);
 	if (run->plan.agent_fd >= 0)
 		close(run->plan.agent_fd);
+	if (run->plan.workspace_tree >= 0)
+		close(run->plan.workspace_tree);
 	sr_strv_free(&run->plan.envp);
 	sr_agent_free(&run->agent);
 }
@@ -372,6 +374,15 @@ static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 	run->plan.net = run->net;
 	sr_userns_host_ids(getuid(), getgid(), &run->plan.host_uid, &run->plan.host_gid);
 	run->plan.drop_groups = geteuid() == 0;
+	if (geteuid() == 0 && run->agent.host_dir && run->agent.kind != SR_AGENT_ARCHIVE) {
+		struct sr_error ierr = {0};
+
+		/* Without it the agent can read its root-owned files but not change them. */
+		if (sr_userns_idmapped_tree(run->agent.host_dir, run->plan.host_uid,
+					    run->plan.host_gid, &run->plan.workspace_tree, &ierr) < 0)
+			sr_warn("%s: root-owned workspace files stay read-only to the agent",
+				ierr.msg);
+	}
 	return 0;
 }
 
@@ -382,6 +393,7 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 
 	clock_gettime(CLOCK_MONOTONIC, &run.start);
 	run.plan.agent_fd = -1;
+	run.plan.workspace_tree = -1;
 	run.plan.sock = -1;
 	new_sandbox_id(r->sandbox_id);
 

@@ -5,8 +5,14 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 /* Debian's overflow ("nobody") id: owns no files a sandbox could reach. */
 #define SR_FALLBACK_HOST_ID 65534
@@ -116,5 +122,73 @@ int sr_userns_child(bool drop_groups, struct sr_error *err)
 		return sr_error_errno(err, sr_negerrno(), "setresgid %d", SR_SANDBOX_GID);
 	if (setresuid(SR_SANDBOX_UID, SR_SANDBOX_UID, SR_SANDBOX_UID) < 0)
 		return sr_error_errno(err, sr_negerrno(), "setresuid %d", SR_SANDBOX_UID);
+	return 0;
+}
+
+/*
+ * A user namespace that maps id 0 to the host ids, held by a child that
+ * only waits: an idmapped mount takes the mapping of a namespace, which
+ * must exist while the mount is made. Returns an fd of the namespace.
+ */
+static int open_mapping_ns(uid_t host_uid, gid_t host_gid, struct sr_error *err)
+{
+	struct clone_args args = {.flags = CLONE_NEWUSER, .exit_signal = SIGCHLD};
+	char path[64], map[64];
+	int pipefd[2], fd = -1, r = 0;
+	long pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return sr_error_errno(err, sr_negerrno(), "idmap: pipe");
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0) {
+		char c;
+
+		close(pipefd[1]);
+		(void)!read(pipefd[0], &c, 1);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	if (pid < 0) {
+		close(pipefd[1]);
+		return sr_error_errno(err, sr_negerrno(), "idmap: user namespace");
+	}
+	if ((r = sr_userns_map_text(0, host_uid, map, sizeof(map))) < 0 ||
+	    (r = write_proc_file((pid_t)pid, "uid_map", map, err)) < 0 ||
+	    (r = sr_userns_map_text(0, host_gid, map, sizeof(map))) < 0 ||
+	    (r = write_proc_file((pid_t)pid, "gid_map", map, err)) < 0)
+		goto out;
+	snprintf(path, sizeof(path), "/proc/%ld/ns/user", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		r = sr_error_errno(err, sr_negerrno(), "idmap: open %s", path);
+out:
+	close(pipefd[1]);
+	waitpid((pid_t)pid, NULL, 0);
+	if (r < 0 && err->msg[0] == '\0')
+		sr_error_errno(err, r, "idmap: map");
+	return r < 0 ? r : fd;
+}
+
+int sr_userns_idmapped_tree(const char *path, uid_t host_uid, gid_t host_gid, int *ret_fd,
+			    struct sr_error *err)
+{
+	_cleanup_close_ int ns = -1, tree = -1;
+	struct mount_attr ma = {
+		.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			    MOUNT_ATTR_NODEV,
+	};
+
+	ns = open_mapping_ns(host_uid, host_gid, err);
+	if (ns < 0)
+		return ns;
+	tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return sr_error_errno(err, sr_negerrno(), "idmap %s: open_tree", path);
+	ma.userns_fd = (uint64_t)ns;
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
+		return sr_error_errno(err, sr_negerrno(),
+				      "idmap %s (the filesystem must support idmapped mounts)",
+				      path);
+	*ret_fd = steal_fd(&tree);
 	return 0;
 }

@@ -24,5 +24,15 @@ int sr_userns_map_text(unsigned inside, unsigned outside, char *buf, size_t len)
 /* Parent, after clone: setgroups, uid_map and gid_map of child. */
 int sr_userns_parent(pid_t child, uid_t host_uid, gid_t host_gid, struct sr_error *err);
 
+/*
+ * Root callers only: a detached, read-only clone of the mount tree at
+ * path, idmapped so that files owned by host root appear owned by
+ * host_uid/host_gid -- the sandbox user. Without it a root caller's
+ * workspace (a root-owned checkout) is read-only to its own agent: the
+ * sandbox never maps host root, so root's files show as "nobody".
+ */
+int sr_userns_idmapped_tree(const char *path, uid_t host_uid, gid_t host_gid, int *ret_fd,
+			    struct sr_error *err);
+
 /* Child: become uid/gid 1000 with no supplementary groups, keeping the namespace's capabilities. */
 int sr_userns_child(bool drop_groups, struct sr_error *err);
