@@ -244,11 +244,28 @@ static int high_fd(int fd)
 	return fcntl(fd, F_DUPFD_CLOEXEC, 10);
 }
 
+/*
+ * The child's namespace, opened now: the helper starts while the child
+ * sets up, and once the child is non-dumpable an unprivileged helper could
+ * no longer open /proc/PID/ns/ itself. The helper gets the fds.
+ */
+static int open_ns(pid_t child, const char *name, struct sr_error *err)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)child, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "open %s", path);
+	return fd;
+}
+
 static int spawn_slirp4netns(struct sr_net *n, pid_t child, int exit_r, struct sr_error *err)
 {
 	_cleanup_close_ int ready_hi = high_fd(n->ready[1]);
 	_cleanup_close_ int exit_hi = high_fd(exit_r);
-	char pid[16];
+	_cleanup_close_ int userns = -1, netns = -1;
 	/*
 	 * --disable-host-loopback: 10.0.2.2 must not reach the host's
 	 * 127.0.0.1 (the policy refuses it too). --enable-sandbox and
@@ -265,7 +282,9 @@ static int spawn_slirp4netns(struct sr_net *n, pid_t child, int exit_r, struct s
 	    (char *)"--enable-seccomp",
 	    (char *)"--ready-fd=3",
 	    (char *)"--exit-fd=4",
-	    pid,
+	    (char *)"--userns-path=/proc/self/fd/5",
+	    (char *)"--netns-type=path",
+	    (char *)"/proc/self/fd/6",
 	    (char *)"eth0",
 	    NULL,
 	};
@@ -274,7 +293,21 @@ static int spawn_slirp4netns(struct sr_net *n, pid_t child, int exit_r, struct s
 
 	if (ready_hi < 0 || exit_hi < 0)
 		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
-	snprintf(pid, sizeof(pid), "%d", (int)child);
+	userns = open_ns(child, "user", err);
+	if (userns < 0)
+		return userns;
+	netns = open_ns(child, "net", err);
+	if (netns < 0)
+		return netns;
+	/* Above the numbers the dup2()s below fill. */
+	if ((r = high_fd(userns)) < 0)
+		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
+	close(userns);
+	userns = r;
+	if ((r = high_fd(netns)) < 0)
+		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
+	close(netns);
+	netns = r;
 	r = posix_spawn_file_actions_init(&fa);
 	if (r == 0)
 		r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
@@ -288,7 +321,11 @@ static int spawn_slirp4netns(struct sr_net *n, pid_t child, int exit_r, struct s
 	if (r == 0)
 		r = posix_spawn_file_actions_adddup2(&fa, exit_hi, 4);
 	if (r == 0)
-		r = posix_spawn_file_actions_addclosefrom_np(&fa, 5);
+		r = posix_spawn_file_actions_adddup2(&fa, userns, 5);
+	if (r == 0)
+		r = posix_spawn_file_actions_adddup2(&fa, netns, 6);
+	if (r == 0)
+		r = posix_spawn_file_actions_addclosefrom_np(&fa, 7);
 	if (r == 0)
 		r = posix_spawnp(&n->pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
