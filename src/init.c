@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PID 1 of the sandbox. It stays in sandbox-run's code (no exec), so it is
+ * non-dumpable (set in sandbox.c) and runs with the full hardening already
+ * applied: no capabilities, no_new_privs, seccomp.
+ *
+ * As PID 1 of a PID namespace it only receives the signals it has not
+ * left at their default; it blocks them all and takes them with
+ * sigwaitinfo(), so nothing interrupts it and no handler runs in it.
+ */
+#include "init.h"
+#include "protocol.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <signal.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define SR_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+struct exec_failure {
+	int code;
+	int status;
+	char text[512];
+};
+
+static const char *env_get(const struct sr_strv *envp, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (size_t i = 0; i < envp->n; i++)
+		if (strncmp(envp->items[i], key, kl) == 0 && envp->items[i][kl] == '=')
+			return envp->items[i] + kl + 1;
+	return NULL;
+}
+
+/*
+ * execvpe() searches the PATH of the caller's environment, not of the one
+ * it is given: search the sandbox's PATH ourselves. The error kept is the
+ * most telling one, as a shell does: "cannot execute" beats "not found".
+ */
+static int exec_agent(char *const *argv, const struct sr_strv *envp)
+{
+	const char *path = env_get(envp, "PATH");
+	char buf[4096];
+	int saved = ENOENT;
+
+	if (strchr(argv[0], '/')) {
+		execve(argv[0], argv, envp->items);
+		return -errno;
+	}
+	if (!path)
+		path = SR_DEFAULT_PATH;
+	while (*path) {
+		const char *end = strchrnul(path, ':');
+		size_t dl = (size_t)(end - path);
+
+		if (dl == 0)
+			dl = 1, path = "."; /* an empty entry is the cwd */
+		if (dl + 1 + strlen(argv[0]) < sizeof(buf)) {
+			memcpy(buf, path, dl);
+			buf[dl] = '/';
+			strcpy(buf + dl + 1, argv[0]);
+			execve(buf, argv, envp->items);
+			if (errno != ENOENT && errno != ENOTDIR)
+				saved = errno;
+		}
+		path = *end ? end + 1 : end;
+	}
+	return -saved;
+}
+
+__attribute__((noreturn)) static void agent_child(struct sr_plan *p, int report_fd)
+{
+	struct exec_failure f = {0};
+	sigset_t none;
+	int r;
+
+	/*
+	 * A new session: the agent has no controlling terminal, so even a
+	 * TIOCSTI that got past seccomp could not push input into the caller's
+	 * shell (CVE-2017-5226).
+	 */
+	if (setsid() < 0) {
+		r = -errno;
+		goto fail;
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The report pipe is O_CLOEXEC: a successful exec closes it, which is the signal. */
+	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+	r = exec_agent(p->agent->argv.items, &p->envp);
+fail:
+	f.code = r;
+	f.status = r == -ENOENT || r == -ENOTDIR ? 127 : 126;
+	snprintf(f.text, sizeof(f.text), "%s: %s%s", p->agent->argv.items[0], strerror(-r),
+		 r == -ENOENT ? " (not found on the sandbox's PATH or in the workspace)" : "");
+	(void)!write(report_fd, &f, sizeof(f));
+	_exit(f.status);
+}
+
+/* Bytes in use on the sandbox's disk tmpfs (/tmp is a bind of it). */
+static int64_t disk_used(void)
+{
+	struct statfs sf;
+
+	if (statfs("/tmp", &sf) < 0 || sf.f_blocks == 0)
+		return -1;
+	return (int64_t)(sf.f_blocks - sf.f_bfree) * (int64_t)sf.f_bsize;
+}
+
+static pid_t start_agent(struct sr_plan *p)
+{
+	struct exec_failure f;
+	int pipefd[2];
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(pipefd[0]);
+		agent_child(p, pipefd[1]);
+	}
+	close(pipefd[1]);
+	n = SR_RETRY(read(pipefd[0], &f, sizeof(f)));
+	close(pipefd[0]);
+	if (n == (ssize_t)sizeof(f)) {
+		struct sr_error err = {.status = f.status};
+
+		f.text[sizeof(f.text) - 1] = '\0';
+		sr_error_msg(&err, f.code, "%s", f.text);
+		sr_msg_send_error(p->sock, &err);
+		waitpid(pid, NULL, 0);
+		_exit(f.status);
+	}
+	return pid;
+}
+
+void sr_init_run(struct sr_plan *p)
+{
+	struct sr_msg m = {.type = SR_MSG_EXEC};
+	sigset_t all;
+	pid_t agent;
+	int status = 0;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	agent = start_agent(p);
+	if (agent < 0) {
+		struct sr_error err = {0};
+
+		sr_error_errno(&err, (int)agent, "fork the agent");
+		sr_msg_send_error(p->sock, &err);
+		_exit(125);
+	}
+	m.pid = agent;
+	if (sr_msg_send(p->sock, &m) < 0)
+		_exit(125);
+
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&all, &si);
+		bool done = false;
+
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			/* To the agent's process group: as a terminal would, pipelines included. */
+			kill(-agent, sig);
+			continue;
+		}
+		for (;;) {
+			int st;
+			pid_t w = waitpid(-1, &st, WNOHANG);
+
+			if (w <= 0)
+				break;
+			if (w == agent) {
+				status = st;
+				done = true;
+			}
+		}
+		if (done)
+			break;
+	}
+
+	/*
+	 * The agent is gone: that is the end of the sandbox, as in
+	 * production. Whatever it left running dies with PID 1.
+	 */
+	m = (struct sr_msg){.type = SR_MSG_EXIT, .status = status, .value = disk_used()};
+	(void)sr_msg_send(p->sock, &m);
+	_exit(0);
+}

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include "config.h"
 
 #include "log.h"
 #include "util.h"
@@ -91,7 +90,9 @@ int sr_error_prefix(struct sr_error *err, const char *fmt, ...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old);
+	/* Truncation keeps the start: the context and the first words of why. */
+	if (snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old) < 0)
+		memcpy(err->msg, old, sizeof(old));
 	return err->code;
 }
 

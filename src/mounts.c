@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox's filesystem.
+ *
+ * Runs in the child, in its own user and mount namespaces, before
+ * anything of the agent's exists. Every host path the sandbox needs was
+ * opened (or is opened here) before the first mount, and every mount is
+ * made from and onto file descriptors (open_tree/move_mount), so no path
+ * is looked up twice and a symlink swapped in between cannot redirect a
+ * mount (the CVE-2021-30465 class). Targets that lie in agent-controlled
+ * trees (the workspace) are resolved with RESOLVE_IN_ROOT |
+ * RESOLVE_NO_SYMLINKS.
+ *
+ * Layout: the new root is a small tmpfs, read-only once built. A second
+ * tmpfs, sized by the disk limit, holds everything the agent may write:
+ * the workspace's upper layer, /tmp, $HOME and /dev/shm are binds of its
+ * subdirectories, so one `size=` bounds them all and statfs on /tmp reads
+ * the sandbox's disk use.
+ */
+#include "mounts.h"
+#include "archive.h"
+#include "net.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+/* Where the new root is built: shadowing the host's /tmp is harmless in our own namespace. */
+#define NEWROOT "/tmp"
+#define DATA ".sr-data" /* the disk tmpfs, relative to NEWROOT, detached before pivot */
+
+static int sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = {.flags = flags, .resolve = resolve};
+
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+static int sys_pivot_root(const char *new_root, const char *put_old)
+{
+	return (int)syscall(SYS_pivot_root, new_root, put_old);
+}
+
+/*
+ * Clones the mount tree at (src_dirfd, src_path) and attaches it at
+ * (dst_dirfd, dst_path) with attr applied to every mount in it. An empty
+ * path means the fd itself. open_tree + mount_setattr(AT_RECURSIVE) makes
+ * submounts read-only too, which bind + remount does not.
+ */
+static int bind_tree(int src_dirfd, const char *src_path, int dst_dirfd, const char *dst_path,
+		     uint64_t attr, const char *what, struct sr_error *err)
+{
+	struct mount_attr ma = {.attr_set = attr};
+	_cleanup_close_ int tree = -1;
+	unsigned int tflags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE;
+	unsigned int mflags = MOVE_MOUNT_F_EMPTY_PATH;
+
+	if (!*src_path)
+		tflags |= AT_EMPTY_PATH;
+	if (!*dst_path)
+		mflags |= MOVE_MOUNT_T_EMPTY_PATH;
+	tree = open_tree(src_dirfd, src_path, tflags);
+	if (tree < 0)
+		return sr_error_errno(err, sr_negerrno(), "bind %s: open_tree", what);
+	if (attr && mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &ma, sizeof(ma)) < 0)
+		return sr_error_errno(err, sr_negerrno(), "bind %s: set mount attributes", what);
+	if (move_mount(tree, "", dst_dirfd, dst_path, mflags) < 0)
+		return sr_error_errno(err, sr_negerrno(), "bind %s", what);
+	return 0;
+}
+
+static int set_attr(int dirfd, const char *path, uint64_t attr, const char *what,
+		    struct sr_error *err)
+{
+	struct mount_attr ma = {.attr_set = attr};
+
+	if (mount_setattr(dirfd, path, *path ? 0 : AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
+		return sr_error_errno(err, sr_negerrno(), "make %s read-only", what);
+	return 0;
+}
+
+static int mount_tmpfs(const char *path, const char *opts, const char *what, struct sr_error *err)
+{
+	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		return sr_error_errno(err, sr_negerrno(), "mount tmpfs on %s", what);
+	return 0;
+}
+
+static int write_file_at(int dirfd, const char *name, const char *text, mode_t mode,
+			 struct sr_error *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	size_t len = strlen(text);
+
+	if (fd < 0 || SR_RETRY(write(fd, text, len)) != (ssize_t)len)
+		return sr_error_errno(err, sr_negerrno(), "write %s", name);
+	return 0;
+}
+
+/* Copies a small host file (ld.so.cache, services, ...): cheaper than a mount, and a snapshot. */
+static int copy_file_at(int src_dirfd, const char *src, int dst_dirfd, const char *dst,
+			struct sr_error *err)
+{
+	_cleanup_close_ int in = openat(src_dirfd, src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int out = -1;
+	char buf[16384];
+	ssize_t n;
+
+	if (in < 0)
+		return sr_error_errno(err, sr_negerrno(), "read /etc/%s", src);
+	out = openat(dst_dirfd, dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0)
+		return sr_error_errno(err, sr_negerrno(), "create /etc/%s", dst);
+	while ((n = SR_RETRY(read(in, buf, sizeof(buf)))) > 0)
+		if (SR_RETRY(write(out, buf, (size_t)n)) != n)
+			return sr_error_errno(err, sr_negerrno(), "copy /etc/%s", src);
+	if (n < 0)
+		return sr_error_errno(err, sr_negerrno(), "read /etc/%s", src);
+	return 0;
+}
+
+/* Recreates a host symlink as is (e.g. /bin -> usr/bin on merged-/usr systems). */
+static int copy_symlink_at(int src_dirfd, const char *src, int dst_dirfd, const char *dst,
+			   struct sr_error *err)
+{
+	char target[4096];
+	ssize_t n = readlinkat(src_dirfd, src, target, sizeof(target) - 1);
+
+	if (n < 0)
+		return sr_error_errno(err, sr_negerrno(), "readlink %s", src);
+	target[n] = '\0';
+	if (symlinkat(target, dst_dirfd, dst) < 0)
+		return sr_error_errno(err, sr_negerrno(), "symlink %s", dst);
+	return 0;
+}
+
+/*
+ * Mirrors one host entry into the new root, read-only: a symlink is
+ * recreated, a directory bound, a small regular file copied. Missing
+ * entries are skipped: hosts differ (/lib32, /etc/gai.conf, ...).
+ */
+static int mirror_entry(int host_dirfd, int root_dirfd, const char *name, const char *what,
+			struct sr_error *err)
+{
+	struct stat st;
+
+	if (fstatat(host_dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : sr_error_errno(err, sr_negerrno(), "stat %s", what);
+	if (S_ISLNK(st.st_mode))
+		return copy_symlink_at(host_dirfd, name, root_dirfd, name, err);
+	if (S_ISREG(st.st_mode) && st.st_size <= 1 << 20)
+		return copy_file_at(host_dirfd, name, root_dirfd, name, err);
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	if (mkdirat(root_dirfd, name, 0755) < 0)
+		return sr_error_errno(err, sr_negerrno(), "mkdir %s", what);
+	return bind_tree(host_dirfd, name, root_dirfd, name,
+			 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, what, err);
+}
+
+/* The host runtime: /usr and the top-level links or directories into it. */
+static const char *const host_top[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+
+/*
+ * The parts of /etc that programs need: the dynamic linker's cache, name
+ * service and TLS configuration, time zone, alternatives. Not the rest:
+ * host accounts, hostname, network and service configuration stay hidden.
+ */
+static const char *const host_etc[] = {
+	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "host.conf",
+	"gai.conf", "services", "protocols", "mime.types", "localtime", "timezone",
+	"os-release", "debian_version", "ssl", "ca-certificates", "ca-certificates.conf",
+	"alternatives", "pki", "crypto-policies", "inputrc", "mailcap",
+};
+
+static int build_etc(const struct sr_plan *p, int root, struct sr_error *err)
+{
+	_cleanup_close_ int host = open("/etc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int etc = -1;
+	const char *resolv = sr_net_resolv_conf(p->net);
+	char passwd[512], group[256];
+	int r;
+
+	if (host < 0)
+		return sr_error_errno(err, sr_negerrno(), "open /etc");
+	if (mkdirat(root, "etc", 0755) < 0)
+		return sr_error_errno(err, sr_negerrno(), "mkdir /etc");
+	etc = openat(root, "etc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (etc < 0)
+		return sr_error_errno(err, sr_negerrno(), "open /etc");
+	for (size_t i = 0; i < SR_ARRAY_SIZE(host_etc); i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "/etc/%s", host_etc[i]);
+		r = mirror_entry(host, etc, host_etc[i], what, err);
+		if (r < 0)
+			return r;
+	}
+	snprintf(passwd, sizeof(passwd),
+		 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		 "%s:x:%d:%d:%s:%s:/bin/sh\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		 SR_SANDBOX_USER, SR_SANDBOX_UID, SR_SANDBOX_GID, SR_SANDBOX_USER, SR_SANDBOX_HOME);
+	snprintf(group, sizeof(group), "root:x:0:\n%s:x:%d:\nnogroup:x:65534:\n", SR_SANDBOX_USER,
+		 SR_SANDBOX_GID);
+	if ((r = write_file_at(etc, "passwd", passwd, 0644, err)) < 0 ||
+	    (r = write_file_at(etc, "group", group, 0644, err)) < 0 ||
+	    (r = write_file_at(etc, "hostname", SR_SANDBOX_HOSTNAME "\n", 0644, err)) < 0 ||
+	    (r = write_file_at(etc, "hosts",
+			       "127.0.0.1\tlocalhost\n127.0.1.1\t" SR_SANDBOX_HOSTNAME "\n"
+			       "::1\tlocalhost ip6-localhost ip6-loopback\n",
+			       0644, err)) < 0)
+		return r;
+	if (resolv && (r = write_file_at(etc, "resolv.conf", resolv, 0644, err)) < 0)
+		return r;
+	return 0;
+}
+
+/*
+ * Opens (creating what is missing) the bind target `path` inside the new
+ * root without following any symlink, even one the agent's files put in
+ * the workspace: RESOLVE_IN_ROOT keeps ".." inside, NO_SYMLINKS refuses
+ * links outright. Returns an O_PATH fd to mount onto.
+ */
+static int open_target(int root, const char *path, bool dir, struct sr_error *err)
+{
+	char buf[4096];
+	_cleanup_close_ int cur = -1;
+	char *save = NULL, *comp, *next;
+	const uint64_t res = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return sr_error_msg(err, -ENAMETOOLONG, "bind target %s: path too long", path);
+	cur = fcntl(root, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return sr_error_errno(err, sr_negerrno(), "bind target %s", path);
+	for (comp = strtok_r(buf, "/", &save); comp; comp = next) {
+		bool last;
+		int fd;
+
+		next = strtok_r(NULL, "/", &save);
+		last = next == NULL;
+		if (!last || dir) {
+			if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+				return sr_error_errno(err, sr_negerrno(), "bind target %s: mkdir %s",
+						      path, comp);
+		} else {
+			fd = openat(cur, comp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (fd < 0 && errno != EISDIR && errno != EACCES && errno != EROFS)
+				return sr_error_errno(err, sr_negerrno(), "bind target %s", path);
+			if (fd >= 0)
+				close(fd);
+		}
+		fd = sys_openat2(cur, comp, O_PATH | O_CLOEXEC | (last && !dir ? 0 : O_DIRECTORY),
+				 res);
+		if (fd < 0)
+			return sr_error_errno(err, sr_negerrno(),
+					      "bind target %s (symlinks are refused)", path);
+		close(cur);
+		cur = fd;
+	}
+	return steal_fd(&cur);
+}
+
+static int bind_user_paths(const struct sr_plan *p, int root, struct sr_error *err)
+{
+	const struct sr_config *c = p->config;
+
+	for (size_t i = 0; i < c->n_binds; i++) {
+		const struct sr_bind *b = &c->binds[i];
+		_cleanup_close_ int src = open(b->src, O_PATH | O_CLOEXEC);
+		_cleanup_close_ int dst = -1;
+		struct stat st;
+		uint64_t attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+		int r;
+
+		if (src < 0 || fstat(src, &st) < 0)
+			return sr_error_errno(err, sr_negerrno(), "bind %s", b->src);
+		dst = open_target(root, b->dst + 1, S_ISDIR(st.st_mode), err);
+		if (dst < 0)
+			return dst;
+		if (!b->writable)
+			attr |= MOUNT_ATTR_RDONLY;
+		r = bind_tree(src, "", dst, "", attr, b->dst, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int extract_archive(const struct sr_plan *p, int data, struct sr_error *err)
+{
+	const struct sr_config *c = p->config;
+	_cleanup_close_ int ws = openat(data, "workspace", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (ws < 0)
+		return sr_error_errno(err, sr_negerrno(), "open workspace");
+	r = sr_archive_extract(p->agent_fd, ws, c->disk_bytes, err);
+	if (r < 0)
+		return sr_error_prefix(err, "agent archive %s", p->agent->archive_path);
+	return sr_agent_detect_entry(ws, c->entry, c->argv + 1, c->argc - 1, &p->agent->argv, err);
+}
+
+/*
+ * /workspace: an overlay whose lower layer is the agent's directory (never
+ * written: the host tree stays as it was) and whose upper layer lives on
+ * the disk tmpfs; an archive's extracted tree or an empty directory is
+ * bound as it is, being ours already.
+ */
+static int mount_workspace(const struct sr_plan *p, int root, int data, struct sr_error *err)
+{
+	char opts[256];
+	int r;
+
+	if (p->agent_fd < 0 || p->agent->kind == SR_AGENT_ARCHIVE) {
+		if (p->agent->kind == SR_AGENT_ARCHIVE) {
+			r = extract_archive(p, data, err);
+			if (r < 0)
+				return r;
+		}
+		return bind_tree(data, "workspace", root, "workspace",
+				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/workspace", err);
+	}
+	/*
+	 * lowerdir through /proc/self/fd: the directory the supervisor opened,
+	 * not whatever its path names now, and no escaping of ',' or ':' in
+	 * user paths. userxattr: overlay in a user namespace keeps its
+	 * whiteouts and opaque markers in user.* xattrs (tmpfs has them).
+	 */
+	snprintf(opts, sizeof(opts),
+		 "lowerdir=/proc/self/fd/%d,upperdir=" NEWROOT "/" DATA "/upper,workdir=" NEWROOT
+		 "/" DATA "/work,userxattr",
+		 p->agent_fd);
+	if (mount("overlay", NEWROOT "/workspace", "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
+		int e = sr_negerrno();
+
+		if (e == -EACCES || e == -EPERM)
+			return sr_error_msg(err, e,
+					    "mount overlay on /workspace: %s: the sandbox user "
+					    "cannot read %s%s",
+					    strerror(-e), p->agent->host_dir,
+					    geteuid() == 0
+						    ? " (when run as root, make it readable by "
+						      "others: chmod -R o+rX)"
+						    : "");
+		return sr_error_errno(err, e, "mount overlay on /workspace");
+	}
+	return 0;
+}
+
+/* Entries of /proc that reveal or change the host kernel: hidden or read-only. */
+static const char *const proc_hidden_files[] = {
+	"kcore", "keys", "timer_list", "sched_debug", "latency_stats", "timer_stats",
+	"kallsyms", "kpagecount", "kpageflags", "kpagecgroup", "sysrq-trigger", "config.gz",
+	"vmallocinfo", "pagetypeinfo",
+};
+static const char *const proc_hidden_dirs[] = {"acpi", "asound", "scsi", "firmware", "driver"};
+static const char *const proc_readonly[] = {"sys", "bus", "fs", "irq"};
+
+static int mount_proc(int root, struct sr_error *err)
+{
+	_cleanup_close_ int proc = -1, devnull = -1;
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			    MOUNT_ATTR_NOEXEC;
+	int r;
+
+	if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return sr_error_errno(err, sr_negerrno(), "mount /proc");
+	proc = openat(root, "proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	devnull = openat(root, "dev/null", O_PATH | O_CLOEXEC);
+	if (proc < 0 || devnull < 0)
+		return sr_error_errno(err, sr_negerrno(), "open /proc");
+
+	/*
+	 * Defence in depth behind seccomp: no user namespaces can be created
+	 * beneath ours at all. Per-namespace sysctl, writable by its owner.
+	 */
+	{
+		_cleanup_close_ int fd =
+			openat(proc, "sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write(fd, "0\n", 2) != 2)
+			return sr_error_errno(err, sr_negerrno(),
+					      "limit nested user namespaces to 0");
+	}
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(proc_hidden_files); i++) {
+		if (faccessat(proc, proc_hidden_files[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		r = bind_tree(devnull, "", proc, proc_hidden_files[i], 0, proc_hidden_files[i],
+			      err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < SR_ARRAY_SIZE(proc_hidden_dirs); i++) {
+		char path[64];
+
+		if (faccessat(proc, proc_hidden_dirs[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		snprintf(path, sizeof(path), NEWROOT "/proc/%s", proc_hidden_dirs[i]);
+		if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=0,nr_inodes=1,mode=0555") < 0)
+			return sr_error_errno(err, sr_negerrno(), "hide /proc/%s",
+					      proc_hidden_dirs[i]);
+	}
+	for (size_t i = 0; i < SR_ARRAY_SIZE(proc_readonly); i++) {
+		if (faccessat(proc, proc_readonly[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		r = bind_tree(proc, proc_readonly[i], proc, proc_readonly[i], ro, proc_readonly[i],
+			      err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+/*
+ * A minimal /dev: the host's harmless character devices bound in (a user
+ * namespace cannot mknod), a private devpts instance (never the host's
+ * ptys), /dev/shm on the disk tmpfs.
+ */
+static int mount_dev(int root, int data, struct sr_error *err)
+{
+	_cleanup_close_ int host = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dev = -1;
+	static const char *const links[][2] = {
+		{"fd", "/proc/self/fd"},     {"stdin", "/proc/self/fd/0"},
+		{"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
+		{"ptmx", "pts/ptmx"},
+	};
+	int r;
+
+	if (host < 0)
+		return sr_error_errno(err, sr_negerrno(), "open host /dev");
+	r = mount_tmpfs(NEWROOT "/dev", "mode=0755,size=64k,nr_inodes=64", "/dev", err);
+	if (r < 0)
+		return r;
+	dev = openat(root, "dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dev < 0)
+		return sr_error_errno(err, sr_negerrno(), "open /dev");
+	for (size_t i = 0; i < SR_ARRAY_SIZE(dev_nodes); i++) {
+		_cleanup_close_ int fd = -1;
+		char what[32];
+
+		fd = openat(dev, dev_nodes[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0)
+			return sr_error_errno(err, sr_negerrno(), "create /dev/%s", dev_nodes[i]);
+		snprintf(what, sizeof(what), "/dev/%s", dev_nodes[i]);
+		r = bind_tree(host, dev_nodes[i], dev, dev_nodes[i], MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+			      what, err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < SR_ARRAY_SIZE(links); i++)
+		if (symlinkat(links[i][1], dev, links[i][0]) < 0)
+			return sr_error_errno(err, sr_negerrno(), "symlink /dev/%s", links[i][0]);
+	if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
+		return sr_error_errno(err, sr_negerrno(), "mkdir /dev/pts");
+	if (mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0620") < 0)
+		return sr_error_errno(err, sr_negerrno(), "mount /dev/pts");
+	r = bind_tree(data, "shm", dev, "shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/dev/shm", err);
+	if (r < 0)
+		return r;
+	return set_attr(dev, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, "/dev", err);
+}
+
+static int make_skeleton(int root, struct sr_error *err)
+{
+	static const struct {
+		const char *path;
+		mode_t mode;
+	} dirs[] = {
+		{"proc", 0555}, {"dev", 0755},       {"tmp", 01777},      {"home", 0755},
+		{"home/user", 0755}, {"workspace", 0755}, {"run", 0755}, {"var", 0755},
+		{DATA, 0700},
+	};
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(dirs); i++)
+		if (mkdirat(root, dirs[i].path, dirs[i].mode) < 0)
+			return sr_error_errno(err, sr_negerrno(), "mkdir /%s", dirs[i].path);
+	if (symlinkat("../tmp", root, "var/tmp") < 0)
+		return sr_error_errno(err, sr_negerrno(), "symlink /var/tmp");
+	return 0;
+}
+
+static int mount_data(const struct sr_plan *p, int *ret_fd, struct sr_error *err)
+{
+	static const struct {
+		const char *name;
+		mode_t mode;
+	} dirs[] = {
+		{"upper", 0755}, {"work", 0700}, {"tmp", 01777}, {"home", 0755}, {"shm", 01777},
+		{"workspace", 0755},
+	};
+	char opts[128];
+	int fd, r;
+
+	/* size=0 is tmpfs for "no limit": disk = 0 means unlimited. */
+	snprintf(opts, sizeof(opts), "mode=0755,size=%llu",
+		 (unsigned long long)p->config->disk_bytes);
+	r = mount_tmpfs(NEWROOT "/" DATA, opts, "the sandbox's disk", err);
+	if (r < 0)
+		return r;
+	fd = open(NEWROOT "/" DATA, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "open the sandbox's disk");
+	for (size_t i = 0; i < SR_ARRAY_SIZE(dirs); i++) {
+		if (mkdirat(fd, dirs[i].name, dirs[i].mode) < 0 ||
+		    fchmodat(fd, dirs[i].name, dirs[i].mode, 0) < 0) {
+			r = sr_error_errno(err, sr_negerrno(), "mkdir %s", dirs[i].name);
+			close(fd);
+			return r;
+		}
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static int build_root(struct sr_plan *p, int root, int data, struct sr_error *err)
+{
+	_cleanup_close_ int hostroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (hostroot < 0)
+		return sr_error_errno(err, sr_negerrno(), "open /");
+	for (size_t i = 0; i < SR_ARRAY_SIZE(host_top); i++) {
+		char what[16];
+
+		snprintf(what, sizeof(what), "/%s", host_top[i]);
+		r = mirror_entry(hostroot, root, host_top[i], what, err);
+		if (r < 0)
+			return r;
+	}
+	if ((r = build_etc(p, root, err)) < 0 || (r = mount_dev(root, data, err)) < 0 ||
+	    (r = mount_proc(root, err)) < 0 || (r = mount_workspace(p, root, data, err)) < 0)
+		return r;
+	if ((r = bind_tree(data, "tmp", root, "tmp", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/tmp",
+			   err)) < 0 ||
+	    (r = bind_tree(data, "home", root, "home/user", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+			   SR_SANDBOX_HOME, err)) < 0)
+		return r;
+	return bind_user_paths(p, root, err);
+}
+
+int sr_mounts_setup(struct sr_plan *p, struct sr_error *err)
+{
+	_cleanup_close_ int root = -1, data = -1;
+	int r;
+
+	/*
+	 * Nothing we mount may propagate back to the host (or to other
+	 * sandboxes sharing a peer group), and nothing of the host's later
+	 * mounts should appear inside.
+	 */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return sr_error_errno(err, sr_negerrno(), "make mounts private");
+	r = mount_tmpfs(NEWROOT, "mode=0755,size=4m,nr_inodes=4096", "the new root", err);
+	if (r < 0)
+		return r;
+	root = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return sr_error_errno(err, sr_negerrno(), "open the new root");
+	if ((r = make_skeleton(root, err)) < 0 || (r = mount_data(p, &data, err)) < 0 ||
+	    (r = build_root(p, root, data, err)) < 0)
+		return r;
+
+	/* The disk tmpfs stays reachable only through its binds. */
+	if (umount2(NEWROOT "/" DATA, MNT_DETACH) < 0 || unlinkat(root, DATA, AT_REMOVEDIR) < 0)
+		return sr_error_errno(err, sr_negerrno(), "detach the sandbox's disk");
+	r = set_attr(root, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/", err);
+	if (r < 0)
+		return r;
+
+	/*
+	 * pivot_root(".", "."): the old root ends up stacked on the new one and
+	 * is detached at once, taking every host mount with it. No directory
+	 * for the old root is needed, and nothing of it stays reachable.
+	 */
+	if (fchdir(root) < 0 || sys_pivot_root(".", ".") < 0)
+		return sr_error_errno(err, sr_negerrno(), "pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		return sr_error_errno(err, sr_negerrno(), "detach the host's root");
+	if (chdir(SR_WORKSPACE) < 0)
+		return sr_error_errno(err, sr_negerrno(), "chdir " SR_WORKSPACE);
+	return 0;
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The child side. Runs as PID 1 of the new PID namespace, right after
+ * clone3, with every capability in its new user namespace. The setup is
+ * one ordered list; each step is one call that can fail, and a failure
+ * travels to the supervisor as one message before the child exits.
+ *
+ * The order is the security argument:
+ *  - user ids first: every file the setup creates is owned by "user";
+ *  - mounts need CAP_SYS_ADMIN and the host's tree (sources), so they come
+ *    before anything that drops either, and end with pivot_root;
+ *  - network and hostname need CAP_NET_ADMIN / CAP_SYS_ADMIN in the new
+ *    namespaces;
+ *  - limits (rlimits) before the capability drop (raising a hard limit
+ *    needs CAP_SYS_RESOURCE);
+ *  - capabilities, then no_new_privs (set by the same step);
+ *  - seccomp last: it would refuse mount(2) and friends to the setup, and
+ *    it needs no_new_privs to be loadable without CAP_SYS_ADMIN.
+ * PID 1 itself runs with all of this applied; the agent inherits it.
+ */
+#include "sandbox.h"
+#include "caps.h"
+#include "init.h"
+#include "mounts.h"
+#include "net.h"
+#include "protocol.h"
+#include "seccomp.h"
+#include "userns.h"
+#include "util.h"
+
+#include <linux/close_range.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+static int step_user(struct sr_plan *p, struct sr_error *err)
+{
+	return sr_userns_child(p->drop_groups, err);
+}
+
+static int step_mounts(struct sr_plan *p, struct sr_error *err)
+{
+	return sr_mounts_setup(p, err);
+}
+
+static int step_network(struct sr_plan *p, struct sr_error *err)
+{
+	return sr_net_child(p->net, err);
+}
+
+static int step_hostname(struct sr_plan *p, struct sr_error *err)
+{
+	if (sethostname(SR_SANDBOX_HOSTNAME, strlen(SR_SANDBOX_HOSTNAME)) < 0)
+		return sr_error_errno(err, sr_negerrno(), "sethostname");
+	return 0;
+}
+
+static int step_limits(struct sr_plan *p, struct sr_error *err)
+{
+	/* Core dumps would land in the workspace and eat the disk limit. */
+	const struct rlimit core = {0, 0};
+
+	if (setrlimit(RLIMIT_CORE, &core) < 0)
+		return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_CORE");
+	return 0;
+}
+
+static int step_caps(struct sr_plan *p, struct sr_error *err)
+{
+	return sr_caps_drop_all(err);
+}
+
+static int step_seccomp(struct sr_plan *p, struct sr_error *err)
+{
+	return sr_seccomp_apply(err);
+}
+
+static const struct {
+	const char *name;
+	int (*run)(struct sr_plan *p, struct sr_error *err);
+} steps[] = {
+	{"user ids", step_user},        {"filesystem", step_mounts}, {"network", step_network},
+	{"hostname", step_hostname},    {"limits", step_limits},     {"capabilities", step_caps},
+	{"seccomp", step_seccomp},
+};
+
+/*
+ * Nothing of the caller's may leak in (CVE-2024-21626 was a leaked fd to
+ * the host): close every fd but stdio and the few the setup needs.
+ */
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static int close_fds_except(int *keep, size_t n)
+{
+	unsigned int from = 3;
+
+	qsort(keep, n, sizeof(*keep), cmp_int);
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned int)keep[i] > from &&
+		    syscall(SYS_close_range, from, (unsigned int)keep[i] - 1, 0) < 0)
+			return sr_negerrno();
+		from = (unsigned int)keep[i] + 1;
+	}
+	return syscall(SYS_close_range, from, ~0U, 0) < 0 ? sr_negerrno() : 0;
+}
+
+void sr_sandbox_child(struct sr_plan *p)
+{
+	int keep[] = {p->sock, p->agent_fd};
+	struct sr_error err = {0};
+	struct sr_msg m;
+	int r;
+
+	/*
+	 * Die with the supervisor, even by SIGKILL: PID 1 dying takes the
+	 * whole namespace. Non-dumpable: /proc/1 is then off limits to the
+	 * agent, so it cannot ptrace PID 1 or open /proc/1/exe -- the
+	 * sandbox-run binary on the host (CVE-2019-5736).
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0)
+		_exit(125);
+	if (close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
+		_exit(125);
+
+	/* [1] The supervisor writes our id maps; EOF means it died meanwhile. */
+	r = sr_msg_recv(p->sock, &m);
+	if (r <= 0 || m.type != SR_MSG_GO)
+		_exit(125);
+
+	/* [2] Setup, in order. */
+	for (size_t i = 0; i < SR_ARRAY_SIZE(steps); i++) {
+		r = steps[i].run(p, &err);
+		if (r < 0) {
+			if (err.msg[0] == '\0')
+				sr_error_errno(&err, r, "%s", steps[i].name);
+			sr_msg_send_error(p->sock, &err);
+			_exit(err.status ? err.status : 125);
+		}
+	}
+	if (p->agent_fd >= 0)
+		close(p->agent_fd);
+
+	/* [3] Run the agent under PID 1. */
+	sr_init_run(p);
+}

@@ -5,6 +5,9 @@
 #include "agent.h"
 #include "config.h"
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 struct sr_net;
 struct sr_cgroup;
 
@@ -17,6 +20,7 @@ struct sr_plan {
 	int sock;               /* the child's end of the protocol socket */
 	uid_t host_uid;         /* who "user" (uid 1000 inside) is on the host */
 	gid_t host_gid;
+	bool drop_groups;       /* the caller is root: shed its supplementary groups */
 	const struct sr_net *net;
 	const struct sr_cgroup *cgroup;
 };

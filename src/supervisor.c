@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor. sandbox-run itself never enters the sandbox: it clones
+ * PID 1 into the new namespaces, does what only the parent can (id maps,
+ * network helper), then waits -- forwarding signals, enforcing the
+ * timeout, and collecting how the agent ended. The agent's stdio is the
+ * caller's own fds, inherited: nothing is copied through us.
+ */
+#include "supervisor.h"
+#include "agent.h"
+#include "env.h"
+#include "net.h"
+#include "protocol.h"
+#include "sandbox.h"
+#include "userns.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+
+extern char **environ;
+
+/* Signals passed on to the agent (through PID 1, to its process group). */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+struct run {
+	const struct sr_config *config;
+	struct sr_agent agent;
+	struct sr_plan plan;
+	struct sr_net *net;
+	int sock;     /* our end of the protocol socket */
+	int sigfd;    /* SIGCHLD and the forwarded signals */
+	int timerfd;  /* the timeout, -1 for none */
+	pid_t pid;    /* PID 1 of the sandbox, as we see it */
+	struct timespec start;
+	/* what happened */
+	bool exec_seen, exit_seen, timed_out, reaped;
+	int agent_status; /* wait status from EXIT */
+	int64_t disk_used;
+	struct sr_error child_err;
+	struct rusage ru;
+	int init_status;
+};
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void new_sandbox_id(char id[33])
+{
+	unsigned char raw[16] = {0};
+
+	if (getrandom(raw, sizeof(raw), GRND_NONBLOCK) != (ssize_t)sizeof(raw)) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_REALTIME, &t);
+		snprintf((char *)raw, sizeof(raw), "%lx%x", (long)t.tv_nsec, (unsigned)getpid());
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(id + 2 * i, 3, "%02x", raw[i]);
+}
+
+/*
+ * How each limit is applied here, said honestly; a requested limit that
+ * nothing enforces is a warning, or with --strict a refusal to start.
+ */
+static int check_enforcement(const struct sr_config *c, const struct sr_net *net,
+			     struct sr_result *r, struct sr_error *err)
+{
+	char missing[256] = "";
+	const struct {
+		enum sr_limit limit;
+		bool requested;
+	} req[] = {
+		{SR_LIMIT_MEMORY, c->memory_bytes > 0},
+		{SR_LIMIT_CPUS, c->cpus_milli > 0},
+		{SR_LIMIT_PIDS, c->pids > 0},
+		{SR_LIMIT_NET, c->net == SR_NET_EGRESS},
+	};
+
+	r->enforced[SR_LIMIT_MEMORY] = SR_ENFORCE_NONE;
+	r->enforced[SR_LIMIT_CPUS] = SR_ENFORCE_NONE;
+	r->enforced[SR_LIMIT_PIDS] = SR_ENFORCE_NONE;
+	r->enforced[SR_LIMIT_DISK] = SR_ENFORCE_TMPFS;
+	r->enforced[SR_LIMIT_NET] = sr_net_enforced(net);
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(req); i++) {
+		bool ok = req[i].limit == SR_LIMIT_NET
+				  ? r->enforced[SR_LIMIT_NET] == SR_ENFORCE_NFTABLES
+				  : r->enforced[req[i].limit] != SR_ENFORCE_NONE;
+
+		if (!req[i].requested || ok)
+			continue;
+		if (*missing)
+			strcat(missing, ", ");
+		strcat(missing, req[i].limit == SR_LIMIT_NET ? "egress network (runs with none)"
+							     : sr_limit_to_string(req[i].limit));
+	}
+	if (!*missing)
+		return 0;
+	if (c->strict)
+		return sr_error_msg(err, -EOPNOTSUPP,
+				    "--strict: cannot enforce on this host: %s (see docs/limits.md)",
+				    missing);
+	sr_warn("not enforced on this host: %s (see docs/limits.md; --strict refuses)", missing);
+	return 0;
+}
+
+static int open_agent(struct run *run, struct sr_error *err)
+{
+	const struct sr_agent *a = &run->agent;
+	const char *path = a->kind == SR_AGENT_ARCHIVE ? a->archive_path : a->host_dir;
+	int flags = a->kind == SR_AGENT_ARCHIVE ? O_RDONLY : O_PATH | O_DIRECTORY;
+
+	run->plan.agent_fd = -1;
+	if (!path)
+		return 0;
+	run->plan.agent_fd = open(path, flags | O_CLOEXEC | O_NOCTTY);
+	if (run->plan.agent_fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "open %s", path);
+	return 0;
+}
+
+static int setup_signals(struct run *run, struct sr_error *err)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < SR_ARRAY_SIZE(forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	/* Blocked before clone3, so no SIGCHLD can be lost in between. */
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return sr_error_errno(err, sr_negerrno(), "block signals");
+	run->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (run->sigfd < 0)
+		return sr_error_errno(err, sr_negerrno(), "signalfd");
+	return 0;
+}
+
+static int start_timer(struct run *run, struct sr_error *err)
+{
+	uint64_t ms = run->config->timeout_ms;
+	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
+					      .tv_nsec = (long)(ms % 1000) * 1000000L}};
+
+	run->timerfd = -1;
+	if (ms == 0)
+		return 0;
+	run->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (run->timerfd < 0 || timerfd_settime(run->timerfd, 0, &its, NULL) < 0)
+		return sr_error_errno(err, sr_negerrno(), "timer");
+	return 0;
+}
+
+static int clone_sandbox(struct run *run, struct sr_error *err)
+{
+	struct clone_args args = {
+		.flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
+			 CLONE_NEWCGROUP | CLONE_NEWNET,
+		.exit_signal = SIGCHLD,
+	};
+	int sv[2];
+	long pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return sr_error_errno(err, sr_negerrno(), "socketpair");
+	run->sock = sv[0];
+	run->plan.sock = sv[1];
+
+	/* A fork(): no CLONE_VM, so the child has its own copy of everything. */
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0) {
+		int e = sr_negerrno();
+
+		close(sv[1]);
+		if (e == -EPERM || e == -ENOSPC || e == -EUSERS)
+			return sr_error_errno(err, e,
+					      "create namespaces (are unprivileged user namespaces "
+					      "enabled? sysctl user.max_user_namespaces)");
+		return sr_error_errno(err, e, "create namespaces");
+	}
+	if (pid == 0)
+		sr_sandbox_child(&run->plan);
+	close(sv[1]);
+	run->plan.sock = -1;
+	run->pid = (pid_t)pid;
+	return 0;
+}
+
+/* [1] The parent-side steps, then GO. */
+static int parent_steps(struct run *run, struct sr_error *err)
+{
+	struct sr_msg go = {.type = SR_MSG_GO};
+	int r;
+
+	r = sr_userns_parent(run->pid, run->plan.host_uid, run->plan.host_gid, err);
+	if (r < 0)
+		return sr_error_prefix(err, "user namespace");
+	r = sr_net_parent(run->net, run->pid, err);
+	if (r < 0)
+		return sr_error_prefix(err, "network");
+	r = sr_msg_send(run->sock, &go);
+	if (r < 0)
+		return sr_error_errno(err, r, "start the sandbox");
+	return 0;
+}
+
+static void on_message(struct run *run)
+{
+	struct sr_msg m;
+	int r = sr_msg_recv(run->sock, &m);
+
+	if (r <= 0) {
+		/* EOF (PID 1 gone) or garbage: nothing more to read either way. */
+		close(run->sock);
+		run->sock = -1;
+		return;
+	}
+	switch (m.type) {
+	case SR_MSG_EXEC:
+		run->exec_seen = true;
+		break;
+	case SR_MSG_ERROR:
+		run->child_err.status = m.status;
+		sr_error_msg(&run->child_err, m.code, "%s", m.text);
+		break;
+	case SR_MSG_EXIT:
+		run->exit_seen = true;
+		run->agent_status = m.status;
+		run->disk_used = m.value;
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_signal(struct run *run)
+{
+	struct signalfd_siginfo si;
+
+	while (read(run->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo != SIGCHLD) {
+			kill(run->pid, (int)si.ssi_signo);
+			continue;
+		}
+		/* Only our own child: the network helper has its own reaper. */
+		if (!run->reaped && wait4(run->pid, &run->init_status, WNOHANG, &run->ru) == run->pid)
+			run->reaped = true;
+	}
+}
+
+static void wait_sandbox(struct run *run)
+{
+	while (!run->reaped) {
+		struct pollfd fds[3] = {
+			{.fd = run->sigfd, .events = POLLIN},
+			{.fd = run->sock, .events = POLLIN},
+			{.fd = run->timerfd, .events = POLLIN},
+		};
+
+		if (poll(fds, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Cannot wait any more: end the sandbox rather than leave it. */
+			kill(run->pid, SIGKILL);
+			waitpid(run->pid, &run->init_status, 0);
+			run->reaped = true;
+			break;
+		}
+		if (fds[1].revents)
+			on_message(run);
+		if (fds[2].revents & POLLIN) {
+			/* The whole sandbox: PID 1 dying kills every process in its namespace. */
+			run->timed_out = true;
+			kill(run->pid, SIGKILL);
+			close(run->timerfd);
+			run->timerfd = -1;
+		}
+		if (fds[0].revents)
+			on_signal(run);
+	}
+	/* EXIT may still be queued behind the SIGCHLD. */
+	while (run->sock >= 0)
+		on_message(run);
+}
+
+static void fill_result(struct run *run, struct sr_result *r, struct sr_error *err)
+{
+	r->wall_ms = ms_since(&run->start);
+	r->user_ms = (double)run->ru.ru_utime.tv_sec * 1e3 + (double)run->ru.ru_utime.tv_usec / 1e3;
+	r->sys_ms = (double)run->ru.ru_stime.tv_sec * 1e3 + (double)run->ru.ru_stime.tv_usec / 1e3;
+	r->disk_used_bytes = run->disk_used;
+
+	if (run->timed_out && !run->exit_seen) {
+		r->status = SR_STATUS_TIMEOUT;
+		r->exit_code = 124;
+	} else if (run->exit_seen && WIFEXITED(run->agent_status)) {
+		r->status = SR_STATUS_EXITED;
+		r->exit_code = WEXITSTATUS(run->agent_status);
+	} else if (run->exit_seen && WIFSIGNALED(run->agent_status)) {
+		r->status = SR_STATUS_SIGNALED;
+		r->signal = WTERMSIG(run->agent_status);
+		r->exit_code = 128 + r->signal;
+	} else if (run->child_err.code) {
+		*err = run->child_err;
+		r->status = SR_STATUS_ERROR;
+		r->exit_code = err->status ? err->status : 125;
+		snprintf(r->error, sizeof(r->error), "%s", err->msg);
+	} else if (WIFSIGNALED(run->init_status)) {
+		/* PID 1 itself was killed from outside: the sandbox ended that way. */
+		r->status = SR_STATUS_SIGNALED;
+		r->signal = WTERMSIG(run->init_status);
+		r->exit_code = 128 + r->signal;
+	} else {
+		sr_error_msg(err, -EPROTO, "the sandbox ended before its agent started");
+		r->status = SR_STATUS_ERROR;
+		r->exit_code = 125;
+		snprintf(r->error, sizeof(r->error), "%s", err->msg);
+	}
+}
+
+static void run_cleanup(struct run *run)
+{
+	if (run->pid > 0 && !run->reaped) {
+		kill(run->pid, SIGKILL);
+		waitpid(run->pid, NULL, 0);
+	}
+	sr_net_free(run->net);
+	if (run->sock >= 0)
+		close(run->sock);
+	if (run->sigfd >= 0)
+		close(run->sigfd);
+	if (run->timerfd >= 0)
+		close(run->timerfd);
+	if (run->plan.agent_fd >= 0)
+		close(run->plan.agent_fd);
+	sr_strv_free(&run->plan.envp);
+	sr_agent_free(&run->agent);
+}
+
+static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
+{
+	const struct sr_config *c = run->config;
+	int e;
+
+	if ((e = sr_agent_resolve(c, &run->agent, err)) < 0 || (e = open_agent(run, err)) < 0 ||
+	    (e = sr_env_build(c, environ, &run->plan.envp, err)) < 0 ||
+	    (e = sr_net_prepare(c, &run->net, err)) < 0 ||
+	    (e = check_enforcement(c, run->net, r, err)) < 0)
+		return e;
+	run->plan.config = c;
+	run->plan.agent = &run->agent;
+	run->plan.net = run->net;
+	sr_userns_host_ids(getuid(), getgid(), &run->plan.host_uid, &run->plan.host_gid);
+	run->plan.drop_groups = geteuid() == 0;
+	return 0;
+}
+
+int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_error *err)
+{
+	struct run run = {.config = c, .sock = -1, .sigfd = -1, .timerfd = -1, .disk_used = -1};
+	int e;
+
+	clock_gettime(CLOCK_MONOTONIC, &run.start);
+	run.plan.agent_fd = -1;
+	run.plan.sock = -1;
+	new_sandbox_id(r->sandbox_id);
+
+	if ((e = prepare(&run, r, err)) < 0 || (e = setup_signals(&run, err)) < 0 ||
+	    (e = clone_sandbox(&run, err)) < 0 || (e = start_timer(&run, err)) < 0 ||
+	    (e = parent_steps(&run, err)) < 0) {
+		r->status = SR_STATUS_ERROR;
+		r->exit_code = err->status ? err->status : 125;
+		snprintf(r->error, sizeof(r->error), "%s", err->msg);
+		r->wall_ms = ms_since(&run.start);
+		run_cleanup(&run);
+		return e;
+	}
+	wait_sandbox(&run);
+	fill_result(&run, r, err);
+	run_cleanup(&run);
+	return r->status == SR_STATUS_ERROR ? (err->code ? err->code : -EPROTO) : 0;
+}

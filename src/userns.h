@@ -25,4 +25,4 @@ int sr_userns_map_text(unsigned inside, unsigned outside, char *buf, size_t len)
 int sr_userns_parent(pid_t child, uid_t host_uid, gid_t host_gid, struct sr_error *err);
 
 /* Child: become uid/gid 1000 with no supplementary groups, keeping the namespace's capabilities. */
-int sr_userns_child(struct sr_error *err);
+int sr_userns_child(bool drop_groups, struct sr_error *err);

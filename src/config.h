@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The effective configuration of one run: built-in defaults, then the
+ * profile chain, then command-line options, all through sr_config_set() so
+ * that a key means the same thing wherever it is written. No globals: unit
+ * tests build one directly.
+ */
+#pragma once
+
+#include "log.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SR_DEFAULT_PROFILE "default"
+
+enum sr_net_mode {
+	SR_NET_NONE,
+	SR_NET_EGRESS,
+	_SR_NET_MODE_MAX,
+};
+
+struct sr_strv {
+	char **items;
+	size_t n;
+};
+
+int sr_strv_push(struct sr_strv *v, const char *s);
+void sr_strv_free(struct sr_strv *v);
+
+struct sr_bind {
+	char *src; /* absolute host path */
+	char *dst; /* absolute path inside the sandbox */
+	bool writable;
+};
+
+struct sr_config {
+	/* [profile] */
+	char *profile;      /* name or path as asked for */
+	char *profile_path; /* file it was read from ("builtin:NAME" if embedded) */
+
+	/* [limits] -- 0 means unlimited / none */
+	uint64_t memory_bytes;
+	uint32_t cpus_milli; /* 1000 = one CPU */
+	uint64_t pids;
+	uint64_t timeout_ms;
+	uint64_t disk_bytes;
+	bool strict;
+
+	/* [network] */
+	enum sr_net_mode net;
+	struct sr_strv allow; /* "CIDR|IP|HOST[:PORT]" as written */
+	struct sr_strv deny;
+
+	/* [env] */
+	struct sr_strv env; /* "KEY=VALUE"; a later KEY replaces an earlier one */
+	char *env_file;
+	struct sr_strv pass_env;
+
+	/* [filesystem] */
+	struct sr_bind *binds;
+	size_t n_binds;
+
+	/* [agent] */
+	char *entry; /* shell-free command line, split on blanks */
+
+	/* command line only */
+	char *workspace;   /* -- COMMAND: host directory, or NULL for empty */
+	char *result_path; /* --result */
+	bool print_config;
+	bool command_mode; /* `-- COMMAND ARG...` rather than `AGENT ARG...` */
+	char **argv;       /* AGENT ARG... / COMMAND ARG... (borrowed) */
+	int argc;
+};
+
+/* Zeroes c and applies the built-in defaults (those of profiles/default.ini). */
+void sr_config_init(struct sr_config *c);
+void sr_config_free(struct sr_config *c);
+
+/*
+ * Sets one key. Profiles and options both come through here: `--memory 2G`
+ * is sr_config_set(c, "limits", "memory", "2G", err). List keys (allow,
+ * deny, pass, ro-bind, bind) append; [env] keys other than file/pass set a
+ * variable. Errors name the key and say what a valid value looks like; the
+ * caller adds the file:line or option name.
+ */
+int sr_config_set(struct sr_config *c, const char *section, const char *key, const char *value,
+		  struct sr_error *err);
+
+/* Did-you-mean for an unknown key/section: the closest known one, or NULL. */
+const char *sr_config_suggest_section(const char *section);
+const char *sr_config_suggest_key(const char *section, const char *key);
+bool sr_config_known_section(const char *section);
+bool sr_config_known_key(const char *section, const char *key);
+
+/* Cross-field checks after everything is applied (e.g. bind paths absolute). */
+int sr_config_validate(const struct sr_config *c, struct sr_error *err);
+
+/* The effective configuration as a profile that can be loaded again. */
+int sr_config_print(const struct sr_config *c, FILE *f);
+
+const char *sr_net_mode_to_string(enum sr_net_mode m);

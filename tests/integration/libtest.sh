@@ -1,0 +1,171 @@
+# shellcheck shell=bash
+# TAP helpers for sandbox-run's integration tests (style: bubblewrap's
+# tests/libtest.sh). Source it, define test cases as shell functions, then:
+#
+#   for_each_user case_a case_b ...   # each case as root and as a user
+#   done_testing
+#
+# Inside a case, `sr ARGS...` runs the real sandbox-run as the current
+# user of the round (root, or an unprivileged user) with stdin from
+# $SR_STDIN (default /dev/null), and sets $rc, $out (stdout) and $errout
+# (stderr). Assertions print TAP lines named "[root] ..." / "[user] ...".
+#
+# Environment (set by the Makefile): SR_BIN, SR_PROBE, SR_SRCDIR.
+set -u
+
+: "${SR_BIN:?SR_BIN must point at the sandbox-run binary}"
+: "${SR_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${SR_PROBE:=}"
+
+_tap_n=0
+_tap_failed=0
+SR_AS=root
+SR_WHO=""
+
+# A world-readable scratch directory: the unprivileged round and the
+# sandbox user (a root caller maps to an unprivileged host uid) read from it.
+SR_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sr-test.XXXXXX")
+chmod 0755 "$SR_TMP"
+_cleanup() {
+	local pid
+	for pid in ${SR_BG_PIDS:-}; do kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+	rm -rf "$SR_TMP"
+}
+trap _cleanup EXIT
+
+# Copies of the binaries in the scratch dir: the build tree may be under a
+# directory (e.g. /root) the unprivileged round cannot traverse.
+install -m 0755 "$SR_BIN" "$SR_TMP/sandbox-run"
+SR="$SR_TMP/sandbox-run"
+if [ -n "$SR_PROBE" ] && [ -x "$SR_PROBE" ]; then
+	install -m 0755 "$SR_PROBE" "$SR_TMP/sr-probe"
+	PROBE_DIR="$SR_TMP/probe"
+	mkdir -p "$PROBE_DIR"
+	install -m 0755 "$SR_PROBE" "$PROBE_DIR/sr-probe"
+fi
+
+# The unprivileged account used when the tests run as root.
+SR_TEST_USER=${SR_TEST_USER:-sr-test}
+_ensure_test_user() {
+	if ! id -u "$SR_TEST_USER" >/dev/null 2>&1; then
+		useradd --system --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin "$SR_TEST_USER" >/dev/null 2>&1 || return 1
+	fi
+}
+
+ok() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - ${SR_WHO}$*"
+}
+
+not_ok() {
+	_tap_n=$((_tap_n + 1))
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n - ${SR_WHO}$*"
+	if [ -n "${out+x}" ]; then
+		echo "# rc=${rc:-?}"
+		sed 's/^/# stdout: /' <<<"${out:-}" | head -20
+		sed 's/^/# stderr: /' <<<"${errout:-}" | head -20
+	fi
+}
+
+skip() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - ${SR_WHO}$1 # SKIP ${2:-}"
+}
+
+# check NAME COMMAND...: ok if COMMAND succeeds.
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+# assert_eq NAME EXPECTED ACTUAL
+assert_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else
+		not_ok "$1"
+		echo "# expected: $2"
+		echo "# actual:   $3"
+	fi
+}
+
+# assert_match NAME REGEX TEXT
+assert_match() {
+	if [[ $3 =~ $2 ]]; then ok "$1"; else
+		not_ok "$1"
+		echo "# expected to match: $2"
+		echo "# actual: $(head -c 2000 <<<"$3")"
+	fi
+}
+
+assert_no_match() {
+	if [[ $3 =~ $2 ]]; then
+		not_ok "$1"
+		echo "# expected not to match: $2"
+		echo "# actual: $(head -c 2000 <<<"$3")"
+	else ok "$1"; fi
+}
+
+# The command prefix that runs something as the round's user.
+as_user() {
+	if [ "$SR_AS" = user ] && [ "$(id -u)" = 0 ]; then
+		setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups \
+			--inh-caps=-all -- env HOME="$SR_TMP/home-user" XDG_CONFIG_HOME="$SR_TMP/xdg-user" "$@"
+	else
+		"$@"
+	fi
+}
+
+# sr ARGS...: runs sandbox-run, capturing rc, out, errout.
+sr() {
+	local o="$SR_TMP/.out" e="$SR_TMP/.err"
+	as_user "$SR" "$@" <"${SR_STDIN:-/dev/null}" >"$o" 2>"$e"
+	rc=$?
+	out=$(cat "$o")
+	errout=$(cat "$e")
+}
+
+# for_each_user CASE...: runs every case as root and as an unprivileged
+# user (or, when not root, once as the calling user).
+for_each_user() {
+	local c
+	if [ "$(id -u)" = 0 ]; then
+		mkdir -p "$SR_TMP/home-user" "$SR_TMP/xdg-user"
+		SR_AS=root SR_WHO="[root] "
+		for c in "$@"; do "$c"; done
+		if _ensure_test_user; then
+			chown "$SR_TEST_USER" "$SR_TMP/home-user" "$SR_TMP/xdg-user"
+			SR_AS=user SR_WHO="[user] "
+			for c in "$@"; do "$c"; done
+		else
+			not_ok "create the unprivileged test user $SR_TEST_USER"
+		fi
+	else
+		SR_AS=self SR_WHO="[user] "
+		for c in "$@"; do "$c"; done
+	fi
+	SR_WHO=""
+}
+
+# A directory agent in the scratch space: make_agent NAME SCRIPT-BODY
+make_agent() {
+	local d="$SR_TMP/agents/$1"
+	mkdir -p "$d"
+	printf '#!/bin/sh\n%s\n' "$2" >"$d/agent"
+	chmod 0755 "$d" "$d/agent"
+	echo "$d"
+}
+
+# json_get FILE KEY[.SUBKEY]: one field of a JSON file, as python prints it.
+json_get() {
+	python3 -c 'import json,sys
+v=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v=v[k]
+print(json.dumps(v) if not isinstance(v,str) else v)' "$1" "$2"
+}
+
+done_testing() {
+	echo "1..$_tap_n"
+	[ "$_tap_failed" -eq 0 ]
+}
