@@ -117,6 +117,16 @@ as_user() {
 	fi
 }
 
+# The same, replacing the calling (sub)shell: `(as_user_exec CMD...) &`
+# makes $! the command's own pid.
+as_user_exec() {
+	if [ "$SR_AS" = user ] && [ "$(id -u)" = 0 ]; then
+		exec setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups \
+			--inh-caps=-all -- env HOME="$SR_TMP/home-user" XDG_CONFIG_HOME="$SR_TMP/xdg-user" "$@"
+	fi
+	exec "$@"
+}
+
 # sr ARGS...: runs sandbox-run, capturing rc, out, errout.
 sr() {
 	local o="$SR_TMP/.out" e="$SR_TMP/.err"
@@ -155,6 +165,16 @@ make_agent() {
 	printf '#!/bin/sh\n%s\n' "$2" >"$d/agent"
 	chmod 0755 "$d" "$d/agent"
 	echo "$d"
+}
+
+# running MARKER: a process whose command line contains MARKER exists. The
+# bracket keeps the pattern from matching the command line of whoever runs it.
+running() {
+	pgrep -f "[${1:0:1}]${1:1}" >/dev/null
+}
+
+not_running() {
+	! running "$1"
 }
 
 # json_get FILE KEY[.SUBKEY]: one field of a JSON file, as python prints it.

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The command line: agents of every kind, entry detection, archives, and
+# the one-line errors with their exit statuses.
+. "$(dirname "$0")/libtest.sh"
+
+t_bad_input() {
+	sr --memory lots -- true
+	assert_eq "bad size: 125" 125 "$rc"
+	assert_match "bad size: one clear line" "^sandbox-run: .*memory.*'lots'.*(512M|2G)" "$errout"
+	sr --timeout soon -- true
+	assert_eq "bad duration: 125" 125 "$rc"
+	sr --cpus -1 -- true
+	assert_eq "bad cpus: 125" 125 "$rc"
+	sr -p no-such-profile -- true
+	assert_eq "unknown profile: 125" 125 "$rc"
+	assert_match "unknown profile named" "no-such-profile" "$errout"
+	sr --no-such-option -- true
+	assert_eq "unknown option: 125" 125 "$rc"
+	sr
+	assert_eq "no agent: 125" 125 "$rc"
+	assert_match "usage hint" "[Uu]sage" "$errout"
+}
+
+t_bad_profile() {
+	local p="$SR_TMP/bad-$SR_AS.ini"
+	printf '[limits]\nmemory = 1G\n\n[limits]\nmemroy = 2G\n' >"$p"
+	chmod 644 "$p"
+	sr -p "$p" -- true
+	assert_eq "profile with an unknown key: 125" 125 "$rc"
+	assert_match "file:line and did-you-mean" "bad-$SR_AS.ini:5: unknown key 'memroy' in \[limits\] \(did you mean 'memory'\?\)" "$errout"
+	printf '[limits]\ndisk = huge\n' >"$p"
+	sr -p "$p" -- true
+	assert_match "bad value in a profile: file:line" "bad-$SR_AS.ini:2: .*disk" "$errout"
+}
+
+t_print_config() {
+	sr -p offline --memory 1G --print-config
+	assert_eq "--print-config exits 0" 0 "$rc"
+	assert_match "shows the profile's network" "mode = none" "$out"
+	assert_match "and the option over it" "memory = 1G" "$out"
+	echo "$out" >"$SR_TMP/printed-$SR_AS.ini"
+	chmod 644 "$SR_TMP/printed-$SR_AS.ini"
+	sr -p "$SR_TMP/printed-$SR_AS.ini" --print-config
+	assert_eq "the printed configuration loads back to itself" "$(cat "$SR_TMP/printed-$SR_AS.ini")" "$out"
+}
+
+t_entry_detection() {
+	local d="$SR_TMP/entry-$SR_AS"
+	rm -rf "$d" && mkdir -p "$d/empty" "$d/noexec" "$d/py" "$d/entry"
+	touch "$d/noexec/agent"
+	chmod 644 "$d/noexec/agent"
+	echo 'print("from main.py")' >"$d/py/main.py"
+	printf '#!/bin/sh\necho "entry $*"\n' >"$d/entry/run.sh"
+	chmod 755 "$d/entry/run.sh"
+	chmod -R a+rX "$d"
+	sr --net none "$d/empty"
+	assert_eq "no entry point: 127" 127 "$rc"
+	assert_match "lists what was looked for" "agent.*package.json.*main.py" "$errout"
+	sr --net none "$d/noexec"
+	assert_eq "entry not executable: 126" 126 "$rc"
+	sr --net none "$d/py"
+	assert_eq "main.py runs with python3" "from main.py" "$out"
+	sr --net none --entry "sh run.sh" "$d/entry" a b
+	assert_eq "--entry with arguments" "entry a b" "$out"
+	sr --net none "$d/entry/run.sh" x
+	assert_eq "an executable file: its directory is the workspace" "entry x" "$out"
+	sr --net none "$d/missing"
+	assert_eq "a missing agent: 127" 127 "$rc"
+}
+
+make_archives() {
+	local a="$SR_TMP/archives"
+	[ -d "$a" ] && return
+	mkdir -p "$a/src"
+	printf '#!/bin/sh\necho "from the archive: $(cat data.txt)"\n' >"$a/src/agent"
+	chmod 755 "$a/src/agent"
+	echo payload >"$a/src/data.txt"
+	tar -C "$a/src" -czf "$a/good.tar.gz" agent data.txt
+	tar -C "$a/src" -cJf "$a/good.tar.xz" agent data.txt
+	tar -C "$a/src" --zstd -cf "$a/good.tar.zst" agent data.txt
+	(cd "$a/src" && zip -q "$a/good.zip" agent data.txt)
+	python3 - "$a" <<'EOF'
+import io, sys, tarfile
+d = sys.argv[1]
+def tar(name, members):
+    with tarfile.open(f"{d}/{name}", "w:gz") as t:
+        for info, data in members:
+            t.addfile(info, io.BytesIO(data) if data is not None else None)
+def f(name, data=b"x", mode=0o644):
+    i = tarfile.TarInfo(name); i.size = len(data); i.mode = mode; return (i, data)
+def link(name, target, kind=tarfile.SYMTYPE):
+    i = tarfile.TarInfo(name); i.type = kind; i.linkname = target; return (i, None)
+def dev(name):
+    i = tarfile.TarInfo(name); i.type = tarfile.CHRTYPE; i.devmajor = 1; i.devminor = 3; return (i, None)
+tar("abs.tar.gz", [f("/tmp/evil")])
+tar("dotdot.tar.gz", [f("../evil")])
+tar("symlink-escape.tar.gz", [link("etc", "/etc"), f("etc/evil")])
+tar("symlink-dotdot.tar.gz", [link("up", "../../../../etc")])
+tar("hardlink.tar.gz", [link("pw", "/etc/passwd", tarfile.LNKTYPE)])
+tar("device.tar.gz", [dev("null")])
+tar("setuid.tar.gz", [f("agent", b"#!/bin/sh\nstat -c %a agent\n", 0o4755)])
+EOF
+	# A compression bomb: 64 MiB of zeros in a few KiB.
+	head -c 67108864 /dev/zero >"$a/src/zeros"
+	tar -C "$a/src" -czf "$a/bomb.tar.gz" zeros
+	rm "$a/src/zeros"
+	head -c 100 "$a/good.tar.gz" >"$a/truncated.tar.gz"
+	chmod -R a+rX "$a"
+}
+
+t_archives() {
+	make_archives
+	local a="$SR_TMP/archives" f
+	for f in good.tar.gz good.tar.xz good.tar.zst good.zip; do
+		sr --net none "$a/$f"
+		assert_eq "archive agent $f runs" "from the archive: payload" "$out"
+	done
+	for f in abs dotdot symlink-escape symlink-dotdot hardlink device; do
+		sr --net none "$a/$f.tar.gz"
+		assert_eq "hostile archive ($f) is refused: 125" 125 "$rc"
+		assert_match "hostile archive ($f): one clear line" "^sandbox-run: .*archive" "$errout"
+	done
+	sr --net none "$a/setuid.tar.gz"
+	assert_eq "setuid bits are dropped on extraction" 755 "$out"
+	sr --net none --disk 16M "$a/bomb.tar.gz"
+	assert_eq "a compression bomb stops at the disk limit: 125" 125 "$rc"
+	assert_match "and says so" "disk limit|No space left" "$errout"
+	sr --net none "$a/truncated.tar.gz"
+	assert_eq "a truncated archive: 125" 125 "$rc"
+	check "nothing was written outside the sandbox" test ! -e /tmp/evil -a ! -e "$SR_TMP/evil"
+}
+
+for_each_user t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+done_testing

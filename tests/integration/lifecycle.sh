@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The agent contract and the sandbox's lifetime: stdin/stdout, exit
+# statuses, signals, the timeout, sandbox-run's own death, the result record.
+. "$(dirname "$0")/libtest.sh"
+
+# The examples live in the source tree, which the unprivileged round may
+# not reach: use copies.
+mkdir -p "$SR_TMP/examples"
+cp -r "$SR_SRCDIR/examples/." "$SR_TMP/examples/"
+chmod -R a+rX "$SR_TMP/examples"
+ECHO_AGENT="$SR_TMP/examples/echo-agent"
+
+t_prompt_response() {
+	echo "hello sandbox" >"$SR_TMP/prompt"
+	SR_STDIN="$SR_TMP/prompt" sr --net none "$ECHO_AGENT"
+	assert_eq "prompt on stdin, response on stdout (echo agent)" "You said: hello sandbox" "$out"
+	assert_eq "exit status 0" 0 "$rc"
+}
+
+t_node_python_agents() {
+	echo "one two three" >"$SR_TMP/prompt"
+	SR_STDIN="$SR_TMP/prompt" sr --net none "$SR_TMP/examples/node-agent"
+	assert_match "the Node.js agent answers (package.json main)" '"answer":"I read 3 word\(s\). Reversed: three two one"' "$out"
+	SR_STDIN="$SR_TMP/prompt" sr --net none "$SR_TMP/examples/python-agent"
+	assert_match "the Python agent answers (main.py) and can write its workspace" '"answer": "ONE TWO THREE"' "$out"
+}
+
+t_exit_status() {
+	sr --net none -- sh -c 'exit 3'
+	assert_eq "the agent's exit status is sandbox-run's" 3 "$rc"
+	sr --net none --result "$SR_TMP/sig.json" -- sh -c 'kill -TERM $$'
+	assert_eq "killed by SIGTERM: 143" 143 "$rc"
+	assert_eq "result: status signaled" signaled "$(json_get "$SR_TMP/sig.json" status)"
+	assert_eq "result: signal 15" 15 "$(json_get "$SR_TMP/sig.json" signal)"
+}
+
+t_exec_errors() {
+	sr --net none -- no-such-command-here
+	assert_eq "command not found: 127" 127 "$rc"
+	assert_match "with one clear line" "^sandbox-run: no-such-command-here: No such file or directory" "$errout"
+	sr --net none -- /etc/passwd
+	assert_eq "not executable: 126" 126 "$rc"
+}
+
+t_timeout() {
+	local d marker="daemon-$SR_AS-marker"
+	d=$(make_agent "timeout-$SR_AS" "setsid sh /workspace/$marker.sh </dev/null >/dev/null 2>&1 &
+sh /workspace/$marker.sh")
+	# sh stays in the process list under the marker's name while sleep runs.
+	printf 'sleep 1000\necho done\n' >"$d/$marker.sh"
+	chmod a+r "$d/$marker.sh"
+	local t0=$SECONDS
+	sr --net none --timeout 1 --result "$SR_TMP/to.json" "$d"
+	local took=$((SECONDS - t0))
+	assert_eq "timeout: status 124" 124 "$rc"
+	assert_eq "result: status timeout" timeout "$(json_get "$SR_TMP/to.json" status)"
+	check "the timeout ends the run promptly ($took s)" test "$took" -le 5
+	sleep 0.2
+	check "daemonized grandchildren died with the sandbox" not_running "$marker"
+}
+
+t_kill_supervisor() {
+	local d
+	d=$(make_agent "kill-$SR_AS" "exec sh /workspace/kill-$SR_AS-marker.sh")
+	printf '#!/bin/sh\nsleep 1000 &\nwait\n' >"$d/kill-$SR_AS-marker.sh"
+	chmod a+r "$d/kill-$SR_AS-marker.sh"
+	(as_user_exec "$SR" --net none "$d" </dev/null >/dev/null 2>&1) &
+	local pid=$! i
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	for i in $(seq 50); do running "kill-$SR_AS-marker" && break; sleep 0.1; done
+	check "the agent is running" running "kill-$SR_AS-marker"
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null
+	for i in $(seq 30); do running "kill-$SR_AS-marker" || break; sleep 0.1; done
+	check "kill -9 of sandbox-run kills the whole sandbox" not_running "kill-$SR_AS-marker"
+}
+
+t_signal_forwarding() {
+	local d
+	d=$(make_agent "sigfwd-$SR_AS" 'trap "echo got-term; exit 7" TERM
+echo ready
+while :; do sleep 0.05; done')
+	(as_user_exec "$SR" --net none "$d" </dev/null >"$SR_TMP/sigfwd.out" 2>&1) &
+	local pid=$! i
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	for i in $(seq 50); do grep -q ready "$SR_TMP/sigfwd.out" && break; sleep 0.1; done
+	kill -TERM "$pid"
+	wait "$pid"
+	local st=$?
+	assert_eq "SIGTERM to sandbox-run reaches the agent" "got-term" "$(grep got-term "$SR_TMP/sigfwd.out")"
+	assert_eq "and its exit status comes back" 7 "$st"
+}
+
+t_result_record() {
+	local f="$SR_TMP/result-$SR_AS.json"
+	sr --net none --memory 512M --pids 100 --disk 64M --timeout 30 --result "$f" -- sh -c 'head -c 1048576 /dev/zero > /tmp/f; exit 5'
+	assert_eq "exit 5" 5 "$rc"
+	check "the record is valid JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f"
+	assert_eq "version" 1 "$(json_get "$f" version)"
+	assert_eq "status exited" exited "$(json_get "$f" status)"
+	assert_eq "exit_code" 5 "$(json_get "$f" exit_code)"
+	assert_eq "signal null" null "$(json_get "$f" signal)"
+	assert_eq "limits.memory_bytes" 536870912 "$(json_get "$f" limits.memory_bytes)"
+	assert_eq "limits.disk_bytes" 67108864 "$(json_get "$f" limits.disk_bytes)"
+	assert_eq "limits.timeout_s" 30 "$(json_get "$f" limits.timeout_s)"
+	assert_eq "limits.net" none "$(json_get "$f" limits.net)"
+	assert_eq "enforced.disk" tmpfs "$(json_get "$f" enforced.disk)"
+	assert_eq "profile" default "$(json_get "$f" profile)"
+	local used
+	used=$(json_get "$f" disk_used_bytes)
+	check "disk_used_bytes counts what was written ($used)" test "$used" -ge 1048576 -a "$used" -lt 4194304
+	check "sandbox_id is 32 hex digits" bash -c "[[ \$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"sandbox_id\"])' '$f') =~ ^[0-9a-f]{32}$ ]]"
+	check "no temporary file is left beside it" bash -c "[ \$(ls '$SR_TMP' | grep -c 'result-$SR_AS') = 1 ]"
+}
+
+t_disk_limit() {
+	sr --net none --disk 8M -- sh -c 'head -c 16777216 /dev/zero > /tmp/big; echo rc=$?'
+	assert_match "writing past --disk fails with ENOSPC" "No space left on device" "$errout$out"
+}
+
+for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout \
+	t_kill_supervisor t_signal_forwarding t_result_record t_disk_limit
+done_testing
