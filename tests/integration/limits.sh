@@ -31,7 +31,10 @@ expect() {
 
 # The result record of the last run (sr_res ARGS...).
 sr_res() {
+	# Somewhere the round's user can write (for_each_user hands it home-user).
 	RES="$SR_TMP/result.json"
+	[ "$SR_AS" = root ] || RES="$SR_TMP/home-user/result.json"
+	[ "$SR_AS" = self ] && RES="$SR_TMP/result.json"
 	rm -f "$RES"
 	sr --net none --result "$RES" "$@"
 }
