@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #define CG_NAME_PREFIX "sandbox-run-"
-#define CG_NAME_MAX 64
-#define CG_REASON_MAX 512
+#define CG_NAME_MAX    64
+#define CG_REASON_MAX  512
 /* cpu.max / cpu.cfs_period_us: the kernel's default period, 100 ms. */
 #define CG_CPU_PERIOD_US 100000
 
@@ -27,7 +27,7 @@ enum cg_v1_ctrl {
 /* One sandbox cgroup directory and the directory it was made in. */
 struct cg_dir {
 	int parent_fd; /* our own cgroup in that hierarchy; -1: unused */
-	int fd;        /* the sandbox's cgroup, flock()ed while we live */
+	int fd;	       /* the sandbox's cgroup, flock()ed while we live */
 	bool created;
 };
 
@@ -82,8 +82,7 @@ int cg_parse_self(const char *text, const char *controller, char **ret_path);
  * /proc/self/mountinfo text, joined with path (a /proc/self/cgroup path,
  * made relative to the mount's root).
  */
-int cg_parse_mountinfo(const char *text, const char *controller, const char *path,
-		       char **ret_dir);
+int cg_parse_mountinfo(const char *text, const char *controller, const char *path, char **ret_dir);
 /* The value of "key N" in a keyed file (cpu.stat, memory.events, memory.oom_control). */
 int cg_parse_keyed(const char *text, const char *key, uint64_t *ret);
 /* Is word in a blank-separated list (cgroup.controllers, cgroup.subtree_control)? */

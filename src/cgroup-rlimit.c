@@ -84,10 +84,10 @@ static void rl_destroy(struct sr_cgroup *cg)
 }
 
 const struct cg_manager cg_manager_rlimit = {
-	.name = "rlimit",
-	.create = rl_create,
-	.attach = rl_attach,
-	.kill = rl_kill,
-	.stats = rl_stats,
-	.destroy = rl_destroy,
+    .name = "rlimit",
+    .create = rl_create,
+    .attach = rl_attach,
+    .kill = rl_kill,
+    .stats = rl_stats,
+    .destroy = rl_destroy,
 };

@@ -13,10 +13,10 @@
 #include <stdio.h>
 
 static const char *const ctrl_names[_CG_V1_CTRL_MAX] = {
-	[CG_V1_MEMORY] = "memory",
-	[CG_V1_CPU] = "cpu",
-	[CG_V1_CPUACCT] = "cpuacct",
-	[CG_V1_PIDS] = "pids",
+    [CG_V1_MEMORY] = "memory",
+    [CG_V1_CPU] = "cpu",
+    [CG_V1_CPUACCT] = "cpuacct",
+    [CG_V1_PIDS] = "pids",
 };
 
 static int dup_dir(struct cg_dir *to, const struct cg_dir *from)
@@ -207,10 +207,10 @@ static int v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret)
 }
 
 const struct cg_manager cg_manager_v1 = {
-	.name = "cgroup1",
-	.create = v1_create,
-	.attach = v1_attach,
-	.kill = v1_kill,
-	.stats = v1_stats,
-	.destroy = v1_destroy,
+    .name = "cgroup1",
+    .create = v1_create,
+    .attach = v1_attach,
+    .kill = v1_kill,
+    .stats = v1_stats,
+    .destroy = v1_destroy,
 };

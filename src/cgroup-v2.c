@@ -16,9 +16,9 @@ struct ctrl {
 };
 
 static const struct ctrl ctrls[] = {
-	{"memory", SR_LIMIT_MEMORY},
-	{"cpu", SR_LIMIT_CPUS},
-	{"pids", SR_LIMIT_PIDS},
+    {"memory", SR_LIMIT_MEMORY},
+    {"cpu", SR_LIMIT_CPUS},
+    {"pids", SR_LIMIT_PIDS},
 };
 
 static bool wanted(const struct sr_config *c, enum sr_limit l)
@@ -52,16 +52,18 @@ static int enable_controllers(int dfd, const char *dir, const struct sr_config *
 			continue;
 		if (!cg_word_in(avail, ctrls[i].name)) {
 			if (want)
-				return sr_error_msg(err, -ENODEV,
-						    "the %s controller is not available in %s (bound "
-						    "to cgroup v1, or not delegated to us)",
-						    ctrls[i].name, dir);
+				return sr_error_msg(
+				    err, -ENODEV,
+				    "the %s controller is not available in %s (bound "
+				    "to cgroup v1, or not delegated to us)",
+				    ctrls[i].name, dir);
 			continue;
 		}
 		if (want || ctrls[i].limit == SR_LIMIT_MEMORY) {
 			size_t off = strlen(add);
 
-			snprintf(add + off, sizeof(add) - off, "%s+%s", off ? " " : "", ctrls[i].name);
+			snprintf(add + off, sizeof(add) - off, "%s+%s", off ? " " : "",
+				 ctrls[i].name);
 			needed = needed || want;
 		}
 	}
@@ -75,11 +77,12 @@ static int enable_controllers(int dfd, const char *dir, const struct sr_config *
 	 * where the caller put us; we do not, and fall back instead.
 	 */
 	if (r == -EBUSY && needed)
-		return sr_error_msg(err, r,
-				    "cannot enable %s in %s: it holds processes (sandbox-run among "
-				    "them), and cgroup v2 hands controllers only to the children of "
-				    "a cgroup without processes",
-				    add, dir);
+		return sr_error_msg(
+		    err, r,
+		    "cannot enable %s in %s: it holds processes (sandbox-run among "
+		    "them), and cgroup v2 hands controllers only to the children of "
+		    "a cgroup without processes",
+		    add, dir);
 	if (r < 0 && needed)
 		return sr_error_errno(err, r, "enable %s in %s/cgroup.subtree_control", add, dir);
 	return 0;
@@ -128,8 +131,8 @@ static int v2_create(struct sr_cgroup *cg, const struct cg_host *host, const str
 	if (cg_parse_self(host->self_cgroup, NULL, &path) < 0)
 		return sr_error_msg(err, -ENOENT, "not in a cgroup v2 hierarchy");
 	if (cg_parse_mountinfo(host->mountinfo, NULL, path, &dir) < 0)
-		return sr_error_msg(err, -ENOENT, "our cgroup %s is not reachable through a cgroup2 mount",
-				    path);
+		return sr_error_msg(err, -ENOENT,
+				    "our cgroup %s is not reachable through a cgroup2 mount", path);
 	r = cg_dir_open_parent(&cg->v2, dir, err);
 	if (r >= 0)
 		r = enable_controllers(cg->v2.parent_fd, dir, c, err);
@@ -210,10 +213,10 @@ static void v2_destroy(struct sr_cgroup *cg)
 }
 
 const struct cg_manager cg_manager_v2 = {
-	.name = "cgroup2",
-	.create = v2_create,
-	.attach = v2_attach,
-	.kill = v2_kill,
-	.stats = v2_stats,
-	.destroy = v2_destroy,
+    .name = "cgroup2",
+    .create = v2_create,
+    .attach = v2_attach,
+    .kill = v2_kill,
+    .stats = v2_stats,
+    .destroy = v2_destroy,
 };

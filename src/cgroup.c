@@ -98,8 +98,7 @@ static int mount_join(const char *root, const char *mnt, const char *path, char 
 	return 0;
 }
 
-int cg_parse_mountinfo(const char *text, const char *controller, const char *path,
-		       char **ret_dir)
+int cg_parse_mountinfo(const char *text, const char *controller, const char *path, char **ret_dir)
 {
 	_cleanup_free_ char *copy = strdup(text);
 	char *save = NULL;
@@ -268,8 +267,8 @@ static void remove_stale(int parent_fd)
 	while ((de = readdir(dir))) {
 		_cleanup_close_ int fd = -1;
 
-		if (de->d_type != DT_DIR || strncmp(de->d_name, CG_NAME_PREFIX,
-						    strlen(CG_NAME_PREFIX)) != 0)
+		if (de->d_type != DT_DIR ||
+		    strncmp(de->d_name, CG_NAME_PREFIX, strlen(CG_NAME_PREFIX)) != 0)
 			continue;
 		fd = openat(parent_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
@@ -311,8 +310,8 @@ int cg_dir_create(struct cg_dir *d, const char *dir, const char *name, struct sr
 		}
 		sleep_ms(1);
 	}
-	return sr_error_msg(err, -EBUSY, "create %s/%s: removed repeatedly by concurrent runs",
-			    dir, name);
+	return sr_error_msg(err, -EBUSY, "create %s/%s: removed repeatedly by concurrent runs", dir,
+			    name);
 }
 
 void cg_dir_remove(struct cg_dir *d, const char *name, bool wait)
@@ -337,8 +336,8 @@ void cg_dir_remove(struct cg_dir *d, const char *name, bool wait)
 /* The module's interface. */
 
 static const struct cg_manager *const managers[] = {
-	&cg_manager_v2,
-	&cg_manager_v1,
+    &cg_manager_v2,
+    &cg_manager_v1,
 };
 
 static int read_proc(const char *path, char **ret)
@@ -398,7 +397,7 @@ int sr_cgroup_prepare(const struct sr_config *c, const char *sandbox_id, struct 
 		return sr_error_errno(err, -ENOMEM, "cgroup");
 	cgroup_init(cg, sandbox_id);
 	enforced[SR_LIMIT_MEMORY] = enforced[SR_LIMIT_CPUS] = enforced[SR_LIMIT_PIDS] =
-		SR_ENFORCE_NONE;
+	    SR_ENFORCE_NONE;
 
 	r = read_proc("/proc/self/cgroup", &host.self_cgroup);
 	if (r >= 0)
@@ -498,7 +497,10 @@ static size_t join_limits(const struct sr_config *c, const enum sr_enforce enfor
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && off < len; i++)
 		off += (size_t)snprintf(buf + off, len - off, "%s%s",
-					i == 0 ? "" : i + 1 == n ? " and " : ", ", names[i]);
+					i == 0	     ? ""
+					: i + 1 == n ? " and "
+						     : ", ",
+					names[i]);
 	return n;
 }
 
@@ -522,8 +524,9 @@ int sr_cgroup_describe(const struct sr_config *c, const enum sr_enforce enforced
 		snprintf(buf, len, "%s limit%s not enforced on this host (%s); see docs/limits.md",
 			 none, n_none > 1 ? "s" : "", why);
 	else if (n_approx)
-		snprintf(buf, len,
-			 "%s limited only per process (rlimit) on this host (%s); see docs/limits.md",
-			 approx, why);
+		snprintf(
+		    buf, len,
+		    "%s limited only per process (rlimit) on this host (%s); see docs/limits.md",
+		    approx, why);
 	return (int)n_none;
 }

@@ -34,13 +34,13 @@ END_TEST
 
 /* Trimmed from this host's /proc/self/mountinfo, plus a sub-cgroup mount. */
 static const char mountinfo[] =
-	"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
-	"32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
-	"33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
-	"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
-	"36 31 0:33 /ctr /mnt/my\\040pids rw shared:5 - cgroup cgroup rw,pids\n"
-	"40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
-	"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+    "33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+    "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+    "36 31 0:33 /ctr /mnt/my\\040pids rw shared:5 - cgroup cgroup rw,pids\n"
+    "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
 
 START_TEST(test_parse_mountinfo)
 {
@@ -62,8 +62,8 @@ START_TEST(test_parse_mountinfo)
 	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, "pids", "/ctrl", &none), -ENOENT);
 	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, "pids", "/other", &none), -ENOENT);
 	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, "freezer", "/", &none), -ENOENT);
-	ck_assert_int_eq(cg_parse_mountinfo("1 0 0:1 / / rw - ext4 /dev/sda rw\n", NULL, "/", &none),
-			 -ENOENT);
+	ck_assert_int_eq(
+	    cg_parse_mountinfo("1 0 0:1 / / rw - ext4 /dev/sda rw\n", NULL, "/", &none), -ENOENT);
 	ck_assert_ptr_null(none);
 }
 END_TEST
