@@ -34,16 +34,29 @@ void sr_agent_free(struct sr_agent *a);
 
 /*
  * Entry detection in the workspace dirfd: `entry` (from --entry / the
- * profile) if set, else an executable file `agent`, else package.json
- * (node + "main", default index.js), else main.py (python3). Appends the
- * command, then extra_args, to ret_argv. Not found: err->status 127 and a
- * message listing what was looked for; found but not executable: 126.
+ * profile) if set, split on blanks (no shell, no quoting), else an
+ * executable file `agent`, else package.json (node + "main", default
+ * index.js), else main.py (python3). Appends the command, then
+ * extra_args, to ret_argv (untouched on failure). `what` names the
+ * workspace in messages: the directory or archive as the user gave it.
+ * Not found: err->status 127 and a message listing what was looked for;
+ * found but unusable (not executable, a symlink out of the workspace, a
+ * broken package.json): 126.
  */
+int sr_agent_detect_entry_in(int dirfd, const char *what, const char *entry,
+			     char *const *extra_args, int n_extra, struct sr_strv *ret_argv,
+			     struct sr_error *err);
+/* The same, with messages naming the workspace as SR_WORKSPACE. */
 int sr_agent_detect_entry(int dirfd, const char *entry, char *const *extra_args, int n_extra,
 			  struct sr_strv *ret_argv, struct sr_error *err);
 
 /* By name: .tar .tar.gz .tgz .tar.xz .txz .tar.zst .tzst .tar.bz2 .zip */
 bool sr_agent_is_archive_name(const char *path);
 
-/* The "main" string of a package.json text, or -ENOENT / -EINVAL. */
+/*
+ * The top-level "main" string of a package.json text (decoded; the last
+ * one if repeated), -ENOENT when absent, -EINVAL when the text is not
+ * valid JSON, is not an object, nests deeper than 512 levels, or "main"
+ * is not a string or contains NUL.
+ */
 int sr_agent_package_main(const char *json, size_t len, char **ret_main);

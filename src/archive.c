@@ -1,0 +1,701 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Extraction is done here with *at() syscalls rather than with
+ * archive_write_disk(): every rule is then ours and visible in one file,
+ * and no path is ever resolved by the kernel except beneath dest with
+ * symlinks refused.
+ *
+ * What users can rely on:
+ * - names: a leading "./" and "." or empty components are dropped; an
+ *   absolute name, a ".." component, or a name longer than PATH_MAX is an
+ *   error. The entry "./" itself (tar -C dir .) is skipped.
+ * - directories: missing parents are created with 0755; a listed
+ *   directory gets its archive mode with owner rwx added, so that
+ *   extraction into it can continue. The umask applies throughout.
+ * - regular files: archive mode & 0777 (umask applies, as for tar(1) run
+ *   by an ordinary user): never setuid, setgid or sticky. mtime is kept.
+ *   Owners in the archive are ignored.
+ * - a later entry of the same name replaces an earlier file, symlink or
+ *   hard link (as tar(1) does) by unlinking it first: nothing is ever
+ *   written through an existing name. A directory is never replaced.
+ * - symlinks: the target must be relative, made of leading ".." only
+ *   ("../../lib/x", not "a/../../x"), with no more ".." than the link's
+ *   own depth. Every directory above a link is a real directory (we never
+ *   create one through a symlink), so the kernel resolves those ".."
+ *   exactly as counted, and no chain of such links can climb out.
+ * - hard links: to a regular file already extracted, named like any
+ *   entry (so inside the tree).
+ * - devices, FIFOs, sockets: refused, naming the entry.
+ * - at most SR_ARCHIVE_MAX_ENTRIES entries and max_bytes of file data
+ *   (holes in sparse files count: the extent is what later copies cost).
+ */
+#include "archive.h"
+#include "dl.h"
+#include "util.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <locale.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#define SR_ARCHIVE_MAX_ENTRIES 100000
+#define EXPECTED_FORMATS       "(expected tar, tar.gz, tar.xz, tar.zst, tar.bz2 or zip)"
+
+#define RESOLVE_STRICT (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+/*
+ * libarchive is dlopen()ed (see dl.h): this table is filled once per
+ * process and never changes afterwards.
+ */
+static struct {
+	__typeof__(archive_read_new) *read_new;
+	__typeof__(archive_read_free) *read_free;
+	__typeof__(archive_read_support_filter_gzip) *filter_gzip;
+	__typeof__(archive_read_support_filter_bzip2) *filter_bzip2;
+	__typeof__(archive_read_support_filter_xz) *filter_xz;
+	__typeof__(archive_read_support_filter_zstd) *filter_zstd;
+	__typeof__(archive_read_support_format_tar) *format_tar;
+	__typeof__(archive_read_support_format_zip) *format_zip;
+	__typeof__(archive_read_open_fd) *open_fd;
+	__typeof__(archive_read_next_header) *next_header;
+	__typeof__(archive_read_data_block) *data_block;
+	__typeof__(archive_error_string) *error_string;
+	__typeof__(archive_entry_pathname) *entry_pathname;
+	__typeof__(archive_entry_pathname_utf8) *entry_pathname_utf8;
+	__typeof__(archive_entry_symlink) *entry_symlink;
+	__typeof__(archive_entry_symlink_utf8) *entry_symlink_utf8;
+	__typeof__(archive_entry_hardlink) *entry_hardlink;
+	__typeof__(archive_entry_hardlink_utf8) *entry_hardlink_utf8;
+	__typeof__(archive_entry_filetype) *entry_filetype;
+	__typeof__(archive_entry_mode) *entry_mode;
+	__typeof__(archive_entry_size) *entry_size;
+	__typeof__(archive_entry_size_is_set) *entry_size_is_set;
+	__typeof__(archive_entry_mtime) *entry_mtime;
+	__typeof__(archive_entry_mtime_nsec) *entry_mtime_nsec;
+	__typeof__(archive_entry_mtime_is_set) *entry_mtime_is_set;
+	bool loaded;
+} la;
+
+#define LA_SYM(field, name)               \
+	{                                 \
+#name, (void **)&la.field \
+	}
+
+static int load_libarchive(struct sr_error *err)
+{
+	static const struct sr_dl_sym syms[] = {
+	    LA_SYM(read_new, archive_read_new),
+	    LA_SYM(read_free, archive_read_free),
+	    LA_SYM(filter_gzip, archive_read_support_filter_gzip),
+	    LA_SYM(filter_bzip2, archive_read_support_filter_bzip2),
+	    LA_SYM(filter_xz, archive_read_support_filter_xz),
+	    LA_SYM(filter_zstd, archive_read_support_filter_zstd),
+	    LA_SYM(format_tar, archive_read_support_format_tar),
+	    LA_SYM(format_zip, archive_read_support_format_zip),
+	    LA_SYM(open_fd, archive_read_open_fd),
+	    LA_SYM(next_header, archive_read_next_header),
+	    LA_SYM(data_block, archive_read_data_block),
+	    LA_SYM(error_string, archive_error_string),
+	    LA_SYM(entry_pathname, archive_entry_pathname),
+	    LA_SYM(entry_pathname_utf8, archive_entry_pathname_utf8),
+	    LA_SYM(entry_symlink, archive_entry_symlink),
+	    LA_SYM(entry_symlink_utf8, archive_entry_symlink_utf8),
+	    LA_SYM(entry_hardlink, archive_entry_hardlink),
+	    LA_SYM(entry_hardlink_utf8, archive_entry_hardlink_utf8),
+	    LA_SYM(entry_filetype, archive_entry_filetype),
+	    LA_SYM(entry_mode, archive_entry_mode),
+	    LA_SYM(entry_size, archive_entry_size),
+	    LA_SYM(entry_size_is_set, archive_entry_size_is_set),
+	    LA_SYM(entry_mtime, archive_entry_mtime),
+	    LA_SYM(entry_mtime_nsec, archive_entry_mtime_nsec),
+	    LA_SYM(entry_mtime_is_set, archive_entry_mtime_is_set),
+	};
+	int k;
+
+	if (la.loaded)
+		return 0;
+	k = sr_dl_load(SR_LIBARCHIVE_SONAME, syms, SR_ARRAY_SIZE(syms), err);
+	if (k < 0)
+		return k;
+	la.loaded = true;
+	return 0;
+}
+
+static void archive_freep(struct archive **a)
+{
+	if (*a)
+		la.read_free(*a);
+}
+
+struct extract {
+	struct archive *a;
+	int dest;
+	uint64_t max_bytes; /* 0: no bound of our own */
+	uint64_t total;
+	size_t entries;
+	mode_t umask; /* applied by hand where fchmod() bypasses it */
+	/* The last parent directory opened: archives list a directory's files together. */
+	char parent[PATH_MAX];
+	int parent_fd;
+	char shown[256]; /* the current entry's name, safe to print */
+};
+
+static int openat2_strict(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {
+	    .flags = (uint64_t)(flags | O_CLOEXEC),
+	    .resolve = RESOLVE_STRICT,
+	};
+	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+	return fd < 0 ? sr_negerrno() : (int)fd;
+}
+
+/*
+ * Entry names end up in messages on the user's terminal: control
+ * characters (C0, DEL, and C1 in either encoding) become '?', so a
+ * hostile name cannot send escape sequences. Valid UTF-8 is kept.
+ */
+static void printable(const char *name, char *out, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)(name ? name : "(no name)");
+	size_t n = 0;
+
+	/* Room for one more UTF-8 sequence, "..." and the NUL. */
+	while (*p && n + 8 < len) {
+		size_t l = 1;
+
+		if (*p >= 0xc2 && *p <= 0xf4) {
+			while (l < 4 && (p[l] & 0xc0) == 0x80)
+				l++;
+			if (l != (*p >= 0xf0   ? 4u
+				  : *p >= 0xe0 ? 3u
+					       : 2u) ||
+			    (*p == 0xc2 && p[1] < 0xa0))
+				l = 0;
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			l = 0;
+		}
+		if (l == 0) {
+			out[n++] = '?';
+			p++;
+		} else {
+			memcpy(out + n, p, l);
+			n += l;
+			p += l;
+		}
+	}
+	if (*p) {
+		memcpy(out + n, "...", 3);
+		n += 3;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * "./a//b/./c/" -> "a/b/c". Refuses what could name anything outside
+ * dest: absolute names and ".." components. "" means dest itself.
+ */
+static int clean_path(const char *in, char *out, size_t len, const char **ret_why)
+{
+	size_t n = 0;
+
+	*ret_why = in ? NULL : "entry has no usable name";
+	if (in && in[0] == '/')
+		*ret_why = "absolute path";
+	if (*ret_why)
+		return -EINVAL;
+	while (*in) {
+		size_t l = strcspn(in, "/");
+
+		if (l == 2 && in[0] == '.' && in[1] == '.') {
+			*ret_why = "path contains '..'";
+			return -EINVAL;
+		}
+		if (l > 0 && !(l == 1 && in[0] == '.')) {
+			if (n + (n > 0) + l + 1 > len) {
+				*ret_why = "path too long";
+				return -ENAMETOOLONG;
+			}
+			if (n > 0)
+				out[n++] = '/';
+			memcpy(out + n, in, l);
+			n += l;
+		}
+		in += l;
+		in += strspn(in, "/");
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* Opens directory `path` (clean, relative) beneath dest, creating what is missing if asked. */
+static int open_dir(int dest, const char *path, bool create)
+{
+	_cleanup_close_ int cur = -1;
+	char buf[PATH_MAX], *comp, *save = NULL;
+	int fd;
+
+	fd = openat2_strict(dest, *path ? path : ".", O_RDONLY | O_DIRECTORY);
+	if (fd >= 0 || fd != -ENOENT || !create)
+		return fd;
+
+	/* One component at a time: mkdirat() cannot create beneath with RESOLVE_*. */
+	cur = openat2_strict(dest, ".", O_RDONLY | O_DIRECTORY);
+	if (cur < 0)
+		return cur;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+			return sr_negerrno();
+		fd = openat2_strict(cur, comp, O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			return fd;
+		close(cur);
+		cur = fd;
+	}
+	return steal_fd(&cur);
+}
+
+static const char *open_dir_why(int k)
+{
+	switch (k) {
+	case -ELOOP:
+	case -EXDEV:
+		return "a parent directory is a symbolic link";
+	case -ENOTDIR:
+		return "a parent is not a directory";
+	default:
+		return NULL;
+	}
+}
+
+/* The parent directory of `path` (borrowed fd) and its last component. */
+static int parent_of(struct extract *x, char *path, const char **ret_leaf, struct sr_error *err)
+{
+	char *slash = strrchr(path, '/');
+	const char *why, *parent;
+	int fd;
+
+	if (slash)
+		*slash = '\0';
+	parent = slash ? path : "";
+	if (x->parent_fd < 0 || strcmp(x->parent, parent) != 0) {
+		fd = open_dir(x->dest, parent, true);
+		if (fd < 0) {
+			why = open_dir_why(fd);
+			if (slash)
+				*slash = '/';
+			return why ? sr_error_msg(err, fd, "extract %s: %s", x->shown, why)
+				   : sr_error_errno(err, fd, "extract %s", x->shown);
+		}
+		if (x->parent_fd >= 0)
+			close(x->parent_fd);
+		x->parent_fd = fd;
+		snprintf(x->parent, sizeof(x->parent), "%s", parent);
+	}
+	if (slash)
+		*slash = '/';
+	*ret_leaf = slash ? slash + 1 : path;
+	return x->parent_fd;
+}
+
+/* A name is about to be reused: remove an earlier non-directory entry. */
+static int make_room(int dirfd, const char *leaf)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return sr_negerrno();
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	return unlinkat(dirfd, leaf, 0) < 0 ? sr_negerrno() : 0;
+}
+
+static bool fits(const struct extract *x, uint64_t bytes)
+{
+	return !x->max_bytes || (bytes <= x->max_bytes && x->total <= x->max_bytes - bytes);
+}
+
+static int limit_error(const struct extract *x, struct sr_error *err)
+{
+	return sr_error_msg(err, -ENOSPC,
+			    "extract %s: archive exceeds the disk limit of %" PRIu64 " bytes",
+			    x->shown, x->max_bytes);
+}
+
+/* A name cannot be reused (make_room() failed). */
+static int replace_error(const struct extract *x, int k, struct sr_error *err)
+{
+	if (k == -EISDIR)
+		return sr_error_msg(err, k, "extract %s: would replace a directory", x->shown);
+	return sr_error_errno(err, k, "extract %s", x->shown);
+}
+
+static int charge(struct extract *x, uint64_t bytes, struct sr_error *err)
+{
+	if (!fits(x, bytes))
+		return limit_error(x, err);
+	x->total += bytes;
+	return 0;
+}
+
+static int write_error(struct extract *x, int k, struct sr_error *err)
+{
+	if (k == -ENOSPC || k == -EDQUOT)
+		return sr_error_msg(err, -ENOSPC, "extract %s: archive exceeds the disk limit (%s)",
+				    x->shown, strerror(-k));
+	return sr_error_errno(err, k, "extract %s", x->shown);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = SR_RETRY(write(fd, p, n));
+
+		if (w < 0)
+			return sr_negerrno();
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Data blocks come with their offset: a gap is a hole, made with lseek so
+ * that a sparse file stays sparse. The bound is checked before each write,
+ * so a compression bomb stops within one block of the limit.
+ */
+static int copy_data(struct extract *x, struct archive_entry *e, int fd, struct sr_error *err)
+{
+	uint64_t pos = 0;
+	int k;
+
+	for (;;) {
+		const void *buf;
+		size_t size;
+		la_int64_t off;
+		int r = la.data_block(x->a, &buf, &size, &off);
+
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+			return sr_error_msg(err, -EIO, "extract %s: %s", x->shown,
+					    la.error_string(x->a) ?: "read error");
+		if (off < 0 || (uint64_t)off < pos)
+			return sr_error_msg(
+			    err, -EIO, "extract %s: corrupt archive (data out of order)", x->shown);
+		k = charge(x, (uint64_t)off + size - pos, err);
+		if (k < 0)
+			return k;
+		if ((uint64_t)off > pos && lseek(fd, off, SEEK_SET) < 0)
+			return sr_error_errno(err, sr_negerrno(), "extract %s: seek", x->shown);
+		k = write_all(fd, buf, size);
+		if (k < 0)
+			return write_error(x, k, err);
+		pos = (uint64_t)off + size;
+	}
+	/* A file that ends in a hole. */
+	if (la.entry_size_is_set(e) && la.entry_size(e) > 0 && (uint64_t)la.entry_size(e) > pos) {
+		k = charge(x, (uint64_t)la.entry_size(e) - pos, err);
+		if (k < 0)
+			return k;
+		if (ftruncate(fd, la.entry_size(e)) < 0)
+			return write_error(x, sr_negerrno(), err);
+	}
+	return 0;
+}
+
+static int make_file(struct extract *x, struct archive_entry *e, int dirfd, const char *leaf,
+		     struct sr_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	mode_t mode = la.entry_mode(e) & 0777;
+	int k;
+
+	/* Fail before writing anything when the header already says it cannot fit. */
+	if (la.entry_size_is_set(e) && la.entry_size(e) > 0 && !fits(x, (uint64_t)la.entry_size(e)))
+		return limit_error(x, err);
+
+	/* O_EXCL: never open an existing name, so never write through a link. */
+	fd = openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0 && errno == EEXIST) {
+		k = make_room(dirfd, leaf);
+		if (k < 0)
+			return replace_error(x, k, err);
+		fd =
+		    openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	}
+	if (fd < 0)
+		return write_error(x, sr_negerrno(), err);
+	k = copy_data(x, e, fd, err);
+	if (k < 0)
+		return k;
+	if (la.entry_mtime_is_set(e)) {
+		struct timespec ts[2] = {
+		    {.tv_sec = la.entry_mtime(e), .tv_nsec = la.entry_mtime_nsec(e)},
+		    {.tv_sec = la.entry_mtime(e), .tv_nsec = la.entry_mtime_nsec(e)},
+		};
+
+		/* A bogus timestamp is not worth failing the extraction for. */
+		(void)futimens(fd, ts);
+	}
+	if (close(steal_fd(&fd)) < 0)
+		return write_error(x, sr_negerrno(), err);
+	return 0;
+}
+
+static int make_dir(struct extract *x, struct archive_entry *e, int dirfd, const char *leaf,
+		    struct sr_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	mode_t mode = (la.entry_mode(e) & 0777) | 0700;
+
+	if (mkdirat(dirfd, leaf, mode) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
+	fd = openat2_strict(dirfd, leaf, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return sr_error_msg(err, fd, "extract %s: exists and is not a directory", x->shown);
+	/* An earlier entry created it implicitly, with 0755. */
+	if (fchmod(fd, mode & ~x->umask) < 0)
+		return sr_error_errno(err, sr_negerrno(), "extract %s: chmod", x->shown);
+	return 0;
+}
+
+/* Leading ".." only, no more of them than the link's depth: see the top of the file. */
+static bool symlink_target_ok(const char *target, size_t depth)
+{
+	size_t ups = 0;
+	bool named = false;
+
+	if (!target || !*target || target[0] == '/' || strlen(target) >= PATH_MAX)
+		return false;
+	while (*target) {
+		size_t l = strcspn(target, "/");
+
+		if (l == 2 && target[0] == '.' && target[1] == '.') {
+			if (named || ++ups > depth)
+				return false;
+		} else if (l > 0 && !(l == 1 && target[0] == '.')) {
+			named = true;
+		}
+		target += l;
+		target += strspn(target, "/");
+	}
+	return true;
+}
+
+static int make_symlink(struct extract *x, struct archive_entry *e, const char *path, int dirfd,
+			const char *leaf, struct sr_error *err)
+{
+	const char *target = la.entry_symlink(e) ?: la.entry_symlink_utf8(e);
+	size_t depth = 0;
+	char shown[256];
+	int k;
+
+	for (const char *p = path; *p; p++)
+		depth += *p == '/';
+	if (!symlink_target_ok(target, depth)) {
+		printable(target, shown, sizeof(shown));
+		return sr_error_msg(err, -EPERM,
+				    "extract %s: symbolic link to '%s' leaves the archive's tree",
+				    x->shown, shown);
+	}
+	if (symlinkat(target, dirfd, leaf) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
+	k = make_room(dirfd, leaf);
+	if (k < 0)
+		return replace_error(x, k, err);
+	if (symlinkat(target, dirfd, leaf) < 0)
+		return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
+	return 0;
+}
+
+static int make_hardlink(struct extract *x, struct archive_entry *e, const char *path, int dirfd,
+			 const char *leaf, struct sr_error *err)
+{
+	const char *raw = la.entry_hardlink(e) ?: la.entry_hardlink_utf8(e), *why = NULL, *tleaf;
+	_cleanup_close_ int tfd = -1;
+	char target[PATH_MAX], *slash;
+	struct stat st;
+	int k;
+
+	if (clean_path(raw, target, sizeof(target), &why) < 0 || !*target)
+		return sr_error_msg(err, -EPERM, "extract %s: hard link target: %s", x->shown,
+				    why ?: "empty name");
+	if (strcmp(target, path) == 0)
+		return sr_error_msg(err, -EINVAL, "extract %s: hard link to itself", x->shown);
+	slash = strrchr(target, '/');
+	if (slash)
+		*slash = '\0';
+	tleaf = slash ? slash + 1 : target;
+	tfd = open_dir(x->dest, slash ? target : "", false);
+	/* Regular files only: a hard link to a symlink or device is refused as the original is. */
+	if (tfd < 0 || fstatat(tfd, tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return sr_error_msg(err, -EPERM,
+				    "extract %s: hard link target is not a regular file extracted "
+				    "earlier",
+				    x->shown);
+	if (linkat(tfd, tleaf, dirfd, leaf, 0) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return sr_error_errno(err, sr_negerrno(), "extract %s: hard link", x->shown);
+	k = make_room(dirfd, leaf);
+	if (k < 0)
+		return replace_error(x, k, err);
+	if (linkat(tfd, tleaf, dirfd, leaf, 0) < 0)
+		return sr_error_errno(err, sr_negerrno(), "extract %s: hard link", x->shown);
+	return 0;
+}
+
+static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_error *err)
+{
+	const char *raw = la.entry_pathname(e) ?: la.entry_pathname_utf8(e), *why, *leaf = NULL;
+	mode_t type = la.entry_filetype(e);
+	char path[PATH_MAX];
+	int dirfd, k;
+
+	printable(raw, x->shown, sizeof(x->shown));
+	k = clean_path(raw, path, sizeof(path), &why);
+	if (k < 0)
+		return sr_error_msg(err, k == -EINVAL ? -EPERM : k, "extract %s: %s", x->shown,
+				    why);
+	if (!*path) {
+		if (type == AE_IFDIR)
+			return 0;
+		return sr_error_msg(err, -EINVAL, "extract %s: empty name", x->shown);
+	}
+	if (!la.entry_hardlink(e) && !la.entry_hardlink_utf8(e)) {
+		switch (type) {
+		case AE_IFREG:
+		case AE_IFDIR:
+		case AE_IFLNK:
+			break;
+		case AE_IFCHR:
+		case AE_IFBLK:
+			return sr_error_msg(err, -EPERM, "extract %s: device nodes are not allowed",
+					    x->shown);
+		case AE_IFIFO:
+			return sr_error_msg(err, -EPERM, "extract %s: FIFOs are not allowed",
+					    x->shown);
+		case AE_IFSOCK:
+			return sr_error_msg(err, -EPERM, "extract %s: sockets are not allowed",
+					    x->shown);
+		default:
+			return sr_error_msg(err, -EPERM, "extract %s: unsupported entry type 0%o",
+					    x->shown, (unsigned)type);
+		}
+	}
+
+	dirfd = parent_of(x, path, &leaf, err);
+	if (dirfd < 0)
+		return dirfd;
+	if (la.entry_hardlink(e) || la.entry_hardlink_utf8(e))
+		return make_hardlink(x, e, path, dirfd, leaf, err);
+	if (type == AE_IFDIR)
+		return make_dir(x, e, dirfd, leaf, err);
+	if (type == AE_IFLNK)
+		return make_symlink(x, e, path, dirfd, leaf, err);
+	return make_file(x, e, dirfd, leaf, err);
+}
+
+static int open_archive(int fd, struct archive **ret, struct sr_error *err)
+{
+	_cleanup_(archive_freep) struct archive *a = NULL;
+
+	a = la.read_new();
+	if (!a)
+		return sr_error_errno(err, -ENOMEM, "read archive");
+	/*
+	 * Explicit filters rather than filter_all: the latter falls back to
+	 * running external programs (lrzip, lz4, ...) for formats built
+	 * without a library, which has no place in sandbox setup.
+	 */
+	if (la.filter_gzip(a) < ARCHIVE_WARN || la.filter_bzip2(a) < ARCHIVE_WARN ||
+	    la.filter_xz(a) < ARCHIVE_WARN || la.filter_zstd(a) < ARCHIVE_WARN ||
+	    la.format_tar(a) != ARCHIVE_OK || la.format_zip(a) != ARCHIVE_OK)
+		return sr_error_msg(err, -EIO, "read archive: %s",
+				    la.error_string(a) ?: "cannot enable formats");
+	/* Opening reads the first block to detect the format: failing here is "not an archive". */
+	if (la.open_fd(a, fd, 64 * 1024) != ARCHIVE_OK)
+		return sr_error_msg(err, -EINVAL, "read archive: %s " EXPECTED_FORMATS,
+				    la.error_string(a) ?: "cannot open");
+	*ret = steal_pointer(&a);
+	return 0;
+}
+
+static int extract_all(int archive_fd, int dest_dirfd, uint64_t max_bytes, struct sr_error *err)
+{
+	_cleanup_(archive_freep) struct archive *a = NULL;
+	struct extract x = {.dest = dest_dirfd, .max_bytes = max_bytes, .parent_fd = -1};
+	int k;
+
+	k = open_archive(archive_fd, &a, err);
+	if (k < 0)
+		return k;
+	x.a = a;
+	/* There is no way to read the umask without setting it; nothing else runs meanwhile. */
+	x.umask = umask(022);
+	umask(x.umask);
+	for (;;) {
+		struct archive_entry *e;
+		int r = la.next_header(a, &e);
+
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+			const char *why = la.error_string(a) ?: "read error";
+
+			k = x.entries == 0 ? sr_error_msg(err, -EINVAL,
+							  "read archive: %s " EXPECTED_FORMATS, why)
+					   : sr_error_msg(err, -EIO, "read archive: %s", why);
+			break;
+		}
+		if (++x.entries > SR_ARCHIVE_MAX_ENTRIES) {
+			k = sr_error_msg(err, -E2BIG, "read archive: more than %d entries",
+					 SR_ARCHIVE_MAX_ENTRIES);
+			break;
+		}
+		k = extract_entry(&x, e, err);
+		if (k < 0)
+			break;
+	}
+	if (x.parent_fd >= 0)
+		close(x.parent_fd);
+	return k < 0 ? k : 0;
+}
+
+int sr_archive_extract(int archive_fd, int dest_dirfd, uint64_t max_bytes, struct sr_error *err)
+{
+	locale_t utf8, old = (locale_t)0;
+	int k;
+
+	k = load_libarchive(err);
+	if (k < 0)
+		return k;
+	/*
+	 * libarchive converts names to the locale's charset, and in the C
+	 * locale (ours: nothing calls setlocale) a UTF-8 name in a zip or pax
+	 * header has no conversion and comes back as NULL. Names are bytes on
+	 * Linux and UTF-8 by convention: extract in C.UTF-8 (built into glibc
+	 * since 2.35), for this thread only.
+	 */
+	utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	if (utf8)
+		old = uselocale(utf8);
+	k = extract_all(archive_fd, dest_dirfd, max_bytes, err);
+	if (utf8) {
+		uselocale(old);
+		freelocale(utf8);
+	}
+	return k;
+}

@@ -1,0 +1,857 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include "units.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <inttypes.h>
+#include <ini.h>
+#include <stddef.h>
+#include <strings.h>
+
+/* PID_MAX_LIMIT on 64-bit kernels: a larger pids.max cannot mean anything. */
+#define PIDS_MAX 4194304u
+/* Smallest non-zero memory or disk limit: no sandbox starts in less. */
+#define SIZE_MIN (UINT64_C(1) << 20)
+
+enum key_kind {
+	KEY_IGNORED, /* [profile]: read by the profile loader, not a setting */
+	KEY_SIZE,
+	KEY_DURATION,
+	KEY_CPUS,
+	KEY_COUNT,
+	KEY_BOOL,
+	KEY_NET_MODE,
+	KEY_DEST_LIST,
+	KEY_ENV_FILE,
+	KEY_ENV_NAME_LIST,
+	KEY_BIND,
+	KEY_STRING,
+	_KEY_KIND_MAX,
+};
+
+struct key_def {
+	const char *section;
+	const char *key;
+	enum key_kind kind;
+	size_t offset;
+	bool writable; /* KEY_BIND */
+};
+
+#define FIELD(f) offsetof(struct sr_config, f)
+
+/* The one list of what a profile may say; options map onto these too. */
+static const struct key_def keys[] = {
+    {"profile", "inherit", KEY_IGNORED, 0, false},
+    {"profile", "description", KEY_IGNORED, 0, false},
+    {"limits", "memory", KEY_SIZE, FIELD(memory_bytes), false},
+    {"limits", "cpus", KEY_CPUS, FIELD(cpus_milli), false},
+    {"limits", "pids", KEY_COUNT, FIELD(pids), false},
+    {"limits", "timeout", KEY_DURATION, FIELD(timeout_ms), false},
+    {"limits", "disk", KEY_SIZE, FIELD(disk_bytes), false},
+    {"limits", "strict", KEY_BOOL, FIELD(strict), false},
+    {"network", "mode", KEY_NET_MODE, FIELD(net), false},
+    {"network", "allow", KEY_DEST_LIST, FIELD(allow), false},
+    {"network", "deny", KEY_DEST_LIST, FIELD(deny), false},
+    {"env", "file", KEY_ENV_FILE, FIELD(env_file), false},
+    {"env", "pass", KEY_ENV_NAME_LIST, FIELD(pass_env), false},
+    {"filesystem", "ro-bind", KEY_BIND, 0, false},
+    {"filesystem", "bind", KEY_BIND, 0, true},
+    {"agent", "entry", KEY_STRING, FIELD(entry), false},
+};
+
+static const char *const sections[] = {
+    "profile", "limits", "network", "env", "filesystem", "agent", NULL,
+};
+
+static const char *const hints[_KEY_KIND_MAX] = {
+    [KEY_SIZE] = "use e.g. 512M, 2G, or 0 for unlimited",
+    [KEY_DURATION] = "use e.g. 120, 90s, 5m, 1h, or 0 for none",
+    [KEY_CPUS] = "use e.g. 0.5, 2, or 0 for unlimited; at most 1024 and 3 decimals",
+    [KEY_COUNT] = "use e.g. 1024, or 0 for unlimited; at most 4194304",
+    [KEY_BOOL] = "use true or false",
+    [KEY_NET_MODE] = "use none or egress",
+    [KEY_DEST_LIST] = "use e.g. 10.0.0.0/8, 192.0.2.1, example.com:443 or [2001:db8::1]:443",
+    [KEY_ENV_NAME_LIST] = "use letters, digits and '_', not starting with a digit",
+    [KEY_BIND] = "use SRC:DST or SRC, e.g. /srv/data:/data",
+};
+
+static const char *const kind_nouns[_KEY_KIND_MAX] = {
+    [KEY_SIZE] = "size",
+    [KEY_DURATION] = "duration",
+    [KEY_CPUS] = "CPU count",
+    [KEY_COUNT] = "count",
+    [KEY_BOOL] = "boolean",
+    [KEY_NET_MODE] = "network mode",
+    [KEY_DEST_LIST] = "destination",
+    [KEY_ENV_NAME_LIST] = "variable name",
+};
+
+static const char *const net_modes[_SR_NET_MODE_MAX] = {
+    [SR_NET_NONE] = "none",
+    [SR_NET_EGRESS] = "egress",
+};
+
+const char *sr_net_mode_to_string(enum sr_net_mode m)
+{
+	if ((unsigned)m >= _SR_NET_MODE_MAX)
+		return NULL;
+	return net_modes[m];
+}
+
+int sr_strv_push(struct sr_strv *v, const char *s)
+{
+	_cleanup_free_ char *copy = strdup(s);
+	char **items;
+
+	if (!copy)
+		return -ENOMEM;
+	items = reallocarray(v->items, v->n + 2, sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	items[v->n++] = steal_pointer(&copy);
+	items[v->n] = NULL;
+	v->items = items;
+	return 0;
+}
+
+void sr_strv_free(struct sr_strv *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->items[i]);
+	free(v->items);
+	v->items = NULL;
+	v->n = 0;
+}
+
+void sr_config_init(struct sr_config *c)
+{
+	*c = (struct sr_config){
+	    .memory_bytes = UINT64_C(2) << 30,
+	    .cpus_milli = 2000,
+	    .pids = 1024,
+	    .timeout_ms = 120 * 1000,
+	    .disk_bytes = UINT64_C(10) << 30,
+	    .net = SR_NET_EGRESS,
+	};
+}
+
+static void binds_free(struct sr_config *c)
+{
+	for (size_t i = 0; i < c->n_binds; i++) {
+		free(c->binds[i].src);
+		free(c->binds[i].dst);
+	}
+	free(c->binds);
+	c->binds = NULL;
+	c->n_binds = 0;
+}
+
+void sr_config_free(struct sr_config *c)
+{
+	free(c->profile);
+	free(c->profile_path);
+	sr_strv_free(&c->allow);
+	sr_strv_free(&c->deny);
+	sr_strv_free(&c->env);
+	free(c->env_file);
+	sr_strv_free(&c->pass_env);
+	binds_free(c);
+	free(c->entry);
+	free(c->workspace);
+	free(c->result_path);
+	*c = (struct sr_config){};
+}
+
+/* Optimal string alignment distance, case-insensitive; words here are short. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t d[3][64];
+	size_t *prev2 = d[0], *prev = d[1], *cur = d[2];
+
+	if (la >= 63 || lb >= 63)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			size_t best = prev[j - 1] + cost;
+
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (i > 1 && j > 1 &&
+			    tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) &&
+			    prev2[j - 2] + 1 < best)
+				best = prev2[j - 2] + 1;
+			cur[j] = best;
+		}
+		size_t *t = prev2;
+		prev2 = prev;
+		prev = cur;
+		cur = t;
+	}
+	return prev[lb];
+}
+
+const char *sr_suggest(const char *word, const char *const *candidates)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX;
+
+	for (; *candidates; candidates++) {
+		size_t d = edit_distance(word, *candidates);
+		size_t limit = strlen(*candidates) < 5 ? 1 : 2;
+
+		if (d <= limit && d < best_d) {
+			best = *candidates;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+bool sr_config_known_section(const char *section)
+{
+	for (size_t i = 0; sections[i]; i++)
+		if (strcmp(sections[i], section) == 0)
+			return true;
+	return false;
+}
+
+const char *sr_config_suggest_section(const char *section)
+{
+	return sr_suggest(section, sections);
+}
+
+static const struct key_def *find_key(const char *section, const char *key)
+{
+	for (size_t i = 0; i < SR_ARRAY_SIZE(keys); i++)
+		if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].key, key) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+bool sr_config_known_key(const char *section, const char *key)
+{
+	if (strcmp(section, "env") == 0)
+		return true;
+	return find_key(section, key) != NULL;
+}
+
+const char *sr_config_suggest_key(const char *section, const char *key)
+{
+	const char *names[SR_ARRAY_SIZE(keys) + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(keys); i++)
+		if (strcmp(keys[i].section, section) == 0)
+			names[n++] = keys[i].key;
+	names[n] = NULL;
+	return sr_suggest(key, (const char *const *)names);
+}
+
+/* The section a key belongs to, for "put it under [limits]". */
+static const char *section_of(const char *key)
+{
+	for (size_t i = 0; i < SR_ARRAY_SIZE(keys); i++)
+		if (strcmp(keys[i].key, key) == 0)
+			return keys[i].section;
+	return NULL;
+}
+
+static bool env_name_valid(const char *name)
+{
+	if (!isalpha((unsigned char)name[0]) && name[0] != '_')
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return false;
+	return true;
+}
+
+int sr_config_set_env(struct sr_config *c, const char *name, const char *value,
+		      struct sr_error *err)
+{
+	_cleanup_free_ char *entry = NULL;
+	size_t len = strlen(name);
+
+	if (!env_name_valid(name))
+		return sr_error_msg(err, -EINVAL, "bad variable name '%s' (%s)", name,
+				    hints[KEY_ENV_NAME_LIST]);
+	if (strcmp(name, "file") == 0 || strcmp(name, "pass") == 0)
+		return sr_error_msg(err, -EINVAL,
+				    "variable name '%s' is reserved: [env] %s is a setting", name,
+				    name);
+	if (asprintf(&entry, "%s=%s", name, value) < 0)
+		return sr_error_errno(err, -ENOMEM, "env %s", name);
+	for (size_t i = 0; i < c->env.n; i++) {
+		if (strncmp(c->env.items[i], name, len) == 0 && c->env.items[i][len] == '=') {
+			free(c->env.items[i]);
+			c->env.items[i] = steal_pointer(&entry);
+			return 0;
+		}
+	}
+	if (sr_strv_push(&c->env, entry) < 0)
+		return sr_error_errno(err, -ENOMEM, "env %s", name);
+	return 0;
+}
+
+/* Collapses "//" and "/./" and drops a trailing '/', in place; keeps "..". */
+static void path_tidy(char *p)
+{
+	char *out = p;
+
+	for (const char *in = p; *in;) {
+		if (in[0] == '/' && (in[1] == '/' || (in[1] == '.' && (in[2] == '/' || !in[2])))) {
+			in += in[1] == '/' ? 1 : 2;
+			continue;
+		}
+		*out++ = *in++;
+	}
+	if (out > p + 1 && out[-1] == '/')
+		out--;
+	if (out == p)
+		*out++ = '/';
+	*out = '\0';
+}
+
+/* "~", "~/x", "rel/x" or "/abs" as an absolute host path. */
+static int host_path(const char *what, const char *path, char **ret, struct sr_error *err)
+{
+	_cleanup_free_ char *cwd = NULL;
+	char *abs = NULL;
+	int r;
+
+	if (path[0] == '\0')
+		return sr_error_msg(err, -EINVAL, "%s: empty path", what);
+	if (path[0] == '~' && (path[1] == '\0' || path[1] == '/')) {
+		const char *home = getenv("HOME");
+
+		if (!home || home[0] != '/')
+			return sr_error_msg(err, -EINVAL,
+					    "%s: cannot expand '%s': $HOME is not set", what, path);
+		r = asprintf(&abs, "%s/%s", home, path + 1);
+	} else if (path[0] != '/') {
+		cwd = getcwd(NULL, 0);
+		if (!cwd)
+			return sr_error_errno(
+			    err, sr_negerrno(),
+			    "%s: '%s' is relative and the current directory is unknown", what,
+			    path);
+		r = asprintf(&abs, "%s/%s", cwd, path);
+	} else {
+		abs = strdup(path);
+		r = abs ? 0 : -1;
+	}
+	if (r < 0)
+		return sr_error_errno(err, -ENOMEM, "%s", what);
+	path_tidy(abs);
+	*ret = abs;
+	return 0;
+}
+
+static bool path_is_or_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int sandbox_path(const char *path, char **ret, struct sr_error *err)
+{
+	_cleanup_free_ char *p = NULL;
+	size_t n;
+
+	if (path[0] != '/')
+		return sr_error_msg(err, -EINVAL, "destination '%s' is not absolute (e.g. /data)",
+				    path);
+	if (strchr(path, ':'))
+		return sr_error_msg(err, -EINVAL, "destination '%s' contains ':'", path);
+	p = strdup(path);
+	if (!p)
+		return sr_error_errno(err, -ENOMEM, "destination");
+	path_tidy(p);
+	n = strlen(p);
+	/* The checks below are lexical: only sound on a path without "..". */
+	if (strstr(p, "/../") || (n >= 3 && strcmp(p + n - 3, "/..") == 0))
+		return sr_error_msg(err, -EINVAL, "destination '%s' contains '..'", path);
+	/*
+	 * The sandbox's own /proc and /dev are built fresh; a host path over
+	 * them would hand the agent the host's view (or a writable /dev). "/"
+	 * and /workspace are the new root and the overlay, not bind targets.
+	 */
+	if (strcmp(p, "/") == 0 || strcmp(p, "/workspace") == 0 || path_is_or_under(p, "/proc") ||
+	    path_is_or_under(p, "/dev"))
+		return sr_error_msg(
+		    err, -EINVAL, "destination '%s' is reserved (not /, /proc, /dev or /workspace)",
+		    path);
+	*ret = steal_pointer(&p);
+	return 0;
+}
+
+int sr_config_add_bind(struct sr_config *c, const char *src, const char *dst, bool writable,
+		       struct sr_error *err)
+{
+	_cleanup_free_ char *s = NULL, *d = NULL;
+	struct sr_bind *binds;
+	int r;
+
+	r = host_path("source", src, &s, err);
+	if (r < 0)
+		return r;
+	r = sandbox_path(dst ? dst : s, &d, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < c->n_binds; i++) {
+		if (strcmp(c->binds[i].dst, d) == 0) {
+			free(c->binds[i].src);
+			c->binds[i].src = steal_pointer(&s);
+			c->binds[i].writable = writable;
+			return 0;
+		}
+	}
+	binds = reallocarray(c->binds, c->n_binds + 1, sizeof(*binds));
+	if (!binds)
+		return sr_error_errno(err, -ENOMEM, "bind");
+	c->binds = binds;
+	c->binds[c->n_binds++] = (struct sr_bind){
+	    .src = steal_pointer(&s),
+	    .dst = steal_pointer(&d),
+	    .writable = writable,
+	};
+	return 0;
+}
+
+static int set_bind(struct sr_config *c, const char *value, bool writable, struct sr_error *err)
+{
+	_cleanup_free_ char *src = NULL;
+	const char *colon;
+
+	if (value[0] == '\0') {
+		/* Empty: drop the inherited binds of this kind. */
+		size_t kept = 0;
+
+		for (size_t i = 0; i < c->n_binds; i++) {
+			if (c->binds[i].writable == writable) {
+				free(c->binds[i].src);
+				free(c->binds[i].dst);
+			} else {
+				c->binds[kept++] = c->binds[i];
+			}
+		}
+		c->n_binds = kept;
+		return 0;
+	}
+	/* The last ':' splits, so a host path may contain ':' (a DST may not). */
+	colon = strrchr(value, ':');
+	if (!colon)
+		return sr_config_add_bind(c, value, NULL, writable, err);
+	src = strndup(value, (size_t)(colon - value));
+	if (!src)
+		return sr_error_errno(err, -ENOMEM, "bind");
+	return sr_config_add_bind(c, src, colon + 1, writable, err);
+}
+
+/* Syntax only, kept as written; names are resolved later by the network setup. */
+static int dest_check(const char *value, struct sr_error *err)
+{
+	char fixed[INET6_ADDRSTRLEN];
+	struct sr_dest d;
+	int r;
+
+	r = sr_parse_dest(value, &d);
+	if (r == -ERANGE)
+		return sr_error_msg(err, r, "bad port in '%s' (use 1-65535, e.g. example.com:443)",
+				    value);
+	if (r < 0)
+		return sr_error_msg(err, r, "bad destination '%s' (%s)", value,
+				    hints[KEY_DEST_LIST]);
+	if (d.host_bits_set) {
+		inet_ntop(d.kind == SR_DEST_IPV4 ? AF_INET : AF_INET6, d.addr, fixed,
+			  sizeof(fixed));
+		return sr_error_msg(err, -EINVAL, "'%s' has host bits set (did you mean %s/%u?)",
+				    value, fixed, d.prefix);
+	}
+	return 0;
+}
+
+static int set_number(const struct key_def *k, void *field, const char *value, struct sr_error *err)
+{
+	uint64_t v = 0;
+	uint32_t milli = 0;
+	int r;
+
+	switch (k->kind) {
+	case KEY_SIZE:
+		r = sr_parse_size(value, &v);
+		break;
+	case KEY_DURATION:
+		r = sr_parse_duration(value, &v);
+		break;
+	case KEY_CPUS:
+		r = sr_parse_cpus(value, &milli);
+		break;
+	case KEY_COUNT:
+		r = sr_parse_count(value, &v);
+		if (r == 0 && v > PIDS_MAX)
+			r = -ERANGE;
+		break;
+	default:
+		return sr_error_msg(err, -EINVAL, "not a number key");
+	}
+	if (r == -ERANGE)
+		return sr_error_msg(err, r, "%s '%s' is out of range (%s)", kind_nouns[k->kind],
+				    value, hints[k->kind]);
+	/* "--memory 512" is a forgotten unit far more often than a 512-byte sandbox. */
+	if (r == 0 && k->kind == KEY_SIZE && v != 0 && v < SIZE_MIN) {
+		if (value[strspn(value, "0123456789")] == '\0')
+			return sr_error_msg(err, -ERANGE,
+					    "size '%s' is below 1M (did you mean %sM?)", value,
+					    value);
+		return sr_error_msg(err, -ERANGE, "size '%s' is below 1M (%s)", value,
+				    hints[k->kind]);
+	}
+	if (r < 0)
+		return sr_error_msg(err, r, "bad %s '%s' (%s)", kind_nouns[k->kind], value,
+				    hints[k->kind]);
+	if (k->kind == KEY_CPUS)
+		*(uint32_t *)field = milli;
+	else
+		*(uint64_t *)field = v;
+	return 0;
+}
+
+static int set_string(char **field, const char *value, struct sr_error *err)
+{
+	char *copy = NULL;
+
+	if (value[0] != '\0') {
+		copy = strdup(value);
+		if (!copy)
+			return sr_error_errno(err, -ENOMEM, "value");
+	}
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+static int set_entry(char **field, const char *value, struct sr_error *err)
+{
+	_cleanup_free_ char *copy = strdup(value + strspn(value, " \t"));
+	size_t n;
+
+	if (!copy)
+		return sr_error_errno(err, -ENOMEM, "entry");
+	for (n = strlen(copy); n > 0 && (copy[n - 1] == ' ' || copy[n - 1] == '\t'); n--)
+		copy[n - 1] = '\0';
+	return set_string(field, copy, err);
+}
+
+static int set_list(const struct key_def *k, struct sr_strv *list, const char *value,
+		    struct sr_error *err)
+{
+	if (value[0] == '\0') {
+		sr_strv_free(list);
+		return 0;
+	}
+	if (k->kind == KEY_ENV_NAME_LIST && !env_name_valid(value))
+		return sr_error_msg(err, -EINVAL, "bad variable name '%s' (%s)", value,
+				    hints[k->kind]);
+	if (k->kind == KEY_DEST_LIST) {
+		int r = dest_check(value, err);
+		if (r < 0)
+			return r;
+	}
+	if (sr_strv_push(list, value) < 0)
+		return sr_error_errno(err, -ENOMEM, "%s", k->key);
+	return 0;
+}
+
+static int set_value(struct sr_config *c, const struct key_def *k, const char *value,
+		     struct sr_error *err)
+{
+	void *field = (char *)c + k->offset;
+	bool b;
+
+	switch (k->kind) {
+	case KEY_IGNORED:
+		return 0;
+	case KEY_SIZE:
+	case KEY_DURATION:
+	case KEY_CPUS:
+	case KEY_COUNT:
+		return set_number(k, field, value, err);
+	case KEY_BOOL:
+		if (sr_parse_bool(value, &b) < 0)
+			return sr_error_msg(err, -EINVAL, "bad boolean '%s' (%s)", value,
+					    hints[k->kind]);
+		*(bool *)field = b;
+		return 0;
+	case KEY_NET_MODE:
+		for (int m = 0; m < _SR_NET_MODE_MAX; m++) {
+			if (strcmp(value, net_modes[m]) == 0) {
+				*(enum sr_net_mode *)field = (enum sr_net_mode)m;
+				return 0;
+			}
+		}
+		return sr_error_msg(err, -EINVAL, "bad network mode '%s' (%s)", value,
+				    hints[k->kind]);
+	case KEY_DEST_LIST:
+	case KEY_ENV_NAME_LIST:
+		return set_list(k, field, value, err);
+	case KEY_ENV_FILE: {
+		_cleanup_free_ char *path = NULL;
+
+		if (value[0] != '\0' && host_path("env file", value, &path, err) < 0)
+			return err->code;
+		free(c->env_file);
+		c->env_file = steal_pointer(&path);
+		return 0;
+	}
+	case KEY_BIND:
+		return set_bind(c, value, k->writable, err);
+	case KEY_STRING:
+		return set_entry(field, value, err);
+	case _KEY_KIND_MAX:
+		break;
+	}
+	return sr_error_msg(err, -EINVAL, "bad key kind");
+}
+
+static int unknown_key(const char *section, const char *key, struct sr_error *err)
+{
+	const char *s = sr_config_suggest_key(section, key);
+	const char *home;
+
+	if (s)
+		return sr_error_msg(err, -EINVAL, "unknown key '%s' in [%s] (did you mean '%s'?)",
+				    key, section, s);
+	home = section_of(key);
+	if (home)
+		return sr_error_msg(err, -EINVAL, "unknown key '%s' in [%s] (it belongs in [%s])",
+				    key, section, home);
+	return sr_error_msg(err, -EINVAL, "unknown key '%s' in [%s]", key, section);
+}
+
+int sr_config_check_section(const char *section, struct sr_error *err)
+{
+	const char *s;
+
+	if (sr_config_known_section(section))
+		return 0;
+	s = sr_config_suggest_section(section);
+	if (s)
+		return sr_error_msg(err, -EINVAL, "unknown section [%s] (did you mean [%s]?)",
+				    section, s);
+	return sr_error_msg(err, -EINVAL,
+			    "unknown section [%s] (known: profile, limits, network, env, "
+			    "filesystem, agent)",
+			    section);
+}
+
+static int set_common(struct sr_config *c, const char *section, const char *key, const char *value,
+		      bool name_key, struct sr_error *err)
+{
+	const struct key_def *k;
+	const char *s;
+	int r;
+
+	if (section[0] == '\0') {
+		s = section_of(key);
+		if (s)
+			return sr_error_msg(
+			    err, -EINVAL, "key '%s' outside a section (put it under [%s])", key, s);
+		return sr_error_msg(err, -EINVAL, "key '%s' outside a section", key);
+	}
+	r = sr_config_check_section(section, err);
+	if (r < 0)
+		return r;
+	k = find_key(section, key);
+	if (!k && strcmp(section, "env") != 0)
+		return unknown_key(section, key, err);
+	if (!k)
+		r = sr_config_set_env(c, key, value, err);
+	else
+		r = set_value(c, k, value, err);
+	if (r < 0 && name_key && k)
+		sr_error_prefix(err, "%s", key);
+	return r;
+}
+
+int sr_config_set(struct sr_config *c, const char *section, const char *key, const char *value,
+		  struct sr_error *err)
+{
+	return set_common(c, section, key, value, true, err);
+}
+
+int sr_config_apply(struct sr_config *c, const char *section, const char *key, const char *value,
+		    struct sr_error *err)
+{
+	return set_common(c, section, key, value, false, err);
+}
+
+int sr_config_validate(const struct sr_config *c, struct sr_error *err)
+{
+	if (c->allow.n > 0 && c->net == SR_NET_NONE)
+		return sr_error_msg(err, -EINVAL,
+				    "network: allow '%s' given but the network mode is none "
+				    "(use --net egress, or drop the allow entries)",
+				    c->allow.items[0]);
+	if (c->workspace && !c->command_mode)
+		return sr_error_msg(err, -EINVAL,
+				    "--workspace is only for '-- COMMAND' (an AGENT directory is "
+				    "its own workspace)");
+	if (c->cpus_milli > SR_CPUS_MAX_MILLI)
+		return sr_error_msg(err, -ERANGE, "cpus: out of range");
+	if (c->pids > PIDS_MAX)
+		return sr_error_msg(err, -ERANGE, "pids: out of range");
+	if ((unsigned)c->net >= _SR_NET_MODE_MAX)
+		return sr_error_msg(err, -EINVAL, "network: bad mode");
+	return 0;
+}
+
+/*
+ * What inih cannot read back: it strips blanks around a value, cuts it at a
+ * ';' that starts it or follows a blank (an inline comment), cannot continue
+ * it past a newline, and reads at most INI_MAX_LINE bytes per line.
+ */
+static bool ini_representable(const char *key, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n > 0 && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1])))
+		return false;
+	if (strlen(key) + strlen(" = ") + n > INI_MAX_LINE - 2)
+		return false;
+	for (const char *p = v; *p; p++) {
+		if (*p == '\n' || *p == '\r')
+			return false;
+		if (*p == ';' && (p == v || isspace((unsigned char)p[-1])))
+			return false;
+	}
+	return true;
+}
+
+static void print_kv(FILE *f, const char *key, const char *value)
+{
+	if (value[0] == '\0')
+		fprintf(f, "%s =\n", key);
+	else if (ini_representable(key, value))
+		fprintf(f, "%s = %s\n", key, value);
+	else
+		fprintf(f,
+			"# %s: value not representable in a profile (blanks at an end, ' ;', "
+			"a newline, or too long)\n",
+			key);
+}
+
+/* A comment line cannot hold a newline: show control characters as '?'. */
+static void print_comment_word(FILE *f, const char *s)
+{
+	fputc(' ', f);
+	for (; *s; s++)
+		fputc(iscntrl((unsigned char)*s) ? '?' : *s, f);
+}
+
+static void print_command_line(const struct sr_config *c, FILE *f)
+{
+	if (c->workspace) {
+		fputs("# --workspace", f);
+		print_comment_word(f, c->workspace);
+		fputc('\n', f);
+	}
+	if (c->result_path) {
+		fputs("# --result", f);
+		print_comment_word(f, c->result_path);
+		fputc('\n', f);
+	}
+	if (c->argc > 0) {
+		fputs(c->command_mode ? "# command:" : "# agent:", f);
+		for (int i = 0; i < c->argc; i++)
+			print_comment_word(f, c->argv[i]);
+		fputc('\n', f);
+	}
+}
+
+static void print_limits(const struct sr_config *c, FILE *f)
+{
+	char buf[SR_UNITS_BUF_MAX];
+
+	fputs("\n[limits]\n", f);
+	sr_format_size(c->memory_bytes, buf, sizeof(buf));
+	fprintf(f, "memory = %s\n", buf);
+	sr_format_cpus(c->cpus_milli, buf, sizeof(buf));
+	fprintf(f, "cpus = %s\n", buf);
+	fprintf(f, "pids = %" PRIu64 "\n", c->pids);
+	sr_format_duration(c->timeout_ms, buf, sizeof(buf));
+	fprintf(f, "timeout = %s\n", buf);
+	sr_format_size(c->disk_bytes, buf, sizeof(buf));
+	fprintf(f, "disk = %s\n", buf);
+	fprintf(f, "strict = %s\n", c->strict ? "true" : "false");
+}
+
+int sr_config_print(const struct sr_config *c, FILE *f)
+{
+	fputs("# sandbox-run: effective configuration", f);
+	if (c->profile) {
+		fputs(" (profile", f);
+		print_comment_word(f, c->profile);
+		if (c->profile_path && !sr_streq(c->profile, c->profile_path)) {
+			fputs(" from", f);
+			print_comment_word(f, c->profile_path);
+		}
+		fputc(')', f);
+	}
+	fputc('\n', f);
+	print_command_line(c, f);
+	print_limits(c, f);
+
+	fprintf(f, "\n[network]\nmode = %s\n", sr_net_mode_to_string(c->net));
+	for (size_t i = 0; i < c->allow.n; i++)
+		print_kv(f, "allow", c->allow.items[i]);
+	for (size_t i = 0; i < c->deny.n; i++)
+		print_kv(f, "deny", c->deny.items[i]);
+
+	if (c->env_file || c->pass_env.n > 0 || c->env.n > 0)
+		fputs("\n[env]\n", f);
+	if (c->env_file)
+		print_kv(f, "file", c->env_file);
+	for (size_t i = 0; i < c->pass_env.n; i++)
+		print_kv(f, "pass", c->pass_env.items[i]);
+	for (size_t i = 0; i < c->env.n; i++) {
+		const char *eq = strchr(c->env.items[i], '=');
+		_cleanup_free_ char *name =
+		    strndup(c->env.items[i], (size_t)(eq - c->env.items[i]));
+
+		if (!name)
+			return -ENOMEM;
+		print_kv(f, name, eq + 1);
+	}
+
+	if (c->n_binds > 0)
+		fputs("\n[filesystem]\n", f);
+	for (size_t i = 0; i < c->n_binds; i++) {
+		_cleanup_free_ char *v = NULL;
+
+		if (asprintf(&v, "%s:%s", c->binds[i].src, c->binds[i].dst) < 0)
+			return -ENOMEM;
+		print_kv(f, c->binds[i].writable ? "bind" : "ro-bind", v);
+	}
+
+	if (c->entry) {
+		fputs("\n[agent]\n", f);
+		print_kv(f, "entry", c->entry);
+	}
+	if (fflush(f) != 0 || ferror(f))
+		return sr_negerrno();
+	return 0;
+}

@@ -21,12 +21,14 @@ enum sr_net_mode {
 	_SR_NET_MODE_MAX,
 };
 
+/* A growable string list; items is NULL-terminated (execve-ready) once non-empty. */
 struct sr_strv {
 	char **items;
 	size_t n;
 };
 
 int sr_strv_push(struct sr_strv *v, const char *s);
+/* Frees every item and leaves v empty (and reusable). */
 void sr_strv_free(struct sr_strv *v);
 
 struct sr_bind {
@@ -37,10 +39,10 @@ struct sr_bind {
 
 struct sr_config {
 	/* [profile] */
-	char *profile;      /* name or path as asked for */
+	char *profile;	    /* name or path as asked for */
 	char *profile_path; /* file it was read from ("builtin:NAME" if embedded) */
 
-	/* [limits] -- 0 means unlimited / none */
+	/* [limits] -- 0 means unlimited / none; a non-zero size is at least 1M */
 	uint64_t memory_bytes;
 	uint32_t cpus_milli; /* 1000 = one CPU */
 	uint64_t pids;
@@ -70,7 +72,7 @@ struct sr_config {
 	char *result_path; /* --result */
 	bool print_config;
 	bool command_mode; /* `-- COMMAND ARG...` rather than `AGENT ARG...` */
-	char **argv;       /* AGENT ARG... / COMMAND ARG... (borrowed) */
+	char **argv;	   /* AGENT ARG... / COMMAND ARG... (borrowed) */
 	int argc;
 };
 
@@ -81,23 +83,64 @@ void sr_config_free(struct sr_config *c);
 /*
  * Sets one key. Profiles and options both come through here: `--memory 2G`
  * is sr_config_set(c, "limits", "memory", "2G", err). List keys (allow,
- * deny, pass, ro-bind, bind) append; [env] keys other than file/pass set a
- * variable. Errors name the key and say what a valid value looks like; the
- * caller adds the file:line or option name.
+ * deny, pass, ro-bind, bind) append, and an empty value empties the list
+ * (so a profile can drop what it inherited); an empty entry or env file
+ * unsets it. [env] keys other than file/pass set a variable. [profile] keys
+ * are accepted and ignored (the profile loader handles inherit). Errors
+ * name the key and say what a valid value looks like ("memory: bad size
+ * 'lots' (use e.g. 512M, 2G, or 0 for unlimited)"), or say that the key or
+ * section is unknown with a did-you-mean; the caller adds the file:line.
  */
 int sr_config_set(struct sr_config *c, const char *section, const char *key, const char *value,
 		  struct sr_error *err);
+/* The same, for callers that name the key themselves ("option --memory: bad size ..."). */
+int sr_config_apply(struct sr_config *c, const char *section, const char *key, const char *value,
+		    struct sr_error *err);
+
+/*
+ * Sets environment variable NAME (a later one replaces an earlier one).
+ * NAME must match [A-Za-z_][A-Za-z0-9_]* and must not be "file" or "pass",
+ * which [env] reserves for its own keys.
+ */
+int sr_config_set_env(struct sr_config *c, const char *name, const char *value,
+		      struct sr_error *err);
+
+/*
+ * Adds a bind of host path src at dst (dst NULL: the same path as src).
+ * "~" and "~/..." in src expand to $HOME, a relative src is made absolute
+ * against the current directory. dst must be absolute, without ".." or
+ * ':', and not /, /proc, /dev, /workspace or anything under /proc or /dev.
+ * A bind to the same dst as an earlier one replaces it.
+ */
+int sr_config_add_bind(struct sr_config *c, const char *src, const char *dst, bool writable,
+		       struct sr_error *err);
+
+/* 0, or an "unknown section [x] (did you mean [y]?)" error. */
+int sr_config_check_section(const char *section, struct sr_error *err);
 
 /* Did-you-mean for an unknown key/section: the closest known one, or NULL. */
 const char *sr_config_suggest_section(const char *section);
 const char *sr_config_suggest_key(const char *section, const char *key);
 bool sr_config_known_section(const char *section);
 bool sr_config_known_key(const char *section, const char *key);
+/*
+ * The candidate (NULL-terminated list) closest to word by edit distance
+ * (adjacent transpositions count 1, case is ignored), if close enough to
+ * be a typo: at most 1 edit for names under 5 characters, else 2.
+ */
+const char *sr_suggest(const char *word, const char *const *candidates);
 
 /* Cross-field checks after everything is applied (e.g. bind paths absolute). */
 int sr_config_validate(const struct sr_config *c, struct sr_error *err);
 
-/* The effective configuration as a profile that can be loaded again. */
+/*
+ * The effective configuration as a profile that loads back to the same
+ * configuration. Env variables are printed with their values; the env file
+ * is printed as its path (never read here) and pass-env as names only.
+ * Command-line-only settings are printed as comments. A value inih cannot
+ * read back (leading or trailing blanks, " ;", a newline) is printed as a
+ * comment saying so. Returns 0 or -errno of the write.
+ */
 int sr_config_print(const struct sr_config *c, FILE *f);
 
 const char *sr_net_mode_to_string(enum sr_net_mode m);

@@ -266,19 +266,65 @@ static int open_target(int root, const char *path, bool dir, struct sr_error *er
 	return steal_fd(&cur);
 }
 
-static int bind_user_paths(const struct sr_plan *p, int root, struct sr_error *err)
+/*
+ * Host paths the sandbox is built from, opened in our own mount namespace
+ * (overlayfs and open_tree refuse mounts of another namespace) and before
+ * the new root hides the host's /tmp.
+ */
+struct sources {
+	int workspace; /* the agent's directory, or -1 */
+	int *binds;    /* one per c->binds[] */
+	size_t n_binds;
+};
+
+static void sources_close(struct sources *s)
+{
+	if (s->workspace >= 0)
+		close(s->workspace);
+	for (size_t i = 0; i < s->n_binds; i++)
+		close(s->binds[i]);
+	free(s->binds);
+}
+
+static int sources_open(const struct sr_plan *p, struct sources *s, struct sr_error *err)
+{
+	const struct sr_config *c = p->config;
+
+	s->workspace = -1;
+	s->n_binds = 0;
+	s->binds = calloc(c->n_binds + 1, sizeof(*s->binds));
+	if (!s->binds)
+		return sr_error_errno(err, -ENOMEM, "open sources");
+	if (p->agent->host_dir && p->agent->kind != SR_AGENT_ARCHIVE) {
+		s->workspace = open(p->agent->host_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->workspace < 0)
+			return sr_error_errno(err, sr_negerrno(), "open %s", p->agent->host_dir);
+	}
+	for (; s->n_binds < c->n_binds; s->n_binds++) {
+		int fd = open(c->binds[s->n_binds].src, O_PATH | O_CLOEXEC);
+
+		if (fd < 0)
+			return sr_error_errno(err, sr_negerrno(), "bind %s",
+					      c->binds[s->n_binds].src);
+		s->binds[s->n_binds] = fd;
+	}
+	return 0;
+}
+
+static int bind_user_paths(const struct sr_plan *p, const struct sources *srcs, int root,
+			   struct sr_error *err)
 {
 	const struct sr_config *c = p->config;
 
 	for (size_t i = 0; i < c->n_binds; i++) {
 		const struct sr_bind *b = &c->binds[i];
-		_cleanup_close_ int src = open(b->src, O_PATH | O_CLOEXEC);
+		int src = srcs->binds[i];
 		_cleanup_close_ int dst = -1;
 		struct stat st;
 		uint64_t attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 		int r;
 
-		if (src < 0 || fstat(src, &st) < 0)
+		if (fstat(src, &st) < 0)
 			return sr_error_errno(err, sr_negerrno(), "bind %s", b->src);
 		dst = open_target(root, b->dst + 1, S_ISDIR(st.st_mode), err);
 		if (dst < 0)
@@ -312,12 +358,13 @@ static int extract_archive(const struct sr_plan *p, int data, struct sr_error *e
  * the disk tmpfs; an archive's extracted tree or an empty directory is
  * bound as it is, being ours already.
  */
-static int mount_workspace(const struct sr_plan *p, int root, int data, struct sr_error *err)
+static int mount_workspace(const struct sr_plan *p, int ws, int root, int data,
+			   struct sr_error *err)
 {
 	char opts[256];
 	int r;
 
-	if (p->agent_fd < 0 || p->agent->kind == SR_AGENT_ARCHIVE) {
+	if (ws < 0) {
 		if (p->agent->kind == SR_AGENT_ARCHIVE) {
 			r = extract_archive(p, data, err);
 			if (r < 0)
@@ -327,15 +374,15 @@ static int mount_workspace(const struct sr_plan *p, int root, int data, struct s
 				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/workspace", err);
 	}
 	/*
-	 * lowerdir through /proc/self/fd: the directory the supervisor opened,
-	 * not whatever its path names now, and no escaping of ',' or ':' in
+	 * lowerdir through /proc/self/fd: the directory opened before any
+	 * mount, not whatever its path names now, and no escaping of ',' or ':' in
 	 * user paths. userxattr: overlay in a user namespace keeps its
 	 * whiteouts and opaque markers in user.* xattrs (tmpfs has them).
 	 */
 	snprintf(opts, sizeof(opts),
 		 "lowerdir=/proc/self/fd/%d,upperdir=" NEWROOT "/" DATA "/upper,workdir=" NEWROOT
 		 "/" DATA "/work,userxattr",
-		 p->agent_fd);
+		 ws);
 	if (mount("overlay", NEWROOT "/workspace", "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
 		int e = sr_negerrno();
 
@@ -524,7 +571,8 @@ static int mount_data(const struct sr_plan *p, int *ret_fd, struct sr_error *err
 	return 0;
 }
 
-static int build_root(struct sr_plan *p, int root, int data, struct sr_error *err)
+static int build_root(struct sr_plan *p, const struct sources *srcs, int root, int data,
+		      struct sr_error *err)
 {
 	_cleanup_close_ int hostroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int r;
@@ -540,18 +588,20 @@ static int build_root(struct sr_plan *p, int root, int data, struct sr_error *er
 			return r;
 	}
 	if ((r = build_etc(p, root, err)) < 0 || (r = mount_dev(root, data, err)) < 0 ||
-	    (r = mount_proc(root, err)) < 0 || (r = mount_workspace(p, root, data, err)) < 0)
+	    (r = mount_proc(root, err)) < 0 ||
+	    (r = mount_workspace(p, srcs->workspace, root, data, err)) < 0)
 		return r;
 	if ((r = bind_tree(data, "tmp", root, "tmp", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/tmp",
 			   err)) < 0 ||
 	    (r = bind_tree(data, "home", root, "home/user", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 			   SR_SANDBOX_HOME, err)) < 0)
 		return r;
-	return bind_user_paths(p, root, err);
+	return bind_user_paths(p, srcs, root, err);
 }
 
 int sr_mounts_setup(struct sr_plan *p, struct sr_error *err)
 {
+	_cleanup_(sources_close) struct sources srcs = {.workspace = -1};
 	_cleanup_close_ int root = -1, data = -1;
 	int r;
 
@@ -562,6 +612,9 @@ int sr_mounts_setup(struct sr_plan *p, struct sr_error *err)
 	 */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return sr_error_errno(err, sr_negerrno(), "make mounts private");
+	r = sources_open(p, &srcs, err);
+	if (r < 0)
+		return r;
 	r = mount_tmpfs(NEWROOT, "mode=0755,size=4m,nr_inodes=4096", "the new root", err);
 	if (r < 0)
 		return r;
@@ -569,7 +622,7 @@ int sr_mounts_setup(struct sr_plan *p, struct sr_error *err)
 	if (root < 0)
 		return sr_error_errno(err, sr_negerrno(), "open the new root");
 	if ((r = make_skeleton(root, err)) < 0 || (r = mount_data(p, &data, err)) < 0 ||
-	    (r = build_root(p, root, data, err)) < 0)
+	    (r = build_root(p, &srcs, root, data, err)) < 0)
 		return r;
 
 	/* The disk tmpfs stays reachable only through its binds. */

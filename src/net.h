@@ -20,6 +20,12 @@ int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_err
 int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err);
 /* Child, in the new network namespace, with CAP_NET_ADMIN there. */
 int sr_net_child(const struct sr_net *n, struct sr_error *err);
+/*
+ * The one inherited fd the child must keep for sr_net_child (-1: none); it
+ * must close every other, the write end of the helper's ready pipe among
+ * them, or the helper's death is only noticed at a timeout.
+ */
+int sr_net_child_fd(const struct sr_net *n);
 /* What resolv.conf the sandbox gets (NULL: none). */
 const char *sr_net_resolv_conf(const struct sr_net *n);
 enum sr_enforce sr_net_enforced(const struct sr_net *n);

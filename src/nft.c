@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+#include "nft.h"
+#include "dl.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <nftables/libnftables.h>
+
+/*
+ * Refused by default (docs/network.md): the ranges that reach the machine
+ * the sandbox runs on, its LAN and the cloud's control plane rather than
+ * "the internet". 127/8 and ::1 reach the sandbox's own lo, which the
+ * output chain accepts first; here they catch only packets routed
+ * elsewhere. IPv4-mapped IPv6 needs no entry: the kernel sends those as
+ * IPv4 packets, which meet the IPv4 rules.
+ */
+static const char *const refused_default[] = {
+    "0.0.0.0/8",     "10.0.0.0/8",     "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+    "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/4",	"240.0.0.0/4", "::1/128",
+    "fd00:ec2::254", "fc00::/7",       "fe80::/10",	"ff00::/8",
+};
+
+struct dest {
+	int family;
+	unsigned char addr[16];
+	unsigned prefix;
+	unsigned port; /* 0: any */
+};
+
+static int parse_uint(const char *s, unsigned max, unsigned *ret)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+int sr_nft_split_dest(const char *s, char **ret_host, unsigned *ret_port, struct sr_error *err)
+{
+	_cleanup_free_ char *host = NULL;
+	const char *port = NULL, *colon;
+	unsigned p = 0;
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || (close[1] && close[1] != ':'))
+			return sr_error_msg(err, -EINVAL, "destination '%s': expected [IPV6]:PORT",
+					    s);
+		host = strndup(s + 1, (size_t)(close - s - 1));
+		if (close[1])
+			port = close + 2;
+	} else if ((colon = strchr(s, ':')) && !strchr(colon + 1, ':')) {
+		host = strndup(s, (size_t)(colon - s));
+		port = colon + 1;
+	} else {
+		/* No colon, or several: a bare IPv6 address, which takes no port. */
+		host = strdup(s);
+	}
+	if (!host)
+		return sr_error_errno(err, -ENOMEM, "destination '%s'", s);
+	if (!*host)
+		return sr_error_msg(err, -EINVAL, "destination '%s': empty host", s);
+	if (port && (parse_uint(port, 65535, &p) < 0 || p == 0))
+		return sr_error_msg(err, -EINVAL,
+				    "destination '%s': port must be a number from 1 to 65535", s);
+	*ret_host = steal_pointer(&host);
+	*ret_port = p;
+	return 0;
+}
+
+static int parse_address(const char *s, struct dest *ret)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const char *slash = strchr(s, '/');
+	size_t len = slash ? (size_t)(slash - s) : strlen(s);
+	struct dest d = {0};
+	unsigned bits;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (inet_pton(AF_INET, buf, d.addr) == 1) {
+		d.family = AF_INET;
+		bits = 32;
+	} else if (inet_pton(AF_INET6, buf, d.addr) == 1) {
+		d.family = AF_INET6;
+		bits = 128;
+	} else {
+		return -EINVAL;
+	}
+	d.prefix = bits;
+	if (slash && parse_uint(slash + 1, bits, &d.prefix) < 0)
+		return -EINVAL;
+	/* nft refuses a prefix with host bits set: keep the network, as ip(8) would. */
+	for (unsigned i = d.prefix; i < bits; i++)
+		d.addr[i / 8] &= (unsigned char)~(0x80u >> (i % 8));
+	*ret = d;
+	return 0;
+}
+
+bool sr_nft_is_address(const char *host)
+{
+	struct dest d;
+
+	return parse_address(host, &d) == 0;
+}
+
+static int parse_dest(const char *s, struct dest *ret, struct sr_error *err)
+{
+	_cleanup_free_ char *host = NULL;
+	unsigned port;
+	int r;
+
+	r = sr_nft_split_dest(s, &host, &port, err);
+	if (r < 0)
+		return r;
+	if (parse_address(host, ret) < 0)
+		return sr_error_msg(err, -EINVAL, "destination '%s': not an IP address or CIDR", s);
+	ret->port = port;
+	return 0;
+}
+
+/*
+ * One rule per destination, never interval sets: user entries may overlap
+ * the defaults (--deny 10.1.0.0/16), which an nft set refuses. Addresses
+ * are re-formatted from their binary form, so no text a user wrote reaches
+ * the ruleset.
+ */
+static void put_match(FILE *f, const struct dest *d)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	inet_ntop(d->family, d->addr, a, sizeof(a));
+	fprintf(f, "\t\t%s daddr %s", d->family == AF_INET ? "ip" : "ip6", a);
+	if (d->prefix != (d->family == AF_INET ? 32u : 128u))
+		fprintf(f, "/%u", d->prefix);
+	if (d->port)
+		fprintf(f, " meta l4proto { tcp, udp } th dport %u", d->port);
+}
+
+static int put_list(FILE *f, const struct sr_strv *v, const char *verdict, struct sr_error *err)
+{
+	for (size_t i = 0; v && i < v->n; i++) {
+		struct dest d;
+		int r = parse_dest(v->items[i], &d, err);
+
+		if (r < 0)
+			return r;
+		put_match(f, &d);
+		fprintf(f, " %s\n", verdict);
+	}
+	return 0;
+}
+
+static int put_one(FILE *f, const char *s, const char *what, const char *verdict,
+		   struct sr_error *err)
+{
+	struct dest d;
+
+	if (parse_address(s, &d) < 0 || d.prefix != (d.family == AF_INET ? 32u : 128u))
+		return sr_error_msg(err, -EINVAL, "%s '%s': not an IP address", what, s);
+	put_match(f, &d);
+	fprintf(f, " %s\n", verdict);
+	return 0;
+}
+
+static void put_input(FILE *f)
+{
+	/*
+	 * Nothing from outside may open a connection; replies and their ICMP
+	 * errors (PMTU, unreachable) are "established,related". Neighbour
+	 * discovery is untracked and must pass for IPv6 to work on the link;
+	 * hop limit 255 proves it came from the link itself (RFC 4861).
+	 */
+	fputs("\tchain input {\n"
+	      "\t\ttype filter hook input priority filter; policy drop;\n"
+	      "\t\tiif \"lo\" accept\n"
+	      "\t\tct state established,related accept\n"
+	      "\t\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert }"
+	      " ip6 hoplimit 255 accept\n"
+	      "\t}\n",
+	      f);
+}
+
+static int put_output(FILE *f, const struct sr_nft_policy *p, struct sr_error *err)
+{
+	bool allowlist = p->allow && p->allow->n > 0;
+	int r;
+
+	fprintf(f,
+		"\tchain output {\n"
+		"\t\ttype filter hook output priority filter; policy %s;\n"
+		"\t\toif \"lo\" accept\n"
+		"\t\tct state established,related accept\n"
+		"\t\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit }"
+		" accept\n",
+		allowlist ? "drop" : "accept");
+	/* The resolver lives in 10/8 (slirp4netns): it must pass before the private ranges. */
+	if (p->dns) {
+		r = put_one(f, p->dns, "resolver", "meta l4proto { tcp, udp } th dport 53 accept",
+			    err);
+		if (r < 0)
+			return r;
+	}
+	/* The helper forwards this address to the host: refused even when an allow covers it. */
+	if (p->gateway) {
+		r = put_one(f, p->gateway, "gateway", "goto refuse", err);
+		if (r < 0)
+			return r;
+	}
+	r = put_list(f, p->deny, "goto refuse", err);
+	if (r < 0)
+		return r;
+	if (allowlist) {
+		r = put_list(f, p->allow, "accept", err);
+		if (r < 0)
+			return r;
+		/* The policy is drop for safety; refusing here makes a connect() fail at once. */
+		fputs("\t\tgoto refuse\n\t}\n", f);
+		return 0;
+	}
+	r = put_list(f, p->host, "goto refuse", err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(refused_default); i++) {
+		struct dest d;
+
+		if (parse_address(refused_default[i], &d) < 0)
+			return sr_error_msg(err, -EINVAL, "bad built-in range %s",
+					    refused_default[i]);
+		put_match(f, &d);
+		fputs(" goto refuse\n", f);
+	}
+	fputs("\t}\n", f);
+	return 0;
+}
+
+int sr_nft_ruleset(const struct sr_nft_policy *p, char **ret_text, struct sr_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	f = open_memstream(&text, &len);
+	if (!f)
+		return sr_error_errno(err, sr_negerrno(), "nft ruleset");
+	fputs("table inet " SR_NFT_TABLE " {\n", f);
+	put_input(f);
+	r = put_output(f, p, err);
+	/*
+	 * A reject, not a drop: the agent's connect() fails at once with
+	 * ECONNREFUSED (TCP) or EHOSTUNREACH, rather than hanging until its
+	 * own timeout.
+	 */
+	fputs("\tchain refuse {\n"
+	      "\t\tmeta l4proto tcp reject with tcp reset\n"
+	      "\t\treject with icmpx type admin-prohibited\n"
+	      "\t}\n"
+	      "}\n",
+	      f);
+	if (fclose(f) != 0 && r >= 0)
+		r = sr_error_errno(err, -ENOMEM, "nft ruleset");
+	if (r < 0)
+		return r;
+	*ret_text = steal_pointer(&text);
+	return 0;
+}
+
+struct nft_api {
+	__typeof__(nft_ctx_new) *ctx_new;
+	__typeof__(nft_ctx_free) *ctx_free;
+	__typeof__(nft_ctx_buffer_output) *buffer_output;
+	__typeof__(nft_ctx_buffer_error) *buffer_error;
+	__typeof__(nft_ctx_get_error_buffer) *get_error_buffer;
+	__typeof__(nft_run_cmd_from_buffer) *run_cmd_from_buffer;
+};
+
+static int load(struct nft_api *api, struct sr_error *err)
+{
+	const struct sr_dl_sym syms[] = {
+	    {"nft_ctx_new", (void **)&api->ctx_new},
+	    {"nft_ctx_free", (void **)&api->ctx_free},
+	    {"nft_ctx_buffer_output", (void **)&api->buffer_output},
+	    {"nft_ctx_buffer_error", (void **)&api->buffer_error},
+	    {"nft_ctx_get_error_buffer", (void **)&api->get_error_buffer},
+	    {"nft_run_cmd_from_buffer", (void **)&api->run_cmd_from_buffer},
+	};
+
+	return sr_dl_load(SR_LIBNFTABLES_SONAME, syms, SR_ARRAY_SIZE(syms), err);
+}
+
+int sr_nft_install(const char *text, struct sr_error *err)
+{
+	struct nft_api api;
+	struct nft_ctx *ctx;
+	int r;
+
+	r = load(&api, err);
+	if (r < 0)
+		return r;
+	/* Created here, in the sandbox's namespace: its netlink socket must not be the host's. */
+	ctx = api.ctx_new(NFT_CTX_DEFAULT);
+	if (!ctx)
+		return sr_error_msg(err, -ENOMEM, "nftables: cannot create a context");
+	api.buffer_output(ctx);
+	api.buffer_error(ctx);
+	if (api.run_cmd_from_buffer(ctx, text) != 0) {
+		const char *e = api.get_error_buffer(ctx);
+		size_t n = e ? strcspn(e, "\n") : 0;
+
+		r = sr_error_msg(err, -EIO, "install nftables policy: %.*s", (int)n,
+				 n ? e : "libnftables failed");
+	}
+	api.ctx_free(ctx);
+	return r;
+}

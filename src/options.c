@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+#include "options.h"
+
+#include "profile.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <sys/stat.h>
+
+enum {
+	OPT_PROFILE = 'p',
+	OPT_QUIET = 'q',
+	OPT_VERBOSE = 'v',
+	OPT_HELP = 'h',
+	OPT_MEMORY = 0x100,
+	OPT_CPUS,
+	OPT_PIDS,
+	OPT_TIMEOUT,
+	OPT_DISK,
+	OPT_NET,
+	OPT_ALLOW,
+	OPT_DENY,
+	OPT_ENV,
+	OPT_ENV_FILE,
+	OPT_PASS_ENV,
+	OPT_RO_BIND,
+	OPT_BIND,
+	OPT_WORKSPACE,
+	OPT_ENTRY,
+	OPT_RESULT,
+	OPT_STRICT,
+	OPT_PRINT_CONFIG,
+	OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+    {"profile", required_argument, NULL, OPT_PROFILE},
+    {"memory", required_argument, NULL, OPT_MEMORY},
+    {"cpus", required_argument, NULL, OPT_CPUS},
+    {"pids", required_argument, NULL, OPT_PIDS},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"disk", required_argument, NULL, OPT_DISK},
+    {"net", required_argument, NULL, OPT_NET},
+    {"allow", required_argument, NULL, OPT_ALLOW},
+    {"deny", required_argument, NULL, OPT_DENY},
+    {"env", required_argument, NULL, OPT_ENV},
+    {"env-file", required_argument, NULL, OPT_ENV_FILE},
+    {"pass-env", required_argument, NULL, OPT_PASS_ENV},
+    {"ro-bind", required_argument, NULL, OPT_RO_BIND},
+    {"bind", required_argument, NULL, OPT_BIND},
+    {"workspace", required_argument, NULL, OPT_WORKSPACE},
+    {"entry", required_argument, NULL, OPT_ENTRY},
+    {"result", required_argument, NULL, OPT_RESULT},
+    {"strict", no_argument, NULL, OPT_STRICT},
+    {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"help", no_argument, NULL, OPT_HELP},
+    {},
+};
+
+/* Options that are exactly one profile key: one code path for both. */
+static const struct {
+	int id;
+	const char *section;
+	const char *key;
+} option_keys[] = {
+    {OPT_MEMORY, "limits", "memory"}, {OPT_CPUS, "limits", "cpus"},
+    {OPT_PIDS, "limits", "pids"},     {OPT_TIMEOUT, "limits", "timeout"},
+    {OPT_DISK, "limits", "disk"},     {OPT_NET, "network", "mode"},
+    {OPT_ALLOW, "network", "allow"},  {OPT_DENY, "network", "deny"},
+    {OPT_ENV_FILE, "env", "file"},    {OPT_PASS_ENV, "env", "pass"},
+    {OPT_ENTRY, "agent", "entry"},
+};
+
+/* Verbs of later versions: a clear message rather than "agent 'deploy' not found". */
+static const char *const future_verbs[] = {"deploy", "invoke", "sessions", "snapshots", NULL};
+
+struct collected {
+	int id;
+	const char *arg;
+	const char *arg2; /* DST of --ro-bind / --bind */
+};
+
+struct parsed {
+	struct collected *opts;
+	size_t n;
+	const char *profile;
+	int verbosity; /* -v minus -q */
+	bool print_config;
+	bool command_mode;
+	int first_arg;
+	enum sr_action action;
+};
+
+static const char *option_name(int id)
+{
+	for (const struct option *o = long_options; o->name; o++)
+		if (o->val == id)
+			return o->name;
+	return "?";
+}
+
+static bool path_exists(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0;
+}
+
+static int unknown_option(int argc, char **argv, struct sr_error *err)
+{
+	const char *names[SR_ARRAY_SIZE(long_options)];
+	const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
+	_cleanup_free_ char *word = NULL;
+	const char *s;
+	size_t n = 0;
+
+	if (!bad || strncmp(bad, "--", 2) != 0)
+		return sr_error_msg(err, -EINVAL, "unknown option '-%c' (see --help)",
+				    optopt > ' ' && optopt < 127 ? optopt : '?');
+	word = strndup(bad + 2, strcspn(bad + 2, "="));
+	if (!word)
+		return sr_error_errno(err, -ENOMEM, "options");
+	for (const struct option *o = long_options; o->name; o++) {
+		if (strcmp(o->name, word) == 0)
+			return sr_error_msg(err, -EINVAL, "option --%s takes no value", word);
+		names[n++] = o->name;
+	}
+	names[n] = NULL;
+	s = sr_suggest(word, names);
+	if (s)
+		return sr_error_msg(err, -EINVAL, "unknown option '--%s' (did you mean '--%s'?)",
+				    word, s);
+	return sr_error_msg(err, -EINVAL, "unknown option '--%s' (see --help)", word);
+}
+
+/*
+ * After the options: "--" (command mode), the verb "run" (the explicit
+ * form of the default, options may follow it), a verb of a later version,
+ * or AGENT. A word that names an existing path is always AGENT.
+ */
+static int first_word(int argc, char **argv, int last_end, bool *verb_seen, struct parsed *p,
+		      struct sr_error *err)
+{
+	const char *w;
+
+	if (optind - 1 == last_end && last_end < argc && strcmp(argv[last_end], "--") == 0) {
+		p->command_mode = true;
+		return 0;
+	}
+	if (optind >= argc || *verb_seen)
+		return 0;
+	w = argv[optind];
+	if (path_exists(w))
+		return 0;
+	if (strcmp(w, "run") == 0) {
+		*verb_seen = true;
+		optind++;
+		return 1;
+	}
+	for (size_t i = 0; future_verbs[i]; i++)
+		if (strcmp(w, future_verbs[i]) == 0)
+			return sr_error_msg(err, -ENOTSUP,
+					    "'%s' is not available yet in this version (use "
+					    "sandbox-run [run] AGENT or sandbox-run -- COMMAND)",
+					    w);
+	return 0;
+}
+
+static int two_args(int id, int argc, char **argv, struct collected *o, struct sr_error *err)
+{
+	if (optind >= argc)
+		return sr_error_msg(err, -EINVAL, "option --%s needs two values: SRC DST",
+				    option_name(id));
+	o->arg2 = argv[optind++];
+	return 0;
+}
+
+static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err)
+{
+	bool verb_seen = false;
+	int last_end = 1, r;
+
+	/* 0, not 1: glibc then also resets its internal state (tests parse many times). */
+	optind = 0;
+	opterr = 0;
+	for (;;) {
+		int o = getopt_long(argc, argv, "+:p:qvh", long_options, NULL);
+		struct collected *c = &p->opts[p->n];
+
+		if (o == -1) {
+			r = first_word(argc, argv, last_end, &verb_seen, p, err);
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				last_end = optind;
+				continue;
+			}
+			break;
+		}
+		switch (o) {
+		case '?':
+			return unknown_option(argc, argv, err);
+		case ':':
+			return sr_error_msg(err, -EINVAL, "option --%s needs a value (see --help)",
+					    option_name(optopt));
+		case OPT_HELP:
+		case OPT_VERSION:
+			p->action = o == OPT_HELP ? SR_ACTION_HELP : SR_ACTION_VERSION;
+			return 0;
+		case OPT_PROFILE:
+			p->profile = optarg;
+			break;
+		case OPT_QUIET:
+			p->verbosity--;
+			break;
+		case OPT_VERBOSE:
+			p->verbosity++;
+			break;
+		case OPT_PRINT_CONFIG:
+			p->print_config = true;
+			break;
+		case OPT_RO_BIND:
+		case OPT_BIND:
+			r = two_args(o, argc, argv, c, err);
+			if (r < 0)
+				return r;
+			__attribute__((fallthrough));
+		default:
+			c->id = o;
+			c->arg = optarg;
+			p->n++;
+			break;
+		}
+		last_end = optind;
+	}
+	p->first_arg = optind;
+	return 0;
+}
+
+static int apply_env(struct sr_config *c, const char *arg, struct sr_error *err)
+{
+	_cleanup_free_ char *name = NULL;
+	const char *eq = strchr(arg, '=');
+
+	if (!eq)
+		return sr_error_msg(err, -EINVAL,
+				    "expected KEY=VALUE, got '%s' (use --pass-env %s to copy it "
+				    "from your environment)",
+				    arg, arg);
+	name = strndup(arg, (size_t)(eq - arg));
+	if (!name)
+		return sr_error_errno(err, -ENOMEM, "env");
+	return sr_config_set_env(c, name, eq + 1, err);
+}
+
+static int set_path(char **field, const char *arg, struct sr_error *err)
+{
+	if (arg[0] == '\0')
+		return sr_error_msg(err, -EINVAL, "empty path");
+	free(*field);
+	*field = strdup(arg);
+	if (!*field)
+		return sr_error_errno(err, -ENOMEM, "path");
+	return 0;
+}
+
+static int apply_one(struct sr_config *c, const struct collected *o, struct sr_error *err)
+{
+	for (size_t i = 0; i < SR_ARRAY_SIZE(option_keys); i++)
+		if (option_keys[i].id == o->id)
+			return sr_config_apply(c, option_keys[i].section, option_keys[i].key,
+					       o->arg, err);
+	switch (o->id) {
+	case OPT_ENV:
+		return apply_env(c, o->arg, err);
+	case OPT_RO_BIND:
+	case OPT_BIND:
+		return sr_config_add_bind(c, o->arg, o->arg2, o->id == OPT_BIND, err);
+	case OPT_STRICT:
+		return sr_config_apply(c, "limits", "strict", "true", err);
+	case OPT_WORKSPACE:
+		return set_path(&c->workspace, o->arg, err);
+	case OPT_RESULT:
+		return set_path(&c->result_path, o->arg, err);
+	default:
+		return sr_error_msg(err, -EINVAL, "unexpected option");
+	}
+}
+
+static void set_log_level(int verbosity)
+{
+	int level = SR_LOG_WARNING + verbosity;
+
+	if (level < SR_LOG_ERROR)
+		level = SR_LOG_ERROR;
+	if (level > SR_LOG_DEBUG)
+		level = SR_LOG_DEBUG;
+	sr_log_set_level((enum sr_log_level)level);
+}
+
+int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action *ret_action,
+		     struct sr_error *err)
+{
+	_cleanup_free_ struct collected *opts = calloc((size_t)argc + 1, sizeof(*opts));
+	struct parsed p = {.opts = opts, .action = SR_ACTION_RUN};
+	int r;
+
+	if (!opts)
+		return sr_error_errno(err, -ENOMEM, "options");
+	if (argc < 1)
+		return sr_error_msg(err, -EINVAL, "empty command line");
+	r = collect(argc, argv, &p, err);
+	if (r < 0)
+		return r;
+	if (p.action != SR_ACTION_RUN) {
+		*ret_action = p.action;
+		return 0;
+	}
+	set_log_level(p.verbosity);
+
+	r = sr_profile_load(c, p.profile ? p.profile : SR_DEFAULT_PROFILE, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < p.n; i++) {
+		r = apply_one(c, &p.opts[i], err);
+		if (r < 0)
+			return sr_error_prefix(err, "option --%s", option_name(p.opts[i].id));
+	}
+	c->print_config = p.print_config;
+	c->command_mode = p.command_mode;
+	c->argv = argv + p.first_arg;
+	c->argc = argc - p.first_arg;
+	if (c->argc == 0 && !c->print_config) {
+		if (c->command_mode)
+			return sr_error_msg(err, -EINVAL,
+					    "missing COMMAND after '--' (see --help)");
+		return sr_error_msg(err, -EINVAL,
+				    "missing AGENT (usage: sandbox-run [OPTIONS] AGENT [ARG...] "
+				    "or sandbox-run [OPTIONS] -- COMMAND [ARG...]; see --help)");
+	}
+	r = sr_config_validate(c, err);
+	if (r < 0)
+		return r;
+	*ret_action = c->print_config ? SR_ACTION_PRINT_CONFIG : SR_ACTION_RUN;
+	return 0;
+}
+
+void sr_options_usage(FILE *f)
+{
+	fputs("Usage: sandbox-run [OPTIONS] AGENT [ARG...]\n"
+	      "       sandbox-run [OPTIONS] -- COMMAND [ARG...]\n"
+	      "Run an AI agent (a directory, an executable or an archive) or any command\n"
+	      "in a fresh, rootless, egress-only sandbox.\n"
+	      "\n"
+	      "  -p, --profile NAME|FILE  profile to start from (default: default)\n"
+	      "      --memory SIZE        memory limit, e.g. 512M, 2G; 0 = unlimited\n"
+	      "      --cpus N             CPUs, e.g. 0.5, 2; 0 = unlimited\n"
+	      "      --pids N             max processes and threads\n"
+	      "      --timeout DURATION   e.g. 120, 90s, 5m, 1h; 0 = none\n"
+	      "      --disk SIZE          max bytes written in the sandbox\n"
+	      "      --net MODE           none or egress\n"
+	      "      --allow DEST         allow only these destinations (CIDR, IP or host,\n"
+	      "                           optional :PORT); repeatable\n"
+	      "      --deny DEST          refuse these destinations; repeatable\n"
+	      "      --env KEY=VALUE      set a variable; repeatable\n"
+	      "      --env-file FILE      KEY=VALUE lines (secrets); not group/world readable\n"
+	      "      --pass-env KEY       copy a variable from this environment; repeatable\n"
+	      "      --ro-bind SRC DST    read-only host path inside the sandbox\n"
+	      "      --bind SRC DST       host path, writable from the sandbox\n"
+	      "      --workspace DIR      workspace for -- COMMAND (default: empty)\n"
+	      "      --entry CMD          entry command of a directory agent\n"
+	      "      --result FILE        write the result record (JSON) to FILE\n"
+	      "      --strict             fail (125) when a limit cannot be enforced\n"
+	      "      --print-config       print the effective configuration and exit\n"
+	      "  -q, --quiet              only errors on stderr\n"
+	      "  -v, --verbose            more messages; -vv for debug\n"
+	      "      --version            print the version and exit\n"
+	      "  -h, --help               print this help and exit\n"
+	      "\n"
+	      "Exit status: the agent's own; 124 timeout; 125 sandbox-run failed;\n"
+	      "126 cannot execute; 127 not found; 128+N killed by signal N.\n",
+	      f);
+}

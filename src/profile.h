@@ -3,17 +3,37 @@
  * Profiles: INI files read with inih. NAME is looked up as
  * $XDG_CONFIG_HOME/sandbox-run/profiles/NAME.ini (or ~/.config/...), then
  * $(datadir)/sandbox-run/profiles/NAME.ini, then the copies of the shipped
- * profiles built into the binary (so an uninstalled build works). A value
- * containing '/' is a path. `[profile] inherit = NAME` loads NAME first.
+ * profiles built into the binary (so an uninstalled build works; origin
+ * "builtin:NAME"). A value containing '/' is a path; a NAME is letters,
+ * digits, '_', '-' and inner dots. `[profile] inherit = NAME` loads NAME
+ * first wherever the line is in the file; a relative inherit path is
+ * relative to the inheriting file's directory. Chains are at most
+ * SR_PROFILE_DEPTH_MAX deep and loops are errors naming the chain.
+ *
+ * Syntax, as this loader drives inih: "[section]" and "key = value" lines;
+ * a line starting with ';' or '#' is a comment, and so is the rest of a
+ * line from a ';' that follows a blank ("memory = 2G ; two gigs"), but a
+ * '#' after a value is part of the value. Blanks around keys and values
+ * are ignored, including leading blanks on a line: there are no
+ * continuation lines. A line holds at most INI_MAX_LINE - 2 characters
+ * (198 with Debian's inih). Every key must be inside a section.
+ *
  * Errors say "profile FILE:LINE: ..." with a did-you-mean where it helps.
  */
 #pragma once
 
 #include "config.h"
 
+#define SR_PROFILE_DEPTH_MAX 8
+#define SR_PROFILE_SIZE_MAX  (1024 * 1024)
+
+/* On success sets c->profile (as asked for) and c->profile_path (where it was found). */
 int sr_profile_load(struct sr_config *c, const char *name_or_path, struct sr_error *err);
 
-/* Parses profile text (for tests and the built-in copies); origin names it in errors. */
+/*
+ * Parses profile text (for tests and the built-in copies); origin names it
+ * in errors. Leaves c->profile and c->profile_path alone.
+ */
 int sr_profile_load_string(struct sr_config *c, const char *text, const char *origin,
 			   struct sr_error *err);
 

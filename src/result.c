@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+#include "result.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+void sr_result_init(struct sr_result *r)
+{
+	/*
+	 * Until the supervisor learns otherwise, the run failed in
+	 * sandbox-run itself: a record written on an early error path is
+	 * then honest without further work.
+	 */
+	*r = (struct sr_result){
+	    .status = SR_STATUS_ERROR,
+	    .exit_code = 125,
+	    .peak_memory_bytes = -1,
+	    .disk_used_bytes = -1,
+	};
+	for (size_t i = 0; i < _SR_LIMIT_MAX; i++)
+		r->enforced[i] = SR_ENFORCE_NONE;
+}
+
+const char *sr_status_to_string(enum sr_status s)
+{
+	static const char *const names[_SR_STATUS_MAX] = {
+	    [SR_STATUS_EXITED] = "exited",   [SR_STATUS_SIGNALED] = "signaled",
+	    [SR_STATUS_TIMEOUT] = "timeout", [SR_STATUS_OOM] = "oom",
+	    [SR_STATUS_ERROR] = "error",
+	};
+
+	return (unsigned)s < _SR_STATUS_MAX ? names[s] : NULL;
+}
+
+const char *sr_enforce_to_string(enum sr_enforce e)
+{
+	static const char *const names[_SR_ENFORCE_MAX] = {
+	    [SR_ENFORCE_NONE] = "none",	      [SR_ENFORCE_CGROUP2] = "cgroup2",
+	    [SR_ENFORCE_CGROUP1] = "cgroup1", [SR_ENFORCE_RLIMIT] = "rlimit",
+	    [SR_ENFORCE_TMPFS] = "tmpfs",     [SR_ENFORCE_NFTABLES] = "nftables",
+	    [SR_ENFORCE_NETNS] = "netns",
+	};
+
+	return (unsigned)e < _SR_ENFORCE_MAX ? names[e] : NULL;
+}
+
+const char *sr_limit_to_string(enum sr_limit l)
+{
+	static const char *const names[_SR_LIMIT_MAX] = {
+	    [SR_LIMIT_MEMORY] = "memory", [SR_LIMIT_CPUS] = "cpus", [SR_LIMIT_PIDS] = "pids",
+	    [SR_LIMIT_DISK] = "disk",	  [SR_LIMIT_NET] = "net",
+	};
+
+	return (unsigned)l < _SR_LIMIT_MAX ? names[l] : NULL;
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. */
+static size_t utf8_valid_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		/* No overlongs (E0 80..9F) and no UTF-16 surrogates (ED A0..BF). */
+		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f))
+			return 0;
+		return (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		/* No overlongs (F0 80..8F), nothing above U+10FFFF (F4 90..). */
+		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+			return 0;
+		return (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4
+											       : 0;
+	}
+	return 0;
+}
+
+/*
+ * Every byte is checked before the next is read, and a NUL fails every
+ * continuation test, so a truncated sequence at the end of s never reads
+ * past its terminator.
+ */
+int sr_json_escape(const char *s, char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t start = strnlen(buf, len), n = start;
+
+	if (start == len)
+		return -EINVAL;
+
+#define PUT(str, sz)                          \
+	do {                                  \
+		if (n + (sz) >= len)          \
+			goto overflow;        \
+		memcpy(buf + n, (str), (sz)); \
+		n += (sz);                    \
+	} while (0)
+
+	PUT("\"", 1);
+	while (*p) {
+		size_t l = utf8_valid_len(p);
+		char esc[8];
+
+		if (*p == '"' || *p == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)*p;
+			PUT(esc, 2);
+		} else if (*p < 0x20) {
+			snprintf(esc, sizeof(esc), "\\u%04x", *p);
+			PUT(esc, 6);
+		} else if (l == 0) {
+			PUT("\\ufffd", 6);
+		} else {
+			PUT(p, l);
+		}
+		p += l ? l : 1;
+	}
+	PUT("\"", 1);
+#undef PUT
+	buf[n] = '\0';
+	return 0;
+
+overflow:
+	buf[start] = '\0';
+	return -ENOBUFS;
+}
+
+struct strbuf {
+	char *p;
+	size_t n, cap;
+	int error;
+};
+
+static void sb_reserve(struct strbuf *b, size_t more)
+{
+	char *np;
+	size_t cap;
+
+	if (b->error || b->n + more < b->cap)
+		return;
+	cap = b->cap ? b->cap : 512;
+	while (cap <= b->n + more)
+		cap *= 2;
+	np = realloc(b->p, cap);
+	if (!np) {
+		b->error = -ENOMEM;
+		return;
+	}
+	b->p = np;
+	b->cap = cap;
+}
+
+static void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int l;
+
+	va_start(ap, fmt);
+	l = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (l < 0) {
+		b->error = -EINVAL;
+		return;
+	}
+	sb_reserve(b, (size_t)l + 1);
+	if (b->error)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)l;
+}
+
+static void sb_string(struct strbuf *b, const char *s)
+{
+	size_t need;
+
+	if (!s) {
+		sb_printf(b, "null");
+		return;
+	}
+	/* Worst case: every byte becomes \u00XX, plus the quotes and the NUL. */
+	need = strlen(s) * 6 + 3;
+	sb_reserve(b, need);
+	if (b->error)
+		return;
+	b->p[b->n] = '\0';
+	if (sr_json_escape(s, b->p + b->n, b->cap - b->n) < 0) {
+		b->error = -ENOBUFS;
+		return;
+	}
+	b->n += strlen(b->p + b->n);
+}
+
+/*
+ * Decimal numbers are built from integers, never with %f: printf's decimal
+ * point follows LC_NUMERIC, and a "12,3" would make the record invalid
+ * JSON under a German locale.
+ */
+static void sb_fixed(struct strbuf *b, uint64_t whole, unsigned frac, unsigned digits,
+		     bool keep_one)
+{
+	char f[8];
+	int l;
+
+	snprintf(f, sizeof(f), "%0*u", (int)digits, frac);
+	l = (int)digits;
+	while (l > (keep_one ? 1 : 0) && f[l - 1] == '0')
+		l--;
+	if (l == 0)
+		sb_printf(b, "%" PRIu64, whole);
+	else
+		sb_printf(b, "%" PRIu64 ".%.*s", whole, l, f);
+}
+
+/* Milliseconds with 1 to 3 decimals: 12.3, 4.0, 0.125. */
+static void sb_ms(struct strbuf *b, double ms)
+{
+	uint64_t us;
+
+	if (!isfinite(ms) || ms < 0)
+		ms = 0;
+	if (ms > 1e15)
+		ms = 1e15;
+	us = (uint64_t)llround(ms * 1000.0);
+	sb_fixed(b, us / 1000, (unsigned)(us % 1000), 3, true);
+}
+
+/* A limit: 0 means unlimited and is written as null, not as a misleading 0. */
+static void sb_limit(struct strbuf *b, const char *key, uint64_t v)
+{
+	if (v == 0)
+		sb_printf(b, "\"%s\":null,", key);
+	else
+		sb_printf(b, "\"%s\":%" PRIu64 ",", key, v);
+}
+
+static void sb_limit_milli(struct strbuf *b, const char *key, uint64_t milli)
+{
+	sb_printf(b, "\"%s\":", key);
+	if (milli == 0)
+		sb_printf(b, "null");
+	else
+		sb_fixed(b, milli / 1000, (unsigned)(milli % 1000), 3, false);
+	sb_printf(b, ",");
+}
+
+static void sb_nullable_i64(struct strbuf *b, const char *key, int64_t v)
+{
+	if (v < 0)
+		sb_printf(b, "\"%s\":null,", key);
+	else
+		sb_printf(b, "\"%s\":%" PRId64 ",", key, v);
+}
+
+int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json)
+{
+	struct strbuf b = {};
+	const char *status = sr_status_to_string(r->status);
+
+	if (!status)
+		return -EINVAL;
+
+	sb_printf(&b, "{\"version\":1,\"status\":\"%s\",\"exit_code\":%d,", status, r->exit_code);
+	if (r->signal > 0)
+		sb_printf(&b, "\"signal\":%d,", r->signal);
+	else
+		sb_printf(&b, "\"signal\":null,");
+	sb_printf(&b, "\"error\":");
+	sb_string(&b, r->error[0] ? r->error : NULL);
+
+	sb_printf(&b, ",\"wall_ms\":");
+	sb_ms(&b, r->wall_ms);
+	sb_printf(&b, ",\"user_ms\":");
+	sb_ms(&b, r->user_ms);
+	sb_printf(&b, ",\"sys_ms\":");
+	sb_ms(&b, r->sys_ms);
+	sb_printf(&b, ",");
+	sb_nullable_i64(&b, "peak_memory_bytes", r->peak_memory_bytes);
+	sb_nullable_i64(&b, "disk_used_bytes", r->disk_used_bytes);
+
+	sb_printf(&b, "\"limits\":{");
+	sb_limit(&b, "memory_bytes", c->memory_bytes);
+	sb_limit_milli(&b, "cpus", c->cpus_milli);
+	sb_limit(&b, "pids", c->pids);
+	sb_limit_milli(&b, "timeout_s", c->timeout_ms);
+	sb_limit(&b, "disk_bytes", c->disk_bytes);
+	sb_printf(&b, "\"net\":");
+	sb_string(&b, sr_net_mode_to_string(c->net));
+
+	sb_printf(&b, "},\"enforced\":{");
+	for (size_t i = 0; i < _SR_LIMIT_MAX; i++) {
+		const char *e = sr_enforce_to_string(r->enforced[i]);
+
+		sb_printf(&b, "%s\"%s\":", i ? "," : "", sr_limit_to_string(i));
+		sb_string(&b, e ? e : "none");
+	}
+	sb_printf(&b, "},\"profile\":");
+	sb_string(&b, c->profile);
+	sb_printf(&b, ",\"sandbox_id\":");
+	sb_string(&b, r->sandbox_id[0] ? r->sandbox_id : NULL);
+	sb_printf(&b, "}\n");
+
+	if (b.error) {
+		free(b.p);
+		return b.error;
+	}
+	*ret_json = b.p;
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = SR_RETRY(write(fd, p, n));
+
+		if (w < 0)
+			return sr_negerrno();
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* A fresh, unguessable name next to the target: "." + base + ".XXXXXXXX". */
+static int open_temp(int dirfd, const char *base, char *name, size_t len)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		uint32_t rnd;
+		int fd;
+
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			return sr_negerrno();
+		snprintf(name, len, ".%.200s.%08x", base, rnd);
+		/* 0644 through open(), so the caller's umask applies as for any file. */
+		fd =
+		    openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : sr_negerrno();
+	}
+	return -EEXIST;
+}
+
+int sr_result_write(const struct sr_result *r, const struct sr_config *c, const char *path,
+		    struct sr_error *err)
+{
+	_cleanup_free_ char *json = NULL, *dir = NULL;
+	_cleanup_close_ int dirfd = -1, fd = -1;
+	char tmp[256];
+	const char *base, *slash;
+	int k;
+
+	slash = strrchr(path, '/');
+	base = slash ? slash + 1 : path;
+	if (!*base || sr_streq(base, ".") || sr_streq(base, ".."))
+		return sr_error_msg(err, -EINVAL, "result %s: not a file name", path);
+	dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+	if (!dir)
+		return sr_error_errno(err, -ENOMEM, "result %s", path);
+
+	k = sr_result_format(r, c, &json);
+	if (k < 0)
+		return sr_error_errno(err, k, "result %s: format", path);
+
+	dirfd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return sr_error_errno(err, sr_negerrno(), "result %s: directory %s", path,
+				      *dir ? dir : "/");
+	fd = open_temp(dirfd, base, tmp, sizeof(tmp));
+	if (fd < 0)
+		return sr_error_errno(err, fd, "result %s: create temporary file", path);
+
+	/*
+	 * fsync before rename: otherwise a crash can leave the new name
+	 * pointing at an empty file, which a reader of a result record
+	 * cannot tell from a run that wrote nothing.
+	 */
+	k = write_all(fd, json, strlen(json));
+	if (k >= 0 && fsync(fd) < 0)
+		k = sr_negerrno();
+	if (k >= 0 && close(steal_fd(&fd)) < 0)
+		k = sr_negerrno();
+	if (k >= 0 && renameat(dirfd, tmp, dirfd, base) < 0)
+		k = sr_negerrno();
+	if (k < 0) {
+		unlinkat(dirfd, tmp, 0);
+		return sr_error_errno(err, k, "result %s", path);
+	}
+	/* The rename itself is durable only once the directory is synced. */
+	(void)fsync(dirfd);
+	return 0;
+}

@@ -1,5 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* The result record (--result FILE): one JSON object, written atomically. */
+/*
+ * The result record (--result FILE): one JSON object on one line, written
+ * atomically (temp file in the same directory, fsync, rename).
+ *
+ * - "limits": a limit of 0 in the config (unlimited / no timeout) is
+ *   written as null, never as 0, which would read as "nothing allowed".
+ *   cpus and timeout_s are numbers with up to 3 decimals (0.5, 2, 1.5).
+ * - "signal", "error", "peak_memory_bytes", "disk_used_bytes" and
+ *   "sandbox_id" are null when there is none or it is unknown.
+ * - wall_ms, user_ms, sys_ms: 1 to 3 decimals, built without printf's
+ *   locale-dependent decimal point.
+ * - No environment value ever appears in the record.
+ */
 #pragma once
 
 #include "config.h"
@@ -48,15 +60,20 @@ struct sr_result {
 	char sandbox_id[33];
 };
 
+/* status "error" with exit_code 125, unknowns -1, nothing enforced. */
 void sr_result_init(struct sr_result *r);
 const char *sr_status_to_string(enum sr_status s);
 const char *sr_enforce_to_string(enum sr_enforce e);
 const char *sr_limit_to_string(enum sr_limit l);
 
-/* Appends s as a JSON string literal (with quotes) to buf. */
+/*
+ * Appends s as a JSON string literal (with quotes) to the string in buf
+ * (len bytes in all): control characters as \u00XX, valid UTF-8 as it is,
+ * each invalid byte as \ufffd. -ENOBUFS, buf unchanged, if it does not fit.
+ */
 int sr_json_escape(const char *s, char *buf, size_t len);
 /* The record as one line of JSON (malloc'd). */
 int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json);
-/* Temp file in the same directory + fsync + rename. */
+/* Temp file in the same directory + fsync + rename; mode 0644 less the umask. */
 int sr_result_write(const struct sr_result *r, const struct sr_config *c, const char *path,
 		    struct sr_error *err);

@@ -114,18 +114,13 @@ static int close_fds_except(int *keep, size_t n)
 
 void sr_sandbox_child(struct sr_plan *p)
 {
-	int keep[] = {p->sock, p->agent_fd};
+	int keep[] = {p->sock, p->agent_fd, sr_net_child_fd(p->net)};
 	struct sr_error err = {0};
 	struct sr_msg m;
 	int r;
 
-	/*
-	 * Die with the supervisor, even by SIGKILL: PID 1 dying takes the
-	 * whole namespace. Non-dumpable: /proc/1 is then off limits to the
-	 * agent, so it cannot ptrace PID 1 or open /proc/1/exe -- the
-	 * sandbox-run binary on the host (CVE-2019-5736).
-	 */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0)
+	/* Die with the supervisor, even by SIGKILL: PID 1 dying takes the whole namespace. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(125);
 	if (close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		_exit(125);
@@ -133,6 +128,16 @@ void sr_sandbox_child(struct sr_plan *p)
 	/* [1] The supervisor writes our id maps; EOF means it died meanwhile. */
 	r = sr_msg_recv(p->sock, &m);
 	if (r <= 0 || m.type != SR_MSG_GO)
+		_exit(125);
+
+	/*
+	 * Non-dumpable from here on: /proc/1 is off limits to the agent, so it
+	 * cannot ptrace PID 1 or open /proc/1/exe -- the sandbox-run binary on
+	 * the host (CVE-2019-5736). Not before GO: a non-dumpable process's
+	 * /proc files belong to root, and an unprivileged supervisor could not
+	 * write our uid_map.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		_exit(125);
 
 	/* [2] Setup, in order. */

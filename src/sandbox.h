@@ -16,7 +16,7 @@ struct sr_plan {
 	const struct sr_config *config;
 	struct sr_agent *agent;
 	struct sr_strv envp;    /* the agent's whole environment, secrets included */
-	int agent_fd;           /* O_PATH (dir/file workspace) or O_RDONLY (archive); -1 none */
+	int agent_fd;           /* the archive (SR_AGENT_ARCHIVE), opened by the caller; else -1 */
 	int sock;               /* the child's end of the protocol socket */
 	uid_t host_uid;         /* who "user" (uid 1000 inside) is on the host */
 	gid_t host_gid;

@@ -2,15 +2,22 @@
 /* The seccomp rule table, shared by the build-time generator and the unit tests. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * When a row matches. The filter's default action is ALLOW: a row lists
+ * calls to refuse, so every condition describes the refused case.
+ */
 enum sr_seccomp_cmp {
-	SR_SCMP_ALWAYS,        /* every call */
-	SR_SCMP_ARG_MASKED_EQ, /* (arg[n] & mask) == value */
-	SR_SCMP_ARG_MASKED_NE, /* (arg[n] & mask) != value ... see seccomp-rules.c */
+	SR_SCMP_ALWAYS,		   /* every call */
+	SR_SCMP_ARG_MASKED_EQ,	   /* (arg[n] & mask) == values[0] */
+	SR_SCMP_ARG_MASKED_NOT_IN, /* (arg[n] & mask) is none of values[] */
 	_SR_SCMP_CMP_MAX,
 };
+
+#define SR_SCMP_VALUES_MAX 6
 
 struct sr_seccomp_rule {
 	const char *syscall;
@@ -18,7 +25,13 @@ struct sr_seccomp_rule {
 	enum sr_seccomp_cmp cmp;
 	unsigned arg;
 	uint64_t mask;
-	uint64_t value;
+	size_t n_values;
+	uint64_t values[SR_SCMP_VALUES_MAX];
+	/*
+	 * Not a system call on every architecture (vm86 is i386-only): the
+	 * generator skips it with a note where it does not exist.
+	 */
+	bool optional;
 	const char *why;
 };
 

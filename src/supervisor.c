@@ -109,18 +109,21 @@ static int check_enforcement(const struct sr_config *c, const struct sr_net *net
 	return 0;
 }
 
+/*
+ * An archive is opened here, as the caller, and read by the child. A
+ * directory is opened by the child itself (mounts.c): overlayfs takes no
+ * lower layer from another mount namespace.
+ */
 static int open_agent(struct run *run, struct sr_error *err)
 {
 	const struct sr_agent *a = &run->agent;
-	const char *path = a->kind == SR_AGENT_ARCHIVE ? a->archive_path : a->host_dir;
-	int flags = a->kind == SR_AGENT_ARCHIVE ? O_RDONLY : O_PATH | O_DIRECTORY;
 
 	run->plan.agent_fd = -1;
-	if (!path)
+	if (a->kind != SR_AGENT_ARCHIVE)
 		return 0;
-	run->plan.agent_fd = open(path, flags | O_CLOEXEC | O_NOCTTY);
+	run->plan.agent_fd = open(a->archive_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (run->plan.agent_fd < 0)
-		return sr_error_errno(err, sr_negerrno(), "open %s", path);
+		return sr_error_errno(err, sr_negerrno(), "open %s", a->archive_path);
 	return 0;
 }
 

@@ -34,22 +34,22 @@ t_host_uid() {
 
 t_nested_userns() {
 	sr --net none --ro-bind "$PROBE_DIR" /probe -- /probe/sr-probe userns
-	assert_match "nested user namespaces are refused" "unshare: EPERM" "$out"
+	assert_match "nested user namespaces are refused" "unshare\\(CLONE_NEWUSER\\): EPERM.clone\\(CLONE_NEWUSER\\): EPERM.clone3\\(CLONE_NEWUSER\\): ENOSYS" "$out"
 	sr --net none -- cat /proc/sys/user/max_user_namespaces
 	assert_eq "user.max_user_namespaces is 0 inside" "0" "$out"
 }
 
 t_readonly_runtime() {
 	sr --net none -- sh -c 'touch /usr/x 2>&1; touch /etc/x 2>&1; touch /x 2>&1; echo hi > /proc/sys/kernel/hostname 2>&1; true'
-	assert_match "/usr is read-only" "/usr/x: Read-only file system" "$out"
-	assert_match "/etc is read-only" "/etc/x: Read-only file system" "$out"
-	assert_match "/ is read-only" "/x: Read-only file system" "$out"
-	assert_match "/proc/sys is read-only" "Read-only file system|Permission denied" "$out"
+	assert_match "/usr is read-only" "/usr/x.: Read-only file system" "$out"
+	assert_match "/etc is read-only" "/etc/x.: Read-only file system" "$out"
+	assert_match "/ is read-only" "touch: cannot touch ./x.: Read-only file system" "$out"
+	assert_match "/proc/sys is read-only" "hostname: Read-only file system" "$out$errout"
 }
 
 t_host_invisible() {
 	echo secret >"$SR_TMP/host-marker"
-	sr --net none -- sh -c "ls / | tr '\n' ' '; test -e '$SR_TMP/host-marker' && echo VISIBLE; test -e /root && echo ROOT; ls /home; cat /etc/shadow 2>&1 | head -1"
+	sr --net none -- sh -c "ls / | tr '\n' ' '; echo; test -e '$SR_TMP/host-marker' && echo VISIBLE; test -e /root && echo ROOT; ls /home; cat /etc/shadow 2>&1 | head -1"
 	assert_match "the root holds only the sandbox's entries" "^bin dev etc home (lib |lib32 |lib64 |libx32 )*proc run sbin tmp usr var workspace $" \
 		"$(head -1 <<<"$out")"
 	assert_no_match "host files are invisible" "VISIBLE|ROOT" "$out"
@@ -61,7 +61,7 @@ user:x:1000:1000:user:/home/user:/bin/sh" "$out"
 }
 
 t_proc_masked() {
-	sr --net none -- sh -c 'wc -c < /proc/kcore; wc -c < /proc/keys 2>&1; ls /proc/acpi 2>&1 | wc -l; cat /proc/1/cmdline 2>&1 | wc -c; readlink /proc/1/exe 2>&1'
+	sr --net none -- sh -c 'cat /proc/kcore 2>/dev/null | wc -c; wc -c < /proc/keys 2>&1; ls /proc/acpi 2>&1 | wc -l; cat /proc/1/cmdline 2>&1 | wc -c; readlink -v /proc/1/exe 2>&1'
 	assert_eq "/proc/kcore reads empty" "0" "$(sed -n 1p <<<"$out")"
 	assert_eq "/proc/keys reads empty" "0" "$(sed -n 2p <<<"$out")"
 	assert_match "/proc/1/exe is out of reach (PID 1 is non-dumpable)" "Permission denied" "$out"

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# The network policy, end to end: a "remote" test host in a network
+# namespace this script creates, joined to the host by a veth pair with
+# private addresses, reached from the sandbox through slirp4netns. Traffic
+# goes only to loopback and to that namespace; everything is removed on exit.
+. "$(dirname "$0")/libtest.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	# Building the test host needs CAP_NET_ADMIN on the host.
+	echo "1..0 # SKIP building the test network needs root"
+	exit 0
+fi
+
+# Per-run names and subnet, so concurrent runs do not collide.
+N=$(($$ % 200 + 20))
+HOST_IF="srnh$N"
+REMOTE_IF="srnr$N"
+HOST_IP="10.201.$N.1"
+REMOTE="10.201.$N.2"
+# A non-private address of the host itself: only the host-address rule refuses it.
+HOST_PUBLIC="203.0.113.$N"
+PORT=8000
+OTHER_PORT=8001
+LOOP_PORT=$((18000 + N))
+REMOTE_PID=""
+
+net_cleanup() {
+	local pid
+	for pid in ${NET_PIDS:-}; do kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+	# The namespace dies with its holder; the veth pair with it.
+	ip link del "$HOST_IF" 2>/dev/null
+	_cleanup
+}
+trap net_cleanup EXIT
+
+bg() {
+	"$@" >/dev/null 2>&1 </dev/null &
+	NET_PIDS="${NET_PIDS:-} $!"
+}
+
+# The namespace is held by a process, not by a name in /run/netns: nothing
+# can unmount it behind our back, and nothing outlives the script.
+setup_network() {
+	mkdir -p "$SR_TMP/www"
+	echo hello-remote >"$SR_TMP/www/index.html"
+	chmod -R a+rX "$SR_TMP/www"
+	unshare --net sleep infinity </dev/null >/dev/null 2>&1 &
+	REMOTE_PID=$!
+	NET_PIDS="${NET_PIDS:-} $REMOTE_PID"
+	ip link add "$HOST_IF" type veth peer name "$REMOTE_IF" netns "$REMOTE_PID" || return 1
+	ip addr add "$HOST_IP/24" dev "$HOST_IF" || return 1
+	ip addr add "$HOST_PUBLIC/32" dev "$HOST_IF" || return 1
+	ip link set "$HOST_IF" up || return 1
+	nsenter -t "$REMOTE_PID" -n sh -c "ip link set lo up && ip addr add $REMOTE/24 dev $REMOTE_IF && ip link set $REMOTE_IF up" || return 1
+	bg nsenter -t "$REMOTE_PID" -n python3 -m http.server "$PORT" --bind "$REMOTE" --directory "$SR_TMP/www"
+	bg nsenter -t "$REMOTE_PID" -n python3 -m http.server "$OTHER_PORT" --bind "$REMOTE" --directory "$SR_TMP/www"
+	bg python3 -m http.server "$LOOP_PORT" --bind 127.0.0.1 --directory "$SR_TMP/www"
+	bg python3 -m http.server "$LOOP_PORT" --bind "$HOST_PUBLIC" --directory "$SR_TMP/www"
+	local i
+	for i in $(seq 50); do
+		curl -s -m 1 "http://$REMOTE:$PORT/" >/dev/null && curl -s -m 1 "http://$REMOTE:$OTHER_PORT/" >/dev/null &&
+			curl -s -m 1 "http://127.0.0.1:$LOOP_PORT/" >/dev/null &&
+			curl -s -m 1 "http://$HOST_PUBLIC:$LOOP_PORT/" >/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The sandbox's curl: refused connections fail at once (exit 7), never time out (28).
+CURL='curl -sS -m 5 -o /dev/null -w %{http_code}:%{time_total}'
+
+# expect_refused NAME ARGS...: the sandbox's curl is refused, fast.
+expect_refused() {
+	local name=$1
+	shift
+	sr "$@"
+	if [ "$rc" = 7 ] && [[ $out =~ ^000:0\.[0-4] ]]; then ok "$name"; else not_ok "$name (curl exit $rc, $out)"; fi
+}
+
+t_allow() {
+	sr --net egress --allow "$REMOTE" -- curl -sS -m 5 "http://$REMOTE:$PORT/"
+	assert_eq "HTTP to an allowed test host works" hello-remote "$out"
+	sr --net egress --allow "$REMOTE:$PORT" -- $CURL "http://$REMOTE:$PORT/"
+	assert_match "--allow IP:PORT opens that port" "^200:" "$out"
+	expect_refused "--allow IP:PORT refuses the host's other ports" \
+		--net egress --allow "$REMOTE:$PORT" -- $CURL "http://$REMOTE:$OTHER_PORT/"
+	sr --net egress --allow "10.201.$N.0/24" -- $CURL "http://$REMOTE:$PORT/"
+	assert_match "--allow CIDR opens the range" "^200:" "$out"
+	expect_refused "--deny wins over --allow" \
+		--net egress --allow "10.201.$N.0/24" --deny "$REMOTE" -- $CURL "http://$REMOTE:$PORT/"
+}
+
+t_allowlist_refuses_others() {
+	expect_refused "the allowlist refuses an address not on it" \
+		--net egress --allow "$REMOTE:$PORT" -- $CURL "http://$HOST_PUBLIC:$LOOP_PORT/"
+	sr --net egress --allow "$REMOTE" -- python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+try:
+    s.connect(('$HOST_IP', 9))
+    s.send(b'x')
+    s.recv(1)
+except OSError as e:
+    print(type(e).__name__)"
+	assert_match "UDP outside the allowlist is refused, not dropped" "PermissionError|ConnectionRefusedError" "$out"
+}
+
+t_private_default() {
+	expect_refused "a private test host is refused by default" --net egress -- $CURL "http://$REMOTE:$PORT/"
+}
+
+t_metadata() {
+	expect_refused "the metadata address is refused in well under a second" \
+		--net egress -- $CURL "http://169.254.169.254/latest/meta-data/"
+	expect_refused "the IPv6 metadata address too" --net egress -- $CURL "http://[fd00:ec2::254]/"
+}
+
+t_host() {
+	expect_refused "the host's loopback (via the helper's 10.0.2.2) is unreachable" \
+		--net egress -- $CURL "http://10.0.2.2:$LOOP_PORT/"
+	expect_refused "even when 10.0.2.0/24 is allowed" \
+		--net egress --allow 10.0.2.0/24 -- $CURL "http://10.0.2.2:$LOOP_PORT/"
+	expect_refused "the host's own addresses are refused by default" \
+		--net egress -- $CURL "http://$HOST_PUBLIC:$LOOP_PORT/"
+	sr --net egress --allow "$HOST_PUBLIC:$LOOP_PORT" -- $CURL "http://$HOST_PUBLIC:$LOOP_PORT/"
+	assert_match "and reachable when allowed" "^200:" "$out"
+}
+
+t_inbound() {
+	local port=$((19000 + N)) pid i
+	(as_user_exec "$SR" --net egress -- python3 -m http.server "$port" </dev/null >/dev/null 2>&1) &
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	sleep 1.5
+	check "a server in the sandbox is unreachable from the host" \
+		bash -c "! curl -s -m 2 http://127.0.0.1:$port/ >/dev/null"
+	check "and from a test host" \
+		bash -c "! nsenter -t $REMOTE_PID -n curl -s -m 2 http://$HOST_IP:$port/ >/dev/null"
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+t_none() {
+	sr --net none -- sh -c 'tail -n +2 /proc/net/route | wc -l; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "'
+	assert_eq "--net none: lo only, no route" "$(printf '0\nlo')" "$out"
+	sr --net none -- $CURL "http://$REMOTE:$PORT/"
+	assert_match "--net none: connecting fails" "^000:" "$out"
+}
+
+t_dns_and_result() {
+	local f="$SR_TMP/net-result-$SR_AS.json"
+	sr --net egress --result "$f" -- cat /etc/resolv.conf
+	assert_match "resolv.conf points at the helper's resolver" "nameserver 10.0.2.3" "$out"
+	assert_eq "the result record says nftables" nftables "$(json_get "$f" enforced.net)"
+}
+
+t_fail_closed() {
+	sr --net egress --allow no-such-host.invalid -- true
+	assert_eq "an unresolvable --allow name refuses to start" 125 "$rc"
+	assert_match "with one line saying why" "^sandbox-run: .*no-such-host.invalid" "$errout"
+	expect_refused "the agent cannot lift the policy (no CAP_NET_ADMIN)" \
+		--net egress -- sh -c "nft flush ruleset 2>/dev/null; ip link set lo down 2>/dev/null; $CURL http://$REMOTE:$PORT/"
+}
+
+if ! command -v curl >/dev/null; then
+	echo "1..0 # SKIP curl is not installed"
+	exit 0
+fi
+if ! setup_network; then
+	not_ok "build the test network"
+	done_testing
+	exit 1
+fi
+for_each_user t_allow t_allowlist_refuses_others t_private_default t_metadata t_host t_inbound \
+	t_none t_dns_and_result t_fail_closed
+done_testing

@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+#include "options.h"
+#include "profile.h"
+
+#include <check.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GiB (UINT64_C(1) << 30)
+#define MiB (UINT64_C(1) << 20)
+
+static char tmpdir[64];
+static char oldcwd[PATH_MAX];
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* Each test runs in an empty temp directory with no user profiles. */
+static void setup(void)
+{
+	char xdg[128];
+
+	strcpy(tmpdir, "/tmp/sr-test-options-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(xdg, sizeof(xdg), "%s/xdg", tmpdir);
+	ck_assert_int_eq(mkdir(xdg, 0700), 0);
+	setenv("XDG_CONFIG_HOME", xdg, 1);
+	ck_assert_ptr_nonnull(getcwd(oldcwd, sizeof(oldcwd)));
+	ck_assert_int_eq(chdir(tmpdir), 0);
+	sr_log_set_level(SR_LOG_WARNING);
+}
+
+static void teardown(void)
+{
+	ck_assert_int_eq(chdir(oldcwd), 0);
+	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+struct run {
+	struct sr_config c;
+	struct sr_error err;
+	enum sr_action action;
+	int r;
+};
+
+/* Parses a NULL-terminated argument list (argv[0] added). */
+static void parse_v(struct run *run, char **args)
+{
+	static char *argv[64];
+	int argc = 0;
+
+	argv[argc++] = "sandbox-run";
+	while (*args)
+		argv[argc++] = *args++;
+	argv[argc] = NULL;
+	memset(run, 0, sizeof(*run));
+	run->action = _SR_ACTION_MAX;
+	sr_config_init(&run->c);
+	run->r = sr_options_parse(argc, argv, &run->c, &run->action, &run->err);
+}
+
+#define PARSE(run, ...) parse_v(run, (char *[]){__VA_ARGS__, NULL})
+
+static void parse_ok(struct run *run)
+{
+	ck_assert_msg(run->r == 0, "parse failed: %s", run->err.msg);
+}
+
+static const char *parse_error(struct run *run)
+{
+	ck_assert_msg(run->r < 0, "parse succeeded");
+	ck_assert_int_eq(run->err.status, 125);
+	return run->err.msg;
+}
+
+START_TEST(test_defaults)
+{
+	struct run run;
+
+	PARSE(&run, "./agent", "--memory", "1G", "x");
+	parse_ok(&run);
+	ck_assert_int_eq(run.action, SR_ACTION_RUN);
+	ck_assert_str_eq(run.c.profile, "default");
+	ck_assert_uint_eq(run.c.memory_bytes, 2 * GiB); /* after AGENT: the agent's args */
+	ck_assert_uint_eq(run.c.cpus_milli, 2000);
+	ck_assert_uint_eq(run.c.timeout_ms, 120000);
+	ck_assert_int_eq(run.c.argc, 4);
+	ck_assert_str_eq(run.c.argv[0], "./agent");
+	ck_assert_str_eq(run.c.argv[1], "--memory");
+	ck_assert(!run.c.command_mode);
+	ck_assert_int_eq(sr_log_get_level(), SR_LOG_WARNING);
+	sr_config_free(&run.c);
+}
+END_TEST
+
+START_TEST(test_overrides_beat_profile)
+{
+	struct run run;
+
+	PARSE(&run, "--memory", "1G", "-p", "tx", "--timeout=90s", "--cpus", "0.5", "--pids", "10",
+	      "--disk", "0", "--strict", "--net", "none", "--env", "A=1", "--env", "A=2", "--env",
+	      "B=x=y", "--pass-env", "TERM", "--env-file", "s.env", "--entry", "python3 main.py",
+	      "--result", "r.json", "--memory", "3G", "agentdir");
+	parse_ok(&run);
+	ck_assert_str_eq(run.c.profile, "tx");
+	ck_assert_uint_eq(run.c.memory_bytes, 3 * GiB); /* the last --memory wins */
+	ck_assert_uint_eq(run.c.cpus_milli, 500);
+	ck_assert_uint_eq(run.c.timeout_ms, 90000);
+	ck_assert_uint_eq(run.c.pids, 10);
+	ck_assert_uint_eq(run.c.disk_bytes, 0);
+	ck_assert(run.c.strict);
+	ck_assert_int_eq(run.c.net, SR_NET_NONE);
+	ck_assert_uint_eq(run.c.env.n, 2);
+	ck_assert_str_eq(run.c.env.items[0], "A=2");
+	ck_assert_str_eq(run.c.env.items[1], "B=x=y");
+	ck_assert_str_eq(run.c.pass_env.items[0], "TERM");
+	ck_assert_ptr_nonnull(strstr(run.c.env_file, "/s.env"));
+	ck_assert_int_eq(run.c.env_file[0], '/');
+	ck_assert_str_eq(run.c.entry, "python3 main.py");
+	ck_assert_str_eq(run.c.result_path, "r.json");
+	ck_assert_int_eq(run.c.argc, 1);
+	sr_config_free(&run.c);
+
+	/* Options apply over the profile: tx's 1 CPU stays unless overridden. */
+	PARSE(&run, "-p", "tx", "--memory", "64M", "a");
+	parse_ok(&run);
+	ck_assert_uint_eq(run.c.memory_bytes, 64 * MiB);
+	ck_assert_uint_eq(run.c.cpus_milli, 1000);
+	ck_assert_uint_eq(run.c.disk_bytes, 1 * GiB);
+	sr_config_free(&run.c);
+}
+END_TEST
+
+START_TEST(test_lists_and_binds)
+{
+	struct run run;
+
+	ck_assert_int_eq(mkdir("data", 0700), 0);
+	PARSE(&run, "--allow", "10.0.0.0/8", "--allow", "example.com:443", "--deny", "192.0.2.1",
+	      "--ro-bind", "data", "/data", "--bind", "/srv", "/srv", "a");
+	parse_ok(&run);
+	ck_assert_uint_eq(run.c.allow.n, 2);
+	ck_assert_str_eq(run.c.allow.items[1], "example.com:443");
+	ck_assert_uint_eq(run.c.deny.n, 1);
+	ck_assert_uint_eq(run.c.n_binds, 2);
+	ck_assert_int_eq(run.c.binds[0].src[0], '/');
+	ck_assert_str_eq(run.c.binds[0].src + strlen(run.c.binds[0].src) - 5, "/data");
+	ck_assert_str_eq(run.c.binds[0].dst, "/data");
+	ck_assert(!run.c.binds[0].writable);
+	ck_assert(run.c.binds[1].writable);
+	ck_assert_str_eq(run.c.argv[0], "a");
+	sr_config_free(&run.c);
+}
+END_TEST
+
+START_TEST(test_command_mode)
+{
+	struct run run;
+
+	PARSE(&run, "--memory", "1G", "--", "ls", "-l", "--", "x");
+	parse_ok(&run);
+	ck_assert(run.c.command_mode);
+	ck_assert_int_eq(run.c.argc, 4);
+	ck_assert_str_eq(run.c.argv[0], "ls");
+	ck_assert_str_eq(run.c.argv[2], "--");
+	ck_assert_uint_eq(run.c.memory_bytes, 1 * GiB);
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--workspace", "/tmp", "--", "make", "check");
+	parse_ok(&run);
+	ck_assert(run.c.command_mode);
+	ck_assert_str_eq(run.c.workspace, "/tmp");
+	sr_config_free(&run.c);
+
+	/* "--" as the value of an option does not start command mode. */
+	PARSE(&run, "--entry", "--", "agentdir");
+	parse_ok(&run);
+	ck_assert(!run.c.command_mode);
+	ck_assert_str_eq(run.c.entry, "--");
+	ck_assert_str_eq(run.c.argv[0], "agentdir");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--workspace", "/tmp", "agentdir");
+	ck_assert_str_eq(parse_error(&run), "--workspace is only for '-- COMMAND' (an AGENT "
+					    "directory is its own workspace)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--");
+	ck_assert_str_eq(parse_error(&run), "missing COMMAND after '--' (see --help)");
+	sr_config_free(&run.c);
+}
+END_TEST
+
+START_TEST(test_verbs)
+{
+	struct run run;
+
+	PARSE(&run, "run", "--memory", "1G", "./agent", "arg");
+	parse_ok(&run);
+	ck_assert_int_eq(run.c.argc, 2);
+	ck_assert_str_eq(run.c.argv[0], "./agent");
+	ck_assert_uint_eq(run.c.memory_bytes, 1 * GiB);
+	sr_config_free(&run.c);
+
+	PARSE(&run, "-q", "run", "--", "true");
+	parse_ok(&run);
+	ck_assert(run.c.command_mode);
+	ck_assert_str_eq(run.c.argv[0], "true");
+	sr_config_free(&run.c);
+
+	/* "run run": the second is the agent. */
+	PARSE(&run, "run", "run");
+	parse_ok(&run);
+	ck_assert_int_eq(run.c.argc, 1);
+	ck_assert_str_eq(run.c.argv[0], "run");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "deploy", "./agent");
+	ck_assert_str_eq(parse_error(&run), "'deploy' is not available yet in this version (use "
+					    "sandbox-run [run] AGENT or sandbox-run -- COMMAND)");
+	ck_assert_int_eq(run.r, -ENOTSUP);
+	sr_config_free(&run.c);
+
+	PARSE(&run, "-p", "tx", "snapshots");
+	ck_assert_ptr_nonnull(strstr(parse_error(&run), "'snapshots' is not available yet"));
+	sr_config_free(&run.c);
+
+	/* An existing path is always AGENT, even when named like a verb. */
+	ck_assert_int_eq(mkdir("invoke", 0700), 0);
+	PARSE(&run, "invoke");
+	parse_ok(&run);
+	ck_assert_str_eq(run.c.argv[0], "invoke");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "run");
+	ck_assert_ptr_nonnull(strstr(parse_error(&run), "missing AGENT"));
+	sr_config_free(&run.c);
+}
+END_TEST
+
+START_TEST(test_usage_errors)
+{
+	struct run run;
+
+	PARSE(&run, "--memory", "1G");
+	ck_assert_str_eq(parse_error(&run),
+			 "missing AGENT (usage: sandbox-run [OPTIONS] AGENT "
+			 "[ARG...] or sandbox-run [OPTIONS] -- COMMAND [ARG...]; "
+			 "see --help)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--memory", "lots", "a");
+	ck_assert_str_eq(parse_error(&run), "option --memory: bad size 'lots' (use e.g. 512M, "
+					    "2G, or 0 for unlimited)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--timeout", "-5", "a");
+	ck_assert_str_eq(parse_error(&run), "option --timeout: bad duration '-5' (use e.g. 120, "
+					    "90s, 5m, 1h, or 0 for none)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--memory", "512", "a");
+	ck_assert_str_eq(parse_error(&run), "option --memory: size '512' is below 1M (did you "
+					    "mean 512M?)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--disk", "4K", "a");
+	ck_assert_str_eq(parse_error(&run), "option --disk: size '4K' is below 1M (use e.g. "
+					    "512M, 2G, or 0 for unlimited)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--memroy", "1G", "a");
+	ck_assert_str_eq(parse_error(&run), "unknown option '--memroy' (did you mean '--memory'?)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--frobnicate=3", "a");
+	ck_assert_str_eq(parse_error(&run), "unknown option '--frobnicate' (see --help)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "-x", "a");
+	ck_assert_str_eq(parse_error(&run), "unknown option '-x' (see --help)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--strict=yes", "a");
+	ck_assert_str_eq(parse_error(&run), "option --strict takes no value");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "a", "--memory");
+	parse_ok(&run); /* after AGENT: the agent's own argument */
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--memory");
+	ck_assert_str_eq(parse_error(&run), "option --memory needs a value (see --help)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "-p");
+	ck_assert_str_eq(parse_error(&run), "option --profile needs a value (see --help)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--ro-bind", "/a");
+	ck_assert_str_eq(parse_error(&run), "option --ro-bind needs two values: SRC DST");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--bind", "/a", "relative", "x");
+	ck_assert_str_eq(parse_error(&run), "option --bind: destination 'relative' is not "
+					    "absolute (e.g. /data)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--env", "TOKEN", "a");
+	ck_assert_str_eq(parse_error(&run), "option --env: expected KEY=VALUE, got 'TOKEN' (use "
+					    "--pass-env TOKEN to copy it from your environment)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--env", "9X=1", "a");
+	ck_assert_str_eq(parse_error(&run), "option --env: bad variable name '9X' (use letters, "
+					    "digits and '_', not starting with a digit)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--allow", "10.1.0.0/8", "a");
+	ck_assert_str_eq(parse_error(&run), "option --allow: '10.1.0.0/8' has host bits set (did "
+					    "you mean 10.0.0.0/8?)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "-p", "offline", "--allow", "192.0.2.1", "a");
+	ck_assert_str_eq(parse_error(&run), "network: allow '192.0.2.1' given but the network "
+					    "mode is none (use --net egress, or drop the allow "
+					    "entries)");
+	sr_config_free(&run.c);
+
+	PARSE(&run, "-p", "nosuch", "a");
+	ck_assert_ptr_nonnull(strstr(parse_error(&run), "profile 'nosuch' not found"));
+	sr_config_free(&run.c);
+}
+END_TEST
+
+START_TEST(test_profile_file_and_errors)
+{
+	struct run run;
+	FILE *f = fopen("p.ini", "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = e2b\n[limits]\npids = 5\n", f);
+	fclose(f);
+	PARSE(&run, "-p", "./p.ini", "a");
+	parse_ok(&run);
+	ck_assert_uint_eq(run.c.pids, 5);
+	ck_assert_uint_eq(run.c.memory_bytes, 4 * GiB);
+	ck_assert_str_eq(run.c.profile_path, "./p.ini");
+	sr_config_free(&run.c);
+
+	f = fopen("bad.ini", "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[limits]\n\nmemroy = 1G\n", f);
+	fclose(f);
+	PARSE(&run, "--profile=./bad.ini", "a");
+	ck_assert_str_eq(parse_error(&run), "profile ./bad.ini:3: unknown key 'memroy' in "
+					    "[limits] (did you mean 'memory'?)");
+	sr_config_free(&run.c);
+}
+END_TEST
+
+START_TEST(test_actions_and_verbosity)
+{
+	struct run run;
+
+	PARSE(&run, "--help");
+	parse_ok(&run);
+	ck_assert_int_eq(run.action, SR_ACTION_HELP);
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--memory", "lots", "-h");
+	parse_ok(&run);
+	ck_assert_int_eq(run.action, SR_ACTION_HELP);
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--version");
+	parse_ok(&run);
+	ck_assert_int_eq(run.action, SR_ACTION_VERSION);
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--print-config");
+	parse_ok(&run);
+	ck_assert_int_eq(run.action, SR_ACTION_PRINT_CONFIG);
+	ck_assert(run.c.print_config);
+	sr_config_free(&run.c);
+
+	PARSE(&run, "-vv", "a");
+	parse_ok(&run);
+	ck_assert_int_eq(sr_log_get_level(), SR_LOG_DEBUG);
+	sr_config_free(&run.c);
+
+	PARSE(&run, "-v", "a");
+	parse_ok(&run);
+	ck_assert_int_eq(sr_log_get_level(), SR_LOG_INFO);
+	sr_config_free(&run.c);
+
+	PARSE(&run, "--quiet", "a");
+	parse_ok(&run);
+	ck_assert_int_eq(sr_log_get_level(), SR_LOG_ERROR);
+	sr_config_free(&run.c);
+}
+END_TEST
+
+static void assert_same_strv(const struct sr_strv *a, const struct sr_strv *b)
+{
+	ck_assert_uint_eq(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++)
+		ck_assert_str_eq(a->items[i], b->items[i]);
+}
+
+START_TEST(test_print_config_round_trip)
+{
+	struct run run;
+	struct sr_config back;
+	struct sr_error err = {};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	PARSE(&run, "-p", "ci", "--print-config", "--memory", "768M", "--cpus", "1.5", "--timeout",
+	      "1h", "--allow", "[2001:db8::1]:443", "--deny", "10.0.0.0/8", "--env",
+	      "API_URL=https://x.example/v1?a=b", "--env", "EMPTY=", "--pass-env", "HOME",
+	      "--env-file", "/run/secrets.env", "--ro-bind", "/usr/share", "/opt/share", "--bind",
+	      "/srv/out", "/out", "--entry", "node  index.js", "--strict", "--workspace", "/tmp",
+	      "--", "make", "-j2");
+	parse_ok(&run);
+	ck_assert_int_eq(run.action, SR_ACTION_PRINT_CONFIG);
+
+	f = open_memstream(&text, &len);
+	ck_assert_int_eq(sr_config_print(&run.c, f), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(
+	    strstr(text, "# sandbox-run: effective configuration (profile ci from "));
+	ck_assert_ptr_nonnull(strstr(text, "\n# command: make -j2\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nAPI_URL = https://x.example/v1?a=b\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\npass = HOME\n"));
+
+	sr_config_init(&back);
+	ck_assert_msg(sr_profile_load_string(&back, text, "printed", &err) == 0, "%s\n%s", err.msg,
+		      text);
+	ck_assert_uint_eq(back.memory_bytes, 768 * MiB);
+	ck_assert_uint_eq(back.memory_bytes, run.c.memory_bytes);
+	ck_assert_uint_eq(back.cpus_milli, run.c.cpus_milli);
+	ck_assert_uint_eq(back.pids, run.c.pids);
+	ck_assert_uint_eq(back.timeout_ms, run.c.timeout_ms);
+	ck_assert_uint_eq(back.disk_bytes, run.c.disk_bytes);
+	ck_assert_int_eq(back.strict, run.c.strict);
+	ck_assert_int_eq(back.net, run.c.net);
+	assert_same_strv(&back.allow, &run.c.allow);
+	assert_same_strv(&back.deny, &run.c.deny);
+	assert_same_strv(&back.env, &run.c.env);
+	assert_same_strv(&back.pass_env, &run.c.pass_env);
+	ck_assert_str_eq(back.env_file, run.c.env_file);
+	ck_assert_str_eq(back.entry, run.c.entry);
+	ck_assert_uint_eq(back.n_binds, run.c.n_binds);
+	for (size_t i = 0; i < back.n_binds; i++) {
+		ck_assert_str_eq(back.binds[i].src, run.c.binds[i].src);
+		ck_assert_str_eq(back.binds[i].dst, run.c.binds[i].dst);
+		ck_assert_int_eq(back.binds[i].writable, run.c.binds[i].writable);
+	}
+	/* Command-line-only settings are comments, not settings. */
+	ck_assert_ptr_null(back.workspace);
+	free(text);
+	sr_config_free(&back);
+	sr_config_free(&run.c);
+}
+END_TEST
+
+START_TEST(test_usage_lists_every_option)
+{
+	const char *const options[] = {
+	    "-p, --profile", "--memory",   "--cpus",	 "--pids",	   "--timeout",
+	    "--disk",	     "--net",	   "--allow",	 "--deny",	   "--env KEY=VALUE",
+	    "--env-file",    "--pass-env", "--ro-bind",	 "--bind",	   "--workspace",
+	    "--entry",	     "--result",   "--strict",	 "--print-config", "-q, --quiet",
+	    "-v, --verbose", "--version",  "-h, --help",
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	sr_options_usage(f);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(options) / sizeof(*options); i++)
+		ck_assert_msg(strstr(text, options[i]), "usage lacks %s", options[i]);
+	free(text);
+}
+END_TEST
+
+static Suite *options_suite(void)
+{
+	Suite *s = suite_create("options");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_overrides_beat_profile);
+	tcase_add_test(tc, test_lists_and_binds);
+	tcase_add_test(tc, test_command_mode);
+	tcase_add_test(tc, test_verbs);
+	tcase_add_test(tc, test_usage_errors);
+	tcase_add_test(tc, test_profile_file_and_errors);
+	tcase_add_test(tc, test_actions_and_verbosity);
+	tcase_add_test(tc, test_print_config_round_trip);
+	tcase_add_test(tc, test_usage_lists_every_option);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(options_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

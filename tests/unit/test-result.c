@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+#include "result.h"
+#include "util.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+
+/*
+ * A base directory per test case, made and removed by the parent (an
+ * unchecked fixture runs even when a forked test fails), and a fresh
+ * directory per test inside it.
+ */
+static char basedir[64], tmpdir[96];
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void setup_base(void)
+{
+	snprintf(basedir, sizeof(basedir), "/tmp/sr-test-result.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(basedir));
+}
+
+static void teardown_base(void)
+{
+	nftw(basedir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void setup_tmp(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown_tmp(void)
+{
+	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *escape(const char *s)
+{
+	static char buf[512];
+
+	buf[0] = '\0';
+	ck_assert_int_eq(sr_json_escape(s, buf, sizeof(buf)), 0);
+	return buf;
+}
+
+START_TEST(test_init)
+{
+	struct sr_result r;
+
+	memset(&r, 0x55, sizeof(r));
+	sr_result_init(&r);
+	ck_assert_int_eq(r.status, SR_STATUS_ERROR);
+	ck_assert_int_eq(r.exit_code, 125);
+	ck_assert_int_eq(r.signal, 0);
+	ck_assert_str_eq(r.error, "");
+	ck_assert_str_eq(r.sandbox_id, "");
+	ck_assert_int_eq(r.peak_memory_bytes, -1);
+	ck_assert_int_eq(r.disk_used_bytes, -1);
+	for (size_t i = 0; i < _SR_LIMIT_MAX; i++)
+		ck_assert_int_eq(r.enforced[i], SR_ENFORCE_NONE);
+}
+END_TEST
+
+START_TEST(test_to_string)
+{
+	ck_assert_str_eq(sr_status_to_string(SR_STATUS_EXITED), "exited");
+	ck_assert_str_eq(sr_status_to_string(SR_STATUS_SIGNALED), "signaled");
+	ck_assert_str_eq(sr_status_to_string(SR_STATUS_TIMEOUT), "timeout");
+	ck_assert_str_eq(sr_status_to_string(SR_STATUS_OOM), "oom");
+	ck_assert_str_eq(sr_status_to_string(SR_STATUS_ERROR), "error");
+	ck_assert_ptr_null(sr_status_to_string(_SR_STATUS_MAX));
+	ck_assert_str_eq(sr_enforce_to_string(SR_ENFORCE_NONE), "none");
+	ck_assert_str_eq(sr_enforce_to_string(SR_ENFORCE_CGROUP2), "cgroup2");
+	ck_assert_str_eq(sr_enforce_to_string(SR_ENFORCE_CGROUP1), "cgroup1");
+	ck_assert_str_eq(sr_enforce_to_string(SR_ENFORCE_RLIMIT), "rlimit");
+	ck_assert_str_eq(sr_enforce_to_string(SR_ENFORCE_TMPFS), "tmpfs");
+	ck_assert_str_eq(sr_enforce_to_string(SR_ENFORCE_NFTABLES), "nftables");
+	ck_assert_str_eq(sr_enforce_to_string(SR_ENFORCE_NETNS), "netns");
+	ck_assert_ptr_null(sr_enforce_to_string(_SR_ENFORCE_MAX));
+	ck_assert_str_eq(sr_limit_to_string(SR_LIMIT_MEMORY), "memory");
+	ck_assert_str_eq(sr_limit_to_string(SR_LIMIT_CPUS), "cpus");
+	ck_assert_str_eq(sr_limit_to_string(SR_LIMIT_PIDS), "pids");
+	ck_assert_str_eq(sr_limit_to_string(SR_LIMIT_DISK), "disk");
+	ck_assert_str_eq(sr_limit_to_string(SR_LIMIT_NET), "net");
+	ck_assert_ptr_null(sr_limit_to_string(_SR_LIMIT_MAX));
+}
+END_TEST
+
+START_TEST(test_escape_basic)
+{
+	ck_assert_str_eq(escape(""), "\"\"");
+	ck_assert_str_eq(escape("plain text"), "\"plain text\"");
+	ck_assert_str_eq(escape("say \"hi\""), "\"say \\\"hi\\\"\"");
+	ck_assert_str_eq(escape("C:\\dir"), "\"C:\\\\dir\"");
+	ck_assert_str_eq(escape("a/b"), "\"a/b\"");
+	ck_assert_str_eq(escape("\x7f"), "\"\x7f\"");
+}
+END_TEST
+
+START_TEST(test_escape_control)
+{
+	ck_assert_str_eq(escape("a\nb"), "\"a\\u000ab\"");
+	ck_assert_str_eq(escape("\t\r\b\f"), "\"\\u0009\\u000d\\u0008\\u000c\"");
+	ck_assert_str_eq(escape("\x01\x1f"), "\"\\u0001\\u001f\"");
+	ck_assert_str_eq(escape("\x1b[31mred"), "\"\\u001b[31mred\"");
+}
+END_TEST
+
+START_TEST(test_escape_utf8)
+{
+	/* Valid UTF-8 of every length passes through unchanged. */
+	ck_assert_str_eq(escape("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+	ck_assert_str_eq(escape("\xe2\x82\xac 5"), "\"\xe2\x82\xac 5\"");
+	ck_assert_str_eq(escape("\xf0\x9f\x98\x80"), "\"\xf0\x9f\x98\x80\"");
+	ck_assert_str_eq(escape("\xf4\x8f\xbf\xbf"), "\"\xf4\x8f\xbf\xbf\"");
+}
+END_TEST
+
+START_TEST(test_escape_invalid_utf8)
+{
+	/* Stray continuation, invalid lead bytes. */
+	ck_assert_str_eq(escape("a\x80z"), "\"a\\ufffdz\"");
+	ck_assert_str_eq(escape("\xff\xfe"), "\"\\ufffd\\ufffd\"");
+	/* Overlong "/" and overlong 3-byte NUL. */
+	ck_assert_str_eq(escape("\xc0\xaf"), "\"\\ufffd\\ufffd\"");
+	ck_assert_str_eq(escape("\xe0\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\"");
+	/* UTF-16 surrogate D800 and a code point above U+10FFFF. */
+	ck_assert_str_eq(escape("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");
+	ck_assert_str_eq(escape("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	/* A sequence cut short by the end of the string or by ASCII. */
+	ck_assert_str_eq(escape("x\xe2\x82"), "\"x\\ufffd\\ufffd\"");
+	ck_assert_str_eq(escape("\xe2\x82z"), "\"\\ufffd\\ufffdz\"");
+}
+END_TEST
+
+START_TEST(test_escape_append_and_overflow)
+{
+	char buf[16] = "[";
+
+	ck_assert_int_eq(sr_json_escape("ab", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "[\"ab\"");
+	/* Does not fit: the buffer keeps what it had. */
+	ck_assert_int_eq(sr_json_escape("\x01\x02", buf, sizeof(buf)), -ENOBUFS);
+	ck_assert_str_eq(buf, "[\"ab\"");
+	/* Exactly fits: 5 + 10 + NUL. */
+	ck_assert_int_eq(sr_json_escape("12345678", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "[\"ab\"\"12345678\"");
+	ck_assert_int_eq(sr_json_escape("", buf, sizeof(buf)), -ENOBUFS);
+}
+END_TEST
+
+static void sample(struct sr_result *r, struct sr_config *c)
+{
+	sr_result_init(r);
+	r->status = SR_STATUS_EXITED;
+	r->exit_code = 3;
+	r->wall_ms = 12.3;
+	r->user_ms = 4.0;
+	r->sys_ms = 2.1256;
+	r->peak_memory_bytes = 1234567;
+	r->disk_used_bytes = 4096;
+	r->enforced[SR_LIMIT_MEMORY] = SR_ENFORCE_CGROUP2;
+	r->enforced[SR_LIMIT_CPUS] = SR_ENFORCE_CGROUP2;
+	r->enforced[SR_LIMIT_PIDS] = SR_ENFORCE_RLIMIT;
+	r->enforced[SR_LIMIT_DISK] = SR_ENFORCE_TMPFS;
+	r->enforced[SR_LIMIT_NET] = SR_ENFORCE_NFTABLES;
+	snprintf(r->sandbox_id, sizeof(r->sandbox_id), "0123456789abcdef");
+
+	*c = (struct sr_config){
+	    .profile = (char *)"default",
+	    .memory_bytes = 2147483648ULL,
+	    .cpus_milli = 2000,
+	    .pids = 1024,
+	    .timeout_ms = 120000,
+	    .disk_bytes = 10737418240ULL,
+	    .net = SR_NET_EGRESS,
+	};
+}
+
+START_TEST(test_format_exact)
+{
+	_cleanup_free_ char *json = NULL;
+	struct sr_result r;
+	struct sr_config c;
+
+	sample(&r, &c);
+	ck_assert_int_eq(sr_result_format(&r, &c, &json), 0);
+	ck_assert_str_eq(json,
+			 "{\"version\":1,\"status\":\"exited\",\"exit_code\":3,\"signal\":null,"
+			 "\"error\":null,\"wall_ms\":12.3,\"user_ms\":4.0,\"sys_ms\":2.126,"
+			 "\"peak_memory_bytes\":1234567,\"disk_used_bytes\":4096,"
+			 "\"limits\":{\"memory_bytes\":2147483648,\"cpus\":2,\"pids\":1024,"
+			 "\"timeout_s\":120,\"disk_bytes\":10737418240,\"net\":\"egress\"},"
+			 "\"enforced\":{\"memory\":\"cgroup2\",\"cpus\":\"cgroup2\","
+			 "\"pids\":\"rlimit\",\"disk\":\"tmpfs\",\"net\":\"nftables\"},"
+			 "\"profile\":\"default\",\"sandbox_id\":\"0123456789abcdef\"}\n");
+}
+END_TEST
+
+START_TEST(test_format_nulls_and_fractions)
+{
+	_cleanup_free_ char *json = NULL;
+	struct sr_result r;
+	struct sr_config c;
+
+	sample(&r, &c);
+	r.status = SR_STATUS_SIGNALED;
+	r.exit_code = 137;
+	r.signal = 9;
+	r.wall_ms = 0.0004;
+	r.user_ms = -1;
+	r.sys_ms = 1000.5;
+	r.peak_memory_bytes = -1;
+	r.disk_used_bytes = -1;
+	r.sandbox_id[0] = '\0';
+	c.memory_bytes = 0;
+	c.cpus_milli = 500;
+	c.pids = 0;
+	c.timeout_ms = 1500;
+	c.disk_bytes = 0;
+	c.net = SR_NET_NONE;
+	ck_assert_int_eq(sr_result_format(&r, &c, &json), 0);
+	ck_assert_ptr_nonnull(
+	    strstr(json, "\"status\":\"signaled\",\"exit_code\":137,\"signal\":9,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"wall_ms\":0.0,\"user_ms\":0.0,\"sys_ms\":1000.5,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"peak_memory_bytes\":null,\"disk_used_bytes\":null,"));
+	ck_assert_ptr_nonnull(strstr(json,
+				     "{\"memory_bytes\":null,\"cpus\":0.5,\"pids\":null,"
+				     "\"timeout_s\":1.5,\"disk_bytes\":null,\"net\":\"none\"}"));
+	ck_assert_ptr_nonnull(strstr(json, "\"sandbox_id\":null}"));
+}
+END_TEST
+
+/* Runs python3's json module on the record, printing selected fields. */
+static void python_check(const char *path, const char *expr, const char *expect)
+{
+	char cmd[1024], out[1024] = "";
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(%s)' %s", expr,
+		 path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	ck_assert_int_eq(pclose(p), 0);
+	ck_assert_str_eq(out, expect);
+}
+
+START_TEST(test_format_parses_as_json)
+{
+	struct sr_error err = {};
+	struct sr_result r;
+	struct sr_config c;
+	char path[128];
+
+	sample(&r, &c);
+	r.status = SR_STATUS_ERROR;
+	r.exit_code = 125;
+	/* Everything an error message may carry: quotes, escapes, bad bytes. */
+	snprintf(r.error, sizeof(r.error), "mount \"/x\\y\": \x1b[1mno\xff\n\tcaf\xc3\xa9");
+	c.cpus_milli = 1250;
+	snprintf(path, sizeof(path), "%s/r.json", tmpdir);
+	ck_assert_int_eq(sr_result_write(&r, &c, path, &err), 0);
+
+	python_check(path, "d[\"version\"], d[\"status\"], d[\"exit_code\"], d[\"signal\"]",
+		     "1 error 125 None\n");
+	python_check(path, "ascii(d[\"error\"])",
+		     "'mount \"/x\\\\y\": \\x1b[1mno\\ufffd\\n\\tcaf\\xe9'\n");
+	python_check(path, "d[\"wall_ms\"], d[\"user_ms\"], d[\"sys_ms\"]", "12.3 4.0 2.126\n");
+	python_check(path,
+		     "d[\"limits\"][\"cpus\"], d[\"limits\"][\"memory_bytes\"], "
+		     "d[\"limits\"][\"net\"], d[\"enforced\"][\"pids\"], d[\"profile\"]",
+		     "1.25 2147483648 egress rlimit default\n");
+	python_check(path, "sorted(d.keys())",
+		     "['disk_used_bytes', 'enforced', 'error', 'exit_code', 'limits', "
+		     "'peak_memory_bytes', 'profile', 'sandbox_id', 'signal', 'status', "
+		     "'sys_ms', 'user_ms', 'version', 'wall_ms']\n");
+}
+END_TEST
+
+static int count_entries(const char *dir)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, NULL);
+
+	ck_assert_int_ge(n, 0);
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return n - 2;
+}
+
+START_TEST(test_write_atomic)
+{
+	_cleanup_free_ char *json = NULL;
+	struct sr_error err = {};
+	struct sr_result r;
+	struct sr_config c;
+	char path[128], buf[4096];
+	struct stat st;
+	mode_t old;
+	int fd;
+	ssize_t n;
+
+	sample(&r, &c);
+	ck_assert_int_eq(sr_result_format(&r, &c, &json), 0);
+	snprintf(path, sizeof(path), "%s/result.json", tmpdir);
+
+	/* An existing file is replaced whole. */
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "old content that is longer", 26), 26);
+	close(fd);
+
+	old = umask(022);
+	ck_assert_int_eq(sr_result_write(&r, &c, path, &err), 0);
+	umask(old);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_str_eq(buf, json);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0644);
+	/* No temporary file left behind. */
+	ck_assert_int_eq(count_entries(tmpdir), 1);
+
+	old = umask(077);
+	ck_assert_int_eq(sr_result_write(&r, &c, path, &err), 0);
+	umask(old);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(count_entries(tmpdir), 1);
+}
+END_TEST
+
+START_TEST(test_write_errors)
+{
+	struct sr_error err = {};
+	struct sr_result r;
+	struct sr_config c;
+	char path[128];
+
+	sample(&r, &c);
+	snprintf(path, sizeof(path), "%s/missing/result.json", tmpdir);
+	ck_assert_int_eq(sr_result_write(&r, &c, path, &err), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "missing"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "No such file or directory"));
+
+	/* The target is a directory: rename fails, nothing is left behind. */
+	snprintf(path, sizeof(path), "%s/sub", tmpdir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_lt(sr_result_write(&r, &c, path, &err), 0);
+	ck_assert_int_eq(count_entries(tmpdir), 1);
+
+	snprintf(path, sizeof(path), "%s/", tmpdir);
+	ck_assert_int_eq(sr_result_write(&r, &c, path, &err), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_write_relative)
+{
+	struct sr_error err = {};
+	struct sr_result r;
+	struct sr_config c;
+	struct stat st;
+	char cwd[4096];
+
+	sample(&r, &c);
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(chdir(tmpdir), 0);
+	ck_assert_int_eq(sr_result_write(&r, &c, "rel.json", &err), 0);
+	ck_assert_int_eq(stat("rel.json", &st), 0);
+	ck_assert_int_eq(chdir(cwd), 0);
+	ck_assert_int_eq(count_entries(tmpdir), 1);
+}
+END_TEST
+
+static Suite *result_suite(void)
+{
+	Suite *s = suite_create("result");
+	TCase *tc = tcase_create("json");
+	TCase *tw = tcase_create("write");
+
+	tcase_add_test(tc, test_init);
+	tcase_add_test(tc, test_to_string);
+	tcase_add_test(tc, test_escape_basic);
+	tcase_add_test(tc, test_escape_control);
+	tcase_add_test(tc, test_escape_utf8);
+	tcase_add_test(tc, test_escape_invalid_utf8);
+	tcase_add_test(tc, test_escape_append_and_overflow);
+	tcase_add_test(tc, test_format_exact);
+	tcase_add_test(tc, test_format_nulls_and_fractions);
+	suite_add_tcase(s, tc);
+
+	tcase_add_unchecked_fixture(tw, setup_base, teardown_base);
+	tcase_add_checked_fixture(tw, setup_tmp, teardown_tmp);
+	tcase_add_test(tw, test_format_parses_as_json);
+	tcase_add_test(tw, test_write_atomic);
+	tcase_add_test(tw, test_write_errors);
+	tcase_add_test(tw, test_write_relative);
+	suite_add_tcase(s, tw);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(result_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
