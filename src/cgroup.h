@@ -16,14 +16,18 @@ struct sr_cgroup;
 
 struct sr_cgroup_stats {
 	int64_t peak_memory_bytes; /* -1 unknown */
-	double user_ms, sys_ms;    /* < 0 unknown */
+	double user_ms, sys_ms;	   /* < 0 unknown */
 	bool oom_killed;
 };
 
 /*
  * Parent, before clone: picks the strategy, creates the sandbox's cgroup
  * beneath our own and sets the limits. *ret_clone_fd is a directory fd for
- * clone3(CLONE_INTO_CGROUP), or -1. Fills enforced[memory, cpus, pids].
+ * clone3(CLONE_INTO_CGROUP), or -1; it belongs to *ret (do not close it)
+ * and stays valid until sr_cgroup_free(). Fills enforced[memory, cpus,
+ * pids]: a limit of 0 (unlimited) is SR_ENFORCE_NONE and is no warning.
+ * Fails only when out of memory: a host without usable cgroups is the
+ * rlimit strategy, described by sr_cgroup_describe().
  */
 int sr_cgroup_prepare(const struct sr_config *c, const char *sandbox_id, struct sr_cgroup **ret,
 		      int *ret_clone_fd, enum sr_enforce enforced[], struct sr_error *err);
@@ -36,3 +40,19 @@ int sr_cgroup_kill(struct sr_cgroup *cg);
 int sr_cgroup_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret);
 /* Removes the cgroup; NULL is fine. */
 void sr_cgroup_free(struct sr_cgroup *cg);
+
+/* "cgroup2", "cgroup1" or "rlimit": the strategy chosen. */
+const char *sr_cgroup_strategy(const struct sr_cgroup *cg);
+/* Why each cgroup strategy tried before it could not be used ("" when none failed). */
+const char *sr_cgroup_reason(const struct sr_cgroup *cg);
+/*
+ * The one warning for requested limits that are not fully enforced, for
+ * the supervisor to print (or, under --strict, to refuse with). Returns
+ * how many requested limits nothing enforces (SR_ENFORCE_NONE: --strict
+ * refuses when > 0); buf is "" when there is nothing to say, else e.g.
+ * "cpus limit not enforced on this host (<reason>); see docs/limits.md".
+ * Limits held only by an rlimit (per process, not per sandbox) are
+ * mentioned but not counted. Pure: reads only its arguments.
+ */
+int sr_cgroup_describe(const struct sr_config *c, const enum sr_enforce enforced[],
+		       const char *reason, char *buf, size_t len);

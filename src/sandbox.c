@@ -20,6 +20,7 @@
  */
 #include "sandbox.h"
 #include "caps.h"
+#include "cgroup.h"
 #include "init.h"
 #include "mounts.h"
 #include "net.h"
@@ -89,7 +90,7 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 
 	if (setrlimit(RLIMIT_CORE, &core) < 0)
 		return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_CORE");
-	return 0;
+	return sr_cgroup_child(p->cgroup, err);
 }
 
 static int step_caps(struct sr_plan *p, struct sr_error *err)

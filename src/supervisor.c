@@ -8,6 +8,7 @@
  */
 #include "supervisor.h"
 #include "agent.h"
+#include "cgroup.h"
 #include "env.h"
 #include "net.h"
 #include "protocol.h"
@@ -39,6 +40,8 @@ struct run {
 	struct sr_agent agent;
 	struct sr_plan plan;
 	struct sr_net *net;
+	struct sr_cgroup *cgroup;
+	int clone_fd; /* the sandbox's cgroup for CLONE_INTO_CGROUP (owned by cgroup), or -1 */
 	int sock;     /* our end of the protocol socket */
 	int sigfd;    /* SIGCHLD and the forwarded signals */
 	int timerfd;  /* the timeout, -1 for none */
@@ -78,46 +81,31 @@ static void new_sandbox_id(char id[33])
 /*
  * How each limit is applied here, said honestly; a requested limit that
  * nothing enforces is a warning, or with --strict a refusal to start.
+ * memory, cpus and pids were filled in by sr_cgroup_prepare().
  */
 static int check_enforcement(const struct sr_config *c, const struct sr_net *net,
-			     struct sr_result *r, struct sr_error *err)
+			     const struct sr_cgroup *cg, struct sr_result *r, struct sr_error *err)
 {
-	char missing[256] = "";
-	const struct {
-		enum sr_limit limit;
-		bool requested;
-	} req[] = {
-		{SR_LIMIT_MEMORY, c->memory_bytes > 0},
-		{SR_LIMIT_CPUS, c->cpus_milli > 0},
-		{SR_LIMIT_PIDS, c->pids > 0},
-		{SR_LIMIT_NET, c->net == SR_NET_EGRESS},
-	};
+	char limits[1024];
+	bool net_missing;
+	int n;
 
-	r->enforced[SR_LIMIT_MEMORY] = SR_ENFORCE_NONE;
-	r->enforced[SR_LIMIT_CPUS] = SR_ENFORCE_NONE;
-	r->enforced[SR_LIMIT_PIDS] = SR_ENFORCE_NONE;
 	r->enforced[SR_LIMIT_DISK] = SR_ENFORCE_TMPFS;
 	r->enforced[SR_LIMIT_NET] = sr_net_enforced(net);
+	net_missing = c->net == SR_NET_EGRESS && r->enforced[SR_LIMIT_NET] != SR_ENFORCE_NFTABLES;
+	n = sr_cgroup_describe(c, r->enforced, sr_cgroup_reason(cg), limits, sizeof(limits));
 
-	for (size_t i = 0; i < SR_ARRAY_SIZE(req); i++) {
-		bool ok = req[i].limit == SR_LIMIT_NET
-				  ? r->enforced[SR_LIMIT_NET] == SR_ENFORCE_NFTABLES
-				  : r->enforced[req[i].limit] != SR_ENFORCE_NONE;
-
-		if (!req[i].requested || ok)
-			continue;
-		if (*missing)
-			strcat(missing, ", ");
-		strcat(missing, req[i].limit == SR_LIMIT_NET ? "egress network (runs with none)"
-							     : sr_limit_to_string(req[i].limit));
-	}
-	if (!*missing)
-		return 0;
-	if (c->strict)
+	if (c->strict && n > 0)
+		return sr_error_msg(err, -EOPNOTSUPP, "--strict: %s", limits);
+	if (c->strict && net_missing)
 		return sr_error_msg(err, -EOPNOTSUPP,
-				    "--strict: cannot enforce on this host: %s (see docs/limits.md)",
-				    missing);
-	sr_warn("not enforced on this host: %s (see docs/limits.md; --strict refuses)", missing);
+				    "--strict: cannot enforce on this host: egress network (runs with "
+				    "none) (see docs/limits.md)");
+	if (*limits)
+		sr_warn("%s%s", limits, n > 0 ? " (--strict refuses)" : "");
+	if (net_missing)
+		sr_warn("not enforced on this host: egress network (runs with none) (see "
+			"docs/limits.md; --strict refuses)");
 	return 0;
 }
 
@@ -179,6 +167,12 @@ static int clone_sandbox(struct run *run, struct sr_error *err)
 		.exit_signal = SIGCHLD,
 	};
 	int sv[2];
+
+	/* Born in its cgroup: no task of the sandbox ever runs unlimited. */
+	if (run->clone_fd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)run->clone_fd;
+	}
 	long pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -215,6 +209,9 @@ static int parent_steps(struct run *run, struct sr_error *err)
 	r = sr_userns_parent(run->pid, run->plan.host_uid, run->plan.host_gid, err);
 	if (r < 0)
 		return sr_error_prefix(err, "user namespace");
+	r = sr_cgroup_attach(run->cgroup, run->pid, err);
+	if (r < 0)
+		return sr_error_prefix(err, "cgroup");
 	r = sr_net_parent(run->net, run->pid, err);
 	if (r < 0)
 		return sr_error_prefix(err, "network");
@@ -291,6 +288,7 @@ static void wait_sandbox(struct run *run)
 		if (fds[2].revents & POLLIN) {
 			/* The whole sandbox: PID 1 dying kills every process in its namespace. */
 			run->timed_out = true;
+			sr_cgroup_kill(run->cgroup);
 			kill(run->pid, SIGKILL);
 			close(run->timerfd);
 			run->timerfd = -1;
@@ -305,10 +303,18 @@ static void wait_sandbox(struct run *run)
 
 static void fill_result(struct run *run, struct sr_result *r, struct sr_error *err)
 {
+	struct sr_cgroup_stats cs;
+
 	r->wall_ms = ms_since(&run->start);
 	r->user_ms = (double)run->ru.ru_utime.tv_sec * 1e3 + (double)run->ru.ru_utime.tv_usec / 1e3;
 	r->sys_ms = (double)run->ru.ru_stime.tv_sec * 1e3 + (double)run->ru.ru_stime.tv_usec / 1e3;
 	r->disk_used_bytes = run->disk_used;
+	sr_cgroup_stats(run->cgroup, &cs);
+	r->peak_memory_bytes = cs.peak_memory_bytes;
+	if (cs.user_ms >= 0)
+		r->user_ms = cs.user_ms;
+	if (cs.sys_ms >= 0)
+		r->sys_ms = cs.sys_ms;
 
 	if (run->timed_out && !run->exit_seen) {
 		r->status = SR_STATUS_TIMEOUT;
@@ -336,6 +342,9 @@ static void fill_result(struct run *run, struct sr_result *r, struct sr_error *e
 		r->exit_code = 125;
 		snprintf(r->error, sizeof(r->error), "%s", err->msg);
 	}
+	/* The kernel's OOM killer sends SIGKILL; the cgroup counted the kill. */
+	if (cs.oom_killed && r->status == SR_STATUS_SIGNALED && r->signal == SIGKILL)
+		r->status = SR_STATUS_OOM;
 }
 
 static void run_cleanup(struct run *run)
@@ -344,6 +353,8 @@ static void run_cleanup(struct run *run)
 		kill(run->pid, SIGKILL);
 		waitpid(run->pid, NULL, 0);
 	}
+	/* After PID 1 is reaped: its namespace's tasks are gone, the cgroup can go. */
+	sr_cgroup_free(run->cgroup);
 	sr_net_free(run->net);
 	if (run->sock >= 0)
 		close(run->sock);
@@ -367,9 +378,12 @@ static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 	if ((e = sr_agent_resolve(c, &run->agent, err)) < 0 || (e = open_agent(run, err)) < 0 ||
 	    (e = sr_env_build(c, environ, &run->plan.envp, err)) < 0 ||
 	    (e = sr_net_prepare(c, &run->net, err)) < 0 ||
-	    (e = check_enforcement(c, run->net, r, err)) < 0)
+	    (e = sr_cgroup_prepare(c, r->sandbox_id, &run->cgroup, &run->clone_fd, r->enforced,
+				   err)) < 0 ||
+	    (e = check_enforcement(c, run->net, run->cgroup, r, err)) < 0)
 		return e;
 	run->plan.config = c;
+	run->plan.cgroup = run->cgroup;
 	run->plan.agent = &run->agent;
 	run->plan.net = run->net;
 	sr_userns_host_ids(getuid(), getgid(), &run->plan.host_uid, &run->plan.host_gid);
@@ -388,7 +402,8 @@ static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 
 int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_error *err)
 {
-	struct run run = {.config = c, .sock = -1, .sigfd = -1, .timerfd = -1, .disk_used = -1};
+	struct run run = {.config = c, .clone_fd = -1, .sock = -1, .sigfd = -1, .timerfd = -1,
+			  .disk_used = -1};
 	int e;
 
 	clock_gettime(CLOCK_MONOTONIC, &run.start);

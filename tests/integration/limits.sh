@@ -1,0 +1,163 @@
+#!/bin/bash
+# Resource limits (docs/limits.md): OOM, pids, CPU share, disk, peak
+# memory, --strict, and an honest "enforced" in the result record.
+#
+# What enforces the limits depends on the host and the caller; set
+# SR_EXPECT_ROOT / SR_EXPECT_USER (cgroup2, cgroup1 or rlimit) to say what
+# this environment must give (tests/vm/rounds.sh does); by default it is
+# guessed from /sys/fs/cgroup: root gets cgroup2 when its cgroup v2 has the
+# memory controller, else cgroup1 when a v1 memory hierarchy is mounted;
+# an unprivileged caller gets rlimit.
+. "${SR_SRCDIR:-$(dirname "$0")/../..}/tests/integration/libtest.sh"
+
+guess_root() {
+	local cg
+	cg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null ||
+		grep -qw memory "/sys/fs/cgroup/unified$cg/cgroup.controllers" 2>/dev/null; then
+		echo cgroup2
+	elif [ -d /sys/fs/cgroup/memory ]; then
+		echo cgroup1
+	else
+		echo rlimit
+	fi
+}
+: "${SR_EXPECT_ROOT:=$(guess_root)}"
+: "${SR_EXPECT_USER:=rlimit}"
+
+expect() {
+	if [ "$SR_AS" = root ]; then echo "$SR_EXPECT_ROOT"; else echo "$SR_EXPECT_USER"; fi
+}
+
+# The result record of the last run (sr_res ARGS...).
+sr_res() {
+	# Somewhere the round's user can write (for_each_user hands it home-user).
+	RES="$SR_TMP/result.json"
+	[ "$SR_AS" = root ] || RES="$SR_TMP/home-user/result.json"
+	[ "$SR_AS" = self ] && RES="$SR_TMP/result.json"
+	rm -f "$RES"
+	sr --net none --result "$RES" "$@"
+}
+
+res() {
+	json_get "$RES" "$1"
+}
+
+case_enforced() {
+	local want cpus
+	want=$(expect)
+	cpus=$want
+	[ "$want" = rlimit ] && cpus=none
+	sr_res --memory 256M --cpus 1 --pids 64 -- true
+	assert_eq "limits: runs" 0 "$rc"
+	assert_eq "limits: enforced.memory is $want" "$want" "$(res enforced.memory)"
+	assert_eq "limits: enforced.pids is $want" "$want" "$(res enforced.pids)"
+	assert_eq "limits: enforced.cpus is $cpus" "$cpus" "$(res enforced.cpus)"
+	assert_eq "limits: enforced.disk is tmpfs" tmpfs "$(res enforced.disk)"
+	if [ "$cpus" = none ]; then
+		assert_match "limits: warns once about what is not enforced" \
+			"^sandbox-run: warning: cpus limit not enforced.*docs/limits.md" "$errout"
+	else
+		assert_no_match "limits: no warning when everything is enforced" "not enforced" "$errout"
+	fi
+
+	# Unlimited needs no enforcing: "none", and no warning.
+	sr_res --memory 0 --cpus 0 --pids 0 -- true
+	assert_eq "unlimited: runs" 0 "$rc"
+	assert_eq "unlimited: enforced.memory is none" none "$(res enforced.memory)"
+	assert_no_match "unlimited: no warning" "not enforced|per process" "$errout"
+}
+
+case_strict() {
+	if [ "$(expect)" = rlimit ]; then
+		sr_res --strict --cpus 1 -- true
+		assert_eq "--strict refuses an unenforceable cpus limit (status 125)" 125 "$rc"
+		assert_match "--strict says why" "cpus limit not enforced" "$errout"
+	else
+		sr_res --strict --memory 256M --cpus 1 --pids 64 -- true
+		assert_eq "--strict runs when every limit is enforced" 0 "$rc"
+	fi
+}
+
+case_oom() {
+	# 512 MB of written bytes under a 128 MB limit.
+	sr_res --memory 128M -- python3 -c 'x = b"x" * (512 << 20); print("survived")'
+	if [ "$(expect)" = rlimit ]; then
+		# RLIMIT_DATA: the allocation fails inside the agent, which exits.
+		assert_eq "memory hog (rlimit): allocation fails, agent exits 1" 1 "$rc"
+		assert_match "memory hog (rlimit): MemoryError" "MemoryError" "$errout"
+		assert_eq "memory hog (rlimit): status exited" exited "$(res status)"
+	else
+		assert_eq "memory hog: exit 137" 137 "$rc"
+		assert_eq "memory hog: status oom" oom "$(res status)"
+	fi
+	assert_no_match "memory hog: never got its memory" survived "$out"
+	check "memory hog: the host is unaffected" python3 -c 'x = b"x" * (64 << 20)'
+}
+
+case_peak() {
+	local peak alloc=$((300 << 20))
+	sr_res --memory 1G -- python3 -c "x = b'x' * $alloc"
+	assert_eq "peak: runs" 0 "$rc"
+	peak=$(res peak_memory_bytes)
+	if [ "$(expect)" = rlimit ]; then
+		assert_eq "peak (rlimit): unknown, null" null "$peak"
+	elif [ "$peak" -ge "$alloc" ] && [ "$peak" -le $((alloc * 110 / 100)) ]; then
+		ok "peak_memory_bytes within 10% of the $alloc bytes allocated ($peak)"
+	else
+		not_ok "peak_memory_bytes within 10% of the $alloc bytes allocated ($peak)"
+	fi
+}
+
+case_pids() {
+	# Forks until refused; prints how many children it got.
+	sr_res --pids 32 -- python3 -c '
+import os, signal, time
+kids = []
+for i in range(200):
+    try:
+        p = os.fork()
+    except OSError:
+        break
+    if p == 0:
+        time.sleep(30)
+        os._exit(0)
+    kids.append(p)
+print(len(kids))
+for p in kids:
+    os.kill(p, signal.SIGKILL)
+'
+	assert_eq "fork bomb: the agent ends" 0 "$rc"
+	if [ -n "$out" ] && [ "$out" -ge 1 ] && [ "$out" -lt 32 ]; then
+		ok "fork bomb: bounded by --pids 32 ($out children)"
+	else
+		not_ok "fork bomb: bounded by --pids 32 (${out:-no} children)"
+	fi
+}
+
+case_cpu() {
+	local share
+	if [ "$(expect)" = rlimit ]; then
+		skip "busy loop at --cpus 0.5" "no cgroup: cpus cannot be enforced for this caller here"
+		return
+	fi
+	sr_res --cpus 0.5 --timeout 3 -- sh -c 'while :; do :; done'
+	assert_eq "busy loop: ends by the timeout (124)" 124 "$rc"
+	assert_eq "busy loop: status timeout" timeout "$(res status)"
+	share=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
+print(int(100 * (r["user_ms"] + r["sys_ms"]) / r["wall_ms"]))' "$RES")
+	if [ "$share" -le 55 ]; then
+		ok "busy loop at --cpus 0.5: $share% of wall time"
+	else
+		not_ok "busy loop at --cpus 0.5: $share% of wall time (> 55%)"
+	fi
+}
+
+case_disk() {
+	sr_res --disk 16M -- sh -c 'dd if=/dev/zero of=/tmp/fill bs=1M count=32 2>&1; echo "dd=$?"'
+	assert_match "writing past --disk: ENOSPC" "No space left on device" "$out"
+	assert_match "writing past --disk: the write fails" "dd=1" "$out"
+}
+
+for_each_user case_enforced case_strict case_oom case_peak case_pids case_cpu case_disk
+done_testing

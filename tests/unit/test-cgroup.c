@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+#include "cgroup-internal.h"
+#include "util.h"
+
+#include <check.h>
+
+static const char self_hybrid[] = "9:name=systemd:/\n"
+				  "8:pids:/\n"
+				  "4:memory:/process_api/f4e6\n"
+				  "2:cpu,cpuacct:/user.slice\n"
+				  "0::/\n";
+
+static const char self_v2[] = "0::/user.slice/user-1000.slice/session-3.scope\n";
+
+START_TEST(test_parse_self)
+{
+	_cleanup_free_ char *v2 = NULL, *mem = NULL, *acct = NULL, *cpu = NULL, *none = NULL;
+
+	ck_assert_int_eq(cg_parse_self(self_hybrid, NULL, &v2), 0);
+	ck_assert_str_eq(v2, "/");
+	ck_assert_int_eq(cg_parse_self(self_hybrid, "memory", &mem), 0);
+	ck_assert_str_eq(mem, "/process_api/f4e6");
+	ck_assert_int_eq(cg_parse_self(self_hybrid, "cpuacct", &acct), 0);
+	ck_assert_str_eq(acct, "/user.slice");
+	ck_assert_int_eq(cg_parse_self(self_hybrid, "cpu", &cpu), 0);
+	ck_assert_str_eq(cpu, "/user.slice");
+	ck_assert_int_eq(cg_parse_self(self_hybrid, "cpuset", &none), -ENOENT);
+	ck_assert_ptr_null(none);
+	ck_assert_int_eq(cg_parse_self(self_v2, "memory", &none), -ENOENT);
+	ck_assert_int_eq(cg_parse_self(self_v2, NULL, &none), 0);
+	ck_assert_str_eq(none, "/user.slice/user-1000.slice/session-3.scope");
+}
+END_TEST
+
+/* Trimmed from this host's /proc/self/mountinfo, plus a sub-cgroup mount. */
+static const char mountinfo[] =
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+    "33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+    "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+    "36 31 0:33 /ctr /mnt/my\\040pids rw shared:5 - cgroup cgroup rw,pids\n"
+    "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+START_TEST(test_parse_mountinfo)
+{
+	_cleanup_free_ char *v2 = NULL, *mem = NULL, *cpu = NULL, *pids = NULL, *root = NULL;
+	char *none = NULL;
+
+	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, NULL, "/", &v2), 0);
+	ck_assert_str_eq(v2, "/sys/fs/cgroup/unified");
+	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, "memory", "/process_api/f4e6", &mem), 0);
+	ck_assert_str_eq(mem, "/sys/fs/cgroup/memory/process_api/f4e6");
+	/* "cpu" must not match the cpuacct mount, nor "cpuacct" the cpu one. */
+	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, "cpu", "/a", &cpu), 0);
+	ck_assert_str_eq(cpu, "/sys/fs/cgroup/cpu/a");
+	/* A mount of a sub-cgroup: the path is taken relative to its root, escapes undone. */
+	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, "pids", "/ctr/x", &pids), 0);
+	ck_assert_str_eq(pids, "/mnt/my pids/x");
+	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, "pids", "/ctr", &root), 0);
+	ck_assert_str_eq(root, "/mnt/my pids");
+	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, "pids", "/ctrl", &none), -ENOENT);
+	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, "pids", "/other", &none), -ENOENT);
+	ck_assert_int_eq(cg_parse_mountinfo(mountinfo, "freezer", "/", &none), -ENOENT);
+	ck_assert_int_eq(
+	    cg_parse_mountinfo("1 0 0:1 / / rw - ext4 /dev/sda rw\n", NULL, "/", &none), -ENOENT);
+	ck_assert_ptr_null(none);
+}
+END_TEST
+
+START_TEST(test_parse_keyed)
+{
+	static const char cpu_stat[] = "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n"
+				       "nr_periods 0\n";
+	static const char oom_control[] = "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n";
+	uint64_t v = 7;
+
+	ck_assert_int_eq(cg_parse_keyed(cpu_stat, "user_usec", &v), 0);
+	ck_assert_uint_eq(v, 1000);
+	ck_assert_int_eq(cg_parse_keyed(cpu_stat, "system_usec", &v), 0);
+	ck_assert_uint_eq(v, 500);
+	/* A key that is a prefix of another must not match it. */
+	ck_assert_int_eq(cg_parse_keyed(oom_control, "oom_kill", &v), 0);
+	ck_assert_uint_eq(v, 2);
+	ck_assert_int_eq(cg_parse_keyed(oom_control, "oom", &v), -ENOENT);
+	ck_assert_int_eq(cg_parse_keyed("oom_kill x\n", "oom_kill", &v), -EINVAL);
+	ck_assert_uint_eq(v, 2);
+}
+END_TEST
+
+START_TEST(test_words_and_quota)
+{
+	ck_assert(cg_word_in("cpuset cpu io memory pids\n", "cpu"));
+	ck_assert(cg_word_in("cpuset cpu io memory pids\n", "pids"));
+	ck_assert(!cg_word_in("cpuset io memory\n", "cpu"));
+	ck_assert(!cg_word_in("", "memory"));
+	ck_assert_uint_eq(cg_cpu_quota_us(0), 0);
+	ck_assert_uint_eq(cg_cpu_quota_us(500), 50000);
+	ck_assert_uint_eq(cg_cpu_quota_us(2000), 200000);
+	ck_assert_uint_eq(cg_cpu_quota_us(1), 1000);
+}
+END_TEST
+
+static struct sr_config limits(uint64_t mem, uint32_t cpus, uint64_t pids)
+{
+	struct sr_config c = {0};
+
+	c.memory_bytes = mem;
+	c.cpus_milli = cpus;
+	c.pids = pids;
+	return c;
+}
+
+START_TEST(test_describe)
+{
+	enum sr_enforce e[_SR_LIMIT_MAX] = {0};
+	struct sr_config c = limits(1 << 30, 2000, 100);
+	char buf[512];
+
+	e[SR_LIMIT_MEMORY] = e[SR_LIMIT_CPUS] = e[SR_LIMIT_PIDS] = SR_ENFORCE_CGROUP2;
+	ck_assert_int_eq(sr_cgroup_describe(&c, e, "", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "");
+
+	e[SR_LIMIT_CPUS] = SR_ENFORCE_NONE;
+	e[SR_LIMIT_MEMORY] = e[SR_LIMIT_PIDS] = SR_ENFORCE_RLIMIT;
+	ck_assert_int_eq(sr_cgroup_describe(&c, e, "cgroup1: no", buf, sizeof(buf)), 1);
+	ck_assert_str_eq(buf, "cpus limit not enforced and memory and pids only per process "
+			      "(rlimit) on this host (cgroup1: no); see docs/limits.md");
+
+	e[SR_LIMIT_MEMORY] = e[SR_LIMIT_PIDS] = SR_ENFORCE_NONE;
+	ck_assert_int_eq(sr_cgroup_describe(&c, e, NULL, buf, sizeof(buf)), 3);
+	ck_assert_str_eq(buf, "memory, cpus and pids limits not enforced on this host (no cgroup "
+			      "available); see docs/limits.md");
+
+	/* Unlimited is not enforced by anything, and is no warning. */
+	c = limits(0, 0, 0);
+	ck_assert_int_eq(sr_cgroup_describe(&c, e, "x", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "");
+
+	c = limits(1 << 20, 0, 0);
+	e[SR_LIMIT_MEMORY] = SR_ENFORCE_RLIMIT;
+	ck_assert_int_eq(sr_cgroup_describe(&c, e, "r", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "memory limited only per process (rlimit) on this host (r); see "
+			      "docs/limits.md");
+}
+END_TEST
+
+START_TEST(test_rlimit_fill)
+{
+	struct sr_cgroup cg = {0};
+	enum sr_enforce e[_SR_LIMIT_MAX] = {0};
+	struct sr_config c = limits(1 << 30, 1500, 64);
+	struct sr_error err = {0};
+
+	e[SR_LIMIT_MEMORY] = SR_ENFORCE_CGROUP1;
+	ck_assert_int_eq(cg_manager_rlimit.create(&cg, NULL, &c, e, &err), 0);
+	ck_assert_int_eq(e[SR_LIMIT_MEMORY], SR_ENFORCE_CGROUP1);
+	ck_assert_uint_eq(cg.rlimit_data, 0);
+	ck_assert_int_eq(e[SR_LIMIT_PIDS], SR_ENFORCE_RLIMIT);
+	ck_assert_uint_eq(cg.rlimit_nproc, 64);
+	ck_assert_int_eq(e[SR_LIMIT_CPUS], SR_ENFORCE_NONE);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cgroup");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_parse_self);
+	tcase_add_test(tc, test_parse_mountinfo);
+	tcase_add_test(tc, test_parse_keyed);
+	tcase_add_test(tc, test_words_and_quota);
+	tcase_add_test(tc, test_describe);
+	tcase_add_test(tc, test_rlimit_fill);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
