@@ -14,7 +14,7 @@ runs=${1:-500}
 bin=${SR_BIN:-$here/src/sandbox-run}
 user=${BENCH_USER:-sr-test}
 
-for tool in hyperfine bwrap python3; do
+for tool in hyperfine bwrap python3 /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool is needed (tools/bootstrap installs it)" >&2; exit 1; }
 done
 
@@ -48,11 +48,13 @@ for name in ("sandbox-run", "sandbox-run -p offline", "bubblewrap"):
     print(f"| {name} | {x['median']*1e3:.2f} ms | {x['mean']*1e3:.2f} ± {x['stddev']*1e3:.2f} ms | {x['median']/bw:.2f} |")
 EOF
 
-# Peak RSS: the largest of sandbox-run and what it reaped (its PID 1 is a
-# fork of it, the agent is /bin/true): an upper bound of sandbox-run's own.
-"${as_user[@]}" python3 - "$tmp/sandbox-run" <<'EOF'
-import resource, subprocess, sys
-subprocess.run([sys.argv[1], "-q", "--net", "none", "--", "/bin/true"], check=True)
-kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(f"\npeak RSS (sandbox-run and its reaped children): {kib} KiB ({kib/1024:.2f} MiB)")
-EOF
+# Peak RSS, from GNU time: the largest of sandbox-run and what it reaped
+# (its PID 1 is a fork of it; the agent is /bin/true), so an upper bound of
+# sandbox-run's own.
+for name in sandbox-run bubblewrap; do
+	cmd=$sr_cmd
+	[ "$name" = bubblewrap ] && cmd=$bw_cmd
+	# shellcheck disable=SC2086
+	kib=$("${as_user[@]}" /usr/bin/time -f %M $cmd 2>&1 >/dev/null | tail -1)
+	echo "peak RSS of $name: $kib KiB"
+done

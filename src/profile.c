@@ -299,6 +299,18 @@ static int source_from_file(const char *path, struct source *ret, struct sr_erro
 	return 0;
 }
 
+/* Whether the directory holding path can be searched by us (EACCES: it cannot). */
+static bool searchable_parent(const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+
+	if (!slash)
+		return true;
+	*slash = '\0';
+	return access(dir, X_OK) == 0 || errno != EACCES;
+}
+
 static int find_named(const char *name, struct source *ret, struct sr_error *err)
 {
 	_cleanup_free_ char *user_path = NULL, *data_path = NULL;
@@ -317,8 +329,14 @@ static int find_named(const char *name, struct source *ret, struct sr_error *err
 		r = 0;
 	if (r < 0 || asprintf(&data_path, "%s/profiles/%s.ini", SR_DATADIR, name) < 0)
 		return sr_error_errno(err, -ENOMEM, "profile %s", name);
-	/* A file that exists but cannot be read is an error, not a reason to fall back. */
-	if (user_path) {
+	/*
+	 * A file that exists but cannot be read is an error, not a reason to
+	 * fall back. A directory on the way we may not search (a HOME of
+	 * another user's, as under sudo or setpriv) hides nothing of ours.
+	 */
+	if (user_path && !searchable_parent(user_path))
+		user_path[0] = '\0';
+	if (user_path && user_path[0]) {
 		r = source_from_file(user_path, ret, err);
 		if (r != -ENOENT && r != -ENOTDIR)
 			return r;
@@ -331,7 +349,7 @@ static int find_named(const char *name, struct source *ret, struct sr_error *err
 		return sr_error_msg(err, -ENOENT,
 				    "profile '%s' not found (looked for %s%s%s and the built-in "
 				    "profiles default, offline, tx, e2b, ci)",
-				    name, user_path ? user_path : "", user_path ? ", " : "",
+				    name, user_path ? user_path : "", user_path && *user_path ? ", " : "",
 				    data_path);
 	}
 	s.text = text;

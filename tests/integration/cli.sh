@@ -131,5 +131,16 @@ t_archives() {
 	check "nothing was written outside the sandbox" test ! -e /tmp/evil -a ! -e "$SR_TMP/evil"
 }
 
-for_each_user t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_unsearchable_home() {
+	# Under sudo or setpriv HOME may be a directory the caller cannot
+	# search: the user's profile directory is then simply not there.
+	[ "$SR_AS" = user ] || return 0
+	local d="$SR_TMP/closed-home"
+	mkdir -p "$d" && chmod 0700 "$d"
+	rc=0
+	out=$(as_user env HOME="$d" XDG_CONFIG_HOME= "$SR" -q --net none -- echo fine 2>&1) || rc=$?
+	assert_eq "an unsearchable HOME does not stop the profile lookup" "fine" "$out"
+}
+
+for_each_user t_unsearchable_home t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
