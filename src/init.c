@@ -143,6 +143,28 @@ static pid_t start_agent(struct sr_plan *p)
 	return pid;
 }
 
+/*
+ * /proc/1/cmdline stays world-readable when PID 1 is non-dumpable (unlike
+ * environ and mem): overwrite the argument area, which would otherwise
+ * show the agent sandbox-run's whole command line -- host paths, --env
+ * values. It is one block, from argv[0] to the end of the last argument.
+ */
+static void hide_cmdline(const struct sr_config *c)
+{
+	char *start = program_invocation_name;
+	char *end;
+	static const char name[] = "sandbox-run-init";
+
+	if (!start || c->argc < 1 || !c->argv[c->argc - 1])
+		return;
+	end = c->argv[c->argc - 1] + strlen(c->argv[c->argc - 1]) + 1;
+	if (end <= start || (size_t)(end - start) > 1 << 20)
+		return;
+	memset(start, 0, (size_t)(end - start));
+	if ((size_t)(end - start) > sizeof(name))
+		memcpy(start, name, sizeof(name));
+}
+
 void sr_init_run(struct sr_plan *p)
 {
 	struct sr_msg m = {.type = SR_MSG_EXEC};
@@ -163,6 +185,7 @@ void sr_init_run(struct sr_plan *p)
 	m.pid = agent;
 	if (sr_msg_send(p->sock, &m) < 0)
 		_exit(125);
+	hide_cmdline(p->config);
 
 	for (;;) {
 		siginfo_t si;

@@ -65,6 +65,9 @@ t_proc_masked() {
 	assert_eq "/proc/kcore reads empty" "0" "$(sed -n 1p <<<"$out")"
 	assert_eq "/proc/keys reads empty" "0" "$(sed -n 2p <<<"$out")"
 	assert_match "/proc/1/exe is out of reach (PID 1 is non-dumpable)" "Permission denied" "$out"
+	sr --net none --env SR_CMDLINE_SECRET=hush -- sh -c 'tr -d "\0" < /proc/1/cmdline; echo; cat /proc/1/environ 2>&1 | head -c 200'
+	assert_eq "PID 1's command line shows nothing of sandbox-run's" "sandbox-run-init" "$(sed -n 1p <<<"$out")"
+	assert_match "PID 1's environment is out of reach" "Permission denied" "$(sed -n 2p <<<"$out")"
 }
 
 t_dev() {
