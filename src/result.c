@@ -353,14 +353,122 @@ static int open_temp(int dirfd, const char *base, char *name, size_t len)
 	return -EEXIST;
 }
 
-int sr_result_write(const struct sr_result *r, const struct sr_config *c, const char *path,
+/*
+ * Where the record goes. A symlink is followed, never replaced (rename
+ * over /dev/stdout would swap the link itself for a file); a target that
+ * is not a regular file -- a pipe, a terminal, /dev/stdout -- is written in
+ * place, as there is nothing to replace atomically. Returns 1 for "in place".
+ */
+static int resolve_target(const char *path, char **ret_path)
+{
+	char *real = realpath(path, NULL);
+	struct stat st;
+
+	if (!real) {
+		if (errno != ENOENT)
+			return sr_negerrno();
+		real = strdup(path);
+		if (!real)
+			return -ENOMEM;
+		*ret_path = real;
+		/*
+		 * A link realpath cannot resolve (a dangling one, or a magic
+		 * link to a pipe like /dev/stdout under a pipeline): written
+		 * through, as a shell redirection would.
+		 */
+		return lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? 1 : 0;
+	}
+	*ret_path = real;
+	if (stat(real, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	return S_ISREG(st.st_mode) ? 0 : 1;
+}
+
+/* The descriptor a path names, as a shell sees /dev/stdout: N, or -1. */
+static int std_fd_of(const char *path)
+{
+	static const char *const prefixes[] = {"/dev/fd/", "/proc/self/fd/"};
+	char *end;
+	long n;
+
+	if (sr_streq(path, "/dev/stdout"))
+		return 1;
+	if (sr_streq(path, "/dev/stderr"))
+		return 2;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(prefixes); i++) {
+		size_t l = strlen(prefixes[i]);
+
+		if (strncmp(path, prefixes[i], l) != 0)
+			continue;
+		errno = 0;
+		n = strtol(path + l, &end, 10);
+		if (!errno && end != path + l && !*end && n >= 0 && n < INT_MAX)
+			return (int)n;
+	}
+	return -1;
+}
+
+/*
+ * /dev/stdout and friends (named, or behind one link) are the descriptor
+ * itself: opening them would re-check permissions on whatever file the
+ * descriptor is, which may be one we could not open by name.
+ */
+static int std_fd(const char *given)
+{
+	char target[PATH_MAX];
+	ssize_t n;
+	int fd = std_fd_of(given);
+
+	if (fd >= 0)
+		return fd;
+	n = readlink(given, target, sizeof(target) - 1);
+	if (n <= 0)
+		return -1;
+	target[n] = '\0';
+	return std_fd_of(target);
+}
+
+static int write_in_place(const char *path, const char *json)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+
+	if (fd < 0)
+		return sr_negerrno();
+	return write_all(fd, json, strlen(json));
+}
+
+int sr_result_write(const struct sr_result *r, const struct sr_config *c, const char *given,
 		    struct sr_error *err)
 {
-	_cleanup_free_ char *json = NULL, *dir = NULL;
+	_cleanup_free_ char *json = NULL, *dir = NULL, *path = NULL;
 	_cleanup_close_ int dirfd = -1, fd = -1;
 	char tmp[256];
 	const char *base, *slash;
 	int k;
+
+	slash = strrchr(given, '/');
+	base = slash ? slash + 1 : given;
+	if (!*base || sr_streq(base, ".") || sr_streq(base, ".."))
+		return sr_error_msg(err, -EINVAL, "result %s: not a file name", given);
+	fd = std_fd(given);
+	if (fd >= 0) {
+		k = sr_result_format(r, c, &json);
+		if (k >= 0)
+			k = write_all(fd, json, strlen(json));
+		fd = -1; /* not ours to close */
+		return k < 0 ? sr_error_errno(err, k, "result %s", given) : 0;
+	}
+	k = resolve_target(given, &path);
+	if (k < 0)
+		return sr_error_errno(err, k, "result %s", given);
+	if (k == 1) {
+		k = sr_result_format(r, c, &json);
+		if (k >= 0)
+			k = write_in_place(path, json);
+		return k < 0 ? sr_error_errno(err, k, "result %s", given) : 0;
+	}
 
 	slash = strrchr(path, '/');
 	base = slash ? slash + 1 : path;
@@ -379,6 +487,15 @@ int sr_result_write(const struct sr_result *r, const struct sr_config *c, const 
 		return sr_error_errno(err, sr_negerrno(), "result %s: directory %s", path,
 				      *dir ? dir : "/");
 	fd = open_temp(dirfd, base, tmp, sizeof(tmp));
+	if ((fd == -EACCES || fd == -EPERM || fd == -EROFS) && access(path, W_OK) == 0) {
+		/*
+		 * The directory takes no new file but the record's file may be
+		 * written (e.g. stdout redirected into someone else's directory):
+		 * in place, not atomically.
+		 */
+		k = write_in_place(path, json);
+		return k < 0 ? sr_error_errno(err, k, "result %s", given) : 0;
+	}
 	if (fd < 0)
 		return sr_error_errno(err, fd, "result %s: create temporary file", path);
 

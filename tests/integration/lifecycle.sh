@@ -113,11 +113,26 @@ t_result_record() {
 	check "no temporary file is left beside it" bash -c "[ \$(ls '$SR_OUT' | grep -c 'result-$SR_AS') = 1 ]"
 }
 
+t_result_through_links() {
+	# A symlink is followed, never replaced: --result /dev/stdout as root
+	# must not swap the host's /dev/stdout link for a file.
+	local d="$SR_OUT/links-$SR_AS"
+	mkdir -p "$d" && chmod 1777 "$d"
+	ln -sfn /proc/self/fd/1 "$d/stdout"
+	ln -sfn target.json "$d/link.json"
+	sr --net none --result "$d/stdout" -- true
+	assert_match "--result through a link to stdout writes the record there" '^\{"version":1,' "$out"
+	check "the stdout link is still a link" test -L "$d/stdout"
+	sr --net none --result "$d/link.json" -- true
+	check "a link to a file: the link stays" test -L "$d/link.json"
+	assert_eq "and its target holds the record" exited "$(json_get "$d/target.json" status)"
+}
+
 t_disk_limit() {
 	sr --net none --disk 8M -- sh -c 'head -c 16777216 /dev/zero > /tmp/big; echo rc=$?'
 	assert_match "writing past --disk fails with ENOSPC" "No space left on device" "$errout$out"
 }
 
 for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout \
-	t_kill_supervisor t_signal_forwarding t_result_record t_disk_limit
+	t_kill_supervisor t_signal_forwarding t_result_record t_result_through_links t_disk_limit
 done_testing
