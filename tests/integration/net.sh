@@ -47,6 +47,13 @@ setup_network() {
 	unshare --net sleep infinity </dev/null >/dev/null 2>&1 &
 	REMOTE_PID=$!
 	NET_PIDS="${NET_PIDS:-} $REMOTE_PID"
+	# Until unshare has run, the pid is still in our namespace, and the
+	# veth peer would land there.
+	local i
+	for i in $(seq 100); do
+		[ "$(readlink "/proc/$REMOTE_PID/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.01
+	done
 	ip link add "$HOST_IF" type veth peer name "$REMOTE_IF" netns "$REMOTE_PID" || return 1
 	ip addr add "$HOST_IP/24" dev "$HOST_IF" || return 1
 	ip addr add "$HOST_PUBLIC/32" dev "$HOST_IF" || return 1
@@ -56,7 +63,6 @@ setup_network() {
 	bg nsenter -t "$REMOTE_PID" -n python3 -m http.server "$OTHER_PORT" --bind "$REMOTE" --directory "$SR_TMP/www"
 	bg python3 -m http.server "$LOOP_PORT" --bind 127.0.0.1 --directory "$SR_TMP/www"
 	bg python3 -m http.server "$LOOP_PORT" --bind "$HOST_PUBLIC" --directory "$SR_TMP/www"
-	local i
 	for i in $(seq 50); do
 		curl -s -m 1 "http://$REMOTE:$PORT/" >/dev/null && curl -s -m 1 "http://$REMOTE:$OTHER_PORT/" >/dev/null &&
 			curl -s -m 1 "http://127.0.0.1:$LOOP_PORT/" >/dev/null &&
@@ -149,7 +155,7 @@ t_none() {
 }
 
 t_dns_and_result() {
-	local f="$SR_TMP/net-result-$SR_AS.json"
+	local f="$SR_OUT/net-result-$SR_AS.json"
 	sr --net egress --result "$f" -- cat /etc/resolv.conf
 	assert_match "resolv.conf points at the helper's resolver" "nameserver 10.0.2.3" "$out"
 	assert_eq "the result record says nftables" nftables "$(json_get "$f" enforced.net)"
