@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The network policy, end to end: a "remote" test host in a network
 # namespace this script creates, joined to the host by a veth pair with
-# private addresses, reached from the sandbox through slirp4netns. Traffic
+# private addresses, reached from the sandbox through the egress helper
+# (slirp4netns for root, pasta for the unprivileged round). Traffic
 # goes only to loopback and to that namespace; everything is removed on exit.
 . "$(dirname "$0")/libtest.sh"
 
