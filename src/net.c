@@ -11,48 +11,61 @@
 #include <netinet/in.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
+#include <netlink/route/route.h>
 #include <poll.h>
-#include <spawn.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
 
 /*
  * The user-mode helper that gives the sandbox egress without root: it reads
  * the sandbox's packets from a tap device and replays them as ordinary
- * sockets of the calling user on the host. slirp4netns and not pasta:
- * measured here (docs/network.md), Debian 12's pasta moved bulk TCP ~10x
- * slower and needs --runas 0:0 as root. The addresses are fixed by slirp's
- * default 10.0.2.0/24 network.
+ * sockets of the calling user on the host. Which one is the host's call
+ * (docs/network.md): slirp4netns moves bulk TCP several times faster
+ * here, but an unprivileged slirp4netns joins the sandbox's user namespace
+ * and then switches to uid 0 in it, which the sandbox never maps; Debian
+ * 12's pasta configures the namespace without. Both get the same fixed
+ * addresses (slirp's default 10.0.2.0/24), so the policy does not depend
+ * on the helper.
+ *
+ * Both are started with the same fds: 3 the write end of the ready pipe,
+ * 4 the read end of the exit pipe, 5 and 6 the sandbox's user and network
+ * namespaces.
  */
 struct helper {
 	const char *name;
-	const char *gateway; /* the helper's alias for the host */
-	const char *dns;     /* the helper's resolver, forwarding to the host's */
-	const char *resolv_conf;
+	const char *const *argv; /* argv[0] is looked up in $PATH */
+	/* Whether this host may use it; the first usable one in helpers[] is. */
+	bool (*usable)(void);
+	/* Child: returns once the sandbox's network is up, or why it is not. */
+	int (*wait_ready)(const struct sr_net *n, struct sr_error *err);
+	/* Parent: what ends it in sr_net_free (0: it ends on its own, by the exit fd). */
+	int stop_signal;
 };
 
-static const struct helper slirp4netns = {
-    .name = "slirp4netns",
-    .gateway = "10.0.2.2",
-    .dns = "10.0.2.3",
-    .resolv_conf = "nameserver 10.0.2.3\noptions edns0\n",
-};
+#define SR_NET_GATEWAY	   "10.0.2.2" /* the helper's alias for the host */
+#define SR_NET_DNS	   "10.0.2.3" /* the helper's resolver, forwarding to the host's */
+#define SR_NET_RESOLV_CONF "nameserver " SR_NET_DNS "\noptions edns0\n"
 
-/* The helper signals readiness within ~3 ms here; past this it is broken. */
+/* Ready ~3 ms (slirp4netns) or ~7 ms (pasta) after the fork: past this, broken. */
 #define READY_TIMEOUT_MS 5000
 
 struct sr_net {
 	enum sr_net_mode mode;
 	const struct helper *helper;
+	char *helper_path;
 	char *ruleset;
 	/*
 	 * Created before clone, so the child inherits the read end
 	 * (sr_net_child_fd): it waits for the helper itself while the parent
 	 * goes on, and the helper's start overlaps the child's mounts. The
 	 * child closes its copy of the write end with every other inherited
-	 * fd. Both ends are O_CLOEXEC.
+	 * fd, so EOF means the helper died. Both ends are O_CLOEXEC.
 	 */
 	int ready[2];
-	int exit_w; /* parent only: the helper exits when this closes (even on SIGKILL) */
+	int exit_w; /* parent only: slirp4netns exits when this closes (even on SIGKILL) */
 	pid_t pid;
 };
 
@@ -97,6 +110,225 @@ static int loopback_up(struct sr_error *err)
 		return nl_error(err, r, "bring up lo");
 	return 0;
 }
+
+static int remaining_ms(const struct timespec *deadline)
+{
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
+
+static int helper_gone(const struct sr_net *n, struct sr_error *err)
+{
+	return sr_error_msg(err, -ECONNABORTED,
+			    "%s exited before the network was up (run with -v to see why)",
+			    n->helper->name);
+}
+
+static int not_ready(const struct sr_net *n, struct sr_error *err)
+{
+	return sr_error_msg(err, -ETIMEDOUT, "%s: network not ready after %d ms", n->helper->name,
+			    READY_TIMEOUT_MS);
+}
+
+/* slirp4netns writes a byte to its --ready-fd once eth0 is configured. */
+static int wait_ready_fd(const struct sr_net *n, struct sr_error *err)
+{
+	struct pollfd p = {.fd = n->ready[0], .events = POLLIN};
+	char c;
+	ssize_t k;
+	int r;
+
+	r = SR_RETRY(poll(&p, 1, READY_TIMEOUT_MS));
+	if (r < 0)
+		return sr_error_errno(err, sr_negerrno(), "wait for %s", n->helper->name);
+	if (r == 0)
+		return not_ready(n, err);
+	k = SR_RETRY(read(n->ready[0], &c, 1));
+	if (k < 0)
+		return sr_error_errno(err, sr_negerrno(), "wait for %s", n->helper->name);
+	if (k == 0)
+		return helper_gone(n, err);
+	return 0;
+}
+
+static void nl_cache_freep(struct nl_cache **c)
+{
+	if (*c)
+		nl_cache_free(*c);
+}
+
+static void find_default(struct nl_object *o, void *arg)
+{
+	struct nl_addr *dst = rtnl_route_get_dst((struct rtnl_route *)o);
+
+	if (rtnl_route_get_table((struct rtnl_route *)o) == RT_TABLE_MAIN &&
+	    (!dst || nl_addr_get_prefixlen(dst) == 0))
+		*(bool *)arg = true;
+}
+
+static int has_default_route(struct nl_sock *sk, bool *ret, struct sr_error *err)
+{
+	_cleanup_(nl_cache_freep) struct nl_cache *routes = NULL;
+	bool found = false;
+	int r;
+
+	r = rtnl_route_alloc_cache(sk, AF_INET, 0, &routes);
+	if (r < 0)
+		return nl_error(err, r, "wait for the network: list routes");
+	nl_cache_foreach(routes, find_default, &found);
+	*ret = found;
+	return 0;
+}
+
+static int nl_open(struct nl_sock **ret, struct sr_error *err)
+{
+	_cleanup_(nl_socket_freep) struct nl_sock *sk = nl_socket_alloc();
+	int r;
+
+	if (!sk)
+		return sr_error_errno(err, -ENOMEM, "wait for the network");
+	r = nl_connect(sk, NETLINK_ROUTE);
+	if (r < 0)
+		return nl_error(err, r, "wait for the network: netlink");
+	*ret = steal_pointer(&sk);
+	return 0;
+}
+
+/*
+ * pasta has no ready signal: it configures eth0 (link up, address, then
+ * the default route, last) and goes on to its event loop, and its
+ * daemonizing would cut it loose from sandbox-run. So the child watches
+ * its own routing table: a route event wakes it up to look again, and
+ * EOF on the ready pipe (pasta holds the write end and never writes)
+ * means pasta died. Packets sent between the route appearing and pasta
+ * reading its tap wait in the tap's queue.
+ */
+static int wait_default_route(const struct sr_net *n, struct sr_error *err)
+{
+	_cleanup_(nl_socket_freep) struct nl_sock *events = NULL;
+	_cleanup_(nl_socket_freep) struct nl_sock *query = NULL;
+	struct timespec deadline;
+	char buf[4096];
+	bool up;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += READY_TIMEOUT_MS / 1000;
+	if ((r = nl_open(&events, err)) < 0 || (r = nl_open(&query, err)) < 0)
+		return r;
+	/* Subscribed before the first look, so no route is added unseen in between. */
+	r = nl_socket_add_membership(events, RTNLGRP_IPV4_ROUTE);
+	if (r < 0)
+		return nl_error(err, r, "wait for the network: netlink");
+	for (;;) {
+		struct pollfd p[] = {
+		    {.fd = nl_socket_get_fd(events), .events = POLLIN},
+		    {.fd = n->ready[0], .events = POLLIN},
+		};
+
+		r = has_default_route(query, &up, err);
+		if (r < 0 || up)
+			return r;
+		r = SR_RETRY(poll(p, SR_ARRAY_SIZE(p), remaining_ms(&deadline)));
+		if (r < 0)
+			return sr_error_errno(err, sr_negerrno(), "wait for %s", n->helper->name);
+		if (r == 0)
+			return not_ready(n, err);
+		if (p[1].revents)
+			return helper_gone(n, err);
+		/* Only a wake-up: what changed is read from the table. ENOBUFS too. */
+		while (recv(p[0].fd, buf, sizeof(buf), MSG_DONTWAIT) > 0 || errno == ENOBUFS)
+			;
+	}
+}
+
+/* As root, slirp4netns joins the sandbox's namespaces without switching ids. */
+static bool caller_is_root(void)
+{
+	return geteuid() == 0;
+}
+
+static bool always(void)
+{
+	return true;
+}
+
+/*
+ * --disable-host-loopback: 10.0.2.2 must not reach the host's 127.0.0.1
+ * (the policy refuses it too). --enable-sandbox and --enable-seccomp
+ * confine the helper itself, which parses the untrusted agent's packets.
+ * MTU 65520: bulk TCP is ~3x faster than at 1500 (docs/network.md).
+ */
+static const char *const slirp4netns_argv[] = {
+    "slirp4netns",
+    "--configure",
+    "--mtu=65520",
+    "--disable-host-loopback",
+    "--enable-sandbox",
+    "--enable-seccomp",
+    "--ready-fd=3",
+    "--exit-fd=4",
+    "--userns-path=/proc/self/fd/5",
+    "--netns-type=path",
+    "/proc/self/fd/6",
+    "eth0",
+    NULL,
+};
+
+/*
+ * Every port forwarding off (-t/-u/-T/-U none): by default pasta forwards
+ * the host's bound ports into the sandbox and the sandbox's out to the
+ * host's loopback. --no-map-gw: 10.0.2.2 is not the host's loopback.
+ * IPv4 only, as slirp4netns. pasta confines itself (namespaces, seccomp)
+ * unasked.
+ */
+static const char *const pasta_argv[] = {
+    "pasta",
+    "--config-net",
+    "--foreground",
+    "--quiet",
+    "--ipv4-only",
+    "--tcp-ports=none",
+    "--udp-ports=none",
+    "--tcp-ns=none",
+    "--udp-ns=none",
+    "--ns-ifname=eth0",
+    "--address=10.0.2.100",
+    "--netmask=24",
+    "--gateway=" SR_NET_GATEWAY,
+    "--dns-forward=" SR_NET_DNS,
+    "--no-map-gw",
+    "--no-dhcp",
+    "--mtu=65520",
+    "--userns=/proc/self/fd/5",
+    "--netns=/proc/self/fd/6",
+    NULL,
+};
+
+static const struct helper slirp4netns = {
+    .name = "slirp4netns",
+    .argv = slirp4netns_argv,
+    .usable = caller_is_root,
+    .wait_ready = wait_ready_fd,
+};
+
+static const struct helper pasta = {
+    .name = "pasta",
+    .argv = pasta_argv,
+    .usable = always,
+    .wait_ready = wait_default_route,
+    .stop_signal = SIGKILL,
+};
+
+/* In order of preference; the last one is always usable. */
+static const struct helper *const helpers[] = {
+    &slirp4netns,
+    &pasta,
+};
 
 static int push_address(struct sr_strv *v, const struct sockaddr *sa, unsigned port)
 {
@@ -183,6 +415,34 @@ static int host_addresses(struct sr_strv *out, struct sr_error *err)
 	return 0;
 }
 
+/*
+ * Looked up before the clone, so that a missing helper is a clear error
+ * and not a helper that died in the fork before exec.
+ */
+static int find_program(const char *name, char **ret)
+{
+	const char *path = getenv("PATH");
+
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		char *full;
+
+		if (len > 0) {
+			if (asprintf(&full, "%.*s/%s", (int)len, path, name) < 0)
+				return -ENOMEM;
+			if (access(full, X_OK) == 0) {
+				*ret = full;
+				return 0;
+			}
+			free(full);
+		}
+		path += len + (path[len] == ':');
+	}
+	return -ENOENT;
+}
+
 static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr_error *err)
 {
 	struct sr_strv allow = {0}, deny = {0}, host = {0};
@@ -190,8 +450,8 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	    .allow = &allow,
 	    .deny = &deny,
 	    .host = &host,
-	    .dns = n->helper->dns,
-	    .gateway = n->helper->gateway,
+	    .dns = SR_NET_DNS,
+	    .gateway = SR_NET_GATEWAY,
 	};
 	int r;
 
@@ -200,6 +460,12 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 		return sr_error_errno(
 		    err, sr_negerrno(),
 		    "--net egress needs /dev/net/tun (mode 0666, as Debian ships it)");
+	r = find_program(n->helper->argv[0], &n->helper_path);
+	if (r == -ENOENT)
+		return sr_error_msg(err, r, "%s: not found (install it, or use --net none)",
+				    n->helper->name);
+	if (r < 0)
+		return sr_error_errno(err, r, "%s", n->helper->name);
 	r = resolve_all(&c->allow, &allow, "--allow", err);
 	if (r >= 0)
 		r = resolve_all(&c->deny, &deny, "--deny", err);
@@ -217,6 +483,15 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	return 0;
 }
 
+static const struct helper *pick_helper(void)
+{
+	size_t i = 0;
+
+	while (i + 1 < SR_ARRAY_SIZE(helpers) && !helpers[i]->usable())
+		i++;
+	return helpers[i];
+}
+
 int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_error *err)
 {
 	struct sr_net *n = calloc(1, sizeof(*n));
@@ -227,7 +502,7 @@ int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_err
 	n->mode = c->net;
 	n->ready[0] = n->ready[1] = n->exit_w = -1;
 	if (n->mode == SR_NET_EGRESS) {
-		n->helper = &slirp4netns;
+		n->helper = pick_helper();
 		r = prepare_egress(c, n, err);
 		if (r < 0) {
 			sr_net_free(n);
@@ -238,7 +513,7 @@ int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_err
 	return 0;
 }
 
-/* fd moved to a number >= 10, so that the helper's dup2()s onto 3 and 4 cannot collide. */
+/* fd moved to a number >= 10, so that the dup2()s onto 0-6 cannot collide with it. */
 static int high_fd(int fd)
 {
 	return fcntl(fd, F_DUPFD_CLOEXEC, 10);
@@ -251,45 +526,68 @@ static int high_fd(int fd)
  */
 static int open_ns(pid_t child, const char *name, struct sr_error *err)
 {
+	_cleanup_close_ int fd = -1;
 	char path[64];
-	int fd;
+	int hi;
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)child, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "open %s", path);
-	return fd;
+	hi = high_fd(fd);
+	if (hi < 0)
+		return sr_error_errno(err, sr_negerrno(), "open %s: dup", path);
+	return hi;
 }
 
-static int spawn_slirp4netns(struct sr_net *n, pid_t child, int exit_r, struct sr_error *err)
+/*
+ * In the forked child, so async-signal-safe calls only. The parent-death
+ * signal ties the helper to sandbox-run however it dies (pasta has no
+ * exit fd); it survives the exec (the helpers are not set-id) and the
+ * helpers' own credential changes (joining a user namespace the caller
+ * owns, dropping capabilities: the kernel clears it only when the ids
+ * change or capabilities are gained). The signal mask is the
+ * supervisor's, which blocks the signals it forwards: not the helper's.
+ */
+struct spawn {
+	pid_t parent;
+	bool show_stderr;
+	int fds[4]; /* become 3-6 */
+};
+
+static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp)
+{
+	sigset_t none;
+	int null;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != sp->parent)
+		_exit(127);
+	sigemptyset(&none);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		_exit(127);
+	/* Its chatter would land in the agent's stderr; -v shows it. */
+	if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || (!sp->show_stderr && dup2(null, 2) < 0))
+		_exit(127);
+	for (int i = 0; i < 4; i++)
+		if (dup2(sp->fds[i], 3 + i) < 0)
+			_exit(127);
+	if (syscall(SYS_close_range, 7, ~0U, 0) < 0)
+		_exit(127);
+	execv(n->helper_path, (char *const *)n->helper->argv);
+	_exit(127);
+}
+
+static int spawn_helper(struct sr_net *n, pid_t child, int exit_r, struct sr_error *err)
 {
 	_cleanup_close_ int ready_hi = high_fd(n->ready[1]);
 	_cleanup_close_ int exit_hi = high_fd(exit_r);
 	_cleanup_close_ int userns = -1, netns = -1;
-	/*
-	 * --disable-host-loopback: 10.0.2.2 must not reach the host's
-	 * 127.0.0.1 (the policy refuses it too). --enable-sandbox and
-	 * --enable-seccomp confine the helper itself, which parses the
-	 * untrusted agent's packets. MTU 65520: bulk TCP is ~3x faster than
-	 * at 1500 (docs/network.md).
-	 */
-	char *argv[] = {
-	    (char *)"slirp4netns",
-	    (char *)"--configure",
-	    (char *)"--mtu=65520",
-	    (char *)"--disable-host-loopback",
-	    (char *)"--enable-sandbox",
-	    (char *)"--enable-seccomp",
-	    (char *)"--ready-fd=3",
-	    (char *)"--exit-fd=4",
-	    (char *)"--userns-path=/proc/self/fd/5",
-	    (char *)"--netns-type=path",
-	    (char *)"/proc/self/fd/6",
-	    (char *)"eth0",
-	    NULL,
+	struct spawn sp = {
+	    .parent = getpid(),
+	    .show_stderr = sr_log_get_level() >= SR_LOG_DEBUG,
 	};
-	posix_spawn_file_actions_t fa;
-	int r;
+	pid_t pid;
 
 	if (ready_hi < 0 || exit_hi < 0)
 		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
@@ -299,42 +597,17 @@ static int spawn_slirp4netns(struct sr_net *n, pid_t child, int exit_r, struct s
 	netns = open_ns(child, "net", err);
 	if (netns < 0)
 		return netns;
-	/* Above the numbers the dup2()s below fill. */
-	if ((r = high_fd(userns)) < 0)
-		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
-	close(userns);
-	userns = r;
-	if ((r = high_fd(netns)) < 0)
-		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
-	close(netns);
-	netns = r;
-	r = posix_spawn_file_actions_init(&fa);
-	if (r == 0)
-		r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, 0, 1);
-	/* Its chatter would land in the agent's stderr; -v shows it. */
-	if (r == 0 && sr_log_get_level() < SR_LOG_DEBUG)
-		r = posix_spawn_file_actions_adddup2(&fa, 0, 2);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, ready_hi, 3);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, exit_hi, 4);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, userns, 5);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, netns, 6);
-	if (r == 0)
-		r = posix_spawn_file_actions_addclosefrom_np(&fa, 7);
-	if (r == 0)
-		r = posix_spawnp(&n->pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (r == ENOENT)
-		return sr_error_msg(err, -ENOENT,
-				    "start %s: not found (install it, or use --net none)",
-				    n->helper->name);
-	if (r != 0)
-		return sr_error_errno(err, -r, "start %s", n->helper->name);
+	sp.fds[0] = ready_hi;
+	sp.fds[1] = exit_hi;
+	sp.fds[2] = userns;
+	sp.fds[3] = netns;
+	/* fork, not posix_spawn: the parent-death signal is set between fork and exec. */
+	pid = fork();
+	if (pid < 0)
+		return sr_error_errno(err, sr_negerrno(), "start %s", n->helper->name);
+	if (pid == 0)
+		exec_helper(n, &sp);
+	n->pid = pid;
 	return 0;
 }
 
@@ -346,44 +619,20 @@ int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err)
 	if (n->mode != SR_NET_EGRESS)
 		return 0;
 	/*
-	 * The helper polls the read end and exits when it reads EOF: it
-	 * cannot outlive sandbox-run, however sandbox-run dies. Created after
-	 * clone, so the sandbox never holds the write end.
+	 * slirp4netns polls the read end and exits when it reads EOF, and
+	 * deletes its tap on the way. Created after clone, so the sandbox
+	 * never holds the write end.
 	 */
 	if (pipe2(exitp, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "pipe");
 	n->exit_w = exitp[1];
-	r = spawn_slirp4netns(n, child, exitp[0], err);
+	r = spawn_helper(n, child, exitp[0], err);
 	close(exitp[0]);
 	/* Only the helper (and the child, which closes its copy) may hold it now: EOF = helper
 	 * died. */
 	close(steal_fd(&n->ready[1]));
 	close(steal_fd(&n->ready[0]));
 	return r;
-}
-
-static int wait_ready(const struct sr_net *n, struct sr_error *err)
-{
-	struct pollfd p = {.fd = n->ready[0], .events = POLLIN};
-	char c;
-	ssize_t k;
-	int r;
-
-	r = SR_RETRY(poll(&p, 1, READY_TIMEOUT_MS));
-	if (r < 0)
-		return sr_error_errno(err, sr_negerrno(), "wait for %s", n->helper->name);
-	if (r == 0)
-		return sr_error_msg(err, -ETIMEDOUT, "%s: network not ready after %d ms",
-				    n->helper->name, READY_TIMEOUT_MS);
-	k = SR_RETRY(read(n->ready[0], &c, 1));
-	close(n->ready[0]);
-	if (k < 0)
-		return sr_error_errno(err, sr_negerrno(), "wait for %s", n->helper->name);
-	if (k == 0)
-		return sr_error_msg(err, -ECONNABORTED,
-				    "%s exited before the network was up (run with -v to see why)",
-				    n->helper->name);
-	return 0;
 }
 
 int sr_net_child(const struct sr_net *n, struct sr_error *err)
@@ -401,7 +650,9 @@ int sr_net_child(const struct sr_net *n, struct sr_error *err)
 	r = sr_nft_install(n->ruleset, err);
 	if (r < 0)
 		return r;
-	return wait_ready(n, err);
+	r = n->helper->wait_ready(n, err);
+	close(n->ready[0]);
+	return r;
 }
 
 int sr_net_child_fd(const struct sr_net *n)
@@ -411,7 +662,7 @@ int sr_net_child_fd(const struct sr_net *n)
 
 const char *sr_net_resolv_conf(const struct sr_net *n)
 {
-	return n->mode == SR_NET_EGRESS ? n->helper->resolv_conf : NULL;
+	return n->mode == SR_NET_EGRESS ? SR_NET_RESOLV_CONF : NULL;
 }
 
 enum sr_enforce sr_net_enforced(const struct sr_net *n)
@@ -424,16 +675,20 @@ void sr_net_free(struct sr_net *n)
 	if (!n)
 		return;
 	/*
-	 * Not waited for: the helper exits on EOF and deletes its tap on its
-	 * own time (15-35 ms), off the invocation's path. It is reaped when
-	 * sandbox-run exits.
+	 * Not waited for: slirp4netns exits on EOF and deletes its tap on its
+	 * own time (15-35 ms), pasta is killed (its tap goes with the
+	 * namespace), both off the invocation's path. The zombie keeps its
+	 * pid from being reused until sandbox-run exits and it is reaped.
 	 */
+	if (n->pid > 0 && n->helper->stop_signal)
+		kill(n->pid, n->helper->stop_signal);
 	if (n->exit_w >= 0)
 		close(n->exit_w);
 	if (n->ready[0] >= 0)
 		close(n->ready[0]);
 	if (n->ready[1] >= 0)
 		close(n->ready[1]);
+	free(n->helper_path);
 	free(n->ruleset);
 	free(n);
 }

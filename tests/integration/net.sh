@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The network policy, end to end: a "remote" test host in a network
 # namespace this script creates, joined to the host by a veth pair with
-# private addresses, reached from the sandbox through slirp4netns. Traffic
+# private addresses, reached from the sandbox through the egress helper
+# (slirp4netns for root, pasta for the unprivileged round). Traffic
 # goes only to loopback and to that namespace; everything is removed on exit.
 . "$(dirname "$0")/libtest.sh"
 
@@ -47,6 +48,13 @@ setup_network() {
 	unshare --net sleep infinity </dev/null >/dev/null 2>&1 &
 	REMOTE_PID=$!
 	NET_PIDS="${NET_PIDS:-} $REMOTE_PID"
+	# Until unshare has run, the pid is still in our namespace, and the
+	# veth peer would land there.
+	local i
+	for i in $(seq 100); do
+		[ "$(readlink "/proc/$REMOTE_PID/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.01
+	done
 	ip link add "$HOST_IF" type veth peer name "$REMOTE_IF" netns "$REMOTE_PID" || return 1
 	ip addr add "$HOST_IP/24" dev "$HOST_IF" || return 1
 	ip addr add "$HOST_PUBLIC/32" dev "$HOST_IF" || return 1
@@ -55,8 +63,15 @@ setup_network() {
 	bg nsenter -t "$REMOTE_PID" -n python3 -m http.server "$PORT" --bind "$REMOTE" --directory "$SR_TMP/www"
 	bg nsenter -t "$REMOTE_PID" -n python3 -m http.server "$OTHER_PORT" --bind "$REMOTE" --directory "$SR_TMP/www"
 	bg python3 -m http.server "$LOOP_PORT" --bind 127.0.0.1 --directory "$SR_TMP/www"
+	# The "host's resolver": answers every datagram on port 53.
+	bg nsenter -t "$REMOTE_PID" -n python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(('$REMOTE', 53))
+while True:
+    d, a = s.recvfrom(512)
+    s.sendto(b'answer:' + d, a)"
 	bg python3 -m http.server "$LOOP_PORT" --bind "$HOST_PUBLIC" --directory "$SR_TMP/www"
-	local i
 	for i in $(seq 50); do
 		curl -s -m 1 "http://$REMOTE:$PORT/" >/dev/null && curl -s -m 1 "http://$REMOTE:$OTHER_PORT/" >/dev/null &&
 			curl -s -m 1 "http://127.0.0.1:$LOOP_PORT/" >/dev/null &&
@@ -141,6 +156,40 @@ t_inbound() {
 	wait "$pid" 2>/dev/null
 }
 
+# The helper: slirp4netns for root, pasta (which runs as passt.avx2 or passt) for a user.
+helper_of() {
+	local c
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+		case "$(cat "/proc/$c/comm" 2>/dev/null)" in
+		slirp4netns | pasta | passt*) echo "$c" ;;
+		esac
+	done
+}
+
+t_helper_dies_with_sandbox_run() {
+	local pid helper="" i
+	(as_user_exec "$SR" -q --net egress -- sleep 30 </dev/null >/dev/null 2>&1) &
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	for i in $(seq 100); do
+		helper=$(helper_of "$pid")
+		[ -n "$helper" ] && break
+		sleep 0.02
+	done
+	if [ -z "$helper" ]; then
+		not_ok "the egress helper is started (no helper under sandbox-run $pid)"
+		return
+	fi
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	for i in $(seq 50); do
+		[ "$(ps -o stat= -p "$helper" 2>/dev/null | cut -c1)" = Z ] || ! kill -0 "$helper" 2>/dev/null && break
+		sleep 0.02
+	done
+	check "the egress helper dies with sandbox-run (SIGKILL)" \
+		bash -c "! kill -0 $helper 2>/dev/null || [ \"\$(ps -o stat= -p $helper | cut -c1)\" = Z ]"
+}
+
 t_none() {
 	sr --net none -- sh -c 'tail -n +2 /proc/net/route | wc -l; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "'
 	assert_eq "--net none: lo only, no route" "$(printf '0\nlo')" "$out"
@@ -149,10 +198,36 @@ t_none() {
 }
 
 t_dns_and_result() {
-	local f="$SR_TMP/net-result-$SR_AS.json"
+	local f="$SR_OUT/net-result-$SR_AS.json"
 	sr --net egress --result "$f" -- cat /etc/resolv.conf
 	assert_match "resolv.conf points at the helper's resolver" "nameserver 10.0.2.3" "$out"
 	assert_eq "the result record says nftables" nftables "$(json_get "$f" enforced.net)"
+}
+
+# sr_with_resolver IP ARGS...: sr, with the host's /etc/resolv.conf naming
+# IP: bind-mounted (as root) in a mount namespace of its own, which the
+# round's user then inherits.
+sr_with_resolver() {
+	local conf="$SR_TMP/resolv.conf" o="$SR_TMP/.out" e="$SR_TMP/.err"
+	echo "nameserver $1" >"$conf"
+	chmod 0644 "$conf"
+	shift
+	SR_AS=$SR_AS SR_TEST_USER=$SR_TEST_USER SR_TMP=$SR_TMP unshare -m bash -c \
+		"$(declare -f as_user)"'; mount --bind "$0" /etc/resolv.conf && as_user "$@"' \
+		"$conf" "$SR" "$@" <"${SR_STDIN:-/dev/null}" >"$o" 2>"$e"
+	rc=$?
+	out=$(cat "$o")
+	errout=$(cat "$e")
+}
+
+t_dns_forwarding() {
+	sr_with_resolver "$REMOTE" --net egress -- python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.sendto(b'query', ('10.0.2.3', 53))
+print(s.recvfrom(100)[0].decode())"
+	assert_eq "DNS to 10.0.2.3 reaches the host's resolver" "answer:query" "$out"
 }
 
 t_fail_closed() {
@@ -173,5 +248,5 @@ if ! setup_network; then
 	exit 1
 fi
 for_each_user t_allow t_allowlist_refuses_others t_private_default t_metadata t_host t_inbound \
-	t_none t_dns_and_result t_fail_closed
+	t_helper_dies_with_sandbox_run t_none t_dns_and_result t_dns_forwarding t_fail_closed
 done_testing
