@@ -507,26 +507,26 @@ static size_t join_limits(const struct sr_config *c, const enum sr_enforce enfor
 int sr_cgroup_describe(const struct sr_config *c, const enum sr_enforce enforced[],
 		       const char *reason, char *buf, size_t len)
 {
-	char none[64], approx[64];
+	char none[64], approx[64], why[512];
 	size_t n_none = join_limits(c, enforced, SR_ENFORCE_NONE, none, sizeof(none));
 	size_t n_approx = join_limits(c, enforced, SR_ENFORCE_RLIMIT, approx, sizeof(approx));
-	const char *why = reason && *reason ? reason : "no cgroup available";
 
 	if (len == 0)
 		return (int)n_none;
+	/* NULL reason: the short form, for every run's stderr; -v gives the reason. */
+	if (reason)
+		snprintf(why, sizeof(why), " (%s); see docs/limits.md",
+			 *reason ? reason : "no cgroup available");
+	else
+		snprintf(why, sizeof(why), "; see docs/limits.md, -v says why");
 	buf[0] = '\0';
 	if (n_none && n_approx)
-		snprintf(buf, len,
-			 "%s limit%s not enforced and %s only per process (rlimit) on this host "
-			 "(%s); see docs/limits.md",
+		snprintf(buf, len, "%s limit%s not enforced and %s only per process (rlimit) on this host%s",
 			 none, n_none > 1 ? "s" : "", approx, why);
 	else if (n_none)
-		snprintf(buf, len, "%s limit%s not enforced on this host (%s); see docs/limits.md",
-			 none, n_none > 1 ? "s" : "", why);
+		snprintf(buf, len, "%s limit%s not enforced on this host%s", none,
+			 n_none > 1 ? "s" : "", why);
 	else if (n_approx)
-		snprintf(
-		    buf, len,
-		    "%s limited only per process (rlimit) on this host (%s); see docs/limits.md",
-		    approx, why);
+		snprintf(buf, len, "%s limited only per process (rlimit) on this host%s", approx, why);
 	return (int)n_none;
 }

@@ -92,7 +92,10 @@ static int check_enforcement(const struct sr_config *c, const struct sr_net *net
 	/* The disk is the size of a tmpfs; the network policy fails closed (net.c). */
 	r->enforced[SR_LIMIT_DISK] = SR_ENFORCE_TMPFS;
 	r->enforced[SR_LIMIT_NET] = sr_net_enforced(net);
-	n = sr_cgroup_describe(c, r->enforced, sr_cgroup_reason(cg), limits, sizeof(limits));
+	n = sr_cgroup_describe(c, r->enforced,
+			       c->strict || sr_log_get_level() >= SR_LOG_INFO ? sr_cgroup_reason(cg)
+									: NULL,
+			       limits, sizeof(limits));
 	if (c->strict && n > 0)
 		return sr_error_msg(err, -EOPNOTSUPP, "--strict: %s", limits);
 	if (*limits)
