@@ -268,28 +268,22 @@ static int open_target(int root, const char *path, bool dir, struct sr_error *er
 
 /*
  * Host paths the sandbox is built from, opened in our own mount namespace
- * (overlayfs and open_tree refuse mounts of another namespace) and before
- * the new root hides the host's /tmp.
+ * (overlayfs and open_tree refuse mounts of another namespace), with the
+ * caller's own rights (before the id switch: a root caller may bind what
+ * only root can reach), and before anything covers the host's /tmp.
  */
-struct sources {
-	int workspace; /* the agent's directory, or -1 */
-	int *binds;    /* one per c->binds[] */
-	size_t n_binds;
-};
-
-static void sources_close(struct sources *s)
-{
-	if (s->workspace >= 0)
-		close(s->workspace);
-	for (size_t i = 0; i < s->n_binds; i++)
-		close(s->binds[i]);
-	free(s->binds);
-}
-
-static int sources_open(const struct sr_plan *p, struct sources *s, struct sr_error *err)
+int sr_mounts_open_sources(struct sr_plan *p, struct sr_error *err)
 {
 	const struct sr_config *c = p->config;
+	struct sr_sources *s = &p->sources;
 
+	/*
+	 * Nothing we mount may propagate back to the host (or to other
+	 * sandboxes sharing a peer group), and nothing of the host's later
+	 * mounts should appear inside.
+	 */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return sr_error_errno(err, sr_negerrno(), "make mounts private");
 	s->workspace = -1;
 	s->n_binds = 0;
 	s->binds = calloc(c->n_binds + 1, sizeof(*s->binds));
@@ -322,7 +316,7 @@ static int sources_open(const struct sr_plan *p, struct sources *s, struct sr_er
 	return 0;
 }
 
-static int bind_user_paths(const struct sr_plan *p, const struct sources *srcs, int root,
+static int bind_user_paths(const struct sr_plan *p, const struct sr_sources *srcs, int root,
 			   struct sr_error *err)
 {
 	const struct sr_config *c = p->config;
@@ -583,7 +577,7 @@ static int mount_data(const struct sr_plan *p, int *ret_fd, struct sr_error *err
 	return 0;
 }
 
-static int build_root(struct sr_plan *p, const struct sources *srcs, int root, int data,
+static int build_root(struct sr_plan *p, const struct sr_sources *srcs, int root, int data,
 		      struct sr_error *err)
 {
 	_cleanup_close_ int hostroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -613,20 +607,9 @@ static int build_root(struct sr_plan *p, const struct sources *srcs, int root, i
 
 int sr_mounts_setup(struct sr_plan *p, struct sr_error *err)
 {
-	_cleanup_(sources_close) struct sources srcs = {.workspace = -1};
 	_cleanup_close_ int root = -1, data = -1;
 	int r;
 
-	/*
-	 * Nothing we mount may propagate back to the host (or to other
-	 * sandboxes sharing a peer group), and nothing of the host's later
-	 * mounts should appear inside.
-	 */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return sr_error_errno(err, sr_negerrno(), "make mounts private");
-	r = sources_open(p, &srcs, err);
-	if (r < 0)
-		return r;
 	r = mount_tmpfs(NEWROOT, "mode=0755,size=4m,nr_inodes=4096", "the new root", err);
 	if (r < 0)
 		return r;
@@ -634,7 +617,7 @@ int sr_mounts_setup(struct sr_plan *p, struct sr_error *err)
 	if (root < 0)
 		return sr_error_errno(err, sr_negerrno(), "open the new root");
 	if ((r = make_skeleton(root, err)) < 0 || (r = mount_data(p, &data, err)) < 0 ||
-	    (r = build_root(p, &srcs, root, data, err)) < 0)
+	    (r = build_root(p, &p->sources, root, data, err)) < 0)
 		return r;
 
 	/* The disk tmpfs stays reachable only through its binds. */

@@ -6,7 +6,9 @@
  * travels to the supervisor as one message before the child exits.
  *
  * The order is the security argument:
- *  - user ids first: every file the setup creates is owned by "user";
+ *  - sources first, with the caller's own rights: the workspace and the
+ *    --bind paths are opened before the id switch and before any mount;
+ *  - then user ids: every file the setup creates is owned by "user";
  *  - mounts need CAP_SYS_ADMIN and the host's tree (sources), so they come
  *    before anything that drops either, and end with pivot_root;
  *  - network and hostname need CAP_NET_ADMIN / CAP_SYS_ADMIN in the new
@@ -52,6 +54,11 @@ static int die_with_supervisor(int sock)
 	if (poll(&pfd, 1, 0) < 0)
 		return sr_negerrno();
 	return pfd.revents & (POLLHUP | POLLRDHUP | POLLERR) ? -EPIPE : 0;
+}
+
+static int step_sources(struct sr_plan *p, struct sr_error *err)
+{
+	return sr_mounts_open_sources(p, err);
 }
 
 static int step_user(struct sr_plan *p, struct sr_error *err)
@@ -107,9 +114,9 @@ static const struct {
 	const char *name;
 	int (*run)(struct sr_plan *p, struct sr_error *err);
 } steps[] = {
-	{"user ids", step_user},        {"filesystem", step_mounts}, {"network", step_network},
-	{"hostname", step_hostname},    {"limits", step_limits},     {"capabilities", step_caps},
-	{"seccomp", step_seccomp},
+	{"sources", step_sources},   {"user ids", step_user},	{"filesystem", step_mounts},
+	{"network", step_network},   {"hostname", step_hostname}, {"limits", step_limits},
+	{"capabilities", step_caps}, {"seccomp", step_seccomp},
 };
 
 /*
@@ -174,8 +181,13 @@ void sr_sandbox_child(struct sr_plan *p)
 			_exit(err.status ? err.status : 125);
 		}
 	}
+	/* PID 1 keeps no handle on the host: not the archive, not a source. */
 	if (p->agent_fd >= 0)
 		close(p->agent_fd);
+	if (p->sources.workspace >= 0)
+		close(p->sources.workspace);
+	for (size_t i = 0; i < p->sources.n_binds; i++)
+		close(p->sources.binds[i]);
 
 	/* [3] Run the agent under PID 1. */
 	sr_init_run(p);

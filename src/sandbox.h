@@ -11,6 +11,13 @@
 struct sr_net;
 struct sr_cgroup;
 
+/* Host paths the filesystem is built from, opened by the child first (mounts.c). */
+struct sr_sources {
+	int workspace; /* the agent's directory, or -1 */
+	int *binds;    /* one per config->binds[] */
+	size_t n_binds;
+};
+
 /* Everything the child needs, prepared by the supervisor before clone. */
 struct sr_plan {
 	const struct sr_config *config;
@@ -22,6 +29,7 @@ struct sr_plan {
 	uid_t host_uid;         /* who "user" (uid 1000 inside) is on the host */
 	gid_t host_gid;
 	bool drop_groups;       /* the caller is root: shed its supplementary groups */
+	struct sr_sources sources; /* child only */
 	const struct sr_net *net;
 	const struct sr_cgroup *cgroup;
 };

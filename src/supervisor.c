@@ -403,6 +403,7 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 	clock_gettime(CLOCK_MONOTONIC, &run.start);
 	run.plan.agent_fd = -1;
 	run.plan.workspace_tree = -1;
+	run.plan.sources.workspace = -1;
 	run.plan.sock = -1;
 	new_sandbox_id(r->sandbox_id);
 

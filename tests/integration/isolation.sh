@@ -159,6 +159,24 @@ t_tiocsti_tty() {
 	assert_no_match "no TIOCSTI variant succeeds" "TIOCSTI[^:]*: ok" "$out"
 }
 
+t_binds() {
+	local d="$SR_TMP/binds-$SR_AS"
+	mkdir -p "$d/ro" "$d/rw" && echo host-data >"$d/ro/f" && chmod -R a+rX "$d"
+	chmod 1777 "$d/rw"
+	sr --net none --ro-bind "$d/ro" /data --bind "$d/rw" /out -- sh -c 'cat /data/f; touch /data/x 2>&1; echo made > /out/made'
+	assert_match "--ro-bind: readable" "^host-data" "$out"
+	assert_match "--ro-bind: read-only" "/data/x.: Read-only file system" "$out"
+	assert_eq "--bind: writes reach the host (explicit opt-in)" made "$(cat "$d/rw/made" 2>/dev/null)"
+	if [ "$SR_AS" = root ]; then
+		# Sources are opened with the caller's rights, before the id switch.
+		local closed="$SR_TMP/closed-$SR_AS"
+		mkdir -p "$closed/pub" && echo only-root-reaches >"$closed/pub/f"
+		chmod 0700 "$closed" && chmod 0755 "$closed/pub" && chmod 0644 "$closed/pub/f"
+		sr --net none --ro-bind "$closed/pub" /data -- cat /data/f
+		assert_eq "root binds a directory only root can reach" only-root-reaches "$out"
+	fi
+}
+
 t_net_none() {
 	sr --net none -- sh -c 'cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "; wc -l < /proc/net/route'
 	assert_eq "--net none: only lo, no route" "$(printf 'lo\n1')" "$out"
@@ -166,5 +184,5 @@ t_net_none() {
 
 for_each_user t_identity t_caps t_host_uid t_nested_userns t_readonly_runtime t_host_invisible \
 	t_proc_masked t_dev t_workspace_overlay t_fresh_each_time t_fds_closed t_env_clean \
-	t_env_file t_pid1 t_session t_tiocsti_tty t_net_none
+	t_env_file t_pid1 t_session t_tiocsti_tty t_binds t_net_none
 done_testing
