@@ -11,6 +11,16 @@
 
 #include <stdio.h>
 
+static int write_result(const struct sr_result *r, const struct sr_config *c)
+{
+	struct sr_error err = {0};
+	int e = sr_result_write(r, c, c->result_path, &err);
+
+	if (e < 0)
+		sr_log(SR_LOG_ERROR, "%s", err.msg);
+	return e;
+}
+
 int main(int argc, char **argv)
 {
 	struct sr_config c;
@@ -20,10 +30,18 @@ int main(int argc, char **argv)
 	int status;
 
 	sr_config_init(&c);
+	sr_result_init(&r);
 	if (sr_options_parse(argc, argv, &c, &action, &err) < 0) {
 		sr_log(SR_LOG_ERROR, "%s", err.msg);
+		status = err.status ? err.status : 125;
+		/* A caller that asked for a record gets one, also for bad input. */
+		if (c.result_path) {
+			r.exit_code = status;
+			snprintf(r.error, sizeof(r.error), "%s", err.msg);
+			write_result(&r, &c);
+		}
 		sr_config_free(&c);
-		return err.status ? err.status : 125;
+		return status;
 	}
 	switch (action) {
 	case SR_ACTION_HELP:
@@ -42,20 +60,12 @@ int main(int argc, char **argv)
 		break;
 	}
 
-	sr_result_init(&r);
 	if (sr_supervisor_run(&c, &r, &err) < 0)
 		sr_log(SR_LOG_ERROR, "%s", err.msg);
 	status = r.exit_code;
-	if (c.result_path) {
-		struct sr_error werr = {0};
-
-		if (sr_result_write(&r, &c, c.result_path, &werr) < 0) {
-			sr_log(SR_LOG_ERROR, "%s", werr.msg);
-			/* The agent's own status stands; only a clean run turns into a failure. */
-			if (status == 0)
-				status = 125;
-		}
-	}
+	/* The agent's own status stands; only a clean run turns into a failure. */
+	if (c.result_path && write_result(&r, &c) < 0 && status == 0)
+		status = 125;
 	sr_config_free(&c);
 	return status;
 }

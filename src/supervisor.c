@@ -89,8 +89,11 @@ static int check_enforcement(const struct sr_config *c, const struct sr_net *net
 	char limits[1024];
 	int n;
 
-	/* The disk is the size of a tmpfs; the network policy fails closed (net.c). */
-	r->enforced[SR_LIMIT_DISK] = SR_ENFORCE_TMPFS;
+	/*
+	 * The disk is the size of a tmpfs (0: no size, so nothing enforces a
+	 * limit and none is asked for); the network policy fails closed (net.c).
+	 */
+	r->enforced[SR_LIMIT_DISK] = c->disk_bytes ? SR_ENFORCE_TMPFS : SR_ENFORCE_NONE;
 	r->enforced[SR_LIMIT_NET] = sr_net_enforced(net);
 	n = sr_cgroup_describe(c, r->enforced,
 			       c->strict || sr_log_get_level() >= SR_LOG_INFO ? sr_cgroup_reason(cg)

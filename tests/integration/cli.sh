@@ -7,6 +7,9 @@ t_bad_input() {
 	sr -q --memory lots -- true
 	assert_eq "bad size: 125" 125 "$rc"
 	assert_match "bad size: one clear line" "^sandbox-run: .*memory.*'lots'.*(512M|2G)" "$errout"
+	sr -q --result "$SR_OUT/bad-$SR_AS.json" --memory lots -- true
+	assert_eq "bad input still gives the requested record: status error" error "$(json_get "$SR_OUT/bad-$SR_AS.json" status)"
+	assert_match "with the message" "bad size 'lots'" "$(json_get "$SR_OUT/bad-$SR_AS.json" error)"
 	sr --timeout soon -- true
 	assert_eq "bad duration: 125" 125 "$rc"
 	sr --cpus -1 -- true

@@ -131,6 +131,8 @@ t_result_through_links() {
 t_disk_limit() {
 	sr --net none --disk 8M -- sh -c 'head -c 16777216 /dev/zero > /tmp/big; echo rc=$?'
 	assert_match "writing past --disk fails with ENOSPC" "No space left on device" "$errout$out"
+	sr --net none --disk 0 --result "$SR_OUT/disk0-$SR_AS.json" -- true
+	assert_eq "--disk 0: no limit, and enforced.disk says none" none "$(json_get "$SR_OUT/disk0-$SR_AS.json" enforced.disk)"
 }
 
 for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout \
