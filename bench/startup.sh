@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Cold start of a fresh sandbox against bubblewrap, measured side by side
-# in the same run (hyperfine, medians), as an unprivileged user; plus
-# sandbox-run's own peak RSS. Prints a Markdown table for docs/performance.md.
+# in the same run (hyperfine, medians), plus sandbox-run's own peak RSS.
+# Prints Markdown for docs/performance.md.
 #
-#   bench/startup.sh [RUNS]        (as root it drops to an unprivileged user)
+#   bench/startup.sh [RUNS]          as an unprivileged user (root drops to one)
+#   BENCH_AS=root bench/startup.sh   as root (cgroup v1/v2 limits where present)
 #
-# Both run /bin/true with every namespace new. bubblewrap's command is the
-# reference one: --ro-bind / / --unshare-all --die-with-parent --proc /proc --dev /dev.
+# Every command runs /bin/true with every namespace new. bubblewrap's is the
+# reference: --ro-bind / / --unshare-all --die-with-parent --proc /proc --dev /dev.
+# The sandbox-run rows separate the costs: the bare sandbox (no limits, no
+# network), the limits of the default profile, and the egress network.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,36 +27,45 @@ chmod 755 "$tmp"
 install -m 755 "$bin" "$tmp/sandbox-run"
 
 as_user=()
-if [ "$(id -u)" = 0 ]; then
+who=$(id -un)
+if [ "$(id -u)" = 0 ] && [ "${BENCH_AS:-user}" != root ]; then
 	id -u "$user" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
 	chown "$user" "$tmp"
 	as_user=(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp")
+	who=$user
 fi
 
-sr_cmd="$tmp/sandbox-run -q --net none -- /bin/true"
-sr_full="$tmp/sandbox-run -q -p offline -- /bin/true"
-bw_cmd="bwrap --ro-bind / / --unshare-all --die-with-parent --proc /proc --dev /dev /bin/true"
+sr="$tmp/sandbox-run -q"
+bare="$sr --net none --memory 0 --cpus 0 --pids 0 -- /bin/true"
+limits="$sr --net none -- /bin/true"
+egress="$sr --memory 0 --cpus 0 --pids 0 --net egress -- /bin/true"
+bw="bwrap --ro-bind / / --unshare-all --die-with-parent --proc /proc --dev /dev /bin/true"
 
-"${as_user[@]}" hyperfine -N --warmup 50 --runs "$runs" --export-json "$tmp/h.json" \
-	-n sandbox-run "$sr_cmd" -n "sandbox-run -p offline" "$sr_full" -n bubblewrap "$bw_cmd" >&2
+"${as_user[@]}" hyperfine -N --warmup 30 --runs "$runs" --export-json "$tmp/h.json" \
+	-n "sandbox-run --net none, no limits" "$bare" \
+	-n "sandbox-run --net none, default limits" "$limits" \
+	-n "sandbox-run --net egress, no limits" "$egress" \
+	-n bubblewrap "$bw" >&2
 
+echo "As $who, $runs runs each, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg):"
+echo
 python3 - "$tmp/h.json" <<'EOF'
 import json, sys
-r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-bw = r["bubblewrap"]["median"]
+res = json.load(open(sys.argv[1]))["results"]
+bw = next(x for x in res if x["command"] == "bubblewrap")["median"]
 print("| command | median | mean ± σ | ratio to bubblewrap (median) |")
 print("|---|---|---|---|")
-for name in ("sandbox-run", "sandbox-run -p offline", "bubblewrap"):
-    x = r[name]
-    print(f"| {name} | {x['median']*1e3:.2f} ms | {x['mean']*1e3:.2f} ± {x['stddev']*1e3:.2f} ms | {x['median']/bw:.2f} |")
+for x in res:
+    print(f"| {x['command']} | {x['median']*1e3:.2f} ms | {x['mean']*1e3:.2f} ± {x['stddev']*1e3:.2f} ms | {x['median']/bw:.2f} |")
 EOF
 
 # Peak RSS, from GNU time: the largest of sandbox-run and what it reaped
 # (its PID 1 is a fork of it; the agent is /bin/true), so an upper bound of
 # sandbox-run's own.
+echo
 for name in sandbox-run bubblewrap; do
-	cmd=$sr_cmd
-	[ "$name" = bubblewrap ] && cmd=$bw_cmd
+	cmd=$bare
+	[ "$name" = bubblewrap ] && cmd=$bw
 	# shellcheck disable=SC2086
 	kib=$("${as_user[@]}" /usr/bin/time -f %M $cmd 2>&1 >/dev/null | tail -1)
 	echo "peak RSS of $name: $kib KiB"
