@@ -9,6 +9,7 @@
  * sigwaitinfo(), so nothing interrupts it and no handler runs in it.
  */
 #include "init.h"
+#include "fault.h"
 #include "protocol.h"
 #include "util.h"
 
@@ -182,6 +183,8 @@ void sr_init_run(struct sr_plan *p)
 		sr_msg_send_error(p->sock, &err);
 		_exit(125);
 	}
+	/* Test builds only, empty otherwise (fault.h). */
+	sr_fault_point("child", "agent forked");
 	m.pid = agent;
 	if (sr_msg_send(p->sock, &m) < 0)
 		_exit(125);

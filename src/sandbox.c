@@ -23,6 +23,7 @@
 #include "sandbox.h"
 #include "caps.h"
 #include "cgroup.h"
+#include "fault.h"
 #include "init.h"
 #include "mounts.h"
 #include "net.h"
@@ -155,6 +156,8 @@ void sr_sandbox_child(struct sr_plan *p)
 		_exit(125);
 	if (close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		_exit(125);
+	/* sr_fault_point(): test builds only, empty otherwise (fault.h). */
+	sr_fault_point("child", "started");
 
 	/* [1] The supervisor writes our id maps; EOF means it died meanwhile. */
 	r = sr_msg_recv(p->sock, &m);
@@ -170,9 +173,11 @@ void sr_sandbox_child(struct sr_plan *p)
 	 */
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		_exit(125);
+	sr_fault_point("child", "go");
 
 	/* [2] Setup, in order. */
 	for (size_t i = 0; i < SR_ARRAY_SIZE(steps); i++) {
+		sr_fault_step("before", steps[i].name);
 		r = steps[i].run(p, &err);
 		if (r < 0) {
 			if (err.msg[0] == '\0')
@@ -180,6 +185,7 @@ void sr_sandbox_child(struct sr_plan *p)
 			sr_msg_send_error(p->sock, &err);
 			_exit(err.status ? err.status : 125);
 		}
+		sr_fault_step("after", steps[i].name);
 	}
 	/* PID 1 keeps no handle on the host: not the archive, not a source. */
 	if (p->agent_fd >= 0)

@@ -10,6 +10,7 @@
 #include "agent.h"
 #include "cgroup.h"
 #include "env.h"
+#include "fault.h"
 #include "net.h"
 #include "protocol.h"
 #include "sandbox.h"
@@ -203,18 +204,24 @@ static int parent_steps(struct run *run, struct sr_error *err)
 	struct sr_msg go = {.type = SR_MSG_GO};
 	int r;
 
+	/* sr_fault_point(): test builds only, empty otherwise (fault.h). */
+	sr_fault_point("supervisor", "cloned");
 	r = sr_userns_parent(run->pid, run->plan.host_uid, run->plan.host_gid, err);
 	if (r < 0)
 		return sr_error_prefix(err, "user namespace");
+	sr_fault_point("supervisor", "id maps");
 	r = sr_cgroup_attach(run->cgroup, run->pid, err);
 	if (r < 0)
 		return sr_error_prefix(err, "cgroup");
+	sr_fault_point("supervisor", "cgroup");
 	r = sr_net_parent(run->net, run->pid, err);
 	if (r < 0)
 		return sr_error_prefix(err, "network");
+	sr_fault_point("supervisor", "network helper");
 	r = sr_msg_send(run->sock, &go);
 	if (r < 0)
 		return sr_error_errno(err, r, "start the sandbox");
+	sr_fault_point("supervisor", "go");
 	return 0;
 }
 
@@ -394,6 +401,8 @@ static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 			sr_warn("%s: root-owned workspace files stay read-only to the agent",
 				ierr.msg);
 	}
+	/* Test builds only, empty otherwise (fault.h): every host resource exists, no child yet. */
+	sr_fault_point("supervisor", "prepared");
 	return 0;
 }
 
@@ -410,9 +419,9 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 	run.plan.sock = -1;
 	new_sandbox_id(r->sandbox_id);
 
-	if ((e = prepare(&run, r, err)) < 0 || (e = setup_signals(&run, err)) < 0 ||
-	    (e = clone_sandbox(&run, err)) < 0 || (e = start_timer(&run, err)) < 0 ||
-	    (e = parent_steps(&run, err)) < 0) {
+	if ((e = sr_fault_validate(err)) < 0 || (e = prepare(&run, r, err)) < 0 ||
+	    (e = setup_signals(&run, err)) < 0 || (e = clone_sandbox(&run, err)) < 0 ||
+	    (e = start_timer(&run, err)) < 0 || (e = parent_steps(&run, err)) < 0) {
 		r->status = SR_STATUS_ERROR;
 		r->exit_code = err->status ? err->status : 125;
 		snprintf(r->error, sizeof(r->error), "%s", err->msg);

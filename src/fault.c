@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test-only fault injection (see fault.h). Compiled only with
+ * configure --enable-fault-injection.
+ */
+#include "fault.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/*
+ * Every point, in the order a run reaches them; the number of a point is
+ * its position, from 1. The supervisor's and the child's run concurrently
+ * after clone, so "in order" is per process. The child's "before"/"after"
+ * pairs follow the steps[] table of sandbox.c; a point added there must be
+ * added here (sr_fault_validate() would refuse its name otherwise).
+ */
+static const char *const points[] = {
+	"supervisor prepared",
+	"supervisor cloned",
+	"supervisor id maps",
+	"supervisor cgroup",
+	"supervisor network helper",
+	"supervisor go",
+	"child started",
+	"child go",
+	"child before user ids",
+	"child after user ids",
+	"child before filesystem",
+	"child after filesystem",
+	"child before network",
+	"child after network",
+	"child before hostname",
+	"child after hostname",
+	"child before limits",
+	"child after limits",
+	"child before capabilities",
+	"child after capabilities",
+	"child before seccomp",
+	"child after seccomp",
+	"child agent forked",
+};
+
+/* The wanted point's number, 0 when the variable is unset, -1 when it names none. */
+static int wanted(void)
+{
+	const char *v = getenv(SR_FAULT_ENV);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return 0;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(points); i++)
+		if (strcmp(v, points[i]) == 0)
+			return (int)i + 1;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || n < 1 || n > (long)SR_ARRAY_SIZE(points))
+		return -1;
+	return (int)n;
+}
+
+int sr_fault_validate(struct sr_error *err)
+{
+	if (wanted() < 0)
+		return sr_error_msg(err, -EINVAL,
+				    "%s: no fault point '%s' (a number 1-%zu or a name from "
+				    "src/fault.c)",
+				    SR_FAULT_ENV, getenv(SR_FAULT_ENV), SR_ARRAY_SIZE(points));
+	return 0;
+}
+
+void sr_fault_point(const char *side, const char *what)
+{
+	char name[128];
+	int n = wanted();
+
+	if (n <= 0)
+		return;
+	snprintf(name, sizeof(name), "%s %s", side, what);
+	if (strcmp(name, points[n - 1]) != 0)
+		return;
+	/*
+	 * pause(), not raise(SIGSTOP): PID 1 of a PID namespace ignores
+	 * SIGSTOP sent from inside it, itself included. The line on stderr
+	 * is how the test knows the point was reached.
+	 */
+	dprintf(STDERR_FILENO, "sandbox-run: fault injection: stopped at %d (%s)\n", n, name);
+	for (;;)
+		pause();
+}
+
+void sr_fault_step(const char *when, const char *step)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what), "%s %s", when, step);
+	sr_fault_point("child", what);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test-only fault injection: configure --enable-fault-injection.
+ *
+ * SANDBOX_RUN_TEST_STOP_AT=<point name or number> makes the process that
+ * reaches that point of the set-up say so on stderr ("sandbox-run: fault
+ * injection: stopped at N (NAME)") and wait there forever, so that a test
+ * can SIGKILL sandbox-run at every step and prove that nothing is left
+ * behind (tests/security/fault.sh). The points are listed in fault.c, in
+ * the order a run reaches them.
+ *
+ * Normal builds do not compile fault.c and these calls are empty inline
+ * functions: a shipped binary must not react to the variable at all.
+ * Whoever sets a caller's environment could otherwise freeze sandbox-run
+ * half-way, holding a half-built sandbox (every namespace created, the
+ * child still holding all its capabilities, no seccomp yet) open for as
+ * long as they like, or make a run that should fail closed hang instead.
+ */
+#pragma once
+
+#include "log.h"
+
+#define SR_FAULT_ENV "SANDBOX_RUN_TEST_STOP_AT"
+
+#ifdef SR_FAULT_INJECTION
+/* Refuses a value that names no point, so a test cannot silently stop nowhere. */
+int sr_fault_validate(struct sr_error *err);
+/* Stops here (forever) if the variable names the point "SIDE WHAT". */
+void sr_fault_point(const char *side, const char *what);
+/* The child's point "child WHEN STEP" around each entry of sandbox.c's steps[]. */
+void sr_fault_step(const char *when, const char *step);
+#else
+static inline int sr_fault_validate(struct sr_error *err)
+{
+	return 0;
+}
+
+static inline void sr_fault_point(const char *side, const char *what)
+{
+}
+
+static inline void sr_fault_step(const char *when, const char *step)
+{
+}
+#endif
