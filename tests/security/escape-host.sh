@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# Escape battery, part 2: the host's files, kernel interfaces in /proc,
+# /sys and /dev, the runner binary (CVE-2019-5736), leaked fds
+# (CVE-2024-21626), symlinks in the workspace and symlinked bind targets
+# (the CVE-2021-30465 class). Each attempt is made from inside a real
+# sandbox and asserts how it failed, as root and as an unprivileged caller.
+. "$(dirname "$0")/../integration/libtest.sh"
+
+if [ -z "$SR_PROBE" ] || [ ! -x "$SR_PROBE" ]; then
+	echo "1..0 # SKIP the static probe (tests/helpers/sr-probe) is not built"
+	exit 0
+fi
+
+P=/probe/sr-probe
+probe() {
+	sr --net none --ro-bind "$PROBE_DIR" /probe "$@"
+}
+
+t_proc_sys() {
+	local core
+	core=$(cat /proc/sys/kernel/core_pattern)
+	probe -- sh -c "$P write /proc/sys/kernel/core_pattern; $P write /proc/sys/vm/drop_caches;
+		{ echo '|/tmp/x' > /proc/sys/kernel/core_pattern; } 2>&1"
+	# Two walls: the files belong to the host's root, unmapped in the
+	# sandbox (EACCES), and /proc/sys is a read-only mount (EROFS, seen
+	# first by an O_TRUNC open, which takes write access to the mount early).
+	assert_match "write /proc/sys/kernel/core_pattern: EACCES (host root's file)" \
+		"^write /proc/sys/kernel/core_pattern: EACCES$" "$(sed -n 1p <<<"$out")"
+	assert_match "write /proc/sys/vm/drop_caches: EACCES" \
+		"^write /proc/sys/vm/drop_caches: EACCES$" "$(sed -n 2p <<<"$out")"
+	assert_match "truncating /proc/sys/kernel/core_pattern: EROFS (read-only mount)" \
+		"core_pattern: Read-only file system" "$(sed -n 3p <<<"$out")"
+	assert_eq "the host's core_pattern is unchanged" "$core" "$(cat /proc/sys/kernel/core_pattern)"
+}
+
+t_sysrq() {
+	probe -- sh -c "$P write /proc/sysrq-trigger; stat -c '%F %t:%T' /proc/sysrq-trigger 2>&1"
+	if [ -e /proc/sysrq-trigger ]; then
+		assert_eq "/proc/sysrq-trigger is /dev/null inside: the write lands nowhere" \
+			"$(printf 'write /proc/sysrq-trigger: ok\ncharacter special file 1:3')" "$out"
+	else
+		assert_match "/proc/sysrq-trigger: ENOENT (the host kernel has none)" \
+			"^write /proc/sysrq-trigger: ENOENT" "$out"
+	fi
+}
+
+t_sys() {
+	probe -- sh -c "$P write /sys/kernel/uevent_helper; $P write /sys/fs/cgroup/cgroup.procs; test -e /sys || echo no-sys"
+	assert_eq "/sys is not mounted: uevent_helper and cgroupfs writes get ENOENT" \
+		"$(printf 'write /sys/kernel/uevent_helper: ENOENT\nwrite /sys/fs/cgroup/cgroup.procs: ENOENT\nno-sys')" "$out"
+}
+
+t_kernel_memory() {
+	probe -- sh -c "$P read /dev/mem; $P read /dev/kmem; $P read /dev/port; $P read /dev/kmsg; $P write /dev/kmsg"
+	# Creating the missing /dev/kmsg meets the read-only /dev mount first.
+	assert_eq "/dev/mem, /dev/kmem, /dev/port, /dev/kmsg: ENOENT (not in the minimal /dev); create: EROFS" \
+		"$(printf 'read /dev/mem: ENOENT\nread /dev/kmem: ENOENT\nread /dev/port: ENOENT\nread /dev/kmsg: ENOENT\nwrite /dev/kmsg: EROFS')" \
+		"$out"
+	local f
+	for f in kcore kallsyms keys timer_list sched_debug; do
+		probe -- sh -c "$P read /proc/$f; stat -c '%F %t:%T' /proc/$f 2>&1 | sed 's/.*No such.*/absent/'"
+		if [ -e "/proc/$f" ]; then
+			assert_eq "/proc/$f is masked with /dev/null: reads 0 bytes" \
+				"$(printf 'read /proc/%s: ok 0 bytes\ncharacter special file 1:3' "$f")" "$out"
+		else
+			assert_eq "/proc/$f: ENOENT (the host kernel has none)" \
+				"$(printf 'read /proc/%s: ENOENT\nabsent' "$f")" "$out"
+		fi
+	done
+}
+
+t_proc_pid1() {
+	# PID 1 is sandbox-run's own code, non-dumpable: its /proc entries
+	# (memory, environment with the secrets, root, fds, namespaces) fail
+	# the kernel's ptrace access check.
+	probe -- sh -c "$P read /proc/1/mem; $P read /proc/1/environ; ls /proc/1/root/ 2>&1; ls /proc/1/fd/ 2>&1; ls /proc/1/cwd/ 2>&1"
+	assert_eq "/proc/1/{mem,environ,root,fd,cwd}: EACCES (PID 1 is non-dumpable)" \
+		"$(printf "read /proc/1/mem: EACCES\nread /proc/1/environ: EACCES\nls: cannot access '/proc/1/root/': Permission denied\nls: cannot open directory '/proc/1/fd/': Permission denied\nls: cannot access '/proc/1/cwd/': Permission denied")" \
+		"$out"
+}
+
+# CVE-2019-5736: /proc/1/exe is the sandbox-run binary on the host.
+t_runner_exe() {
+	local bin="$SR" sum
+	if [ "$SR_AS" = user ]; then
+		# Owned by the caller: file permissions would let "user" write it,
+		# so only the ptrace gate on /proc/1/exe stands in the way.
+		bin="$SR_TMP/own-$SR_AS/sandbox-run"
+		mkdir -p "${bin%/*}"
+		install -m 0755 -o "$SR_TEST_USER" "$SR" "$bin"
+		chmod 0755 "${bin%/*}"
+	fi
+	sum=$(sha256sum <"$bin")
+	as_user "$bin" --net none --ro-bind "$PROBE_DIR" /probe -- sh -c "$P open-exe 1; { echo x >> /proc/1/exe; } 2>&1" \
+		</dev/null >"$SR_TMP/.out" 2>"$SR_TMP/.err"
+	rc=$? out=$(cat "$SR_TMP/.out") errout=$(cat "$SR_TMP/.err")
+	# O_PATH needs no permission on the file: EACCES there is the ptrace check.
+	assert_eq "/proc/1/exe: EACCES for O_WRONLY and even for O_PATH" \
+		"$(printf 'open-exe 1 O_WRONLY: EACCES\nopen-exe 1 O_PATH: EACCES\nopen-exe 1 O_PATH reopen O_WRONLY: not attempted')" \
+		"$(sed -n 1,3p <<<"$out")"
+	assert_match "a shell redirection into /proc/1/exe: Permission denied" "/proc/1/exe: Permission denied" \
+		"$(sed -n 4p <<<"$out")"
+	assert_eq "the sandbox-run binary on the host is unchanged" "$sum" "$(sha256sum <"$bin")"
+}
+
+t_self_exe() {
+	# /proc/self/exe: the probe itself, on a read-only bind of a root-owned
+	# host file; then a copy the sandbox user owns, which is running.
+	probe -- sh -c "exec $P open-exe \$\$"
+	assert_match "/proc/self/exe (host file) O_WRONLY: EACCES" " O_WRONLY: EACCES$" "$(sed -n 1p <<<"$out")"
+	assert_match "/proc/self/exe O_PATH: allowed (it is the probe's own)" " O_PATH: ok$" "$(sed -n 2p <<<"$out")"
+	assert_match "/proc/self/exe O_PATH re-opened O_WRONLY via /proc/self/fd: EACCES" \
+		" O_PATH reopen O_WRONLY: EACCES$" "$(sed -n 3p <<<"$out")"
+	probe -- sh -c "cp $P /tmp/p && exec /tmp/p open-exe \$\$"
+	assert_eq "a running copy the agent owns: ETXTBSY, also through O_PATH" \
+		"$(printf 'O_WRONLY: ETXTBSY\nO_PATH: ok\nO_PATH reopen O_WRONLY: ETXTBSY')" \
+		"$(sed 's/^open-exe [0-9]* //' <<<"$out")"
+}
+
+t_fds_cwd() {
+	# CVE-2024-21626: a host fd (or a cwd) leaked into the sandbox is a way out.
+	exec 7<"$SR_TMP" 8>"$SR_OUT/leak-$SR_AS"
+	cd "$SR_TMP" || return
+	probe -- sh -c "$P fds; pwd; readlink /proc/self/cwd; readlink /proc/self/root"
+	cd - >/dev/null || return
+	exec 7<&- 8>&-
+	assert_eq "no fd of the caller's beyond stdio; cwd and root are the sandbox's" \
+		"$(printf 'fds: none\n/workspace\n/workspace\n/')" "$out"
+}
+
+t_mknod() {
+	probe -- sh -c "$P mknod /tmp/n; $P mknod /workspace/n; $P mknod /dev/n"
+	# Not filtered: a user namespace never grants device nodes (no CAP_MKNOD
+	# over the initial namespace); /dev is a read-only mount besides.
+	assert_eq "mknod: EPERM in /tmp and /workspace (kernel), EROFS in /dev" \
+		"$(printf 'mknod /tmp/n: EPERM\nmknod /workspace/n: EPERM\nmknod /dev/n: EROFS')" "$out"
+}
+
+t_workspace_symlinks() {
+	local ws="$SR_TMP/ws-links-$SR_AS" hd="$SR_TMP/hostdir-$SR_AS"
+	rm -rf "$ws" "$hd"
+	mkdir -p "$ws" "$hd"
+	echo host-secret-$SR_AS >"$hd/secret"
+	chmod 0755 "$hd" && chmod 0644 "$hd/secret"
+	ln -s /etc/shadow "$ws/shadow"
+	ln -s /root "$ws/root"
+	ln -s "$hd" "$ws/hostdir"
+	ln -s "$hd/secret" "$ws/secret"
+	ln -s "../../../../../../../..$hd/secret" "$ws/relative"
+	chmod 0755 "$ws"
+	own "$ws"
+	sr --net none --workspace "$ws" -- sh -c '
+		for l in shadow root hostdir secret relative; do cat /workspace/$l 2>&1; done
+		ls /workspace/root/ 2>&1; { echo pwned > /workspace/hostdir/pwned; } 2>&1
+		{ echo pwned > /workspace/secret; } 2>&1'
+	assert_eq "links to host paths resolve inside the sandbox: ENOENT" \
+		"$(printf 'cat: /workspace/shadow: No such file or directory
+cat: /workspace/root: No such file or directory
+cat: /workspace/hostdir: No such file or directory
+cat: /workspace/secret: No such file or directory
+cat: /workspace/relative: No such file or directory
+ls: cannot access '"'"'/workspace/root/'"'"': No such file or directory')" "$(sed -n 1,6p <<<"$out")"
+	assert_match "writing through a link to a host directory: ENOENT" \
+		"/workspace/hostdir/pwned: (Directory nonexistent|No such file)" "$(sed -n 7p <<<"$out")"
+	assert_no_match "no host content was read" "host-secret" "$out"
+	check "the host directory holds only its own file, unchanged" \
+		test "$(ls "$hd")" = secret -a "$(cat "$hd/secret")" = "host-secret-$SR_AS"
+	assert_match "writing through a link to a host file: ENOENT" \
+		"/workspace/secret: (Directory nonexistent|No such file)" "$(sed -n 8p <<<"$out")"
+	check "the workspace link on the host is still the same link" \
+		test "$(readlink "$ws/secret")" = "$hd/secret"
+}
+
+t_bind_target_symlink() {
+	local ws="$SR_TMP/ws-bind-$SR_AS" hd="$SR_TMP/bindhost-$SR_AS" etc_before
+	rm -rf "$ws" "$hd"
+	mkdir -p "$ws" "$hd"
+	chmod 0755 "$ws" "$hd"
+	ln -s /etc "$ws/etclink"
+	ln -s "$hd" "$ws/hostlink"
+	own "$ws"
+	etc_before=$(ls -a /etc)
+	sr --net none --workspace "$ws" --ro-bind "$PROBE_DIR" /workspace/etclink -- true
+	assert_eq "a bind target that is a workspace symlink to /etc: refused (125)" 125 "$rc"
+	assert_match "with ELOOP: symlinks are refused" \
+		"sandbox-run: bind target workspace/etclink \\(symlinks are refused\\): Too many levels of symbolic links" "$errout"
+	sr --net none --workspace "$ws" --bind "$PROBE_DIR" /workspace/hostlink/sub -- true
+	assert_eq "a bind target below a symlink to a host dir: refused (125)" 125 "$rc"
+	assert_match "with ELOOP on the link component" \
+		"sandbox-run: bind target workspace/hostlink/sub \\(symlinks are refused\\): Too many levels" "$errout"
+	sr --net none --workspace "$ws" --ro-bind "$PROBE_DIR" /workspace/../etc/x -- true
+	assert_match "a bind target with '..': refused before any mount" \
+		"destination '/workspace/../etc/x' contains '..'" "$errout"
+	assert_eq "nothing was created in the host's /etc" "$etc_before" "$(ls -a /etc)"
+	assert_eq "nothing was created in the symlinked host directory" "" "$(ls -A "$hd")"
+}
+
+for_each_user t_proc_sys t_sysrq t_sys t_kernel_memory t_proc_pid1 t_runner_exe t_self_exe \
+	t_fds_cwd t_mknod t_workspace_symlinks t_bind_target_symlink
+done_testing
