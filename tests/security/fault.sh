@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Fault injection: sandbox-run is SIGKILLed at every point of its set-up
+# (SANDBOX_RUN_TEST_STOP_AT, src/fault.h), as root and as an unprivileged
+# caller, and nothing may be left: no process, no mount, no cgroup, no
+# network helper, no nftables table on the host, no scratch file.
+#
+# Needs a build configured with --enable-fault-injection; in a normal
+# build it checks that the knob does not exist, and skips the rest.
+. "$(dirname "$0")/../integration/libtest.sh"
+
+ENV=SANDBOX_RUN_TEST_STOP_AT
+
+# Ask the binary itself: a fault-injection build refuses an unknown point.
+SANDBOX_RUN_TEST_STOP_AT=no-such-point "$SR" --net none -- true >/dev/null 2>"$SR_TMP/.probe-err"
+probe_rc=$?
+if ! grep -q "no fault point 'no-such-point'" "$SR_TMP/.probe-err"; then
+	assert_eq "a normal build ignores $ENV" 0 "$probe_rc"
+	check "a normal build does not even contain the name $ENV" \
+		bash -c "! grep -q -a '$ENV' '$SR'"
+	skip "SIGKILL at every set-up step" "needs a build with configure --enable-fault-injection"
+	done_testing
+	exit
+fi
+assert_eq "an unknown fault point is refused (125)" 125 "$probe_rc"
+
+# How many points there are: the refusal says "a number 1-N".
+N_POINTS=$(sed -n 's/.*a number 1-\([0-9]*\) or a name.*/\1/p' "$SR_TMP/.probe-err")
+
+# Host nftables tables: the product never touches the host's (its rules
+# live in the sandbox's network namespace). nft(8), or libnftables itself.
+nft_tables() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "not root"
+	elif command -v nft >/dev/null; then
+		nft list tables 2>&1
+	else
+		python3 -c 'import ctypes
+lib = ctypes.CDLL("libnftables.so.1")
+lib.nft_ctx_new.restype = ctypes.c_void_p
+lib.nft_ctx_buffer_output.argtypes = [ctypes.c_void_p]
+lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+lib.nft_ctx_get_output_buffer.restype = ctypes.c_char_p
+lib.nft_ctx_get_output_buffer.argtypes = [ctypes.c_void_p]
+ctx = lib.nft_ctx_new(0)
+lib.nft_ctx_buffer_output(ctx)
+rc = lib.nft_run_cmd_from_buffer(ctx, b"list tables")
+print("rc", rc, lib.nft_ctx_get_output_buffer(ctx).decode(), end="")' 2>&1
+	fi
+}
+
+MOUNTS_BEFORE=$(cut -d' ' -f4- /proc/self/mountinfo)
+NFT_BEFORE=$(nft_tables)
+
+# until_gone SECONDS COMMAND...: polls until COMMAND fails.
+until_gone() {
+	local t=$(($1 * 20))
+	shift
+	while "$@"; do
+		t=$((t - 1))
+		[ "$t" -gt 0 ] || return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+pid_exists() {
+	[ -d "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+
+any_pid_exists() {
+	local p
+	for p in "$@"; do pid_exists "$p" && return 0; done
+	return 1
+}
+
+any_dir_exists() {
+	local d
+	for d in "$@"; do [ -d "$d" ] && return 0; done
+	return 1
+}
+
+# kill_at N NET: one run stopped at point N, SIGKILLed, then inspected.
+kill_at() {
+	local n=$1 net=$2 mark="sr-fault-$$-$1-$2-$SR_AS"
+	local scratch="$SR_TMP/scratch-$SR_AS-$n-$net" e="$SR_OUT/fault-$SR_AS-$n-$net.err"
+	local sup name helpers cgroups t
+	mkdir -m 1777 -p "$scratch"
+	(
+		export SANDBOX_RUN_TEST_STOP_AT=$n TMPDIR="$scratch"
+		as_user_exec "$SR" --net "$net" --result "$scratch/result.json" -- sh -c 'sleep 1000' "$mark"
+	) </dev/null >/dev/null 2>"$e" &
+	sup=$!
+	for t in $(seq 200); do
+		grep -q "fault injection: stopped at $n " "$e" && break
+		pid_exists "$sup" || break
+		sleep 0.05
+	done
+	name=$(sed -n "s/^sandbox-run: fault injection: stopped at $n (\(.*\))$/\1/p" "$e")
+	if [ -z "$name" ]; then
+		not_ok "point $n ($net): reached"
+		sed 's/^/# /' "$e"
+		kill -9 "$sup" 2>/dev/null
+		wait "$sup" 2>/dev/null
+		return
+	fi
+	# What this run holds on the host, seen from outside.
+	helpers=$(pgrep -P "$sup" -x slirp4netns)
+	cgroups=$(for f in /proc/"$sup"/fd/*; do readlink "$f"; done 2>/dev/null | grep '/sandbox-run-[0-9a-f]*$' | sort -u)
+	kill -9 "$sup"
+	wait "$sup" 2>/dev/null
+	local what="SIGKILL at $n ($name, --net $net)"
+	check "$what: no process of the run is left" until_gone 3 running "$mark"
+	# From its start on (GO implies it), the helper must have been there to check.
+	case "$net:$name" in
+	"egress:supervisor network helper" | "egress:supervisor go" | "egress:child "[!s]*)
+		check "$what: the run had started its network helper" test -n "$helpers"
+		;;
+	esac
+	if [ -n "$helpers" ]; then
+		check "$what: the slirp4netns helper exited" until_gone 3 any_pid_exists $helpers
+	fi
+	assert_eq "$what: no mount appeared on the host" "$MOUNTS_BEFORE" "$(cut -d' ' -f4- /proc/self/mountinfo)"
+	assert_eq "$what: no scratch file, no result file" "" "$(ls -A "$scratch")"
+	if [ -n "$cgroups" ]; then
+		# A SIGKILLed run cannot rmdir its own cgroup: the next run takes
+		# every unlocked sandbox-run-* directory (src/cgroup.c remove_stale).
+		sr --net none -- true
+		check "$what: its cgroup is removed by the next run ($(echo $cgroups | wc -w) dirs)" \
+			until_gone 2 any_dir_exists $cgroups
+	fi
+}
+
+t_kill_everywhere() {
+	local n
+	for n in $(seq "$N_POINTS"); do
+		kill_at "$n" none
+	done
+	# With the network helper and the nftables policy in play.
+	for n in $(seq "$N_POINTS"); do
+		kill_at "$n" egress
+	done
+	assert_eq "the host's nftables tables are unchanged" "$NFT_BEFORE" "$(nft_tables)"
+}
+
+check "the binary lists its fault points ($N_POINTS)" test "${N_POINTS:-0}" -ge 20
+for_each_user t_kill_everywhere
+done_testing
