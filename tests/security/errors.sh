@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Hostile or broken input to sandbox-run itself: a full scratch space
+# (ENOSPC), truncated and hostile archives, an unreadable profile. Each
+# must be one clear line "sandbox-run: <what>: <why>", status 125, and
+# nothing written outside the sandbox's own scratch space.
+. "$(dirname "$0")/../integration/libtest.sh"
+
+MARK="srsec$$"
+A="$SR_TMP/err-archives"
+
+make_inputs() {
+	mkdir -p "$A"
+	python3 - "$A" "$MARK" "$SR_TMP" <<'EOF'
+import io, os, sys, tarfile
+d, mark, host = sys.argv[1:]
+agent = b"#!/bin/sh\necho ran\n"
+def tar(name, members):
+    with tarfile.open(f"{d}/{name}", "w:gz") as t:
+        for info, data in members:
+            t.addfile(info, io.BytesIO(data) if data is not None else None)
+def f(name, data=b"x", mode=0o644):
+    i = tarfile.TarInfo(name); i.size = len(data); i.mode = mode; return (i, data)
+def link(name, target, kind=tarfile.SYMTYPE):
+    i = tarfile.TarInfo(name); i.type = kind; i.linkname = target; return (i, None)
+a = f("agent", agent, 0o755)
+tar("big.tar.gz", [a, f("big.bin", os.urandom(3 << 20))])
+tar("abs.tar.gz", [a, f(f"/tmp/{mark}-abs")])
+tar("dotdot.tar.gz", [a, f(f"sub/../../../../..{host}/{mark}-dotdot")])
+tar("symlink-abs.tar.gz", [a, link("t", host), f(f"t/{mark}-sym")])
+tar("symlink-rel.tar.gz", [a, link("t", "../../../../../../tmp"), f(f"t/{mark}-symrel")])
+tar("hardlink.tar.gz", [a, link("h", "/etc/shadow", tarfile.LNKTYPE)])
+EOF
+	# Cut in the middle of the compressed stream.
+	head -c 20000 "$A/big.tar.gz" >"$A/truncated.tar.gz"
+	head -c 4096 /dev/urandom >"$A/garbage.tar.gz"
+	chmod -R a+rX "$A"
+}
+make_inputs
+ARCHIVES_BEFORE=$(cd "$A" && sha256sum -- * | sort)
+
+# The lines sandbox-run printed, without this host's limit warnings.
+error_lines() {
+	grep -v '^sandbox-run: warning: ' <<<"$errout"
+}
+
+# leftovers: files named with our marker anywhere the archives aimed at.
+leftovers() {
+	find /tmp "$SR_TMP" /etc / -maxdepth 2 -name "$MARK*" 2>/dev/null
+}
+
+# refused NAME WHY-REGEX ARGS...: status 125, exactly one line matching.
+refused() {
+	local name=$1 why=$2 scratch="$SR_TMP/scratch-$SR_AS"
+	shift 2
+	rm -rf "$scratch" && mkdir -m 1777 "$scratch"
+	TMPDIR="$scratch" sr "$@"
+	assert_eq "$name: status 125" 125 "$rc"
+	assert_eq "$name: one line on stderr" 1 "$(error_lines | wc -l)"
+	assert_match "$name: says why" "^sandbox-run: $why$" "$(error_lines)"
+	assert_eq "$name: nothing written outside (no marker files, empty TMPDIR)" "" \
+		"$(leftovers; ls -A "$scratch")"
+}
+
+t_enospc() {
+	refused "an archive larger than --disk (ENOSPC in the scratch space)" \
+		"agent archive $A/big.tar.gz: extract big.bin: archive exceeds the disk limit of 1048576 bytes" \
+		--net none --disk 1M "$A/big.tar.gz"
+	# The agent filling its own disk meets ENOSPC inside; the run itself is fine.
+	sr --net none --disk 1M --result "$SR_OUT/enospc-$SR_AS.json" -- sh -c \
+		'dd if=/dev/zero of=/tmp/f bs=64k count=64 2>&1 | grep -o "No space left on device"; dd if=/dev/zero of=/workspace/g bs=64k count=1 2>&1 | grep -o "No space left on device"'
+	assert_eq "the agent filling --disk gets ENOSPC, in /tmp and /workspace alike" \
+		"$(printf 'No space left on device\nNo space left on device')" "$out"
+	check "and the run ends normally, having used at most the limit" \
+		test "$(json_get "$SR_OUT/enospc-$SR_AS.json" status)" = exited -a \
+		"$(json_get "$SR_OUT/enospc-$SR_AS.json" disk_used_bytes)" -le 1048576
+}
+
+t_truncated() {
+	refused "a truncated archive" \
+		"agent archive $A/truncated.tar.gz: read archive: truncated gzip input \\(expected .*\\)" \
+		--net none "$A/truncated.tar.gz"
+	refused "random bytes named .tar.gz" \
+		"agent archive $A/garbage.tar.gz: read archive: Unrecognized archive format \\(expected .*\\)" \
+		--net none "$A/garbage.tar.gz"
+}
+
+t_hostile() {
+	refused "an absolute path in an archive" \
+		"agent archive $A/abs.tar.gz: extract /tmp/$MARK-abs: absolute path" --net none "$A/abs.tar.gz"
+	refused "'..' in an archive path" \
+		"agent archive $A/dotdot.tar.gz: extract sub/.*: path contains '..'" --net none "$A/dotdot.tar.gz"
+	refused "a symlink to a host directory, then a file through it" \
+		"agent archive $A/symlink-abs.tar.gz: extract t: symbolic link to '$SR_TMP' leaves the archive's tree" \
+		--net none "$A/symlink-abs.tar.gz"
+	refused "a relative symlink climbing out, then a file through it" \
+		"agent archive $A/symlink-rel.tar.gz: extract t: symbolic link to '../../../../../../tmp' leaves the archive's tree" \
+		--net none "$A/symlink-rel.tar.gz"
+	refused "a hard link to /etc/shadow" \
+		"agent archive $A/hardlink.tar.gz: extract h: hard link target: absolute path" \
+		--net none "$A/hardlink.tar.gz"
+	assert_eq "the archives themselves are unchanged" "$ARCHIVES_BEFORE" "$(cd "$A" && sha256sum -- * | sort)"
+}
+
+t_unreadable_profile() {
+	local p="$SR_TMP/profile-$SR_AS.ini"
+	printf '[limits]\nmemory = 1G\n' >"$p"
+	if [ "$SR_AS" = root ]; then
+		# Root reads any file: a profile that is not a file stands in for it.
+		rm -f "$p" && mkdir -p "$p"
+		refused "a profile that is a directory" "profile $p: not a regular file" -p "$p" --net none -- true
+		return
+	fi
+	chmod 000 "$p"
+	refused "an unreadable profile (chmod 000)" "profile $p: Permission denied" -p "$p" --net none -- true
+	local child="$SR_TMP/child-$SR_AS.ini"
+	printf '[profile]\ninherit = %s\n' "$p" >"$child"
+	chmod 0644 "$child"
+	refused "a profile inheriting an unreadable one" \
+		"profile $child:2: inherit: profile $p: Permission denied" -p "$child" --net none -- true
+}
+
+for_each_user t_enospc t_truncated t_hostile t_unreadable_profile
+done_testing
