@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Load and leaks (make check-load): 1,000 sequential invocations of a
+# mixed workload, then 8-way parallel ones, then nothing may have leaked
+# on the host: processes, network helpers, mounts, cgroups, nftables
+# tables, scratch files, fds. Runs as the caller (root in CI); prints
+# the measured wall times as TAP comments.
+#
+#   LOAD_SEQ=1000 LOAD_PAR=400 LOAD_JOBS=8   (the defaults)
+. "$(dirname "$0")/../integration/libtest.sh"
+
+LOAD_SEQ=${LOAD_SEQ:-1000}
+LOAD_PAR=${LOAD_PAR:-400}
+LOAD_JOBS=${LOAD_JOBS:-8}
+MARK="sr-load-$$"
+SCRATCH="$SR_TMP/scratch"
+RESULTS="$SR_OUT/results"
+mkdir -m 1777 -p "$SCRATCH" "$RESULTS"
+AGENT=$(make_agent echo 'read -r line; echo "echo: $line"')
+
+# Egress needs the helper and /dev/net/tun; CI has both (.ci/run).
+HAVE_EGRESS=yes
+command -v slirp4netns >/dev/null && [ -w /dev/net/tun ] || HAVE_EGRESS=no
+
+# One invocation of kind (i % 20); prints "KIND RC WANT".
+#  0-11 echo agent (directory agent, prompt on stdin)   -> 0
+#  12-13 timeout (--timeout 0.1s, sleep 10)             -> 124
+#  14 memory hog (--memory 64M, 256 MiB)                 -> 137 (oom) or 1 (rlimit: MemoryError)
+#  15-17 --net none with a result record                 -> 0
+#  18-19 --net egress                                    -> 0
+run_one() {
+	local i=$1 k=$(($1 % 20)) rc
+	case $k in
+	1[2-3])
+		"$SR" -q --net none --timeout 0.1s -- sh -c 'sleep 10' "$MARK" </dev/null >/dev/null 2>&1
+		echo "timeout $? 124"
+		;;
+	14)
+		"$SR" -q --net none --memory 64M -- python3 -c 'b = bytearray(256 << 20)' "$MARK" \
+			</dev/null >/dev/null 2>&1
+		rc=$?
+		echo "oom $rc $([ "$rc" = 1 ] && echo 1 || echo 137)"
+		;;
+	1[5-7])
+		"$SR" -q --net none --result "$RESULTS/$i.json" -- sh -c 'echo "$1" >/dev/null' "$MARK" \
+			</dev/null >/dev/null 2>&1
+		echo "none $? 0"
+		;;
+	1[8-9])
+		if [ "$HAVE_EGRESS" = yes ]; then
+			"$SR" -q --net egress -- sh -c 'test -s /etc/resolv.conf' "$MARK" </dev/null >/dev/null 2>&1
+			echo "egress $? 0"
+		else
+			echo "egress-unavailable 0 0"
+		fi
+		;;
+	*)
+		rc=$(echo "prompt $i" | "$SR" -q --net none "$AGENT" 2>/dev/null)
+		[ "$rc" = "echo: prompt $i" ]
+		echo "echo $? 0"
+		;;
+	esac
+}
+export -f run_one
+export SR MARK RESULTS AGENT HAVE_EGRESS
+
+# The host's state, to compare with afterwards.
+cgroup_dirs() {
+	# Our own cgroup in every hierarchy: where sandbox-run makes its own.
+	local line path ctrl base
+	while IFS= read -r line; do
+		path=${line#*:*:}
+		ctrl=${line#*:}
+		ctrl=${ctrl%%:*}
+		ctrl=${ctrl#name=}
+		for base in "/sys/fs/cgroup/${ctrl:-unified}" /sys/fs/cgroup; do
+			[ -d "$base$path" ] || continue
+			find "$base$path" -maxdepth 1 -type d -name 'sandbox-run-*' 2>/dev/null
+		done
+	done </proc/self/cgroup | sort -u
+}
+helpers() {
+	pgrep -x slirp4netns | sort
+}
+nft_tables() {
+	if [ "$(id -u)" != 0 ]; then echo "not root"; return; fi
+	if command -v nft >/dev/null; then nft list tables 2>&1; return; fi
+	python3 -c 'import ctypes
+lib = ctypes.CDLL("libnftables.so.1")
+lib.nft_ctx_new.restype = ctypes.c_void_p
+lib.nft_ctx_buffer_output.argtypes = [ctypes.c_void_p]
+lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+lib.nft_ctx_get_output_buffer.restype = ctypes.c_char_p
+lib.nft_ctx_get_output_buffer.argtypes = [ctypes.c_void_p]
+ctx = lib.nft_ctx_new(0)
+lib.nft_ctx_buffer_output(ctx)
+rc = lib.nft_run_cmd_from_buffer(ctx, b"list tables")
+print("rc", rc, lib.nft_ctx_get_output_buffer(ctx).decode(), end="")' 2>&1
+}
+MOUNTS_BEFORE=$(cut -d' ' -f4- /proc/self/mountinfo)
+CGROUPS_BEFORE=$(cgroup_dirs)
+HELPERS_BEFORE=$(helpers)
+NFT_BEFORE=$(nft_tables)
+FDS_BEFORE=$(ls /proc/$$/fd | wc -l)
+
+# tally FILE NAME: one TAP line per kind, from "KIND RC WANT" lines.
+tally() {
+	local file=$1 name=$2 kind
+	for kind in $(awk '{print $1}' "$file" | sort -u); do
+		local total bad
+		total=$(awk -v k="$kind" '$1 == k' "$file" | wc -l)
+		bad=$(awk -v k="$kind" '$1 == k && $2 != $3' "$file" | wc -l)
+		if [ "$kind" = egress-unavailable ]; then
+			not_ok "$name: egress runs ($total): slirp4netns or a writable /dev/net/tun is missing"
+		elif [ "$bad" -eq 0 ]; then
+			ok "$name: $kind x$total, every one as expected"
+		else
+			not_ok "$name: $kind: $bad of $total wrong"
+			awk -v k="$kind" '$1 == k && $2 != $3 {print "# rc " $2 ", wanted " $3}' "$file" |
+				sort | uniq -c | head -5
+		fi
+	done
+}
+
+export TMPDIR="$SCRATCH"
+t0=$(date +%s.%N)
+for i in $(seq 0 $((LOAD_SEQ - 1))); do
+	run_one "$i"
+done >"$SR_TMP/seq.txt"
+t1=$(date +%s.%N)
+seq "$LOAD_SEQ" $((LOAD_SEQ + LOAD_PAR - 1)) |
+	xargs -P "$LOAD_JOBS" -n 1 bash -c 'run_one "$1"' _ >"$SR_TMP/par.txt"
+t2=$(date +%s.%N)
+
+seq_s=$(echo "$t1 - $t0" | bc)
+par_s=$(echo "$t2 - $t1" | bc)
+echo "# $LOAD_SEQ sequential invocations: ${seq_s}s ($(echo "scale=1; $seq_s * 1000 / $LOAD_SEQ" | bc) ms each)"
+echo "# $LOAD_PAR invocations, $LOAD_JOBS at a time: ${par_s}s ($(echo "scale=1; $par_s * 1000 / $LOAD_PAR" | bc) ms each, wall)"
+assert_eq "all $LOAD_SEQ sequential invocations reported" "$LOAD_SEQ" "$(wc -l <"$SR_TMP/seq.txt")"
+tally "$SR_TMP/seq.txt" sequential
+assert_eq "all $LOAD_PAR parallel invocations reported" "$LOAD_PAR" "$(wc -l <"$SR_TMP/par.txt")"
+tally "$SR_TMP/par.txt" "parallel x$LOAD_JOBS"
+
+# until_ok SECONDS COMMAND...: the kernel tears namespaces down
+# asynchronously, and helpers exit on their own time (15-35 ms).
+until_ok() {
+	local t=$(($1 * 10))
+	shift
+	until "$@"; do
+		t=$((t - 1))
+		[ "$t" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+same_helpers() { [ "$(helpers)" = "$HELPERS_BEFORE" ]; }
+# A SIGKILLed run's cgroup is removed by the next run: none were killed here,
+# but a timeout's cgroup can be busy for a moment; one more run sweeps.
+"$SR" -q --net none -- true
+same_cgroups() { [ "$(cgroup_dirs)" = "$CGROUPS_BEFORE" ]; }
+
+check "no process of the load is left" until_ok 5 not_running "$MARK"
+if until_ok 5 same_helpers; then ok "no network helper is left"; else
+	not_ok "no network helper is left (slirp4netns before: '$(echo $HELPERS_BEFORE)', now: '$(echo $(helpers))')"
+fi
+assert_eq "no mount appeared on the host" "$MOUNTS_BEFORE" "$(cut -d' ' -f4- /proc/self/mountinfo)"
+if until_ok 5 same_cgroups; then ok "no sandbox-run cgroup is left"; else
+	not_ok "no sandbox-run cgroup is left"
+	diff <(echo "$CGROUPS_BEFORE") <(cgroup_dirs) | sed 's/^/# /'
+fi
+assert_eq "the host's nftables tables are unchanged" "$NFT_BEFORE" "$(nft_tables)"
+assert_eq "no scratch file in TMPDIR" "" "$(ls -A "$SCRATCH")"
+assert_eq "the result directory holds the records only (no temp files)" "" \
+	"$(ls -A "$RESULTS" | grep -v '^[0-9]*\.json$')"
+check "every result record is complete JSON" \
+	python3 -c 'import json, sys, glob
+for f in glob.glob(sys.argv[1] + "/*.json"):
+    assert json.load(open(f))["status"] == "exited", f' "$RESULTS"
+assert_eq "the test's own fds are as before" "$FDS_BEFORE" "$(ls /proc/$$/fd | wc -l)"
+# And nothing of the caller's reaches a sandbox after all this.
+if [ -n "${PROBE_DIR:-}" ]; then
+	sr --net none --ro-bind "$PROBE_DIR" /probe -- /probe/sr-probe fds
+	assert_eq "a sandbox after the load still inherits no fd" "fds: none" "$out"
+fi
+done_testing
