@@ -17,9 +17,9 @@ RESULTS="$SR_OUT/results"
 mkdir -m 1777 -p "$SCRATCH" "$RESULTS"
 AGENT=$(make_agent echo 'read -r line; echo "echo: $line"')
 
-# Egress needs the helper and /dev/net/tun; CI has both (.ci/run).
+# Egress needs a helper (slirp4netns, or pasta for unprivileged callers) and /dev/net/tun.
 HAVE_EGRESS=yes
-command -v slirp4netns >/dev/null && [ -w /dev/net/tun ] || HAVE_EGRESS=no
+{ command -v slirp4netns || command -v pasta; } >/dev/null && [ -w /dev/net/tun ] || HAVE_EGRESS=no
 
 # One invocation of kind (i % 20); prints "KIND RC WANT".
 #  0-11 echo agent (directory agent, prompt on stdin)   -> 0
@@ -79,7 +79,7 @@ cgroup_dirs() {
 	done </proc/self/cgroup | sort -u
 }
 helpers() {
-	pgrep -x slirp4netns | sort
+	ps -e -o pid=,comm= | awk '$2 ~ /^(slirp4netns|pasta|passt)/ {print $1}' | sort
 }
 nft_tables() {
 	if [ "$(id -u)" != 0 ]; then echo "not root"; return; fi
@@ -110,7 +110,7 @@ tally() {
 		total=$(awk -v k="$kind" '$1 == k' "$file" | wc -l)
 		bad=$(awk -v k="$kind" '$1 == k && $2 != $3' "$file" | wc -l)
 		if [ "$kind" = egress-unavailable ]; then
-			not_ok "$name: egress runs ($total): slirp4netns or a writable /dev/net/tun is missing"
+			not_ok "$name: egress runs ($total): no helper or no writable /dev/net/tun is missing"
 		elif [ "$bad" -eq 0 ]; then
 			ok "$name: $kind x$total, every one as expected"
 		else
@@ -159,7 +159,7 @@ same_cgroups() { [ "$(cgroup_dirs)" = "$CGROUPS_BEFORE" ]; }
 
 check "no process of the load is left" until_ok 5 not_running "$MARK"
 if until_ok 5 same_helpers; then ok "no network helper is left"; else
-	not_ok "no network helper is left (slirp4netns before: '$(echo $HELPERS_BEFORE)', now: '$(echo $(helpers))')"
+	not_ok "no network helper is left (helpers before: '$(echo $HELPERS_BEFORE)', now: '$(echo $(helpers))')"
 fi
 assert_eq "no mount appeared on the host" "$MOUNTS_BEFORE" "$(cut -d' ' -f4- /proc/self/mountinfo)"
 if until_ok 5 same_cgroups; then ok "no sandbox-run cgroup is left"; else

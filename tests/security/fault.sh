@@ -104,20 +104,21 @@ kill_at() {
 		return
 	fi
 	# What this run holds on the host, seen from outside.
-	helpers=$(pgrep -P "$sup" -x slirp4netns)
+	helpers=$(ps -o pid=,comm= --ppid "$sup" | awk '$2 ~ /^(slirp4netns|pasta|passt)/ {print $1}')
 	cgroups=$(for f in /proc/"$sup"/fd/*; do readlink "$f"; done 2>/dev/null | grep '/sandbox-run-[0-9a-f]*$' | sort -u)
 	kill -9 "$sup"
 	wait "$sup" 2>/dev/null
 	local what="SIGKILL at $n ($name, --net $net)"
 	check "$what: no process of the run is left" until_gone 3 running "$mark"
-	# From its start on (GO implies it), the helper must have been there to check.
+	# From its start on (GO implies it), the helper must have been there to check
+	# (pasta runs as passt or passt.avx2).
 	case "$net:$name" in
 	"egress:supervisor network helper" | "egress:supervisor go" | "egress:child "[!s]*)
 		check "$what: the run had started its network helper" test -n "$helpers"
 		;;
 	esac
 	if [ -n "$helpers" ]; then
-		check "$what: the slirp4netns helper exited" until_gone 3 any_pid_exists $helpers
+		check "$what: the network helper (slirp4netns or pasta) exited" until_gone 3 any_pid_exists $helpers
 	fi
 	assert_eq "$what: no mount appeared on the host" "$MOUNTS_BEFORE" "$(cut -d' ' -f4- /proc/self/mountinfo)"
 	assert_eq "$what: no scratch file, no result file" "" "$(ls -A "$scratch")"
