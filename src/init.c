@@ -173,6 +173,8 @@ void sr_init_run(struct sr_plan *p)
 	pid_t agent;
 	int status = 0;
 
+	/* Before the agent exists; the setup was the last reader of argv. */
+	hide_cmdline(p->config);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	agent = start_agent(p);
@@ -188,7 +190,6 @@ void sr_init_run(struct sr_plan *p)
 	m.pid = agent;
 	if (sr_msg_send(p->sock, &m) < 0)
 		_exit(125);
-	hide_cmdline(p->config);
 
 	for (;;) {
 		siginfo_t si;
