@@ -28,7 +28,10 @@ t_host_uid() {
 		check "a root caller's sandbox user is not host root (uid $owner)" \
 			test "$owner" != 0 -a "$owner" != missing
 	else
-		assert_eq "the sandbox user is the caller on the host" "$(id -u "$SR_TEST_USER" 2>/dev/null || id -u)" "$owner"
+		local caller
+		caller=$(id -u)
+		[ "$SR_AS" = user ] && caller=$(id -u "$SR_TEST_USER")
+		assert_eq "the sandbox user is the caller on the host" "$caller" "$owner"
 	fi
 }
 
