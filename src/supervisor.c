@@ -14,6 +14,7 @@
 #include "net.h"
 #include "protocol.h"
 #include "sandbox.h"
+#include "units.h"
 #include "userns.h"
 #include "util.h"
 
@@ -374,6 +375,63 @@ static void run_cleanup(struct run *run)
 	sr_agent_free(&run->agent);
 }
 
+/* -v: what this run is, and how each limit is held on this host. */
+static void log_start(const struct run *run, const struct sr_result *r)
+{
+	const struct sr_config *c = run->config;
+	char mem[SR_UNITS_BUF_MAX], cpus[SR_UNITS_BUF_MAX], disk[SR_UNITS_BUF_MAX],
+		timeout[SR_UNITS_BUF_MAX];
+	static const char *const kind[_SR_AGENT_KIND_MAX] = {
+		[SR_AGENT_DIR] = "directory",
+		[SR_AGENT_FILE] = "file",
+		[SR_AGENT_ARCHIVE] = "archive",
+		[SR_AGENT_COMMAND] = "command",
+	};
+
+	if (sr_log_get_level() < SR_LOG_INFO)
+		return;
+	sr_format_size(c->memory_bytes, mem, sizeof(mem));
+	sr_format_cpus(c->cpus_milli, cpus, sizeof(cpus));
+	sr_format_size(c->disk_bytes, disk, sizeof(disk));
+	sr_format_duration(c->timeout_ms, timeout, sizeof(timeout));
+	sr_info("sandbox %s: profile %s (%s), %s %s", r->sandbox_id, c->profile ? c->profile : "-",
+		c->profile_path ? c->profile_path : "-", kind[run->agent.kind],
+		run->agent.host_dir ? run->agent.host_dir
+				    : run->agent.archive_path ? run->agent.archive_path : "(empty)");
+	sr_info("sandbox %s: memory %s (%s), cpus %s (%s), pids %llu (%s), disk %s (%s), "
+		"timeout %s, net %s (%s)",
+		r->sandbox_id, mem, sr_enforce_to_string(r->enforced[SR_LIMIT_MEMORY]), cpus,
+		sr_enforce_to_string(r->enforced[SR_LIMIT_CPUS]), (unsigned long long)c->pids,
+		sr_enforce_to_string(r->enforced[SR_LIMIT_PIDS]), disk,
+		sr_enforce_to_string(r->enforced[SR_LIMIT_DISK]), timeout,
+		sr_net_mode_to_string(c->net), sr_enforce_to_string(r->enforced[SR_LIMIT_NET]));
+}
+
+/* How it ended: a limit that ended it is said (not with -q); the rest with -v. */
+static void log_end(const struct sr_config *c, const struct sr_result *r)
+{
+	char disk[SR_UNITS_BUF_MAX] = "unknown", peak[SR_UNITS_BUF_MAX] = "unknown";
+	char limit[SR_UNITS_BUF_MAX];
+
+	if (r->status == SR_STATUS_TIMEOUT) {
+		sr_format_duration(c->timeout_ms, limit, sizeof(limit));
+		sr_warn("timed out after %s: the whole sandbox was killed", limit);
+	} else if (r->status == SR_STATUS_OOM) {
+		sr_format_size(c->memory_bytes, limit, sizeof(limit));
+		sr_warn("out of memory: the agent was killed at the %s memory limit", limit);
+	}
+	if (sr_log_get_level() < SR_LOG_INFO)
+		return;
+	if (r->disk_used_bytes >= 0)
+		snprintf(disk, sizeof(disk), "%lld bytes", (long long)r->disk_used_bytes);
+	if (r->peak_memory_bytes >= 0)
+		snprintf(peak, sizeof(peak), "%lld bytes", (long long)r->peak_memory_bytes);
+	sr_info("sandbox %s: %s, exit status %d, %.1f ms (user %.1f ms, sys %.1f ms), "
+		"disk used %s, peak memory %s",
+		r->sandbox_id, sr_status_to_string(r->status), r->exit_code, r->wall_ms, r->user_ms,
+		r->sys_ms, disk, peak);
+}
+
 static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 {
 	const struct sr_config *c = run->config;
@@ -386,6 +444,7 @@ static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 				   err)) < 0 ||
 	    (e = check_enforcement(c, run->net, run->cgroup, r, err)) < 0)
 		return e;
+	log_start(run, r);
 	run->plan.config = c;
 	run->plan.cgroup = run->cgroup;
 	run->plan.agent = &run->agent;
@@ -431,6 +490,7 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 	}
 	wait_sandbox(&run);
 	fill_result(&run, r, err);
+	log_end(c, r);
 	run_cleanup(&run);
 	return r->status == SR_STATUS_ERROR ? (err->code ? err->code : -EPROTO) : 0;
 }
