@@ -353,19 +353,6 @@ static int write_error(struct extract *x, int k, struct sr_error *err)
 	return sr_error_errno(err, k, "extract %s", x->shown);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = SR_RETRY(write(fd, p, n));
-
-		if (w < 0)
-			return sr_negerrno();
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Data blocks come with their offset: a gap is a hole, made with lseek so
  * that a sparse file stays sparse. The bound is checked before each write,
@@ -395,7 +382,7 @@ static int copy_data(struct extract *x, struct archive_entry *e, int fd, struct 
 			return k;
 		if ((uint64_t)off > pos && lseek(fd, off, SEEK_SET) < 0)
 			return sr_error_errno(err, sr_negerrno(), "extract %s: seek", x->shown);
-		k = write_all(fd, buf, size);
+		k = sr_write_all(fd, buf, size);
 		if (k < 0)
 			return write_error(x, k, err);
 		pos = (uint64_t)off + size;

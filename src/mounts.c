@@ -94,11 +94,12 @@ static int write_file_at(int dirfd, const char *name, const char *text, mode_t m
 			 struct sr_error *err)
 {
 	_cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-	size_t len = strlen(text);
+	int r;
 
-	if (fd < 0 || SR_RETRY(write(fd, text, len)) != (ssize_t)len)
+	if (fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "write %s", name);
-	return 0;
+	r = sr_write_all(fd, text, strlen(text));
+	return r < 0 ? sr_error_errno(err, r, "write %s", name) : 0;
 }
 
 /* Copies a small host file (ld.so.cache, services, ...): cheaper than a mount, and a snapshot. */
@@ -115,9 +116,12 @@ static int copy_file_at(int src_dirfd, const char *src, int dst_dirfd, const cha
 	out = openat(dst_dirfd, dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (out < 0)
 		return sr_error_errno(err, sr_negerrno(), "create /etc/%s", dst);
-	while ((n = SR_RETRY(read(in, buf, sizeof(buf)))) > 0)
-		if (SR_RETRY(write(out, buf, (size_t)n)) != n)
-			return sr_error_errno(err, sr_negerrno(), "copy /etc/%s", src);
+	while ((n = SR_RETRY(read(in, buf, sizeof(buf)))) > 0) {
+		int r = sr_write_all(out, buf, (size_t)n);
+
+		if (r < 0)
+			return sr_error_errno(err, r, "copy /etc/%s", src);
+	}
 	if (n < 0)
 		return sr_error_errno(err, sr_negerrno(), "read /etc/%s", src);
 	return 0;

@@ -321,19 +321,6 @@ int sr_result_format(const struct sr_result *r, const struct sr_config *c, char 
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = SR_RETRY(write(fd, p, n));
-
-		if (w < 0)
-			return sr_negerrno();
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* A fresh, unguessable name next to the target: "." + base + ".XXXXXXXX". */
 static int open_temp(int dirfd, const char *base, char *name, size_t len)
 {
@@ -436,7 +423,7 @@ static int write_in_place(const char *path, const char *json)
 
 	if (fd < 0)
 		return sr_negerrno();
-	return write_all(fd, json, strlen(json));
+	return sr_write_all(fd, json, strlen(json));
 }
 
 int sr_result_write(const struct sr_result *r, const struct sr_config *c, const char *given,
@@ -456,7 +443,7 @@ int sr_result_write(const struct sr_result *r, const struct sr_config *c, const 
 	if (fd >= 0) {
 		k = sr_result_format(r, c, &json);
 		if (k >= 0)
-			k = write_all(fd, json, strlen(json));
+			k = sr_write_all(fd, json, strlen(json));
 		fd = -1; /* not ours to close */
 		return k < 0 ? sr_error_errno(err, k, "result %s", given) : 0;
 	}
@@ -504,7 +491,7 @@ int sr_result_write(const struct sr_result *r, const struct sr_config *c, const 
 	 * pointing at an empty file, which a reader of a result record
 	 * cannot tell from a run that wrote nothing.
 	 */
-	k = write_all(fd, json, strlen(json));
+	k = sr_write_all(fd, json, strlen(json));
 	if (k >= 0 && fsync(fd) < 0)
 		k = sr_negerrno();
 	if (k >= 0 && close(steal_fd(&fd)) < 0)

@@ -61,6 +61,24 @@ static inline void sr_fclosep(FILE **f)
 		_r;                                          \
 	})
 
+/* Writes all of p (short writes and EINTR retried); 0 or a negative errno. */
+static inline int sr_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno > 0 ? -errno : -EIO;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 static inline int sr_negerrno(void)
 {
 	return errno > 0 ? -errno : -EIO;
