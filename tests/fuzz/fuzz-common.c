@@ -58,7 +58,8 @@ int fuzz_empty_dir(int dirfd)
 			continue;
 		}
 		if (S_ISDIR(st.st_mode)) {
-			sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			sub = openat(dirfd, de->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0) {
 				r = -errno;
 				continue;
@@ -95,7 +96,8 @@ const char *fuzz_tmpdir(const char *name)
 	if (tmp_path[0])
 		return tmp_path;
 	if (!root || root[0] != '/')
-		root = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0
+		root = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
+			       access("/dev/shm", W_OK) == 0
 			   ? "/dev/shm"
 			   : "/tmp";
 	snprintf(tmp_path, sizeof(tmp_path), "%s/sr-fuzz-%s.XXXXXX", root, name);

@@ -14,10 +14,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A property the code under test promises was broken: a finding, like a crash. */
-#define FUZZ_CHECK(cond)                                                              \
-	do {                                                                          \
-		if (!(cond))                                                          \
-			fuzz_fail(__FILE__, __LINE__, #cond);                         \
+#define FUZZ_CHECK(cond)                                      \
+	do {                                                  \
+		if (!(cond))                                  \
+			fuzz_fail(__FILE__, __LINE__, #cond); \
 	} while (0)
 
 __attribute__((noreturn)) void fuzz_fail(const char *file, int line, const char *what);

@@ -97,9 +97,12 @@ static void check_dest(const char *s)
 		FUZZ_CHECK(d.prefix <= (d.kind == SR_DEST_IPV4 ? 32u : 128u));
 		/* Host bits are cleared: the bytes past the prefix are zero. */
 		for (unsigned i = 0; i < 16; i++) {
-			unsigned keep = d.prefix >= (i + 1) * 8 ? 8 : d.prefix > i * 8 ? d.prefix - i * 8 : 0;
+			unsigned keep = d.prefix >= (i + 1) * 8 ? 8
+					: d.prefix > i * 8	? d.prefix - i * 8
+								: 0;
 
-			FUZZ_CHECK((d.addr[i] & (0xffu >> keep)) == 0 || (d.kind == SR_DEST_IPV4 && i >= 4));
+			FUZZ_CHECK((d.addr[i] & (0xffu >> keep)) == 0 ||
+				   (d.kind == SR_DEST_IPV4 && i >= 4));
 		}
 	}
 	format_dest(&d, buf, sizeof(buf));
