@@ -126,17 +126,10 @@ static void check_nothing_beside(void)
 }
 
 #define TAR_MAGIC "SRTAR\n"
-#define ZEROS_MAX (4 * 1024 * 1024)
+#define ZEROS_MAX (MAX_BYTES + 64 * 1024)
 #define BLOCK	  512
 
 static const unsigned modes[] = {0644, 0755, 04755, 02755, 01777, 0, 0777, 0600, 0444, 0111};
-
-struct tar {
-	FILE *f;
-	const char *data; /* file data of the current entry */
-	size_t data_len;
-	uint64_t zeros; /* or this many zero bytes */
-};
 
 /* width - 1 octal digits and a NUL, as tar writes them. */
 static void put_octal(char *field, size_t width, uint64_t v)
@@ -220,7 +213,9 @@ static void put_entry(FILE *f, const char *line, size_t len)
 	}
 	name_len = (size_t)(end - name);
 	if (data && data_len > 0 && data[0] == '*') {
-		zeros = strtoull(data + 1, NULL, 10) % (ZEROS_MAX + 1);
+		/* Not strtoull(): the input is not NUL-terminated. */
+		for (size_t i = 1; i < data_len && data[i] >= '0' && data[i] <= '9'; i++)
+			zeros = (zeros * 10 + (uint64_t)(data[i] - '0')) % (ZEROS_MAX + 1);
 		data = NULL;
 	}
 	if (type != '0') {
