@@ -45,9 +45,16 @@ static void v1_destroy(struct sr_cgroup *cg)
 	}
 }
 
+/* _cleanup_free_ on an array would free its first element only. */
+static void dirs_free(char *(*dirs)[_CG_V1_CTRL_MAX])
+{
+	for (size_t i = 0; i < _CG_V1_CTRL_MAX; i++)
+		free((*dirs)[i]);
+}
+
 static int create_dirs(struct sr_cgroup *cg, const struct cg_host *host, struct sr_error *err)
 {
-	_cleanup_free_ char *dirs[_CG_V1_CTRL_MAX] = {0};
+	_cleanup_(dirs_free) char *dirs[_CG_V1_CTRL_MAX] = {0};
 	bool any = false;
 	int r;
 

@@ -181,6 +181,17 @@ static int clone_sandbox(struct run *run, struct sr_error *err)
 
 	/* A fork(): no CLONE_VM, so the child has its own copy of everything. */
 	pid = syscall(SYS_clone3, &args, sizeof(args));
+	/*
+	 * ENOSYS: a seccomp filter that predates clone3 (container runtimes'
+	 * default profiles, valgrind) refuses it so that callers fall back to
+	 * clone(), as our own filter does. clone() cannot place the child in
+	 * its cgroup: sr_cgroup_attach() moves it there while it waits for GO.
+	 * A NULL stack: the child runs on its copy of ours, as after fork().
+	 */
+	if (pid < 0 && errno == ENOSYS)
+		pid = syscall(SYS_clone,
+			      (unsigned long)(args.flags & ~(uint64_t)CLONE_INTO_CGROUP) | SIGCHLD,
+			      NULL, NULL, NULL, NULL);
 	if (pid < 0) {
 		int e = sr_negerrno();
 
