@@ -10,8 +10,8 @@
 #define SR_WORKSPACE "/workspace"
 
 enum sr_agent_kind {
-	SR_AGENT_DIR,     /* host directory: overlay lower layer */
-	SR_AGENT_FILE,    /* executable file: its directory is the workspace */
+	SR_AGENT_DIR,	  /* host directory: overlay lower layer */
+	SR_AGENT_FILE,	  /* executable file: its directory is the workspace */
 	SR_AGENT_ARCHIVE, /* extracted inside the sandbox into a fresh workspace */
 	SR_AGENT_COMMAND, /* -- COMMAND: --workspace DIR or an empty workspace */
 	_SR_AGENT_KIND_MAX,
@@ -19,7 +19,7 @@ enum sr_agent_kind {
 
 struct sr_agent {
 	enum sr_agent_kind kind;
-	char *host_dir;     /* absolute; NULL for an archive or an empty workspace */
+	char *host_dir;	    /* absolute; NULL for an archive or an empty workspace */
 	char *archive_path; /* absolute; SR_AGENT_ARCHIVE only */
 	/*
 	 * The command inside the sandbox. Empty for an archive until it is

@@ -521,12 +521,14 @@ int sr_cgroup_describe(const struct sr_config *c, const enum sr_enforce enforced
 		snprintf(why, sizeof(why), "; see docs/limits.md, -v says why");
 	buf[0] = '\0';
 	if (n_none && n_approx)
-		snprintf(buf, len, "%s limit%s not enforced and %s only per process (rlimit) on this host%s",
+		snprintf(buf, len,
+			 "%s limit%s not enforced and %s only per process (rlimit) on this host%s",
 			 none, n_none > 1 ? "s" : "", approx, why);
 	else if (n_none)
 		snprintf(buf, len, "%s limit%s not enforced on this host%s", none,
 			 n_none > 1 ? "s" : "", why);
 	else if (n_approx)
-		snprintf(buf, len, "%s limited only per process (rlimit) on this host%s", approx, why);
+		snprintf(buf, len, "%s limited only per process (rlimit) on this host%s", approx,
+			 why);
 	return (int)n_none;
 }

@@ -15,8 +15,9 @@ int sr_dl_load(const char *soname, const struct sr_dl_sym *syms, size_t n, struc
 	 */
 	h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
-		return sr_error_msg(err, -ENOENT, "load %s: %s (install the package that provides it)",
-				    soname, dlerror());
+		return sr_error_msg(err, -ENOENT,
+				    "load %s: %s (install the package that provides it)", soname,
+				    dlerror());
 	for (size_t i = 0; i < n; i++) {
 		void *p = dlsym(h, syms[i].name);
 

@@ -25,10 +25,10 @@ enum sr_log_level sr_log_get_level(void)
 void sr_log(enum sr_log_level level, const char *fmt, ...)
 {
 	static const char *const prefix[_SR_LOG_LEVEL_MAX] = {
-		[SR_LOG_ERROR] = "",
-		[SR_LOG_WARNING] = "warning: ",
-		[SR_LOG_INFO] = "",
-		[SR_LOG_DEBUG] = "debug: ",
+	    [SR_LOG_ERROR] = "",
+	    [SR_LOG_WARNING] = "warning: ",
+	    [SR_LOG_INFO] = "",
+	    [SR_LOG_DEBUG] = "debug: ",
 	};
 	char line[2048];
 	va_list ap;
@@ -45,8 +45,7 @@ void sr_log(enum sr_log_level level, const char *fmt, ...)
 	(void)!write(STDERR_FILENO, line, strlen(line));
 }
 
-static int error_vset(struct sr_error *err, int code, bool with_errno, const char *fmt,
-		      va_list ap)
+static int error_vset(struct sr_error *err, int code, bool with_errno, const char *fmt, va_list ap)
 {
 	size_t n;
 

@@ -29,20 +29,19 @@ struct sr_error {
 
 /* "what: strerror(-code)"; returns code. */
 int sr_error_errno(struct sr_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* "what" exactly as formatted (it says why itself); returns code. */
 int sr_error_msg(struct sr_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Prepends "context: " to the message; returns err->code. */
 int sr_error_prefix(struct sr_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void sr_error_clear(struct sr_error *err);
 
 void sr_log_set_level(enum sr_log_level level);
 enum sr_log_level sr_log_get_level(void);
-void sr_log(enum sr_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void sr_log(enum sr_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define sr_warn(...) sr_log(SR_LOG_WARNING, __VA_ARGS__)
-#define sr_info(...) sr_log(SR_LOG_INFO, __VA_ARGS__)
+#define sr_warn(...)  sr_log(SR_LOG_WARNING, __VA_ARGS__)
+#define sr_info(...)  sr_log(SR_LOG_INFO, __VA_ARGS__)
 #define sr_debug(...) sr_log(SR_LOG_DEBUG, __VA_ARGS__)

@@ -31,7 +31,7 @@
 
 /* Where the new root is built: shadowing the host's /tmp is harmless in our own namespace. */
 #define NEWROOT "/tmp"
-#define DATA ".sr-data" /* the disk tmpfs, relative to NEWROOT, detached before pivot */
+#define DATA	".sr-data" /* the disk tmpfs, relative to NEWROOT, detached before pivot */
 
 static int sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {
@@ -175,10 +175,12 @@ static const char *const host_top[] = {"usr", "bin", "sbin", "lib", "lib32", "li
  * host accounts, hostname, network and service configuration stay hidden.
  */
 static const char *const host_etc[] = {
-	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "host.conf",
-	"gai.conf", "services", "protocols", "mime.types", "localtime", "timezone",
-	"os-release", "debian_version", "ssl", "ca-certificates", "ca-certificates.conf",
-	"alternatives", "pki", "crypto-policies", "inputrc", "mailcap",
+    "ld.so.cache",    "ld.so.conf", "ld.so.conf.d",    "nsswitch.conf",
+    "host.conf",      "gai.conf",   "services",	       "protocols",
+    "mime.types",     "localtime",  "timezone",	       "os-release",
+    "debian_version", "ssl",	    "ca-certificates", "ca-certificates.conf",
+    "alternatives",   "pki",	    "crypto-policies", "inputrc",
+    "mailcap",
 };
 
 static int build_etc(const struct sr_plan *p, int root, struct sr_error *err)
@@ -250,8 +252,8 @@ static int open_target(int root, const char *path, bool dir, struct sr_error *er
 		last = next == NULL;
 		if (!last || dir) {
 			if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
-				return sr_error_errno(err, sr_negerrno(), "bind target %s: mkdir %s",
-						      path, comp);
+				return sr_error_errno(err, sr_negerrno(),
+						      "bind target %s: mkdir %s", path, comp);
 		} else {
 			fd = openat(cur, comp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 			if (fd < 0 && errno != EISDIR && errno != EACCES && errno != EROFS)
@@ -307,7 +309,8 @@ int sr_mounts_open_sources(struct sr_plan *p, struct sr_error *err)
 		 * in our namespace (on /tmp, about to be covered by the new root)
 		 * so that overlayfs accepts it as a lower layer.
 		 */
-		if (move_mount(p->workspace_tree, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		if (move_mount(p->workspace_tree, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) <
+		    0)
 			return sr_error_errno(err, sr_negerrno(), "attach the idmapped workspace");
 		s->workspace = fcntl(p->workspace_tree, F_DUPFD_CLOEXEC, 3);
 		if (s->workspace < 0)
@@ -402,9 +405,9 @@ static int mount_workspace(const struct sr_plan *p, int ws, int root, int data,
 					    "cannot read %s%s",
 					    strerror(-e), p->agent->host_dir,
 					    geteuid() == 0
-						    ? " (when run as root, make it readable by "
-						      "others: chmod -R o+rX)"
-						    : "");
+						? " (when run as root, make it readable by "
+						  "others: chmod -R o+rX)"
+						: "");
 		return sr_error_errno(err, e, "mount overlay on /workspace");
 	}
 	return 0;
@@ -412,9 +415,9 @@ static int mount_workspace(const struct sr_plan *p, int ws, int root, int data,
 
 /* Entries of /proc that reveal or change the host kernel: hidden or read-only. */
 static const char *const proc_hidden_files[] = {
-	"kcore", "keys", "timer_list", "sched_debug", "latency_stats", "timer_stats",
-	"kallsyms", "kpagecount", "kpageflags", "kpagecgroup", "sysrq-trigger", "config.gz",
-	"vmallocinfo", "pagetypeinfo",
+    "kcore",	     "keys",	  "timer_list",	 "sched_debug",	 "latency_stats",
+    "timer_stats",   "kallsyms",  "kpagecount",	 "kpageflags",	 "kpagecgroup",
+    "sysrq-trigger", "config.gz", "vmallocinfo", "pagetypeinfo",
 };
 static const char *const proc_hidden_dirs[] = {"acpi", "asound", "scsi", "firmware", "driver"};
 static const char *const proc_readonly[] = {"sys", "bus", "fs", "irq"};
@@ -422,8 +425,8 @@ static const char *const proc_readonly[] = {"sys", "bus", "fs", "irq"};
 static int mount_proc(int root, struct sr_error *err)
 {
 	_cleanup_close_ int proc = -1, devnull = -1;
-	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-			    MOUNT_ATTR_NOEXEC;
+	const uint64_t ro =
+	    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
 	int r;
 
 	if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
@@ -439,7 +442,7 @@ static int mount_proc(int root, struct sr_error *err)
 	 */
 	{
 		_cleanup_close_ int fd =
-			openat(proc, "sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+		    openat(proc, "sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
 
 		if (fd < 0 || write(fd, "0\n", 2) != 2)
 			return sr_error_errno(err, sr_negerrno(),
@@ -488,9 +491,9 @@ static int mount_dev(int root, int data, struct sr_error *err)
 	_cleanup_close_ int host = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_close_ int dev = -1;
 	static const char *const links[][2] = {
-		{"fd", "/proc/self/fd"},     {"stdin", "/proc/self/fd/0"},
-		{"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
-		{"ptmx", "pts/ptmx"},
+	    {"fd", "/proc/self/fd"},	   {"stdin", "/proc/self/fd/0"},
+	    {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
+	    {"ptmx", "pts/ptmx"},
 	};
 	int r;
 
@@ -510,8 +513,8 @@ static int mount_dev(int root, int data, struct sr_error *err)
 		if (fd < 0)
 			return sr_error_errno(err, sr_negerrno(), "create /dev/%s", dev_nodes[i]);
 		snprintf(what, sizeof(what), "/dev/%s", dev_nodes[i]);
-		r = bind_tree(host, dev_nodes[i], dev, dev_nodes[i], MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
-			      what, err);
+		r = bind_tree(host, dev_nodes[i], dev, dev_nodes[i],
+			      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, what, err);
 		if (r < 0)
 			return r;
 	}
@@ -523,7 +526,8 @@ static int mount_dev(int root, int data, struct sr_error *err)
 	if (mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
 		  "newinstance,ptmxmode=0666,mode=0620") < 0)
 		return sr_error_errno(err, sr_negerrno(), "mount /dev/pts");
-	r = bind_tree(data, "shm", dev, "shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/dev/shm", err);
+	r = bind_tree(data, "shm", dev, "shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/dev/shm",
+		      err);
 	if (r < 0)
 		return r;
 	return set_attr(dev, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, "/dev", err);
@@ -535,9 +539,8 @@ static int make_skeleton(int root, struct sr_error *err)
 		const char *path;
 		mode_t mode;
 	} dirs[] = {
-		{"proc", 0555}, {"dev", 0755},       {"tmp", 01777},      {"home", 0755},
-		{"home/user", 0755}, {"workspace", 0755}, {"run", 0755}, {"var", 0755},
-		{DATA, 0700},
+	    {"proc", 0555},	 {"dev", 0755}, {"tmp", 01777}, {"home", 0755}, {"home/user", 0755},
+	    {"workspace", 0755}, {"run", 0755}, {"var", 0755},	{DATA, 0700},
 	};
 
 	for (size_t i = 0; i < SR_ARRAY_SIZE(dirs); i++)
@@ -554,8 +557,8 @@ static int mount_data(const struct sr_plan *p, int *ret_fd, struct sr_error *err
 		const char *name;
 		mode_t mode;
 	} dirs[] = {
-		{"upper", 0755}, {"work", 0700}, {"tmp", 01777}, {"home", 0755}, {"shm", 01777},
-		{"workspace", 0755},
+	    {"upper", 0755}, {"work", 0700}, {"tmp", 01777},
+	    {"home", 0755},  {"shm", 01777}, {"workspace", 0755},
 	};
 	char opts[128];
 	int fd, r;

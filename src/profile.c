@@ -349,8 +349,8 @@ static int find_named(const char *name, struct source *ret, struct sr_error *err
 		return sr_error_msg(err, -ENOENT,
 				    "profile '%s' not found (looked for %s%s%s and the built-in "
 				    "profiles default, offline, tx, e2b, ci)",
-				    name, user_path ? user_path : "", user_path && *user_path ? ", " : "",
-				    data_path);
+				    name, user_path ? user_path : "",
+				    user_path && *user_path ? ", " : "", data_path);
 	}
 	s.text = text;
 	if (asprintf(&s.origin, "builtin:%s", name) < 0 || !(s.key = strdup(s.origin))) {

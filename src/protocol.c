@@ -35,9 +35,9 @@ int sr_msg_recv(int fd, struct sr_msg *ret)
 void sr_msg_send_error(int fd, const struct sr_error *err)
 {
 	struct sr_msg m = {
-		.type = SR_MSG_ERROR,
-		.code = err->code ? err->code : -EIO,
-		.status = err->status ? err->status : 125,
+	    .type = SR_MSG_ERROR,
+	    .code = err->code ? err->code : -EIO,
+	    .status = err->status ? err->status : 125,
 	};
 
 	snprintf(m.text, sizeof(m.text), "%s", err->msg);

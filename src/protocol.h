@@ -36,10 +36,10 @@ enum sr_msg_type {
 
 struct sr_msg {
 	uint32_t type;
-	int32_t code;    /* ERROR: negative errno */
-	int32_t status;  /* ERROR: exit status; EXIT: the agent's wait status */
-	int32_t pid;     /* EXEC: the agent's pid inside the sandbox */
-	int64_t value;   /* EXIT: bytes used on the sandbox's disk, -1 unknown */
+	int32_t code;		     /* ERROR: negative errno */
+	int32_t status;		     /* ERROR: exit status; EXIT: the agent's wait status */
+	int32_t pid;		     /* EXEC: the agent's pid inside the sandbox */
+	int64_t value;		     /* EXIT: bytes used on the sandbox's disk, -1 unknown */
 	char text[SR_ERROR_MSG_MAX]; /* ERROR: the message */
 };
 

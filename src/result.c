@@ -419,7 +419,8 @@ static int std_fd(const char *given)
 
 static int write_in_place(const char *path, const char *json)
 {
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	_cleanup_close_ int fd =
+	    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 
 	if (fd < 0)
 		return sr_negerrno();

@@ -50,8 +50,8 @@ enum sr_limit {
 
 struct sr_result {
 	enum sr_status status;
-	int exit_code; /* the status sandbox-run exits with */
-	int signal;    /* 0: none */
+	int exit_code;	  /* the status sandbox-run exits with */
+	int signal;	  /* 0: none */
 	char error[1024]; /* "" : null */
 	double wall_ms, user_ms, sys_ms;
 	int64_t peak_memory_bytes; /* -1: unknown (null) */

@@ -115,9 +115,9 @@ static const struct {
 	const char *name;
 	int (*run)(struct sr_plan *p, struct sr_error *err);
 } steps[] = {
-	{"sources", step_sources},   {"user ids", step_user},	{"filesystem", step_mounts},
-	{"network", step_network},   {"hostname", step_hostname}, {"limits", step_limits},
-	{"capabilities", step_caps}, {"seccomp", step_seccomp},
+    {"sources", step_sources},	 {"user ids", step_user},     {"filesystem", step_mounts},
+    {"network", step_network},	 {"hostname", step_hostname}, {"limits", step_limits},
+    {"capabilities", step_caps}, {"seccomp", step_seccomp},
 };
 
 /*

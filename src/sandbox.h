@@ -22,22 +22,22 @@ struct sr_sources {
 struct sr_plan {
 	const struct sr_config *config;
 	struct sr_agent *agent;
-	struct sr_strv envp;    /* the agent's whole environment, secrets included */
-	int agent_fd;           /* the archive (SR_AGENT_ARCHIVE), opened by the caller; else -1 */
-	int workspace_tree;     /* root callers: the idmapped workspace (userns.h); else -1 */
-	int sock;               /* the child's end of the protocol socket */
-	uid_t host_uid;         /* who "user" (uid 1000 inside) is on the host */
+	struct sr_strv envp; /* the agent's whole environment, secrets included */
+	int agent_fd;	     /* the archive (SR_AGENT_ARCHIVE), opened by the caller; else -1 */
+	int workspace_tree;  /* root callers: the idmapped workspace (userns.h); else -1 */
+	int sock;	     /* the child's end of the protocol socket */
+	uid_t host_uid;	     /* who "user" (uid 1000 inside) is on the host */
 	gid_t host_gid;
-	bool drop_groups;       /* the caller is root: shed its supplementary groups */
+	bool drop_groups;	   /* the caller is root: shed its supplementary groups */
 	struct sr_sources sources; /* child only */
 	const struct sr_net *net;
 	const struct sr_cgroup *cgroup;
 };
 
-#define SR_SANDBOX_UID 1000
-#define SR_SANDBOX_GID 1000
-#define SR_SANDBOX_USER "user"
-#define SR_SANDBOX_HOME "/home/user"
+#define SR_SANDBOX_UID	    1000
+#define SR_SANDBOX_GID	    1000
+#define SR_SANDBOX_USER	    "user"
+#define SR_SANDBOX_HOME	    "/home/user"
 #define SR_SANDBOX_HOSTNAME "sandbox"
 
 /* Runs in the child right after clone3; never returns. */

@@ -99,7 +99,7 @@ static int check_enforcement(const struct sr_config *c, const struct sr_net *net
 	r->enforced[SR_LIMIT_NET] = sr_net_enforced(net);
 	n = sr_cgroup_describe(c, r->enforced,
 			       c->strict || sr_log_get_level() >= SR_LOG_INFO ? sr_cgroup_reason(cg)
-									: NULL,
+									      : NULL,
 			       limits, sizeof(limits));
 	if (c->strict && n > 0)
 		return sr_error_msg(err, -EOPNOTSUPP, "--strict: %s", limits);
@@ -146,8 +146,8 @@ static int setup_signals(struct run *run, struct sr_error *err)
 static int start_timer(struct run *run, struct sr_error *err)
 {
 	uint64_t ms = run->config->timeout_ms;
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
-					      .tv_nsec = (long)(ms % 1000) * 1000000L}};
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L}};
 
 	run->timerfd = -1;
 	if (ms == 0)
@@ -161,9 +161,9 @@ static int start_timer(struct run *run, struct sr_error *err)
 static int clone_sandbox(struct run *run, struct sr_error *err)
 {
 	struct clone_args args = {
-		.flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
-			 CLONE_NEWCGROUP | CLONE_NEWNET,
-		.exit_signal = SIGCHLD,
+	    .flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
+		     CLONE_NEWCGROUP | CLONE_NEWNET,
+	    .exit_signal = SIGCHLD,
 	};
 	int sv[2];
 
@@ -276,7 +276,8 @@ static void on_signal(struct run *run)
 			continue;
 		}
 		/* Only our own child: the network helper has its own reaper. */
-		if (!run->reaped && wait4(run->pid, &run->init_status, WNOHANG, &run->ru) == run->pid)
+		if (!run->reaped &&
+		    wait4(run->pid, &run->init_status, WNOHANG, &run->ru) == run->pid)
 			run->reaped = true;
 	}
 }
@@ -285,9 +286,9 @@ static void wait_sandbox(struct run *run)
 {
 	while (!run->reaped) {
 		struct pollfd fds[3] = {
-			{.fd = run->sigfd, .events = POLLIN},
-			{.fd = run->sock, .events = POLLIN},
-			{.fd = run->timerfd, .events = POLLIN},
+		    {.fd = run->sigfd, .events = POLLIN},
+		    {.fd = run->sock, .events = POLLIN},
+		    {.fd = run->timerfd, .events = POLLIN},
 		};
 
 		if (poll(fds, 3, -1) < 0) {
@@ -391,12 +392,12 @@ static void log_start(const struct run *run, const struct sr_result *r)
 {
 	const struct sr_config *c = run->config;
 	char mem[SR_UNITS_BUF_MAX], cpus[SR_UNITS_BUF_MAX], disk[SR_UNITS_BUF_MAX],
-		timeout[SR_UNITS_BUF_MAX];
+	    timeout[SR_UNITS_BUF_MAX];
 	static const char *const kind[_SR_AGENT_KIND_MAX] = {
-		[SR_AGENT_DIR] = "directory",
-		[SR_AGENT_FILE] = "file",
-		[SR_AGENT_ARCHIVE] = "archive",
-		[SR_AGENT_COMMAND] = "command",
+	    [SR_AGENT_DIR] = "directory",
+	    [SR_AGENT_FILE] = "file",
+	    [SR_AGENT_ARCHIVE] = "archive",
+	    [SR_AGENT_COMMAND] = "command",
 	};
 
 	if (sr_log_get_level() < SR_LOG_INFO)
@@ -407,8 +408,9 @@ static void log_start(const struct run *run, const struct sr_result *r)
 	sr_format_duration(c->timeout_ms, timeout, sizeof(timeout));
 	sr_info("sandbox %s: profile %s (%s), %s %s", r->sandbox_id, c->profile ? c->profile : "-",
 		c->profile_path ? c->profile_path : "-", kind[run->agent.kind],
-		run->agent.host_dir ? run->agent.host_dir
-				    : run->agent.archive_path ? run->agent.archive_path : "(empty)");
+		run->agent.host_dir	  ? run->agent.host_dir
+		: run->agent.archive_path ? run->agent.archive_path
+					  : "(empty)");
 	sr_info("sandbox %s: memory %s (%s), cpus %s (%s), pids %llu (%s), disk %s (%s), "
 		"timeout %s, net %s (%s)",
 		r->sandbox_id, mem, sr_enforce_to_string(r->enforced[SR_LIMIT_MEMORY]), cpus,
@@ -467,7 +469,8 @@ static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 
 		/* Without it the agent can read its root-owned files but not change them. */
 		if (sr_userns_idmapped_tree(run->agent.host_dir, run->plan.host_uid,
-					    run->plan.host_gid, &run->plan.workspace_tree, &ierr) < 0)
+					    run->plan.host_gid, &run->plan.workspace_tree,
+					    &ierr) < 0)
 			sr_warn("%s: root-owned workspace files stay read-only to the agent",
 				ierr.msg);
 	}
@@ -478,8 +481,8 @@ static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 
 int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_error *err)
 {
-	struct run run = {.config = c, .clone_fd = -1, .sock = -1, .sigfd = -1, .timerfd = -1,
-			  .disk_used = -1};
+	struct run run = {
+	    .config = c, .clone_fd = -1, .sock = -1, .sigfd = -1, .timerfd = -1, .disk_used = -1};
 	int e;
 
 	clock_gettime(CLOCK_MONOTONIC, &run.start);

@@ -174,8 +174,7 @@ int sr_userns_idmapped_tree(const char *path, uid_t host_uid, gid_t host_gid, in
 {
 	_cleanup_close_ int ns = -1, tree = -1;
 	struct mount_attr ma = {
-		.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-			    MOUNT_ATTR_NODEV,
+	    .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 	};
 
 	ns = open_mapping_ns(host_uid, host_gid, err);

@@ -31,34 +31,34 @@ static inline void sr_fclosep(FILE **f)
 		fclose(*f);
 }
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(sr_freep)
-#define _cleanup_close_ _cleanup_(sr_closep)
+#define _cleanup_(f)	 __attribute__((cleanup(f)))
+#define _cleanup_free_	 _cleanup_(sr_freep)
+#define _cleanup_close_	 _cleanup_(sr_closep)
 #define _cleanup_fclose_ _cleanup_(sr_fclosep)
 
 /* Hand ownership out of a _cleanup_ variable. */
-#define steal_pointer(pp)                          \
-	({                                         \
-		__typeof__(*(pp)) _p = *(pp);      \
-		*(pp) = NULL;                      \
-		_p;                                \
+#define steal_pointer(pp)                     \
+	({                                    \
+		__typeof__(*(pp)) _p = *(pp); \
+		*(pp) = NULL;                 \
+		_p;                           \
 	})
 
-#define steal_fd(fdp)              \
-	({                         \
-		int _fd = *(fdp);  \
-		*(fdp) = -1;       \
-		_fd;               \
+#define steal_fd(fdp)             \
+	({                        \
+		int _fd = *(fdp); \
+		*(fdp) = -1;      \
+		_fd;              \
 	})
 
 /* Retry a call that may fail with EINTR. */
-#define SR_RETRY(expr)                                       \
-	({                                                   \
-		__typeof__(expr) _r;                         \
-		do                                           \
-			_r = (expr);                         \
-		while (_r == -1 && errno == EINTR);          \
-		_r;                                          \
+#define SR_RETRY(expr)                              \
+	({                                          \
+		__typeof__(expr) _r;                \
+		do                                  \
+			_r = (expr);                \
+		while (_r == -1 && errno == EINTR); \
+		_r;                                 \
 	})
 
 /* Writes all of p (short writes and EINTR retried); 0 or a negative errno. */

@@ -355,15 +355,15 @@ END_TEST
 START_TEST(test_dir_modes)
 {
 	static const struct ent ents[] = {
-		/* A read-only directory still receives its files. */
-		DIR_("ro", 0555),
-		FILE_("ro/f", 0444, "f"),
-		/* The umask applies to directories as to files. */
-		DIR_("open", 0777),
-		/* Listed after a file inside it, which created it implicitly. */
-		FILE_("later/f", 0644, "f"),
-		DIR_("later", 0750),
-		FILE_("later/g", 0666, "g"),
+	    /* A read-only directory still receives its files. */
+	    DIR_("ro", 0555),
+	    FILE_("ro/f", 0444, "f"),
+	    /* The umask applies to directories as to files. */
+	    DIR_("open", 0777),
+	    /* Listed after a file inside it, which created it implicitly. */
+	    FILE_("later/f", 0644, "f"),
+	    DIR_("later", 0750),
+	    FILE_("later/g", 0666, "g"),
 	};
 	struct sr_error err;
 	struct stat st;
