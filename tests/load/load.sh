@@ -151,11 +151,23 @@ until_ok() {
 		sleep 0.1
 	done
 }
-same_helpers() { [ "$(helpers)" = "$HELPERS_BEFORE" ]; }
+# No helper that was not there before: others' (a concurrent test run's)
+# may have ended meanwhile.
+same_helpers() {
+	local pid
+	for pid in $(helpers); do
+		grep -qx "$pid" <<<"$HELPERS_BEFORE" || return 1
+	done
+}
 # A SIGKILLed run's cgroup is removed by the next run: none were killed here,
 # but a timeout's cgroup can be busy for a moment; one more run sweeps.
 "$SR" -q --net none -- true
-same_cgroups() { [ "$(cgroup_dirs)" = "$CGROUPS_BEFORE" ]; }
+same_cgroups() {
+	local d
+	for d in $(cgroup_dirs); do
+		grep -qxF "$d" <<<"$CGROUPS_BEFORE" || return 1
+	done
+}
 
 check "no process of the load is left" until_ok 5 not_running "$MARK"
 if until_ok 5 same_helpers; then ok "no network helper is left"; else
