@@ -194,6 +194,29 @@ for k in sys.argv[2].split("."): v=v[k]
 print(json.dumps(v) if not isinstance(v,str) else v)' "$1" "$2"
 }
 
+# nft_tables: the host's nftables tables (sandbox-run must never touch
+# them: its policy lives in the sandbox's network namespace), through
+# nft(8) when installed, else libnftables itself.
+nft_tables() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "not root"
+	elif command -v nft >/dev/null; then
+		nft list tables 2>&1
+	else
+		python3 -c 'import ctypes
+lib = ctypes.CDLL("libnftables.so.1")
+lib.nft_ctx_new.restype = ctypes.c_void_p
+lib.nft_ctx_buffer_output.argtypes = [ctypes.c_void_p]
+lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+lib.nft_ctx_get_output_buffer.restype = ctypes.c_char_p
+lib.nft_ctx_get_output_buffer.argtypes = [ctypes.c_void_p]
+ctx = lib.nft_ctx_new(0)
+lib.nft_ctx_buffer_output(ctx)
+rc = lib.nft_run_cmd_from_buffer(ctx, b"list tables")
+print("rc", rc, lib.nft_ctx_get_output_buffer(ctx).decode(), end="")' 2>&1
+	fi
+}
+
 done_testing() {
 	echo "1..$_tap_n"
 	[ "$_tap_failed" -eq 0 ]

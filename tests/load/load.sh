@@ -81,21 +81,6 @@ cgroup_dirs() {
 helpers() {
 	ps -e -o pid=,comm= | awk '$2 ~ /^(slirp4netns|pasta|passt)/ {print $1}' | sort
 }
-nft_tables() {
-	if [ "$(id -u)" != 0 ]; then echo "not root"; return; fi
-	if command -v nft >/dev/null; then nft list tables 2>&1; return; fi
-	python3 -c 'import ctypes
-lib = ctypes.CDLL("libnftables.so.1")
-lib.nft_ctx_new.restype = ctypes.c_void_p
-lib.nft_ctx_buffer_output.argtypes = [ctypes.c_void_p]
-lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-lib.nft_ctx_get_output_buffer.restype = ctypes.c_char_p
-lib.nft_ctx_get_output_buffer.argtypes = [ctypes.c_void_p]
-ctx = lib.nft_ctx_new(0)
-lib.nft_ctx_buffer_output(ctx)
-rc = lib.nft_run_cmd_from_buffer(ctx, b"list tables")
-print("rc", rc, lib.nft_ctx_get_output_buffer(ctx).decode(), end="")' 2>&1
-}
 MOUNTS_BEFORE=$(cut -d' ' -f4- /proc/self/mountinfo)
 CGROUPS_BEFORE=$(cgroup_dirs)
 HELPERS_BEFORE=$(helpers)

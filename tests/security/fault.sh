@@ -26,28 +26,6 @@ assert_eq "an unknown fault point is refused (125)" 125 "$probe_rc"
 # How many points there are: the refusal says "a number 1-N".
 N_POINTS=$(sed -n 's/.*a number 1-\([0-9]*\) or a name.*/\1/p' "$SR_TMP/.probe-err")
 
-# Host nftables tables: the product never touches the host's (its rules
-# live in the sandbox's network namespace). nft(8), or libnftables itself.
-nft_tables() {
-	if [ "$(id -u)" != 0 ]; then
-		echo "not root"
-	elif command -v nft >/dev/null; then
-		nft list tables 2>&1
-	else
-		python3 -c 'import ctypes
-lib = ctypes.CDLL("libnftables.so.1")
-lib.nft_ctx_new.restype = ctypes.c_void_p
-lib.nft_ctx_buffer_output.argtypes = [ctypes.c_void_p]
-lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-lib.nft_ctx_get_output_buffer.restype = ctypes.c_char_p
-lib.nft_ctx_get_output_buffer.argtypes = [ctypes.c_void_p]
-ctx = lib.nft_ctx_new(0)
-lib.nft_ctx_buffer_output(ctx)
-rc = lib.nft_run_cmd_from_buffer(ctx, b"list tables")
-print("rc", rc, lib.nft_ctx_get_output_buffer(ctx).decode(), end="")' 2>&1
-	fi
-}
-
 MOUNTS_BEFORE=$(cut -d' ' -f4- /proc/self/mountinfo)
 NFT_BEFORE=$(nft_tables)
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "agent.h"
 #include "util.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <fcntl.h>
@@ -15,26 +16,19 @@
 static char basedir[64], tmpdir[96];
 static int tmpfd = -1;
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static void setup_base(void)
 {
-	snprintf(basedir, sizeof(basedir), "/tmp/sr-test-agent.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(basedir));
+	sr_test_mkdtemp(basedir, sizeof(basedir), "/tmp", "sr-test-agent");
 }
 
 static void teardown_base(void)
 {
-	nftw(basedir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	sr_test_rmtree(basedir);
 }
 
 static void setup_tmp(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
 	tmpfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(tmpfd, 0);
 }
@@ -42,7 +36,7 @@ static void setup_tmp(void)
 static void teardown_tmp(void)
 {
 	close(tmpfd);
-	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	sr_test_rmtree(tmpdir);
 }
 
 static void put(const char *name, const char *content, mode_t mode)

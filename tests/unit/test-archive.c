@@ -6,6 +6,7 @@
  */
 #include "archive.h"
 #include "util.h"
+#include "testutil.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -22,27 +23,20 @@
 static char basedir[64], tmpdir[96];
 static int tmpfd = -1, destfd = -1;
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static void setup_base(void)
 {
-	snprintf(basedir, sizeof(basedir), "/tmp/sr-test-archive.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(basedir));
+	sr_test_mkdtemp(basedir, sizeof(basedir), "/tmp", "sr-test-archive");
 }
 
 static void teardown_base(void)
 {
-	nftw(basedir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	sr_test_rmtree(basedir);
 }
 
 /* tmpdir/dest is where archives are extracted; anything else in tmpdir is an escape. */
 static void setup_tmp(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
 	tmpfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(tmpfd, 0);
 	ck_assert_int_eq(mkdirat(tmpfd, "dest", 0755), 0);
@@ -55,7 +49,7 @@ static void teardown_tmp(void)
 {
 	close(destfd);
 	close(tmpfd);
-	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	sr_test_rmtree(tmpdir);
 }
 
 enum fmt {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "result.h"
 #include "util.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -15,31 +16,24 @@
  */
 static char basedir[64], tmpdir[96];
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static void setup_base(void)
 {
-	snprintf(basedir, sizeof(basedir), "/tmp/sr-test-result.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(basedir));
+	sr_test_mkdtemp(basedir, sizeof(basedir), "/tmp", "sr-test-result");
 }
 
 static void teardown_base(void)
 {
-	nftw(basedir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	sr_test_rmtree(basedir);
 }
 
 static void setup_tmp(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
 }
 
 static void teardown_tmp(void)
 {
-	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	sr_test_rmtree(tmpdir);
 }
 
 static char *escape(const char *s)
