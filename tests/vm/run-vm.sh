@@ -31,6 +31,13 @@ if ldd "$(command -v busybox)" >/dev/null 2>&1; then
 	exit 77
 fi
 
+# The unprivileged rounds need an account the guest can see: it reads the
+# host's /etc read-only, so it is made here, as the integration tests do.
+if [ "$(id -u)" = 0 ] && ! id -u "${SR_TEST_USER:-sr-test}" >/dev/null 2>&1; then
+	useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+		"${SR_TEST_USER:-sr-test}"
+fi
+
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 
