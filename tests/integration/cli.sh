@@ -83,24 +83,18 @@ make_archives() {
 	tar -C "$a/src" -cJf "$a/good.tar.xz" agent data.txt
 	tar -C "$a/src" --zstd -cf "$a/good.tar.zst" agent data.txt
 	(cd "$a/src" && zip -q "$a/good.zip" agent data.txt)
-	python3 - "$a" <<'EOF'
-import io, sys, tarfile
+	python3 - "$a" "$SR_SRCDIR/tests/integration" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[2])
+from tarbuild import tar as _tar, f, link, hardlink, dev
 d = sys.argv[1]
 def tar(name, members):
-    with tarfile.open(f"{d}/{name}", "w:gz") as t:
-        for info, data in members:
-            t.addfile(info, io.BytesIO(data) if data is not None else None)
-def f(name, data=b"x", mode=0o644):
-    i = tarfile.TarInfo(name); i.size = len(data); i.mode = mode; return (i, data)
-def link(name, target, kind=tarfile.SYMTYPE):
-    i = tarfile.TarInfo(name); i.type = kind; i.linkname = target; return (i, None)
-def dev(name):
-    i = tarfile.TarInfo(name); i.type = tarfile.CHRTYPE; i.devmajor = 1; i.devminor = 3; return (i, None)
+    _tar(f"{d}/{name}", members)
 tar("abs.tar.gz", [f("/tmp/evil")])
 tar("dotdot.tar.gz", [f("../evil")])
 tar("symlink-escape.tar.gz", [link("etc", "/etc"), f("etc/evil")])
 tar("symlink-dotdot.tar.gz", [link("up", "../../../../etc")])
-tar("hardlink.tar.gz", [link("pw", "/etc/passwd", tarfile.LNKTYPE)])
+tar("hardlink.tar.gz", [hardlink("pw", "/etc/passwd")])
 tar("device.tar.gz", [dev("null")])
 tar("setuid.tar.gz", [f("agent", b"#!/bin/sh\nstat -c %a agent\n", 0o4755)])
 EOF

@@ -10,25 +10,21 @@ A="$SR_TMP/err-archives"
 
 make_inputs() {
 	mkdir -p "$A"
-	python3 - "$A" "$MARK" "$SR_TMP" <<'EOF'
-import io, os, sys, tarfile
-d, mark, host = sys.argv[1:]
+	python3 - "$A" "$MARK" "$SR_TMP" "$SR_SRCDIR/tests/integration" <<'EOF'
+import os, sys
+d, mark, host, lib = sys.argv[1:]
+sys.path.insert(0, lib)
+from tarbuild import tar as _tar, f, link, hardlink
 agent = b"#!/bin/sh\necho ran\n"
 def tar(name, members):
-    with tarfile.open(f"{d}/{name}", "w:gz") as t:
-        for info, data in members:
-            t.addfile(info, io.BytesIO(data) if data is not None else None)
-def f(name, data=b"x", mode=0o644):
-    i = tarfile.TarInfo(name); i.size = len(data); i.mode = mode; return (i, data)
-def link(name, target, kind=tarfile.SYMTYPE):
-    i = tarfile.TarInfo(name); i.type = kind; i.linkname = target; return (i, None)
+    _tar(f"{d}/{name}", members)
 a = f("agent", agent, 0o755)
 tar("big.tar.gz", [a, f("big.bin", os.urandom(3 << 20))])
 tar("abs.tar.gz", [a, f(f"/tmp/{mark}-abs")])
 tar("dotdot.tar.gz", [a, f(f"sub/../../../../..{host}/{mark}-dotdot")])
 tar("symlink-abs.tar.gz", [a, link("t", host), f(f"t/{mark}-sym")])
 tar("symlink-rel.tar.gz", [a, link("t", "../../../../../../tmp"), f(f"t/{mark}-symrel")])
-tar("hardlink.tar.gz", [a, link("h", "/etc/shadow", tarfile.LNKTYPE)])
+tar("hardlink.tar.gz", [a, hardlink("h", "/etc/shadow")])
 EOF
 	# Cut in the middle of the compressed stream.
 	head -c 20000 "$A/big.tar.gz" >"$A/truncated.tar.gz"
