@@ -331,26 +331,26 @@ static int find_named(const char *name, struct source *ret, struct sr_error *err
 		return sr_error_errno(err, -ENOMEM, "profile %s", name);
 	/*
 	 * A file that exists but cannot be read is an error, not a reason to
-	 * fall back. A directory on the way we may not search (a HOME of
-	 * another user's, as under sudo or setpriv) hides nothing of ours.
+	 * fall back. A directory on the way we may not search (another user's
+	 * HOME under sudo or setpriv, a prefix under a private directory)
+	 * hides nothing of ours: that candidate is simply not there.
 	 */
-	if (user_path && !searchable_parent(user_path))
-		user_path[0] = '\0';
-	if (user_path && user_path[0]) {
-		r = source_from_file(user_path, ret, err);
+	const char *const candidates[] = {user_path, data_path};
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(candidates); i++) {
+		if (!candidates[i] || !searchable_parent(candidates[i]))
+			continue;
+		r = source_from_file(candidates[i], ret, err);
 		if (r != -ENOENT && r != -ENOTDIR)
 			return r;
 	}
-	r = source_from_file(data_path, ret, err);
-	if (r != -ENOENT && r != -ENOTDIR)
-		return r;
 	text = sr_profile_builtin(name);
 	if (!text) {
 		return sr_error_msg(err, -ENOENT,
 				    "profile '%s' not found (looked for %s%s%s and the built-in "
 				    "profiles default, offline, tx, e2b, ci)",
-				    name, user_path ? user_path : "",
-				    user_path && *user_path ? ", " : "", data_path);
+				    name, user_path ? user_path : "", user_path ? ", " : "",
+				    data_path);
 	}
 	s.text = text;
 	if (asprintf(&s.origin, "builtin:%s", name) < 0 || !(s.key = strdup(s.origin))) {
