@@ -26,10 +26,22 @@ chown "$user" "$d" "$d/cgroup.procs" "$d/cgroup.subtree_control" "$d/cgroup.thre
 # cgroup v2 forbids from handing controllers to children: without moving
 # itself (it does not, see docs/limits.md) it falls back to rlimits, and
 # says so. This round checks that the fallback is honest.
+# This round runs as the user from start to end: the tests and binaries
+# are copied where it can read them (the checkout may sit under a private
+# directory, as a mktemp -d one does).
+copy=$(mktemp -d /tmp/sr-vm-round.XXXXXX)
+mkdir -p "$copy/tests/integration"
+install -m 0755 "$SR_SRCDIR/tests/integration/limits.sh" "$SR_SRCDIR/tests/integration/libtest.sh" \
+	"$copy/tests/integration/"
+install -m 0755 "$SR_BIN" "$copy/sandbox-run"
+install -m 0755 "$SR_PROBE" "$copy/sr-probe"
+chmod 0755 "$copy"
 (
 	echo $BASHPID >"$d/cgroup.procs"
 	exec setpriv --reuid="$user" --regid="$user" --clear-groups --inh-caps=-all -- \
-		env HOME=/tmp SR_EXPECT_USER=rlimit bash "$limits"
+		env HOME=/tmp SR_EXPECT_USER=rlimit SR_SRCDIR="$copy" SR_BIN="$copy/sandbox-run" \
+		SR_PROBE="$copy/sr-probe" bash "$copy/tests/integration/limits.sh"
 ) || status=1
+rm -rf "$copy"
 rmdir "$d" 2>/dev/null
 exit $status
