@@ -39,6 +39,13 @@ struct sr_cgroup {
 	/* Applied by the child where no cgroup enforces the limit; 0: none. */
 	uint64_t rlimit_data;
 	uint64_t rlimit_nproc;
+	/* The systemd strategy's transient scope (cgroup-systemd.c). */
+	struct cg_scope {
+		void *bus;     /* sd_bus *, while the scope lives */
+		pid_t holder;  /* the process that keeps the scope alive; 0: none */
+		int holder_fd; /* its pipe: closing it ends the holder */
+		char unit[CG_NAME_MAX + 8];
+	} scope;
 	/* Why the cgroup strategies that were tried could not be used. */
 	char reason[CG_REASON_MAX];
 };
@@ -67,8 +74,20 @@ struct cg_manager {
 
 /* In the order prepare() tries them; rlimit also fills what a cgroup left unenforced. */
 extern const struct cg_manager cg_manager_v2;
+extern const struct cg_manager cg_manager_systemd;
 extern const struct cg_manager cg_manager_v1;
 extern const struct cg_manager cg_manager_rlimit;
+
+/*
+ * cgroup v2 below dir (our own cgroup, or a scope systemd delegated to
+ * us): enables the controllers there, creates the sandbox's cgroup as
+ * cg->v2 and sets the limits. The systemd strategy shares the rest.
+ */
+int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_config *c,
+		    enum sr_enforce enforced[], struct sr_error *err);
+int cg_v2_attach(struct sr_cgroup *cg, pid_t pid, struct sr_error *err);
+int cg_v2_kill(struct sr_cgroup *cg);
+int cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret);
 
 /* Child side of the rlimit strategy. */
 int cg_rlimit_apply(const struct sr_cgroup *cg, struct sr_error *err);

@@ -121,18 +121,12 @@ static int set_limits(int fd, const struct sr_config *c, enum sr_enforce enforce
 	return 0;
 }
 
-static int v2_create(struct sr_cgroup *cg, const struct cg_host *host, const struct sr_config *c,
-		     enum sr_enforce enforced[], struct sr_error *err)
+int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_config *c,
+		    enum sr_enforce enforced[], struct sr_error *err)
 {
-	_cleanup_free_ char *path = NULL, *dir = NULL;
 	enum sr_enforce set[_SR_LIMIT_MAX];
 	int r;
 
-	if (cg_parse_self(host->self_cgroup, NULL, &path) < 0)
-		return sr_error_msg(err, -ENOENT, "not in a cgroup v2 hierarchy");
-	if (cg_parse_mountinfo(host->mountinfo, NULL, path, &dir) < 0)
-		return sr_error_msg(err, -ENOENT,
-				    "our cgroup %s is not reachable through a cgroup2 mount", path);
 	r = cg_dir_open_parent(&cg->v2, dir, err);
 	if (r >= 0)
 		r = enable_controllers(cg->v2.parent_fd, dir, c, err);
@@ -152,7 +146,20 @@ static int v2_create(struct sr_cgroup *cg, const struct cg_host *host, const str
 	return 0;
 }
 
-static int v2_attach(struct sr_cgroup *cg, pid_t pid, struct sr_error *err)
+static int v2_create(struct sr_cgroup *cg, const struct cg_host *host, const struct sr_config *c,
+		     enum sr_enforce enforced[], struct sr_error *err)
+{
+	_cleanup_free_ char *path = NULL, *dir = NULL;
+
+	if (cg_parse_self(host->self_cgroup, NULL, &path) < 0)
+		return sr_error_msg(err, -ENOENT, "not in a cgroup v2 hierarchy");
+	if (cg_parse_mountinfo(host->mountinfo, NULL, path, &dir) < 0)
+		return sr_error_msg(err, -ENOENT,
+				    "our cgroup %s is not reachable through a cgroup2 mount", path);
+	return cg_v2_create_in(cg, dir, c, enforced, err);
+}
+
+int cg_v2_attach(struct sr_cgroup *cg, pid_t pid, struct sr_error *err)
 {
 	/*
 	 * A no-op when clone3() placed the child already (migrating a task to
@@ -165,7 +172,7 @@ static int v2_attach(struct sr_cgroup *cg, pid_t pid, struct sr_error *err)
 	return 0;
 }
 
-static int v2_kill(struct sr_cgroup *cg)
+int cg_v2_kill(struct sr_cgroup *cg)
 {
 	char buf[4096];
 	int r = cg_write(cg->v2.fd, "cgroup.kill", "1");
@@ -186,7 +193,7 @@ static int v2_kill(struct sr_cgroup *cg)
 	return 0;
 }
 
-static int v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret)
+int cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret)
 {
 	char buf[1024];
 	uint64_t v;
@@ -215,8 +222,8 @@ static void v2_destroy(struct sr_cgroup *cg)
 const struct cg_manager cg_manager_v2 = {
     .name = "cgroup2",
     .create = v2_create,
-    .attach = v2_attach,
-    .kill = v2_kill,
-    .stats = v2_stats,
+    .attach = cg_v2_attach,
+    .kill = cg_v2_kill,
+    .stats = cg_v2_stats,
     .destroy = v2_destroy,
 };

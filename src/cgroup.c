@@ -337,6 +337,7 @@ void cg_dir_remove(struct cg_dir *d, const char *name, bool wait)
 
 static const struct cg_manager *const managers[] = {
     &cg_manager_v2,
+    &cg_manager_systemd,
     &cg_manager_v1,
 };
 
@@ -382,6 +383,7 @@ static void cgroup_init(struct sr_cgroup *cg, const char *sandbox_id)
 {
 	snprintf(cg->name, sizeof(cg->name), CG_NAME_PREFIX "%s", sandbox_id);
 	cg->v2.fd = cg->v2.parent_fd = -1;
+	cg->scope.holder_fd = -1;
 	for (size_t i = 0; i < SR_ARRAY_SIZE(cg->v1); i++)
 		cg->v1[i].fd = cg->v1[i].parent_fd = -1;
 }
@@ -421,7 +423,8 @@ int sr_cgroup_prepare(const struct sr_config *c, const char *sandbox_id, struct 
 	/* Whatever the cgroup strategy left unenforced, rlimits cover where they can. */
 	cg_manager_rlimit.create(cg, NULL, c, enforced, err);
 
-	*ret_clone_fd = cg->mgr == &cg_manager_v2 ? cg->v2.fd : -1;
+	/* -1 unless a cgroup v2 strategy (direct or systemd) made it. */
+	*ret_clone_fd = cg->v2.fd;
 	*ret = steal_pointer(&cg);
 	return 0;
 }

@@ -31,6 +31,16 @@ char *fuzz_strndup(const uint8_t *data, size_t size)
 	return s;
 }
 
+static int remove_entry(int dirfd, const char *name, bool is_dir)
+{
+	int r = unlinkat(dirfd, name, is_dir ? AT_REMOVEDIR : 0);
+
+	/* An archive may list a directory without owner write permission. */
+	if (r < 0 && errno == EACCES && fchmod(dirfd, 0700) == 0)
+		r = unlinkat(dirfd, name, is_dir ? AT_REMOVEDIR : 0);
+	return r < 0 ? -errno : 0;
+}
+
 int fuzz_empty_dir(int dirfd)
 {
 	int fd = dup(dirfd), r = 0;
@@ -48,30 +58,32 @@ int fuzz_empty_dir(int dirfd)
 	rewinddir(d);
 	/* Entries already read may be removed while the stream is open. */
 	while ((de = readdir(d))) {
+		unsigned char type = de->d_type;
 		struct stat st;
 		int sub;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
-			continue;
+		if (type == DT_UNKNOWN) {
+			if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				r = -errno;
+				continue;
+			}
+			type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
 		}
-		if (S_ISDIR(st.st_mode)) {
+		if (type == DT_DIR) {
 			sub = openat(dirfd, de->d_name,
 				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0) {
 				r = -errno;
 				continue;
 			}
-			/* An archive may list a directory without owner write permission. */
-			(void)fchmod(sub, 0700);
 			if (fuzz_empty_dir(sub) < 0)
 				r = -EIO;
 			close(sub);
 		}
-		if (unlinkat(dirfd, de->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
-			r = -errno;
+		if (remove_entry(dirfd, de->d_name, type == DT_DIR) < 0)
+			r = -EIO;
 	}
 	closedir(d);
 	return r;

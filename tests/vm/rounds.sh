@@ -1,10 +1,11 @@
 #!/bin/bash
 # Inside the VM (tests/vm/run-vm.sh), as root on a cgroup v2 host: the
-# limits tests as root (cgroup v2, directly below the root cgroup), then as
-# an unprivileged user who owns a delegated cgroup, laid out the way
+# limits tests as root (cgroup v2, directly below the root cgroup); as an
+# unprivileged user who owns a delegated cgroup, laid out the way
 # systemd's Delegate=yes hands one out (the directory, cgroup.procs,
 # cgroup.subtree_control and cgroup.threads owned by the user; the user's
-# process inside it).
+# process inside it); and as the user under its own `systemd --user`,
+# where sandbox-run gets its cgroup as a transient scope over D-Bus.
 set -u
 : "${SR_SRCDIR:?}"
 limits=$SR_SRCDIR/tests/integration/limits.sh
@@ -42,6 +43,74 @@ chmod 0755 "$copy"
 		env HOME=/tmp SR_EXPECT_USER=rlimit SR_SRCDIR="$copy" SR_BIN="$copy/sandbox-run" \
 		SR_PROBE="$copy/sr-probe" bash "$copy/tests/integration/limits.sh"
 ) || status=1
-rm -rf "$copy"
 rmdir "$d" 2>/dev/null
+
+echo "# round: $user under its own systemd (transient scope, Delegate=yes)"
+# As on a desktop or a lingering account: the user's service manager runs
+# in user@UID.service, which it owns; the tests run as one of its services
+# (as a terminal's shell runs in one of its scopes). sandbox-run cannot use
+# that cgroup (it holds processes) and must ask systemd for a scope.
+# systemd --user refuses to start unless the host looks booted with
+# systemd (/run/systemd/system); /run is the guest's own tmpfs.
+uid=$(id -u "$user")
+slice=/sys/fs/cgroup/user.slice/user-$uid.slice
+mgr=$slice/user@$uid.service
+rt=/run/user/$uid
+mkdir -p /run/systemd/system "$rt" "$mgr" "$copy/home"
+echo "+memory +cpu +pids" >/sys/fs/cgroup/cgroup.subtree_control
+echo "+memory +cpu +pids" >/sys/fs/cgroup/user.slice/cgroup.subtree_control
+echo "+memory +cpu +pids" >"$slice/cgroup.subtree_control"
+chown "$user" "$rt" "$copy/home" "$mgr" "$mgr/cgroup.procs" "$mgr/cgroup.subtree_control" \
+	"$mgr/cgroup.threads"
+chmod 0700 "$rt"
+(
+	echo $BASHPID >"$mgr/cgroup.procs"
+	exec setpriv --reuid="$user" --regid="$user" --clear-groups --inh-caps=-all -- \
+		env HOME="$copy/home" XDG_RUNTIME_DIR="$rt" /lib/systemd/systemd --user \
+		--log-target=console --log-level=warning
+) >"$copy/systemd.log" 2>&1 &
+manager=$!
+# The manager's private socket first, then its D-Bus session bus (the
+# dbus.socket unit of dbus-user-session), which systemd-run needs.
+for _ in $(seq 300); do
+	[ -S "$rt/systemd/private" ] && [ -S "$rt/bus" ] && break
+	sleep 0.1
+done
+as_user() {
+	setpriv --reuid="$user" --regid="$user" --clear-groups --inh-caps=-all -- \
+		env HOME="$copy/home" XDG_RUNTIME_DIR="$rt" "$@"
+}
+if [ ! -S "$rt/systemd/private" ] || [ ! -S "$rt/bus" ]; then
+	echo "not ok - systemd --user did not start (with a session bus: dbus-user-session)"
+	cat "$copy/systemd.log"
+	status=1
+else
+	as_user systemd-run --user --quiet --wait --pipe --collect \
+		-E HOME="$copy/home" -E SR_EXPECT_USER=cgroup2 -E SR_SRCDIR="$copy" \
+		-E SR_BIN="$copy/sandbox-run" -E SR_PROBE="$copy/sr-probe" \
+		bash "$copy/tests/integration/limits.sh" || status=1
+	# Without a session bus, sandbox-run talks to the manager's private socket.
+	out=$(as_user systemd-run --user --quiet --wait --pipe --collect \
+		-E DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent "$copy/sandbox-run" \
+		--memory 256M --net none -q --result /dev/stdout -- true 2>&1)
+	case $out in
+	*'"memory":"cgroup2"'*) echo "ok - the manager's private socket when there is no session bus" ;;
+	*)
+		echo "not ok - the manager's private socket when there is no session bus: $out"
+		status=1
+		;;
+	esac
+	# Each run's scope is gone once its holder is: nothing for a next run to clean.
+	sleep 0.5
+	left=$(find "$mgr" -name 'sandbox-run-*' | head -5)
+	if [ -n "$left" ]; then
+		echo "not ok - sandbox-run scopes left behind: $left"
+		status=1
+	else
+		echo "ok - no sandbox-run scope left behind"
+	fi
+fi
+kill "$manager" 2>/dev/null
+wait "$manager" 2>/dev/null
+rm -rf "$copy" "$rt"
 exit $status
