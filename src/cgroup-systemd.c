@@ -31,6 +31,7 @@
 #include "util.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <poll.h>
 #include <signal.h>
@@ -396,6 +397,29 @@ static bool v2_has_controllers(const struct cg_host *host)
 	       cg_word_in(buf, "memory");
 }
 
+/*
+ * Whether a manager could answer, before paying for loading libsystemd
+ * (~1 ms): a bus address in the environment, or one of the sockets.
+ */
+static bool manager_reachable(void)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	char path[PATH_MAX];
+
+	if (geteuid() == 0)
+		return getenv("DBUS_SYSTEM_BUS_ADDRESS") ||
+		       access("/run/dbus/system_bus_socket", F_OK) == 0;
+	if (getenv("DBUS_SESSION_BUS_ADDRESS"))
+		return true;
+	if (!rt || rt[0] != '/')
+		return false;
+	snprintf(path, sizeof(path), "%s/bus", rt);
+	if (access(path, F_OK) == 0)
+		return true;
+	snprintf(path, sizeof(path), "%s/systemd/private", rt);
+	return access(path, F_OK) == 0;
+}
+
 static void scope_destroy(struct sr_cgroup *cg)
 {
 	cg_dir_remove(&cg->v2, cg->name, true);
@@ -416,6 +440,9 @@ static int scope_create(struct sr_cgroup *cg, const struct cg_host *host,
 
 	if (!v2_has_controllers(host))
 		return sr_error_msg(err, -ENOENT, "the cgroup2 hierarchy has no controllers");
+	if (!manager_reachable())
+		return sr_error_msg(err, -ENOENT, "no %s to ask for a scope",
+				    geteuid() == 0 ? "system bus" : "user bus or user manager");
 	r = load_libsystemd(err);
 	if (r >= 0)
 		r = connect_manager(&bus, err);

@@ -50,47 +50,19 @@ echo "# round: $user under its own systemd (transient scope, Delegate=yes)"
 # in user@UID.service, which it owns; the tests run as one of its services
 # (as a terminal's shell runs in one of its scopes). sandbox-run cannot use
 # that cgroup (it holds processes) and must ask systemd for a scope.
-# systemd --user refuses to start unless the host looks booted with
-# systemd (/run/systemd/system); /run is the guest's own tmpfs.
-uid=$(id -u "$user")
-slice=/sys/fs/cgroup/user.slice/user-$uid.slice
-mgr=$slice/user@$uid.service
-rt=/run/user/$uid
-mkdir -p /run/systemd/system "$rt" "$mgr" "$copy/home"
-echo "+memory +cpu +pids" >/sys/fs/cgroup/cgroup.subtree_control
-echo "+memory +cpu +pids" >/sys/fs/cgroup/user.slice/cgroup.subtree_control
-echo "+memory +cpu +pids" >"$slice/cgroup.subtree_control"
-chown "$user" "$rt" "$copy/home" "$mgr" "$mgr/cgroup.procs" "$mgr/cgroup.subtree_control" \
-	"$mgr/cgroup.threads"
-chmod 0700 "$rt"
-(
-	echo $BASHPID >"$mgr/cgroup.procs"
-	exec setpriv --reuid="$user" --regid="$user" --clear-groups --inh-caps=-all -- \
-		env HOME="$copy/home" XDG_RUNTIME_DIR="$rt" /lib/systemd/systemd --user \
-		--log-target=console --log-level=warning
-) >"$copy/systemd.log" 2>&1 &
-manager=$!
-# The manager's private socket first, then its D-Bus session bus (the
-# dbus.socket unit of dbus-user-session), which systemd-run needs.
-for _ in $(seq 300); do
-	[ -S "$rt/systemd/private" ] && [ -S "$rt/bus" ] && break
-	sleep 0.1
-done
-as_user() {
-	setpriv --reuid="$user" --regid="$user" --clear-groups --inh-caps=-all -- \
-		env HOME="$copy/home" XDG_RUNTIME_DIR="$rt" "$@"
-}
-if [ ! -S "$rt/systemd/private" ] || [ ! -S "$rt/bus" ]; then
+# shellcheck source=tests/vm/user-manager.sh
+. "$SR_SRCDIR/tests/vm/user-manager.sh"
+if ! um_start "$user" "$copy/home" "$copy/systemd.log"; then
 	echo "not ok - systemd --user did not start (with a session bus: dbus-user-session)"
 	cat "$copy/systemd.log"
 	status=1
 else
-	as_user systemd-run --user --quiet --wait --pipe --collect \
+	um_as_user systemd-run --user --quiet --wait --pipe --collect \
 		-E HOME="$copy/home" -E SR_EXPECT_USER=cgroup2 -E SR_SRCDIR="$copy" \
 		-E SR_BIN="$copy/sandbox-run" -E SR_PROBE="$copy/sr-probe" \
 		bash "$copy/tests/integration/limits.sh" || status=1
 	# Without a session bus, sandbox-run talks to the manager's private socket.
-	out=$(as_user systemd-run --user --quiet --wait --pipe --collect \
+	out=$(um_as_user systemd-run --user --quiet --wait --pipe --collect \
 		-E DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent "$copy/sandbox-run" \
 		--memory 256M --net none -q --result /dev/stdout -- true 2>&1)
 	case $out in
@@ -102,7 +74,7 @@ else
 	esac
 	# Each run's scope is gone once its holder is: nothing for a next run to clean.
 	sleep 0.5
-	left=$(find "$mgr" -name 'sandbox-run-*' | head -5)
+	left=$(find "$um_mgr" -name 'sandbox-run-*' | head -5)
 	if [ -n "$left" ]; then
 		echo "not ok - sandbox-run scopes left behind: $left"
 		status=1
@@ -110,7 +82,6 @@ else
 		echo "ok - no sandbox-run scope left behind"
 	fi
 fi
-kill "$manager" 2>/dev/null
-wait "$manager" 2>/dev/null
-rm -rf "$copy" "$rt"
+um_stop
+rm -rf "$copy"
 exit $status
