@@ -41,7 +41,6 @@ struct sr_cgroup {
 	uint64_t rlimit_nproc;
 	/* The systemd strategy's transient scope (cgroup-systemd.c). */
 	struct cg_scope {
-		void *bus;     /* sd_bus *, while the scope lives */
 		pid_t holder;  /* the process that keeps the scope alive; 0: none */
 		int holder_fd; /* its pipe: closing it ends the holder */
 		char unit[CG_NAME_MAX + 8];

@@ -186,21 +186,18 @@ static int start_holder(struct cg_scope *s, struct sr_error *err)
 		return sr_error_errno(err, e, "fork the scope's holder");
 	}
 	if (pid == 0) {
+		/* Above 2 first: with a standard descriptor closed, the pipe may be 0..2. */
+		int in = fcntl(p[0], F_DUPFD, 3), null = open("/dev/null", O_RDWR);
 		char c;
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(0);
+		if (getppid() != parent || in < 0 || null < 0)
+			_exit(1);
 		(void)setsid();
 		(void)prctl(PR_SET_NAME, "sr-scope-holder");
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		dup2(p[0], 3);
-		(void)close_range(4, ~0U, 0);
+		if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 || dup2(in, 3) < 0 ||
+		    syscall(SYS_close_range, 4, ~0U, 0) < 0)
+			_exit(1);
 		while (read(3, &c, 1) < 0 && errno == EINTR)
 			;
 		_exit(0);
@@ -217,6 +214,8 @@ static void stop_holder(struct cg_scope *s)
 		return;
 	sr_closep(&s->holder_fd);
 	s->holder_fd = -1;
+	/* EOF ends it; SIGKILL too, should anything have stopped it. */
+	kill(s->holder, SIGKILL);
 	while (waitpid(s->holder, NULL, 0) < 0 && errno == EINTR)
 		;
 	s->holder = 0;
@@ -224,6 +223,7 @@ static void stop_holder(struct cg_scope *s)
 
 struct job_wait {
 	const char *unit;
+	char job[256];	 /* the job's object path, from StartTransientUnit's reply */
 	char result[32]; /* "" until the job ends */
 };
 
@@ -235,7 +235,8 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 	uint32_t id;
 
 	(void)ret_error;
-	if (sd.read(m, "uoss", &id, &job, &unit, &result) < 0 || strcmp(unit, w->unit) != 0)
+	if (sd.read(m, "uoss", &id, &job, &unit, &result) < 0 || strcmp(unit, w->unit) != 0 ||
+	    strcmp(job, w->job) != 0)
 		return 0;
 	snprintf(w->result, sizeof(w->result), "%s", result);
 	return 0;
@@ -270,9 +271,8 @@ static int append_properties(sd_bus_message *m, const struct cg_scope *s)
 }
 
 /* StartTransientUnit, then waits for its job: the holder is in the scope when it returns. */
-static int start_scope(struct cg_scope *s, struct sr_error *err)
+static int start_scope(sd_bus *bus, struct cg_scope *s, struct sr_error *err)
 {
-	sd_bus *bus = s->bus;
 	_cleanup_(message_unrefp) sd_bus_message *sub = NULL, *m = NULL, *reply = NULL;
 	_cleanup_(slot_unrefp) sd_bus_slot *slot = NULL;
 	sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -307,6 +307,15 @@ static int start_scope(struct cg_scope *s, struct sr_error *err)
 		sd.error_free(&e);
 		return r;
 	}
+	/* Queued signals are matched only from here on: the job is known first. */
+	{
+		const char *job;
+
+		r = sd.read(reply, "o", &job);
+		if (r < 0)
+			return sr_error_errno(err, r, "StartTransientUnit %s: reply", s->unit);
+		snprintf(w.job, sizeof(w.job), "%s", job);
+	}
 	while (!w.result[0]) {
 		uint64_t now = now_us();
 
@@ -330,8 +339,8 @@ static int start_scope(struct cg_scope *s, struct sr_error *err)
 }
 
 /* The scope's directory: where systemd put the holder. */
-static int scope_dir(const struct cg_scope *s, const struct cg_host *host, char **ret,
-		     struct sr_error *err)
+static int scope_dir(const struct cg_scope *s, const struct cg_host *host, char **ret_path,
+		     char **ret, struct sr_error *err)
 {
 	_cleanup_free_ char *path = NULL;
 	char proc[64], buf[4096];
@@ -360,6 +369,50 @@ static int scope_dir(const struct cg_scope *s, const struct cg_host *host, char 
 	if (cg_parse_mountinfo(host->mountinfo, NULL, path, ret) < 0)
 		return sr_error_msg(err, -ENOENT, "%s is not reachable through a cgroup2 mount",
 				    path);
+	*ret_path = steal_pointer(&path);
+	return 0;
+}
+
+/*
+ * clone3(CLONE_INTO_CGROUP) (and a move into cgroup.procs) needs write
+ * access to cgroup.procs of the nearest cgroup holding both ours and the
+ * target. Under the user's manager (a terminal's scope, a user service)
+ * that is the manager's own, the user's; from a login session's scope it
+ * is user-UID.slice, root's: systemd moved the holder (its manager asks
+ * PID 1), but we could not place the sandbox there.
+ */
+static int check_clone_into(const struct cg_host *host, const char *scope_path,
+			    struct sr_error *err)
+{
+	_cleanup_free_ char *ours = NULL, *common = NULL, *dir = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t n = 0;
+
+	if (cg_parse_self(host->self_cgroup, NULL, &ours) < 0)
+		return sr_error_msg(err, -ENOENT, "not in a cgroup v2 hierarchy");
+	/* The longest common prefix that ends at a component boundary of both. */
+	for (size_t i = 0;; i++) {
+		bool end_a = ours[i] == '\0' || ours[i] == '/';
+		bool end_b = scope_path[i] == '\0' || scope_path[i] == '/';
+
+		if (end_a && end_b)
+			n = i;
+		if (ours[i] != scope_path[i] || ours[i] == '\0')
+			break;
+	}
+	common = strndup(ours, n ? n : 1);
+	if (!common)
+		return sr_error_errno(err, -ENOMEM, "cgroup");
+	if (cg_parse_mountinfo(host->mountinfo, NULL, common, &dir) < 0)
+		return sr_error_msg(err, -ENOENT, "%s is not reachable through a cgroup2 mount",
+				    common);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || faccessat(fd, "cgroup.procs", W_OK, AT_EACCESS) < 0)
+		return sr_error_msg(err, -EACCES,
+				    "the sandbox cannot be started in %s: that needs write access to "
+				    "%s/cgroup.procs (run sandbox-run in a scope of your own: "
+				    "systemd-run --user --scope sandbox-run ...)",
+				    scope_path, dir);
 	return 0;
 }
 
@@ -425,16 +478,13 @@ static void scope_destroy(struct sr_cgroup *cg)
 	cg_dir_remove(&cg->v2, cg->name, true);
 	/* The scope empties: systemd stops it and removes its cgroups. */
 	stop_holder(&cg->scope);
-	if (cg->scope.bus)
-		sd.close_unref(cg->scope.bus);
-	cg->scope.bus = NULL;
 }
 
 static int scope_create(struct sr_cgroup *cg, const struct cg_host *host,
 			const struct sr_config *c, enum sr_enforce enforced[], struct sr_error *err)
 {
 	struct cg_scope *s = &cg->scope;
-	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *dir = NULL, *path = NULL;
 	sd_bus *bus = NULL;
 	int r;
 
@@ -448,13 +498,16 @@ static int scope_create(struct sr_cgroup *cg, const struct cg_host *host,
 		r = connect_manager(&bus, err);
 	if (r < 0)
 		return r;
-	s->bus = bus;
 	snprintf(s->unit, sizeof(s->unit), "%s.scope", cg->name);
 	r = start_holder(s, err);
 	if (r >= 0)
-		r = start_scope(s, err);
+		r = start_scope(bus, s, err);
+	/* The scope does not depend on the connection: no signals for the rest of the run. */
+	sd.close_unref(bus);
 	if (r >= 0)
-		r = scope_dir(s, host, &dir, err);
+		r = scope_dir(s, host, &path, &dir, err);
+	if (r >= 0)
+		r = check_clone_into(host, path, err);
 	if (r >= 0)
 		r = park_holder(s, dir, err);
 	if (r >= 0)

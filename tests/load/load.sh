@@ -12,56 +12,62 @@ LOAD_SEQ=${LOAD_SEQ:-1000}
 LOAD_PAR=${LOAD_PAR:-400}
 LOAD_JOBS=${LOAD_JOBS:-8}
 MARK="sr-load-$$"
+ERRS="$SR_TMP/errs"
 SCRATCH="$SR_TMP/scratch"
 RESULTS="$SR_OUT/results"
-mkdir -m 1777 -p "$SCRATCH" "$RESULTS"
+mkdir -m 1777 -p "$SCRATCH" "$RESULTS" "$ERRS"
 AGENT=$(make_agent echo 'read -r line; echo "echo: $line"')
 
 # Egress needs a helper (slirp4netns, or pasta for unprivileged callers) and /dev/net/tun.
 HAVE_EGRESS=yes
 { command -v slirp4netns || command -v pasta; } >/dev/null && [ -w /dev/net/tun ] || HAVE_EGRESS=no
 
-# One invocation of kind (i % 20); prints "KIND RC WANT".
+# One invocation of kind (i % 20); prints "KIND RC WANT I". What a run
+# wrote to stderr is kept in $ERRS/I only when its status was wrong.
 #  0-11 echo agent (directory agent, prompt on stdin)   -> 0
 #  12-13 timeout (--timeout 0.1s, sleep 10)             -> 124
 #  14 memory hog (--memory 64M, 256 MiB)                 -> 137 (oom) or 1 (rlimit: MemoryError)
 #  15-17 --net none with a result record                 -> 0
 #  18-19 --net egress                                    -> 0
 run_one() {
-	local i=$1 k=$(($1 % 20)) rc
+	local i=$1 k=$(($1 % 20)) rc err="$ERRS/$1"
 	case $k in
 	1[2-3])
-		"$SR" -q --net none --timeout 0.1s -- sh -c 'sleep 10' "$MARK" </dev/null >/dev/null 2>&1
+		"$SR" -q --net none --timeout 0.1s -- sh -c 'sleep 10' "$MARK" </dev/null >/dev/null 2>"$err"
 		echo "timeout $? 124"
 		;;
 	14)
 		"$SR" -q --net none --memory 64M -- python3 -c 'b = bytearray(256 << 20)' "$MARK" \
-			</dev/null >/dev/null 2>&1
+			</dev/null >/dev/null 2>"$err"
 		rc=$?
 		echo "oom $rc $([ "$rc" = 1 ] && echo 1 || echo 137)"
 		;;
 	1[5-7])
 		"$SR" -q --net none --result "$RESULTS/$i.json" -- sh -c 'echo "$1" >/dev/null' "$MARK" \
-			</dev/null >/dev/null 2>&1
+			</dev/null >/dev/null 2>"$err"
 		echo "none $? 0"
 		;;
 	1[8-9])
 		if [ "$HAVE_EGRESS" = yes ]; then
-			"$SR" -q --net egress -- sh -c 'test -s /etc/resolv.conf' "$MARK" </dev/null >/dev/null 2>&1
+			"$SR" -q --net egress -- sh -c 'test -s /etc/resolv.conf' "$MARK" </dev/null >/dev/null 2>"$err"
 			echo "egress $? 0"
 		else
 			echo "egress-unavailable 0 0"
 		fi
 		;;
 	*)
-		rc=$(echo "prompt $i" | "$SR" -q --net none "$AGENT" 2>/dev/null)
+		rc=$(echo "prompt $i" | "$SR" -q --net none "$AGENT" 2>"$err")
 		[ "$rc" = "echo: prompt $i" ]
 		echo "echo $? 0"
 		;;
-	esac
+	esac | {
+		read -r kind rc want
+		[ "$rc" = "$want" ] && rm -f "$err"
+		echo "$kind $rc $want $i"
+	}
 }
 export -f run_one
-export SR MARK RESULTS AGENT HAVE_EGRESS
+export SR MARK RESULTS AGENT HAVE_EGRESS ERRS
 
 # The host's state, to compare with afterwards.
 cgroup_dirs() {
@@ -102,6 +108,10 @@ tally() {
 			not_ok "$name: $kind: $bad of $total wrong"
 			awk -v k="$kind" '$1 == k && $2 != $3 {print "# rc " $2 ", wanted " $3}' "$file" |
 				sort | uniq -c | head -5
+			awk -v k="$kind" '$1 == k && $2 != $3 {print $4}' "$file" | head -3 |
+				while read -r i; do
+					echo "# run $i said: $(head -c 300 "$ERRS/$i" 2>/dev/null)"
+				done
 		fi
 	done
 }
