@@ -116,6 +116,9 @@ int cg_read_u64(int dfd, const char *name, uint64_t *ret);
 int cg_write(int dfd, const char *name, const char *value);
 int cg_write_u64(int dfd, const char *name, uint64_t value);
 
+/* The whole of a /proc file (any length), NUL-terminated, in *ret (malloc'ed). */
+int cg_read_proc(const char *path, char **ret);
+
 /* Opens dir, our own cgroup in one hierarchy, as d->parent_fd. */
 int cg_dir_open_parent(struct cg_dir *d, const char *dir, struct sr_error *err);
 /*

@@ -342,25 +342,16 @@ static int start_scope(sd_bus *bus, struct cg_scope *s, struct sr_error *err)
 static int scope_dir(const struct cg_scope *s, const struct cg_host *host, char **ret_path,
 		     char **ret, struct sr_error *err)
 {
-	_cleanup_free_ char *path = NULL;
-	char proc[64], buf[4096];
+	_cleanup_free_ char *text = NULL, *path = NULL;
 	const char *leaf;
-	ssize_t n;
-	int fd;
+	char proc[64];
+	int r;
 
 	snprintf(proc, sizeof(proc), "/proc/%d/cgroup", (int)s->holder);
-	fd = open(proc, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return sr_error_errno(err, sr_negerrno(), "open %s", proc);
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0) {
-		n = sr_negerrno();
-		close(fd);
-		return sr_error_errno(err, (int)n, "read %s", proc);
-	}
-	close(fd);
-	buf[n] = '\0';
-	if (cg_parse_self(buf, NULL, &path) < 0)
+	r = cg_read_proc(proc, &text);
+	if (r < 0)
+		return sr_error_errno(err, r, "read %s", proc);
+	if (cg_parse_self(text, NULL, &path) < 0)
 		return sr_error_msg(err, -ENOENT, "%s: no cgroup v2 line", proc);
 	leaf = strrchr(path, '/');
 	if (!leaf || strcmp(leaf + 1, s->unit) != 0)
@@ -384,8 +375,7 @@ static int scope_dir(const struct cg_scope *s, const struct cg_host *host, char 
 static int check_clone_into(const struct cg_host *host, const char *scope_path,
 			    struct sr_error *err)
 {
-	_cleanup_free_ char *ours = NULL, *common = NULL, *dir = NULL;
-	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *ours = NULL, *common = NULL, *dir = NULL, *procs = NULL;
 	size_t n = 0;
 
 	if (cg_parse_self(host->self_cgroup, NULL, &ours) < 0)
@@ -406,13 +396,14 @@ static int check_clone_into(const struct cg_host *host, const char *scope_path,
 	if (cg_parse_mountinfo(host->mountinfo, NULL, common, &dir) < 0)
 		return sr_error_msg(err, -ENOENT, "%s is not reachable through a cgroup2 mount",
 				    common);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || faccessat(fd, "cgroup.procs", W_OK, AT_EACCESS) < 0)
+	if (asprintf(&procs, "%s/cgroup.procs", dir) < 0)
+		return sr_error_errno(err, -ENOMEM, "cgroup");
+	if (faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) < 0)
 		return sr_error_msg(err, -EACCES,
 				    "the sandbox cannot be started in %s: that needs write access to "
-				    "%s/cgroup.procs (run sandbox-run in a scope of your own: "
+				    "%s (run sandbox-run in a scope of your own: "
 				    "systemd-run --user --scope sandbox-run ...)",
-				    scope_path, dir);
+				    scope_path, procs);
 	return 0;
 }
 

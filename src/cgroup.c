@@ -341,7 +341,7 @@ static const struct cg_manager *const managers[] = {
     &cg_manager_v1,
 };
 
-static int read_proc(const char *path, char **ret)
+int cg_read_proc(const char *path, char **ret)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	_cleanup_free_ char *buf = NULL;
@@ -401,9 +401,9 @@ int sr_cgroup_prepare(const struct sr_config *c, const char *sandbox_id, struct 
 	enforced[SR_LIMIT_MEMORY] = enforced[SR_LIMIT_CPUS] = enforced[SR_LIMIT_PIDS] =
 	    SR_ENFORCE_NONE;
 
-	r = read_proc("/proc/self/cgroup", &host.self_cgroup);
+	r = cg_read_proc("/proc/self/cgroup", &host.self_cgroup);
 	if (r >= 0)
-		r = read_proc("/proc/self/mountinfo", &host.mountinfo);
+		r = cg_read_proc("/proc/self/mountinfo", &host.mountinfo);
 	if (r < 0) {
 		append_reason(cg, "cgroups", strerror(-r));
 	} else {
