@@ -187,6 +187,27 @@ not_running() {
 }
 
 # json_get FILE KEY[.SUBKEY]: one field of a JSON file, as python prints it.
+# until_ok SECONDS COMMAND...: polls until COMMAND succeeds; fails after
+# SECONDS. The kernel tears namespaces down asynchronously, and network
+# helpers exit on their own time (15-35 ms).
+until_ok() {
+	local t=$(($1 * 20))
+	shift
+	until "$@"; do
+		t=$((t - 1))
+		[ "$t" -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+
+# until_gone SECONDS COMMAND...: polls until COMMAND fails.
+until_gone() {
+	local s=$1
+	shift
+	until_ok "$s" _fails "$@"
+}
+_fails() { ! "$@"; }
+
 json_get() {
 	python3 -c 'import json,sys
 v=json.load(open(sys.argv[1]))

@@ -135,17 +135,6 @@ tally "$SR_TMP/seq.txt" sequential
 assert_eq "all $LOAD_PAR parallel invocations reported" "$LOAD_PAR" "$(wc -l <"$SR_TMP/par.txt")"
 tally "$SR_TMP/par.txt" "parallel x$LOAD_JOBS"
 
-# until_ok SECONDS COMMAND...: the kernel tears namespaces down
-# asynchronously, and helpers exit on their own time (15-35 ms).
-until_ok() {
-	local t=$(($1 * 10))
-	shift
-	until "$@"; do
-		t=$((t - 1))
-		[ "$t" -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
 # No helper that was not there before: others' (a concurrent test run's)
 # may have ended meanwhile.
 same_helpers() {

@@ -29,18 +29,6 @@ N_POINTS=$(sed -n 's/.*a number 1-\([0-9]*\) or a name.*/\1/p' "$SR_TMP/.probe-e
 MOUNTS_BEFORE=$(cut -d' ' -f4- /proc/self/mountinfo)
 NFT_BEFORE=$(nft_tables)
 
-# until_gone SECONDS COMMAND...: polls until COMMAND fails.
-until_gone() {
-	local t=$(($1 * 20))
-	shift
-	while "$@"; do
-		t=$((t - 1))
-		[ "$t" -gt 0 ] || return 1
-		sleep 0.05
-	done
-	return 0
-}
-
 pid_exists() {
 	[ -d "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]
 }
