@@ -35,6 +35,16 @@ const char *fuzz_tmpdir(const char *name);
 /* Removes everything beneath dirfd (not dirfd itself), without following symlinks. */
 int fuzz_empty_dir(int dirfd);
 
+struct stat;
+typedef void (*fuzz_visit_fn)(int dirfd, const char *name, const struct stat *st, void *ctx);
+
+/*
+ * fuzz_empty_dir() that first shows every entry to visit(), parents before
+ * their contents, each entry just before it is removed (so a regular file's
+ * st_nlink is 1 at its last name).
+ */
+int fuzz_walk_remove(int dirfd, fuzz_visit_fn visit, void *ctx);
+
 /*
  * Whether text could name a file whose open() or read() has effects:
  * /dev/watchdog arms the watchdog, a tape rewinds on close, debugfs files
