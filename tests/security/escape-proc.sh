@@ -65,6 +65,8 @@ t_ptrace() {
 # A listener on a host abstract socket, for as long as the case runs.
 start_abstract() {
 	ABSTRACT="sr-sec-abstract-$$-$SR_AS"
+	# The previous round's file would say "ready" before this listener is.
+	rm -f "$SR_TMP/abstract-ready"
 	python3 -c 'import socket, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.bind("\0" + sys.argv[1])
