@@ -149,10 +149,13 @@ case_cpu() {
 	fi
 	share=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
 print(int(100 * (r["user_ms"] + r["sys_ms"]) / r["wall_ms"]))' "$RES")
-	if [ "$share" -le 55 ]; then
+	# Unlimited, the loop takes a whole CPU (100%). CFS bandwidth control
+	# overshoots its quota when the host is busy: 51% alone, up to 59% seen
+	# here with other test scripts running beside this one.
+	if [ "$share" -le 62 ]; then
 		ok "busy loop at --cpus 0.5: $share% of wall time"
 	else
-		not_ok "busy loop at --cpus 0.5: $share% of wall time (> 55%)"
+		not_ok "busy loop at --cpus 0.5: $share% of wall time (> 62%)"
 	fi
 }
 
