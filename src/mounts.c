@@ -404,7 +404,7 @@ static int mount_workspace(const struct sr_plan *p, int ws, int root, int data,
 					    "mount overlay on /workspace: %s: the sandbox user "
 					    "cannot read %s%s",
 					    strerror(-e), p->agent->host_dir,
-					    geteuid() == 0
+					    p->drop_groups /* the caller is root */
 						? " (when run as root, make it readable by "
 						  "others: chmod -R o+rX)"
 						: "");
@@ -422,7 +422,7 @@ static const char *const proc_hidden_files[] = {
 static const char *const proc_hidden_dirs[] = {"acpi", "asound", "scsi", "firmware", "driver"};
 static const char *const proc_readonly[] = {"sys", "bus", "fs", "irq"};
 
-static int mount_proc(int root, struct sr_error *err)
+static int mount_proc(const struct sr_plan *p, int root, struct sr_error *err)
 {
 	_cleanup_close_ int proc = -1, devnull = -1;
 	const uint64_t ro =
@@ -438,13 +438,15 @@ static int mount_proc(int root, struct sr_error *err)
 
 	/*
 	 * Defence in depth behind seccomp: no user namespaces can be created
-	 * beneath ours at all. Per-namespace sysctl, writable by its owner.
+	 * beneath ours at all -- nested, beneath the agent's (the limit counts
+	 * the whole subtree, the agent's namespace being the one). A
+	 * per-namespace sysctl, writable by its owner.
 	 */
 	{
 		_cleanup_close_ int fd =
 		    openat(proc, "sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
 
-		if (fd < 0 || write(fd, "0\n", 2) != 2)
+		if (fd < 0 || write(fd, p->nested_userns ? "1\n" : "0\n", 2) != 2)
 			return sr_error_errno(err, sr_negerrno(),
 					      "limit nested user namespaces to 0");
 	}
@@ -601,7 +603,7 @@ static int build_root(struct sr_plan *p, const struct sr_sources *srcs, int root
 			return r;
 	}
 	if ((r = build_etc(p, root, err)) < 0 || (r = mount_dev(root, data, err)) < 0 ||
-	    (r = mount_proc(root, err)) < 0 ||
+	    (r = mount_proc(p, root, err)) < 0 ||
 	    (r = mount_workspace(p, srcs->workspace, root, data, err)) < 0)
 		return r;
 	if ((r = bind_tree(data, "tmp", root, "tmp", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/tmp",

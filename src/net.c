@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -13,6 +14,7 @@
 #include <netlink/route/link.h>
 #include <netlink/route/route.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -22,23 +24,21 @@
 /*
  * The user-mode helper that gives the sandbox egress without root: it reads
  * the sandbox's packets from a tap device and replays them as ordinary
- * sockets of the calling user on the host. Which one is the host's call
- * (docs/network.md): slirp4netns moves bulk TCP several times faster
- * here, but an unprivileged slirp4netns joins the sandbox's user namespace
- * and then switches to uid 0 in it, which the sandbox never maps; Debian
- * 12's pasta configures the namespace without. Both get the same fixed
- * addresses (slirp's default 10.0.2.0/24), so the policy does not depend
- * on the helper.
+ * sockets of the calling user on the host. slirp4netns where installed:
+ * it moves bulk TCP ~7x faster than Debian 12's pasta here and starts
+ * sooner (docs/network.md). To confine itself it becomes uid 0 in the user
+ * namespace that owns the sandbox's network, which is why an egress
+ * sandbox is set up in an outer namespace mapping 0 (userns.h). pasta is
+ * the fallback. Both get the same fixed addresses (slirp's default
+ * 10.0.2.0/24), so the policy does not depend on the helper.
  *
  * Both are started with the same fds: 3 the write end of the ready pipe,
- * 4 the read end of the exit pipe, 5 and 6 the sandbox's user and network
- * namespaces.
+ * 4 the read end of the exit pipe, 5 the sandbox's network namespace.
+ * They start as uid 0 of the sandbox's outer user namespace.
  */
 struct helper {
 	const char *name;
 	const char *const *argv; /* argv[0] is looked up in $PATH */
-	/* Whether this host may use it; the first usable one in helpers[] is. */
-	bool (*usable)(void);
 	/* Child: returns once the sandbox's network is up, or why it is not. */
 	int (*wait_ready)(const struct sr_net *n, struct sr_error *err);
 	/* Parent: what ends it in sr_net_free (0: it ends on its own, by the exit fd). */
@@ -246,21 +246,14 @@ static int wait_default_route(const struct sr_net *n, struct sr_error *err)
 	}
 }
 
-/* As root, slirp4netns joins the sandbox's namespaces without switching ids. */
-static bool caller_is_root(void)
-{
-	return geteuid() == 0;
-}
-
-static bool always(void)
-{
-	return true;
-}
-
 /*
  * --disable-host-loopback: 10.0.2.2 must not reach the host's 127.0.0.1
  * (the policy refuses it too). --enable-sandbox and --enable-seccomp
- * confine the helper itself, which parses the untrusted agent's packets.
+ * confine the helper itself, which parses the untrusted agent's packets:
+ * its own mount namespace on an empty root, every capability dropped but
+ * CAP_NET_BIND_SERVICE, a syscall filter. That needs uid 0 in a user
+ * namespace: like every helper it is started in the sandbox's outer one,
+ * where 0 is the caller (userns.h), so it holds no capability on the host.
  * MTU 65520: bulk TCP is ~3x faster than at 1500 (docs/network.md).
  */
 static const char *const slirp4netns_argv[] = {
@@ -272,9 +265,8 @@ static const char *const slirp4netns_argv[] = {
     "--enable-seccomp",
     "--ready-fd=3",
     "--exit-fd=4",
-    "--userns-path=/proc/self/fd/5",
     "--netns-type=path",
-    "/proc/self/fd/6",
+    "/proc/self/fd/5",
     "eth0",
     NULL,
 };
@@ -283,8 +275,10 @@ static const char *const slirp4netns_argv[] = {
  * Every port forwarding off (-t/-u/-T/-U none): by default pasta forwards
  * the host's bound ports into the sandbox and the sandbox's out to the
  * host's loopback. --no-map-gw: 10.0.2.2 is not the host's loopback.
- * IPv4 only, as slirp4netns. pasta confines itself (namespaces, seccomp)
- * unasked.
+ * IPv4 only, as slirp4netns. --runas=0:0: started as uid 0 of the
+ * sandbox's outer user namespace (the caller, userns.h), it would otherwise
+ * switch to "nobody", which is not mapped there. pasta confines itself
+ * (namespaces, seccomp) unasked.
  */
 static const char *const pasta_argv[] = {
     "pasta",
@@ -304,27 +298,25 @@ static const char *const pasta_argv[] = {
     "--no-map-gw",
     "--no-dhcp",
     "--mtu=65520",
-    "--userns=/proc/self/fd/5",
-    "--netns=/proc/self/fd/6",
+    "--runas=0:0",
+    "--netns=/proc/self/fd/5",
     NULL,
 };
 
 static const struct helper slirp4netns = {
     .name = "slirp4netns",
     .argv = slirp4netns_argv,
-    .usable = caller_is_root,
     .wait_ready = wait_ready_fd,
 };
 
 static const struct helper pasta = {
     .name = "pasta",
     .argv = pasta_argv,
-    .usable = always,
     .wait_ready = wait_default_route,
     .stop_signal = SIGKILL,
 };
 
-/* In order of preference; the last one is always usable. */
+/* In order of preference: the first one installed is used. */
 static const struct helper *const helpers[] = {
     &slirp4netns,
     &pasta,
@@ -460,10 +452,15 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 		return sr_error_errno(
 		    err, sr_negerrno(),
 		    "--net egress needs /dev/net/tun (mode 0666, as Debian ships it)");
-	r = find_program(n->helper->argv[0], &n->helper_path);
+	r = -ENOENT;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(helpers) && r == -ENOENT; i++) {
+		n->helper = helpers[i];
+		r = find_program(n->helper->argv[0], &n->helper_path);
+	}
 	if (r == -ENOENT)
-		return sr_error_msg(err, r, "%s: not found (install it, or use --net none)",
-				    n->helper->name);
+		return sr_error_msg(err, r,
+				    "--net egress needs slirp4netns or pasta: neither is in $PATH "
+				    "(install one, or use --net none)");
 	if (r < 0)
 		return sr_error_errno(err, r, "%s", n->helper->name);
 	r = resolve_all(&c->allow, &allow, "--allow", err);
@@ -483,15 +480,6 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	return 0;
 }
 
-static const struct helper *pick_helper(void)
-{
-	size_t i = 0;
-
-	while (i + 1 < SR_ARRAY_SIZE(helpers) && !helpers[i]->usable())
-		i++;
-	return helpers[i];
-}
-
 int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_error *err)
 {
 	struct sr_net *n = calloc(1, sizeof(*n));
@@ -502,7 +490,6 @@ int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_err
 	n->mode = c->net;
 	n->ready[0] = n->ready[1] = n->exit_w = -1;
 	if (n->mode == SR_NET_EGRESS) {
-		n->helper = pick_helper();
 		r = prepare_egress(c, n, err);
 		if (r < 0) {
 			sr_net_free(n);
@@ -552,7 +539,8 @@ static int open_ns(pid_t child, const char *name, struct sr_error *err)
 struct spawn {
 	pid_t parent;
 	bool show_stderr;
-	int fds[4]; /* become 3-6 */
+	int userns; /* the sandbox's outer user namespace, joined before exec */
+	int fds[3]; /* become 3-5 */
 };
 
 static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp)
@@ -560,6 +548,17 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 	sigset_t none;
 	int null;
 
+	/*
+	 * Into the sandbox's outer user namespace as its uid 0: the caller, or
+	 * for a root caller the unprivileged id the sandbox maps (userns.h).
+	 * The helper's capabilities then apply to the sandbox's namespaces
+	 * only, never to the host's. Root's groups go; an unprivileged caller
+	 * cannot drop its own (setgroups is denied there).
+	 */
+	if (setns(sp->userns, CLONE_NEWUSER) < 0 || (setgroups(0, NULL) < 0 && errno != EPERM) ||
+	    setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		_exit(127);
+	/* After the id change, which would clear it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != sp->parent)
 		_exit(127);
 	sigemptyset(&none);
@@ -569,10 +568,10 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 	/* Its chatter would land in the agent's stderr; -v shows it. */
 	if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || (!sp->show_stderr && dup2(null, 2) < 0))
 		_exit(127);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 3; i++)
 		if (dup2(sp->fds[i], 3 + i) < 0)
 			_exit(127);
-	if (syscall(SYS_close_range, 7, ~0U, 0) < 0)
+	if (syscall(SYS_close_range, 6, ~0U, 0) < 0)
 		_exit(127);
 	execv(n->helper_path, (char *const *)n->helper->argv);
 	_exit(127);
@@ -597,10 +596,10 @@ static int spawn_helper(struct sr_net *n, pid_t child, int exit_r, struct sr_err
 	netns = open_ns(child, "net", err);
 	if (netns < 0)
 		return netns;
+	sp.userns = userns;
 	sp.fds[0] = ready_hi;
 	sp.fds[1] = exit_hi;
-	sp.fds[2] = userns;
-	sp.fds[3] = netns;
+	sp.fds[2] = netns;
 	/* fork, not posix_spawn: the parent-death signal is set between fork and exec. */
 	pid = fork();
 	if (pid < 0)
@@ -663,6 +662,11 @@ int sr_net_child_fd(const struct sr_net *n)
 const char *sr_net_resolv_conf(const struct sr_net *n)
 {
 	return n->mode == SR_NET_EGRESS ? SR_NET_RESOLV_CONF : NULL;
+}
+
+bool sr_net_nested_userns(const struct sr_net *n)
+{
+	return n->mode == SR_NET_EGRESS;
 }
 
 enum sr_enforce sr_net_enforced(const struct sr_net *n)

@@ -28,6 +28,13 @@ int sr_net_child(const struct sr_net *n, struct sr_error *err);
 int sr_net_child_fd(const struct sr_net *n);
 /* What resolv.conf the sandbox gets (NULL: none). */
 const char *sr_net_resolv_conf(const struct sr_net *n);
+
+/*
+ * Whether the sandbox is set up in an outer user namespace that maps 0 to
+ * the caller (userns.h): the helper becomes uid 0 in the namespace owning
+ * the network to confine itself.
+ */
+bool sr_net_nested_userns(const struct sr_net *n);
 enum sr_enforce sr_net_enforced(const struct sr_net *n);
 /* Ends the helper (off the critical path) and frees. NULL is fine. */
 void sr_net_free(struct sr_net *n);

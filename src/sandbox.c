@@ -15,6 +15,10 @@
  *    namespaces;
  *  - limits (rlimits) before the capability drop (raising a hard limit
  *    needs CAP_SYS_RESOURCE);
+ *  - nested (--net egress, userns.h): everything above ran as 0 in the
+ *    outer user namespace, which owns the mount, network, UTS, IPC and PID
+ *    namespaces; now PID 1 moves to an inner one as 1000, where the
+ *    capabilities it drops next never applied to those namespaces;
  *  - capabilities, then no_new_privs (set by the same step);
  *  - seccomp last: it would refuse mount(2) and friends to the setup, and
  *    it needs no_new_privs to be loadable without CAP_SYS_ADMIN.
@@ -64,7 +68,7 @@ static int step_sources(struct sr_plan *p, struct sr_error *err)
 
 static int step_user(struct sr_plan *p, struct sr_error *err)
 {
-	int r = sr_userns_child(p->drop_groups, err);
+	int r = sr_userns_child(p->drop_groups, p->nested_userns, err);
 
 	if (r < 0)
 		return r;
@@ -101,6 +105,22 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 	return sr_cgroup_child(p->cgroup, err);
 }
 
+/* Nested only: the agent's own user namespace, owning none of the others. */
+static int step_inner_user(struct sr_plan *p, struct sr_error *err)
+{
+	int r;
+
+	if (!p->nested_userns)
+		return 0;
+	r = sr_userns_enter_inner(err);
+	if (r < 0)
+		return r;
+	r = die_with_supervisor(p->sock);
+	if (r < 0)
+		return sr_error_errno(err, r, "watch the supervisor");
+	return 0;
+}
+
 static int step_caps(struct sr_plan *p, struct sr_error *err)
 {
 	return sr_caps_drop_all(err);
@@ -117,7 +137,7 @@ static const struct {
 } steps[] = {
     {"sources", step_sources},	 {"user ids", step_user},     {"filesystem", step_mounts},
     {"network", step_network},	 {"hostname", step_hostname}, {"limits", step_limits},
-    {"capabilities", step_caps}, {"seccomp", step_seccomp},
+    {"inner user ids", step_inner_user}, {"capabilities", step_caps}, {"seccomp", step_seccomp},
 };
 
 /*

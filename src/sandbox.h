@@ -29,6 +29,7 @@ struct sr_plan {
 	uid_t host_uid;	     /* who "user" (uid 1000 inside) is on the host */
 	gid_t host_gid;
 	bool drop_groups;	   /* the caller is root: shed its supplementary groups */
+	bool nested_userns;	   /* set up as 0 in an outer user namespace (userns.h) */
 	struct sr_sources sources; /* child only */
 	const struct sr_net *net;
 	const struct sr_cgroup *cgroup;

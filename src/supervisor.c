@@ -218,7 +218,8 @@ static int parent_steps(struct run *run, struct sr_error *err)
 
 	/* sr_fault_point(): test builds only, empty otherwise (fault.h). */
 	sr_fault_point("supervisor", "cloned");
-	r = sr_userns_parent(run->pid, run->plan.host_uid, run->plan.host_gid, err);
+	r = sr_userns_parent(run->pid, run->plan.nested_userns, run->plan.host_uid,
+			     run->plan.host_gid, err);
 	if (r < 0)
 		return sr_error_prefix(err, "user namespace");
 	sr_fault_point("supervisor", "id maps");
@@ -464,6 +465,7 @@ static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 	run->plan.net = run->net;
 	sr_userns_host_ids(getuid(), getgid(), &run->plan.host_uid, &run->plan.host_gid);
 	run->plan.drop_groups = geteuid() == 0;
+	run->plan.nested_userns = sr_net_nested_userns(run->net);
 	if (geteuid() == 0 && run->agent.host_dir && run->agent.kind != SR_AGENT_ARCHIVE) {
 		struct sr_error ierr = {0};
 

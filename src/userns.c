@@ -59,13 +59,15 @@ int sr_userns_map_text(unsigned inside, unsigned outside, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENOBUFS : n;
 }
 
-static int write_proc_file(pid_t pid, const char *name, const char *text, struct sr_error *err)
+/* pid: a number, or "self". */
+static int write_proc_file(const char *pid, const char *name, const char *text,
+			   struct sr_error *err)
 {
 	char path[64];
 	_cleanup_close_ int fd = -1;
 	size_t len = strlen(text);
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	snprintf(path, sizeof(path), "/proc/%s/%s", pid, name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "open %s", path);
@@ -75,11 +77,36 @@ static int write_proc_file(pid_t pid, const char *name, const char *text, struct
 	return 0;
 }
 
-int sr_userns_parent(pid_t child, uid_t host_uid, gid_t host_gid, struct sr_error *err)
+/* setgroups (if deny), uid_map and gid_map of pid: the one id inside is the one outside. */
+static int write_maps(const char *pid, bool deny_setgroups, unsigned inside, uid_t outside_uid,
+		      gid_t outside_gid, struct sr_error *err)
 {
 	char map[64];
 	int r;
 
+	if (deny_setgroups) {
+		r = write_proc_file(pid, "setgroups", "deny", err);
+		if (r < 0)
+			return r;
+	}
+	r = sr_userns_map_text(inside, outside_uid, map, sizeof(map));
+	if (r < 0)
+		return sr_error_errno(err, r, "uid map");
+	r = write_proc_file(pid, "uid_map", map, err);
+	if (r < 0)
+		return r;
+	r = sr_userns_map_text(inside, outside_gid, map, sizeof(map));
+	if (r < 0)
+		return sr_error_errno(err, r, "gid map");
+	return write_proc_file(pid, "gid_map", map, err);
+}
+
+int sr_userns_parent(pid_t child, bool nested, uid_t host_uid, gid_t host_gid,
+		     struct sr_error *err)
+{
+	char pid[16];
+
+	snprintf(pid, sizeof(pid), "%d", (int)child);
 	/*
 	 * Without CAP_SETGID over the parent namespace, setgroups must be
 	 * denied before gid_map can be written (CVE-2014-8989: dropping groups
@@ -87,29 +114,18 @@ int sr_userns_parent(pid_t child, uid_t host_uid, gid_t host_gid, struct sr_erro
 	 * allowed so the child can drop root's supplementary groups, which the
 	 * kernel would otherwise still honour on host files.
 	 */
-	if (geteuid() != 0) {
-		r = write_proc_file(child, "setgroups", "deny", err);
-		if (r < 0)
-			return r;
-	}
-	r = sr_userns_map_text(SR_SANDBOX_UID, host_uid, map, sizeof(map));
-	if (r < 0)
-		return sr_error_errno(err, r, "uid map");
-	r = write_proc_file(child, "uid_map", map, err);
-	if (r < 0)
-		return r;
-	r = sr_userns_map_text(SR_SANDBOX_GID, host_gid, map, sizeof(map));
-	if (r < 0)
-		return sr_error_errno(err, r, "gid map");
-	return write_proc_file(child, "gid_map", map, err);
+	return write_maps(pid, geteuid() != 0, nested ? 0 : SR_SANDBOX_UID, host_uid, host_gid,
+			  err);
 }
 
-int sr_userns_child(bool drop_groups, struct sr_error *err)
+int sr_userns_child(bool drop_groups, bool nested, struct sr_error *err)
 {
+	const unsigned id = nested ? 0 : SR_SANDBOX_UID;
+
 	/*
-	 * The namespace's capabilities survive these calls: capabilities are
-	 * only cleared when a uid changes away from the namespace's uid 0, and
-	 * uid 0 is not mapped here at all.
+	 * The namespace's capabilities survive these calls: they are cleared
+	 * only when every uid changes away from the namespace's uid 0, and
+	 * here uid 0 is either not mapped at all or the id we change to.
 	 */
 	/*
 	 * A root caller's supplementary groups (0 among them) would still be
@@ -118,10 +134,43 @@ int sr_userns_child(bool drop_groups, struct sr_error *err)
 	 */
 	if (drop_groups && setgroups(0, NULL) < 0)
 		return sr_error_errno(err, sr_negerrno(), "setgroups");
-	if (setresgid(SR_SANDBOX_GID, SR_SANDBOX_GID, SR_SANDBOX_GID) < 0)
-		return sr_error_errno(err, sr_negerrno(), "setresgid %d", SR_SANDBOX_GID);
-	if (setresuid(SR_SANDBOX_UID, SR_SANDBOX_UID, SR_SANDBOX_UID) < 0)
-		return sr_error_errno(err, sr_negerrno(), "setresuid %d", SR_SANDBOX_UID);
+	if (setresgid(id, id, id) < 0)
+		return sr_error_errno(err, sr_negerrno(), "setresgid %u", id);
+	if (setresuid(id, id, id) < 0)
+		return sr_error_errno(err, sr_negerrno(), "setresuid %u", id);
+	return 0;
+}
+
+int sr_userns_enter_inner(struct sr_error *err)
+{
+	int r;
+
+	/*
+	 * A non-dumpable process's /proc/self files belong to host root, and
+	 * our maps could not be written: dumpable for the three writes only.
+	 * PID 1 is still alone in the sandbox, and only the caller (the same
+	 * host uid) could attach meanwhile.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 1) < 0)
+		return sr_error_errno(err, sr_negerrno(), "inner user namespace: dumpable");
+	if (unshare(CLONE_NEWUSER) < 0) {
+		r = sr_error_errno(err, sr_negerrno(), "inner user namespace");
+		goto out;
+	}
+	/*
+	 * The one mapping a namespace's owner may write for itself: our own
+	 * ids (0 outside), setgroups denied. Nothing maps uid 0 in here.
+	 */
+	r = write_maps("self", true, SR_SANDBOX_UID, 0, 0, err);
+out:
+	if (prctl(PR_SET_DUMPABLE, 0) < 0 && r >= 0)
+		r = sr_error_errno(err, sr_negerrno(), "inner user namespace: not dumpable");
+	if (r < 0)
+		return r;
+	if (setresgid(SR_SANDBOX_GID, SR_SANDBOX_GID, SR_SANDBOX_GID) < 0 ||
+	    setresuid(SR_SANDBOX_UID, SR_SANDBOX_UID, SR_SANDBOX_UID) < 0)
+		return sr_error_errno(err, sr_negerrno(), "inner user namespace: become %d",
+				      SR_SANDBOX_UID);
 	return 0;
 }
 
@@ -133,7 +182,7 @@ int sr_userns_child(bool drop_groups, struct sr_error *err)
 static int open_mapping_ns(uid_t host_uid, gid_t host_gid, struct sr_error *err)
 {
 	struct clone_args args = {.flags = CLONE_NEWUSER, .exit_signal = SIGCHLD};
-	char path[64], map[64];
+	char path[64];
 	int pipefd[2], fd = -1, r = 0;
 	long pid;
 
@@ -152,10 +201,9 @@ static int open_mapping_ns(uid_t host_uid, gid_t host_gid, struct sr_error *err)
 		close(pipefd[1]);
 		return sr_error_errno(err, sr_negerrno(), "idmap: user namespace");
 	}
-	if ((r = sr_userns_map_text(0, host_uid, map, sizeof(map))) < 0 ||
-	    (r = write_proc_file((pid_t)pid, "uid_map", map, err)) < 0 ||
-	    (r = sr_userns_map_text(0, host_gid, map, sizeof(map))) < 0 ||
-	    (r = write_proc_file((pid_t)pid, "gid_map", map, err)) < 0)
+	snprintf(path, sizeof(path), "%ld", pid);
+	r = write_maps(path, false, 0, host_uid, host_gid, err);
+	if (r < 0)
 		goto out;
 	snprintf(path, sizeof(path), "/proc/%ld/ns/user", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);

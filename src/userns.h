@@ -4,6 +4,14 @@
  * root caller is mapped to an unprivileged host uid instead, never 0: with
  * 0 mapped, the sandbox user could write host files owned by root
  * (/proc/sys among them) through any mount that reaches them.
+ *
+ * Nested (--net egress): the network helper must become uid 0 in the
+ * namespace that owns the sandbox's network (slirp4netns does, to confine
+ * itself), so that outer namespace maps 0 to the caller's host ids, PID 1
+ * sets the sandbox up in it, and then enters an inner namespace mapping
+ * 1000 to that 0 -- the same host ids -- for itself and the agent. The
+ * agent's namespace maps no uid 0 either way, and it owns none of the
+ * sandbox's other namespaces (docs/security.md).
  */
 #pragma once
 
@@ -21,8 +29,9 @@ void sr_userns_host_ids(uid_t caller_uid, gid_t caller_gid, uid_t *ret_uid, gid_
 /* "1000 HOSTID 1\n" */
 int sr_userns_map_text(unsigned inside, unsigned outside, char *buf, size_t len);
 
-/* Parent, after clone: setgroups, uid_map and gid_map of child. */
-int sr_userns_parent(pid_t child, uid_t host_uid, gid_t host_gid, struct sr_error *err);
+/* Parent, after clone: setgroups, uid_map and gid_map of child (inside: 0 if nested, else 1000). */
+int sr_userns_parent(pid_t child, bool nested, uid_t host_uid, gid_t host_gid,
+		     struct sr_error *err);
 
 /*
  * Root callers only: a detached, read-only clone of the mount tree at
@@ -34,5 +43,16 @@ int sr_userns_parent(pid_t child, uid_t host_uid, gid_t host_gid, struct sr_erro
 int sr_userns_idmapped_tree(const char *path, uid_t host_uid, gid_t host_gid, int *ret_fd,
 			    struct sr_error *err);
 
-/* Child: become uid/gid 1000 with no supplementary groups, keeping the namespace's capabilities. */
-int sr_userns_child(bool drop_groups, struct sr_error *err);
+/*
+ * Child: become uid/gid 1000 (0 if nested) with no supplementary groups,
+ * keeping the namespace's capabilities.
+ */
+int sr_userns_child(bool drop_groups, bool nested, struct sr_error *err);
+
+/*
+ * Child, nested, after every step that needs the outer namespace's
+ * capabilities (mounts, network, hostname): unshare a user namespace,
+ * map 1000 in it to our 0 outside, and become 1000. Leaves us
+ * non-dumpable, with every capability of the new namespace only.
+ */
+int sr_userns_enter_inner(struct sr_error *err);

@@ -58,13 +58,13 @@ _ensure_test_user() {
 
 ok() {
 	_tap_n=$((_tap_n + 1))
-	echo "ok $_tap_n - ${SR_WHO}$*"
+	echo "ok $_tap_n - ${SR_WHO}${SR_TAG:-}$*"
 }
 
 not_ok() {
 	_tap_n=$((_tap_n + 1))
 	_tap_failed=$((_tap_failed + 1))
-	echo "not ok $_tap_n - ${SR_WHO}$*"
+	echo "not ok $_tap_n - ${SR_WHO}${SR_TAG:-}$*"
 	if [ -n "${out+x}" ]; then
 		echo "# rc=${rc:-?}"
 		sed 's/^/# stdout: /' <<<"${out:-}" | head -20
@@ -74,7 +74,7 @@ not_ok() {
 
 skip() {
 	_tap_n=$((_tap_n + 1))
-	echo "ok $_tap_n - ${SR_WHO}$1 # SKIP ${2:-}"
+	echo "ok $_tap_n - ${SR_WHO}${SR_TAG:-}$1 # SKIP ${2:-}"
 }
 
 # check NAME COMMAND...: ok if COMMAND succeeds.
@@ -137,6 +137,26 @@ sr() {
 	rc=$?
 	out=$(cat "$o")
 	errout=$(cat "$e")
+}
+
+# Whether --net egress can run here: a helper, and a /dev/net/tun the test
+# user can open (Debian ships it 0666; tools/bootstrap restores that).
+have_egress() {
+	{ command -v slirp4netns || command -v pasta; } >/dev/null 2>&1 || return 1
+	[ "$(stat -c %a /dev/net/tun 2>/dev/null)" = 666 ] || { [ "$(id -u)" != 0 ] && [ -w /dev/net/tun ]; }
+}
+
+# descendant PID COMM: the first process named COMM beneath PID (any depth).
+descendant() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = "$2" ]; then
+			echo "$c"
+			return 0
+		fi
+		descendant "$c" "$2" && return 0
+	done
+	return 1
 }
 
 # for_each_user CASE...: runs every case as root and as an unprivileged

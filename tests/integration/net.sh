@@ -2,7 +2,7 @@
 # The network policy, end to end: a "remote" test host in a network
 # namespace this script creates, joined to the host by a veth pair with
 # private addresses, reached from the sandbox through the egress helper
-# (slirp4netns for root, pasta for the unprivileged round). Traffic
+# (slirp4netns, and pasta where slirp4netns is missing). Traffic
 # goes only to loopback and to that namespace; everything is removed on exit.
 . "$(dirname "$0")/libtest.sh"
 
@@ -156,7 +156,7 @@ t_inbound() {
 	wait "$pid" 2>/dev/null
 }
 
-# The helper: slirp4netns for root, pasta (which runs as passt.avx2 or passt) for a user.
+# The helper: slirp4netns, or pasta (which runs as passt.avx2 or passt) without it.
 helper_of() {
 	local c
 	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
@@ -188,6 +188,68 @@ t_helper_dies_with_sandbox_run() {
 	done
 	check "the egress helper dies with sandbox-run (SIGKILL)" \
 		bash -c "! kill -0 $helper 2>/dev/null || [ \"\$(ps -o stat= -p $helper | cut -c1)\" = Z ]"
+}
+
+# The helper parses the agent's packets: it must hold nothing on the host.
+t_helper_confined() {
+	local pid helper="" i want_uid host_ns
+	if ! command -v slirp4netns >/dev/null; then
+		skip "slirp4netns is confined" "slirp4netns is not installed"
+		return
+	fi
+	(as_user_exec "$SR" -q --net egress -- sleep 30 </dev/null >/dev/null 2>&1) &
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	for i in $(seq 200); do
+		helper=$(helper_of "$pid")
+		# Confined once it is in its own mount namespace.
+		[ -n "$helper" ] && [ "$(readlink "/proc/$helper/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] && break
+		sleep 0.02
+	done
+	assert_eq "the helper is slirp4netns" slirp4netns "$(cat "/proc/$helper/comm" 2>/dev/null)"
+	# A user: the caller's own uid. Root: the sandbox's unprivileged host id, never 0.
+	want_uid=$(as_user id -u)
+	[ "$SR_AS" = root ] && want_uid=$(awk -F: '$1 == "root" {print $2; exit}' /etc/subuid 2>/dev/null)
+	assert_eq "the helper runs as ${want_uid:-65534} on the host (never 0)" "${want_uid:-65534}" \
+		"$(awk '/^Uid:/ {print $3}' "/proc/$helper/status")"
+	host_ns=$(readlink /proc/self/ns/user)
+	check "the helper is in a user namespace of its own (its capabilities apply there only)" \
+		test "$(readlink "/proc/$helper/ns/user")" != "$host_ns"
+	check "the helper is in a mount namespace of its own (--enable-sandbox)" \
+		test "$(readlink "/proc/$helper/ns/mnt")" != "$(readlink /proc/self/ns/mnt)"
+	assert_eq "the helper has a syscall filter and no_new_privs (--enable-seccomp)" "1 2" \
+		"$(awk '/^NoNewPrivs:/ {n=$2} /^Seccomp:/ {s=$2} END {print n, s}' "/proc/$helper/status")"
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+# with_path DIR CASE...: the cases run sandbox-run with $PATH = DIR only.
+with_path() {
+	local dir=$1 real=$SR
+	shift
+	printf '#!/bin/sh\nPATH=%s exec %s "$@"\n' "$dir" "$real" >"$SR_TMP/sr-path"
+	chmod 755 "$SR_TMP/sr-path"
+	SR="$SR_TMP/sr-path"
+	"$@"
+	SR=$real
+}
+
+# Without slirp4netns on $PATH, pasta does the same job; without either, a clear error.
+t_pasta_fallback() {
+	local bin="$SR_TMP/pasta-only"
+	if ! command -v pasta >/dev/null; then
+		skip "pasta stands in for a missing slirp4netns" "pasta is not installed"
+		return
+	fi
+	mkdir -p "$bin"
+	ln -sf "$(command -v pasta)" "$bin/pasta"
+	with_path "$bin" sr --net egress --allow "$REMOTE" -- $CURL "http://$REMOTE:$PORT/"
+	assert_match "without slirp4netns, pasta carries HTTP to an allowed host" "^200:" "$out"
+	with_path "$bin" expect_refused "pasta: private ranges are refused by default" \
+		--net egress -- $CURL "http://$REMOTE:$PORT/"
+	with_path /nonexistent sr --net egress -- true
+	assert_eq "neither helper installed: --net egress refuses to start" 125 "$rc"
+	assert_match "and says which to install" "needs slirp4netns or pasta" "$errout"
 }
 
 t_none() {
@@ -248,5 +310,6 @@ if ! setup_network; then
 	exit 1
 fi
 for_each_user t_allow t_allowlist_refuses_others t_private_default t_metadata t_host t_inbound \
-	t_helper_dies_with_sandbox_run t_none t_dns_and_result t_dns_forwarding t_fail_closed
+	t_helper_dies_with_sandbox_run t_helper_confined t_pasta_fallback t_none t_dns_and_result \
+	t_dns_forwarding t_fail_closed
 done_testing
