@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# The cost of --net egress, per helper and caller, each against a peer
+# measured in the same run. Prints Markdown for docs/performance.md.
+#
+#   sudo bench/net.sh [RUNS]        (root: it builds the test host)
+#
+# - Start-up: sandbox-run --net egress against --net none (hyperfine
+#   medians, /bin/true, no limits), and bubblewrap's reference command.
+# - Throughput: one TCP stream of 1 MiB send()s for SECONDS (default 3)
+#   from the sandbox to a test host, against the same transfer from the
+#   host, interleaved, three of each; medians. The test host is a network
+#   namespace behind a veth pair with private addresses, made here and
+#   removed on exit; no traffic goes anywhere else.
+#
+# Each helper installed is measured (slirp4netns, pasta), by giving
+# sandbox-run a $PATH holding only that one. Callers: root, and an
+# unprivileged user (BENCH_USER, default sr-test).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+runs=${1:-300}
+secs=${SECONDS_PER_RUN:-3}
+bin=${SR_BIN:-$here/src/sandbox-run}
+user=${BENCH_USER:-sr-test}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "bench: run as root (it builds a test host in a network namespace)" >&2
+	exit 1
+fi
+for tool in hyperfine bwrap python3 ip nsenter unshare; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool is needed (tools/bootstrap installs it)" >&2; exit 1; }
+done
+id -u "$user" >/dev/null 2>&1 ||
+	useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
+
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+install -m 755 "$bin" "$tmp/sandbox-run"
+n=$(($$ % 200 + 20))
+host_if="srbh$n"
+remote_ip="10.203.$n.2"
+pids=()
+tun_mode=$(stat -c %a /dev/net/tun)
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	ip link del "$host_if" 2>/dev/null || true
+	chmod "$tun_mode" /dev/net/tun
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+# The helpers open the tap as the caller (Debian ships /dev/net/tun 0666).
+chmod 666 /dev/net/tun
+
+# The test host: a namespace held by a process (gone with it), a veth pair.
+unshare --net sleep infinity </dev/null >/dev/null 2>&1 &
+remote=$!
+pids+=("$remote")
+for _ in $(seq 100); do
+	[ "$(readlink /proc/$remote/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
+	sleep 0.01
+done
+ip link add "$host_if" type veth peer name "srbr$n" netns "$remote"
+ip addr add "10.203.$n.1/24" dev "$host_if"
+ip link set "$host_if" up
+nsenter -t "$remote" -n sh -c "ip link set lo up && ip addr add $remote_ip/24 dev srbr$n && ip link set srbr$n up"
+
+cat >"$tmp/sink.py" <<'EOF'
+import socket, sys, threading
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(16)
+def drain(c):
+    buf = bytearray(1 << 20)
+    while c.recv_into(buf):
+        pass
+    c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=drain, args=(c,), daemon=True).start()
+EOF
+# The sender prints Gbit/s; passed inline, so that it needs no file in the sandbox.
+send='import socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+buf = b"\0" * (1 << 20); n = 0; t0 = time.monotonic()
+while time.monotonic() - t0 < float(sys.argv[3]): n += s.send(buf)
+print(f"{n * 8 / (time.monotonic() - t0) / 1e9:.2f}")'
+nsenter -t "$remote" -n python3 "$tmp/sink.py" "$remote_ip" 9000 </dev/null >/dev/null 2>&1 &
+pids+=("$!")
+for _ in $(seq 50); do
+	python3 -c "import socket; socket.create_connection(('$remote_ip', 9000), 1)" 2>/dev/null && break
+	sleep 0.1
+done
+
+helpers=()
+for h in slirp4netns pasta; do
+	p=$(command -v "$h" || true)
+	[ -n "$p" ] || continue
+	mkdir -p "$tmp/path-$h"
+	ln -s "$p" "$tmp/path-$h/$h"
+	helpers+=("$h")
+done
+[ ${#helpers[@]} -gt 0 ] || { echo "bench: neither slirp4netns nor pasta is installed" >&2; exit 1; }
+
+as() {
+	if [ "$1" = root ]; then
+		shift
+		"$@"
+	else
+		shift
+		setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp" "$@"
+	fi
+}
+sr() { # sr CALLER HELPER ARGS...
+	local who=$1 h=$2
+	shift 2
+	as "$who" env PATH="$tmp/path-$h" "$tmp/sandbox-run" -q --memory 0 --cpus 0 --pids 0 "$@"
+}
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+
+echo "$(date -u +%F), $(uname -r), $(nproc) CPUs, $runs start-up runs, ${secs} s transfers."
+echo
+echo "| caller | helper | start-up: none | egress | extra | egress / bubblewrap | throughput: host | sandbox | share of host |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for who in root user; do
+	for h in "${helpers[@]}"; do
+		none="env PATH=$tmp/path-$h $tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net none -- /bin/true"
+		egress="env PATH=$tmp/path-$h $tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net egress -- /bin/true"
+		bw="bwrap --ro-bind / / --unshare-all --die-with-parent --proc /proc --dev /dev /bin/true"
+		rm -f "$tmp/h.json"
+		pre=()
+		if [ "$who" = user ]; then
+			pre=(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp")
+			chown "$user" "$tmp"
+		fi
+		"${pre[@]}" hyperfine -N --warmup 20 --runs "$runs" --export-json "$tmp/h.json" \
+			-n none "$none" -n egress "$egress" -n bwrap "$bw" >/dev/null 2>&1
+		read -r t_none t_egress t_bw < <(python3 -c 'import json, sys
+r = {x["command"]: x["median"] * 1e3 for x in json.load(open(sys.argv[1]))["results"]}
+print(r["none"], r["egress"], r["bwrap"])' "$tmp/h.json")
+		host_runs="" sandbox_runs=""
+		for _ in 1 2 3; do
+			host_runs+=" $(python3 -c "$send" "$remote_ip" 9000 "$secs")"
+			sandbox_runs+=" $(sr "$who" "$h" --net egress --allow "$remote_ip" -- python3 -c "$send" "$remote_ip" 9000 "$secs")"
+		done
+		g_host=$(median <<<"$host_runs")
+		g_sandbox=$(median <<<"$sandbox_runs")
+		python3 -c 'import sys
+who, h, n, e, b, gh, gs = sys.argv[1:3] + [float(x) for x in sys.argv[3:]]
+print(f"| {who} | {h} | {n:.2f} ms | {e:.2f} ms | +{e - n:.2f} ms | {e / b:.2f} | {gh:.1f} Gbit/s | {gs:.2f} Gbit/s | {100 * gs / gh:.0f} % |")' \
+			"$who" "$h" "$t_none" "$t_egress" "$t_bw" "$g_host" "$g_sandbox"
+		echo "  ($who, $h: host runs$host_runs; sandbox runs$sandbox_runs Gbit/s)" >&2
+	done
+done
