@@ -445,10 +445,11 @@ static int mount_proc(const struct sr_plan *p, int root, struct sr_error *err)
 	{
 		_cleanup_close_ int fd =
 		    openat(proc, "sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+		const char *max = p->nested_userns ? "1\n" : "0\n";
 
-		if (fd < 0 || write(fd, p->nested_userns ? "1\n" : "0\n", 2) != 2)
+		if (fd < 0 || write(fd, max, 2) != 2)
 			return sr_error_errno(err, sr_negerrno(),
-					      "limit nested user namespaces to 0");
+					      "limit nested user namespaces to %c", max[0]);
 	}
 
 	for (size_t i = 0; i < SR_ARRAY_SIZE(proc_hidden_files); i++) {

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "net.h"
 #include "nft.h"
+#include "userns.h"
 #include "util.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -18,6 +20,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -275,10 +278,10 @@ static const char *const slirp4netns_argv[] = {
  * Every port forwarding off (-t/-u/-T/-U none): by default pasta forwards
  * the host's bound ports into the sandbox and the sandbox's out to the
  * host's loopback. --no-map-gw: 10.0.2.2 is not the host's loopback.
- * IPv4 only, as slirp4netns. --runas=0:0: started as uid 0 of the
- * sandbox's outer user namespace (the caller, userns.h), it would otherwise
- * switch to "nobody", which is not mapped there. pasta confines itself
- * (namespaces, seccomp) unasked.
+ * IPv4 only, as slirp4netns. It is started as uid 0 of the sandbox's outer
+ * user namespace, not of the host's, so it keeps those ids (as host root
+ * it would switch to "nobody"). pasta confines itself (namespaces,
+ * seccomp) unasked.
  */
 static const char *const pasta_argv[] = {
     "pasta",
@@ -298,7 +301,6 @@ static const char *const pasta_argv[] = {
     "--no-map-gw",
     "--no-dhcp",
     "--mtu=65520",
-    "--runas=0:0",
     "--netns=/proc/self/fd/5",
     NULL,
 };
@@ -411,9 +413,47 @@ static int host_addresses(struct sr_strv *out, struct sr_error *err)
  * Looked up before the clone, so that a missing helper is a clear error
  * and not a helper that died in the fork before exec.
  */
+/*
+ * Whether the helper may open path with `want` (R_OK/W_OK/X_OK), and search
+ * every directory above it. It runs as the caller, except that a root
+ * caller's helper runs as the sandbox's unprivileged ids with no groups
+ * (userns.h): access(2) would answer for root, who may do anything.
+ */
+static int helper_may(const char *path, int want)
+{
+	char dir[PATH_MAX], *slash;
+	uid_t uid;
+	gid_t gid;
+
+	if (geteuid() != 0)
+		return access(path, want) < 0 ? sr_negerrno() : 0;
+	sr_userns_host_ids(0, 0, &uid, &gid);
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (;;) {
+		struct stat st;
+		unsigned bits;
+
+		if (stat(dir, &st) < 0)
+			return sr_negerrno();
+		bits = st.st_uid == uid ? st.st_mode >> 6 : st.st_gid == gid ? st.st_mode >> 3 : st.st_mode;
+		if ((bits & (unsigned)want) != (unsigned)want)
+			return -EACCES;
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return 0;
+		*slash = '\0';
+		want = X_OK;
+	}
+}
+
+/*
+ * Looked up before the clone, so that a missing helper is a clear error
+ * and not a helper that died in the fork before exec.
+ */
 static int find_program(const char *name, char **ret)
 {
 	const char *path = getenv("PATH");
+	int r = -ENOENT;
 
 	if (!path || !*path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -424,15 +464,18 @@ static int find_program(const char *name, char **ret)
 		if (len > 0) {
 			if (asprintf(&full, "%.*s/%s", (int)len, path, name) < 0)
 				return -ENOMEM;
-			if (access(full, X_OK) == 0) {
-				*ret = full;
-				return 0;
+			if (access(full, F_OK) == 0) {
+				r = helper_may(full, X_OK);
+				if (r == 0) {
+					*ret = full;
+					return 0;
+				}
 			}
 			free(full);
 		}
 		path += len + (path[len] == ':');
 	}
-	return -ENOENT;
+	return r;
 }
 
 static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr_error *err)
@@ -447,11 +490,13 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	};
 	int r;
 
-	/* The helper opens the tap as the caller: say why before it fails obscurely. */
-	if (access("/dev/net/tun", R_OK | W_OK) < 0)
-		return sr_error_errno(
-		    err, sr_negerrno(),
-		    "--net egress needs /dev/net/tun (mode 0666, as Debian ships it)");
+	/* The helper opens the tap with its own ids: say why before it fails obscurely. */
+	r = helper_may("/dev/net/tun", R_OK | W_OK);
+	if (r < 0)
+		return sr_error_errno(err, r,
+				      "--net egress needs /dev/net/tun (mode 0666, as Debian ships "
+				      "it)%s",
+				      geteuid() == 0 ? ", the network helper runs unprivileged" : "");
 	r = -ENOENT;
 	for (size_t i = 0; i < SR_ARRAY_SIZE(helpers) && r == -ENOENT; i++) {
 		n->helper = helpers[i];
@@ -462,7 +507,9 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 				    "--net egress needs slirp4netns or pasta: neither is in $PATH "
 				    "(install one, or use --net none)");
 	if (r < 0)
-		return sr_error_errno(err, r, "%s", n->helper->name);
+		return sr_error_errno(err, r, "%s%s", n->helper->name,
+				      geteuid() == 0 ? " (the network helper runs unprivileged)"
+						     : "");
 	r = resolve_all(&c->allow, &allow, "--allow", err);
 	if (r >= 0)
 		r = resolve_all(&c->deny, &deny, "--deny", err);
@@ -500,7 +547,7 @@ int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_err
 	return 0;
 }
 
-/* fd moved to a number >= 10, so that the dup2()s onto 0-6 cannot collide with it. */
+/* fd moved to a number >= 10, so that the dup2()s onto 0-5 cannot collide with it. */
 static int high_fd(int fd)
 {
 	return fcntl(fd, F_DUPFD_CLOEXEC, 10);
@@ -530,15 +577,16 @@ static int open_ns(pid_t child, const char *name, struct sr_error *err)
 /*
  * In the forked child, so async-signal-safe calls only. The parent-death
  * signal ties the helper to sandbox-run however it dies (pasta has no
- * exit fd); it survives the exec (the helpers are not set-id) and the
- * helpers' own credential changes (joining a user namespace the caller
- * owns, dropping capabilities: the kernel clears it only when the ids
- * change or capabilities are gained). The signal mask is the
+ * exit fd). It is set after the helper has joined the sandbox's outer user
+ * namespace and taken its ids there (a root caller's host uid changes,
+ * which clears it); it survives the exec (the helpers are not set-id) and
+ * their dropping capabilities. The signal mask is the
  * supervisor's, which blocks the signals it forwards: not the helper's.
  */
 struct spawn {
 	pid_t parent;
 	bool show_stderr;
+	bool caller_is_root; /* its groups must go; anyone else's cannot (setgroups denied) */
 	int userns; /* the sandbox's outer user namespace, joined before exec */
 	int fds[3]; /* become 3-5 */
 };
@@ -555,7 +603,8 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 	 * only, never to the host's. Root's groups go; an unprivileged caller
 	 * cannot drop its own (setgroups is denied there).
 	 */
-	if (setns(sp->userns, CLONE_NEWUSER) < 0 || (setgroups(0, NULL) < 0 && errno != EPERM) ||
+	if (setns(sp->userns, CLONE_NEWUSER) < 0 ||
+	    (setgroups(0, NULL) < 0 && (sp->caller_is_root || errno != EPERM)) ||
 	    setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		_exit(127);
 	/* After the id change, which would clear it. */
@@ -585,6 +634,7 @@ static int spawn_helper(struct sr_net *n, pid_t child, int exit_r, struct sr_err
 	struct spawn sp = {
 	    .parent = getpid(),
 	    .show_stderr = sr_log_get_level() >= SR_LOG_DEBUG,
+	    .caller_is_root = geteuid() == 0,
 	};
 	pid_t pid;
 

@@ -13,12 +13,14 @@
  *    before anything that drops either, and end with pivot_root;
  *  - network and hostname need CAP_NET_ADMIN / CAP_SYS_ADMIN in the new
  *    namespaces;
- *  - limits (rlimits) before the capability drop (raising a hard limit
- *    needs CAP_SYS_RESOURCE);
  *  - nested (--net egress, userns.h): everything above ran as 0 in the
  *    outer user namespace, which owns the mount, network, UTS, IPC and PID
  *    namespaces; now PID 1 moves to an inner one as 1000, where the
- *    capabilities it drops next never applied to those namespaces;
+ *    capabilities it drops below never applied to those namespaces;
+ *  - limits (rlimits) after that, so that RLIMIT_NPROC counts the agent's
+ *    namespace alone (the kernel checks each level up against the limit
+ *    in force when the level below was made), and before the capability
+ *    drop;
  *  - capabilities, then no_new_privs (set by the same step);
  *  - seccomp last: it would refuse mount(2) and friends to the setup, and
  *    it needs no_new_privs to be loadable without CAP_SYS_ADMIN.
@@ -66,16 +68,29 @@ static int step_sources(struct sr_plan *p, struct sr_error *err)
 	return sr_mounts_open_sources(p, err);
 }
 
-static int step_user(struct sr_plan *p, struct sr_error *err)
+/*
+ * After every change of our ids. A change of host uid (a root caller's
+ * PID 1 becoming the sandbox's unprivileged id) resets dumpable to
+ * fs.suid_dumpable, which may be 1: PID 1 must stay non-dumpable. And the
+ * parent-death signal is cleared by the same changes.
+ */
+static int after_id_change(struct sr_plan *p, struct sr_error *err)
 {
-	int r = sr_userns_child(p->drop_groups, p->nested_userns, err);
+	int r;
 
-	if (r < 0)
-		return r;
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
+		return sr_error_errno(err, sr_negerrno(), "not dumpable");
 	r = die_with_supervisor(p->sock);
 	if (r < 0)
 		return sr_error_errno(err, r, "watch the supervisor");
 	return 0;
+}
+
+static int step_user(struct sr_plan *p, struct sr_error *err)
+{
+	int r = sr_userns_child(p->drop_groups, p->nested_userns, err);
+
+	return r < 0 ? r : after_id_change(p, err);
 }
 
 static int step_mounts(struct sr_plan *p, struct sr_error *err)
@@ -113,12 +128,7 @@ static int step_inner_user(struct sr_plan *p, struct sr_error *err)
 	if (!p->nested_userns)
 		return 0;
 	r = sr_userns_enter_inner(err);
-	if (r < 0)
-		return r;
-	r = die_with_supervisor(p->sock);
-	if (r < 0)
-		return sr_error_errno(err, r, "watch the supervisor");
-	return 0;
+	return r < 0 ? r : after_id_change(p, err);
 }
 
 static int step_caps(struct sr_plan *p, struct sr_error *err)
@@ -136,8 +146,8 @@ static const struct {
 	int (*run)(struct sr_plan *p, struct sr_error *err);
 } steps[] = {
     {"sources", step_sources},	 {"user ids", step_user},     {"filesystem", step_mounts},
-    {"network", step_network},	 {"hostname", step_hostname}, {"limits", step_limits},
-    {"inner user ids", step_inner_user}, {"capabilities", step_caps}, {"seccomp", step_seccomp},
+    {"network", step_network},	 {"hostname", step_hostname}, {"inner user ids", step_inner_user},
+    {"limits", step_limits},	 {"capabilities", step_caps}, {"seccomp", step_seccomp},
 };
 
 /*

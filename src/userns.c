@@ -148,12 +148,22 @@ int sr_userns_enter_inner(struct sr_error *err)
 	/*
 	 * A non-dumpable process's /proc/self files belong to host root, and
 	 * our maps could not be written: dumpable for the three writes only.
-	 * PID 1 is still alone in the sandbox, and only the caller (the same
-	 * host uid) could attach meanwhile.
+	 * PID 1 is still alone in the sandbox. Attaching from another user
+	 * namespace takes CAP_SYS_PTRACE over ours, so only the caller's own
+	 * host processes, host root, and this sandbox's helper (which has seen
+	 * no packet of the agent's yet) could, and all of them could anyway.
 	 */
 	if (prctl(PR_SET_DUMPABLE, 1) < 0)
 		return sr_error_errno(err, sr_negerrno(), "inner user namespace: dumpable");
-	if (unshare(CLONE_NEWUSER) < 0) {
+	/*
+	 * A new IPC namespace with it: the kernel gives the IPC sysctls
+	 * (kernel.msg*, sem, shm*, fs.mqueue.*) to the uid 0 of the user
+	 * namespace owning the IPC namespace, by uid rather than capability,
+	 * and the outer one's uid 0 is the agent's own host id. Owned by the
+	 * inner namespace, they belong to its unmapped uid 0. Nothing of IPC
+	 * was made during the set-up.
+	 */
+	if (unshare(CLONE_NEWUSER | CLONE_NEWIPC) < 0) {
 		r = sr_error_errno(err, sr_negerrno(), "inner user namespace");
 		goto out;
 	}

@@ -9,9 +9,10 @@
  * namespace that owns the sandbox's network (slirp4netns does, to confine
  * itself), so that outer namespace maps 0 to the caller's host ids, PID 1
  * sets the sandbox up in it, and then enters an inner namespace mapping
- * 1000 to that 0 -- the same host ids -- for itself and the agent. The
- * agent's namespace maps no uid 0 either way, and it owns none of the
- * sandbox's other namespaces (docs/security.md).
+ * 1000 to that 0 -- the same host ids -- for itself and the agent, with a
+ * new IPC namespace (whose sysctls the kernel gives to its owner's uid 0
+ * by uid). The agent's namespace maps no uid 0 either way, and owns no
+ * other namespace of the sandbox but that IPC one (docs/security.md).
  */
 #pragma once
 
@@ -51,8 +52,8 @@ int sr_userns_child(bool drop_groups, bool nested, struct sr_error *err);
 
 /*
  * Child, nested, after every step that needs the outer namespace's
- * capabilities (mounts, network, hostname): unshare a user namespace,
- * map 1000 in it to our 0 outside, and become 1000. Leaves us
+ * capabilities (mounts, network, hostname): unshare a user namespace and
+ * an IPC namespace, map 1000 to our 0 outside, and become 1000. Leaves us
  * non-dumpable, with every capability of the new namespace only.
  */
 int sr_userns_enter_inner(struct sr_error *err);

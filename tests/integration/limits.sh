@@ -109,9 +109,8 @@ case_peak() {
 	fi
 }
 
-case_pids() {
-	# Forks until refused; prints how many children it got.
-	sr_res --pids 32 -- python3 -c '
+# Forks until refused; prints how many children it got.
+FORKS='
 import os, signal, time
 kids = []
 for i in range(200):
@@ -127,11 +126,22 @@ print(len(kids))
 for p in kids:
     os.kill(p, signal.SIGKILL)
 '
+
+case_pids() {
+	local none
+	sr_res --net none --pids 32 -- python3 -c "$FORKS"
 	assert_eq "fork bomb: the agent ends" 0 "$rc"
 	if [ -n "$out" ] && [ "$out" -ge 1 ] && [ "$out" -lt 32 ]; then
 		ok "fork bomb: bounded by --pids 32 ($out children)"
 	else
 		not_ok "fork bomb: bounded by --pids 32 (${out:-no} children)"
+	fi
+	# Egress nests user namespaces, and the helper's tasks are the caller's
+	# too: the count must still be the sandbox's alone.
+	if have_egress; then
+		none=$out
+		sr_res --net egress --pids 32 -- python3 -c "$FORKS"
+		assert_eq "fork bomb: --net egress allows the same number of children ($none)" "$none" "$out"
 	fi
 }
 

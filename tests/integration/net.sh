@@ -252,6 +252,23 @@ t_pasta_fallback() {
 	assert_match "and says which to install" "needs slirp4netns or pasta" "$errout"
 }
 
+# A root caller's helper runs as the sandbox's unprivileged id: what it
+# cannot reach is refused up front, not by a helper dying in the dark.
+t_helper_out_of_reach() {
+	local dir="$SR_TMP/root-only"
+	if [ "$SR_AS" != root ] || ! command -v slirp4netns >/dev/null; then
+		skip "a helper the unprivileged id cannot run is refused up front" "root and slirp4netns only"
+		return
+	fi
+	mkdir -p "$dir"
+	chmod 0700 "$dir"
+	ln -sf "$(command -v slirp4netns)" "$dir/slirp4netns"
+	with_path "$dir" sr --net egress -- true
+	assert_eq "a helper in a 0700 directory of root's: refused (125)" 125 "$rc"
+	assert_match "saying the helper runs unprivileged" \
+		"slirp4netns \(the network helper runs unprivileged\): Permission denied" "$errout"
+}
+
 t_none() {
 	sr --net none -- sh -c 'tail -n +2 /proc/net/route | wc -l; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "'
 	assert_eq "--net none: lo only, no route" "$(printf '0\nlo')" "$out"
@@ -310,6 +327,6 @@ if ! setup_network; then
 	exit 1
 fi
 for_each_user t_allow t_allowlist_refuses_others t_private_default t_metadata t_host t_inbound \
-	t_helper_dies_with_sandbox_run t_helper_confined t_pasta_fallback t_none t_dns_and_result \
-	t_dns_forwarding t_fail_closed
+	t_helper_dies_with_sandbox_run t_helper_confined t_pasta_fallback t_helper_out_of_reach \
+	t_none t_dns_and_result t_dns_forwarding t_fail_closed
 done_testing

@@ -33,6 +33,30 @@ t_proc_sys() {
 	assert_eq "the host's core_pattern is unchanged" "$core" "$(cat /proc/sys/kernel/core_pattern)"
 }
 
+# The IPC namespace's sysctls are checked by uid, not capability: they
+# belong to uid 0 of the user namespace owning the IPC namespace. Under
+# --net egress the agent's host id is uid 0 of the outer user namespace,
+# so the agent gets an IPC namespace owned by its inner one (src/userns.c):
+# the same two walls as with one namespace, the owner check and the
+# read-only /proc/sys.
+t_proc_sys_ipc() {
+	local net
+	for net in none egress; do
+		if [ "$net" = egress ] && ! have_egress; then
+			skip "--net egress: IPC sysctls" "no egress helper or /dev/net/tun is not 0666"
+			continue
+		fi
+		sr --net "$net" --ro-bind "$PROBE_DIR" /probe -- sh -c "cat /proc/sys/kernel/msgmni;
+			$P write /proc/sys/kernel/msgmni; $P write /proc/sys/fs/mqueue/queues_max;
+			cat /proc/sys/kernel/msgmni"
+		assert_eq "--net $net: write kernel.msgmni: EACCES (not the IPC namespace's root)" \
+			"write /proc/sys/kernel/msgmni: EACCES" "$(sed -n 2p <<<"$out")"
+		assert_eq "--net $net: write fs.mqueue.queues_max: EACCES" \
+			"write /proc/sys/fs/mqueue/queues_max: EACCES" "$(sed -n 3p <<<"$out")"
+		assert_eq "--net $net: kernel.msgmni unchanged" "$(sed -n 1p <<<"$out")" "$(sed -n 4p <<<"$out")"
+	done
+}
+
 t_sysrq() {
 	probe -- sh -c "$P write /proc/sysrq-trigger; stat -c '%F %t:%T' /proc/sysrq-trigger 2>&1"
 	if [ -e /proc/sysrq-trigger ]; then
@@ -199,6 +223,6 @@ t_bind_target_symlink() {
 	assert_eq "nothing was created in the symlinked host directory" "" "$(ls -A "$hd")"
 }
 
-for_each_user t_proc_sys t_sysrq t_sys t_kernel_memory t_proc_pid1 t_runner_exe t_self_exe \
+for_each_user t_proc_sys t_proc_sys_ipc t_sysrq t_sys t_kernel_memory t_proc_pid1 t_runner_exe t_self_exe \
 	t_fds_cwd t_mknod t_workspace_symlinks t_bind_target_symlink
 done_testing
