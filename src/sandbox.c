@@ -14,9 +14,10 @@
  *  - network and hostname need CAP_NET_ADMIN / CAP_SYS_ADMIN in the new
  *    namespaces;
  *  - nested (--net egress, userns.h): everything above ran as 0 in the
- *    outer user namespace, which owns the mount, network, UTS, IPC and PID
- *    namespaces; now PID 1 moves to an inner one as 1000, where the
- *    capabilities it drops below never applied to those namespaces;
+ *    outer user namespace, which owns the mount, network, UTS and PID
+ *    namespaces; now PID 1 moves to an inner one (with a new IPC
+ *    namespace) as 1000, where the capabilities it drops below never
+ *    applied to those namespaces;
  *  - limits (rlimits) after that, so that RLIMIT_NPROC counts the agent's
  *    namespace alone (the kernel checks each level up against the limit
  *    in force when the level below was made), and before the capability
@@ -120,7 +121,7 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 	return sr_cgroup_child(p->cgroup, err);
 }
 
-/* Nested only: the agent's own user namespace, owning none of the others. */
+/* Nested only: the agent's own user (and IPC) namespace, owning none of the others. */
 static int step_inner_user(struct sr_plan *p, struct sr_error *err)
 {
 	int r;
