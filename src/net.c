@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "net.h"
 #include "nft.h"
-#include "userns.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -28,8 +27,8 @@
  * The user-mode helper that gives the sandbox egress without root: it reads
  * the sandbox's packets from a tap device and replays them as ordinary
  * sockets of the calling user on the host. slirp4netns where installed:
- * it moves bulk TCP ~7x faster than Debian 12's pasta here and starts
- * sooner (docs/network.md). To confine itself it becomes uid 0 in the user
+ * it moves bulk TCP many times faster than Debian 12's pasta here and
+ * starts sooner (docs/network.md). To confine itself it becomes uid 0 in the user
  * namespace that owns the sandbox's network, which is why an egress
  * sandbox is set up in an outer namespace mapping 0 (userns.h). pasta is
  * the fallback. Both get the same fixed addresses (slirp's default
@@ -59,6 +58,9 @@ struct sr_net {
 	enum sr_net_mode mode;
 	const struct helper *helper;
 	char *helper_path;
+	/* Who the helper runs as on the host: the sandbox's host ids (userns.h). */
+	uid_t helper_uid;
+	gid_t helper_gid;
 	char *ruleset;
 	/*
 	 * Created before clone, so the child inherits the read end
@@ -410,24 +412,17 @@ static int host_addresses(struct sr_strv *out, struct sr_error *err)
 }
 
 /*
- * Looked up before the clone, so that a missing helper is a clear error
- * and not a helper that died in the fork before exec.
- */
-/*
  * Whether the helper may open path with `want` (R_OK/W_OK/X_OK), and search
  * every directory above it. It runs as the caller, except that a root
  * caller's helper runs as the sandbox's unprivileged ids with no groups
  * (userns.h): access(2) would answer for root, who may do anything.
  */
-static int helper_may(const char *path, int want)
+static int helper_may(const struct sr_net *n, const char *path, int want)
 {
 	char dir[PATH_MAX], *slash;
-	uid_t uid;
-	gid_t gid;
 
 	if (geteuid() != 0)
 		return access(path, want) < 0 ? sr_negerrno() : 0;
-	sr_userns_host_ids(0, 0, &uid, &gid);
 	snprintf(dir, sizeof(dir), "%s", path);
 	for (;;) {
 		struct stat st;
@@ -435,7 +430,9 @@ static int helper_may(const char *path, int want)
 
 		if (stat(dir, &st) < 0)
 			return sr_negerrno();
-		bits = st.st_uid == uid ? st.st_mode >> 6 : st.st_gid == gid ? st.st_mode >> 3 : st.st_mode;
+		bits = st.st_uid == n->helper_uid   ? st.st_mode >> 6
+		       : st.st_gid == n->helper_gid ? st.st_mode >> 3
+						    : st.st_mode;
 		if ((bits & (unsigned)want) != (unsigned)want)
 			return -EACCES;
 		slash = strrchr(dir, '/');
@@ -450,7 +447,7 @@ static int helper_may(const char *path, int want)
  * Looked up before the clone, so that a missing helper is a clear error
  * and not a helper that died in the fork before exec.
  */
-static int find_program(const char *name, char **ret)
+static int find_program(const struct sr_net *n, const char *name, char **ret)
 {
 	const char *path = getenv("PATH");
 	int r = -ENOENT;
@@ -465,7 +462,7 @@ static int find_program(const char *name, char **ret)
 			if (asprintf(&full, "%.*s/%s", (int)len, path, name) < 0)
 				return -ENOMEM;
 			if (access(full, F_OK) == 0) {
-				r = helper_may(full, X_OK);
+				r = helper_may(n, full, X_OK);
 				if (r == 0) {
 					*ret = full;
 					return 0;
@@ -491,16 +488,17 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	int r;
 
 	/* The helper opens the tap with its own ids: say why before it fails obscurely. */
-	r = helper_may("/dev/net/tun", R_OK | W_OK);
+	r = helper_may(n, "/dev/net/tun", R_OK | W_OK);
 	if (r < 0)
 		return sr_error_errno(err, r,
 				      "--net egress needs /dev/net/tun (mode 0666, as Debian ships "
 				      "it)%s",
-				      geteuid() == 0 ? ", the network helper runs unprivileged" : "");
+				      geteuid() == 0 ? ", the network helper runs unprivileged"
+						     : "");
 	r = -ENOENT;
 	for (size_t i = 0; i < SR_ARRAY_SIZE(helpers) && r == -ENOENT; i++) {
 		n->helper = helpers[i];
-		r = find_program(n->helper->argv[0], &n->helper_path);
+		r = find_program(n, n->helper->argv[0], &n->helper_path);
 	}
 	if (r == -ENOENT)
 		return sr_error_msg(err, r,
@@ -527,7 +525,8 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	return 0;
 }
 
-int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_error *err)
+int sr_net_prepare(const struct sr_config *c, uid_t host_uid, gid_t host_gid, struct sr_net **ret,
+		   struct sr_error *err)
 {
 	struct sr_net *n = calloc(1, sizeof(*n));
 	int r;
@@ -535,6 +534,8 @@ int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_err
 	if (!n)
 		return sr_error_errno(err, -ENOMEM, "network");
 	n->mode = c->net;
+	n->helper_uid = host_uid;
+	n->helper_gid = host_gid;
 	n->ready[0] = n->ready[1] = n->exit_w = -1;
 	if (n->mode == SR_NET_EGRESS) {
 		r = prepare_egress(c, n, err);
@@ -587,8 +588,8 @@ struct spawn {
 	pid_t parent;
 	bool show_stderr;
 	bool caller_is_root; /* its groups must go; anyone else's cannot (setgroups denied) */
-	int userns; /* the sandbox's outer user namespace, joined before exec */
-	int fds[3]; /* become 3-5 */
+	int userns;	     /* the sandbox's outer user namespace, joined before exec */
+	int fds[3];	     /* become 3-5 */
 };
 
 static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp)

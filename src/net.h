@@ -14,8 +14,13 @@
 
 struct sr_net;
 
-/* Parent, before clone: resolves the policy. */
-int sr_net_prepare(const struct sr_config *c, struct sr_net **ret, struct sr_error *err);
+/*
+ * Parent, before clone: resolves the policy, finds the helper and checks
+ * that it may run and open /dev/net/tun as host_uid/host_gid (the
+ * sandbox's host ids, which the helper takes: userns.h).
+ */
+int sr_net_prepare(const struct sr_config *c, uid_t host_uid, gid_t host_gid, struct sr_net **ret,
+		   struct sr_error *err);
 /* Parent, after clone, before GO: connects the child's namespace to the outside. */
 int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err);
 /* Child, in the new network namespace, with CAP_NET_ADMIN there. */

@@ -451,9 +451,11 @@ static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 	const struct sr_config *c = run->config;
 	int e;
 
+	/* Whom "user" is on the host: the network helper runs with these ids too. */
+	sr_userns_host_ids(getuid(), getgid(), &run->plan.host_uid, &run->plan.host_gid);
 	if ((e = sr_agent_resolve(c, &run->agent, err)) < 0 || (e = open_agent(run, err)) < 0 ||
 	    (e = sr_env_build(c, environ, &run->plan.envp, err)) < 0 ||
-	    (e = sr_net_prepare(c, &run->net, err)) < 0 ||
+	    (e = sr_net_prepare(c, run->plan.host_uid, run->plan.host_gid, &run->net, err)) < 0 ||
 	    (e = sr_cgroup_prepare(c, r->sandbox_id, &run->cgroup, &run->clone_fd, r->enforced,
 				   err)) < 0 ||
 	    (e = check_enforcement(c, run->net, run->cgroup, r, err)) < 0)
@@ -463,7 +465,6 @@ static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 	run->plan.cgroup = run->cgroup;
 	run->plan.agent = &run->agent;
 	run->plan.net = run->net;
-	sr_userns_host_ids(getuid(), getgid(), &run->plan.host_uid, &run->plan.host_gid);
 	run->plan.drop_groups = geteuid() == 0;
 	run->plan.nested_userns = sr_net_nested_userns(run->net);
 	if (geteuid() == 0 && run->agent.host_dir && run->agent.kind != SR_AGENT_ARCHIVE) {
