@@ -269,6 +269,22 @@ t_helper_out_of_reach() {
 		"slirp4netns \(the network helper runs unprivileged\): Permission denied" "$errout"
 }
 
+# The default route through the helper carries the link's TCP tuning
+# (src/net.c: tune_default_route), whichever helper made it.
+t_helper_route() {
+	local bin="$SR_TMP/pasta-only" want='^default via 10\.0\.2\.2 dev eth0 .*rto_min lock 5ms congctl reno $'
+	sr --net egress -- ip -4 route show default
+	assert_match "the default route via the helper: rto_min 5 ms (locked), reno" "$want" "$out"
+	if ! command -v pasta >/dev/null; then
+		skip "the same with pasta" "pasta is not installed"
+		return
+	fi
+	mkdir -p "$bin"
+	ln -sf "$(command -v pasta)" "$bin/pasta"
+	with_path "$bin" sr --net egress -- ip -4 route show default
+	assert_match "the same with pasta" "$want" "$out"
+}
+
 t_none() {
 	sr --net none -- sh -c 'tail -n +2 /proc/net/route | wc -l; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "'
 	assert_eq "--net none: lo only, no route" "$(printf '0\nlo')" "$out"
@@ -328,5 +344,5 @@ if ! setup_network; then
 fi
 for_each_user t_allow t_allowlist_refuses_others t_private_default t_metadata t_host t_inbound \
 	t_helper_dies_with_sandbox_run t_helper_confined t_pasta_fallback t_helper_out_of_reach \
-	t_none t_dns_and_result t_dns_forwarding t_fail_closed
+	t_helper_route t_none t_dns_and_result t_dns_forwarding t_fail_closed
 done_testing
