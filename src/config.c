@@ -24,6 +24,7 @@ enum key_kind {
 	KEY_COUNT,
 	KEY_BOOL,
 	KEY_NET_MODE,
+	KEY_NET_HELPER,
 	KEY_DEST_LIST,
 	KEY_ENV_FILE,
 	KEY_ENV_NAME_LIST,
@@ -53,6 +54,7 @@ static const struct key_def keys[] = {
     {"limits", "disk", KEY_SIZE, FIELD(disk_bytes), false},
     {"limits", "strict", KEY_BOOL, FIELD(strict), false},
     {"network", "mode", KEY_NET_MODE, FIELD(net), false},
+    {"network", "helper", KEY_NET_HELPER, FIELD(net_helper), false},
     {"network", "allow", KEY_DEST_LIST, FIELD(allow), false},
     {"network", "deny", KEY_DEST_LIST, FIELD(deny), false},
     {"env", "file", KEY_ENV_FILE, FIELD(env_file), false},
@@ -73,6 +75,7 @@ static const char *const hints[_KEY_KIND_MAX] = {
     [KEY_COUNT] = "use e.g. 1024, or 0 for unlimited; at most 4194304",
     [KEY_BOOL] = "use true or false",
     [KEY_NET_MODE] = "use none or egress",
+    [KEY_NET_HELPER] = "use auto, slirp4netns or pasta",
     [KEY_DEST_LIST] = "use e.g. 10.0.0.0/8, 192.0.2.1, example.com:443 or [2001:db8::1]:443",
     [KEY_ENV_NAME_LIST] = "use letters, digits and '_', not starting with a digit",
     [KEY_BIND] = "use SRC:DST or SRC, e.g. /srv/data:/data",
@@ -85,6 +88,7 @@ static const char *const kind_nouns[_KEY_KIND_MAX] = {
     [KEY_COUNT] = "count",
     [KEY_BOOL] = "boolean",
     [KEY_NET_MODE] = "network mode",
+    [KEY_NET_HELPER] = "network helper",
     [KEY_DEST_LIST] = "destination",
     [KEY_ENV_NAME_LIST] = "variable name",
 };
@@ -99,6 +103,19 @@ const char *sr_net_mode_to_string(enum sr_net_mode m)
 	if ((unsigned)m >= _SR_NET_MODE_MAX)
 		return NULL;
 	return net_modes[m];
+}
+
+static const char *const net_helpers[_SR_NET_HELPER_MAX] = {
+    [SR_NET_HELPER_AUTO] = "auto",
+    [SR_NET_HELPER_SLIRP4NETNS] = "slirp4netns",
+    [SR_NET_HELPER_PASTA] = "pasta",
+};
+
+const char *sr_net_helper_to_string(enum sr_net_helper h)
+{
+	if ((unsigned)h >= _SR_NET_HELPER_MAX)
+		return NULL;
+	return net_helpers[h];
 }
 
 int sr_strv_push(struct sr_strv *v, const char *s)
@@ -605,6 +622,15 @@ static int set_value(struct sr_config *c, const struct key_def *k, const char *v
 		}
 		return sr_error_msg(err, -EINVAL, "bad network mode '%s' (%s)", value,
 				    hints[k->kind]);
+	case KEY_NET_HELPER:
+		for (int h = 0; h < _SR_NET_HELPER_MAX; h++) {
+			if (strcmp(value, net_helpers[h]) == 0) {
+				*(enum sr_net_helper *)field = (enum sr_net_helper)h;
+				return 0;
+			}
+		}
+		return sr_error_msg(err, -EINVAL, "bad network helper '%s' (%s)", value,
+				    hints[k->kind]);
 	case KEY_DEST_LIST:
 	case KEY_ENV_NAME_LIST:
 		return set_list(k, field, value, err);
@@ -716,6 +742,8 @@ int sr_config_validate(const struct sr_config *c, struct sr_error *err)
 		return sr_error_msg(err, -ERANGE, "pids: out of range");
 	if ((unsigned)c->net >= _SR_NET_MODE_MAX)
 		return sr_error_msg(err, -EINVAL, "network: bad mode");
+	if ((unsigned)c->net_helper >= _SR_NET_HELPER_MAX)
+		return sr_error_msg(err, -EINVAL, "network: bad helper");
 	return 0;
 }
 
@@ -815,7 +843,8 @@ int sr_config_print(const struct sr_config *c, FILE *f)
 	print_command_line(c, f);
 	print_limits(c, f);
 
-	fprintf(f, "\n[network]\nmode = %s\n", sr_net_mode_to_string(c->net));
+	fprintf(f, "\n[network]\nmode = %s\nhelper = %s\n", sr_net_mode_to_string(c->net),
+		sr_net_helper_to_string(c->net_helper));
 	for (size_t i = 0; i < c->allow.n; i++)
 		print_kv(f, "allow", c->allow.items[i]);
 	for (size_t i = 0; i < c->deny.n; i++)

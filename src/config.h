@@ -21,6 +21,17 @@ enum sr_net_mode {
 	_SR_NET_MODE_MAX,
 };
 
+/*
+ * The user-mode network stack behind --net egress (docs/network.md): the
+ * first one installed in this order, or the one named.
+ */
+enum sr_net_helper {
+	SR_NET_HELPER_AUTO,
+	SR_NET_HELPER_SLIRP4NETNS,
+	SR_NET_HELPER_PASTA,
+	_SR_NET_HELPER_MAX,
+};
+
 /* A growable string list; items is NULL-terminated (execve-ready) once non-empty. */
 struct sr_strv {
 	char **items;
@@ -52,6 +63,7 @@ struct sr_config {
 
 	/* [network] */
 	enum sr_net_mode net;
+	enum sr_net_helper net_helper;
 	struct sr_strv allow; /* "CIDR|IP|HOST[:PORT]" as written */
 	struct sr_strv deny;
 
@@ -144,3 +156,4 @@ int sr_config_validate(const struct sr_config *c, struct sr_error *err);
 int sr_config_print(const struct sr_config *c, FILE *f);
 
 const char *sr_net_mode_to_string(enum sr_net_mode m);
+const char *sr_net_helper_to_string(enum sr_net_helper h);

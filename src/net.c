@@ -43,6 +43,7 @@
  */
 struct helper {
 	const char *name;
+	const char *package;	 /* Debian's, to say what to install */
 	const char *const *argv; /* argv[0] is looked up in $PATH */
 	/* Child: returns once the sandbox's network is up, or why it is not. */
 	int (*wait_ready)(const struct sr_net *n, struct sr_error *err);
@@ -318,21 +319,23 @@ static const char *const pasta_argv[] = {
 
 static const struct helper slirp4netns = {
     .name = "slirp4netns",
+    .package = "slirp4netns",
     .argv = slirp4netns_argv,
     .wait_ready = wait_ready_fd,
 };
 
 static const struct helper pasta = {
     .name = "pasta",
+    .package = "passt",
     .argv = pasta_argv,
     .wait_ready = wait_default_route,
     .stop_signal = SIGKILL,
 };
 
-/* In order of preference: the first one installed is used. */
-static const struct helper *const helpers[] = {
-    &slirp4netns,
-    &pasta,
+/* By --net-helper; "auto" takes the first one installed, in this order. */
+static const struct helper *const helpers[_SR_NET_HELPER_MAX] = {
+    [SR_NET_HELPER_SLIRP4NETNS] = &slirp4netns,
+    [SR_NET_HELPER_PASTA] = &pasta,
 };
 
 static int push_address(struct sr_strv *v, const struct sockaddr *sa, unsigned port)
@@ -484,6 +487,33 @@ static int find_program(const struct sr_net *n, const char *name, char **ret)
 	return r;
 }
 
+static int find_helper(enum sr_net_helper want, struct sr_net *n, struct sr_error *err)
+{
+	bool any = want == SR_NET_HELPER_AUTO;
+	int first = any ? SR_NET_HELPER_AUTO + 1 : (int)want;
+	int last = any ? _SR_NET_HELPER_MAX - 1 : (int)want;
+	int r = -ENOENT;
+
+	for (int h = first; h <= last && r == -ENOENT; h++) {
+		n->helper = helpers[h];
+		r = find_program(n, n->helper->argv[0], &n->helper_path);
+	}
+	if (r == -ENOENT && any)
+		return sr_error_msg(err, r,
+				    "--net egress needs slirp4netns or pasta: neither is in $PATH "
+				    "(install one, or use --net none)");
+	if (r == -ENOENT)
+		return sr_error_msg(err, r,
+				    "--net-helper %s: %s is not in $PATH (install %s, or use "
+				    "--net-helper auto)",
+				    n->helper->name, n->helper->name, n->helper->package);
+	if (r < 0)
+		return sr_error_errno(err, r, "%s%s", n->helper->name,
+				      geteuid() == 0 ? " (the network helper runs unprivileged)"
+						     : "");
+	return 0;
+}
+
 static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr_error *err)
 {
 	struct sr_strv allow = {0}, deny = {0}, host = {0};
@@ -504,19 +534,9 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 				      "it)%s",
 				      geteuid() == 0 ? ", the network helper runs unprivileged"
 						     : "");
-	r = -ENOENT;
-	for (size_t i = 0; i < SR_ARRAY_SIZE(helpers) && r == -ENOENT; i++) {
-		n->helper = helpers[i];
-		r = find_program(n, n->helper->argv[0], &n->helper_path);
-	}
-	if (r == -ENOENT)
-		return sr_error_msg(err, r,
-				    "--net egress needs slirp4netns or pasta: neither is in $PATH "
-				    "(install one, or use --net none)");
+	r = find_helper(c->net_helper, n, err);
 	if (r < 0)
-		return sr_error_errno(err, r, "%s%s", n->helper->name,
-				      geteuid() == 0 ? " (the network helper runs unprivileged)"
-						     : "");
+		return r;
 	r = resolve_all(&c->allow, &allow, "--allow", err);
 	if (r >= 0)
 		r = resolve_all(&c->deny, &deny, "--deny", err);
@@ -803,6 +823,11 @@ const char *sr_net_resolv_conf(const struct sr_net *n)
 bool sr_net_nested_userns(const struct sr_net *n)
 {
 	return n->mode == SR_NET_EGRESS;
+}
+
+const char *sr_net_helper_path(const struct sr_net *n)
+{
+	return n->helper_path;
 }
 
 enum sr_enforce sr_net_enforced(const struct sr_net *n)

@@ -41,5 +41,7 @@ const char *sr_net_resolv_conf(const struct sr_net *n);
  */
 bool sr_net_nested_userns(const struct sr_net *n);
 enum sr_enforce sr_net_enforced(const struct sr_net *n);
+/* The egress helper's path, as found in $PATH (NULL: none). */
+const char *sr_net_helper_path(const struct sr_net *n);
 /* Ends the helper (off the critical path) and frees. NULL is fine. */
 void sr_net_free(struct sr_net *n);

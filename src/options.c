@@ -18,6 +18,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_DISK,
 	OPT_NET,
+	OPT_NET_HELPER,
 	OPT_ALLOW,
 	OPT_DENY,
 	OPT_ENV,
@@ -41,6 +42,7 @@ static const struct option long_options[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"disk", required_argument, NULL, OPT_DISK},
     {"net", required_argument, NULL, OPT_NET},
+    {"net-helper", required_argument, NULL, OPT_NET_HELPER},
     {"allow", required_argument, NULL, OPT_ALLOW},
     {"deny", required_argument, NULL, OPT_DENY},
     {"env", required_argument, NULL, OPT_ENV},
@@ -66,12 +68,12 @@ static const struct {
 	const char *section;
 	const char *key;
 } option_keys[] = {
-    {OPT_MEMORY, "limits", "memory"}, {OPT_CPUS, "limits", "cpus"},
-    {OPT_PIDS, "limits", "pids"},     {OPT_TIMEOUT, "limits", "timeout"},
-    {OPT_DISK, "limits", "disk"},     {OPT_NET, "network", "mode"},
-    {OPT_ALLOW, "network", "allow"},  {OPT_DENY, "network", "deny"},
-    {OPT_ENV_FILE, "env", "file"},    {OPT_PASS_ENV, "env", "pass"},
-    {OPT_ENTRY, "agent", "entry"},
+    {OPT_MEMORY, "limits", "memory"},	   {OPT_CPUS, "limits", "cpus"},
+    {OPT_PIDS, "limits", "pids"},	   {OPT_TIMEOUT, "limits", "timeout"},
+    {OPT_DISK, "limits", "disk"},	   {OPT_NET, "network", "mode"},
+    {OPT_NET_HELPER, "network", "helper"}, {OPT_ALLOW, "network", "allow"},
+    {OPT_DENY, "network", "deny"},	   {OPT_ENV_FILE, "env", "file"},
+    {OPT_PASS_ENV, "env", "pass"},	   {OPT_ENTRY, "agent", "entry"},
 };
 
 /* Verbs of later versions: a clear message rather than "agent 'deploy' not found". */
@@ -362,6 +364,7 @@ void sr_options_usage(FILE *f)
 	      "      --timeout DURATION   e.g. 120, 90s, 5m, 1h; 0 = none\n"
 	      "      --disk SIZE          max bytes written in the sandbox\n"
 	      "      --net MODE           none or egress\n"
+	      "      --net-helper NAME    egress through auto (default), slirp4netns or pasta\n"
 	      "      --allow DEST         allow only these destinations (CIDR, IP or host,\n"
 	      "                           optional :PORT); repeatable\n"
 	      "      --deny DEST          refuse these destinations; repeatable\n"

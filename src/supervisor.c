@@ -413,12 +413,14 @@ static void log_start(const struct run *run, const struct sr_result *r)
 		: run->agent.archive_path ? run->agent.archive_path
 					  : "(empty)");
 	sr_info("sandbox %s: memory %s (%s), cpus %s (%s), pids %llu (%s), disk %s (%s), "
-		"timeout %s, net %s (%s)",
+		"timeout %s, net %s (%s%s%s)",
 		r->sandbox_id, mem, sr_enforce_to_string(r->enforced[SR_LIMIT_MEMORY]), cpus,
 		sr_enforce_to_string(r->enforced[SR_LIMIT_CPUS]), (unsigned long long)c->pids,
 		sr_enforce_to_string(r->enforced[SR_LIMIT_PIDS]), disk,
 		sr_enforce_to_string(r->enforced[SR_LIMIT_DISK]), timeout,
-		sr_net_mode_to_string(c->net), sr_enforce_to_string(r->enforced[SR_LIMIT_NET]));
+		sr_net_mode_to_string(c->net), sr_enforce_to_string(r->enforced[SR_LIMIT_NET]),
+		sr_net_helper_path(run->net) ? ", through " : "",
+		sr_net_helper_path(run->net) ? sr_net_helper_path(run->net) : "");
 }
 
 /* How it ended: a limit that ended it is said (not with -q); the rest with -v. */

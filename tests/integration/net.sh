@@ -252,6 +252,30 @@ t_pasta_fallback() {
 	assert_match "and says which to install" "needs slirp4netns or pasta" "$errout"
 }
 
+# --net-helper picks one of the two where both are installed; one that is
+# missing is an error naming what to install, never a silent switch.
+t_helper_choice() {
+	local bin="$SR_TMP/both-helpers"
+	if ! command -v pasta >/dev/null || ! command -v slirp4netns >/dev/null; then
+		skip "--net-helper chooses between the two" "needs slirp4netns and pasta"
+		return
+	fi
+	mkdir -p "$bin"
+	ln -sf "$(command -v pasta)" "$bin/pasta"
+	ln -sf "$(command -v slirp4netns)" "$bin/slirp4netns"
+	with_path "$bin" sr -v --net egress --allow "$REMOTE" -- $CURL "http://$REMOTE:$PORT/"
+	assert_match "auto prefers slirp4netns" "through $bin/slirp4netns\)" "$errout"
+	with_path "$bin" sr -v --net-helper pasta --net egress --allow "$REMOTE" -- \
+		$CURL "http://$REMOTE:$PORT/"
+	assert_match "--net-helper pasta: pasta carries HTTP to an allowed host" "^200:" "$out"
+	assert_match "and -v says so" "through $bin/pasta\)" "$errout"
+	rm "$bin/slirp4netns"
+	with_path "$bin" sr --net-helper slirp4netns --net egress -- true
+	assert_eq "--net-helper slirp4netns without it: refused (125)" 125 "$rc"
+	assert_match "saying what to install" \
+		"slirp4netns is not in \\\$PATH \(install slirp4netns, or use --net-helper auto\)" "$errout"
+}
+
 # A root caller's helper runs as the sandbox's unprivileged id: what it
 # cannot reach is refused up front, not by a helper dying in the dark.
 t_helper_out_of_reach() {
@@ -343,6 +367,6 @@ if ! setup_network; then
 	exit 1
 fi
 for_each_user t_allow t_allowlist_refuses_others t_private_default t_metadata t_host t_inbound \
-	t_helper_dies_with_sandbox_run t_helper_confined t_pasta_fallback t_helper_out_of_reach \
-	t_helper_route t_none t_dns_and_result t_dns_forwarding t_fail_closed
+	t_helper_dies_with_sandbox_run t_helper_confined t_pasta_fallback t_helper_choice \
+	t_helper_out_of_reach t_helper_route t_none t_dns_and_result t_dns_forwarding t_fail_closed
 done_testing

@@ -107,9 +107,9 @@ START_TEST(test_overrides_beat_profile)
 	struct run run;
 
 	PARSE(&run, "--memory", "1G", "-p", "tx", "--timeout=90s", "--cpus", "0.5", "--pids", "10",
-	      "--disk", "0", "--strict", "--net", "none", "--env", "A=1", "--env", "A=2", "--env",
-	      "B=x=y", "--pass-env", "TERM", "--env-file", "s.env", "--entry", "python3 main.py",
-	      "--result", "r.json", "--memory", "3G", "agentdir");
+	      "--disk", "0", "--strict", "--net", "none", "--net-helper", "pasta", "--env", "A=1",
+	      "--env", "A=2", "--env", "B=x=y", "--pass-env", "TERM", "--env-file", "s.env",
+	      "--entry", "python3 main.py", "--result", "r.json", "--memory", "3G", "agentdir");
 	parse_ok(&run);
 	ck_assert_str_eq(run.c.profile, "tx");
 	ck_assert_uint_eq(run.c.memory_bytes, 3 * GiB); /* the last --memory wins */
@@ -119,6 +119,7 @@ START_TEST(test_overrides_beat_profile)
 	ck_assert_uint_eq(run.c.disk_bytes, 0);
 	ck_assert(run.c.strict);
 	ck_assert_int_eq(run.c.net, SR_NET_NONE);
+	ck_assert_int_eq(run.c.net_helper, SR_NET_HELPER_PASTA);
 	ck_assert_uint_eq(run.c.env.n, 2);
 	ck_assert_str_eq(run.c.env.items[0], "A=2");
 	ck_assert_str_eq(run.c.env.items[1], "B=x=y");
@@ -478,11 +479,11 @@ END_TEST
 START_TEST(test_usage_lists_every_option)
 {
 	const char *const options[] = {
-	    "-p, --profile", "--memory",   "--cpus",	 "--pids",	   "--timeout",
-	    "--disk",	     "--net",	   "--allow",	 "--deny",	   "--env KEY=VALUE",
-	    "--env-file",    "--pass-env", "--ro-bind",	 "--bind",	   "--workspace",
-	    "--entry",	     "--result",   "--strict",	 "--print-config", "-q, --quiet",
-	    "-v, --verbose", "--version",  "-h, --help",
+	    "-p, --profile",   "--memory",	"--cpus",	"--pids",     "--timeout",
+	    "--disk",	       "--net",		"--net-helper", "--allow",    "--deny",
+	    "--env KEY=VALUE", "--env-file",	"--pass-env",	"--ro-bind",  "--bind",
+	    "--workspace",     "--entry",	"--result",	"--strict",   "--print-config",
+	    "-q, --quiet",     "-v, --verbose", "--version",	"-h, --help",
 	};
 	char *text = NULL;
 	size_t len = 0;

@@ -90,6 +90,7 @@ START_TEST(test_good_profile)
 					"strict = yes\n"
 					"[network]\n"
 					"mode = egress\n"
+					"helper = pasta\n"
 					"allow = 10.0.0.0/8\n"
 					"allow = example.com:443\n"
 					"deny = [2001:db8::1]:25\n"
@@ -104,6 +105,7 @@ START_TEST(test_good_profile)
 	ck_assert_uint_eq(c.disk_bytes, 0);
 	ck_assert(c.strict);
 	ck_assert_int_eq(c.net, SR_NET_EGRESS);
+	ck_assert_int_eq(c.net_helper, SR_NET_HELPER_PASTA);
 	ck_assert_uint_eq(c.allow.n, 2);
 	ck_assert_str_eq(c.allow.items[0], "10.0.0.0/8");
 	ck_assert_str_eq(c.allow.items[1], "example.com:443");
@@ -131,6 +133,11 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(sr_net_mode_to_string(SR_NET_NONE), "none");
 	ck_assert_str_eq(sr_net_mode_to_string(SR_NET_EGRESS), "egress");
 	ck_assert_ptr_null(sr_net_mode_to_string(_SR_NET_MODE_MAX));
+	ck_assert_int_eq(c.net_helper, SR_NET_HELPER_AUTO);
+	ck_assert_str_eq(sr_net_helper_to_string(SR_NET_HELPER_AUTO), "auto");
+	ck_assert_str_eq(sr_net_helper_to_string(SR_NET_HELPER_SLIRP4NETNS), "slirp4netns");
+	ck_assert_str_eq(sr_net_helper_to_string(SR_NET_HELPER_PASTA), "pasta");
+	ck_assert_ptr_null(sr_net_helper_to_string(_SR_NET_HELPER_MAX));
 	sr_config_free(&c);
 }
 END_TEST
@@ -161,6 +168,12 @@ START_TEST(test_errors_name_file_and_line)
 			 "profile t.ini:2: strict: bad boolean 'maybe' (use true or false)");
 	ck_assert_str_eq(load_error("[network]\nmode = bridge\n"),
 			 "profile t.ini:2: mode: bad network mode 'bridge' (use none or egress)");
+	ck_assert_str_eq(load_error("[network]\nhelper = vde\n"),
+			 "profile t.ini:2: helper: bad network helper 'vde' (use auto, slirp4netns "
+			 "or pasta)");
+	ck_assert_str_eq(load_error("[network]\nhelpr = pasta\n"),
+			 "profile t.ini:2: unknown key 'helpr' in [network] (did you mean "
+			 "'helper'?)");
 	ck_assert_str_eq(load_error("[limits]\nmode = none\n"),
 			 "profile t.ini:2: unknown key 'mode' in [limits] (it belongs in "
 			 "[network])");
@@ -562,15 +575,16 @@ START_TEST(test_print_round_trip)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
-	const char *msg = load_text(&a, "[profile]\ninherit = offline\n"
-					"[limits]\nmemory = 1.5G\ncpus = 0.25\ntimeout = 1500ms\n"
-					"disk = 1048577\nstrict = on\n"
-					"[network]\nmode = egress\nallow = 10.0.0.0/8\n"
-					"allow = [::1]:443\ndeny = example.com\n"
-					"[env]\nA = 1\nB = x=y#z\nC =\npass = TERM\n"
-					"file = /run/s.env\n"
-					"[filesystem]\nro-bind = /a:b:/c\nbind = /srv\n"
-					"[agent]\nentry = node index.js\n");
+	const char *msg =
+	    load_text(&a, "[profile]\ninherit = offline\n"
+			  "[limits]\nmemory = 1.5G\ncpus = 0.25\ntimeout = 1500ms\n"
+			  "disk = 1048577\nstrict = on\n"
+			  "[network]\nmode = egress\nhelper = slirp4netns\n"
+			  "allow = 10.0.0.0/8\nallow = [::1]:443\ndeny = example.com\n"
+			  "[env]\nA = 1\nB = x=y#z\nC =\npass = TERM\n"
+			  "file = /run/s.env\n"
+			  "[filesystem]\nro-bind = /a:b:/c\nbind = /srv\n"
+			  "[agent]\nentry = node index.js\n");
 
 	ck_assert_str_eq(msg, "");
 	f = open_memstream(&text, &len);
@@ -586,6 +600,8 @@ START_TEST(test_print_round_trip)
 	ck_assert_uint_eq(a.disk_bytes, b.disk_bytes);
 	ck_assert_int_eq(a.strict, b.strict);
 	ck_assert_int_eq(a.net, b.net);
+	ck_assert_int_eq(a.net_helper, SR_NET_HELPER_SLIRP4NETNS);
+	ck_assert_int_eq(a.net_helper, b.net_helper);
 	assert_same_strv(&a.allow, &b.allow);
 	assert_same_strv(&a.deny, &b.deny);
 	assert_same_strv(&a.env, &b.env);
