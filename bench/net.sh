@@ -7,14 +7,16 @@
 # - Start-up: sandbox-run --net egress against --net none (hyperfine
 #   medians, /bin/true, no limits), and bubblewrap's reference command.
 # - Throughput: one TCP stream of 1 MiB send()s for SECONDS (default 3)
-#   from the sandbox to a test host, against the same transfer from the
-#   host, interleaved, three of each; medians. The test host is a network
-#   namespace behind a veth pair with private addresses, made here and
-#   removed on exit; no traffic goes anywhere else.
+#   from the sandbox to a test host (upload), and one the other way
+#   (download: the test host sends, the sandbox reads), each against the
+#   same transfer from the host, interleaved, three of each; medians. The
+#   test host is a network namespace behind a veth pair with private
+#   addresses, made here and removed on exit; no traffic goes anywhere
+#   else.
 #
-# Each helper installed is measured (slirp4netns, pasta), by giving
-# sandbox-run a $PATH holding only that one. Callers: root, and an
-# unprivileged user (BENCH_USER, default sr-test).
+# Each helper installed is measured (slirp4netns, pasta) with
+# --net-helper. Callers: root, and an unprivileged user (BENCH_USER,
+# default sr-test).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,20 +67,32 @@ ip addr add "10.203.$n.1/24" dev "$host_if"
 ip link set "$host_if" up
 nsenter -t "$remote" -n sh -c "ip link set lo up && ip addr add $remote_ip/24 dev srbr$n && ip link set srbr$n up"
 
-cat >"$tmp/sink.py" <<'EOF'
+# The test host's servers: port 9000 drains what it is sent, 9001 sends
+# until the reader goes away.
+cat >"$tmp/servers.py" <<'EOF'
 import socket, sys, threading
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(16)
+def serve(port, work):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((sys.argv[1], port))
+    s.listen(16)
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=work, args=(c,), daemon=True).start()
 def drain(c):
     buf = bytearray(1 << 20)
     while c.recv_into(buf):
         pass
     c.close()
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=drain, args=(c,), daemon=True).start()
+def pump(c):
+    buf = b"\0" * (1 << 20)
+    try:
+        while True:
+            c.sendall(buf)
+    except OSError:
+        c.close()
+threading.Thread(target=serve, args=(9001, pump), daemon=True).start()
+serve(9000, drain)
 EOF
 # The sender prints Gbit/s; passed inline, so that it needs no file in the sandbox.
 send='import socket, sys, time
@@ -86,20 +100,21 @@ s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
 buf = b"\0" * (1 << 20); n = 0; t0 = time.monotonic()
 while time.monotonic() - t0 < float(sys.argv[3]): n += s.send(buf)
 print(f"{n * 8 / (time.monotonic() - t0) / 1e9:.2f}")'
-nsenter -t "$remote" -n python3 "$tmp/sink.py" "$remote_ip" 9000 </dev/null >/dev/null 2>&1 &
+recv='import socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+buf = bytearray(1 << 20); n = 0; t0 = time.monotonic()
+while time.monotonic() - t0 < float(sys.argv[3]): n += s.recv_into(buf)
+print(f"{n * 8 / (time.monotonic() - t0) / 1e9:.2f}")'
+nsenter -t "$remote" -n python3 "$tmp/servers.py" "$remote_ip" </dev/null >/dev/null 2>&1 &
 pids+=("$!")
 for _ in $(seq 50); do
-	python3 -c "import socket; socket.create_connection(('$remote_ip', 9000), 1)" 2>/dev/null && break
+	python3 -c "import socket; socket.create_connection(('$remote_ip', 9000), 1); socket.create_connection(('$remote_ip', 9001), 1)" 2>/dev/null && break
 	sleep 0.1
 done
 
 helpers=()
 for h in slirp4netns pasta; do
-	p=$(command -v "$h" || true)
-	[ -n "$p" ] || continue
-	mkdir -p "$tmp/path-$h"
-	ln -s "$p" "$tmp/path-$h/$h"
-	helpers+=("$h")
+	command -v "$h" >/dev/null && helpers+=("$h")
 done
 [ ${#helpers[@]} -gt 0 ] || { echo "bench: neither slirp4netns nor pasta is installed" >&2; exit 1; }
 
@@ -115,18 +130,18 @@ as() {
 sr() { # sr CALLER HELPER ARGS...
 	local who=$1 h=$2
 	shift 2
-	as "$who" env PATH="$tmp/path-$h" "$tmp/sandbox-run" -q --memory 0 --cpus 0 --pids 0 "$@"
+	as "$who" "$tmp/sandbox-run" -q --memory 0 --cpus 0 --pids 0 --net-helper "$h" "$@"
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
 echo "$(date -u +%F), $(uname -r), $(nproc) CPUs, $runs start-up runs, ${secs} s transfers."
 echo
-echo "| caller | helper | start-up: none | egress | extra | egress / bubblewrap | throughput: host | sandbox | share of host |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| caller | helper | start-up: none | egress | extra | egress / bubblewrap | upload: host | sandbox | share | download: host | sandbox | share |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for who in root user; do
 	for h in "${helpers[@]}"; do
-		none="env PATH=$tmp/path-$h $tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net none -- /bin/true"
-		egress="env PATH=$tmp/path-$h $tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net egress -- /bin/true"
+		none="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net none -- /bin/true"
+		egress="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net-helper $h --net egress -- /bin/true"
 		bw="bwrap --ro-bind / / --unshare-all --die-with-parent --proc /proc --dev /dev /bin/true"
 		rm -f "$tmp/h.json"
 		pre=()
@@ -139,17 +154,21 @@ for who in root user; do
 		read -r t_none t_egress t_bw < <(python3 -c 'import json, sys
 r = {x["command"]: x["median"] * 1e3 for x in json.load(open(sys.argv[1]))["results"]}
 print(r["none"], r["egress"], r["bwrap"])' "$tmp/h.json")
-		host_runs="" sandbox_runs=""
+		up_host="" up_sandbox="" down_host="" down_sandbox=""
 		for _ in 1 2 3; do
-			host_runs+=" $(python3 -c "$send" "$remote_ip" 9000 "$secs")"
-			sandbox_runs+=" $(sr "$who" "$h" --net egress --allow "$remote_ip" -- python3 -c "$send" "$remote_ip" 9000 "$secs")"
+			up_host+=" $(python3 -c "$send" "$remote_ip" 9000 "$secs")"
+			up_sandbox+=" $(sr "$who" "$h" --net egress --allow "$remote_ip" -- python3 -c "$send" "$remote_ip" 9000 "$secs")"
+			down_host+=" $(python3 -c "$recv" "$remote_ip" 9001 "$secs")"
+			down_sandbox+=" $(sr "$who" "$h" --net egress --allow "$remote_ip" -- python3 -c "$recv" "$remote_ip" 9001 "$secs")"
 		done
-		g_host=$(median <<<"$host_runs")
-		g_sandbox=$(median <<<"$sandbox_runs")
 		python3 -c 'import sys
-who, h, n, e, b, gh, gs = sys.argv[1:3] + [float(x) for x in sys.argv[3:]]
-print(f"| {who} | {h} | {n:.2f} ms | {e:.2f} ms | +{e - n:.2f} ms | {e / b:.2f} | {gh:.1f} Gbit/s | {gs:.2f} Gbit/s | {100 * gs / gh:.0f} % |")' \
-			"$who" "$h" "$t_none" "$t_egress" "$t_bw" "$g_host" "$g_sandbox"
-		echo "  ($who, $h: host runs$host_runs; sandbox runs$sandbox_runs Gbit/s)" >&2
+who, h = sys.argv[1:3]
+n, e, b, uh, us, dh, ds = [float(x) for x in sys.argv[3:]]
+print(f"| {who} | {h} | {n:.2f} ms | {e:.2f} ms | +{e - n:.2f} ms | {e / b:.2f} "
+      f"| {uh:.1f} Gbit/s | {us:.2f} Gbit/s | {100 * us / uh:.0f} % "
+      f"| {dh:.1f} Gbit/s | {ds:.2f} Gbit/s | {100 * ds / dh:.0f} % |")' \
+			"$who" "$h" "$t_none" "$t_egress" "$t_bw" "$(median <<<"$up_host")" \
+			"$(median <<<"$up_sandbox")" "$(median <<<"$down_host")" "$(median <<<"$down_sandbox")"
+		echo "  ($who, $h: upload host$up_host, sandbox$up_sandbox; download host$down_host, sandbox$down_sandbox Gbit/s)" >&2
 	done
 done
