@@ -186,11 +186,12 @@ t_other_abis() {
 	assert_eq "x32 system call entry kills the process: SIGSYS (unfiltered: ${base_x32#*: })" \
 		"x32 getpid: killed by SIGSYS" "$out"
 	sr --net none --ro-bind "$PROBE_DIR" /probe -- /probe/sr-probe i386
-	if [ "$base_i386" = "i386 getpid: killed by SIGSEGV" ]; then
+	if [ "$base_i386" = "i386 getpid: killed by SIGSEGV" ] && [ "$out" = "$base_i386" ]; then
 		# No int 0x80 entry on this kernel (ia32_emulation=0, or a PVM
-		# guest): the instruction faults before any system call is made.
-		assert_eq "i386 (int 0x80) entry: no system call runs (this kernel has none: unfiltered, killed by SIGSEGV)" \
-			"i386 getpid: killed by SIGSEGV" "$out"
+		# guest): the instruction faults before any system call is made,
+		# so the filter is never asked. test-seccomp checks its answer.
+		skip "i386 (int 0x80) entry kills the process" \
+			"this kernel has no int 0x80 entry (unfiltered too: killed by SIGSEGV)"
 		return
 	fi
 	assert_eq "i386 (int 0x80) entry kills the process: SIGSYS (unfiltered: ${base_i386#*: })" \

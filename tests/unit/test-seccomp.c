@@ -142,6 +142,13 @@ START_TEST(test_program_checks_arch_first)
 	ck_assert_uint_eq(sr_seccomp_bpf[0].k, 4);
 	ck_assert_uint_eq(sr_seccomp_bpf[1].code, BPF_JMP | BPF_JEQ | BPF_K);
 	ck_assert_uint_eq(sr_seccomp_bpf[1].k, seccomp_arch_native());
+	/*
+	 * Any other architecture (i386 through int 0x80) jumps straight to
+	 * "kill the process": checked here on every kernel, also those that
+	 * have no int 0x80 entry for test_filter_kills_other_abis to try.
+	 */
+	ck_assert_uint_eq(sr_seccomp_bpf[2 + sr_seccomp_bpf[1].jf].code, BPF_RET | BPF_K);
+	ck_assert_uint_eq(sr_seccomp_bpf[2 + sr_seccomp_bpf[1].jf].k, SECCOMP_RET_KILL_PROCESS);
 }
 END_TEST
 
@@ -444,7 +451,8 @@ START_TEST(test_filter_kills_other_abis)
 	/*
 	 * No int 0x80 entry at all (ia32_emulation=0, or a PVM guest, which
 	 * faults on the instruction): no system call is ever made, so there is
-	 * nothing for the filter to kill. It must still not run.
+	 * nothing for the filter to kill (test_program_checks_arch_first checks
+	 * the program's answer instead). It must still not run.
 	 */
 	status = run_probe(try_i386_getpid, true);
 	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
