@@ -17,6 +17,11 @@
 # Each helper installed is measured (slirp4netns, pasta) with
 # --net-helper. Callers: root, and an unprivileged user (BENCH_USER,
 # default sr-test).
+#
+# BOTTLENECK=RATE (e.g. 500mbit) puts a token bucket of that rate with up
+# to 80 ms of queue on the host's side of the veth: a slower path whose
+# round trip grows under load, as on the internet (tc's netem, for a
+# fixed delay, is not in every kernel).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,6 +71,9 @@ ip link add "$host_if" type veth peer name "srbr$n" netns "$remote"
 ip addr add "10.203.$n.1/24" dev "$host_if"
 ip link set "$host_if" up
 nsenter -t "$remote" -n sh -c "ip link set lo up && ip addr add $remote_ip/24 dev srbr$n && ip link set srbr$n up"
+if [ -n "${BOTTLENECK:-}" ]; then
+	tc qdisc add dev "$host_if" root tbf rate "$BOTTLENECK" burst 256kb latency 80ms
+fi
 
 # The test host's servers: port 9000 drains what it is sent, 9001 sends
 # until the reader goes away.
@@ -134,7 +142,7 @@ sr() { # sr CALLER HELPER ARGS...
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-echo "$(date -u +%F), $(uname -r), $(nproc) CPUs, $runs start-up runs, ${secs} s transfers."
+echo "$(date -u +%F), $(uname -r), $(nproc) CPUs, $runs start-up runs, ${secs} s transfers${BOTTLENECK:+, through a $BOTTLENECK token bucket}."
 echo
 echo "| caller | helper | start-up: none | egress | extra | egress / bubblewrap | upload: host | sandbox | share | download: host | sandbox | share |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"

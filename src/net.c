@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "net.h"
+#include "link.h"
 #include "nft.h"
 #include "util.h"
 
@@ -8,15 +9,9 @@
 #include <grp.h>
 #include <ifaddrs.h>
 #include <limits.h>
-#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netlink/attr.h>
-#include <netlink/msg.h>
-#include <netlink/netlink.h>
-#include <netlink/route/link.h>
-#include <netlink/route/route.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,18 +19,18 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 
 /*
  * The user-mode helper that gives the sandbox egress without root: it reads
  * the sandbox's packets from a tap device and replays them as ordinary
- * sockets of the calling user on the host. slirp4netns where installed:
- * it moves bulk TCP many times faster than Debian 12's pasta here and
- * starts sooner (docs/network.md). To confine itself it becomes uid 0 in the user
- * namespace that owns the sandbox's network, which is why an egress
- * sandbox is set up in an outer namespace mapping 0 (userns.h). pasta is
- * the fallback. Both get the same fixed addresses (slirp's default
- * 10.0.2.0/24), so the policy does not depend on the helper.
+ * sockets of the calling user on the host. --net-helper picks one; "auto"
+ * takes slirp4netns where installed, which starts in about half pasta's
+ * time, and pasta otherwise, which moves bulk uploads about twice as fast
+ * (docs/network.md). To confine itself the helper becomes uid 0 in the
+ * user namespace that owns the sandbox's network, which is why an egress
+ * sandbox is set up in an outer namespace mapping 0 (userns.h). Both get
+ * the same fixed addresses (slirp's default 10.0.2.0/24), so the policy
+ * does not depend on the helper.
  *
  * Both are started with the same fds: 3 the write end of the ready pipe,
  * 4 the read end of the exit pipe, 5 the sandbox's network namespace.
@@ -56,7 +51,7 @@ struct helper {
 #define SR_NET_DNS	   "10.0.2.3" /* the helper's resolver, forwarding to the host's */
 #define SR_NET_RESOLV_CONF "nameserver " SR_NET_DNS "\noptions edns0\n"
 
-/* Ready ~3 ms (slirp4netns) or ~7 ms (pasta) after the fork: past this, broken. */
+/* Ready 3-14 ms (slirp4netns) or 7-32 ms (pasta) after the fork: past this, broken. */
 #define READY_TIMEOUT_MS 5000
 
 struct sr_net {
@@ -78,72 +73,6 @@ struct sr_net {
 	int exit_w; /* parent only: slirp4netns exits when this closes (even on SIGKILL) */
 	pid_t pid;
 };
-
-static void nl_socket_freep(struct nl_sock **s)
-{
-	if (*s)
-		nl_socket_free(*s);
-}
-
-static void rtnl_link_putp(struct rtnl_link **l)
-{
-	if (*l)
-		rtnl_link_put(*l);
-}
-
-static int nl_error(struct sr_error *err, int nlerr, const char *what)
-{
-	int code = nlerr == -NLE_PERM || nlerr == -NLE_NOACCESS ? -EPERM : -EIO;
-
-	return sr_error_msg(err, code, "%s: %s", what, nl_geterror(nlerr));
-}
-
-static int nl_open(struct nl_sock **ret, const char *what, struct sr_error *err)
-{
-	_cleanup_(nl_socket_freep) struct nl_sock *sk = nl_socket_alloc();
-	int r;
-
-	if (!sk)
-		return sr_error_errno(err, -ENOMEM, "%s", what);
-	r = nl_connect(sk, NETLINK_ROUTE);
-	if (r < 0)
-		return nl_error(err, r, what);
-	*ret = steal_pointer(&sk);
-	return 0;
-}
-
-/* A new network namespace has lo, down: even 127.0.0.1 fails until it is up. */
-static int loopback_up(struct sr_error *err)
-{
-	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-	_cleanup_(rtnl_link_putp) struct rtnl_link *lo = NULL;
-	_cleanup_(rtnl_link_putp) struct rtnl_link *change = rtnl_link_alloc();
-	int r;
-
-	if (!change)
-		return sr_error_errno(err, -ENOMEM, "bring up lo");
-	r = nl_open(&sk, "bring up lo", err);
-	if (r < 0)
-		return r;
-	r = rtnl_link_get_kernel(sk, 0, "lo", &lo);
-	if (r < 0)
-		return nl_error(err, r, "bring up lo");
-	rtnl_link_set_flags(change, IFF_UP);
-	r = rtnl_link_change(sk, lo, change, 0);
-	if (r < 0)
-		return nl_error(err, r, "bring up lo");
-	return 0;
-}
-
-static int remaining_ms(const struct timespec *deadline)
-{
-	struct timespec now;
-	long ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
-	return ms > 0 ? (int)ms : 0;
-}
 
 static int helper_gone(const struct sr_net *n, struct sr_error *err)
 {
@@ -179,82 +108,23 @@ static int wait_ready_fd(const struct sr_net *n, struct sr_error *err)
 	return 0;
 }
 
-static void nl_cache_freep(struct nl_cache **c)
-{
-	if (*c)
-		nl_cache_free(*c);
-}
-
-static void find_default(struct nl_object *o, void *arg)
-{
-	struct nl_addr *dst = rtnl_route_get_dst((struct rtnl_route *)o);
-
-	if (rtnl_route_get_table((struct rtnl_route *)o) == RT_TABLE_MAIN &&
-	    (!dst || nl_addr_get_prefixlen(dst) == 0))
-		*(bool *)arg = true;
-}
-
-static int has_default_route(struct nl_sock *sk, bool *ret, struct sr_error *err)
-{
-	_cleanup_(nl_cache_freep) struct nl_cache *routes = NULL;
-	bool found = false;
-	int r;
-
-	r = rtnl_route_alloc_cache(sk, AF_INET, 0, &routes);
-	if (r < 0)
-		return nl_error(err, r, "wait for the network: list routes");
-	nl_cache_foreach(routes, find_default, &found);
-	*ret = found;
-	return 0;
-}
-
 /*
  * pasta has no ready signal: it configures eth0 (link up, address, then
  * the default route, last) and goes on to its event loop, and its
  * daemonizing would cut it loose from sandbox-run. So the child watches
- * its own routing table: a route event wakes it up to look again, and
- * EOF on the ready pipe (pasta holds the write end and never writes)
- * means pasta died. Packets sent between the route appearing and pasta
- * reading its tap wait in the tap's queue.
+ * its own routing table, and EOF on the ready pipe (pasta holds the write
+ * end and never writes) means pasta died. Packets sent between the route
+ * appearing and pasta reading its tap wait in the tap's queue.
  */
 static int wait_default_route(const struct sr_net *n, struct sr_error *err)
 {
-	_cleanup_(nl_socket_freep) struct nl_sock *events = NULL;
-	_cleanup_(nl_socket_freep) struct nl_sock *query = NULL;
-	struct timespec deadline;
-	char buf[4096];
-	bool up;
-	int r;
+	int r = sr_link_wait_default_route(n->ready[0], READY_TIMEOUT_MS, err);
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += READY_TIMEOUT_MS / 1000;
-	if ((r = nl_open(&events, "wait for the network", err)) < 0 ||
-	    (r = nl_open(&query, "wait for the network", err)) < 0)
-		return r;
-	/* Subscribed before the first look, so no route is added unseen in between. */
-	r = nl_socket_add_membership(events, RTNLGRP_IPV4_ROUTE);
-	if (r < 0)
-		return nl_error(err, r, "wait for the network: netlink");
-	for (;;) {
-		struct pollfd p[] = {
-		    {.fd = nl_socket_get_fd(events), .events = POLLIN},
-		    {.fd = n->ready[0], .events = POLLIN},
-		};
-
-		r = has_default_route(query, &up, err);
-		if (r < 0 || up)
-			return r;
-		r = SR_RETRY(poll(p, SR_ARRAY_SIZE(p), remaining_ms(&deadline)));
-		if (r < 0)
-			return sr_error_errno(err, sr_negerrno(), "wait for %s", n->helper->name);
-		if (r == 0)
-			return not_ready(n, err);
-		if (p[1].revents)
-			return helper_gone(n, err);
-		/* Only a wake-up: what changed is read from the table. ENOBUFS too. */
-		while (recv(p[0].fd, buf, sizeof(buf), MSG_DONTWAIT) > 0 || errno == ENOBUFS)
-			;
-	}
+	if (r == -ECONNABORTED)
+		return helper_gone(n, err);
+	if (r == -ETIMEDOUT)
+		return not_ready(n, err);
+	return r;
 }
 
 /*
@@ -504,8 +374,8 @@ static int find_helper(enum sr_net_helper want, struct sr_net *n, struct sr_erro
 				    "(install one, or use --net none)");
 	if (r == -ENOENT)
 		return sr_error_msg(err, r,
-				    "--net-helper %s: %s is not in $PATH (install %s, or use "
-				    "--net-helper auto)",
+				    "network helper %s (--net-helper, [network] helper): %s is not in "
+				    "$PATH (install %s, or use auto)",
 				    n->helper->name, n->helper->name, n->helper->package);
 	if (r < 0)
 		return sr_error_errno(err, r, "%s%s", n->helper->name,
@@ -715,84 +585,38 @@ int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err)
 }
 
 /*
- * TCP on the sandbox's side of the helper. Both helpers terminate the
- * agent's connections and replay them from host sockets, which use the
- * host's congestion control on the real path; the sandbox's own TCP only
- * ever crosses the tap to the helper, microseconds long and lossless but
- * for one thing: pasta drops what its host socket cannot take at once
- * (EAGAIN) and leaves the sandbox to retransmit, and it answers no SACK.
- * The host's default congestion control (bbr, cubic) is wrong for that
- * hop: bbr keeps sending into pasta's drops and waits out 200 ms
- * retransmission timeouts, and both grow their window far slower than the
- * helper drains it. Measured on a 2-CPU VM, one stream to a test host
- * (docs/network.md): slirp4netns 2.4 -> 7 Gbit/s, pasta 0.3-1.2 -> 12-13
- * Gbit/s. So the default route, the only one through the helper, gets:
- *  - congctl reno: loss-based, no pacing, no delay heuristics, and always
- *    allowed in a non-initial network namespace;
- *  - rto_min 5 ms instead of 200 ms: a segment pasta dropped is sent again
- *    after 5 ms, not 200 (locked: TCP honours only a locked rto_min).
- *    Where pasta holds its ACKs until the remote end has the data, the
- *    RTO still follows the measured round trip (srtt + 4 rttvar; this is
- *    only its floor); a spurious retransmission costs a local copy that
- *    the helper discards.
- * Route metrics rather than sysctls: /proc/sys is read-only by now, and
- * a route metric applies to that route alone, not to loopback.
+ * TCP on the sandbox's side of the helper (docs/network.md). Both helpers
+ * terminate the agent's connections and replay them from host sockets,
+ * which run the host's congestion control over the real path; the
+ * sandbox's own TCP only crosses the tap to the helper, lossless but for
+ * one thing: pasta drops what its host socket cannot take at once
+ * (EAGAIN), answers no SACK, and leaves the sandbox to retransmit. The
+ * host's default congestion control is wrong for that hop: bbr keeps
+ * sending into pasta's drops and waits out 200 ms retransmission
+ * timeouts, and bbr and cubic grow their window far slower than
+ * slirp4netns drains it. So the default route, which carries everything
+ * but the helper's own 10.0.2.0/24, gets:
+ *  - congctl reno: loss-based, no pacing, no delay heuristics; a route
+ *    metric may name it in any network namespace;
+ *  - rto_min 5 ms (locked) instead of 200 ms: a segment pasta dropped is
+ *    sent again after 5 ms (rounded up to a jiffy). Where pasta holds its
+ *    ACKs until the remote end has the data, the timeout still follows the
+ *    measured round trip: Linux takes srtt plus the larger of 4 x rttvar
+ *    and rto_min. Recent kernels also cap the delayed-ACK timer below
+ *    rto_min, so the sandbox acknowledges sooner too.
+ * Route metrics rather than sysctls: /proc/sys is read-only by now, and a
+ * metric applies to that route alone, not to loopback.
  */
-#define HELPER_RTO_MIN_MS 5
-#define HELPER_CONGCTL	  "reno"
-
-static void nl_msg_freep(struct nl_msg **m)
-{
-	if (*m)
-		nlmsg_free(*m);
-}
-
-static int tune_default_route(struct sr_error *err)
-{
-	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-	_cleanup_(nl_msg_freep) struct nl_msg *msg = NULL;
-	struct rtmsg rtm = {
-	    .rtm_family = AF_INET,
-	    .rtm_table = RT_TABLE_MAIN,
-	    .rtm_protocol = RTPROT_BOOT,
-	    .rtm_scope = RT_SCOPE_UNIVERSE,
-	    .rtm_type = RTN_UNICAST,
-	};
-	struct in_addr gw;
-	struct nlattr *metrics;
-	unsigned ifindex;
-	int r;
-
-	ifindex = if_nametoindex(SR_NET_IFNAME);
-	if (ifindex == 0)
-		return sr_error_errno(err, sr_negerrno(), "tune the route: %s", SR_NET_IFNAME);
-	inet_pton(AF_INET, SR_NET_GATEWAY, &gw);
-	/* Replaces the helper's default route (same table, prefix, tos, priority). */
-	msg = nlmsg_alloc_simple(RTM_NEWROUTE,
-				 NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE);
-	if (!msg || nlmsg_append(msg, &rtm, sizeof(rtm), NLMSG_ALIGNTO) < 0 ||
-	    nla_put(msg, RTA_GATEWAY, sizeof(gw), &gw) < 0 ||
-	    nla_put_u32(msg, RTA_OIF, ifindex) < 0 ||
-	    !(metrics = nla_nest_start(msg, RTA_METRICS)) ||
-	    nla_put_u32(msg, RTAX_LOCK, 1u << RTAX_RTO_MIN) < 0 ||
-	    nla_put_u32(msg, RTAX_RTO_MIN, HELPER_RTO_MIN_MS) < 0 ||
-	    nla_put_string(msg, RTAX_CC_ALGO, HELPER_CONGCTL) < 0 || nla_nest_end(msg, metrics) < 0)
-		return sr_error_errno(err, -ENOMEM, "tune the route");
-	if ((r = nl_open(&sk, "tune the route", err)) < 0)
-		return r;
-	r = nl_send_auto(sk, msg);
-	if (r >= 0)
-		r = nl_wait_for_ack(sk);
-	if (r < 0)
-		return nl_error(err, r, "tune the route");
-	return 0;
-}
+static const struct sr_route_tuning helper_tuning = {
+    .congctl = "reno",
+    .rto_min_ms = 5,
+};
 
 int sr_net_child(const struct sr_net *n, struct sr_error *err)
 {
 	int r;
 
-	r = loopback_up(err);
+	r = sr_link_loopback_up(err);
 	if (r < 0 || n->mode != SR_NET_EGRESS)
 		return r;
 	/*
@@ -805,9 +629,14 @@ int sr_net_child(const struct sr_net *n, struct sr_error *err)
 		return r;
 	r = n->helper->wait_ready(n, err);
 	close(n->ready[0]);
-	if (r < 0)
-		return r;
-	return tune_default_route(err);
+	return r;
+}
+
+int sr_net_child_tune(const struct sr_net *n, struct sr_error *err)
+{
+	if (n->mode != SR_NET_EGRESS)
+		return 0;
+	return sr_link_tune_default_route(&helper_tuning, err);
 }
 
 int sr_net_child_fd(const struct sr_net *n)

@@ -23,8 +23,17 @@ int sr_net_prepare(const struct sr_config *c, uid_t host_uid, gid_t host_gid, st
 		   struct sr_error *err);
 /* Parent, after clone, before GO: connects the child's namespace to the outside. */
 int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err);
-/* Child, in the new network namespace, with CAP_NET_ADMIN there. */
+/*
+ * Child, in the new network namespace, with CAP_NET_ADMIN there: lo up,
+ * the policy installed, the helper's link up. Fails closed.
+ */
 int sr_net_child(const struct sr_net *n, struct sr_error *err);
+/*
+ * Child, after sr_net_child: tunes TCP on the helper's link. A matter of
+ * throughput, not of policy: the caller may report a failure as a
+ * warning and go on.
+ */
+int sr_net_child_tune(const struct sr_net *n, struct sr_error *err);
 /*
  * The one inherited fd the child must keep for sr_net_child (-1: none); it
  * must close every other, the write end of the helper's ready pipe among

@@ -43,3 +43,11 @@ void sr_msg_send_error(int fd, const struct sr_error *err)
 	snprintf(m.text, sizeof(m.text), "%s", err->msg);
 	(void)sr_msg_send(fd, &m);
 }
+
+void sr_msg_send_warning(int fd, const struct sr_error *err)
+{
+	struct sr_msg m = {.type = SR_MSG_WARNING, .code = err->code};
+
+	snprintf(m.text, sizeof(m.text), "%s", err->msg);
+	(void)sr_msg_send(fd, &m);
+}

@@ -10,6 +10,7 @@
  *   [1] uid/gid maps, cgroup, network
  *   GO -------------------------------> [2] mounts, pivot_root, network,
  *                                           hostname, caps, seccomp
+ *   <------------------------------- WARNING (any number, during [2])
  *                                       [3] forks the agent, which execs
  *   <------------------------------- EXEC (agent running) | ERROR
  *   waits, forwards signals, timeout
@@ -17,7 +18,9 @@
  *   wait4(PID 1): rusage of the whole tree
  *
  * ERROR carries the errno, the exit status to use (125/126/127) and the
- * message; the child exits right after sending it. EOF without EXIT means
+ * message; the child exits right after sending it. WARNING carries a
+ * message the supervisor prints, for a step that failed without making
+ * the sandbox any less safe (the set-up goes on). EOF without EXIT means
  * PID 1 died (killed, or sandbox-run's own timeout).
  */
 #pragma once
@@ -31,6 +34,7 @@ enum sr_msg_type {
 	SR_MSG_ERROR,
 	SR_MSG_EXEC,
 	SR_MSG_EXIT,
+	SR_MSG_WARNING,
 	_SR_MSG_TYPE_MAX,
 };
 
@@ -40,7 +44,7 @@ struct sr_msg {
 	int32_t status;		     /* ERROR: exit status; EXIT: the agent's wait status */
 	int32_t pid;		     /* EXEC: the agent's pid inside the sandbox */
 	int64_t value;		     /* EXIT: bytes used on the sandbox's disk, -1 unknown */
-	char text[SR_ERROR_MSG_MAX]; /* ERROR: the message */
+	char text[SR_ERROR_MSG_MAX]; /* ERROR, WARNING: the message */
 };
 
 int sr_msg_send(int fd, const struct sr_msg *m);
@@ -48,3 +52,5 @@ int sr_msg_send(int fd, const struct sr_msg *m);
 int sr_msg_recv(int fd, struct sr_msg *ret);
 /* Sends err as an ERROR message (best effort: the caller exits next). */
 void sr_msg_send_error(int fd, const struct sr_error *err);
+/* Sends err's message as a WARNING (best effort: a lost warning changes nothing). */
+void sr_msg_send_warning(int fd, const struct sr_error *err);

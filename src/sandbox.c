@@ -101,7 +101,14 @@ static int step_mounts(struct sr_plan *p, struct sr_error *err)
 
 static int step_network(struct sr_plan *p, struct sr_error *err)
 {
-	return sr_net_child(p->net, err);
+	struct sr_error tuning = {0};
+	int r = sr_net_child(p->net, err);
+
+	if (r < 0)
+		return r;
+	if (sr_net_child_tune(p->net, &tuning) < 0)
+		sr_msg_send_warning(p->sock, &tuning);
+	return 0;
 }
 
 static int step_hostname(struct sr_plan *p, struct sr_error *err)
@@ -146,9 +153,9 @@ static const struct {
 	const char *name;
 	int (*run)(struct sr_plan *p, struct sr_error *err);
 } steps[] = {
-    {"sources", step_sources},	 {"user ids", step_user},     {"filesystem", step_mounts},
-    {"network", step_network},	 {"hostname", step_hostname}, {"inner user ids", step_inner_user},
-    {"limits", step_limits},	 {"capabilities", step_caps}, {"seccomp", step_seccomp},
+    {"sources", step_sources}, {"user ids", step_user},	    {"filesystem", step_mounts},
+    {"network", step_network}, {"hostname", step_hostname}, {"inner user ids", step_inner_user},
+    {"limits", step_limits},   {"capabilities", step_caps}, {"seccomp", step_seccomp},
 };
 
 /*

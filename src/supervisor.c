@@ -257,6 +257,9 @@ static void on_message(struct run *run)
 		run->child_err.status = m.status;
 		sr_error_msg(&run->child_err, m.code, "%s", m.text);
 		break;
+	case SR_MSG_WARNING:
+		sr_warn("%s", m.text);
+		break;
 	case SR_MSG_EXIT:
 		run->exit_seen = true;
 		run->agent_status = m.status;

@@ -273,7 +273,7 @@ t_helper_choice() {
 	with_path "$bin" sr --net-helper slirp4netns --net egress -- true
 	assert_eq "--net-helper slirp4netns without it: refused (125)" 125 "$rc"
 	assert_match "saying what to install" \
-		"slirp4netns is not in \\\$PATH \(install slirp4netns, or use --net-helper auto\)" "$errout"
+		"slirp4netns is not in \\\$PATH \(install slirp4netns, or use auto\)" "$errout"
 }
 
 # A root caller's helper runs as the sandbox's unprivileged id: what it
@@ -294,11 +294,16 @@ t_helper_out_of_reach() {
 }
 
 # The default route through the helper carries the link's TCP tuning
-# (src/net.c: tune_default_route), whichever helper made it.
+# (src/link.c), whichever helper made it, and it is the only default
+# route; the agent cannot change it.
 t_helper_route() {
-	local bin="$SR_TMP/pasta-only" want='^default via 10\.0\.2\.2 dev eth0 .*rto_min lock 5ms congctl reno $'
-	sr --net egress -- ip -4 route show default
-	assert_match "the default route via the helper: rto_min 5 ms (locked), reno" "$want" "$out"
+	local bin="$SR_TMP/pasta-only" want
+	want='default via 10.0.2.2 dev eth0 rto_min lock 5ms congctl reno '
+	sr --net egress -- sh -c 'ip -4 route show default; ip route replace default via 10.0.2.2 dev eth0 2>&1; ip -4 route show default'
+	assert_eq "one default route via the helper: rto_min 5 ms (locked), reno" "$want" \
+		"$(sed -n 1p <<<"$out")"
+	assert_match "the agent may not replace it" "Operation not permitted" "$(sed -n 2p <<<"$out")"
+	assert_eq "and it is unchanged after the attempt" "$want" "$(sed -n '3,$p' <<<"$out")"
 	if ! command -v pasta >/dev/null; then
 		skip "the same with pasta" "pasta is not installed"
 		return
@@ -306,7 +311,7 @@ t_helper_route() {
 	mkdir -p "$bin"
 	ln -sf "$(command -v pasta)" "$bin/pasta"
 	with_path "$bin" sr --net egress -- ip -4 route show default
-	assert_match "the same with pasta" "$want" "$out"
+	assert_eq "the same with pasta" "$want" "$out"
 }
 
 t_none() {

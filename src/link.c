@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+#include "link.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/route.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+static void nl_socket_freep(struct nl_sock **s)
+{
+	if (*s)
+		nl_socket_free(*s);
+}
+
+static void rtnl_link_putp(struct rtnl_link **l)
+{
+	if (*l)
+		rtnl_link_put(*l);
+}
+
+static void nl_cache_freep(struct nl_cache **c)
+{
+	if (*c)
+		nl_cache_free(*c);
+}
+
+static void nl_msg_freep(struct nl_msg **m)
+{
+	if (*m)
+		nlmsg_free(*m);
+}
+
+/* libnl's error codes, back to the errno the kernel (mostly) said. */
+static int nl_errno(int nlerr)
+{
+	static const struct {
+		int nl, err;
+	} map[] = {
+	    {NLE_NOMEM, ENOMEM}, {NLE_EXIST, EEXIST},	      {NLE_INVAL, EINVAL},
+	    {NLE_RANGE, ERANGE}, {NLE_OPNOTSUPP, EOPNOTSUPP}, {NLE_OBJ_NOTFOUND, ENOENT},
+	    {NLE_NODEV, ENODEV}, {NLE_PERM, EPERM},	      {NLE_NOACCESS, EACCES},
+	    {NLE_BUSY, EBUSY},	 {NLE_AGAIN, EAGAIN},	      {NLE_INTR, EINTR},
+	};
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(map); i++)
+		if (-nlerr == map[i].nl)
+			return -map[i].err;
+	return -EIO;
+}
+
+static int nl_error(struct sr_error *err, int nlerr, const char *what)
+{
+	return sr_error_msg(err, nl_errno(nlerr), "%s: %s", what, nl_geterror(nlerr));
+}
+
+static int nl_open(struct nl_sock **ret, const char *what, struct sr_error *err)
+{
+	_cleanup_(nl_socket_freep) struct nl_sock *sk = nl_socket_alloc();
+	int r;
+
+	if (!sk)
+		return sr_error_errno(err, -ENOMEM, "%s", what);
+	r = nl_connect(sk, NETLINK_ROUTE);
+	if (r < 0)
+		return nl_error(err, r, what);
+	*ret = steal_pointer(&sk);
+	return 0;
+}
+
+int sr_link_loopback_up(struct sr_error *err)
+{
+	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+	_cleanup_(rtnl_link_putp) struct rtnl_link *lo = NULL;
+	_cleanup_(rtnl_link_putp) struct rtnl_link *change = rtnl_link_alloc();
+	int r;
+
+	if (!change)
+		return sr_error_errno(err, -ENOMEM, "bring up lo");
+	r = nl_open(&sk, "bring up lo", err);
+	if (r < 0)
+		return r;
+	r = rtnl_link_get_kernel(sk, 0, "lo", &lo);
+	if (r < 0)
+		return nl_error(err, r, "bring up lo");
+	rtnl_link_set_flags(change, IFF_UP);
+	r = rtnl_link_change(sk, lo, change, 0);
+	if (r < 0)
+		return nl_error(err, r, "bring up lo");
+	return 0;
+}
+
+static bool is_default(struct rtnl_route *r)
+{
+	struct nl_addr *dst = rtnl_route_get_dst(r);
+
+	return rtnl_route_get_table(r) == RT_TABLE_MAIN &&
+	       (!dst || nl_addr_get_prefixlen(dst) == 0);
+}
+
+struct defaults {
+	size_t n;
+	struct rtnl_route *first; /* borrowed from the cache */
+};
+
+static void count_default(struct nl_object *o, void *arg)
+{
+	struct defaults *d = arg;
+
+	if (!is_default((struct rtnl_route *)o))
+		return;
+	if (d->n++ == 0)
+		d->first = (struct rtnl_route *)o;
+}
+
+static int list_defaults(struct nl_sock *sk, struct nl_cache **ret_cache, struct defaults *ret,
+			 const char *what, struct sr_error *err)
+{
+	_cleanup_(nl_cache_freep) struct nl_cache *routes = NULL;
+	struct defaults d = {0};
+	int r;
+
+	r = rtnl_route_alloc_cache(sk, AF_INET, 0, &routes);
+	if (r < 0)
+		return nl_error(err, r, what);
+	nl_cache_foreach(routes, count_default, &d);
+	*ret_cache = steal_pointer(&routes);
+	*ret = d;
+	return 0;
+}
+
+static int remaining_ms(const struct timespec *deadline)
+{
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
+
+int sr_link_wait_default_route(int watch_fd, int timeout_ms, struct sr_error *err)
+{
+	const char *what = "wait for the default route";
+	_cleanup_(nl_socket_freep) struct nl_sock *events = NULL;
+	_cleanup_(nl_socket_freep) struct nl_sock *query = NULL;
+	struct timespec deadline;
+	char buf[4096];
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if ((r = nl_open(&events, what, err)) < 0 || (r = nl_open(&query, what, err)) < 0)
+		return r;
+	/* Subscribed before the first look, so no route is added unseen in between. */
+	r = nl_socket_add_membership(events, RTNLGRP_IPV4_ROUTE);
+	if (r < 0)
+		return nl_error(err, r, what);
+	for (;;) {
+		_cleanup_(nl_cache_freep) struct nl_cache *routes = NULL;
+		struct pollfd p[] = {
+		    {.fd = nl_socket_get_fd(events), .events = POLLIN},
+		    {.fd = watch_fd, .events = POLLIN},
+		};
+		struct defaults d;
+
+		r = list_defaults(query, &routes, &d, what, err);
+		if (r < 0 || d.n > 0)
+			return r;
+		r = SR_RETRY(poll(p, SR_ARRAY_SIZE(p), remaining_ms(&deadline)));
+		if (r < 0)
+			return sr_error_errno(err, sr_negerrno(), "%s", what);
+		if (r == 0)
+			return sr_error_msg(err, -ETIMEDOUT, "no default route after %d ms",
+					    timeout_ms);
+		if (p[1].revents)
+			return sr_error_msg(err, -ECONNABORTED, "%s: the helper is gone", what);
+		/* Only a wake-up: what changed is read from the table. ENOBUFS too. */
+		while (recv(p[0].fd, buf, sizeof(buf), MSG_DONTWAIT) > 0 || errno == ENOBUFS)
+			;
+	}
+}
+
+/* The next hop's fields, which a single-path IPv4 route carries at its top level. */
+static int put_next_hop(struct nl_msg *msg, struct rtnl_route *r, struct rtmsg *rtm)
+{
+	struct rtnl_nexthop *nh = rtnl_route_nexthop_n(r, 0);
+	struct nl_addr *gw;
+
+	if (rtnl_route_get_nnexthops(r) != 1 || !nh)
+		return -EINVAL;
+	rtm->rtm_flags |= rtnl_route_nh_get_flags(nh) & RTNH_F_ONLINK;
+	gw = rtnl_route_nh_get_gateway(nh);
+	if (gw && nla_put_addr(msg, RTA_GATEWAY, gw) < 0)
+		return -ENOMEM;
+	if (rtnl_route_nh_get_ifindex(nh) > 0 &&
+	    nla_put_u32(msg, RTA_OIF, (uint32_t)rtnl_route_nh_get_ifindex(nh)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* r's metrics but those the tuning sets, then the tuning's. */
+static int put_metrics(struct nl_msg *msg, struct rtnl_route *r, const struct sr_route_tuning *t)
+{
+	struct nlattr *nest = nla_nest_start(msg, RTA_METRICS);
+	uint32_t lock = 0, v;
+
+	if (!nest)
+		return -ENOMEM;
+	(void)rtnl_route_get_metric(r, RTAX_LOCK, &lock);
+	for (int m = 1; m <= RTAX_MAX; m++) {
+		/* RTAX_CC_ALGO: libnl keeps the kernel's key, not the name it needs back. */
+		if (m == RTAX_LOCK || m == RTAX_RTO_MIN || m == RTAX_CC_ALGO)
+			continue;
+		if (rtnl_route_get_metric(r, m, &v) == 0 && nla_put_u32(msg, m, v) < 0)
+			return -ENOMEM;
+	}
+	/* TCP honours rto_min only when it is locked (tcp_rto_min()). */
+	if (nla_put_u32(msg, RTAX_LOCK, lock | 1u << RTAX_RTO_MIN) < 0 ||
+	    nla_put_u32(msg, RTAX_RTO_MIN, t->rto_min_ms) < 0 ||
+	    nla_put_string(msg, RTAX_CC_ALGO, t->congctl) < 0)
+		return -ENOMEM;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+int sr_link_route_tuning_msg(struct rtnl_route *r, const struct sr_route_tuning *t,
+			     struct nl_msg **ret)
+{
+	_cleanup_(nl_msg_freep) struct nl_msg *msg = NULL;
+	struct nl_addr *dst = rtnl_route_get_dst(r), *src = rtnl_route_get_pref_src(r);
+	uint32_t table = rtnl_route_get_table(r);
+	struct rtmsg rtm = {
+	    .rtm_family = (unsigned char)rtnl_route_get_family(r),
+	    .rtm_dst_len = dst ? (unsigned char)nl_addr_get_prefixlen(dst) : 0,
+	    .rtm_tos = rtnl_route_get_tos(r),
+	    .rtm_table = table < 256 ? (unsigned char)table : RT_TABLE_UNSPEC,
+	    .rtm_protocol = rtnl_route_get_protocol(r),
+	    .rtm_scope = rtnl_route_get_scope(r),
+	    .rtm_type = rtnl_route_get_type(r),
+	};
+	struct nlmsghdr *hdr;
+	int k;
+
+	msg = nlmsg_alloc_simple(RTM_NEWROUTE, NLM_F_REQUEST | NLM_F_ACK | NLM_F_REPLACE);
+	if (!msg || nlmsg_reserve(msg, sizeof(rtm), NLMSG_ALIGNTO) == NULL)
+		return -ENOMEM;
+	if (dst && nl_addr_get_prefixlen(dst) > 0 && nla_put_addr(msg, RTA_DST, dst) < 0)
+		return -ENOMEM;
+	if (nla_put_u32(msg, RTA_TABLE, table) < 0 ||
+	    nla_put_u32(msg, RTA_PRIORITY, rtnl_route_get_priority(r)) < 0 ||
+	    (src && nla_put_addr(msg, RTA_PREFSRC, src) < 0))
+		return -ENOMEM;
+	k = put_next_hop(msg, r, &rtm);
+	if (k < 0)
+		return k;
+	k = put_metrics(msg, r, t);
+	if (k < 0)
+		return k;
+	/* The header last: put_next_hop() sets its flags. */
+	hdr = nlmsg_hdr(msg);
+	memcpy(nlmsg_data(hdr), &rtm, sizeof(rtm));
+	*ret = steal_pointer(&msg);
+	return 0;
+}
+
+int sr_link_tune_default_route(const struct sr_route_tuning *t, struct sr_error *err)
+{
+	const char *what = "tune the default route";
+	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+	_cleanup_(nl_cache_freep) struct nl_cache *routes = NULL;
+	_cleanup_(nl_msg_freep) struct nl_msg *msg = NULL;
+	struct defaults d;
+	int r;
+
+	if ((r = nl_open(&sk, what, err)) < 0 ||
+	    (r = list_defaults(sk, &routes, &d, what, err)) < 0)
+		return r;
+	if (d.n != 1)
+		return sr_error_msg(err, -EINVAL, "%s: expected one, found %zu", what, d.n);
+	r = sr_link_route_tuning_msg(d.first, t, &msg);
+	if (r == -EINVAL)
+		return sr_error_msg(err, r, "%s: it has several next hops", what);
+	if (r < 0)
+		return sr_error_errno(err, r, "%s", what);
+	r = nl_send_auto(sk, msg);
+	if (r >= 0)
+		r = nl_wait_for_ack(sk);
+	if (r < 0)
+		return nl_error(err, r, what);
+	return 0;
+}

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+#include "link.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/route.h>
+#include <sched.h>
+#include <sys/wait.h>
+
+static const struct sr_route_tuning tuning = {.congctl = "reno", .rto_min_ms = 5};
+
+/* A default route via 10.0.2.2 on ifindex 7, as a helper makes it, plus what a newer one might add.
+ */
+static struct rtnl_route *helper_route(unsigned n_hops)
+{
+	struct rtnl_route *r = rtnl_route_alloc();
+	struct nl_addr *dst = NULL, *gw = NULL, *src = NULL;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(nl_addr_parse("0.0.0.0/0", AF_INET, &dst), 0);
+	ck_assert_int_eq(nl_addr_parse("10.0.2.2", AF_INET, &gw), 0);
+	ck_assert_int_eq(nl_addr_parse("10.0.2.100", AF_INET, &src), 0);
+	rtnl_route_set_family(r, AF_INET);
+	ck_assert_int_eq(rtnl_route_set_dst(r, dst), 0);
+	rtnl_route_set_table(r, RT_TABLE_MAIN);
+	rtnl_route_set_priority(r, 100);
+	rtnl_route_set_protocol(r, RTPROT_BOOT);
+	rtnl_route_set_scope(r, RT_SCOPE_UNIVERSE);
+	rtnl_route_set_type(r, RTN_UNICAST);
+	ck_assert_int_eq(rtnl_route_set_pref_src(r, src), 0);
+	ck_assert_int_eq(rtnl_route_set_metric(r, RTAX_MTU, 1400), 0);
+	ck_assert_int_eq(rtnl_route_set_metric(r, RTAX_LOCK, 1u << RTAX_MTU), 0);
+	for (unsigned i = 0; i < n_hops; i++) {
+		struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
+
+		ck_assert_ptr_nonnull(nh);
+		rtnl_route_nh_set_ifindex(nh, 7 + (int)i);
+		rtnl_route_nh_set_gateway(nh, gw);
+		rtnl_route_nh_set_flags(nh, RTNH_F_ONLINK);
+		rtnl_route_add_nexthop(r, nh);
+	}
+	nl_addr_put(dst);
+	nl_addr_put(gw);
+	nl_addr_put(src);
+	return r;
+}
+
+START_TEST(test_tuning_message)
+{
+	struct rtnl_route *r = helper_route(1);
+	struct nlattr *tb[RTA_MAX + 1], *mx[RTAX_MAX + 1];
+	struct nl_msg *msg = NULL;
+	struct nlmsghdr *hdr;
+	struct rtmsg *rtm;
+	struct in_addr a;
+
+	ck_assert_int_eq(sr_link_route_tuning_msg(r, &tuning, &msg), 0);
+	hdr = nlmsg_hdr(msg);
+	ck_assert_int_eq(hdr->nlmsg_type, RTM_NEWROUTE);
+	/* Replaces the route or fails: never a second default route. */
+	ck_assert(hdr->nlmsg_flags & NLM_F_REPLACE);
+	ck_assert(!(hdr->nlmsg_flags & NLM_F_CREATE));
+	rtm = nlmsg_data(hdr);
+	ck_assert_int_eq(rtm->rtm_family, AF_INET);
+	ck_assert_int_eq(rtm->rtm_dst_len, 0);
+	ck_assert_int_eq(rtm->rtm_table, RT_TABLE_MAIN);
+	ck_assert_int_eq(rtm->rtm_protocol, RTPROT_BOOT);
+	ck_assert_int_eq(rtm->rtm_type, RTN_UNICAST);
+	ck_assert(rtm->rtm_flags & RTNH_F_ONLINK);
+
+	ck_assert_int_eq(nlmsg_parse(hdr, sizeof(*rtm), tb, RTA_MAX, NULL), 0);
+	ck_assert_ptr_null(tb[RTA_DST]);
+	ck_assert_uint_eq(nla_get_u32(tb[RTA_TABLE]), RT_TABLE_MAIN);
+	ck_assert_uint_eq(nla_get_u32(tb[RTA_PRIORITY]), 100);
+	ck_assert_uint_eq(nla_get_u32(tb[RTA_OIF]), 7);
+	memcpy(&a, nla_data(tb[RTA_GATEWAY]), sizeof(a));
+	ck_assert_str_eq(inet_ntoa(a), "10.0.2.2");
+	memcpy(&a, nla_data(tb[RTA_PREFSRC]), sizeof(a));
+	ck_assert_str_eq(inet_ntoa(a), "10.0.2.100");
+
+	ck_assert_ptr_nonnull(tb[RTA_METRICS]);
+	ck_assert_int_eq(nla_parse_nested(mx, RTAX_MAX, tb[RTA_METRICS], NULL), 0);
+	ck_assert_uint_eq(nla_get_u32(mx[RTAX_RTO_MIN]), 5);
+	ck_assert_str_eq(nla_get_string(mx[RTAX_CC_ALGO]), "reno");
+	/* rto_min locked (TCP ignores it otherwise), and the route's own lock and metric kept. */
+	ck_assert_uint_eq(nla_get_u32(mx[RTAX_LOCK]), 1u << RTAX_RTO_MIN | 1u << RTAX_MTU);
+	ck_assert_uint_eq(nla_get_u32(mx[RTAX_MTU]), 1400);
+	nlmsg_free(msg);
+	rtnl_route_put(r);
+}
+END_TEST
+
+START_TEST(test_tuning_refuses_multipath)
+{
+	struct rtnl_route *r = helper_route(2);
+	struct nl_msg *msg = NULL;
+
+	ck_assert_int_eq(sr_link_route_tuning_msg(r, &tuning, &msg), -EINVAL);
+	ck_assert_ptr_null(msg);
+	rtnl_route_put(r);
+	r = helper_route(0);
+	ck_assert_int_eq(sr_link_route_tuning_msg(r, &tuning, &msg), -EINVAL);
+	rtnl_route_put(r);
+}
+END_TEST
+
+/* ---- against the kernel, in a network namespace of the test's own ---- */
+
+/* Runs fn in a child in a new user and network namespace; its message (if any) fails the test. */
+static void in_netns(void (*fn)(int fd))
+{
+	int pipefd[2], status;
+	char msg[4096] = "";
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(pipefd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(pipefd[0]);
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
+			dprintf(pipefd[1], "unshare(CLONE_NEWUSER|CLONE_NEWNET): %s",
+				strerror(errno));
+			_exit(1);
+		}
+		fn(pipefd[1]);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	n = read(pipefd[0], msg, sizeof(msg) - 1);
+	msg[n > 0 ? n : 0] = '\0';
+	close(pipefd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0 && msg[0] == '\0', "%s", msg);
+}
+
+#define FAIL_IF(fd, cond, ...)                    \
+	do {                                      \
+		if (cond) {                       \
+			dprintf(fd, __VA_ARGS__); \
+			_exit(1);                 \
+		}                                 \
+	} while (0)
+
+/* "default dev lo metric PRIO": the child's stand-in for a helper's route. */
+static int add_default(struct nl_sock *sk, uint32_t prio)
+{
+	struct rtnl_route *r = rtnl_route_alloc();
+	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
+	struct nl_addr *dst = NULL;
+	int k;
+
+	nl_addr_parse("0.0.0.0/0", AF_INET, &dst);
+	rtnl_route_set_family(r, AF_INET);
+	rtnl_route_set_dst(r, dst);
+	rtnl_route_set_table(r, RT_TABLE_MAIN);
+	rtnl_route_set_scope(r, RT_SCOPE_LINK);
+	rtnl_route_set_priority(r, prio);
+	rtnl_route_nh_set_ifindex(nh, (int)if_nametoindex("lo"));
+	rtnl_route_add_nexthop(r, nh);
+	k = rtnl_route_add(sk, r, NLM_F_CREATE | NLM_F_EXCL);
+	nl_addr_put(dst);
+	rtnl_route_put(r);
+	return k;
+}
+
+struct seen {
+	int n;
+	uint32_t rto_min, lock, cc;
+};
+
+static void look(struct nl_object *o, void *arg)
+{
+	struct rtnl_route *r = (struct rtnl_route *)o;
+	struct seen *s = arg;
+
+	if (rtnl_route_get_table(r) != RT_TABLE_MAIN ||
+	    nl_addr_get_prefixlen(rtnl_route_get_dst(r)) != 0)
+		return;
+	s->n++;
+	rtnl_route_get_metric(r, RTAX_RTO_MIN, &s->rto_min);
+	rtnl_route_get_metric(r, RTAX_LOCK, &s->lock);
+	rtnl_route_get_metric(r, RTAX_CC_ALGO, &s->cc);
+}
+
+static struct seen defaults(struct nl_sock *sk, int fd)
+{
+	struct nl_cache *c = NULL;
+	struct seen s = {0};
+
+	FAIL_IF(fd, rtnl_route_alloc_cache(sk, AF_INET, 0, &c) < 0, "list routes");
+	nl_cache_foreach(c, look, &s);
+	nl_cache_free(c);
+	return s;
+}
+
+static void tune_in_kernel(int fd)
+{
+	struct sr_error err = {0};
+	struct nl_sock *sk = nl_socket_alloc();
+	struct seen s;
+	int pipefd[2];
+
+	FAIL_IF(fd, sr_link_loopback_up(&err) < 0, "loopback: %s", err.msg);
+	FAIL_IF(fd, nl_connect(sk, NETLINK_ROUTE) < 0, "netlink");
+
+	/* No route yet: the watched fd's EOF, then a timeout, end the wait. */
+	FAIL_IF(fd, pipe(pipefd) < 0, "pipe");
+	close(pipefd[1]);
+	FAIL_IF(fd, sr_link_wait_default_route(pipefd[0], 2000, &err) != -ECONNABORTED,
+		"wait: helper gone: %s", err.msg);
+	close(pipefd[0]);
+	FAIL_IF(fd, pipe(pipefd) < 0, "pipe");
+	FAIL_IF(fd, sr_link_wait_default_route(pipefd[0], 50, &err) != -ETIMEDOUT,
+		"wait: timeout: %s", err.msg);
+	FAIL_IF(fd, sr_link_tune_default_route(&tuning, &err) != -EINVAL,
+		"tuning no route must fail");
+
+	/* A helper's route with a priority: replaced in place, not doubled. */
+	FAIL_IF(fd, add_default(sk, 100) < 0, "add the default route");
+	FAIL_IF(fd, sr_link_wait_default_route(pipefd[0], 2000, &err) != 0, "wait: %s", err.msg);
+	FAIL_IF(fd, sr_link_tune_default_route(&tuning, &err) < 0, "tune: %s", err.msg);
+	s = defaults(sk, fd);
+	FAIL_IF(fd, s.n != 1, "%d default routes after tuning", s.n);
+	FAIL_IF(fd, s.rto_min != 5 || !(s.lock & 1u << RTAX_RTO_MIN) || s.cc == 0,
+		"metrics: rto_min %u lock %#x cc %u", s.rto_min, s.lock, s.cc);
+
+	/* Two default routes: which one the helper meant is unknown, so neither is touched. */
+	FAIL_IF(fd, add_default(sk, 200) < 0, "add a second default route");
+	FAIL_IF(fd,
+		sr_link_tune_default_route(&tuning, &err) != -EINVAL ||
+		    !strstr(err.msg, "expected one, found 2"),
+		"two routes: %s", err.msg);
+	nl_socket_free(sk);
+}
+
+START_TEST(test_tune_in_kernel)
+{
+	in_netns(tune_in_kernel);
+}
+END_TEST
+
+static Suite *link_suite(void)
+{
+	Suite *s = suite_create("link");
+	TCase *tc = tcase_create("route tuning");
+
+	tcase_add_test(tc, test_tuning_message);
+	tcase_add_test(tc, test_tuning_refuses_multipath);
+	tcase_add_test(tc, test_tune_in_kernel);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(link_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
