@@ -326,6 +326,11 @@ START_TEST(test_usage_errors)
 					    "digits and '_', not starting with a digit)");
 	sr_config_free(&run.c);
 
+	PARSE(&run, "--net-helper", "vde", "a");
+	ck_assert_str_eq(parse_error(&run), "option --net-helper: bad network helper 'vde' (use "
+					    "auto, slirp4netns or pasta)");
+	sr_config_free(&run.c);
+
 	PARSE(&run, "--allow", "10.1.0.0/8", "a");
 	ck_assert_str_eq(parse_error(&run), "option --allow: '10.1.0.0/8' has host bits set (did "
 					    "you mean 10.0.0.0/8?)");
