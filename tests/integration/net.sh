@@ -304,6 +304,18 @@ t_helper_route() {
 		"$(sed -n 1p <<<"$out")"
 	assert_match "the agent may not replace it" "Operation not permitted" "$(sed -n 2p <<<"$out")"
 	assert_eq "and it is unchanged after the attempt" "$want" "$(sed -n '3,$p' <<<"$out")"
+	# What a connection through it gets: reno, and a timeout far below 200 ms.
+	sr --net egress --allow "$REMOTE" -- python3 -c "
+import socket, struct
+s = socket.create_connection(('$REMOTE', $PORT), 5)
+s.sendall(b'GET / HTTP/1.0\r\n\r\n')
+while s.recv(65536):
+    pass
+cc = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b'\0').decode()
+rto = struct.unpack_from('I', s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104), 8)[0]
+print(cc, 'rto<100ms' if rto < 100000 else 'rto=%dus' % rto)"
+	assert_eq "a connection through the helper uses reno, retransmits within 100 ms" \
+		"reno rto<100ms" "$out"
 	if ! command -v pasta >/dev/null; then
 		skip "the same with pasta" "pasta is not installed"
 		return
