@@ -47,6 +47,11 @@ static const char *const points[] = {
     "child agent forked",
 };
 
+/* What SANDBOX_RUN_TEST_FAIL may name: steps whose failure is not fatal. */
+static const char *const fail_names[] = {
+    "network tuning",
+};
+
 /* The wanted point's number, 0 when the variable is unset, -1 when it names none. */
 static int wanted(void)
 {
@@ -68,12 +73,27 @@ static int wanted(void)
 
 int sr_fault_validate(struct sr_error *err)
 {
+	const char *fail = getenv(SR_FAULT_FAIL_ENV);
+	bool known = !fail || !*fail;
+
 	if (wanted() < 0)
 		return sr_error_msg(err, -EINVAL,
 				    "%s: no fault point '%s' (a number 1-%zu or a name from "
 				    "src/fault.c)",
 				    SR_FAULT_ENV, getenv(SR_FAULT_ENV), SR_ARRAY_SIZE(points));
+	for (size_t i = 0; i < SR_ARRAY_SIZE(fail_names) && !known; i++)
+		known = strcmp(fail, fail_names[i]) == 0;
+	if (!known)
+		return sr_error_msg(err, -EINVAL, "%s: no step '%s' to fail (see src/fault.c)",
+				    SR_FAULT_FAIL_ENV, fail);
 	return 0;
+}
+
+bool sr_fault_fail(const char *name)
+{
+	const char *fail = getenv(SR_FAULT_FAIL_ENV);
+
+	return fail && strcmp(fail, name) == 0;
 }
 
 void sr_fault_point(const char *side, const char *what)

@@ -20,7 +20,15 @@
 
 #include "log.h"
 
+#include <stdbool.h>
+
 #define SR_FAULT_ENV "SANDBOX_RUN_TEST_STOP_AT"
+/*
+ * SANDBOX_RUN_TEST_FAIL=<name> makes the step of that name (fail_names in
+ * fault.c) fail as if the kernel had refused it: for the steps whose
+ * failure is not fatal, so a test can see the run go on and say so.
+ */
+#define SR_FAULT_FAIL_ENV "SANDBOX_RUN_TEST_FAIL"
 
 #ifdef SR_FAULT_INJECTION
 /* Refuses a value that names no point, so a test cannot silently stop nowhere. */
@@ -29,6 +37,8 @@ int sr_fault_validate(struct sr_error *err);
 void sr_fault_point(const char *side, const char *what);
 /* The child's point "child WHEN STEP" around each entry of sandbox.c's steps[]. */
 void sr_fault_step(const char *when, const char *step);
+/* Whether the variable asks step `name` to fail. */
+bool sr_fault_fail(const char *name);
 #else
 static inline int sr_fault_validate(struct sr_error *err)
 {
@@ -41,5 +51,10 @@ static inline void sr_fault_point(const char *side, const char *what)
 
 static inline void sr_fault_step(const char *when, const char *step)
 {
+}
+
+static inline bool sr_fault_fail(const char *name)
+{
+	return false;
 }
 #endif

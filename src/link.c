@@ -2,7 +2,6 @@
 #include "link.h"
 #include "util.h"
 
-#include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netlink/attr.h>
@@ -189,7 +188,11 @@ int sr_link_wait_default_route(int watch_fd, int timeout_ms, struct sr_error *er
 	}
 }
 
-/* The next hop's fields, which a single-path IPv4 route carries at its top level. */
+/*
+ * The next hop's fields, which a single-path IPv4 route carries at its top
+ * level. A gateway of another family (RTA_VIA) or an encapsulation would
+ * not survive the copy: refused rather than changed.
+ */
 static int put_next_hop(struct nl_msg *msg, struct rtnl_route *r, struct rtmsg *rtm)
 {
 	struct rtnl_nexthop *nh = rtnl_route_nexthop_n(r, 0);
@@ -197,6 +200,11 @@ static int put_next_hop(struct nl_msg *msg, struct rtnl_route *r, struct rtmsg *
 
 	if (rtnl_route_get_nnexthops(r) != 1 || !nh)
 		return -EINVAL;
+	if (rtnl_route_nh_get_via(nh) || rtnl_route_nh_get_encap_mpls_dst(nh))
+		return -EOPNOTSUPP;
+	if (rtnl_route_nh_get_realms(nh) &&
+	    nla_put_u32(msg, RTA_FLOW, rtnl_route_nh_get_realms(nh)) < 0)
+		return -ENOMEM;
 	rtm->rtm_flags |= rtnl_route_nh_get_flags(nh) & RTNH_F_ONLINK;
 	gw = rtnl_route_nh_get_gateway(nh);
 	if (gw && nla_put_addr(msg, RTA_GATEWAY, gw) < 0)
@@ -217,7 +225,7 @@ static int put_metrics(struct nl_msg *msg, struct rtnl_route *r, const struct sr
 		return -ENOMEM;
 	(void)rtnl_route_get_metric(r, RTAX_LOCK, &lock);
 	for (int m = 1; m <= RTAX_MAX; m++) {
-		/* RTAX_CC_ALGO: libnl keeps the kernel's key, not the name it needs back. */
+		/* RTAX_CC_ALGO is a name, which libnl reads as a number: not copyable. */
 		if (m == RTAX_LOCK || m == RTAX_RTO_MIN || m == RTAX_CC_ALGO)
 			continue;
 		if (rtnl_route_get_metric(r, m, &v) == 0 && nla_put_u32(msg, m, v) < 0)
@@ -288,7 +296,10 @@ int sr_link_tune_default_route(const struct sr_route_tuning *t, struct sr_error 
 		return sr_error_msg(err, -EINVAL, "%s: expected one, found %zu", what, d.n);
 	r = sr_link_route_tuning_msg(d.first, t, &msg);
 	if (r == -EINVAL)
-		return sr_error_msg(err, r, "%s: it has several next hops", what);
+		return sr_error_msg(err, r, "%s: it has %d next hops, not one", what,
+				    rtnl_route_get_nnexthops(d.first));
+	if (r == -EOPNOTSUPP)
+		return sr_error_msg(err, r, "%s: its next hop has a via or an encapsulation", what);
 	if (r < 0)
 		return sr_error_errno(err, r, "%s", what);
 	r = nl_send_auto(sk, msg);

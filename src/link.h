@@ -17,9 +17,10 @@ int sr_link_loopback_up(struct sr_error *err);
 
 /*
  * Returns once the main table has an IPv4 default route. -ECONNABORTED if
- * watch_fd reports EOF or a hang-up first (whoever was to add the route is
- * gone), -ETIMEDOUT after timeout_ms; both with a generic message that the
- * caller, which knows what it waited for, may replace.
+ * watch_fd becomes readable first (data, EOF or a hang-up: whoever was to
+ * add the route holds its write end and never writes), -ETIMEDOUT after
+ * timeout_ms; both with a generic message that the caller, which knows
+ * what it waited for, may replace.
  */
 int sr_link_wait_default_route(int watch_fd, int timeout_ms, struct sr_error *err);
 
@@ -33,9 +34,11 @@ struct sr_route_tuning {
  * The RTM_NEWROUTE that gives route r the tuning: NLM_F_REPLACE without
  * NLM_F_CREATE, so it replaces r (same table, prefix, tos and priority)
  * or fails, never adding a second route. Keeps where r goes (gateway,
- * device, onlink, preferred source), its protocol, scope and type and its
- * other metrics. r must have exactly one next hop (-EINVAL otherwise).
- * Pure: unit-tested.
+ * device, onlink, preferred source, realms), its protocol, scope and type
+ * and its other metrics. r must have exactly one next hop (-EINVAL
+ * otherwise), without a via or an encapsulation (-EOPNOTSUPP). A route
+ * bound to a nexthop object (nhid) comes back inline: libnl 3.7 does not
+ * see the id. Pure: unit-tested.
  */
 int sr_link_route_tuning_msg(struct rtnl_route *r, const struct sr_route_tuning *t,
 			     struct nl_msg **ret);

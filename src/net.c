@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "net.h"
+#include "fault.h"
 #include "link.h"
 #include "nft.h"
 #include "util.h"
@@ -373,10 +374,11 @@ static int find_helper(enum sr_net_helper want, struct sr_net *n, struct sr_erro
 				    "--net egress needs slirp4netns or pasta: neither is in $PATH "
 				    "(install one, or use --net none)");
 	if (r == -ENOENT)
-		return sr_error_msg(err, r,
-				    "network helper %s (--net-helper, [network] helper): %s is not in "
-				    "$PATH (install %s, or use auto)",
-				    n->helper->name, n->helper->name, n->helper->package);
+		return sr_error_msg(
+		    err, r,
+		    "network helper %s (--net-helper, [network] helper): %s is not in "
+		    "$PATH (install %s, or use auto)",
+		    n->helper->name, n->helper->name, n->helper->package);
 	if (r < 0)
 		return sr_error_errno(err, r, "%s%s", n->helper->name,
 				      geteuid() == 0 ? " (the network helper runs unprivileged)"
@@ -634,9 +636,18 @@ int sr_net_child(const struct sr_net *n, struct sr_error *err)
 
 int sr_net_child_tune(const struct sr_net *n, struct sr_error *err)
 {
+	int r;
+
 	if (n->mode != SR_NET_EGRESS)
 		return 0;
-	return sr_link_tune_default_route(&helper_tuning, err);
+	/* Test builds only (fault.h): the warning path, which no real host takes. */
+	if (sr_fault_fail("network tuning"))
+		r = sr_error_msg(err, -EIO, "tune the default route: injected failure");
+	else
+		r = sr_link_tune_default_route(&helper_tuning, err);
+	if (r < 0)
+		sr_error_prefix(err, "TCP through the network helper is not tuned");
+	return r;
 }
 
 int sr_net_child_fd(const struct sr_net *n)

@@ -17,6 +17,7 @@ if ! grep -q "no fault point 'no-such-point'" "$SR_TMP/.probe-err"; then
 	assert_eq "a normal build ignores $ENV" 0 "$probe_rc"
 	check "a normal build does not even contain the name $ENV" \
 		bash -c "! grep -q -a '$ENV' '$SR'"
+	check "nor SANDBOX_RUN_TEST_FAIL" bash -c "! grep -q -a SANDBOX_RUN_TEST_FAIL '$SR'"
 	skip "SIGKILL at every set-up step" "needs a build with configure --enable-fault-injection"
 	done_testing
 	exit
@@ -109,6 +110,28 @@ t_kill_everywhere() {
 	assert_eq "the host's nftables tables are unchanged" "$NFT_BEFORE" "$(nft_tables)"
 }
 
+# The one step whose failure is not fatal (docs/network.md): the helper
+# link's TCP tuning. The run goes on, untuned, and says so once.
+t_tuning_failure_warns() {
+	if ! have_egress; then
+		skip "a failed TCP tuning is a warning" "no egress helper or /dev/net/tun here"
+		return
+	fi
+	# No limits: as a user here they are rlimits, which is a warning of its own.
+	SANDBOX_RUN_TEST_FAIL="network tuning" sr --memory 0 --cpus 0 --pids 0 --net egress -- \
+		ip -4 route show default
+	assert_eq "a failed TCP tuning: the run goes on (status 0)" 0 "$rc"
+	assert_eq "one warning line saying so" \
+		"sandbox-run: warning: TCP through the network helper is not tuned: tune the default route: injected failure" \
+		"$errout"
+	assert_match "and the route is the helper's, untuned" "^default via 10\.0\.2\.2 dev eth0 *$" "$out"
+	SANDBOX_RUN_TEST_FAIL="network tuning" sr -q --net egress -- true
+	assert_eq "-q silences it" "0:" "$rc:$errout"
+	SANDBOX_RUN_TEST_FAIL="nothing" sr --net none -- true
+	assert_eq "an unknown step to fail is refused (125)" 125 "$rc"
+}
+
 check "the binary lists its fault points ($N_POINTS)" test "${N_POINTS:-0}" -ge 20
+for_each_user t_tuning_failure_warns
 for_each_user t_kill_everywhere
 done_testing
