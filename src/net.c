@@ -524,7 +524,12 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 			_exit(127);
 	if (syscall(SYS_close_range, 6, ~0U, 0) < 0)
 		_exit(127);
-	execv(n->helper_path, (char *const *)n->helper->argv);
+	/*
+	 * An empty environment: the caller's may hold credentials, and the
+	 * helper parses the agent's packets. Neither helper reads a variable
+	 * it needs.
+	 */
+	execve(n->helper_path, (char *const *)n->helper->argv, (char *const[]){NULL});
 	_exit(127);
 }
 

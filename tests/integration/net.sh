@@ -197,7 +197,7 @@ t_helper_confined() {
 		skip "slirp4netns is confined" "slirp4netns is not installed"
 		return
 	fi
-	(as_user_exec "$SR" -q --net egress -- sleep 30 </dev/null >/dev/null 2>&1) &
+	(SR_TEST_SECRET=hunter2 as_user_exec "$SR" -q --net egress -- sleep 30 </dev/null >/dev/null 2>&1) &
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
 	for i in $(seq 200); do
@@ -219,6 +219,9 @@ t_helper_confined() {
 		test "$(readlink "/proc/$helper/ns/mnt")" != "$(readlink /proc/self/ns/mnt)"
 	assert_eq "the helper has a syscall filter and no_new_privs (--enable-seccomp)" "1 2" \
 		"$(awk '/^NoNewPrivs:/ {n=$2} /^Seccomp:/ {s=$2} END {print n, s}' "/proc/$helper/status")"
+	# Read as root; sandbox-run itself had SR_TEST_SECRET.
+	assert_eq "the helper gets none of the caller's environment" 0 \
+		"$(tr -cd '\0' <"/proc/$helper/environ" | wc -c)"
 	kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 }
