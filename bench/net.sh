@@ -5,7 +5,10 @@
 #   sudo bench/net.sh [RUNS]        (root: it builds the test host)
 #
 # - Start-up: sandbox-run --net egress against --net none (hyperfine
-#   medians, /bin/true, no limits), and bubblewrap's reference command.
+#   medians, /bin/true, no limits), and bubblewrap's reference command;
+#   and each helper alone, from its start until the network is up, with
+#   nothing else running (bench/helper-ready.py): the floor under the
+#   extra on this machine.
 # - Throughput: one TCP stream of 1 MiB send()s for SECONDS (default 3)
 #   from the sandbox to a test host (upload), and one the other way
 #   (download: the test host sends, the sandbox reads), each against the
@@ -43,6 +46,7 @@ id -u "$user" >/dev/null 2>&1 ||
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 install -m 755 "$bin" "$tmp/sandbox-run"
+install -m 644 "$here/bench/helper-ready.py" "$tmp/helper-ready.py"
 n=$(($$ % 200 + 20))
 host_if="srbh$n"
 remote_ip="10.203.$n.2"
@@ -142,10 +146,18 @@ sr() { # sr CALLER HELPER ARGS...
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
+# Each helper alone, as sandbox-run starts it (uid 0 of a user namespace of
+# the unprivileged user's), nothing else running: the floor under the extra.
+declare -A alone
+for h in "${helpers[@]}"; do
+	alone[$h]=$(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp" \
+		unshare --user --map-root-user python3 "$tmp/helper-ready.py" "$h" "$((runs / 4 + 1))")
+done
+
 echo "$(date -u +%F), $(uname -r), $(nproc) CPUs, $runs start-up runs, ${secs} s transfers${BOTTLENECK:+, through a $BOTTLENECK token bucket}."
 echo
-echo "| caller | helper | start-up: none | egress | extra | egress / bubblewrap | upload: host | sandbox | share | download: host | sandbox | share |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| caller | helper | start-up: none | egress | extra | helper alone | egress / bubblewrap | upload: host | sandbox | share | download: host | sandbox | share |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for who in root user; do
 	for h in "${helpers[@]}"; do
 		none="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net none -- /bin/true"
@@ -171,11 +183,11 @@ print(r["none"], r["egress"], r["bwrap"])' "$tmp/h.json")
 		done
 		python3 -c 'import sys
 who, h = sys.argv[1:3]
-n, e, b, uh, us, dh, ds = [float(x) for x in sys.argv[3:]]
-print(f"| {who} | {h} | {n:.2f} ms | {e:.2f} ms | +{e - n:.2f} ms | {e / b:.2f} "
+n, e, a, b, uh, us, dh, ds = [float(x) for x in sys.argv[3:]]
+print(f"| {who} | {h} | {n:.2f} ms | {e:.2f} ms | +{e - n:.2f} ms | {a:.2f} ms | {e / b:.2f} "
       f"| {uh:.1f} Gbit/s | {us:.2f} Gbit/s | {100 * us / uh:.0f} % "
       f"| {dh:.1f} Gbit/s | {ds:.2f} Gbit/s | {100 * ds / dh:.0f} % |")' \
-			"$who" "$h" "$t_none" "$t_egress" "$t_bw" "$(median <<<"$up_host")" \
+			"$who" "$h" "$t_none" "$t_egress" "${alone[$h]}" "$t_bw" "$(median <<<"$up_host")" \
 			"$(median <<<"$up_sandbox")" "$(median <<<"$down_host")" "$(median <<<"$down_sandbox")"
 		echo "  ($who, $h: upload host$up_host, sandbox$up_sandbox; download host$down_host, sandbox$down_sandbox Gbit/s)" >&2
 	done
