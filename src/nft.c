@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <arpa/inet.h>
+#include <limits.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <nftables/libnftables.h>
@@ -309,34 +310,39 @@ static int load(struct nft_api *api, struct sr_error *err)
  * 128 KiB hash tables among it: at glibc's default threshold each is an
  * mmap() of its own, faulted in page by page and unmapped again by
  * nft_ctx_free(). A page fault is cheap on bare metal but costs ~10 us in
- * some VMs, where those ~300 faults were a third of the install
- * (docs/network.md). So PID 1 first raises the thresholds, for the tables
- * to come from the heap and to stay there when freed, and faults in that
- * much heap with one madvise(MADV_POPULATE_WRITE) (Linux 5.14), ~5x
- * cheaper per page. Best effort: where any of it fails, libnftables faults
- * its pages in as before. PID 1 keeps the 1 MiB for the sandbox's life
- * (the memory peak counted it before as well): giving it back with
- * malloc_trim() once the agent ran cost more than it saved.
+ * some VMs, where the install's ~370 faults (192 of them for those
+ * tables) were a third of its time (docs/network.md). So PID 1 first
+ * raises the thresholds, for the tables to come from the heap and to stay
+ * there when freed, and faults in that much heap with one
+ * madvise(MADV_POPULATE_WRITE) (Linux 5.14), ~5x cheaper per page. Best
+ * effort: if mallopt() refuses, nothing changes; if only madvise() does
+ * (older kernels), the tables come from the heap, faulted in one page at a
+ * time as before. PID 1 gives the memory back once the agent has run a
+ * while (sr_init_run).
  */
-#define NFT_HEAP_BYTES (1u << 20)
+#define NFT_HEAP_BYTES (1 << 20)
 
-static void populate_heap(size_t size)
+static void populate_heap(void)
 {
+#if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD) && defined(MADV_POPULATE_WRITE)
+	_Static_assert(8LL * NFT_HEAP_BYTES <= INT_MAX, "mallopt() takes an int");
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t start, end;
 	void *p;
 
-	if (!mallopt(M_MMAP_THRESHOLD, (int)(4 * size)) ||
-	    !mallopt(M_TRIM_THRESHOLD, (int)(8 * size)))
+	/* glibc's mallopt() returns 1 on success; sanitizers' stubs 0 or -1. */
+	if (mallopt(M_MMAP_THRESHOLD, 4 * NFT_HEAP_BYTES) != 1 ||
+	    mallopt(M_TRIM_THRESHOLD, 8 * NFT_HEAP_BYTES) != 1)
 		return;
-	p = malloc(size);
+	p = malloc(NFT_HEAP_BYTES);
 	if (!p)
 		return;
 	start = ((uintptr_t)p + page - 1) & ~(page - 1);
-	end = ((uintptr_t)p + size) & ~(page - 1);
+	end = ((uintptr_t)p + NFT_HEAP_BYTES) & ~(page - 1);
 	if (end > start)
 		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
 	free(p);
+#endif
 }
 
 int sr_nft_install(const char *text, struct sr_error *err)
@@ -345,7 +351,7 @@ int sr_nft_install(const char *text, struct sr_error *err)
 	struct nft_ctx *ctx;
 	int r;
 
-	populate_heap(NFT_HEAP_BYTES);
+	populate_heap();
 	r = load(&api, err);
 	if (r < 0)
 		return r;
