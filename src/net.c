@@ -52,7 +52,7 @@ struct helper {
 #define SR_NET_DNS	   "10.0.2.3" /* the helper's resolver, forwarding to the host's */
 #define SR_NET_RESOLV_CONF "nameserver " SR_NET_DNS "\noptions edns0\n"
 
-/* Ready 3-14 ms (slirp4netns) or 7-32 ms (pasta) after the fork: past this, broken. */
+/* Ready 3-20 ms (slirp4netns), 7-50 ms (pasta) after the fork where measured: past this, broken. */
 #define READY_TIMEOUT_MS 5000
 
 struct sr_net {
@@ -526,8 +526,8 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 		_exit(127);
 	/*
 	 * An empty environment: the caller's may hold credentials, and the
-	 * helper parses the agent's packets. Neither helper reads a variable
-	 * it needs.
+	 * helper parses the agent's packets. Neither helper needs one (pasta
+	 * reads only $SHELL, to spawn a shell, which --netns never does).
 	 */
 	execve(n->helper_path, (char *const *)n->helper->argv, (char *const[]){NULL});
 	_exit(127);
