@@ -150,8 +150,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print a[int((
 # the unprivileged user's), nothing else running: the floor under the extra.
 declare -A alone
 for h in "${helpers[@]}"; do
-	alone[$h]=$(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp" \
-		unshare --user --map-root-user python3 "$tmp/helper-ready.py" "$h" "$((runs / 4 + 1))")
+	alone[$h]=$(as user unshare --user --map-root-user python3 "$tmp/helper-ready.py" "$h" "$((runs / 4 + 1))")
 done
 
 echo "$(date -u +%F), $(uname -r), $(nproc) CPUs, $runs start-up runs, ${secs} s transfers${BOTTLENECK:+, through a $BOTTLENECK token bucket}."
