@@ -227,7 +227,9 @@ void sr_init_run(struct sr_plan *p)
 		int sig;
 
 		if (!trimmed && !before_trim(&started, &left)) {
+#ifdef M_TRIM_THRESHOLD /* glibc */
 			malloc_trim(0);
+#endif
 			trimmed = true;
 		}
 		sig = trimmed ? sigwaitinfo(&all, &si) : sigtimedwait(&all, &si, &left);
