@@ -73,8 +73,10 @@ def route_events(fd):
             s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
             s.bind((0, RTMGRP_IPV4_ROUTE))
             socket.send_fds(b, [b"s"], [s.fileno()])
-        finally:
             os._exit(0)
+        except BaseException as e:
+            print(f"helper-ready: netlink socket in the namespace: {e}", file=sys.stderr)
+            os._exit(1)
     os.waitpid(pid, 0)
     b.close()
     a.setblocking(False)
@@ -107,37 +109,49 @@ def start(argv, fds):
 def slirp4netns(fd):
     ready_r, ready_w = os.pipe()
     exit_r, exit_w = os.pipe()
-    t0 = time.monotonic()
-    p = start(SLIRP4NETNS + [f"--ready-fd={ready_w}", f"--exit-fd={exit_r}",
-                             "--netns-type=path", f"/proc/self/fd/{fd}", "eth0"],
-              (ready_w, exit_r, fd))
+    p = None
     try:
+        t0 = time.monotonic()
+        p = start(SLIRP4NETNS + [f"--ready-fd={ready_w}", f"--exit-fd={exit_r}",
+                                 "--netns-type=path", f"/proc/self/fd/{fd}", "eth0"],
+                  (ready_w, exit_r, fd))
         os.close(ready_w)
-        os.close(exit_r)
+        ready_w = -1
+        # A byte: ready. EOF: slirp4netns exited (it held the only write end).
         if not select.select([ready_r], [], [], TIMEOUT)[0] or not os.read(ready_r, 1):
-            sys.exit("helper-ready: slirp4netns was not ready")
+            sys.exit("helper-ready: slirp4netns exited or was not ready in time")
         return time.monotonic() - t0
     finally:
-        os.close(ready_r)
-        os.close(exit_w)
-        p.kill()
-        p.wait()
+        for f in (ready_r, ready_w, exit_r, exit_w):
+            if f >= 0:
+                os.close(f)
+        if p:
+            p.kill()
+            p.wait()
 
 
 def pasta(fd):
     events = route_events(fd)
-    t0 = time.monotonic()
-    p = start(PASTA + [f"--netns=/proc/self/fd/{fd}"], (fd,))
+    p = gone = None
     try:
+        t0 = time.monotonic()
+        p = start(PASTA + [f"--netns=/proc/self/fd/{fd}"], (fd,))
+        gone = os.pidfd_open(p.pid)  # readable once pasta has exited
         while True:
-            if not select.select([events], [], [], TIMEOUT)[0]:
-                sys.exit("helper-ready: pasta added no default route")
+            ready = select.select([events, gone], [], [], TIMEOUT)[0]
+            if gone in ready:
+                sys.exit(f"helper-ready: pasta exited with {p.wait()}")
+            if not ready:
+                sys.exit("helper-ready: pasta added no default route in time")
             if default_route_added(events.recv(65536)):
                 return time.monotonic() - t0
     finally:
         events.close()
-        p.kill()
-        p.wait()
+        if gone is not None:
+            os.close(gone)
+        if p:
+            p.kill()
+            p.wait()
 
 
 def main():
@@ -146,11 +160,13 @@ def main():
     times = []
     for _ in range(runs):
         ns = netns()
-        fd = os.open(f"/proc/{ns.pid}/ns/net", os.O_RDONLY)
         try:
-            times.append(measure(fd))
+            fd = os.open(f"/proc/{ns.pid}/ns/net", os.O_RDONLY)
+            try:
+                times.append(measure(fd))
+            finally:
+                os.close(fd)
         finally:
-            os.close(fd)
             ns.kill()
             ns.wait()
     print(f"{statistics.median(times) * 1e3:.2f}")
