@@ -20,7 +20,6 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #define SR_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -172,30 +171,14 @@ static void hide_cmdline(const struct sr_config *c)
  * The set-up's heap (libnftables', populated in advance: nft.c) counts
  * against the sandbox's memory while PID 1 only waits. It is given back
  * once the agent has run 100 ms: trimming as soon as it starts made short
- * runs 1.5-2 ms slower, on PID 1's way to reaping the agent. Returns the
- * time left until then in *ret_left, or false once it is due.
+ * runs 1.5-2 ms slower, on PID 1's way to reaping the agent.
  */
 #define TRIM_AFTER_NS (100 * 1000 * 1000LL)
-
-static bool before_trim(const struct timespec *started, struct timespec *ret_left)
-{
-	struct timespec now;
-	long long left;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	left = TRIM_AFTER_NS -
-	       ((now.tv_sec - started->tv_sec) * 1000000000LL + (now.tv_nsec - started->tv_nsec));
-	if (left <= 0)
-		return false;
-	ret_left->tv_sec = left / 1000000000LL;
-	ret_left->tv_nsec = left % 1000000000LL;
-	return true;
-}
 
 void sr_init_run(struct sr_plan *p)
 {
 	struct sr_msg m = {.type = SR_MSG_EXEC};
-	struct timespec started;
+	int64_t trim_at;
 	bool trimmed = false;
 	sigset_t all;
 	pid_t agent;
@@ -219,20 +202,22 @@ void sr_init_run(struct sr_plan *p)
 	if (sr_msg_send(p->sock, &m) < 0)
 		_exit(125);
 
-	clock_gettime(CLOCK_MONOTONIC, &started);
+	trim_at = sr_monotonic_ns() + TRIM_AFTER_NS;
 	for (;;) {
-		struct timespec left;
+		int64_t left = trim_at - sr_monotonic_ns();
+		struct timespec wait = {left / 1000000000, left % 1000000000};
 		siginfo_t si;
 		bool done = false;
 		int sig;
 
-		if (!trimmed && !before_trim(&started, &left)) {
+		if (!trimmed && left <= 0) {
 #ifdef M_TRIM_THRESHOLD /* glibc */
 			malloc_trim(0);
 #endif
 			trimmed = true;
 		}
-		sig = trimmed ? sigwaitinfo(&all, &si) : sigtimedwait(&all, &si, &left);
+		/* No timeout once trimmed: sigwaitinfo(). */
+		sig = sigtimedwait(&all, &si, trimmed ? NULL : &wait);
 		if (sig < 0)
 			continue;
 		if (sig != SIGCHLD) {

@@ -135,13 +135,10 @@ static int list_defaults(struct nl_sock *sk, struct nl_cache **ret_cache, struct
 	return 0;
 }
 
-static int remaining_ms(const struct timespec *deadline)
+static int remaining_ms(int64_t deadline_ns)
 {
-	struct timespec now;
-	long ms;
+	int64_t ms = (deadline_ns - sr_monotonic_ns()) / 1000000;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
 	return ms > 0 ? (int)ms : 0;
 }
 
@@ -150,13 +147,10 @@ int sr_link_wait_default_route(int watch_fd, int timeout_ms, struct sr_error *er
 	const char *what = "wait for the default route";
 	_cleanup_(nl_socket_freep) struct nl_sock *events = NULL;
 	_cleanup_(nl_socket_freep) struct nl_sock *query = NULL;
-	struct timespec deadline;
+	int64_t deadline = sr_monotonic_ns() + (int64_t)timeout_ms * 1000000;
 	char buf[4096];
 	int r;
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
 	if ((r = nl_open(&events, what, err)) < 0 || (r = nl_open(&query, what, err)) < 0)
 		return r;
 	/* Subscribed before the first look, so no route is added unseen in between. */
@@ -174,7 +168,7 @@ int sr_link_wait_default_route(int watch_fd, int timeout_ms, struct sr_error *er
 		r = list_defaults(query, &routes, &d, what, err);
 		if (r < 0 || d.n > 0)
 			return r;
-		r = SR_RETRY(poll(p, SR_ARRAY_SIZE(p), remaining_ms(&deadline)));
+		r = SR_RETRY(poll(p, SR_ARRAY_SIZE(p), remaining_ms(deadline)));
 		if (r < 0)
 			return sr_error_errno(err, sr_negerrno(), "%s", what);
 		if (r == 0)

@@ -330,7 +330,7 @@ static void populate_heap(void)
 	uintptr_t start, end;
 	void *p;
 
-	/* glibc's mallopt() returns 1 on success; sanitizers' stubs 0 or -1. */
+	/* glibc's mallopt() returns 1 on success; the sanitizers' own mallopt() 0 or -1. */
 	if (mallopt(M_MMAP_THRESHOLD, 4 * NFT_HEAP_BYTES) != 1 ||
 	    mallopt(M_TRIM_THRESHOLD, 8 * NFT_HEAP_BYTES) != 1)
 		return;

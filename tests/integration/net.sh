@@ -166,6 +166,16 @@ helper_of() {
 	done
 }
 
+# init_of PID: the sandbox's PID 1 under sandbox-run PID, once it has a
+# child of its own (the agent).
+init_of() {
+	local c
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+		[ -n "$(cat "/proc/$c/task/$c/children" 2>/dev/null)" ] &&
+			[ "$(cat "/proc/$c/comm" 2>/dev/null)" = sandbox-run ] && echo "$c"
+	done
+}
+
 t_helper_dies_with_sandbox_run() {
 	local pid helper="" i
 	(as_user_exec "$SR" -q --net egress -- sleep 30 </dev/null >/dev/null 2>&1) &
@@ -231,7 +241,7 @@ t_helper_confined() {
 # the sandbox's memory for the rest of it. (Built without glibc's mallopt
 # or MADV_POPULATE_WRITE there is no such heap, and this passes anyway.)
 t_init_gives_back_heap() {
-	local pid init="" c i rss
+	local pid init="" i rss
 	if ldd "$SR" 2>/dev/null | grep -q libasan; then
 		skip "PID 1 gives back libnftables' heap" "an ASan build: ASan's allocator takes neither the thresholds nor the trim"
 		return
@@ -239,12 +249,8 @@ t_init_gives_back_heap() {
 	(as_user_exec "$SR" -q --net egress -- sleep 30 </dev/null >/dev/null 2>&1) &
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-	# PID 1: sandbox-run's child that has a child of its own, the agent.
 	for i in $(seq 200); do
-		for c in $(cat "/proc/$pid/task/$pid/children" 2>/dev/null); do
-			[ -n "$(cat "/proc/$c/task/$c/children" 2>/dev/null)" ] &&
-				[ "$(cat "/proc/$c/comm" 2>/dev/null)" = sandbox-run ] && init=$c
-		done
+		init=$(init_of "$pid")
 		[ -n "$init" ] && break
 		sleep 0.02
 	done
