@@ -7,11 +7,11 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
+#include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/neighbour.h>
 #include <netlink/route/route.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <time.h>
 
 static void nl_socket_freep(struct nl_sock **s)
 {
@@ -135,51 +135,154 @@ static int list_defaults(struct nl_sock *sk, struct nl_cache **ret_cache, struct
 	return 0;
 }
 
-static int remaining_ms(int64_t deadline_ns)
+static void rtnl_addr_putp(struct rtnl_addr **a)
 {
-	int64_t ms = (deadline_ns - sr_monotonic_ns()) / 1000000;
-
-	return ms > 0 ? (int)ms : 0;
+	if (*a)
+		rtnl_addr_put(*a);
 }
 
-int sr_link_wait_default_route(int watch_fd, int timeout_ms, struct sr_error *err)
+static void rtnl_neigh_putp(struct rtnl_neigh **n)
 {
-	const char *what = "wait for the default route";
-	_cleanup_(nl_socket_freep) struct nl_sock *events = NULL;
-	_cleanup_(nl_socket_freep) struct nl_sock *query = NULL;
-	int64_t deadline = sr_monotonic_ns() + (int64_t)timeout_ms * 1000000;
-	char buf[4096];
+	if (*n)
+		rtnl_neigh_put(*n);
+}
+
+static void rtnl_route_putp(struct rtnl_route **r)
+{
+	if (*r)
+		rtnl_route_put(*r);
+}
+
+static void nl_addr_putp(struct nl_addr **a)
+{
+	if (*a)
+		nl_addr_put(*a);
+}
+
+/* text as family's address (AF_INET, AF_LLC), or -EINVAL with the text said. */
+static int parse_addr(const char *text, int family, struct nl_addr **ret, struct sr_error *err)
+{
+	int r = nl_addr_parse(text, family, ret);
+
+	return r < 0 ? sr_error_msg(err, -EINVAL, "not an address: '%s'", text) : 0;
+}
+
+static int link_up(struct nl_sock *sk, const struct sr_link_config *c, int *ifindex,
+		   struct sr_error *err)
+{
+	_cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL;
+	_cleanup_(rtnl_link_putp) struct rtnl_link *change = rtnl_link_alloc();
 	int r;
 
-	if ((r = nl_open(&events, what, err)) < 0 || (r = nl_open(&query, what, err)) < 0)
-		return r;
-	/* Subscribed before the first look, so no route is added unseen in between. */
-	r = nl_socket_add_membership(events, RTNLGRP_IPV4_ROUTE);
+	if (!change)
+		return sr_error_errno(err, -ENOMEM, "bring up %s", c->ifname);
+	r = rtnl_link_get_kernel(sk, 0, c->ifname, &link);
 	if (r < 0)
-		return nl_error(err, r, what);
-	for (;;) {
-		_cleanup_(nl_cache_freep) struct nl_cache *routes = NULL;
-		struct pollfd p[] = {
-		    {.fd = nl_socket_get_fd(events), .events = POLLIN},
-		    {.fd = watch_fd, .events = POLLIN},
-		};
-		struct defaults d;
+		return nl_error(err, r, c->ifname);
+	rtnl_link_set_mtu(change, c->mtu);
+	rtnl_link_set_flags(change, IFF_UP);
+	r = rtnl_link_change(sk, link, change, 0);
+	if (r < 0)
+		return nl_error(err, r, c->ifname);
+	*ifindex = rtnl_link_get_ifindex(link);
+	return 0;
+}
 
-		r = list_defaults(query, &routes, &d, what, err);
-		if (r < 0 || d.n > 0)
-			return r;
-		r = SR_RETRY(poll(p, SR_ARRAY_SIZE(p), remaining_ms(deadline)));
-		if (r < 0)
-			return sr_error_errno(err, sr_negerrno(), "%s", what);
-		if (r == 0)
-			return sr_error_msg(err, -ETIMEDOUT, "no default route after %d ms",
-					    timeout_ms);
-		if (p[1].revents)
-			return sr_error_msg(err, -ECONNABORTED, "%s: the helper is gone", what);
-		/* Only a wake-up: what changed is read from the table. ENOBUFS too. */
-		while (recv(p[0].fd, buf, sizeof(buf), MSG_DONTWAIT) > 0 || errno == ENOBUFS)
-			;
+static int add_address(struct nl_sock *sk, const struct sr_link_config *c, int ifindex,
+		       struct sr_error *err)
+{
+	_cleanup_(rtnl_addr_putp) struct rtnl_addr *a = rtnl_addr_alloc();
+	_cleanup_(nl_addr_putp) struct nl_addr *local = NULL;
+	int r;
+
+	if (!a)
+		return sr_error_errno(err, -ENOMEM, "address %s", c->address);
+	r = parse_addr(c->address, AF_INET, &local, err);
+	if (r < 0)
+		return r;
+	rtnl_addr_set_ifindex(a, ifindex);
+	r = rtnl_addr_set_local(a, local);
+	if (r >= 0)
+		r = rtnl_addr_add(sk, a, 0);
+	if (r < 0)
+		return nl_error(err, r, c->address);
+	return 0;
+}
+
+static int add_neighbour(struct nl_sock *sk, const char *address, struct nl_addr *mac, int ifindex,
+			 struct sr_error *err)
+{
+	_cleanup_(rtnl_neigh_putp) struct rtnl_neigh *n = rtnl_neigh_alloc();
+	_cleanup_(nl_addr_putp) struct nl_addr *dst = NULL;
+	int r;
+
+	if (!n)
+		return sr_error_errno(err, -ENOMEM, "neighbour %s", address);
+	r = parse_addr(address, AF_INET, &dst, err);
+	if (r < 0)
+		return r;
+	rtnl_neigh_set_ifindex(n, ifindex);
+	rtnl_neigh_set_lladdr(n, mac);
+	rtnl_neigh_set_state(n, NUD_PERMANENT);
+	r = rtnl_neigh_set_dst(n, dst);
+	if (r >= 0)
+		r = rtnl_neigh_add(sk, n, NLM_F_CREATE | NLM_F_EXCL);
+	if (r < 0)
+		return nl_error(err, r, address);
+	return 0;
+}
+
+static int add_default_route(struct nl_sock *sk, const struct sr_link_config *c, int ifindex,
+			     struct sr_error *err)
+{
+	_cleanup_(rtnl_route_putp) struct rtnl_route *route = rtnl_route_alloc();
+	_cleanup_(nl_addr_putp) struct nl_addr *any = NULL, *gw = NULL;
+	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
+	int r;
+
+	if (!route || !nh) {
+		if (nh)
+			rtnl_route_nh_free(nh);
+		return sr_error_errno(err, -ENOMEM, "default route");
 	}
+	r = parse_addr(c->gateway, AF_INET, &gw, err);
+	if (r >= 0)
+		r = parse_addr("0.0.0.0/0", AF_INET, &any, err);
+	if (r < 0) {
+		rtnl_route_nh_free(nh);
+		return r;
+	}
+	rtnl_route_nh_set_ifindex(nh, ifindex);
+	rtnl_route_nh_set_gateway(nh, gw);
+	rtnl_route_add_nexthop(route, nh); /* the route owns it now */
+	rtnl_route_set_family(route, AF_INET);
+	rtnl_route_set_table(route, RT_TABLE_MAIN);
+	rtnl_route_set_scope(route, RT_SCOPE_UNIVERSE);
+	rtnl_route_set_protocol(route, RTPROT_BOOT); /* as `ip route add`, and the helpers */
+	r = rtnl_route_set_dst(route, any);
+	if (r >= 0)
+		r = rtnl_route_add(sk, route, NLM_F_EXCL);
+	if (r < 0)
+		return nl_error(err, r, "default route");
+	return 0;
+}
+
+int sr_link_configure(const struct sr_link_config *c, struct sr_error *err)
+{
+	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+	_cleanup_(nl_addr_putp) struct nl_addr *mac = NULL;
+	int ifindex = 0, r;
+
+	if ((r = nl_open(&sk, c->ifname, err)) < 0 ||
+	    (r = parse_addr(c->peer_mac, AF_LLC, &mac, err)) < 0 ||
+	    (r = link_up(sk, c, &ifindex, err)) < 0 || (r = add_address(sk, c, ifindex, err)) < 0)
+		return r;
+	for (const char *const *p = c->peers; *p; p++) {
+		r = add_neighbour(sk, *p, mac, ifindex, err);
+		if (r < 0)
+			return r;
+	}
+	return add_default_route(sk, c, ifindex, err);
 }
 
 /*
@@ -280,7 +383,7 @@ int sr_link_tune_default_route(const struct sr_route_tuning *t, struct sr_error 
 	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
 	_cleanup_(nl_cache_freep) struct nl_cache *routes = NULL;
 	_cleanup_(nl_msg_freep) struct nl_msg *msg = NULL;
-	struct defaults d;
+	struct defaults d = {0};
 	int r;
 
 	if ((r = nl_open(&sk, what, err)) < 0 ||

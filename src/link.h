@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sandbox's links and routes over rtnetlink (libnl), in the calling
- * process's network namespace: bringing lo up, waiting for a helper's
- * default route, and tuning TCP on it. Needs CAP_NET_ADMIN there, except
- * sr_link_wait_default_route.
+ * process's network namespace: bringing lo up, configuring the link to
+ * the helper, and tuning TCP on its default route. Needs CAP_NET_ADMIN
+ * there.
  */
 #pragma once
 
@@ -15,14 +15,18 @@ struct rtnl_route;
 /* A new network namespace has lo, down: even 127.0.0.1 fails until it is up. */
 int sr_link_loopback_up(struct sr_error *err);
 
-/*
- * Returns once the main table has an IPv4 default route. -ECONNABORTED if
- * watch_fd becomes readable first (data, EOF or a hang-up: whoever was to
- * add the route holds its write end and never writes), -ETIMEDOUT after
- * timeout_ms; both with a generic message that the caller, which knows
- * what it waited for, may replace.
- */
-int sr_link_wait_default_route(int watch_fd, int timeout_ms, struct sr_error *err);
+/* An IPv4 link to a user-mode helper on its other end. */
+struct sr_link_config {
+	const char *ifname;
+	unsigned mtu;
+	const char *address;	  /* ours, with its prefix: "10.0.2.100/24" */
+	const char *gateway;	  /* the default route's, on the link */
+	const char *peer_mac;	  /* the helper's MAC */
+	const char *const *peers; /* addresses at peer_mac, NULL-terminated: no ARP for them */
+};
+
+/* Brings ifname up as c says: MTU, address, permanent neighbours, default route. */
+int sr_link_configure(const struct sr_link_config *c, struct sr_error *err);
 
 /* How TCP over one route behaves: the route metrics congctl and rto_min. */
 struct sr_route_tuning {

@@ -10,47 +10,68 @@
 #include <grp.h>
 #include <ifaddrs.h>
 #include <limits.h>
+#include <linux/if_tun.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 /*
  * The user-mode helper that gives the sandbox egress without root: it reads
  * the sandbox's packets from a tap device and replays them as ordinary
  * sockets of the calling user on the host. --net-helper picks one; "auto"
- * takes slirp4netns where installed, which starts in about half pasta's
- * time, and pasta otherwise, which moves bulk uploads about twice as fast
- * (docs/network.md). To confine itself the helper becomes uid 0 in the
- * user namespace that owns the sandbox's network, which is why an egress
- * sandbox is set up in an outer namespace mapping 0 (userns.h). Both get
- * the same fixed addresses (slirp's default 10.0.2.0/24), so the policy
- * does not depend on the helper.
+ * takes slirp4netns where installed, which is ready for the agent's first
+ * connection 60-90 ms sooner, and pasta otherwise, with which the agent
+ * starts 5-7 ms sooner and uploads twice as fast (docs/network.md). To
+ * confine itself the helper becomes uid 0 in the user namespace that owns
+ * the sandbox's network, which is why an egress sandbox is set up in an
+ * outer namespace mapping 0 (userns.h). Both get the same fixed addresses
+ * (slirp's default 10.0.2.0/24), so the policy does not depend on the
+ * helper.
  *
- * Both are started with the same fds: 3 the write end of the ready pipe,
- * 4 the read end of the exit pipe, 5 the sandbox's network namespace.
- * They start as uid 0 of the sandbox's outer user namespace.
+ * slirp4netns opens the tap itself, inside the sandbox's network
+ * namespace, and is started right after clone; the sandbox waits until it
+ * says the network is up. pasta is handed its tap instead (takes_tap): PID
+ * 1 makes it from /dev/net/tun, which it opened as the caller, configures
+ * it (sr_link_configure) and installs the policy; once the agent runs it
+ * sends the tap to the supervisor, which starts pasta on it. Nothing
+ * waits for pasta: what the agent sends before pasta reads waits in the
+ * tap's queue (500 frames), and the helper's addresses need no ARP
+ * (permanent neighbour entries), so pasta's start-up overlaps the agent's
+ * (docs/network.md).
+ *
+ * The fds they start with: 3 the write end of the ready pipe (slirp4netns)
+ * or the tap (pasta), 4 the read end of the exit pipe (slirp4netns), 5 the
+ * sandbox's network namespace. They start as uid 0 of the sandbox's outer
+ * user namespace.
  */
 struct helper {
 	const char *name;
 	const char *package;	 /* Debian's, to say what to install */
 	const char *const *argv; /* argv[0] is looked up in $PATH */
-	/* Child: returns once the sandbox's network is up, or why it is not. */
-	int (*wait_ready)(const struct sr_net *n, struct sr_error *err);
 	/* Parent: what ends it in sr_net_free (0: it ends on its own, by the exit fd). */
 	int stop_signal;
+	/* Handed the sandbox's tap on fd 3 rather than opening one (above). */
+	bool takes_tap;
 };
 
 #define SR_NET_IFNAME	   "eth0"     /* the helper's tap in the sandbox */
 #define SR_NET_GATEWAY	   "10.0.2.2" /* the helper's alias for the host */
 #define SR_NET_DNS	   "10.0.2.3" /* the helper's resolver, forwarding to the host's */
 #define SR_NET_RESOLV_CONF "nameserver " SR_NET_DNS "\noptions edns0\n"
+#define SR_NET_ADDRESS	   "10.0.2.100" /* the sandbox's */
+#define SR_NET_PREFIX	   "24"
+#define SR_NET_MTU	   65520
+/* pasta's, for the gateway and resolver: locally administered, unicast. */
+#define SR_NET_HELPER_MAC "9a:55:9a:55:9a:55"
 
 /* Ready 3-20 ms (slirp4netns), 7-50 ms (pasta) after the fork where measured: past this, broken. */
 #define READY_TIMEOUT_MS 5000
@@ -72,7 +93,10 @@ struct sr_net {
 	 */
 	int ready[2];
 	int exit_w; /* parent only: slirp4netns exits when this closes (even on SIGKILL) */
-	pid_t pid;
+	/* Parent, takes_tap: the sandbox's namespaces, opened before GO, for the helper later. */
+	int userns, netns;
+	pid_t pid; /* the helper, until it is reaped */
+	int pidfd; /* the helper, for sr_net_watch_fd; -1 without pidfd_open */
 };
 
 static int helper_gone(const struct sr_net *n, struct sr_error *err)
@@ -110,25 +134,6 @@ static int wait_ready_fd(const struct sr_net *n, struct sr_error *err)
 }
 
 /*
- * pasta has no ready signal: it configures eth0 (link up, address, then
- * the default route, last) and goes on to its event loop, and its
- * daemonizing would cut it loose from sandbox-run. So the child watches
- * its own routing table, and EOF on the ready pipe (pasta holds the write
- * end and never writes) means pasta died. Packets sent between the route
- * appearing and pasta reading its tap wait in the tap's queue.
- */
-static int wait_default_route(const struct sr_net *n, struct sr_error *err)
-{
-	int r = sr_link_wait_default_route(n->ready[0], READY_TIMEOUT_MS, err);
-
-	if (r == -ECONNABORTED)
-		return helper_gone(n, err);
-	if (r == -ETIMEDOUT)
-		return not_ready(n, err);
-	return r;
-}
-
-/*
  * --disable-host-loopback: 10.0.2.2 must not reach the host's 127.0.0.1
  * (the policy refuses it too). --enable-sandbox and --enable-seccomp
  * confine the helper itself, which parses the untrusted agent's packets:
@@ -156,6 +161,8 @@ static const char *const slirp4netns_argv[] = {
 /* clang-format on */
 
 /*
+ * --fd=3: the tap PID 1 made (above); pasta leaves its configuration to
+ * us, and must still agree with it: the addresses, the MTU, its own MAC.
  * Every port forwarding off (-t/-u/-T/-U none): by default pasta forwards
  * the host's bound ports into the sandbox and the sandbox's out to the
  * host's loopback. --no-map-gw: 10.0.2.2 is not the host's loopback.
@@ -167,7 +174,7 @@ static const char *const slirp4netns_argv[] = {
 /* clang-format off */
 static const char *const pasta_argv[] = {
     "pasta",
-    "--config-net",
+    "--fd=3",
     "--foreground",
     "--quiet",
     "--ipv4-only",
@@ -176,8 +183,9 @@ static const char *const pasta_argv[] = {
     "--tcp-ns=none",
     "--udp-ns=none",
     "--ns-ifname=" SR_NET_IFNAME,
-    "--address=10.0.2.100",
-    "--netmask=24",
+    "--address=" SR_NET_ADDRESS,
+    "--netmask=" SR_NET_PREFIX,
+    "--mac-addr=" SR_NET_HELPER_MAC,
     "--gateway=" SR_NET_GATEWAY,
     "--dns-forward=" SR_NET_DNS,
     "--no-map-gw",
@@ -192,22 +200,35 @@ static const struct helper slirp4netns = {
     .name = "slirp4netns",
     .package = "slirp4netns",
     .argv = slirp4netns_argv,
-    .wait_ready = wait_ready_fd,
 };
 
 static const struct helper pasta = {
     .name = "pasta",
     .package = "passt",
     .argv = pasta_argv,
-    .wait_ready = wait_default_route,
     .stop_signal = SIGKILL,
+    .takes_tap = true,
 };
 
-/* By --net-helper; "auto" takes the first one installed, in this order. */
+/* The tap PID 1 makes for pasta, as pasta expects it. */
+static const char *const helper_neighbours[] = {SR_NET_GATEWAY, SR_NET_DNS, NULL};
+static const struct sr_link_config tap_config = {
+    .ifname = SR_NET_IFNAME,
+    .mtu = SR_NET_MTU,
+    .address = SR_NET_ADDRESS "/" SR_NET_PREFIX,
+    .gateway = SR_NET_GATEWAY,
+    .peer_mac = SR_NET_HELPER_MAC,
+    .peers = helper_neighbours,
+};
+
+/* By --net-helper. */
 static const struct helper *const helpers[_SR_NET_HELPER_MAX] = {
     [SR_NET_HELPER_SLIRP4NETNS] = &slirp4netns,
     [SR_NET_HELPER_PASTA] = &pasta,
 };
+
+/* "auto" takes the first one installed, in this order. */
+static const enum sr_net_helper auto_order[] = {SR_NET_HELPER_SLIRP4NETNS, SR_NET_HELPER_PASTA};
 
 static int push_address(struct sr_strv *v, const struct sockaddr *sa, unsigned port)
 {
@@ -361,12 +382,11 @@ static int find_program(const struct sr_net *n, const char *name, char **ret)
 static int find_helper(enum sr_net_helper want, struct sr_net *n, struct sr_error *err)
 {
 	bool any = want == SR_NET_HELPER_AUTO;
-	int first = any ? SR_NET_HELPER_AUTO + 1 : (int)want;
-	int last = any ? _SR_NET_HELPER_MAX - 1 : (int)want;
+	size_t n_try = any ? SR_ARRAY_SIZE(auto_order) : 1;
 	int r = -ENOENT;
 
-	for (int h = first; h <= last && r == -ENOENT; h++) {
-		n->helper = helpers[h];
+	for (size_t i = 0; i < n_try && r == -ENOENT; i++) {
+		n->helper = helpers[any ? auto_order[i] : want];
 		r = find_program(n, n->helper->argv[0], &n->helper_path);
 	}
 	if (r == -ENOENT && any)
@@ -398,17 +418,24 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	};
 	int r;
 
-	/* The helper opens the tap with its own ids: say why before it fails obscurely. */
-	r = helper_may(n, "/dev/net/tun", R_OK | W_OK);
+	r = find_helper(c->net_helper, n, err);
+	if (r < 0)
+		return r;
+	/*
+	 * Whoever opens /dev/net/tun, with their own ids: PID 1 as the caller
+	 * (takes_tap), else the helper. Said now, before it fails obscurely.
+	 */
+	if (n->helper->takes_tap)
+		r = access("/dev/net/tun", R_OK | W_OK) < 0 ? sr_negerrno() : 0;
+	else
+		r = helper_may(n, "/dev/net/tun", R_OK | W_OK);
 	if (r < 0)
 		return sr_error_errno(err, r,
 				      "--net egress needs /dev/net/tun (mode 0666, as Debian ships "
 				      "it)%s",
-				      geteuid() == 0 ? ", the network helper runs unprivileged"
-						     : "");
-	r = find_helper(c->net_helper, n, err);
-	if (r < 0)
-		return r;
+				      geteuid() == 0 && !n->helper->takes_tap
+					  ? ", and slirp4netns runs unprivileged"
+					  : "");
 	r = resolve_all(&c->allow, &allow, "--allow", err);
 	if (r >= 0)
 		r = resolve_all(&c->deny, &deny, "--deny", err);
@@ -421,7 +448,7 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	sr_strv_free(&host);
 	if (r < 0)
 		return r;
-	if (pipe2(n->ready, O_CLOEXEC) < 0)
+	if (!n->helper->takes_tap && pipe2(n->ready, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "pipe");
 	return 0;
 }
@@ -438,6 +465,7 @@ int sr_net_prepare(const struct sr_config *c, uid_t host_uid, gid_t host_gid, st
 	n->helper_uid = host_uid;
 	n->helper_gid = host_gid;
 	n->ready[0] = n->ready[1] = n->exit_w = -1;
+	n->userns = n->netns = n->pidfd = -1;
 	if (n->mode == SR_NET_EGRESS) {
 		r = prepare_egress(c, n, err);
 		if (r < 0) {
@@ -490,7 +518,7 @@ struct spawn {
 	bool show_stderr;
 	bool caller_is_root; /* its groups must go; anyone else's cannot (setgroups denied) */
 	int userns;	     /* the sandbox's outer user namespace, joined before exec */
-	int fds[3];	     /* become 3-5 */
+	int fds[3];	     /* become 3-5; -1: that one stays closed */
 };
 
 static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp)
@@ -520,7 +548,8 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 	if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || (!sp->show_stderr && dup2(null, 2) < 0))
 		_exit(127);
 	for (int i = 0; i < 3; i++)
-		if (dup2(sp->fds[i], 3 + i) < 0)
+		if (sp->fds[i] >= 0 ? dup2(sp->fds[i], 3 + i) < 0
+				    : close(3 + i) < 0 && errno != EBADF)
 			_exit(127);
 	if (syscall(SYS_close_range, 6, ~0U, 0) < 0)
 		_exit(127);
@@ -533,30 +562,18 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 	_exit(127);
 }
 
-static int spawn_helper(struct sr_net *n, pid_t child, int exit_r, struct sr_error *err)
+/* fds[]: high (>= 10), to become 3-5; the helper's pid and a pidfd on it go in n. */
+static int spawn_helper(struct sr_net *n, int userns, const int fds[3], struct sr_error *err)
 {
-	_cleanup_close_ int ready_hi = high_fd(n->ready[1]);
-	_cleanup_close_ int exit_hi = high_fd(exit_r);
-	_cleanup_close_ int userns = -1, netns = -1;
 	struct spawn sp = {
 	    .parent = getpid(),
 	    .show_stderr = sr_log_get_level() >= SR_LOG_DEBUG,
 	    .caller_is_root = geteuid() == 0,
+	    .userns = userns,
+	    .fds = {fds[0], fds[1], fds[2]},
 	};
 	pid_t pid;
 
-	if (ready_hi < 0 || exit_hi < 0)
-		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
-	userns = open_ns(child, "user", err);
-	if (userns < 0)
-		return userns;
-	netns = open_ns(child, "net", err);
-	if (netns < 0)
-		return netns;
-	sp.userns = userns;
-	sp.fds[0] = ready_hi;
-	sp.fds[1] = exit_hi;
-	sp.fds[2] = netns;
 	/* fork, not posix_spawn: the parent-death signal is set between fork and exec. */
 	pid = fork();
 	if (pid < 0)
@@ -564,16 +581,19 @@ static int spawn_helper(struct sr_net *n, pid_t child, int exit_r, struct sr_err
 	if (pid == 0)
 		exec_helper(n, &sp);
 	n->pid = pid;
+	/* Only to tell the supervisor if it dies early: none before Linux 5.3. */
+#ifdef SYS_pidfd_open
+	n->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
 	return 0;
 }
 
-int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err)
+/* slirp4netns: started now, it opens the tap in the namespace itself. */
+static int start_slirp4netns(struct sr_net *n, pid_t child, struct sr_error *err)
 {
-	int exitp[2];
-	int r;
+	_cleanup_close_ int ready_hi = -1, exit_hi = -1, userns = -1, netns = -1;
+	int exitp[2], r;
 
-	if (n->mode != SR_NET_EGRESS)
-		return 0;
 	/*
 	 * slirp4netns polls the read end and exits when it reads EOF, and
 	 * deletes its tap on the way. Created after clone, so the sandbox
@@ -582,13 +602,80 @@ int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err)
 	if (pipe2(exitp, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "pipe");
 	n->exit_w = exitp[1];
-	r = spawn_helper(n, child, exitp[0], err);
+	ready_hi = high_fd(n->ready[1]);
+	exit_hi = high_fd(exitp[0]);
 	close(exitp[0]);
+	if (ready_hi < 0 || exit_hi < 0)
+		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
+	userns = open_ns(child, "user", err);
+	if (userns < 0)
+		return userns;
+	netns = open_ns(child, "net", err);
+	if (netns < 0)
+		return netns;
+	r = spawn_helper(n, userns, (const int[]){ready_hi, exit_hi, netns}, err);
 	/* Only the helper (and the child, which closes its copy) may hold it now: EOF = helper
 	 * died. */
 	close(steal_fd(&n->ready[1]));
 	close(steal_fd(&n->ready[0]));
 	return r;
+}
+
+int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err)
+{
+	if (n->mode != SR_NET_EGRESS)
+		return 0;
+	if (!n->helper->takes_tap)
+		return start_slirp4netns(n, child, err);
+	/* The helper starts on TAP (sr_net_start_helper); the namespaces are opened now. */
+	n->userns = open_ns(child, "user", err);
+	if (n->userns < 0)
+		return n->userns;
+	n->netns = open_ns(child, "net", err);
+	return n->netns < 0 ? n->netns : 0;
+}
+
+int sr_net_start_helper(struct sr_net *n, int tap, struct sr_error *err)
+{
+	_cleanup_close_ int tap_hi = -1;
+	int r;
+
+	if (n->mode != SR_NET_EGRESS || !n->helper->takes_tap || n->pid > 0 || n->netns < 0) {
+		close(tap);
+		return sr_error_msg(err, -EPROTO, "a tap nobody asked for");
+	}
+	tap_hi = high_fd(tap);
+	close(tap);
+	if (tap_hi < 0)
+		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
+	r = spawn_helper(n, n->userns, (const int[]){tap_hi, -1, n->netns}, err);
+	close(steal_fd(&n->userns));
+	close(steal_fd(&n->netns));
+	return r;
+}
+
+int sr_net_watch_fd(const struct sr_net *n)
+{
+	return n->pidfd;
+}
+
+void sr_net_helper_exited(struct sr_net *n, bool during_run)
+{
+	int st;
+
+	if (n->pid <= 0 || waitpid(n->pid, &st, WNOHANG) != n->pid)
+		return;
+	n->pid = 0;
+	close(steal_fd(&n->pidfd));
+	if (!during_run)
+		return;
+	if (WIFSIGNALED(st))
+		sr_warn("%s was killed by signal %d: the sandbox has no network from here on",
+			n->helper->name, WTERMSIG(st));
+	else
+		sr_warn("%s exited with status %d: the sandbox has no network from here on (run "
+			"with -v to see why)",
+			n->helper->name, WEXITSTATUS(st));
 }
 
 /*
@@ -619,13 +706,45 @@ static const struct sr_route_tuning helper_tuning = {
     .rto_min_ms = 5,
 };
 
-int sr_net_child(const struct sr_net *n, struct sr_error *err)
+int sr_net_child_open(const struct sr_net *n, int *ret, struct sr_error *err)
+{
+	int fd;
+
+	*ret = -1;
+	if (n->mode != SR_NET_EGRESS || !n->helper->takes_tap)
+		return 0;
+	/* Non-blocking: pasta reads until EAGAIN. The tap will be in this (our) namespace. */
+	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "open /dev/net/tun");
+	*ret = fd;
+	return 0;
+}
+
+/* The tap on tun, configured as pasta expects it (tap_config). */
+static int make_tap(int tun, struct sr_error *err)
+{
+	struct ifreq ifr = {.ifr_flags = IFF_TAP | IFF_NO_PI};
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", SR_NET_IFNAME);
+	if (ioctl(tun, TUNSETIFF, &ifr) < 0)
+		return sr_error_errno(err, sr_negerrno(), "create the tap device %s",
+				      SR_NET_IFNAME);
+	return sr_link_configure(&tap_config, err);
+}
+
+int sr_net_child(const struct sr_net *n, int tun, struct sr_error *err)
 {
 	int r;
 
 	r = sr_link_loopback_up(err);
 	if (r < 0 || n->mode != SR_NET_EGRESS)
 		return r;
+	if (n->helper->takes_tap) {
+		r = make_tap(tun, err);
+		if (r < 0)
+			return r;
+	}
 	/*
 	 * Fail closed: without the policy there is no network at all.
 	 * libnftables is dlopen()ed here rather than before clone: its ~1 ms
@@ -634,7 +753,9 @@ int sr_net_child(const struct sr_net *n, struct sr_error *err)
 	r = sr_nft_install(n->ruleset, err);
 	if (r < 0)
 		return r;
-	r = n->helper->wait_ready(n, err);
+	if (n->helper->takes_tap)
+		return 0;
+	r = wait_ready_fd(n, err);
 	close(n->ready[0]);
 	return r;
 }
@@ -688,10 +809,17 @@ void sr_net_free(struct sr_net *n)
 	 * Not waited for: slirp4netns exits on EOF and deletes its tap on its
 	 * own time (15-35 ms), pasta is killed (its tap goes with the
 	 * namespace), both off the invocation's path. The zombie keeps its
-	 * pid from being reused until sandbox-run exits and it is reaped.
+	 * pid from being reused until sandbox-run exits and it is reaped; a
+	 * helper reaped already (sr_net_helper_exited) has pid 0.
 	 */
 	if (n->pid > 0 && n->helper->stop_signal)
 		kill(n->pid, n->helper->stop_signal);
+	if (n->pidfd >= 0)
+		close(n->pidfd);
+	if (n->userns >= 0)
+		close(n->userns);
+	if (n->netns >= 0)
+		close(n->netns);
 	if (n->exit_w >= 0)
 		close(n->exit_w);
 	if (n->ready[0] >= 0)

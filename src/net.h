@@ -2,8 +2,8 @@
 /*
  * The sandbox's network namespace. Parent side: prepares the policy and
  * starts the egress helper for the child's namespace; child side: brings lo
- * (and the helper's tap) up through libnl and installs the nftables policy
- * before anything of the agent's runs.
+ * (and, for pasta, the tap it hands over) up through libnl and installs the
+ * nftables policy before anything of the agent's runs.
  */
 #pragma once
 
@@ -21,13 +21,37 @@ struct sr_net;
  */
 int sr_net_prepare(const struct sr_config *c, uid_t host_uid, gid_t host_gid, struct sr_net **ret,
 		   struct sr_error *err);
-/* Parent, after clone, before GO: connects the child's namespace to the outside. */
+/*
+ * Parent, after clone, before GO: starts slirp4netns for the child's
+ * namespace, or opens the namespaces for pasta, which starts on TAP.
+ */
 int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err);
 /*
- * Child, in the new network namespace, with CAP_NET_ADMIN there: lo up,
- * the policy installed, the helper's link up. Fails closed.
+ * Parent, on the child's TAP message: starts pasta on the tap (taken: it is
+ * closed here whatever happens).
  */
-int sr_net_child(const struct sr_net *n, struct sr_error *err);
+int sr_net_start_helper(struct sr_net *n, int tap, struct sr_error *err);
+/*
+ * Parent: readable once the helper has exited (-1: nothing to watch).
+ * Then sr_net_helper_exited reaps it, and warns that the sandbox has lost
+ * its network if during_run (the agent has not ended).
+ */
+int sr_net_watch_fd(const struct sr_net *n);
+void sr_net_helper_exited(struct sr_net *n, bool during_run);
+/*
+ * Child, first, as the caller, in the new network namespace: /dev/net/tun
+ * in *ret if the helper is handed its tap (pasta), else -1.
+ */
+int sr_net_child_open(const struct sr_net *n, int *ret, struct sr_error *err);
+/*
+ * Child, in the new network namespace, with CAP_NET_ADMIN there: lo up,
+ * the helper's link up (pasta: tun, sr_net_child_open's, becomes the
+ * configured tap), the policy installed; slirp4netns is waited for until
+ * it is ready. Fails closed. pasta is not waited for: PID 1 sends the tap
+ * to the supervisor (TAP, protocol.h) once the agent runs, and the
+ * supervisor starts pasta on it.
+ */
+int sr_net_child(const struct sr_net *n, int tun, struct sr_error *err);
 /*
  * Child, after sr_net_child: tunes TCP on the helper's link. A matter of
  * throughput, not of policy: the caller may report a failure as a

@@ -13,6 +13,7 @@
  *   <------------------------------- WARNING (any number, during [2])
  *                                       [3] forks the agent, which execs
  *   <------------------------------- EXEC (agent running) | ERROR
+ *   starts pasta <------------------- TAP + fd (pasta only)
  *   waits, forwards signals, timeout
  *   <------------------------------- EXIT (agent's wait status, disk use)
  *   wait4(PID 1): rusage of the whole tree
@@ -20,8 +21,11 @@
  * ERROR carries the errno, the exit status to use (125/126/127) and the
  * message; the child exits right after sending it. WARNING carries a
  * message the supervisor prints, for a step that failed without making
- * the sandbox any less safe (the set-up goes on). EOF without EXIT means
- * PID 1 died (killed, or sandbox-run's own timeout).
+ * the sandbox any less safe (the set-up goes on). TAP carries one fd
+ * (SCM_RIGHTS): the sandbox's tap device, made and configured inside, for
+ * the egress helper that is handed its tap (net.h). No other message
+ * carries one, and an fd that comes with any other is closed unread. EOF
+ * without EXIT means PID 1 died (killed, or sandbox-run's own timeout).
  */
 #pragma once
 
@@ -35,6 +39,7 @@ enum sr_msg_type {
 	SR_MSG_EXEC,
 	SR_MSG_EXIT,
 	SR_MSG_WARNING,
+	SR_MSG_TAP,
 	_SR_MSG_TYPE_MAX,
 };
 
@@ -48,8 +53,14 @@ struct sr_msg {
 };
 
 int sr_msg_send(int fd, const struct sr_msg *m);
-/* 1 on a message, 0 on EOF, negative errno on error or a malformed message. */
-int sr_msg_recv(int fd, struct sr_msg *ret);
+/* m with passed_fd attached (SCM_RIGHTS); the caller keeps its own copy. */
+int sr_msg_send_fd(int fd, const struct sr_msg *m, int passed_fd);
+/*
+ * 1 on a message, 0 on EOF, negative errno on error or a malformed message.
+ * *ret_fd: the fd a TAP message carries (O_CLOEXEC), else -1; a TAP
+ * without one is malformed. NULL ret_fd: TAP is refused (-EBADMSG).
+ */
+int sr_msg_recv(int fd, struct sr_msg *ret, int *ret_fd);
 /* Sends err as an ERROR message (best effort: the caller exits next). */
 void sr_msg_send_error(int fd, const struct sr_error *err);
 /* Sends err's message as a WARNING (best effort: a lost warning changes nothing). */

@@ -66,7 +66,9 @@ static int die_with_supervisor(int sock)
 
 static int step_sources(struct sr_plan *p, struct sr_error *err)
 {
-	return sr_mounts_open_sources(p, err);
+	int r = sr_mounts_open_sources(p, err);
+
+	return r < 0 ? r : sr_net_child_open(p->net, &p->sources.tap, err);
 }
 
 /*
@@ -102,7 +104,7 @@ static int step_mounts(struct sr_plan *p, struct sr_error *err)
 static int step_network(struct sr_plan *p, struct sr_error *err)
 {
 	struct sr_error tuning = {0};
-	int r = sr_net_child(p->net, err);
+	int r = sr_net_child(p->net, p->sources.tap, err);
 
 	if (r < 0)
 		return r;
@@ -198,7 +200,7 @@ void sr_sandbox_child(struct sr_plan *p)
 	sr_fault_point("child", "started");
 
 	/* [1] The supervisor writes our id maps; EOF means it died meanwhile. */
-	r = sr_msg_recv(p->sock, &m);
+	r = sr_msg_recv(p->sock, &m, NULL);
 	if (r <= 0 || m.type != SR_MSG_GO)
 		_exit(125);
 

@@ -16,6 +16,12 @@ struct sr_sources {
 	int workspace; /* the agent's directory, or -1 */
 	int *binds;    /* one per config->binds[] */
 	size_t n_binds;
+	/*
+	 * For a helper handed its tap (net.h): /dev/net/tun as opened here,
+	 * the configured tap after the network step, sent to the supervisor
+	 * once the agent runs (init.c); else -1.
+	 */
+	int tap;
 };
 
 /* Everything the child needs, prepared by the supervisor before clone. */

@@ -240,8 +240,10 @@ static int parent_steps(struct run *run, struct sr_error *err)
 
 static void on_message(struct run *run)
 {
+	struct sr_error err = {0};
 	struct sr_msg m;
-	int r = sr_msg_recv(run->sock, &m);
+	int fd;
+	int r = sr_msg_recv(run->sock, &m, &fd);
 
 	if (r <= 0) {
 		/* EOF (PID 1 gone) or garbage: nothing more to read either way. */
@@ -259,6 +261,13 @@ static void on_message(struct run *run)
 		break;
 	case SR_MSG_WARNING:
 		sr_warn("%s", m.text);
+		break;
+	case SR_MSG_TAP:
+		/* The policy is in; the agent starts without waiting for the helper. */
+		if (run->reaped)
+			close(fd); /* read after PID 1 ended: too late */
+		else if (sr_net_start_helper(run->net, fd, &err) < 0)
+			sr_warn("%s: the sandbox has no network", err.msg);
 		break;
 	case SR_MSG_EXIT:
 		run->exit_seen = true;
@@ -279,7 +288,7 @@ static void on_signal(struct run *run)
 			kill(run->pid, (int)si.ssi_signo);
 			continue;
 		}
-		/* Only our own child: the network helper has its own reaper. */
+		/* Only our own child: the network helper is reaped on its pidfd. */
 		if (!run->reaped &&
 		    wait4(run->pid, &run->init_status, WNOHANG, &run->ru) == run->pid)
 			run->reaped = true;
@@ -289,13 +298,14 @@ static void on_signal(struct run *run)
 static void wait_sandbox(struct run *run)
 {
 	while (!run->reaped) {
-		struct pollfd fds[3] = {
+		struct pollfd fds[4] = {
 		    {.fd = run->sigfd, .events = POLLIN},
 		    {.fd = run->sock, .events = POLLIN},
 		    {.fd = run->timerfd, .events = POLLIN},
+		    {.fd = sr_net_watch_fd(run->net), .events = POLLIN},
 		};
 
-		if (poll(fds, 3, -1) < 0) {
+		if (poll(fds, SR_ARRAY_SIZE(fds), -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			/* Cannot wait any more: end the sandbox rather than leave it. */
@@ -316,6 +326,9 @@ static void wait_sandbox(struct run *run)
 		}
 		if (fds[0].revents)
 			on_signal(run);
+		/* The helper, gone before the sandbox: say so unless the agent is done. */
+		if (fds[3].revents)
+			sr_net_helper_exited(run->net, !run->exit_seen);
 	}
 	/* EXIT may still be queued behind the SIGCHLD. */
 	while (run->sock >= 0)
@@ -497,6 +510,7 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 	run.plan.agent_fd = -1;
 	run.plan.workspace_tree = -1;
 	run.plan.sources.workspace = -1;
+	run.plan.sources.tap = -1;
 	run.plan.sock = -1;
 	new_sandbox_id(r->sandbox_id);
 
