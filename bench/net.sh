@@ -5,10 +5,17 @@
 #   sudo bench/net.sh [RUNS]        (root: it builds the test host)
 #
 # - Start-up: sandbox-run --net egress against --net none (hyperfine
-#   medians, /bin/true, no limits), and bubblewrap's reference command;
-#   and each helper alone, from its start until the network is up, with
-#   nothing else running (bench/helper-ready.py): the floor under the
-#   extra on this machine.
+#   medians, /bin/true, no limits), and bubblewrap's reference command.
+# - Agent starts: from launching sandbox-run until the agent runs (it
+#   prints the time: date +%s%N), --net egress against --net none,
+#   interleaved, medians: what the start-up target is about.
+# - One connection: the same with an agent that opens one TCP connection
+#   to the test host as it starts (bash's /dev/tcp), against --net none
+#   running /bin/true: what an agent that calls out at once waits for
+#   (pasta is not waited for at start, its start-up is paid here).
+# - slirp4netns alone, from its start until the network is up, with
+#   nothing else running (bench/helper-ready.py): the floor under its
+#   extra on this machine (pasta is not waited for: no floor).
 # - Throughput: one TCP stream of 1 MiB send()s for SECONDS (default 3)
 #   from the sandbox to a test host (upload), and one the other way
 #   (download: the test host sends, the sandbox reads), each against the
@@ -145,22 +152,38 @@ sr() { # sr CALLER HELPER ARGS...
 	as "$who" "$tmp/sandbox-run" -q --memory 0 --cpus 0 --pids 0 --net-helper "$h" "$@"
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+# agent-start.py RUNS CMD...: the median ms from launching CMD -- date +%s%N until date runs.
+cat >"$tmp/agent-start.py" <<'EOF'
+import statistics, subprocess, sys, time
+runs, cmd = int(sys.argv[1]), sys.argv[2:]
+d = []
+for _ in range(runs):
+    t0 = time.time_ns()
+    out = subprocess.run(cmd + ["--", "date", "+%s%N"], capture_output=True, text=True).stdout
+    d.append((int(out) - t0) / 1e6)
+print(f"{statistics.median(d):.2f}")
+EOF
 
 # Each helper alone, as sandbox-run starts it (uid 0 of a user namespace of
 # the unprivileged user's), nothing else running: the floor under the extra.
 declare -A alone
 for h in "${helpers[@]}"; do
-	alone[$h]=$(as user unshare --user --map-root-user python3 "$tmp/helper-ready.py" "$h" "$((runs / 4 + 1))")
+	alone[$h]=0
+	[ "$h" = slirp4netns ] &&
+		alone[$h]=$(as user unshare --user --map-root-user python3 "$tmp/helper-ready.py" "$h" "$((runs / 4 + 1))")
 done
 
 echo "$(date -u +%F), $(uname -r), $(nproc) CPUs, $runs start-up runs, ${secs} s transfers${BOTTLENECK:+, through a $BOTTLENECK token bucket}."
 echo
-echo "| caller | helper | start-up: none | egress | extra | helper alone | egress / bubblewrap | upload: host | sandbox | share | download: host | sandbox | share |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| caller | helper | start-up: none | egress | extra | agent starts: extra | one connection: extra | helper alone | egress / bubblewrap | upload: host | sandbox | share | download: host | sandbox | share |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for who in root user; do
 	for h in "${helpers[@]}"; do
-		none="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net none -- /bin/true"
+		none_base="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net none"
+		egress_base="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net-helper $h --net egress"
+		none="$none_base -- /bin/true"
 		egress="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net-helper $h --net egress -- /bin/true"
+		connect="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net-helper $h --net egress --allow $remote_ip -- bash -c 'exec 3<>/dev/tcp/$remote_ip/9000'"
 		bw="bwrap --ro-bind / / --unshare-all --die-with-parent --proc /proc --dev /dev /bin/true"
 		rm -f "$tmp/h.json"
 		pre=()
@@ -169,10 +192,16 @@ for who in root user; do
 			chown "$user" "$tmp"
 		fi
 		"${pre[@]}" hyperfine -N --warmup 20 --runs "$runs" --export-json "$tmp/h.json" \
-			-n none "$none" -n egress "$egress" -n bwrap "$bw" >/dev/null 2>&1
-		read -r t_none t_egress t_bw < <(python3 -c 'import json, sys
+			-n none "$none" -n egress "$egress" -n connect "$connect" -n bwrap "$bw" >/dev/null 2>&1
+		read -r t_none t_egress t_connect t_bw < <(python3 -c 'import json, sys
 r = {x["command"]: x["median"] * 1e3 for x in json.load(open(sys.argv[1]))["results"]}
-print(r["none"], r["egress"], r["bwrap"])' "$tmp/h.json")
+print(r["none"], r["egress"], r["connect"], r["bwrap"])' "$tmp/h.json")
+		# Interleaved rounds, so that drift hits both alike.
+		start_none="" start_egress=""
+		for _ in 1 2 3 4 5; do
+			start_none+=" $(as "$who" python3 "$tmp/agent-start.py" "$((runs / 5 + 1))" $none_base)"
+			start_egress+=" $(as "$who" python3 "$tmp/agent-start.py" "$((runs / 5 + 1))" $egress_base)"
+		done
 		up_host="" up_sandbox="" down_host="" down_sandbox=""
 		for _ in 1 2 3; do
 			up_host+=" $(python3 -c "$send" "$remote_ip" 9000 "$secs")"
@@ -182,12 +211,15 @@ print(r["none"], r["egress"], r["bwrap"])' "$tmp/h.json")
 		done
 		python3 -c 'import sys
 who, h = sys.argv[1:3]
-n, e, a, b, uh, us, dh, ds = [float(x) for x in sys.argv[3:]]
-print(f"| {who} | {h} | {n:.2f} ms | {e:.2f} ms | +{e - n:.2f} ms | {a:.2f} ms | {e / b:.2f} "
+n, e, sn, se, c, a, b, uh, us, dh, ds = [float(x) for x in sys.argv[3:]]
+alone = f"{a:.2f} ms" if a else "not waited for"
+print(f"| {who} | {h} | {n:.2f} ms | {e:.2f} ms | +{e - n:.2f} ms | +{se - sn:.2f} ms | +{c - n:.2f} ms | {alone} | {e / b:.2f} "
       f"| {uh:.1f} Gbit/s | {us:.2f} Gbit/s | {100 * us / uh:.0f} % "
       f"| {dh:.1f} Gbit/s | {ds:.2f} Gbit/s | {100 * ds / dh:.0f} % |")' \
-			"$who" "$h" "$t_none" "$t_egress" "${alone[$h]}" "$t_bw" "$(median <<<"$up_host")" \
+			"$who" "$h" "$t_none" "$t_egress" "$(median <<<"$start_none")" "$(median <<<"$start_egress")" \
+			"$t_connect" "${alone[$h]}" "$t_bw" "$(median <<<"$up_host")" \
 			"$(median <<<"$up_sandbox")" "$(median <<<"$down_host")" "$(median <<<"$down_sandbox")"
+		echo "  ($who, $h: agent starts none$start_none, egress$start_egress ms)" >&2
 		echo "  ($who, $h: upload host$up_host, sandbox$up_sandbox; download host$down_host, sandbox$down_sandbox Gbit/s)" >&2
 	done
 done
