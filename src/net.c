@@ -540,6 +540,14 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 	/* After the id change, which would clear it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != sp->parent)
 		_exit(127);
+	/*
+	 * A process group of its own: a terminal's ^C, ^Z or hang-up goes to
+	 * sandbox-run's group, and sandbox-run passes it on to the agent; it
+	 * must not end the agent's network. The death signal above still ties
+	 * the helper to sandbox-run.
+	 */
+	if (setpgid(0, 0) < 0)
+		_exit(127);
 	sigemptyset(&none);
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
@@ -661,15 +669,22 @@ int sr_net_watch_fd(const struct sr_net *n)
 
 void sr_net_helper_exited(struct sr_net *n, bool during_run)
 {
-	int st;
+	pid_t w;
+	int st = 0;
 
-	if (n->pid <= 0 || waitpid(n->pid, &st, WNOHANG) != n->pid)
+	if (n->pid <= 0)
 		return;
+	w = waitpid(n->pid, &st, WNOHANG);
+	if (w == 0 || (w < 0 && errno == EINTR))
+		return; /* not yet: the pidfd stays, readable again */
+	/* Reaped, by us or (ECHILD) not: either way its pid is not ours to signal any more. */
 	n->pid = 0;
 	close(steal_fd(&n->pidfd));
 	if (!during_run)
 		return;
-	if (WIFSIGNALED(st))
+	if (w < 0)
+		sr_warn("%s exited: the sandbox has no network from here on", n->helper->name);
+	else if (WIFSIGNALED(st))
 		sr_warn("%s was killed by signal %d: the sandbox has no network from here on",
 			n->helper->name, WTERMSIG(st));
 	else
@@ -812,8 +827,14 @@ void sr_net_free(struct sr_net *n)
 	 * pid from being reused until sandbox-run exits and it is reaped; a
 	 * helper reaped already (sr_net_helper_exited) has pid 0.
 	 */
-	if (n->pid > 0 && n->helper->stop_signal)
-		kill(n->pid, n->helper->stop_signal);
+	if (n->pid > 0 && n->helper->stop_signal) {
+		/* Through the pidfd where there is one: it cannot name a reused pid. */
+#ifdef SYS_pidfd_send_signal
+		if (n->pidfd < 0 ||
+		    syscall(SYS_pidfd_send_signal, n->pidfd, n->helper->stop_signal, NULL, 0) < 0)
+#endif
+			kill(n->pid, n->helper->stop_signal);
+	}
 	if (n->pidfd >= 0)
 		close(n->pidfd);
 	if (n->userns >= 0)

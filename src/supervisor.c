@@ -128,8 +128,16 @@ static int open_agent(struct run *run, struct sr_error *err)
 
 static int setup_signals(struct run *run, struct sr_error *err)
 {
+	/*
+	 * SIGCHLD ignored by whoever started us (inherited across exec) would
+	 * have the kernel reap our children itself: PID 1 would never be seen
+	 * to end, and the helper's pid could be reused under us.
+	 */
+	const struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigset_t set;
 
+	if (sigaction(SIGCHLD, &dfl, NULL) < 0)
+		return sr_error_errno(err, sr_negerrno(), "SIGCHLD");
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	for (size_t i = 0; i < SR_ARRAY_SIZE(forwarded); i++)
@@ -326,9 +334,12 @@ static void wait_sandbox(struct run *run)
 		}
 		if (fds[0].revents)
 			on_signal(run);
-		/* The helper, gone before the sandbox: say so unless the agent is done. */
+		/*
+		 * The helper, gone before the sandbox: said while the agent runs.
+		 * Before that, slirp4netns's end is the child's error to report.
+		 */
 		if (fds[3].revents)
-			sr_net_helper_exited(run->net, !run->exit_seen);
+			sr_net_helper_exited(run->net, run->exec_seen && !run->exit_seen);
 	}
 	/* EXIT may still be queued behind the SIGCHLD. */
 	while (run->sock >= 0)

@@ -135,6 +135,17 @@ t_disk_limit() {
 	assert_eq "--disk 0: no limit, and enforced.disk says none" none "$(json_get "$SR_OUT/disk0-$SR_AS.json" enforced.disk)"
 }
 
+# Started with SIGCHLD ignored (inherited across exec): the kernel would
+# reap PID 1 behind sandbox-run's back, which then waited for ever.
+t_sigchld_ignored() {
+	local rc
+	as_user timeout -k 5 20 perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV or exit 126' \
+		"$SR" --net none -- sh -c 'exit 7' </dev/null >/dev/null 2>&1
+	rc=$?
+	assert_eq "started with SIGCHLD ignored: the agent's status, not a hang" 7 "$rc"
+}
+
 for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout \
-	t_kill_supervisor t_signal_forwarding t_result_record t_result_through_links t_disk_limit
+	t_kill_supervisor t_signal_forwarding t_result_record t_result_through_links t_disk_limit \
+	t_sigchld_ignored
 done_testing

@@ -340,6 +340,46 @@ t_pasta_fallback() {
 	assert_match "and says which to install" "needs slirp4netns or pasta" "$errout"
 }
 
+# The policy tests above ran through slirp4netns (auto); the same, through pasta.
+t_policy_through_pasta() {
+	local bin="$SR_TMP/pasta-only" SR_TAG="pasta: "
+	if ! command -v pasta >/dev/null; then
+		skip "the policy through pasta" "pasta is not installed"
+		return
+	fi
+	mkdir -p "$bin"
+	ln -sf "$(command -v pasta)" "$bin/pasta"
+	with_path "$bin" t_allowlist_refuses_others
+	with_path "$bin" t_metadata
+	with_path "$bin" t_host
+	with_path "$bin" t_inbound
+}
+
+# A terminal's ^C goes to sandbox-run's process group: passed on to the
+# agent, it must not end the agent's network too (the helper has its own).
+t_helper_survives_ctrl_c() {
+	local name pid i
+	for name in slirp4netns pasta; do
+		if ! command -v "$name" >/dev/null; then
+			skip "$name survives a ^C for the agent" "$name is not installed"
+			continue
+		fi
+		(as_user_exec setsid "$SR" -q --net egress --net-helper "$name" --allow "$REMOTE" -- \
+			sh -c "trap '' INT; sleep 1; $CURL http://$REMOTE:$PORT/" \
+			</dev/null >"$SR_TMP/ctrl-c.out" 2>"$SR_TMP/ctrl-c.err") &
+		pid=$!
+		SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+		for i in $(seq 100); do
+			[ -n "$(helper_of "$pid")" ] && break
+			sleep 0.02
+		done
+		kill -INT -- "-$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		assert_match "$name survives a ^C the agent ignores: its next request goes through" \
+			"^200:" "$(cat "$SR_TMP/ctrl-c.out")"
+	done
+}
+
 # --net-helper picks one of the two where both are installed; one that is
 # missing is an error naming what to install, never a silent switch.
 t_helper_choice() {
@@ -474,6 +514,6 @@ if ! setup_network; then
 fi
 for_each_user t_allow t_allowlist_refuses_others t_private_default t_metadata t_host t_inbound \
 	t_helper_dies_with_sandbox_run t_helper_confined t_tap_handover t_init_gives_back_heap \
-	t_pasta_fallback t_helper_choice \
+	t_pasta_fallback t_policy_through_pasta t_helper_survives_ctrl_c t_helper_choice \
 	t_helper_out_of_reach t_helper_route t_none t_dns_and_result t_dns_forwarding t_fail_closed
 done_testing

@@ -103,6 +103,39 @@ START_TEST(test_refused_fds_are_closed)
 }
 END_TEST
 
+/* A TAP with two fds: neither is kept, whether or not both fitted. */
+START_TEST(test_two_fds_refused)
+{
+	struct sr_msg tap = {.type = SR_MSG_TAP}, got;
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl = {0};
+	struct iovec iov = {.iov_base = &tap, .iov_len = sizeof(tap)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	int fds[2], before, fd = 99;
+	ino_t ino;
+
+	fds[0] = probe_fd(&ino);
+	fds[1] = probe_fd(&ino);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	before = open_fds();
+	ck_assert_int_eq(sendmsg(sv[0], &msg, 0), (ssize_t)sizeof(tap));
+	ck_assert_int_eq(sr_msg_recv(sv[1], &got, &fd), -EBADMSG);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_int_eq(open_fds(), before);
+	close(fds[0]);
+	close(fds[1]);
+}
+END_TEST
+
 static Suite *protocol_suite(void)
 {
 	Suite *s = suite_create("protocol");
@@ -112,6 +145,7 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_plain_message);
 	tcase_add_test(tc, test_tap_carries_an_fd);
 	tcase_add_test(tc, test_refused_fds_are_closed);
+	tcase_add_test(tc, test_two_fds_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
