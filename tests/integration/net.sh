@@ -364,13 +364,14 @@ t_helper_survives_ctrl_c() {
 			skip "$name survives a ^C for the agent" "$name is not installed"
 			continue
 		fi
+		# The ^C once the agent ignores it and the helper runs (pasta starts after the agent).
 		(as_user_exec setsid "$SR" -q --net egress --net-helper "$name" --allow "$REMOTE" -- \
-			sh -c "trap '' INT; sleep 1; $CURL http://$REMOTE:$PORT/" \
+			sh -c "trap '' INT; echo armed >&2; sleep 1; $CURL http://$REMOTE:$PORT/" \
 			</dev/null >"$SR_TMP/ctrl-c.out" 2>"$SR_TMP/ctrl-c.err") &
 		pid=$!
 		SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-		for i in $(seq 100); do
-			[ -n "$(helper_of "$pid")" ] && break
+		for i in $(seq 250); do
+			grep -q armed "$SR_TMP/ctrl-c.err" 2>/dev/null && [ -n "$(helper_of "$pid")" ] && break
 			sleep 0.02
 		done
 		kill -INT -- "-$pid" 2>/dev/null
