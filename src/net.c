@@ -73,7 +73,7 @@ struct helper {
 /* pasta's, for the gateway and resolver: locally administered, unicast. */
 #define SR_NET_HELPER_MAC "9a:55:9a:55:9a:55"
 
-/* Ready 3-20 ms (slirp4netns), 7-50 ms (pasta) after the fork where measured: past this, broken. */
+/* slirp4netns was ready 3-20 ms after the fork where measured: past this, broken. */
 #define READY_TIMEOUT_MS 5000
 
 struct sr_net {
@@ -93,7 +93,7 @@ struct sr_net {
 	 */
 	int ready[2];
 	int exit_w; /* parent only: slirp4netns exits when this closes (even on SIGKILL) */
-	/* Parent, takes_tap: the sandbox's namespaces, opened before GO, for the helper later. */
+	/* Parent: the sandbox's namespaces, opened before GO, until the helper has them. */
 	int userns, netns;
 	pid_t pid; /* the helper, until it is reaped */
 	int pidfd; /* the helper, for sr_net_watch_fd; -1 without pidfd_open */
@@ -570,24 +570,30 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 	_exit(127);
 }
 
-/* fds[]: high (>= 10), to become 3-5; the helper's pid and a pidfd on it go in n. */
-static int spawn_helper(struct sr_net *n, int userns, const int fds[3], struct sr_error *err)
+/*
+ * fd3, fd4: high (>= 10), to become 3 and 4 (-1: closed); 5 is the
+ * sandbox's network namespace. The helper's pid and a pidfd on it go in n,
+ * and the namespaces are the helper's alone from here on.
+ */
+static int spawn_helper(struct sr_net *n, int fd3, int fd4, struct sr_error *err)
 {
 	struct spawn sp = {
 	    .parent = getpid(),
 	    .show_stderr = sr_log_get_level() >= SR_LOG_DEBUG,
 	    .caller_is_root = geteuid() == 0,
-	    .userns = userns,
-	    .fds = {fds[0], fds[1], fds[2]},
+	    .userns = n->userns,
+	    .fds = {fd3, fd4, n->netns},
 	};
 	pid_t pid;
 
 	/* fork, not posix_spawn: the parent-death signal is set between fork and exec. */
 	pid = fork();
-	if (pid < 0)
-		return sr_error_errno(err, sr_negerrno(), "start %s", n->helper->name);
 	if (pid == 0)
 		exec_helper(n, &sp);
+	close(steal_fd(&n->userns));
+	close(steal_fd(&n->netns));
+	if (pid < 0)
+		return sr_error_errno(err, sr_negerrno(), "start %s", n->helper->name);
 	n->pid = pid;
 	/* Only to tell the supervisor if it dies early: none before Linux 5.3. */
 #ifdef SYS_pidfd_open
@@ -597,9 +603,9 @@ static int spawn_helper(struct sr_net *n, int userns, const int fds[3], struct s
 }
 
 /* slirp4netns: started now, it opens the tap in the namespace itself. */
-static int start_slirp4netns(struct sr_net *n, pid_t child, struct sr_error *err)
+static int start_slirp4netns(struct sr_net *n, struct sr_error *err)
 {
-	_cleanup_close_ int ready_hi = -1, exit_hi = -1, userns = -1, netns = -1;
+	_cleanup_close_ int ready_hi = -1, exit_hi = -1;
 	int exitp[2], r;
 
 	/*
@@ -615,13 +621,7 @@ static int start_slirp4netns(struct sr_net *n, pid_t child, struct sr_error *err
 	close(exitp[0]);
 	if (ready_hi < 0 || exit_hi < 0)
 		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
-	userns = open_ns(child, "user", err);
-	if (userns < 0)
-		return userns;
-	netns = open_ns(child, "net", err);
-	if (netns < 0)
-		return netns;
-	r = spawn_helper(n, userns, (const int[]){ready_hi, exit_hi, netns}, err);
+	r = spawn_helper(n, ready_hi, exit_hi, err);
 	/* Only the helper (and the child, which closes its copy) may hold it now: EOF = helper
 	 * died. */
 	close(steal_fd(&n->ready[1]));
@@ -633,22 +633,22 @@ int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err)
 {
 	if (n->mode != SR_NET_EGRESS)
 		return 0;
-	if (!n->helper->takes_tap)
-		return start_slirp4netns(n, child, err);
-	/* The helper starts on TAP (sr_net_start_helper); the namespaces are opened now. */
+	/* Now, for either helper: pasta starts later, on TAP (sr_net_start_helper). */
 	n->userns = open_ns(child, "user", err);
 	if (n->userns < 0)
 		return n->userns;
 	n->netns = open_ns(child, "net", err);
-	return n->netns < 0 ? n->netns : 0;
+	if (n->netns < 0)
+		return n->netns;
+	return n->helper->takes_tap ? 0 : start_slirp4netns(n, err);
 }
 
 int sr_net_start_helper(struct sr_net *n, int tap, struct sr_error *err)
 {
 	_cleanup_close_ int tap_hi = -1;
-	int r;
 
-	if (n->mode != SR_NET_EGRESS || !n->helper->takes_tap || n->pid > 0 || n->netns < 0) {
+	/* netns is gone once a helper was started: one tap, one pasta. */
+	if (n->mode != SR_NET_EGRESS || !n->helper->takes_tap || n->netns < 0) {
 		close(tap);
 		return sr_error_msg(err, -EPROTO, "a tap nobody asked for");
 	}
@@ -656,10 +656,7 @@ int sr_net_start_helper(struct sr_net *n, int tap, struct sr_error *err)
 	close(tap);
 	if (tap_hi < 0)
 		return sr_error_errno(err, sr_negerrno(), "start %s: dup", n->helper->name);
-	r = spawn_helper(n, n->userns, (const int[]){tap_hi, -1, n->netns}, err);
-	close(steal_fd(&n->userns));
-	close(steal_fd(&n->netns));
-	return r;
+	return spawn_helper(n, tap_hi, -1, err);
 }
 
 int sr_net_watch_fd(const struct sr_net *n)

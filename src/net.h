@@ -22,8 +22,8 @@ struct sr_net;
 int sr_net_prepare(const struct sr_config *c, uid_t host_uid, gid_t host_gid, struct sr_net **ret,
 		   struct sr_error *err);
 /*
- * Parent, after clone, before GO: starts slirp4netns for the child's
- * namespace, or opens the namespaces for pasta, which starts on TAP.
+ * Parent, after clone, before GO: opens the child's namespaces for the
+ * helper and starts slirp4netns on them; pasta starts later, on TAP.
  */
 int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err);
 /*
