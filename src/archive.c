@@ -126,11 +126,7 @@ static int load_libarchive(struct sr_error *err)
 	return 0;
 }
 
-static void archive_freep(struct archive **a)
-{
-	if (*a)
-		la.read_free(*a);
-}
+SR_DEFINE_CLEANUP(archive_freep, struct archive *, la.read_free)
 
 struct extract {
 	struct archive *a;

@@ -25,17 +25,8 @@
 	 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | \
 	 SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
 
-static void cap_freep(cap_t *caps)
-{
-	if (*caps)
-		cap_free(*caps);
-}
-
-static void cap_free_namep(char **name)
-{
-	if (*name)
-		cap_free(*name);
-}
+SR_DEFINE_CLEANUP(cap_freep, cap_t, cap_free)
+SR_DEFINE_CLEANUP(cap_free_namep, char *, cap_free)
 
 static int drop_bounding_set(struct sr_error *err)
 {

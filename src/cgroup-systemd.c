@@ -109,17 +109,8 @@ static int load_libsystemd(struct sr_error *err)
 	return 0;
 }
 
-static void message_unrefp(sd_bus_message **m)
-{
-	if (*m)
-		sd.message_unref(*m);
-}
-
-static void slot_unrefp(sd_bus_slot **s)
-{
-	if (*s)
-		sd.slot_unref(*s);
-}
+SR_DEFINE_CLEANUP(message_unrefp, sd_bus_message *, sd.message_unref)
+SR_DEFINE_CLEANUP(slot_unrefp, sd_bus_slot *, sd.slot_unref)
 
 /*
  * The manager that owns our processes: PID 1 for root, else the user's

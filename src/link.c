@@ -13,29 +13,14 @@
 #include <netlink/route/route.h>
 #include <sys/socket.h>
 
-static void nl_socket_freep(struct nl_sock **s)
-{
-	if (*s)
-		nl_socket_free(*s);
-}
-
-static void rtnl_link_putp(struct rtnl_link **l)
-{
-	if (*l)
-		rtnl_link_put(*l);
-}
-
-static void nl_cache_freep(struct nl_cache **c)
-{
-	if (*c)
-		nl_cache_free(*c);
-}
-
-static void nl_msg_freep(struct nl_msg **m)
-{
-	if (*m)
-		nlmsg_free(*m);
-}
+SR_DEFINE_CLEANUP(nl_socket_freep, struct nl_sock *, nl_socket_free)
+SR_DEFINE_CLEANUP(nl_cache_freep, struct nl_cache *, nl_cache_free)
+SR_DEFINE_CLEANUP(nl_msg_freep, struct nl_msg *, nlmsg_free)
+SR_DEFINE_CLEANUP(nl_addr_putp, struct nl_addr *, nl_addr_put)
+SR_DEFINE_CLEANUP(rtnl_link_putp, struct rtnl_link *, rtnl_link_put)
+SR_DEFINE_CLEANUP(rtnl_addr_putp, struct rtnl_addr *, rtnl_addr_put)
+SR_DEFINE_CLEANUP(rtnl_neigh_putp, struct rtnl_neigh *, rtnl_neigh_put)
+SR_DEFINE_CLEANUP(rtnl_route_putp, struct rtnl_route *, rtnl_route_put)
 
 /* libnl's error codes, back to the errno the kernel (mostly) said. */
 static int nl_errno(int nlerr)
@@ -133,30 +118,6 @@ static int list_defaults(struct nl_sock *sk, struct nl_cache **ret_cache, struct
 	*ret_cache = steal_pointer(&routes);
 	*ret = d;
 	return 0;
-}
-
-static void rtnl_addr_putp(struct rtnl_addr **a)
-{
-	if (*a)
-		rtnl_addr_put(*a);
-}
-
-static void rtnl_neigh_putp(struct rtnl_neigh **n)
-{
-	if (*n)
-		rtnl_neigh_put(*n);
-}
-
-static void rtnl_route_putp(struct rtnl_route **r)
-{
-	if (*r)
-		rtnl_route_put(*r);
-}
-
-static void nl_addr_putp(struct nl_addr **a)
-{
-	if (*a)
-		nl_addr_put(*a);
 }
 
 /* text as family's address (AF_INET, AF_LLC), or -EINVAL with the text said. */

@@ -36,11 +36,15 @@ static inline void sr_closep(int *fd)
 	}
 }
 
-static inline void sr_fclosep(FILE **f)
-{
-	if (*f)
-		fclose(*f);
-}
+/* name(&p) calls fn(p) unless p is NULL: a function for _cleanup_(name). */
+#define SR_DEFINE_CLEANUP(name, type, fn) \
+	static inline void name(type *p)  \
+	{                                 \
+		if (*p)                   \
+			fn(*p);           \
+	}
+
+SR_DEFINE_CLEANUP(sr_fclosep, FILE *, fclose)
 
 #define _cleanup_(f)	 __attribute__((cleanup(f)))
 #define _cleanup_free_	 _cleanup_(sr_freep)
