@@ -176,43 +176,42 @@ init_of() {
 	done
 }
 
+# Conditions to wait for with until_ok, on sandbox-run PID (or a helper's pid).
+has_helper() { [ -n "$(helper_of "$1")" ]; }
+has_init() { [ -n "$(init_of "$1")" ]; }
+# Both helpers' last step of confining themselves is their syscall filter.
+helper_confined() {
+	local h
+	h=$(helper_of "$1")
+	[ -n "$h" ] && [ "$(awk '/^Seccomp:/ {print $2}' "/proc/$h/status" 2>/dev/null)" = 2 ]
+}
+dead_or_zombie() { ! kill -0 "$1" 2>/dev/null || [ "$(ps -o stat= -p "$1" | cut -c1)" = Z ]; }
+
 t_helper_dies_with_sandbox_run() {
-	local pid helper="" i
+	local pid helper
 	(as_user_exec "$SR" -q --net egress -- sleep 30 </dev/null >/dev/null 2>&1) &
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-	for i in $(seq 100); do
-		helper=$(helper_of "$pid")
-		[ -n "$helper" ] && break
-		sleep 0.02
-	done
+	until_ok 2 has_helper "$pid"
+	helper=$(helper_of "$pid")
 	if [ -z "$helper" ]; then
 		not_ok "the egress helper is started (no helper under sandbox-run $pid)"
 		return
 	fi
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null
-	for i in $(seq 50); do
-		[ "$(ps -o stat= -p "$helper" 2>/dev/null | cut -c1)" = Z ] || ! kill -0 "$helper" 2>/dev/null && break
-		sleep 0.02
-	done
-	check "the egress helper dies with sandbox-run (SIGKILL)" \
-		bash -c "! kill -0 $helper 2>/dev/null || [ \"\$(ps -o stat= -p $helper | cut -c1)\" = Z ]"
+	check "the egress helper dies with sandbox-run (SIGKILL)" until_ok 1 dead_or_zombie "$helper"
 }
 
 # The helper parses the agent's packets: it must hold nothing on the host.
 # Each installed helper, by --net-helper.
 confined() {
-	local name=$1 pid helper="" i want_uid host_ns comm
+	local name=$1 pid helper want_uid host_ns comm
 	(SR_TEST_SECRET=hunter2 as_user_exec "$SR" -q --net egress --net-helper "$name" -- sleep 30 </dev/null >/dev/null 2>&1) &
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-	for i in $(seq 200); do
-		helper=$(helper_of "$pid")
-		# Confined once it has a syscall filter, the last step of both.
-		[ -n "$helper" ] && [ "$(awk '/^Seccomp:/ {print $2}' "/proc/$helper/status" 2>/dev/null)" = 2 ] && break
-		sleep 0.02
-	done
+	until_ok 4 helper_confined "$pid"
+	helper=$(helper_of "$pid")
 	comm=$(cat "/proc/$helper/comm" 2>/dev/null)
 	[ "$name" = pasta ] && [ "${comm#passt}" != "$comm" ] && comm=pasta
 	assert_eq "$name: the helper is $name" "$name" "$comm"
@@ -250,7 +249,7 @@ t_helper_confined() {
 # (src/net.c): what the agent sends first waits for it and is not lost,
 # and neither PID 1 nor the agent keeps the tap.
 t_tap_handover() {
-	local pid init="" i
+	local pid init
 	if ! command -v pasta >/dev/null; then
 		skip "pasta: the agent's first packets wait for it" "pasta is not installed"
 		return
@@ -266,11 +265,9 @@ print('retransmits', struct.unpack_from('I', s.getsockopt(socket.IPPROTO_TCP, so
 	(as_user_exec "$SR" -q --net egress --net-helper pasta -- sleep 30 </dev/null >/dev/null 2>&1) &
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-	for i in $(seq 200); do
-		init=$(init_of "$pid")
-		[ -n "$init" ] && [ -n "$(helper_of "$pid")" ] && break
-		sleep 0.02
-	done
+	until_ok 4 has_init "$pid"
+	until_ok 4 has_helper "$pid"
+	init=$(init_of "$pid")
 	assert_eq "pasta: PID 1 holds no tap once pasta has it" "0" \
 		"$({ ls -l "/proc/${init:-0}/fd/" | grep -c /dev/net/tun; } 2>&1)"
 	kill -KILL "$pid" 2>/dev/null
@@ -290,7 +287,7 @@ print('retransmits', struct.unpack_from('I', s.getsockopt(socket.IPPROTO_TCP, so
 # the sandbox's memory for the rest of it. (Built without glibc's mallopt
 # or MADV_POPULATE_WRITE there is no such heap, and this passes anyway.)
 t_init_gives_back_heap() {
-	local pid init="" i rss
+	local pid init rss
 	if ldd "$SR" 2>/dev/null | grep -q libasan; then
 		skip "PID 1 gives back libnftables' heap" "an ASan build: ASan's allocator takes neither the thresholds nor the trim"
 		return
@@ -298,11 +295,8 @@ t_init_gives_back_heap() {
 	(as_user_exec "$SR" -q --net egress -- sleep 30 </dev/null >/dev/null 2>&1) &
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-	for i in $(seq 200); do
-		init=$(init_of "$pid")
-		[ -n "$init" ] && break
-		sleep 0.02
-	done
+	until_ok 4 has_init "$pid"
+	init=$(init_of "$pid")
 	sleep 0.3
 	rss=$(awk '/^RssAnon:/ {print $2}' "/proc/${init:-0}/status" 2>/dev/null)
 	check "PID 1 gives back libnftables' heap while the agent runs (RssAnon ${rss:-unread} kB < 1024)" \
@@ -358,7 +352,7 @@ t_policy_through_pasta() {
 # A terminal's ^C goes to sandbox-run's process group: passed on to the
 # agent, it must not end the agent's network too (the helper has its own).
 t_helper_survives_ctrl_c() {
-	local name pid i
+	local name pid
 	for name in slirp4netns pasta; do
 		if ! command -v "$name" >/dev/null; then
 			skip "$name survives a ^C for the agent" "$name is not installed"
@@ -370,10 +364,8 @@ t_helper_survives_ctrl_c() {
 			</dev/null >"$SR_TMP/ctrl-c.out" 2>"$SR_TMP/ctrl-c.err") &
 		pid=$!
 		SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-		for i in $(seq 250); do
-			grep -q armed "$SR_TMP/ctrl-c.err" 2>/dev/null && [ -n "$(helper_of "$pid")" ] && break
-			sleep 0.02
-		done
+		until_ok 5 grep -q armed "$SR_TMP/ctrl-c.err"
+		until_ok 5 has_helper "$pid"
 		kill -INT -- "-$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 		assert_match "$name survives a ^C the agent ignores: its next request goes through" \
