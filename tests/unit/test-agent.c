@@ -772,11 +772,5 @@ static Suite *agent_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(agent_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return sr_test_run(agent_suite());
 }

@@ -792,11 +792,5 @@ static Suite *archive_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(archive_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return sr_test_run(archive_suite());
 }

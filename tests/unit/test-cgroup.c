@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "cgroup-internal.h"
 #include "util.h"
+#include "testutil.h"
 
 #include <check.h>
 
@@ -170,8 +171,6 @@ int main(void)
 {
 	Suite *s = suite_create("cgroup");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_parse_self);
 	tcase_add_test(tc, test_parse_mountinfo);
@@ -180,9 +179,5 @@ int main(void)
 	tcase_add_test(tc, test_describe);
 	tcase_add_test(tc, test_rlimit_fill);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return sr_test_run(s);
 }

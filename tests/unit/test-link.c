@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "link.h"
 #include "util.h"
+#include "testutil.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -329,7 +330,8 @@ static void tune_in_kernel(int fd)
 		FAIL_IF(fd, check_configured(sk, msg, sizeof(msg)) != 0, "configured: %s", msg);
 		/* Only once: configuring again fails (the address exists), adding nothing. */
 		FAIL_IF(fd, sr_link_configure(&tap_config, &err) >= 0, "configured twice");
-		FAIL_IF(fd, check_configured(sk, msg, sizeof(msg)) != 0, "after a second try: %s", msg);
+		FAIL_IF(fd, check_configured(sk, msg, sizeof(msg)) != 0, "after a second try: %s",
+			msg);
 	}
 
 	/* The helper's route, replaced in place, not doubled. */
@@ -373,11 +375,5 @@ static Suite *link_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(link_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return sr_test_run(link_suite());
 }

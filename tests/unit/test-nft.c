@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "nft.h"
 #include "util.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <nftables/libnftables.h>
@@ -338,11 +339,5 @@ static Suite *nft_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(nft_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return sr_test_run(nft_suite());
 }

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "options.h"
 #include "profile.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <errno.h>
@@ -524,11 +525,5 @@ static Suite *options_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(options_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return sr_test_run(options_suite());
 }

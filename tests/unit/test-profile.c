@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 #include "profile.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <errno.h>
@@ -719,11 +720,5 @@ static Suite *profile_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(profile_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return sr_test_run(profile_suite());
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "protocol.h"
 #include "util.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <fcntl.h>
@@ -152,11 +153,5 @@ static Suite *protocol_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(protocol_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return sr_test_run(protocol_suite());
 }

@@ -5,6 +5,7 @@
  * filter cannot be removed once installed.
  */
 #include "config.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <fcntl.h>
@@ -667,11 +668,5 @@ static Suite *seccomp_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(seccomp_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return sr_test_run(seccomp_suite());
 }

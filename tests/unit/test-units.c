@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "units.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <errno.h>
@@ -342,11 +343,5 @@ static Suite *units_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(units_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return sr_test_run(units_suite());
 }

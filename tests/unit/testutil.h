@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Scratch directories for the unit suites: one base per suite (an
- * unchecked fixture), a fresh directory per test inside it, removed again
- * even when the test fails.
+ * What the unit suites share: their main(), and scratch directories (one
+ * base per suite, an unchecked fixture; a fresh directory per test inside
+ * it, removed again even when the test fails).
  */
 #pragma once
 
@@ -27,4 +27,16 @@ static inline void sr_test_mkdtemp(char *buf, size_t len, const char *parent, co
 static inline void sr_test_rmtree(const char *path)
 {
 	nftw(path, sr_test_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A suite's main(): runs s, and returns main's exit status. */
+static inline int sr_test_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
