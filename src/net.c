@@ -832,18 +832,12 @@ void sr_net_free(struct sr_net *n)
 #endif
 			kill(n->pid, n->helper->stop_signal);
 	}
-	if (n->pidfd >= 0)
-		close(n->pidfd);
-	if (n->userns >= 0)
-		close(n->userns);
-	if (n->netns >= 0)
-		close(n->netns);
-	if (n->exit_w >= 0)
-		close(n->exit_w);
-	if (n->ready[0] >= 0)
-		close(n->ready[0]);
-	if (n->ready[1] >= 0)
-		close(n->ready[1]);
+	sr_closep(&n->pidfd);
+	sr_closep(&n->userns);
+	sr_closep(&n->netns);
+	sr_closep(&n->exit_w);
+	sr_closep(&n->ready[0]);
+	sr_closep(&n->ready[1]);
 	free(n->helper_path);
 	free(n->ruleset);
 	free(n);

@@ -401,16 +401,11 @@ static void run_cleanup(struct run *run)
 	/* After PID 1 is reaped: its namespace's tasks are gone, the cgroup can go. */
 	sr_cgroup_free(run->cgroup);
 	sr_net_free(run->net);
-	if (run->sock >= 0)
-		close(run->sock);
-	if (run->sigfd >= 0)
-		close(run->sigfd);
-	if (run->timerfd >= 0)
-		close(run->timerfd);
-	if (run->plan.agent_fd >= 0)
-		close(run->plan.agent_fd);
-	if (run->plan.workspace_tree >= 0)
-		close(run->plan.workspace_tree);
+	sr_closep(&run->sock);
+	sr_closep(&run->sigfd);
+	sr_closep(&run->timerfd);
+	sr_closep(&run->plan.agent_fd);
+	sr_closep(&run->plan.workspace_tree);
 	sr_strv_free(&run->plan.envp);
 	sr_agent_free(&run->agent);
 }
