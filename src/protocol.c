@@ -6,6 +6,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* Control data with room for one fd (SCM_RIGHTS), aligned as a cmsghdr. */
+union one_fd {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
 int sr_msg_send(int fd, const struct sr_msg *m)
 {
 	return sr_msg_send_fd(fd, m, -1);
@@ -13,10 +19,7 @@ int sr_msg_send(int fd, const struct sr_msg *m)
 
 int sr_msg_send_fd(int fd, const struct sr_msg *m, int passed_fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl = {0};
+	union one_fd ctl = {0};
 	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t n;
@@ -67,10 +70,7 @@ static int take_fds(struct msghdr *msg, int *ret)
 
 int sr_msg_recv(int fd, struct sr_msg *ret, int *ret_fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
+	union one_fd ctl;
 	struct sr_msg m;
 	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
 	struct msghdr msg = {
