@@ -182,8 +182,8 @@ for who in root user; do
 		none_base="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net none"
 		egress_base="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net-helper $h --net egress"
 		none="$none_base -- /bin/true"
-		egress="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net-helper $h --net egress -- /bin/true"
-		connect="$tmp/sandbox-run -q --memory 0 --cpus 0 --pids 0 --net-helper $h --net egress --allow $remote_ip -- bash -c 'exec 3<>/dev/tcp/$remote_ip/9000'"
+		egress="$egress_base -- /bin/true"
+		connect="$egress_base --allow $remote_ip -- bash -c 'exec 3<>/dev/tcp/$remote_ip/9000'"
 		bw="bwrap --ro-bind / / --unshare-all --die-with-parent --proc /proc --dev /dev /bin/true"
 		rm -f "$tmp/h.json"
 		pre=()
