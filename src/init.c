@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <malloc.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -114,21 +115,58 @@ static int64_t disk_used(void)
 	return (int64_t)(sf.f_blocks - sf.f_bfree) * (int64_t)sf.f_bsize;
 }
 
+struct spawn {
+	struct sr_plan *p;
+	int report_fd;
+};
+
+static int agent_entry(void *arg)
+{
+	const struct spawn *s = arg;
+
+	agent_child(s->p, s->report_fd);
+}
+
+/*
+ * The agent is spawned as posix_spawn() does it: clone(CLONE_VM |
+ * CLONE_VFORK), the child on a stack of its own in PID 1's memory, PID 1
+ * suspended until the child has exec'd or exited. fork() would copy PID
+ * 1's page tables and write-protect its memory only for the exec to throw
+ * the copy away: 1 ms of every run's start-up on the VM measured
+ * (docs/performance.md). The child changes nothing PID 1 reads later: it
+ * writes to its own stack, its own fd table (no CLONE_FILES) and signal
+ * mask; PID 1 has no signal handler that could run in it, and blocks
+ * every signal until then.
+ *
+ * The stack is an array in this frame, as musl's posix_spawn() has it.
+ * It has no guard page: PID 1's live frames lie next to it, so the child
+ * must stay within it, and does by a wide margin. agent_child() and what
+ * it calls do not recurse and allocate no variable-length arrays; the
+ * deepest need, a failed exec reported with snprintf(), measured 7 KiB
+ * (exec_agent()'s 4 KiB path buffer among it), against 64 KiB here.
+ */
+#define SPAWN_STACK_BYTES (64 * 1024)
+
 static pid_t start_agent(struct sr_plan *p)
 {
+	_Alignas(16) char stack[SPAWN_STACK_BYTES];
 	struct exec_failure f;
+	struct spawn s = {.p = p};
 	int pipefd[2];
 	pid_t pid;
 	ssize_t n;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
+	s.report_fd = pipefd[1];
+	/* The stack grows down on every architecture this builds for: its top goes in. */
+	pid = clone(agent_entry, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &s);
+	if (pid < 0) {
+		int e = -errno;
+
 		close(pipefd[0]);
-		agent_child(p, pipefd[1]);
+		close(pipefd[1]);
+		return e;
 	}
 	close(pipefd[1]);
 	n = SR_RETRY(read(pipefd[0], &f, sizeof(f)));
