@@ -21,6 +21,19 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#ifdef SR_SANITIZERS
+#include <sanitizer/asan_interface.h>
+#endif
+
+/* The code of the spawned child (start_agent). */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize_address)
+#define SR_SPAWNED __attribute__((no_sanitize_address))
+#endif
+#endif
+#ifndef SR_SPAWNED
+#define SR_SPAWNED
+#endif
 
 #define SR_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -45,7 +58,7 @@ static const char *env_get(const struct sr_strv *envp, const char *key)
  * it is given: search the sandbox's PATH ourselves. The error kept is the
  * most telling one, as a shell does: "cannot execute" beats "not found".
  */
-static int exec_agent(char *const *argv, const struct sr_strv *envp)
+SR_SPAWNED static int exec_agent(char *const *argv, const struct sr_strv *envp)
 {
 	const char *path = env_get(envp, "PATH");
 	char buf[4096];
@@ -76,7 +89,7 @@ static int exec_agent(char *const *argv, const struct sr_strv *envp)
 	return -saved;
 }
 
-__attribute__((noreturn)) static void agent_child(struct sr_plan *p, int report_fd)
+SR_SPAWNED __attribute__((noreturn)) static void agent_child(struct sr_plan *p, int report_fd)
 {
 	struct exec_failure f = {0};
 	sigset_t none;
@@ -120,7 +133,7 @@ struct spawn {
 	int report_fd;
 };
 
-static int agent_entry(void *arg)
+SR_SPAWNED static int agent_entry(void *arg)
 {
 	const struct spawn *s = arg;
 
@@ -133,19 +146,36 @@ static int agent_entry(void *arg)
  * suspended until the child has exec'd or exited. fork() would copy PID
  * 1's page tables and write-protect its memory only for the exec to throw
  * the copy away: 1 ms of every run's start-up on the VM measured
- * (docs/performance.md). The child changes nothing PID 1 reads later: it
- * writes to its own stack, its own fd table (no CLONE_FILES) and signal
- * mask; PID 1 has no signal handler that could run in it, and blocks
- * every signal until then.
+ * (docs/performance.md).
+ *
+ * What the child shares with PID 1 and must not disturb: it writes its
+ * own stack, fd table (no CLONE_FILES) and signal mask, and, through the
+ * thread-local storage it shares, PID 1's errno, which PID 1 does not
+ * read after a clone() that succeeded. It allocates nothing. No signal
+ * reaches it before its exec: PID 1 blocks them all and forwards them to
+ * the agent only once start_agent() has returned. PID 1 has no handler
+ * that could run in it, bar a sanitizer build's for faults.
  *
  * The stack is an array in this frame, as musl's posix_spawn() has it.
  * It has no guard page: PID 1's live frames lie next to it, so the child
  * must stay within it, and does by a wide margin. agent_child() and what
  * it calls do not recurse and allocate no variable-length arrays; the
  * deepest need, a failed exec reported with snprintf(), measured 7 KiB
- * (exec_agent()'s 4 KiB path buffer among it), against 64 KiB here.
+ * (exec_agent()'s 4 KiB path buffer among it; under 10 KiB in a
+ * sanitizer build), against 64 KiB here.
+ *
+ * The functions the child runs (SR_SPAWNED) are built without
+ * AddressSanitizer where it is on: their frames would leave its poison in
+ * the shadow of that array when the exec ends them, and its no-return
+ * hook would unpoison PID 1's live frames.
  */
 #define SPAWN_STACK_BYTES (64 * 1024)
+/* clone() takes the end the stack grows from: the top but on hppa, as in glibc's posix_spawn. */
+#ifdef __hppa__
+#define SPAWN_STACK_START(a) ((void *)(a))
+#else
+#define SPAWN_STACK_START(a) ((void *)((a) + sizeof(a)))
+#endif
 
 static pid_t start_agent(struct sr_plan *p)
 {
@@ -159,8 +189,7 @@ static pid_t start_agent(struct sr_plan *p)
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
 	s.report_fd = pipefd[1];
-	/* The stack grows down on every architecture this builds for: its top goes in. */
-	pid = clone(agent_entry, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &s);
+	pid = clone(agent_entry, SPAWN_STACK_START(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &s);
 	if (pid < 0) {
 		int e = -errno;
 
@@ -168,6 +197,13 @@ static pid_t start_agent(struct sr_plan *p)
 		close(pipefd[1]);
 		return e;
 	}
+#ifdef SR_SANITIZERS
+	/* Sanitizer builds check SR_SPAWNED at every run: stale poison here would fault later. */
+	if (__asan_region_is_poisoned(stack, sizeof(stack))) {
+		fprintf(stderr, "sandbox-run: the agent's spawn left poison on PID 1's stack\n");
+		abort();
+	}
+#endif
 	close(pipefd[1]);
 	n = SR_RETRY(read(pipefd[0], &f, sizeof(f)));
 	close(pipefd[0]);
@@ -230,7 +266,7 @@ void sr_init_run(struct sr_plan *p)
 	if (agent < 0) {
 		struct sr_error err = {0};
 
-		sr_error_errno(&err, (int)agent, "fork the agent");
+		sr_error_errno(&err, (int)agent, "start the agent");
 		sr_msg_send_error(p->sock, &err);
 		_exit(125);
 	}
