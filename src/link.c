@@ -59,26 +59,38 @@ static int nl_open(struct nl_sock **ret, const char *what, struct sr_error *err)
 	return 0;
 }
 
+/* ifname up, with mtu unless 0; its index in *ifindex unless NULL. */
+static int link_up(struct nl_sock *sk, const char *ifname, unsigned mtu, int *ifindex,
+		   struct sr_error *err)
+{
+	_cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL;
+	_cleanup_(rtnl_link_putp) struct rtnl_link *change = rtnl_link_alloc();
+	char what[IFNAMSIZ + 16];
+	int r;
+
+	snprintf(what, sizeof(what), "bring up %s", ifname);
+	if (!change)
+		return sr_error_errno(err, -ENOMEM, "%s", what);
+	r = rtnl_link_get_kernel(sk, 0, ifname, &link);
+	if (r < 0)
+		return nl_error(err, r, what);
+	if (mtu)
+		rtnl_link_set_mtu(change, mtu);
+	rtnl_link_set_flags(change, IFF_UP);
+	r = rtnl_link_change(sk, link, change, 0);
+	if (r < 0)
+		return nl_error(err, r, what);
+	if (ifindex)
+		*ifindex = rtnl_link_get_ifindex(link);
+	return 0;
+}
+
 int sr_link_loopback_up(struct sr_error *err)
 {
 	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-	_cleanup_(rtnl_link_putp) struct rtnl_link *lo = NULL;
-	_cleanup_(rtnl_link_putp) struct rtnl_link *change = rtnl_link_alloc();
-	int r;
+	int r = nl_open(&sk, "bring up lo", err);
 
-	if (!change)
-		return sr_error_errno(err, -ENOMEM, "bring up lo");
-	r = nl_open(&sk, "bring up lo", err);
-	if (r < 0)
-		return r;
-	r = rtnl_link_get_kernel(sk, 0, "lo", &lo);
-	if (r < 0)
-		return nl_error(err, r, "bring up lo");
-	rtnl_link_set_flags(change, IFF_UP);
-	r = rtnl_link_change(sk, lo, change, 0);
-	if (r < 0)
-		return nl_error(err, r, "bring up lo");
-	return 0;
+	return r < 0 ? r : link_up(sk, "lo", 0, NULL, err);
 }
 
 static bool is_default(struct rtnl_route *r)
@@ -126,27 +138,6 @@ static int parse_addr(const char *text, int family, struct nl_addr **ret, struct
 	int r = nl_addr_parse(text, family, ret);
 
 	return r < 0 ? sr_error_msg(err, -EINVAL, "not an address: '%s'", text) : 0;
-}
-
-static int link_up(struct nl_sock *sk, const struct sr_link_config *c, int *ifindex,
-		   struct sr_error *err)
-{
-	_cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL;
-	_cleanup_(rtnl_link_putp) struct rtnl_link *change = rtnl_link_alloc();
-	int r;
-
-	if (!change)
-		return sr_error_errno(err, -ENOMEM, "bring up %s", c->ifname);
-	r = rtnl_link_get_kernel(sk, 0, c->ifname, &link);
-	if (r < 0)
-		return nl_error(err, r, c->ifname);
-	rtnl_link_set_mtu(change, c->mtu);
-	rtnl_link_set_flags(change, IFF_UP);
-	r = rtnl_link_change(sk, link, change, 0);
-	if (r < 0)
-		return nl_error(err, r, c->ifname);
-	*ifindex = rtnl_link_get_ifindex(link);
-	return 0;
 }
 
 static int add_address(struct nl_sock *sk, const struct sr_link_config *c, int ifindex,
@@ -236,7 +227,8 @@ int sr_link_configure(const struct sr_link_config *c, struct sr_error *err)
 
 	if ((r = nl_open(&sk, c->ifname, err)) < 0 ||
 	    (r = parse_addr(c->peer_mac, AF_LLC, &mac, err)) < 0 ||
-	    (r = link_up(sk, c, &ifindex, err)) < 0 || (r = add_address(sk, c, ifindex, err)) < 0)
+	    (r = link_up(sk, c->ifname, c->mtu, &ifindex, err)) < 0 ||
+	    (r = add_address(sk, c, ifindex, err)) < 0)
 		return r;
 	for (const char *const *p = c->peers; *p; p++) {
 		r = add_neighbour(sk, *p, mac, ifindex, err);
