@@ -30,7 +30,7 @@
  * sockets of the calling user on the host. --net-helper picks one; "auto"
  * takes slirp4netns where installed, which is ready for the agent's first
  * connection 60-90 ms sooner, and pasta otherwise, with which the agent
- * starts 5-7 ms sooner and uploads twice as fast (docs/network.md). To
+ * starts 3-9 ms sooner and uploads twice as fast (docs/network.md). To
  * confine itself the helper becomes uid 0 in the user namespace that owns
  * the sandbox's network, which is why an egress sandbox is set up in an
  * outer namespace mapping 0 (userns.h). Both get the same fixed addresses
