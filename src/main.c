@@ -11,21 +11,12 @@
 
 #include <stdio.h>
 
-static int write_result(const struct sr_result *r, const struct sr_config *c)
-{
-	struct sr_error err = {0};
-	int e = sr_result_write(r, c, c->result_path, &err);
-
-	if (e < 0)
-		sr_log(SR_LOG_ERROR, "%s", err.msg);
-	return e;
-}
-
 int main(int argc, char **argv)
 {
 	struct sr_config c;
 	struct sr_error err = {0};
 	struct sr_result r;
+	struct sr_result_target target = SR_RESULT_TARGET_INIT;
 	enum sr_action action = SR_ACTION_RUN;
 	int status;
 
@@ -38,7 +29,8 @@ int main(int argc, char **argv)
 		if (c.result_path) {
 			r.exit_code = status;
 			snprintf(r.error, sizeof(r.error), "%s", err.msg);
-			write_result(&r, &c);
+			if (sr_result_write(&r, &c, c.result_path, &err) < 0)
+				sr_log(SR_LOG_ERROR, "%s", err.msg);
 		}
 		sr_config_free(&c);
 		return status;
@@ -60,12 +52,30 @@ int main(int argc, char **argv)
 		break;
 	}
 
+	/*
+	 * Before the agent runs, which may be able to write the record's
+	 * directory (result.h). A record that could not be written is no
+	 * reason to run: said now, not after the run.
+	 */
+	if (c.result_path && sr_result_target_open(c.result_path, &target, &err) < 0) {
+		sr_log(SR_LOG_ERROR, "%s", err.msg);
+		sr_config_free(&c);
+		return 125;
+	}
 	if (sr_supervisor_run(&c, &r, &err) < 0)
 		sr_log(SR_LOG_ERROR, "%s", err.msg);
 	status = r.exit_code;
 	/* The agent's own status stands; only a clean run turns into a failure. */
-	if (c.result_path && write_result(&r, &c) < 0 && status == 0)
-		status = 125;
+	if (c.result_path) {
+		struct sr_error werr = {0};
+
+		if (sr_result_target_write(&target, &r, &c, &werr) < 0) {
+			sr_log(SR_LOG_ERROR, "%s", werr.msg);
+			if (status == 0)
+				status = 125;
+		}
+		sr_result_target_close(&target);
+	}
 	sr_config_free(&c);
 	return status;
 }

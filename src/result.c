@@ -340,39 +340,6 @@ static int open_temp(int dirfd, const char *base, char *name, size_t len)
 	return -EEXIST;
 }
 
-/*
- * Where the record goes. A symlink is followed, never replaced (rename
- * over /dev/stdout would swap the link itself for a file); a target that
- * is not a regular file -- a pipe, a terminal, /dev/stdout -- is written in
- * place, as there is nothing to replace atomically. Returns 1 for "in place".
- */
-static int resolve_target(const char *path, char **ret_path)
-{
-	char *real = realpath(path, NULL);
-	struct stat st;
-
-	if (!real) {
-		if (errno != ENOENT)
-			return sr_negerrno();
-		real = strdup(path);
-		if (!real)
-			return -ENOMEM;
-		*ret_path = real;
-		/*
-		 * A link realpath cannot resolve (a dangling one, or a magic
-		 * link to a pipe like /dev/stdout under a pipeline): written
-		 * through, as a shell redirection would.
-		 */
-		return lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? 1 : 0;
-	}
-	*ret_path = real;
-	if (stat(real, &st) < 0)
-		return 0;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	return S_ISREG(st.st_mode) ? 0 : 1;
-}
-
 /* The descriptor a path names, as a shell sees /dev/stdout: N, or -1. */
 static int std_fd_of(const char *path)
 {
@@ -397,113 +364,214 @@ static int std_fd_of(const char *path)
 	return -1;
 }
 
-/*
- * /dev/stdout and friends (named, or behind one link) are the descriptor
- * itself: opening them would re-check permissions on whatever file the
- * descriptor is, which may be one we could not open by name.
- */
-static int std_fd(const char *given)
-{
-	char target[PATH_MAX];
-	ssize_t n;
-	int fd = std_fd_of(given);
+/* As the kernel's MAXSYMLINKS. */
+#define MAX_LINKS 40
 
-	if (fd >= 0)
-		return fd;
-	n = readlink(given, target, sizeof(target) - 1);
-	if (n <= 0)
-		return -1;
-	target[n] = '\0';
-	return std_fd_of(target);
+/*
+ * given with the links at its last component followed, as open() would:
+ * into ret_fd when it ends at /dev/stdout or the like (the descriptor
+ * itself: opening it by name would re-check permissions on whatever file
+ * it is), else into ret_path. A dangling link is followed to the file it
+ * names, which the record then creates.
+ */
+static int follow_links(const char *given, char **ret_path, int *ret_fd)
+{
+	_cleanup_free_ char *path = strdup(given);
+	char target[PATH_MAX];
+
+	if (!path)
+		return -ENOMEM;
+	for (int i = 0;; i++) {
+		int fd = std_fd_of(path);
+		const char *slash;
+		ssize_t n;
+		char *next;
+
+		if (fd >= 0) {
+			*ret_fd = fd;
+			return 0;
+		}
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0 && (errno == EINVAL || errno == ENOENT))
+			break; /* not a link, or nothing there yet */
+		if (n < 0)
+			return sr_negerrno();
+		if (i == MAX_LINKS)
+			return -ELOOP;
+		target[n] = '\0';
+		slash = strrchr(path, '/');
+		if (target[0] == '/' || !slash)
+			next = strdup(target);
+		else if (asprintf(&next, "%.*s/%s", (int)(slash - path), path, target) < 0)
+			next = NULL;
+		if (!next)
+			return -ENOMEM;
+		free(path);
+		path = next;
+	}
+	*ret_fd = -1;
+	*ret_path = steal_pointer(&path);
+	return 0;
 }
 
-static int write_in_place(const char *path, const char *json)
+/* A directory to create and rename in, and to fsync when readable. */
+static int open_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 && errno == EACCES)
+		fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? sr_negerrno() : fd;
+}
+
+int sr_result_target_open(const char *given, struct sr_result_target *ret, struct sr_error *err)
+{
+	_cleanup_free_ char *path = NULL, *dir = NULL, *base = NULL, *shown = NULL;
+	struct sr_result_target t = SR_RESULT_TARGET_INIT;
+	const char *slash, *b;
+	struct stat st;
+	int r;
+
+	slash = strrchr(given, '/');
+	b = slash ? slash + 1 : given;
+	if (!*b || sr_streq(b, ".") || sr_streq(b, ".."))
+		return sr_error_msg(err, -EINVAL, "result %s: not a file name", given);
+	shown = strdup(given);
+	if (!shown)
+		return sr_error_errno(err, -ENOMEM, "result %s", given);
+	r = follow_links(given, &path, &t.fd);
+	if (r < 0)
+		return sr_error_errno(err, r, "result %s", given);
+	if (t.fd >= 0) {
+		t.shown = steal_pointer(&shown);
+		*ret = t;
+		return 0;
+	}
+
+	slash = strrchr(path, '/');
+	b = slash ? slash + 1 : path;
+	if (!*b || sr_streq(b, ".") || sr_streq(b, ".."))
+		return sr_error_msg(err, -EINVAL, "result %s: not a file name", path);
+	base = strdup(b);
+	dir = !slash	      ? strdup(".")
+	      : slash == path ? strdup("/")
+			      : strndup(path, (size_t)(slash - path));
+	if (!base || !dir)
+		return sr_error_errno(err, -ENOMEM, "result %s", given);
+	t.dirfd = open_dir(dir);
+	if (t.dirfd < 0)
+		return sr_error_errno(err, t.dirfd, "result %s: directory %s", given, dir);
+	if (fstatat(t.dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			close(t.dirfd);
+			return sr_error_errno(err, -EISDIR, "result %s", given);
+		}
+		/* A pipe, a terminal, a device: nothing to replace atomically. */
+		if (!S_ISREG(st.st_mode)) {
+			t.in_place = true;
+			t.dev = st.st_dev;
+			t.ino = st.st_ino;
+		}
+	}
+	t.shown = steal_pointer(&shown);
+	t.base = steal_pointer(&base);
+	*ret = t;
+	return 0;
+}
+
+void sr_result_target_close(struct sr_result_target *t)
+{
+	if (t->dirfd >= 0)
+		close(t->dirfd);
+	free(t->base);
+	free(t->shown);
+	*t = (struct sr_result_target)SR_RESULT_TARGET_INIT;
+}
+
+/* Never through a link: openat() with O_NOFOLLOW, in the directory held since the start. */
+static int write_in_place(const struct sr_result_target *t, int flags, const char *json)
 {
 	_cleanup_close_ int fd =
-	    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	    openat(t->dirfd, t->base, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | flags);
 
 	if (fd < 0)
 		return sr_negerrno();
 	return sr_write_all(fd, json, strlen(json));
 }
 
-int sr_result_write(const struct sr_result *r, const struct sr_config *c, const char *given,
-		    struct sr_error *err)
+int sr_result_target_write(const struct sr_result_target *t, const struct sr_result *r,
+			   const struct sr_config *c, struct sr_error *err)
 {
-	_cleanup_free_ char *json = NULL, *dir = NULL, *path = NULL;
-	_cleanup_close_ int dirfd = -1, fd = -1;
+	_cleanup_free_ char *json = NULL;
+	_cleanup_close_ int fd = -1;
 	char tmp[256];
-	const char *base, *slash;
+	struct stat st;
+	bool exists;
 	int k;
-
-	slash = strrchr(given, '/');
-	base = slash ? slash + 1 : given;
-	if (!*base || sr_streq(base, ".") || sr_streq(base, ".."))
-		return sr_error_msg(err, -EINVAL, "result %s: not a file name", given);
-	fd = std_fd(given);
-	if (fd >= 0) {
-		k = sr_result_format(r, c, &json);
-		if (k >= 0)
-			k = sr_write_all(fd, json, strlen(json));
-		fd = -1; /* not ours to close */
-		return k < 0 ? sr_error_errno(err, k, "result %s", given) : 0;
-	}
-	k = resolve_target(given, &path);
-	if (k < 0)
-		return sr_error_errno(err, k, "result %s", given);
-	if (k == 1) {
-		k = sr_result_format(r, c, &json);
-		if (k >= 0)
-			k = write_in_place(path, json);
-		return k < 0 ? sr_error_errno(err, k, "result %s", given) : 0;
-	}
-
-	slash = strrchr(path, '/');
-	base = slash ? slash + 1 : path;
-	if (!*base || sr_streq(base, ".") || sr_streq(base, ".."))
-		return sr_error_msg(err, -EINVAL, "result %s: not a file name", path);
-	dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
-	if (!dir)
-		return sr_error_errno(err, -ENOMEM, "result %s", path);
 
 	k = sr_result_format(r, c, &json);
 	if (k < 0)
-		return sr_error_errno(err, k, "result %s: format", path);
+		return sr_error_errno(err, k, "result %s: format", t->shown);
+	if (t->fd >= 0) {
+		k = sr_write_all(t->fd, json, strlen(json));
+		return k < 0 ? sr_error_errno(err, k, "result %s", t->shown) : 0;
+	}
 
-	dirfd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		return sr_error_errno(err, sr_negerrno(), "result %s: directory %s", path,
-				      *dir ? dir : "/");
-	fd = open_temp(dirfd, base, tmp, sizeof(tmp));
-	if ((fd == -EACCES || fd == -EPERM || fd == -EROFS) && access(path, W_OK) == 0) {
+	exists = fstatat(t->dirfd, t->base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (exists && S_ISDIR(st.st_mode))
+		return sr_error_errno(err, -EISDIR, "result %s", t->shown);
+	/* Written in place only if it is still the pipe or terminal the caller named. */
+	if (exists && t->in_place && st.st_dev == t->dev && st.st_ino == t->ino) {
+		k = write_in_place(t, 0, json);
+		return k < 0 ? sr_error_errno(err, k, "result %s", t->shown) : 0;
+	}
+
+	fd = open_temp(t->dirfd, t->base, tmp, sizeof(tmp));
+	if ((fd == -EACCES || fd == -EPERM || fd == -EROFS) && exists && S_ISREG(st.st_mode)) {
 		/*
 		 * The directory takes no new file but the record's file may be
 		 * written (e.g. stdout redirected into someone else's directory):
 		 * in place, not atomically.
 		 */
-		k = write_in_place(path, json);
-		return k < 0 ? sr_error_errno(err, k, "result %s", given) : 0;
+		k = write_in_place(t, O_TRUNC | O_NONBLOCK, json);
+		if (k != -EACCES)
+			return k < 0 ? sr_error_errno(err, k, "result %s", t->shown) : 0;
+		/* Neither can be written: the directory's refusal is the one to report. */
 	}
 	if (fd < 0)
-		return sr_error_errno(err, fd, "result %s: create temporary file", path);
+		return sr_error_errno(err, fd, "result %s: create temporary file", t->shown);
 
 	/*
 	 * fsync before rename: otherwise a crash can leave the new name
 	 * pointing at an empty file, which a reader of a result record
-	 * cannot tell from a run that wrote nothing.
+	 * cannot tell from a run that wrote nothing. The rename replaces
+	 * whatever is at the name, a link the agent put there included.
 	 */
 	k = sr_write_all(fd, json, strlen(json));
 	if (k >= 0 && fsync(fd) < 0)
 		k = sr_negerrno();
 	if (k >= 0 && close(steal_fd(&fd)) < 0)
 		k = sr_negerrno();
-	if (k >= 0 && renameat(dirfd, tmp, dirfd, base) < 0)
+	if (k >= 0 && renameat(t->dirfd, tmp, t->dirfd, t->base) < 0)
 		k = sr_negerrno();
 	if (k < 0) {
-		unlinkat(dirfd, tmp, 0);
-		return sr_error_errno(err, k, "result %s", path);
+		unlinkat(t->dirfd, tmp, 0);
+		return sr_error_errno(err, k, "result %s", t->shown);
 	}
-	/* The rename itself is durable only once the directory is synced. */
-	(void)fsync(dirfd);
+	/* The rename itself is durable only once the directory is synced (not an O_PATH one). */
+	(void)fsync(t->dirfd);
 	return 0;
+}
+
+int sr_result_write(const struct sr_result *r, const struct sr_config *c, const char *path,
+		    struct sr_error *err)
+{
+	struct sr_result_target t;
+	int k = sr_result_target_open(path, &t, err);
+
+	if (k < 0)
+		return k;
+	k = sr_result_target_write(&t, r, c, err);
+	sr_result_target_close(&t);
+	return k;
 }

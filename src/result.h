@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <sys/types.h>
 
 enum sr_status {
 	SR_STATUS_EXITED,
@@ -74,6 +75,36 @@ const char *sr_limit_to_string(enum sr_limit l);
 int sr_json_escape(const char *s, char *buf, size_t len);
 /* The record as one line of JSON (malloc'd). */
 int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json);
-/* Temp file in the same directory + fsync + rename; mode 0644 less the umask. */
+/*
+ * Where the record goes, settled before the agent runs: the agent may be
+ * able to write FILE's directory (a --bind of it), and must not choose
+ * which of the caller's files is overwritten once the run is over. Links
+ * in the path are followed now (the caller's own, /dev/stdout among them)
+ * and the directory is held open; when the record is written, nothing at
+ * its name is followed: whatever is there -- a link that appeared during
+ * the run too -- is replaced with a temporary file + fsync + rename (mode
+ * 0644 less the umask). A pipe, terminal or device the caller named is
+ * written in place, if it is still the same one.
+ */
+struct sr_result_target {
+	char *shown; /* as given, for messages */
+	int fd;	     /* /dev/stdout and the like: the caller's descriptor, not ours */
+	int dirfd;   /* otherwise */
+	char *base;
+	bool in_place;
+	dev_t dev;
+	ino_t ino;
+};
+
+#define SR_RESULT_TARGET_INIT         \
+	{                             \
+		.fd = -1, .dirfd = -1 \
+	}
+
+int sr_result_target_open(const char *path, struct sr_result_target *ret, struct sr_error *err);
+int sr_result_target_write(const struct sr_result_target *t, const struct sr_result *r,
+			   const struct sr_config *c, struct sr_error *err);
+void sr_result_target_close(struct sr_result_target *t);
+/* Open, write and close, for a record with no run in between. */
 int sr_result_write(const struct sr_result *r, const struct sr_config *c, const char *path,
 		    struct sr_error *err);

@@ -114,7 +114,7 @@ t_result_record() {
 }
 
 t_result_through_links() {
-	# A symlink is followed, never replaced: --result /dev/stdout as root
+	# The caller's links, there before the run, are followed: --result /dev/stdout as root
 	# must not swap the host's /dev/stdout link for a file.
 	local d="$SR_OUT/links-$SR_AS"
 	mkdir -p "$d" && chmod 1777 "$d"
@@ -126,6 +126,21 @@ t_result_through_links() {
 	sr --net none --result "$d/link.json" -- true
 	check "a link to a file: the link stays" test -L "$d/link.json"
 	assert_eq "and its target holds the record" exited "$(json_get "$d/target.json" status)"
+}
+
+# The agent may write the record's directory (a bind of it): a link it
+# plants at the name must not make sandbox-run, as the caller, overwrite
+# another file once the run is over. The name is replaced instead.
+t_result_link_planted_by_agent() {
+	local d="$SR_OUT/planted-$SR_AS"
+	mkdir -p "$d/out" && chmod 1777 "$d/out"
+	echo precious >"$d/victim" && chmod 0666 "$d/victim"
+	sr --net none --bind "$d/out" /out --result "$d/out/result.json" -- \
+		ln -s "$d/victim" /out/result.json
+	assert_eq "the agent planted its link" 0 "$rc"
+	assert_eq "the file it points at is untouched" precious "$(cat "$d/victim")"
+	check "the link was replaced by the record" test -f "$d/out/result.json" -a ! -L "$d/out/result.json"
+	assert_eq "which is the run's" exited "$(json_get "$d/out/result.json" status)"
 }
 
 t_disk_limit() {
@@ -146,6 +161,6 @@ t_sigchld_ignored() {
 }
 
 for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout \
-	t_kill_supervisor t_signal_forwarding t_result_record t_result_through_links t_disk_limit \
-	t_sigchld_ignored
+	t_kill_supervisor t_signal_forwarding t_result_record t_result_through_links \
+	t_result_link_planted_by_agent t_disk_limit t_sigchld_ignored
 done_testing

@@ -383,6 +383,144 @@ START_TEST(test_write_relative)
 }
 END_TEST
 
+static void read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, len - 1);
+	close(fd);
+	ck_assert_int_ge(n, 0);
+	buf[n] = '\0';
+}
+
+static void write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* The caller's own links, there when the run starts, are followed. */
+START_TEST(test_target_follows_links_at_open)
+{
+	struct sr_result_target t;
+	struct sr_error err = {};
+	struct sr_result r;
+	struct sr_config c;
+	char link[160], link2[160], target[160], buf[4096];
+	struct stat st;
+
+	sample(&r, &c);
+	snprintf(link, sizeof(link), "%s/link.json", tmpdir);
+	snprintf(link2, sizeof(link2), "%s/link2.json", tmpdir);
+	snprintf(target, sizeof(target), "%s/target.json", tmpdir);
+	/* Two levels, the last one dangling: the record creates the file it names. */
+	ck_assert_int_eq(symlink("link2.json", link), 0);
+	ck_assert_int_eq(symlink("target.json", link2), 0);
+	ck_assert_int_eq(sr_result_target_open(link, &t, &err), 0);
+	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), 0);
+	sr_result_target_close(&t);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(lstat(link2, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	read_file(target, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "\"version\":1"));
+
+	/* A loop is an error at open, not a hang. */
+	ck_assert_int_eq(unlink(link2), 0);
+	ck_assert_int_eq(symlink("link.json", link2), 0);
+	ck_assert_int_eq(sr_result_target_open(link, &t, &err), -ELOOP);
+}
+END_TEST
+
+/*
+ * What the agent does to the path during the run -- a link at the name, a
+ * link in place of the directory, a FIFO -- does not move the record or
+ * hang the write: the name is replaced, in the directory held from the start.
+ */
+START_TEST(test_target_not_redirected_during_run)
+{
+	struct sr_result_target t;
+	struct sr_error err = {};
+	struct sr_result r;
+	struct sr_config c;
+	char out[128], path[256], moved[160], victim[160], buf[4096];
+	struct stat st;
+
+	sample(&r, &c);
+	snprintf(out, sizeof(out), "%s/out", tmpdir);
+	snprintf(path, sizeof(path), "%s/result.json", out);
+	snprintf(moved, sizeof(moved), "%s/moved", tmpdir);
+	snprintf(victim, sizeof(victim), "%s/victim", tmpdir);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	write_file(victim, "precious");
+
+	/* A link at the name, to a file of the caller's. */
+	ck_assert_int_eq(sr_result_target_open(path, &t, &err), 0);
+	ck_assert_int_eq(symlink(victim, path), 0);
+	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), 0);
+	sr_result_target_close(&t);
+	read_file(victim, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "precious");
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+
+	/* A FIFO at the name: replaced, not opened (nobody would read it). */
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(sr_result_target_open(path, &t, &err), 0);
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), 0);
+	sr_result_target_close(&t);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+
+	/* The directory moved away and a link to the victim's put in its place. */
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(sr_result_target_open(path, &t, &err), 0);
+	ck_assert_int_eq(rename(out, moved), 0);
+	ck_assert_int_eq(symlink(tmpdir, out), 0);
+	snprintf(path, sizeof(path), "%s/result.json", moved);
+	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), 0);
+	sr_result_target_close(&t);
+	read_file(path, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "\"version\":1"));
+	snprintf(path, sizeof(path), "%s/result.json", tmpdir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+}
+END_TEST
+
+/* A FIFO the caller named is written in place, while it is that FIFO. */
+START_TEST(test_target_fifo_in_place)
+{
+	struct sr_result_target t;
+	struct sr_error err = {};
+	struct sr_result r;
+	struct sr_config c;
+	char path[160], buf[4096];
+	ssize_t n;
+	int rd;
+
+	sample(&r, &c);
+	snprintf(path, sizeof(path), "%s/fifo", tmpdir);
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	rd = open(path, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rd, 0);
+	ck_assert_int_eq(sr_result_target_open(path, &t, &err), 0);
+	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), 0);
+	sr_result_target_close(&t);
+	n = read(rd, buf, sizeof(buf) - 1);
+	close(rd);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_ptr_nonnull(strstr(buf, "\"version\":1"));
+}
+END_TEST
+
 static Suite *result_suite(void)
 {
 	Suite *s = suite_create("result");
@@ -406,6 +544,9 @@ static Suite *result_suite(void)
 	tcase_add_test(tw, test_write_atomic);
 	tcase_add_test(tw, test_write_errors);
 	tcase_add_test(tw, test_write_relative);
+	tcase_add_test(tw, test_target_follows_links_at_open);
+	tcase_add_test(tw, test_target_not_redirected_during_run);
+	tcase_add_test(tw, test_target_fifo_in_place);
 	suite_add_tcase(s, tw);
 	return s;
 }
