@@ -286,7 +286,7 @@ static int apply_one(struct sr_config *c, const struct collected *o, struct sr_e
 	case OPT_WORKSPACE:
 		return set_path(&c->workspace, o->arg, err);
 	case OPT_RESULT:
-		return set_path(&c->result_path, o->arg, err);
+		return 0; /* taken before the profile */
 	default:
 		return sr_error_msg(err, -EINVAL, "unexpected option");
 	}
@@ -323,6 +323,17 @@ int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action 
 	}
 	set_log_level(p.verbosity);
 
+	/*
+	 * --result first: a caller that asked for a record gets one also when
+	 * the profile or another option, before or after it, is bad (main.c).
+	 */
+	for (size_t i = 0; i < p.n; i++) {
+		if (p.opts[i].id != OPT_RESULT)
+			continue;
+		r = set_path(&c->result_path, p.opts[i].arg, err);
+		if (r < 0)
+			return sr_error_prefix(err, "option --result");
+	}
 	r = sr_profile_load(c, p.profile ? p.profile : SR_DEFAULT_PROFILE, err);
 	if (r < 0)
 		return r;

@@ -10,6 +10,10 @@ t_bad_input() {
 	sr -q --result "$SR_OUT/bad-$SR_AS.json" --memory lots -- true
 	assert_eq "bad input still gives the requested record: status error" error "$(json_get "$SR_OUT/bad-$SR_AS.json" status)"
 	assert_match "with the message" "bad size 'lots'" "$(json_get "$SR_OUT/bad-$SR_AS.json" error)"
+	sr -q --memory lots --result "$SR_OUT/bad2-$SR_AS.json" -- true
+	assert_match "also when the bad option comes before --result" "bad size 'lots'" "$(json_get "$SR_OUT/bad2-$SR_AS.json" error)"
+	sr -q -p no-such-profile --result "$SR_OUT/bad3-$SR_AS.json" -- true
+	assert_match "and when the profile is missing" "no-such-profile" "$(json_get "$SR_OUT/bad3-$SR_AS.json" error)"
 	sr --timeout soon -- true
 	assert_eq "bad duration: 125" 125 "$rc"
 	sr --cpus -1 -- true
