@@ -84,9 +84,18 @@ extern const struct cg_manager cg_manager_rlimit;
  */
 int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_config *c,
 		    enum sr_enforce enforced[], struct sr_error *err);
+/*
+ * Enables the requested controllers for dfd's children (dir: for
+ * messages); ret_missing names those dir lacks ("cpu", "cpu and pids").
+ */
+int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c, char *ret_missing,
+			     size_t missing_len, struct sr_error *err);
 int cg_v2_attach(struct sr_cgroup *cg, pid_t pid, struct sr_error *err);
 int cg_v2_kill(struct sr_cgroup *cg);
 int cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret);
+
+/* Adds "what: why" to the reason -v gives for limits a cgroup does not hold. */
+void cg_append_reason(struct sr_cgroup *cg, const char *what, const char *why);
 
 /* Child side of the rlimit strategy. */
 int cg_rlimit_apply(const struct sr_cgroup *cg, struct sr_error *err);

@@ -30,12 +30,19 @@ static bool wanted(const struct sr_config *c, enum sr_limit l)
 /*
  * Makes the controllers reach our children. Requested limits need theirs;
  * memory is enabled even without a limit, for memory.peak and OOM events.
+ * A requested controller dir does not have is named in ret_missing and
+ * its limit left to the rlimit strategy (docs/limits.md), unless no
+ * requested one is there at all: then the strategy does not apply
+ * (-ENODEV), as on hybrid hosts, whose v2 hierarchy has none, and the
+ * next one (systemd, v1) is tried.
  */
-static int enable_controllers(int dfd, const char *dir, const struct sr_config *c,
-			      struct sr_error *err)
+int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c, char *ret_missing,
+			     size_t missing_len, struct sr_error *err)
 {
-	char avail[256], enabled[256], add[64] = "";
-	bool needed = false;
+	char avail[256], enabled[256], add[64] = "", missing[64] = "";
+	const char *absent[SR_ARRAY_SIZE(ctrls)];
+	size_t n_absent = 0;
+	bool needed = false, usable = false;
 	ssize_t n;
 	int r;
 
@@ -48,15 +55,13 @@ static int enable_controllers(int dfd, const char *dir, const struct sr_config *
 	for (size_t i = 0; i < SR_ARRAY_SIZE(ctrls); i++) {
 		bool want = wanted(c, ctrls[i].limit);
 
-		if (cg_word_in(enabled, ctrls[i].name))
+		if (cg_word_in(enabled, ctrls[i].name)) {
+			usable = usable || want;
 			continue;
+		}
 		if (!cg_word_in(avail, ctrls[i].name)) {
 			if (want)
-				return sr_error_msg(
-				    err, -ENODEV,
-				    "the %s controller is not available in %s (bound "
-				    "to cgroup v1, or not delegated to us)",
-				    ctrls[i].name, dir);
+				absent[n_absent++] = ctrls[i].name;
 			continue;
 		}
 		if (want || ctrls[i].limit == SR_LIMIT_MEMORY) {
@@ -65,26 +70,43 @@ static int enable_controllers(int dfd, const char *dir, const struct sr_config *
 			snprintf(add + off, sizeof(add) - off, "%s+%s", off ? " " : "",
 				 ctrls[i].name);
 			needed = needed || want;
+			usable = usable || want;
 		}
 	}
-	if (!*add)
-		return 0;
-	r = cg_write(dfd, "cgroup.subtree_control", add);
-	/*
-	 * EBUSY: the "no internal processes" rule. A non-root cgroup that
-	 * holds processes (we are one of them) cannot hand controllers to
-	 * children. Moving ourselves into a leaf would fix that but changes
-	 * where the caller put us; we do not, and fall back instead.
-	 */
-	if (r == -EBUSY && needed)
+	/* "cpu", "memory and pids", "memory, cpu and pids" */
+	for (size_t i = 0, off = 0; i < n_absent && off < sizeof(missing); i++)
+		off += (size_t)snprintf(missing + off, sizeof(missing) - off, "%s%s",
+					i == 0		    ? ""
+					: i + 1 == n_absent ? " and "
+							    : ", ",
+					absent[i]);
+	if (*missing && !usable)
 		return sr_error_msg(
-		    err, r,
-		    "cannot enable %s in %s: it holds processes (sandbox-run among "
-		    "them), and cgroup v2 hands controllers only to the children of "
-		    "a cgroup without processes",
-		    add, dir);
-	if (r < 0 && needed)
-		return sr_error_errno(err, r, "enable %s in %s/cgroup.subtree_control", add, dir);
+		    err, -ENODEV,
+		    "no controller for the limits asked (%s) in %s (bound to cgroup "
+		    "v1, or not delegated to us)",
+		    missing, dir);
+	if (*add) {
+		r = cg_write(dfd, "cgroup.subtree_control", add);
+		/*
+		 * EBUSY: the "no internal processes" rule. A non-root cgroup
+		 * that holds processes (we are one of them) cannot hand
+		 * controllers to children. Moving ourselves into a leaf would
+		 * fix that but changes where the caller put us; we do not, and
+		 * fall back instead.
+		 */
+		if (r == -EBUSY && needed)
+			return sr_error_msg(
+			    err, r,
+			    "cannot enable %s in %s: it holds processes (sandbox-run among "
+			    "them), and cgroup v2 hands controllers only to the children of "
+			    "a cgroup without processes",
+			    add, dir);
+		if (r < 0 && needed)
+			return sr_error_errno(err, r, "enable %s in %s/cgroup.subtree_control", add,
+					      dir);
+	}
+	snprintf(ret_missing, missing_len, "%s", missing);
 	return 0;
 }
 
@@ -125,11 +147,13 @@ int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_confi
 		    enum sr_enforce enforced[], struct sr_error *err)
 {
 	enum sr_enforce set[_SR_LIMIT_MAX];
+	char missing[64] = "";
 	int r;
 
 	r = cg_dir_open_parent(&cg->v2, dir, err);
 	if (r >= 0)
-		r = enable_controllers(cg->v2.parent_fd, dir, c, err);
+		r = cg_v2_enable_controllers(cg->v2.parent_fd, dir, c, missing, sizeof(missing),
+					     err);
 	if (r >= 0)
 		r = cg_dir_create(&cg->v2, dir, cg->name, err);
 	if (r >= 0) {
@@ -143,6 +167,15 @@ int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_confi
 		return r;
 	}
 	memcpy(enforced, set, sizeof(set));
+	/* The one limit (or two) the rlimit strategy now takes, or none: -v says why. */
+	if (*missing) {
+		char why[CG_REASON_MAX / 2];
+
+		snprintf(why, sizeof(why),
+			 "no %s controller in %s (bound to cgroup v1, or not delegated to us)",
+			 missing, dir);
+		cg_append_reason(cg, "cgroup2", why);
+	}
 	return 0;
 }
 

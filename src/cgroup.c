@@ -372,7 +372,7 @@ int cg_read_proc(const char *path, char **ret)
 	return 0;
 }
 
-static void append_reason(struct sr_cgroup *cg, const char *what, const char *why)
+void cg_append_reason(struct sr_cgroup *cg, const char *what, const char *why)
 {
 	size_t n = strlen(cg->reason);
 
@@ -405,7 +405,7 @@ int sr_cgroup_prepare(const struct sr_config *c, const char *sandbox_id, struct 
 	if (r >= 0)
 		r = cg_read_proc("/proc/self/mountinfo", &host.mountinfo);
 	if (r < 0) {
-		append_reason(cg, "cgroups", strerror(-r));
+		cg_append_reason(cg, "cgroups", strerror(-r));
 	} else {
 		for (size_t i = 0; i < SR_ARRAY_SIZE(managers) && !cg->mgr; i++) {
 			struct sr_error e = {0};
@@ -413,7 +413,7 @@ int sr_cgroup_prepare(const struct sr_config *c, const char *sandbox_id, struct 
 			if (managers[i]->create(cg, &host, c, enforced, &e) >= 0)
 				cg->mgr = managers[i];
 			else
-				append_reason(cg, managers[i]->name, e.msg);
+				cg_append_reason(cg, managers[i]->name, e.msg);
 		}
 	}
 	free(host.self_cgroup);

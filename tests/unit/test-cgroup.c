@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <check.h>
+#include <fcntl.h>
 
 static const char self_hybrid[] = "9:name=systemd:/\n"
 				  "8:pids:/\n"
@@ -167,6 +168,67 @@ START_TEST(test_rlimit_fill)
 }
 END_TEST
 
+/* A cgroup directory stand-in: cgroup.controllers and an empty cgroup.subtree_control. */
+static int fake_cgroup(char *dir, size_t len, const char *controllers)
+{
+	char path[256];
+	FILE *f;
+	int fd;
+
+	sr_test_mkdtemp(dir, len, "/tmp", "sr-test-cgroup");
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%s\n", controllers);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+/*
+ * A controller that is not delegated costs only its own limit (it falls
+ * to the rlimit strategy); with none of the requested ones there, as on
+ * a hybrid host's v2 hierarchy, the strategy does not apply.
+ */
+START_TEST(test_v2_missing_controller)
+{
+	struct sr_config c = limits(1 << 30, 2000, 64);
+	struct sr_error err = {0};
+	char dir[64], missing[64], buf[256];
+	int fd;
+
+	fd = fake_cgroup(dir, sizeof(dir), "memory pids");
+	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, missing, sizeof(missing), &err), 0);
+	ck_assert_str_eq(missing, "cpu");
+	ck_assert_int_ge(cg_read(fd, "cgroup.subtree_control", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "+memory +pids");
+	close(fd);
+	sr_test_rmtree(dir);
+
+	fd = fake_cgroup(dir, sizeof(dir), "cpu");
+	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, missing, sizeof(missing), &err), 0);
+	ck_assert_str_eq(missing, "memory and pids");
+	close(fd);
+	sr_test_rmtree(dir);
+
+	fd = fake_cgroup(dir, sizeof(dir), "");
+	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, missing, sizeof(missing), &err),
+			 -ENODEV);
+	ck_assert_ptr_nonnull(strstr(err.msg, "memory, cpu and pids"));
+	/* Nothing asked: nothing missing, and memory still enabled where it exists. */
+	c = limits(0, 0, 0);
+	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, missing, sizeof(missing), &err), 0);
+	ck_assert_str_eq(missing, "");
+	close(fd);
+	sr_test_rmtree(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cgroup");
@@ -178,6 +240,7 @@ int main(void)
 	tcase_add_test(tc, test_words_and_quota);
 	tcase_add_test(tc, test_describe);
 	tcase_add_test(tc, test_rlimit_fill);
+	tcase_add_test(tc, test_v2_missing_controller);
 	suite_add_tcase(s, tc);
 	return sr_test_run(s);
 }
