@@ -2,6 +2,7 @@
 #include "link.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netlink/attr.h>
@@ -357,5 +358,87 @@ int sr_link_tune_default_route(const struct sr_route_tuning *t, struct sr_error 
 		r = nl_wait_for_ack(sk);
 	if (r < 0)
 		return nl_error(err, r, what);
+	return 0;
+}
+
+/* Routes of these types deliver to the machine itself. */
+static bool delivered_here(struct rtnl_route *rt)
+{
+	switch (rtnl_route_get_type(rt)) {
+	case RTN_LOCAL:
+	case RTN_BROADCAST:
+	case RTN_ANYCAST:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* 127/8 and ::1 reach only lo, never through a helper. */
+static bool loopback(int family, const unsigned char *a)
+{
+	return family == AF_INET ? a[0] == 127
+				 : IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)(const void *)a);
+}
+
+struct locals {
+	struct sr_strv *out;
+	int r;
+};
+
+static void add_local(struct nl_object *o, void *arg)
+{
+	struct rtnl_route *rt = (struct rtnl_route *)o;
+	struct nl_addr *dst = rtnl_route_get_dst(rt);
+	struct locals *l = arg;
+	char a[INET6_ADDRSTRLEN], text[INET6_ADDRSTRLEN + 8];
+	int family;
+
+	if (l->r < 0 || !dst || !delivered_here(rt))
+		return;
+	family = nl_addr_get_family(dst);
+	if ((family != AF_INET && family != AF_INET6) ||
+	    nl_addr_get_len(dst) != (family == AF_INET ? 4u : 16u) ||
+	    loopback(family, nl_addr_get_binary_addr(dst)) ||
+	    !inet_ntop(family, nl_addr_get_binary_addr(dst), a, sizeof(a)))
+		return;
+	snprintf(text, sizeof(text), "%s/%u", a, nl_addr_get_prefixlen(dst));
+	l->r = sr_strv_push(l->out, text);
+}
+
+static int parse_route(struct nl_msg *msg, void *arg)
+{
+	/* Not a route libnl can read: not one of ours to list. */
+	(void)nl_msg_parse(msg, add_local, arg);
+	return NL_OK;
+}
+
+int sr_link_local_destinations(struct sr_strv *out, struct sr_error *err)
+{
+	static const char what[] = "list the host's own addresses";
+	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+	struct rtmsg rtm = {.rtm_family = AF_UNSPEC, .rtm_table = RT_TABLE_LOCAL};
+	struct locals l = {.out = out};
+	int one = 1, r;
+
+	r = nl_open(&sk, what, err);
+	if (r < 0)
+		return r;
+	/*
+	 * With strict checking (Linux 4.20) the kernel dumps the local table
+	 * alone, where it keeps these routes, instead of every table (a
+	 * router's may hold a million); before, the filter is the type, here.
+	 */
+	(void)setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one,
+			 sizeof(one));
+	r = nl_send_simple(sk, RTM_GETROUTE, NLM_F_DUMP, &rtm, sizeof(rtm));
+	if (r >= 0)
+		r = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, parse_route, &l);
+	if (r >= 0)
+		r = nl_recvmsgs_default(sk);
+	if (r < 0)
+		return nl_error(err, r, what);
+	if (l.r < 0)
+		return sr_error_errno(err, l.r, what);
 	return 0;
 }

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include "config.h"
 #include "log.h"
 
 struct nl_msg;
@@ -49,3 +50,12 @@ int sr_link_route_tuning_msg(struct rtnl_route *r, const struct sr_route_tuning 
 
 /* Applies the tuning to the main table's IPv4 default route, which must be the only one. */
 int sr_link_tune_default_route(const struct sr_route_tuning *t, struct sr_error *err);
+
+/*
+ * Every destination the host's kernel delivers to the host itself, as
+ * "ADDR/LEN": the local, broadcast and anycast routes -- the addresses of
+ * every interface, lo's beyond 127/8 (anycast service addresses) and
+ * AnyIP ranges (`ip route add local 203.0.113.0/24 dev lo`) alike.
+ * Loopback (127/8, ::1) is left out. Appended to out.
+ */
+int sr_link_local_destinations(struct sr_strv *out, struct sr_error *err);

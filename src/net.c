@@ -8,7 +8,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <ifaddrs.h>
 #include <limits.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
@@ -292,30 +291,6 @@ static int resolve_all(const struct sr_strv *in, struct sr_strv *out, const char
 }
 
 /*
- * The helper's sockets are the host's: without these, an agent could reach
- * a service listening on 0.0.0.0 through the host's own public address.
- * Loopback needs no entry (127/8, ::1 are refused anyway).
- */
-static int host_addresses(struct sr_strv *out, struct sr_error *err)
-{
-	struct ifaddrs *ifa = NULL;
-	int r = 0;
-
-	if (getifaddrs(&ifa) < 0)
-		return sr_error_errno(err, sr_negerrno(), "list the host's addresses");
-	for (struct ifaddrs *i = ifa; i && r >= 0; i = i->ifa_next) {
-		if (!i->ifa_addr || (i->ifa_flags & IFF_LOOPBACK))
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6)
-			r = push_address(out, i->ifa_addr, 0);
-	}
-	freeifaddrs(ifa);
-	if (r < 0)
-		return sr_error_errno(err, r, "list the host's addresses");
-	return 0;
-}
-
-/*
  * Whether the helper may open path with `want` (R_OK/W_OK/X_OK), and search
  * every directory above it. It runs as the caller, except that a root
  * caller's helper runs as the sandbox's unprivileged ids with no groups
@@ -439,8 +414,13 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	r = resolve_all(&c->allow, &allow, "--allow", err);
 	if (r >= 0)
 		r = resolve_all(&c->deny, &deny, "--deny", err);
-	if (r >= 0 && allow.n == 0)
-		r = host_addresses(&host, err);
+	/*
+	 * The helper's sockets are the host's: without these, an agent could
+	 * reach a service listening on 0.0.0.0 through one of the host's own
+	 * addresses, whichever interface holds it.
+	 */
+	if (r >= 0)
+		r = sr_link_local_destinations(&host, err);
 	if (r >= 0)
 		r = sr_nft_ruleset(&policy, &n->ruleset, err);
 	sr_strv_free(&allow);

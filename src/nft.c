@@ -106,6 +106,17 @@ static int parse_address(const char *s, struct dest *ret)
 	d.prefix = bits;
 	if (slash && parse_uint(slash + 1, bits, &d.prefix) < 0)
 		return -EINVAL;
+	/*
+	 * ::ffff:a.b.c.d is an IPv4 destination: the kernel sends it as an
+	 * IPv4 packet, which an ip6 rule never sees.
+	 */
+	if (d.family == AF_INET6 && d.prefix >= 96 &&
+	    IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)d.addr)) {
+		memmove(d.addr, d.addr + 12, 4);
+		memset(d.addr + 4, 0, 12);
+		d.family = AF_INET;
+		d.prefix -= 96;
+	}
 	/* nft refuses a prefix with host bits set: keep the network, as ip(8) would. */
 	for (unsigned i = d.prefix; i < bits; i++)
 		d.addr[i / 8] &= (unsigned char)~(0x80u >> (i % 8));
@@ -167,6 +178,67 @@ static int put_list(FILE *f, const struct sr_strv *v, const char *verdict, struc
 	return 0;
 }
 
+/* Whether range holds every address of d. */
+static bool covers(const struct dest *range, const struct dest *d)
+{
+	if (range->family != d->family || range->prefix > d->prefix)
+		return false;
+	for (unsigned i = 0; i < range->prefix; i++) {
+		unsigned char bit = (unsigned char)(0x80u >> (i % 8));
+
+		if ((range->addr[i / 8] & bit) != (d->addr[i / 8] & bit))
+			return false;
+	}
+	return true;
+}
+
+static bool covered_by_defaults(const struct dest *d)
+{
+	for (size_t i = 0; i < SR_ARRAY_SIZE(refused_default); i++) {
+		struct dest range;
+
+		if (parse_address(refused_default[i], &range) == 0 && covers(&range, d))
+			return true;
+	}
+	return false;
+}
+
+/* Whether an allow entry names exactly d's address (a single address, any port). */
+static bool named_in(const struct sr_strv *allow, const struct dest *d)
+{
+	for (size_t i = 0; allow && i < allow->n; i++) {
+		struct sr_error ignored = {0};
+		struct dest a;
+
+		if (parse_dest(allow->items[i], &a, &ignored) == 0 && a.family == d->family &&
+		    a.prefix == d->prefix && memcmp(a.addr, d->addr, sizeof(a.addr)) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The host's own addresses (the helper's sockets are the host's). In
+ * allowlist mode a range that covers one does not open it; naming it
+ * exactly does, as for any private address. In default mode those inside
+ * a refused range need no rule of their own.
+ */
+static int put_host(FILE *f, const struct sr_nft_policy *p, bool allowlist, struct sr_error *err)
+{
+	for (size_t i = 0; p->host && i < p->host->n; i++) {
+		struct dest d;
+		int r = parse_dest(p->host->items[i], &d, err);
+
+		if (r < 0)
+			return r;
+		if (allowlist ? named_in(p->allow, &d) : covered_by_defaults(&d))
+			continue;
+		put_match(f, &d);
+		fputs(" goto refuse\n", f);
+	}
+	return 0;
+}
+
 static int put_one(FILE *f, const char *s, const char *what, const char *verdict,
 		   struct sr_error *err)
 {
@@ -224,6 +296,8 @@ static int put_output(FILE *f, const struct sr_nft_policy *p, struct sr_error *e
 			return r;
 	}
 	r = put_list(f, p->deny, "goto refuse", err);
+	if (r >= 0)
+		r = put_host(f, p, allowlist, err);
 	if (r < 0)
 		return r;
 	if (allowlist) {
@@ -234,9 +308,6 @@ static int put_output(FILE *f, const struct sr_nft_policy *p, struct sr_error *e
 		fputs("\t\tgoto refuse\n\t}\n", f);
 		return 0;
 	}
-	r = put_list(f, p->host, "goto refuse", err);
-	if (r < 0)
-		return r;
 	for (size_t i = 0; i < SR_ARRAY_SIZE(refused_default); i++) {
 		struct dest d;
 

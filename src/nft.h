@@ -17,7 +17,7 @@
 struct sr_nft_policy {
 	const struct sr_strv *allow; /* non-empty: allowlist mode */
 	const struct sr_strv *deny;  /* refused, even when also allowed */
-	const struct sr_strv *host;  /* the host's own addresses: refused unless allowed */
+	const struct sr_strv *host;  /* the host's own addresses: refused unless named in allow */
 	const char *dns;	     /* the helper's resolver: port 53 allowed; NULL none */
 	const char *gateway; /* the helper's alias for the host: always refused; NULL none */
 };

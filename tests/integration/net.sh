@@ -20,6 +20,8 @@ HOST_IP="10.201.$N.1"
 REMOTE="10.201.$N.2"
 # A non-private address of the host itself: only the host-address rule refuses it.
 HOST_PUBLIC="203.0.113.$N"
+# One on the host's lo, as an anycast service address would be.
+LO_PUBLIC="198.51.100.$N"
 PORT=8000
 OTHER_PORT=8001
 LOOP_PORT=$((18000 + N))
@@ -30,6 +32,7 @@ net_cleanup() {
 	for pid in ${NET_PIDS:-}; do kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
 	# The namespace dies with its holder; the veth pair with it.
 	ip link del "$HOST_IF" 2>/dev/null
+	ip addr del "$LO_PUBLIC/32" dev lo 2>/dev/null
 	_cleanup
 }
 trap net_cleanup EXIT
@@ -59,6 +62,7 @@ setup_network() {
 	ip addr add "$HOST_IP/24" dev "$HOST_IF" || return 1
 	ip addr add "$HOST_PUBLIC/32" dev "$HOST_IF" || return 1
 	ip link set "$HOST_IF" up || return 1
+	ip addr add "$LO_PUBLIC/32" dev lo || return 1
 	nsenter -t "$REMOTE_PID" -n sh -c "ip link set lo up && ip addr add $REMOTE/24 dev $REMOTE_IF && ip link set $REMOTE_IF up" || return 1
 	bg nsenter -t "$REMOTE_PID" -n python3 -m http.server "$PORT" --bind "$REMOTE" --directory "$SR_TMP/www"
 	bg nsenter -t "$REMOTE_PID" -n python3 -m http.server "$OTHER_PORT" --bind "$REMOTE" --directory "$SR_TMP/www"
@@ -72,10 +76,12 @@ while True:
     d, a = s.recvfrom(512)
     s.sendto(b'answer:' + d, a)"
 	bg python3 -m http.server "$LOOP_PORT" --bind "$HOST_PUBLIC" --directory "$SR_TMP/www"
+	bg python3 -m http.server "$LOOP_PORT" --bind "$LO_PUBLIC" --directory "$SR_TMP/www"
 	for i in $(seq 50); do
 		curl -s -m 1 "http://$REMOTE:$PORT/" >/dev/null && curl -s -m 1 "http://$REMOTE:$OTHER_PORT/" >/dev/null &&
 			curl -s -m 1 "http://127.0.0.1:$LOOP_PORT/" >/dev/null &&
-			curl -s -m 1 "http://$HOST_PUBLIC:$LOOP_PORT/" >/dev/null && return 0
+			curl -s -m 1 "http://$HOST_PUBLIC:$LOOP_PORT/" >/dev/null &&
+			curl -s -m 1 "http://$LO_PUBLIC:$LOOP_PORT/" >/dev/null && return 0
 		sleep 0.1
 	done
 	return 1
@@ -138,8 +144,14 @@ t_host() {
 		--net egress --allow 10.0.2.0/24 -- $CURL "http://10.0.2.2:$LOOP_PORT/"
 	expect_refused "the host's own addresses are refused by default" \
 		--net egress -- $CURL "http://$HOST_PUBLIC:$LOOP_PORT/"
+	expect_refused "an address on the host's lo too (not only 127/8)" \
+		--net egress -- $CURL "http://$LO_PUBLIC:$LOOP_PORT/"
+	expect_refused "an --allow range that covers the host's address does not open it" \
+		--net egress --allow 203.0.113.0/24 -- $CURL "http://$HOST_PUBLIC:$LOOP_PORT/"
+	expect_refused "nor does one for every address on its port" \
+		--net egress --allow "0.0.0.0/0:$LOOP_PORT" -- $CURL "http://$HOST_PUBLIC:$LOOP_PORT/"
 	sr --net egress --allow "$HOST_PUBLIC:$LOOP_PORT" -- $CURL "http://$HOST_PUBLIC:$LOOP_PORT/"
-	assert_match "and reachable when allowed" "^200:" "$out"
+	assert_match "naming it exactly opens it" "^200:" "$out"
 }
 
 t_inbound() {

@@ -12,6 +12,7 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
+#include <netlink/route/addr.h>
 #include <netlink/route/link.h>
 #include <netlink/route/neighbour.h>
 #include <netlink/route/route.h>
@@ -360,6 +361,93 @@ START_TEST(test_tune_in_kernel)
 }
 END_TEST
 
+/* "ADDR/LEN" on lo, as an anycast service address would be. */
+static int add_on_lo(struct nl_sock *sk, const char *text, int family)
+{
+	struct rtnl_addr *a = rtnl_addr_alloc();
+	struct nl_addr *local = NULL;
+	int k = nl_addr_parse(text, family, &local);
+
+	if (k >= 0) {
+		rtnl_addr_set_ifindex(a, (int)if_nametoindex("lo"));
+		k = rtnl_addr_set_local(a, local);
+	}
+	if (k >= 0)
+		k = rtnl_addr_add(sk, a, 0);
+	nl_addr_put(local);
+	rtnl_addr_put(a);
+	return k;
+}
+
+/* "local PREFIX dev lo" in the local table: AnyIP, the whole range is the host's. */
+static int add_local_range(struct nl_sock *sk, const char *prefix)
+{
+	struct rtnl_route *r = rtnl_route_alloc();
+	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
+	struct nl_addr *dst = NULL;
+	int k = nl_addr_parse(prefix, AF_INET, &dst);
+
+	if (k >= 0) {
+		rtnl_route_set_family(r, AF_INET);
+		rtnl_route_set_dst(r, dst);
+		rtnl_route_set_table(r, RT_TABLE_LOCAL);
+		rtnl_route_set_type(r, RTN_LOCAL);
+		rtnl_route_set_scope(r, RT_SCOPE_HOST);
+		rtnl_route_nh_set_ifindex(nh, (int)if_nametoindex("lo"));
+		rtnl_route_add_nexthop(r, nh);
+		k = rtnl_route_add(sk, r, NLM_F_CREATE | NLM_F_EXCL);
+	} else {
+		rtnl_route_nh_free(nh);
+	}
+	nl_addr_put(dst);
+	rtnl_route_put(r);
+	return k;
+}
+
+static bool listed(const struct sr_strv *v, const char *s)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->items[i], s))
+			return true;
+	return false;
+}
+
+/* Every address the kernel delivers here, whichever link holds it; never loopback. */
+static void local_destinations(int fd)
+{
+	static const char *const want[] = {"198.51.100.7/32", "2001:db8::7/128", "203.0.113.0/24"};
+	struct sr_strv v = {0};
+	struct sr_error err = {0};
+	struct nl_sock *sk = nl_socket_alloc();
+
+	FAIL_IF(fd, sr_link_loopback_up(&err) < 0, "loopback: %s", err.msg);
+	FAIL_IF(fd, nl_connect(sk, NETLINK_ROUTE) < 0, "netlink");
+	FAIL_IF(fd, add_on_lo(sk, "198.51.100.7/32", AF_INET) < 0, "add 198.51.100.7");
+	FAIL_IF(fd, add_on_lo(sk, "2001:db8::7/128", AF_INET6) < 0, "add 2001:db8::7");
+	FAIL_IF(fd, add_local_range(sk, "203.0.113.0/24") < 0, "add local 203.0.113.0/24");
+	/* IPv6 adds an address's local route from a work queue, a moment later. */
+	for (int tries = 0;; tries++) {
+		FAIL_IF(fd, sr_link_local_destinations(&v, &err) < 0, "list: %s", err.msg);
+		if (listed(&v, want[1]) || tries == 200)
+			break;
+		sr_strv_free(&v);
+		usleep(5000);
+	}
+	for (size_t i = 0; i < SR_ARRAY_SIZE(want); i++)
+		FAIL_IF(fd, !listed(&v, want[i]), "%s not listed (%zu listed)", want[i], v.n);
+	for (size_t i = 0; i < v.n; i++)
+		FAIL_IF(fd, !strncmp(v.items[i], "127.", 4) || !strcmp(v.items[i], "::1/128"),
+			"loopback listed: %s", v.items[i]);
+	sr_strv_free(&v);
+	nl_socket_free(sk);
+}
+
+START_TEST(test_local_destinations)
+{
+	in_netns(local_destinations);
+}
+END_TEST
+
 static Suite *link_suite(void)
 {
 	Suite *s = suite_create("link");
@@ -369,6 +457,7 @@ static Suite *link_suite(void)
 	tcase_add_test(tc, test_tuning_refuses_multipath);
 	tcase_add_test(tc, test_tuning_refuses_what_it_cannot_copy);
 	tcase_add_test(tc, test_tune_in_kernel);
+	tcase_add_test(tc, test_local_destinations);
 	suite_add_tcase(s, tc);
 	return s;
 }

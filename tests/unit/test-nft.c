@@ -143,7 +143,57 @@ START_TEST(test_allowlist)
 	/* Everything not listed is refused; the default ranges are then moot. */
 	ck_assert_int_lt(allow, line_at(t, "\tgoto refuse"));
 	ck_assert(!has(t, "169.254.0.0/16"));
-	ck_assert(!has(t, "192.0.2.2 goto refuse"));
+	/* The host's address, covered by an allowed range: refused before the allows. */
+	ck_assert_int_lt(deny, line_at(t, "\tip daddr 192.0.2.2 goto refuse"));
+	ck_assert_int_lt(line_at(t, "\tip daddr 192.0.2.2 goto refuse"), allow);
+}
+END_TEST
+
+/*
+ * The host's own addresses: in default mode only those outside the
+ * refused ranges need a rule; in allowlist mode each is refused unless an
+ * entry names exactly it.
+ */
+START_TEST(test_host_addresses)
+{
+	struct sr_nft_policy p = slirp;
+	_cleanup_free_ char *t = NULL, *a = NULL;
+
+	p.host = STRV("192.168.1.5/32", "203.0.113.7/32", "198.51.100.0/24", "fd00::2/128",
+		      "2001:db8::2/128", "fe80::1/128");
+	t = ruleset(&p);
+	line_at(t, "\tip daddr 203.0.113.7 goto refuse");
+	line_at(t, "\tip daddr 198.51.100.0/24 goto refuse");
+	line_at(t, "\tip6 daddr 2001:db8::2 goto refuse");
+	ck_assert(!has(t, "192.168.1.5"));
+	ck_assert(!has(t, "fd00::2"));
+	ck_assert(!has(t, "fe80::1"));
+
+	p.allow = STRV("192.168.1.5:8080", "0.0.0.0/0:443", "2001:db8::/32");
+	a = ruleset(&p);
+	line_at(a, "\tip daddr 203.0.113.7 goto refuse");
+	line_at(a, "\tip6 daddr 2001:db8::2 goto refuse");
+	line_at(a, "\tip6 daddr fd00::2 goto refuse");
+	ck_assert(!has(a, "192.168.1.5 goto refuse"));
+	line_at(a, "\tip daddr 192.168.1.5 meta l4proto { tcp, udp } th dport 8080 accept");
+	ck_assert_int_lt(
+	    line_at(a, "\tip daddr 203.0.113.7 goto refuse"),
+	    line_at(a, "\tip daddr 0.0.0.0/0 meta l4proto { tcp, udp } th dport 443 accept"));
+}
+END_TEST
+
+/* ::ffff:a.b.c.d is sent as IPv4: an ip6 rule for it would never match. */
+START_TEST(test_v4_mapped)
+{
+	struct sr_nft_policy p = slirp;
+	_cleanup_free_ char *t = NULL;
+
+	p.deny = STRV("::ffff:198.51.100.2", "::ffff:198.51.100.0/120", "[::ffff:192.0.2.9]:22");
+	t = ruleset(&p);
+	line_at(t, "\tip daddr 198.51.100.2 goto refuse");
+	line_at(t, "\tip daddr 198.51.100.0/24 goto refuse");
+	line_at(t, "\tip daddr 192.0.2.9 meta l4proto { tcp, udp } th dport 22 goto refuse");
+	ck_assert(!has(t, "::ffff"));
 }
 END_TEST
 
@@ -330,6 +380,8 @@ static Suite *nft_suite(void)
 	tcase_add_test(tc, test_no_helper);
 	tcase_add_test(tc, test_deny);
 	tcase_add_test(tc, test_allowlist);
+	tcase_add_test(tc, test_host_addresses);
+	tcase_add_test(tc, test_v4_mapped);
 	tcase_add_test(tc, test_bad_entries);
 	tcase_add_test(tc, test_split_dest);
 	tcase_add_test(tc, test_install);
