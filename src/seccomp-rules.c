@@ -30,6 +30,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/socket.h>
 
 /*
  * Every namespace flag. CLONE_NEWTIME (0x80) shares its bit with the exit
@@ -123,6 +124,24 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
      * inspects; EPERM would make thread creation fail outright.
      */
     DENY_ERRNO("clone3", ENOSYS, "flags out of the filter's reach; fall back to clone"),
+
+    /*
+     * vsock is not network-namespaced: one port space per machine, to the
+     * hypervisor (CID 2) and the host's own vsock services, beside the
+     * sandbox's network namespace and out of the nftables policy's sight.
+     * --net none must mean no network. EAFNOSUPPORT, as on a kernel
+     * without vsock, which programs probing for it expect.
+     */
+    {
+	.syscall = "socket",
+	.err = EAFNOSUPPORT,
+	.cmp = SR_SCMP_ARG_MASKED_EQ,
+	.arg = 0,
+	.mask = 0xffffffffULL,
+	.n_values = 1,
+	.values = {AF_VSOCK},
+	.why = "vsock: a network outside the sandbox's namespace and policy",
+    },
 
     /* Mounts: the sandbox's view of the filesystem is fixed before exec. */
     DENY("mount", "change the mount table"),

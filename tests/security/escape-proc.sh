@@ -137,5 +137,25 @@ t_ipc_uts() {
 		"$(printf '0\nsandbox')" "$out"
 }
 
-for_each_user t_kill_host t_kill_pid1 t_ptrace t_abstract_socket t_terminal t_ipc_uts
+# vsock has no network namespace: one port space per machine, the
+# hypervisor's and the host's services on it. The filter refuses the family.
+VSOCK='import errno, socket
+try:
+    socket.socket(40, socket.SOCK_STREAM)
+    print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])'
+
+t_vsock() {
+	local base net
+	# The control: the bare kernel's answer ("ok" where vsock is loaded, as in a VM).
+	base=$(as_user python3 -c "$VSOCK" 2>&1)
+	for net in none egress; do
+		sr --net "$net" -- python3 -c "$VSOCK"
+		assert_eq "--net $net: a vsock socket is refused, EAFNOSUPPORT (unfiltered: $base)" \
+			EAFNOSUPPORT "$out"
+	done
+}
+
+for_each_user t_kill_host t_kill_pid1 t_ptrace t_abstract_socket t_vsock t_terminal t_ipc_uts
 done_testing
