@@ -255,8 +255,15 @@ static int open_target(int root, const char *path, bool dir, struct sr_error *er
 				return sr_error_errno(err, sr_negerrno(),
 						      "bind target %s: mkdir %s", path, comp);
 		} else {
-			fd = openat(cur, comp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-			if (fd < 0 && errno != EISDIR && errno != EACCES && errno != EROFS)
+			/*
+			 * Created if missing, never opened if there: the agent's
+			 * workspace may hold a FIFO by that name, whose open
+			 * for writing would wait for a reader for ever.
+			 */
+			fd = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				    0644);
+			if (fd < 0 && errno != EEXIST && errno != EISDIR && errno != EACCES &&
+			    errno != EROFS)
 				return sr_error_errno(err, sr_negerrno(), "bind target %s", path);
 			if (fd >= 0)
 				close(fd);

@@ -230,6 +230,8 @@ void sr_sandbox_child(struct sr_plan *p)
 	/* PID 1 keeps no handle on the host: not the archive, not a source. */
 	if (p->agent_fd >= 0)
 		close(p->agent_fd);
+	if (p->workspace_tree >= 0)
+		close(p->workspace_tree);
 	if (p->sources.workspace >= 0)
 		close(p->sources.workspace);
 	for (size_t i = 0; i < p->sources.n_binds; i++)

@@ -103,6 +103,37 @@ t_proc_pid1() {
 		"$out"
 }
 
+# PID 1 under sandbox-run PID: the child whose NSpid ends in 1.
+pid1_of() {
+	local c
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+		[ "$(awk '/^NSpid:/ {print $NF}' "/proc/$c/status" 2>/dev/null)" = 1 ] && echo "$c"
+	done
+}
+has_pid1() { [ -n "$(pid1_of "$1")" ] && [ -n "$(cat "/proc/$(pid1_of "$1")/task/$(pid1_of "$1")/children" 2>/dev/null)" ]; }
+
+# PID 1 keeps no handle on a host tree while the agent runs: its only
+# wall is being non-dumpable. Seen from the host: no O_PATH fd (the
+# workspace and bind sources are opened so), only stdio and its socket.
+t_pid1_fds() {
+	local pid pid1 f paths=0
+	mkdir -p "$SR_TMP/ws-$SR_AS" && chmod 755 "$SR_TMP/ws-$SR_AS"
+	(as_user_exec "$SR" -q --net none --workspace "$SR_TMP/ws-$SR_AS" --ro-bind /etc/hostname /x \
+		-- sleep 30 </dev/null >/dev/null 2>&1) &
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	until_ok 4 has_pid1 "$pid"
+	pid1=$(pid1_of "$pid")
+	for f in /proc/"${pid1:-0}"/fdinfo/*; do
+		# O_PATH is 010000000 (octal) in fdinfo's flags.
+		[ $((0$(awk '/^flags:/ {print $2}' "$f") & 010000000)) != 0 ] && paths=$((paths + 1))
+	done
+	check "PID 1 found" test -n "$pid1"
+	assert_eq "PID 1 holds no O_PATH handle on a host tree once the agent runs" 0 "$paths"
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
 # CVE-2019-5736: /proc/1/exe is the sandbox-run binary on the host.
 t_runner_exe() {
 	local bin="$SR" sum
@@ -221,8 +252,14 @@ t_bind_target_symlink() {
 		"destination '/workspace/../etc/x' contains '..'" "$errout"
 	assert_eq "nothing was created in the host's /etc" "$etc_before" "$(ls -a /etc)"
 	assert_eq "nothing was created in the symlinked host directory" "" "$(ls -A "$hd")"
+	# A FIFO at a file bind's target: never opened (it would wait for a reader for ever).
+	mkfifo "$ws/fifo" && own "$ws"
+	echo bound >"$SR_TMP/bound-$SR_AS" && chmod 644 "$SR_TMP/bound-$SR_AS"
+	sr --net none --timeout 10 --workspace "$ws" --ro-bind "$SR_TMP/bound-$SR_AS" /workspace/fifo \
+		-- cat /workspace/fifo
+	assert_eq "a FIFO at a bind target: covered by the bind, set-up does not wait on it" bound "$out"
 }
 
-for_each_user t_proc_sys t_proc_sys_ipc t_sysrq t_sys t_kernel_memory t_proc_pid1 t_runner_exe t_self_exe \
-	t_fds_cwd t_mknod t_workspace_symlinks t_bind_target_symlink
+for_each_user t_proc_sys t_proc_sys_ipc t_sysrq t_sys t_kernel_memory t_proc_pid1 t_pid1_fds \
+	t_runner_exe t_self_exe t_fds_cwd t_mknod t_workspace_symlinks t_bind_target_symlink
 done_testing
