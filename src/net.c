@@ -96,6 +96,10 @@ struct sr_net {
 	int userns, netns;
 	pid_t pid; /* the helper, until it is reaped */
 	int pidfd; /* the helper, for sr_net_watch_fd; -1 without pidfd_open */
+	/* How it ended, once reaped (waitpid's return and status), and whether that was said. */
+	bool ended, said;
+	pid_t ended_w;
+	int ended_status;
 };
 
 static int helper_gone(const struct sr_net *n, struct sr_error *err)
@@ -532,8 +536,18 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		_exit(127);
-	/* Its chatter would land in the agent's stderr; -v shows it. */
+	/* Its chatter would land in the agent's stderr; -vv shows it. */
 	if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || (!sp->show_stderr && dup2(null, 2) < 0))
+		_exit(127);
+	/*
+	 * Shown, its stderr may be the terminal, to which its own process
+	 * group is in the background: with `stty tostop` its first write
+	 * would stop it (SIGTTOU), the sandbox's network with it. Ignored,
+	 * the signal is not sent and the write goes through (and stays
+	 * ignored across the exec).
+	 */
+	if (sp->show_stderr &&
+	    sigaction(SIGTTOU, &(struct sigaction){.sa_handler = SIG_IGN}, NULL) < 0)
 		_exit(127);
 	for (int i = 0; i < 3; i++)
 		if (sp->fds[i] >= 0 ? dup2(sp->fds[i], 3 + i) < 0
@@ -644,6 +658,24 @@ int sr_net_watch_fd(const struct sr_net *n)
 	return n->pidfd;
 }
 
+static void say_ended(struct sr_net *n)
+{
+	int st = n->ended_status;
+
+	if (n->said)
+		return;
+	n->said = true;
+	if (n->ended_w < 0)
+		sr_warn("%s exited: the sandbox has no network from here on", n->helper->name);
+	else if (WIFSIGNALED(st))
+		sr_warn("%s was killed by signal %d: the sandbox has no network from here on",
+			n->helper->name, WTERMSIG(st));
+	else
+		sr_warn("%s exited with status %d: the sandbox has no network from here on (run "
+			"with -v to see why)",
+			n->helper->name, WEXITSTATUS(st));
+}
+
 void sr_net_helper_exited(struct sr_net *n, bool during_run)
 {
 	pid_t w;
@@ -657,17 +689,18 @@ void sr_net_helper_exited(struct sr_net *n, bool during_run)
 	/* Reaped, by us or (ECHILD) not: either way its pid is not ours to signal any more. */
 	n->pid = 0;
 	close(steal_fd(&n->pidfd));
-	if (!during_run)
-		return;
-	if (w < 0)
-		sr_warn("%s exited: the sandbox has no network from here on", n->helper->name);
-	else if (WIFSIGNALED(st))
-		sr_warn("%s was killed by signal %d: the sandbox has no network from here on",
-			n->helper->name, WTERMSIG(st));
-	else
-		sr_warn("%s exited with status %d: the sandbox has no network from here on (run "
-			"with -v to see why)",
-			n->helper->name, WEXITSTATUS(st));
+	n->ended = true;
+	n->ended_w = w;
+	n->ended_status = st;
+	if (during_run)
+		say_ended(n);
+}
+
+void sr_net_agent_started(struct sr_net *n)
+{
+	/* Ready, then gone before the agent started: the agent runs without a network. */
+	if (n->ended)
+		say_ended(n);
 }
 
 /*

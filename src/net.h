@@ -39,6 +39,11 @@ int sr_net_start_helper(struct sr_net *n, int tap, struct sr_error *err);
 int sr_net_watch_fd(const struct sr_net *n);
 void sr_net_helper_exited(struct sr_net *n, bool during_run);
 /*
+ * Parent, on EXEC: a helper that was ready but has ended since (reaped
+ * with during_run false) is said now, the agent running without it.
+ */
+void sr_net_agent_started(struct sr_net *n);
+/*
  * Child, first, as the caller, in the new network namespace: /dev/net/tun
  * in *ret if the helper is handed its tap (pasta), else -1.
  */

@@ -262,6 +262,7 @@ static void on_message(struct run *run)
 	switch (m.type) {
 	case SR_MSG_EXEC:
 		run->exec_seen = true;
+		sr_net_agent_started(run->net);
 		break;
 	case SR_MSG_ERROR:
 		run->child_err.status = m.status;
@@ -293,7 +294,9 @@ static void on_signal(struct run *run)
 
 	while (read(run->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo != SIGCHLD) {
-			kill(run->pid, (int)si.ssi_signo);
+			/* Once reaped, the pid may be another process's already. */
+			if (!run->reaped)
+				kill(run->pid, (int)si.ssi_signo);
 			continue;
 		}
 		/* Only our own child: the network helper is reaped on its pidfd. */

@@ -382,6 +382,10 @@ t_helper_survives_ctrl_c() {
 		wait "$pid" 2>/dev/null
 		assert_match "$name survives a ^C the agent ignores: its next request goes through" \
 			"^200:" "$(cat "$SR_TMP/ctrl-c.out")"
+		# -vv shows its stderr on the terminal, where its group is in the background.
+		out=$(as_user timeout -k 5 30 script -qec "stty tostop; $SR -vv --net egress \
+			--net-helper $name --allow $REMOTE -- $CURL http://$REMOTE:$PORT/" /dev/null 2>&1)
+		assert_match "$name, -vv on a terminal with tostop: not stopped by SIGTTOU" "200:" "$out"
 	done
 }
 
@@ -506,6 +510,16 @@ t_fail_closed() {
 	assert_match "with one line saying why" "^sandbox-run: .*no-such-host.invalid" "$errout"
 	expect_refused "the agent cannot lift the policy (no CAP_NET_ADMIN)" \
 		--net egress -- sh -c "nft flush ruleset 2>/dev/null; ip link set lo down 2>/dev/null; $CURL http://$REMOTE:$PORT/"
+	# A slirp4netns that says it is ready, then ends before the agent starts.
+	mkdir -p "$SR_TMP/gone-slirp"
+	printf '#!/bin/sh
+printf 1 >&3
+exit 3
+' >"$SR_TMP/gone-slirp/slirp4netns"
+	chmod 755 "$SR_TMP/gone-slirp" "$SR_TMP/gone-slirp/slirp4netns"
+	with_path "$SR_TMP/gone-slirp" sr --net egress --net-helper slirp4netns -- sh -c 'sleep 0.3'
+	assert_match "slirp4netns gone between ready and the agent's start: said" \
+		"slirp4netns exited with status 3: the sandbox has no network from here on" "$errout"
 }
 
 if ! command -v curl >/dev/null; then
