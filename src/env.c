@@ -58,14 +58,25 @@ static int set_pair(struct sr_strv *v, const char *key, const char *value)
 	return env_set(v, kv);
 }
 
+static size_t count_newlines(const char *s, size_t n)
+{
+	size_t lines = 0;
+
+	for (size_t i = 0; i < n; i++)
+		lines += s[i] == '\n';
+	return lines;
+}
+
 int sr_env_read_file(const char *path, struct sr_strv *out, struct sr_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO would otherwise hold the open until a writer came. */
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	size_t len = 0, lineno = 0;
 	char *line, *save = NULL;
-	ssize_t n;
+	ssize_t n = 0;
+	const char *nul;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return sr_error_errno(err, sr_negerrno(), "env file %s", path);
@@ -85,6 +96,13 @@ int sr_env_read_file(const char *path, struct sr_strv *out, struct sr_error *err
 	while (len < (size_t)st.st_size &&
 	       (n = SR_RETRY(read(fd, buf + len, (size_t)st.st_size - len))) > 0)
 		len += (size_t)n;
+	if (len < (size_t)st.st_size && n < 0)
+		return sr_error_errno(err, sr_negerrno(), "env file %s", path);
+	/* A NUL would end a line early and silently drop the rest of it. */
+	nul = memchr(buf, '\0', len);
+	if (nul)
+		return sr_error_msg(err, -EINVAL, "env file %s:%zu: holds a NUL byte", path,
+				    1 + count_newlines(buf, (size_t)(nul - buf)));
 	buf[len] = '\0';
 	for (line = buf; line; line = save) {
 		char *nl = strchr(line, '\n');

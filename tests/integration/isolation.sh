@@ -138,6 +138,18 @@ t_env_file() {
 OTHER=x=y" "$out"
 	check "secrets are never written to stderr or the result" \
 		bash -c "! grep -q sk-test-123 '$SR_TMP/.err' '$SR_OUT/r-$SR_AS.json'"
+	# A NUL ends no line silently: the file is refused, its line named.
+	printf 'A=1\nB=2\0junk\nC=3\n' >"$f"
+	sr --net none --env-file "$f" -- env
+	assert_match "a NUL byte in an env file is an error, its line said" \
+		"^sandbox-run: env file .*:2: holds a NUL byte" "$errout"
+	# A FIFO is refused at once: the open does not wait for a writer.
+	rm -f "$f" && mkfifo -m 0600 "$f"
+	[ "$SR_AS" = user ] && chown "$SR_TEST_USER" "$f"
+	sr --net none --timeout 10 --env-file "$f" -- true
+	assert_match "a FIFO as env file: refused, not waited on" \
+		"^sandbox-run: env file .*: not a regular file" "$errout"
+	rm -f "$f"
 }
 
 t_pid1() {
