@@ -136,6 +136,20 @@ static int add_rules(FILE *out, scmp_filter_ctx ctx)
 		int nr = seccomp_syscall_resolve_name(r->syscall);
 		int rc;
 
+		/*
+		 * A row the filter cannot hold is a hole in it: only rows
+		 * marked optional (calls that exist on some architectures)
+		 * may be left out, and the build fails for any other.
+		 */
+		if (nr < 0 && !r->optional) {
+			fprintf(stderr,
+				"sr-seccomp-gen: rule %zu (%s): %s; a newer libseccomp is needed "
+				"(or the row must be optional)\n",
+				i, r->syscall,
+				nr == __NR_SCMP_ERROR ? "unknown to libseccomp"
+						      : "not a system call on this architecture");
+			return -ENOENT;
+		}
 		fprintf(out, " *   ");
 		describe(out, r);
 		if (nr == __NR_SCMP_ERROR) {
