@@ -407,10 +407,11 @@ static int sandbox_path(const char *path, char **ret, struct sr_error *err)
 	 * and /workspace are the new root and the overlay, not bind targets.
 	 */
 	if (strcmp(p, "/") == 0 || strcmp(p, "/workspace") == 0 || path_is_or_under(p, "/proc") ||
-	    path_is_or_under(p, "/dev"))
-		return sr_error_msg(
-		    err, -EINVAL, "destination '%s' is reserved (not /, /proc, /dev or /workspace)",
-		    path);
+	    path_is_or_under(p, "/dev") || path_is_or_under(p, "/" SR_DATA_DIR))
+		return sr_error_msg(err, -EINVAL,
+				    "destination '%s' is reserved (not /, /proc, /dev, /workspace "
+				    "or /" SR_DATA_DIR ")",
+				    path);
 	*ret = steal_pointer(&p);
 	return 0;
 }

@@ -14,6 +14,9 @@
 #include <stdio.h>
 
 #define SR_DEFAULT_PROFILE "default"
+/* The sandbox's disk while the root is built (mounts.c): "/" SR_DATA_DIR, gone before the agent
+ * runs. */
+#define SR_DATA_DIR ".sr-data"
 
 enum sr_net_mode {
 	SR_NET_NONE,
@@ -121,7 +124,8 @@ int sr_config_set_env(struct sr_config *c, const char *name, const char *value,
  * Adds a bind of host path src at dst (dst NULL: the same path as src).
  * "~" and "~/..." in src expand to $HOME, a relative src is made absolute
  * against the current directory. dst must be absolute, without ".." or
- * ':', and not /, /proc, /dev, /workspace or anything under /proc or /dev.
+ * ':', and not /, /proc, /dev, /workspace, /.sr-data or anything under
+ * /proc, /dev or /.sr-data.
  * A bind to the same dst as an earlier one replaces it.
  */
 int sr_config_add_bind(struct sr_config *c, const char *src, const char *dst, bool writable,

@@ -31,7 +31,7 @@
 
 /* Where the new root is built: shadowing the host's /tmp is harmless in our own namespace. */
 #define NEWROOT "/tmp"
-#define DATA	".sr-data" /* the disk tmpfs, relative to NEWROOT, detached before pivot */
+#define DATA	SR_DATA_DIR /* the disk tmpfs, relative to NEWROOT, detached before pivot */
 
 static int sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {

@@ -300,16 +300,20 @@ START_TEST(test_binds)
 
 	ck_assert_str_eq(load_error("[filesystem]\nro-bind = /a:/proc/sys\n"),
 			 "profile t.ini:2: ro-bind: destination '/proc/sys' is reserved (not /, "
-			 "/proc, /dev or /workspace)");
+			 "/proc, /dev, /workspace or /.sr-data)");
 	ck_assert_str_eq(load_error("[filesystem]\nbind = /a:/dev\n"),
 			 "profile t.ini:2: bind: destination '/dev' is reserved (not /, /proc, "
-			 "/dev or /workspace)");
+			 "/dev, /workspace or /.sr-data)");
 	ck_assert_str_eq(load_error("[filesystem]\nbind = /a:/\n"),
-			 "profile t.ini:2: bind: destination '/' is reserved (not /, /proc, /dev "
-			 "or /workspace)");
+			 "profile t.ini:2: bind: destination '/' is reserved (not /, /proc, /dev, "
+			 "/workspace or /.sr-data)");
 	ck_assert_str_eq(load_error("[filesystem]\nbind = /a:/workspace/\n"),
 			 "profile t.ini:2: bind: destination '/workspace/' is reserved (not /, "
-			 "/proc, /dev or /workspace)");
+			 "/proc, /dev, /workspace or /.sr-data)");
+	/* The sandbox's disk while the root is built. */
+	ck_assert_str_eq(load_error("[filesystem]\nbind = /a:/.sr-data/x\n"),
+			 "profile t.ini:2: bind: destination '/.sr-data/x' is reserved (not /, "
+			 "/proc, /dev, /workspace or /.sr-data)");
 	ck_assert_str_eq(load_error("[filesystem]\nbind = /a:/x/../proc\n"),
 			 "profile t.ini:2: bind: destination '/x/../proc' contains '..'");
 	ck_assert_str_eq(load_error("[filesystem]\nbind = /a:data\n"),
