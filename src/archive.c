@@ -126,6 +126,11 @@ static int load_libarchive(struct sr_error *err)
 	return 0;
 }
 
+int sr_archive_load(struct sr_error *err)
+{
+	return load_libarchive(err);
+}
+
 SR_DEFINE_CLEANUP(archive_freep, struct archive *, la.read_free)
 
 struct extract {

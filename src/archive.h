@@ -15,3 +15,9 @@
 #include <stdint.h>
 
 int sr_archive_extract(int archive_fd, int dest_dirfd, uint64_t max_bytes, struct sr_error *err);
+
+/*
+ * Loads libarchive now (sr_archive_extract does it too): for a caller
+ * that will extract where no library can be opened any more (chrooted).
+ */
+int sr_archive_load(struct sr_error *err);

@@ -19,7 +19,9 @@
  */
 #include "mounts.h"
 #include "archive.h"
+#include "caps.h"
 #include "net.h"
+#include "seccomp.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -28,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 
 /* Where the new root is built: shadowing the host's /tmp is harmless in our own namespace. */
 #define NEWROOT "/tmp"
@@ -357,6 +360,77 @@ static int bind_user_paths(const struct sr_plan *p, const struct sr_sources *src
 	return 0;
 }
 
+/* In the forked child: confine, extract, report. Never returns. */
+static _Noreturn void extract_child(int archive_fd, int ws, uint64_t max_bytes, int report)
+{
+	struct sr_error e = {0};
+	int keep[] = {archive_fd, ws, report};
+	int r;
+
+	/* The workspace is all it sees; no fd of PID 1's but these three stays. */
+	if (fchdir(ws) < 0 || chroot(".") < 0)
+		r = sr_error_errno(&e, sr_negerrno(), "confine the extraction: chroot");
+	else if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
+		r = sr_error_errno(&e, sr_negerrno(), "confine the extraction: close fds");
+	else if ((r = sr_caps_drop_all(&e)) >= 0 && (r = sr_seccomp_apply(&e)) >= 0)
+		r = sr_archive_extract(archive_fd, ws, max_bytes, &e);
+	if (r < 0)
+		(void)!sr_write_all(report, &e, sizeof(e));
+	_exit(r < 0 ? 1 : 0);
+}
+
+/*
+ * The archive is the agent's, and libarchive's decoders (tar, zip,
+ * gzip, bzip2, xz, zstd) parse it: in a child of PID 1 confined as the
+ * agent will be -- chrooted into the workspace, every other fd closed,
+ * no capabilities, no_new_privs, the agent's syscall filter. A decoder
+ * bug is then code of the agent's running in its own workspace, not PID
+ * 1 with every capability over the sandbox's namespaces and the host's
+ * tree in view. The files it creates are PID 1's uid's, as before.
+ * libarchive is loaded first: nothing can be opened in the chroot.
+ */
+static int extract_confined(int archive_fd, int ws, uint64_t max_bytes, struct sr_error *err)
+{
+	struct sr_error e = {0};
+	int pipefd[2], status, r;
+	ssize_t n;
+	pid_t pid;
+
+	r = sr_archive_load(err);
+	if (r < 0)
+		return r;
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return sr_error_errno(err, sr_negerrno(), "extract: pipe");
+	pid = fork();
+	if (pid < 0) {
+		r = sr_error_errno(err, sr_negerrno(), "extract: fork");
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return r;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		extract_child(archive_fd, ws, max_bytes, pipefd[1]);
+	}
+	close(pipefd[1]);
+	n = SR_RETRY(read(pipefd[0], &e, sizeof(e)));
+	close(pipefd[0]);
+	if (SR_RETRY(waitpid(pid, &status, 0)) < 0)
+		return sr_error_errno(err, sr_negerrno(), "extract: wait");
+	if (n == (ssize_t)sizeof(e)) {
+		e.msg[sizeof(e.msg) - 1] = '\0';
+		*err = e;
+		return e.code < 0 ? e.code : -EIO;
+	}
+	if (WIFSIGNALED(status))
+		return sr_error_msg(err, -EIO, "extract: killed by signal %d (a bad archive?)",
+				    WTERMSIG(status));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return sr_error_msg(err, -EIO, "extract: failed without a word (status %d)",
+				    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return 0;
+}
+
 static int extract_archive(const struct sr_plan *p, int data, struct sr_error *err)
 {
 	const struct sr_config *c = p->config;
@@ -365,7 +439,7 @@ static int extract_archive(const struct sr_plan *p, int data, struct sr_error *e
 
 	if (ws < 0)
 		return sr_error_errno(err, sr_negerrno(), "open workspace");
-	r = sr_archive_extract(p->agent_fd, ws, c->disk_bytes, err);
+	r = extract_confined(p->agent_fd, ws, c->disk_bytes, err);
 	if (r < 0)
 		return sr_error_prefix(err, "agent archive %s", p->agent->archive_path);
 	return sr_agent_detect_entry_in(ws, c->argv[0], c->entry, c->argv + 1, c->argc - 1,

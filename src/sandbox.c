@@ -169,7 +169,7 @@ static int cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-static int close_fds_except(int *keep, size_t n)
+int sr_close_fds_except(int *keep, size_t n)
 {
 	unsigned int from = 3;
 
@@ -194,7 +194,7 @@ void sr_sandbox_child(struct sr_plan *p)
 
 	if (die_with_supervisor(p->sock) < 0)
 		_exit(125);
-	if (close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
+	if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		_exit(125);
 	/* sr_fault_point(): test builds only, empty otherwise (fault.h). */
 	sr_fault_point("child", "started");

@@ -130,6 +130,22 @@ t_archives() {
 	sr --net none "$a/truncated.tar.gz"
 	assert_eq "a truncated archive: 125" 125 "$rc"
 	check "nothing was written outside the sandbox" test ! -e /tmp/evil -a ! -e "$SR_TMP/evil"
+	t_archive_confined
+}
+
+# libarchive parses the agent's archive in a child of PID 1 confined as the
+# agent will be: chrooted into the workspace, no capabilities, the filter --
+# all before it reads the archive (src/mounts.c). Seen with strace.
+t_archive_confined() {
+	local log="$SR_OUT/extract-$SR_AS.strace" x
+	as_user strace -f -qq -o "$log" -e trace=chroot,capset,seccomp,openat2 \
+		"$SR" -q --net none "$SR_TMP/archives/good.tar.gz" >/dev/null 2>&1
+	# (Unprivileged, strace cannot read a non-dumpable tracee's arguments: no "." here.)
+	x=$(awk '$2 ~ /^chroot\(/ && / = 0$/ {print $1; exit}' "$log" 2>/dev/null)
+	check "the extraction runs in a process that chroots into the workspace" test -n "$x"
+	assert_eq "which drops its capabilities and loads the filter before it extracts" \
+		"chroot capset seccomp openat2" \
+		"$(awk -v x="$x" '$1 == x {sub(/\(.*/, "", $2); print $2}' "$log" | uniq | head -4 | tr '\n' ' ' | sed 's/ $//')"
 }
 
 t_unsearchable_home() {
