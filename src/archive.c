@@ -79,6 +79,12 @@ static struct {
 	__typeof__(archive_entry_mtime_nsec) *entry_mtime_nsec;
 	__typeof__(archive_entry_mtime_is_set) *entry_mtime_is_set;
 	bool loaded;
+	/*
+	 * C.UTF-8, made once with the library: newlocale() reads locale
+	 * files, which an extraction confined to the workspace cannot open
+	 * (mounts.c). NULL where the system has none.
+	 */
+	locale_t utf8;
 } la;
 
 #define LA_SYM(field, name)               \
@@ -122,6 +128,7 @@ static int load_libarchive(struct sr_error *err)
 	k = sr_dl_load(SR_LIBARCHIVE_SONAME, syms, SR_ARRAY_SIZE(syms), err);
 	if (k < 0)
 		return k;
+	la.utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 	la.loaded = true;
 	return 0;
 }
@@ -664,7 +671,7 @@ static int extract_all(int archive_fd, int dest_dirfd, uint64_t max_bytes, struc
 
 int sr_archive_extract(int archive_fd, int dest_dirfd, uint64_t max_bytes, struct sr_error *err)
 {
-	locale_t utf8, old = (locale_t)0;
+	locale_t old = (locale_t)0;
 	int k;
 
 	k = load_libarchive(err);
@@ -674,16 +681,13 @@ int sr_archive_extract(int archive_fd, int dest_dirfd, uint64_t max_bytes, struc
 	 * libarchive converts names to the locale's charset, and in the C
 	 * locale (ours: nothing calls setlocale) a UTF-8 name in a zip or pax
 	 * header has no conversion and comes back as NULL. Names are bytes on
-	 * Linux and UTF-8 by convention: extract in C.UTF-8 (built into glibc
-	 * since 2.35), for this thread only.
+	 * Linux and UTF-8 by convention: extract in C.UTF-8, for this thread
+	 * only.
 	 */
-	utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-	if (utf8)
-		old = uselocale(utf8);
+	if (la.utf8)
+		old = uselocale(la.utf8);
 	k = extract_all(archive_fd, dest_dirfd, max_bytes, err);
-	if (utf8) {
+	if (la.utf8)
 		uselocale(old);
-		freelocale(utf8);
-	}
 	return k;
 }

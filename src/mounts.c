@@ -26,6 +26,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -360,8 +361,8 @@ static int bind_user_paths(const struct sr_plan *p, const struct sr_sources *src
 	return 0;
 }
 
-/* In the forked child: confine, extract, report. Never returns. */
-static _Noreturn void extract_child(int archive_fd, int ws, uint64_t max_bytes, int report)
+/* The extracting process: confine, extract, report. Never returns. */
+static _Noreturn void extract_worker(int archive_fd, int ws, uint64_t max_bytes, int report)
 {
 	struct sr_error e = {0};
 	int keep[] = {archive_fd, ws, report};
@@ -380,14 +381,43 @@ static _Noreturn void extract_child(int archive_fd, int ws, uint64_t max_bytes, 
 }
 
 /*
+ * Between PID 1 and the worker: new network and PID namespaces first.
+ * The sandbox's network may already be up here, before its policy
+ * (slirp4netns configures the tap while PID 1 mounts); the worker's has
+ * only lo, down. And the worker is PID 1 of its own PID namespace:
+ * whatever it starts dies with it. Exits with the worker's status, or
+ * 128 + the signal that ended it.
+ */
+static _Noreturn void extract_child(int archive_fd, int ws, uint64_t max_bytes, int report)
+{
+	struct sr_error e = {0};
+	int status;
+	pid_t pid;
+
+	if (unshare(CLONE_NEWNET | CLONE_NEWPID) < 0) {
+		sr_error_errno(&e, sr_negerrno(), "confine the extraction: unshare");
+		(void)!sr_write_all(report, &e, sizeof(e));
+		_exit(1);
+	}
+	pid = fork();
+	if (pid == 0)
+		extract_worker(archive_fd, ws, max_bytes, report);
+	close(report);
+	if (pid < 0 || SR_RETRY(waitpid(pid, &status, 0)) < 0)
+		_exit(1);
+	_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+/*
  * The archive is the agent's, and libarchive's decoders (tar, zip,
- * gzip, bzip2, xz, zstd) parse it: in a child of PID 1 confined as the
- * agent will be -- chrooted into the workspace, every other fd closed,
- * no capabilities, no_new_privs, the agent's syscall filter. A decoder
- * bug is then code of the agent's running in its own workspace, not PID
- * 1 with every capability over the sandbox's namespaces and the host's
- * tree in view. The files it creates are PID 1's uid's, as before.
- * libarchive is loaded first: nothing can be opened in the chroot.
+ * gzip, bzip2, xz, zstd) parse it: in a process confined as the agent
+ * will be -- chrooted into the workspace, every other fd closed, no
+ * capabilities, no_new_privs, the agent's syscall filter -- and more: no
+ * network at all, and a PID namespace of its own. A decoder bug is then
+ * code of the agent's in its own workspace, not PID 1 with every
+ * capability over the sandbox's namespaces and the host's tree in view.
+ * The files it creates are PID 1's uid's, as before. libarchive and the
+ * locale are loaded first: nothing can be opened in the chroot.
  */
 static int extract_confined(int archive_fd, int ws, uint64_t max_bytes, struct sr_error *err)
 {
@@ -413,6 +443,7 @@ static int extract_confined(int archive_fd, int ws, uint64_t max_bytes, struct s
 		extract_child(archive_fd, ws, max_bytes, pipefd[1]);
 	}
 	close(pipefd[1]);
+	/* One report, or EOF once the worker (and all it started) and the middle are gone. */
 	n = SR_RETRY(read(pipefd[0], &e, sizeof(e)));
 	close(pipefd[0]);
 	if (SR_RETRY(waitpid(pid, &status, 0)) < 0)
@@ -422,9 +453,9 @@ static int extract_confined(int archive_fd, int ws, uint64_t max_bytes, struct s
 		*err = e;
 		return e.code < 0 ? e.code : -EIO;
 	}
-	if (WIFSIGNALED(status))
+	if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
 		return sr_error_msg(err, -EIO, "extract: killed by signal %d (a bad archive?)",
-				    WTERMSIG(status));
+				    WEXITSTATUS(status) - 128);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return sr_error_msg(err, -EIO, "extract: failed without a word (status %d)",
 				    WIFEXITED(status) ? WEXITSTATUS(status) : -1);

@@ -101,6 +101,13 @@ tar("symlink-dotdot.tar.gz", [link("up", "../../../../etc")])
 tar("hardlink.tar.gz", [hardlink("pw", "/etc/passwd")])
 tar("device.tar.gz", [dev("null")])
 tar("setuid.tar.gz", [f("agent", b"#!/bin/sh\nstat -c %a agent\n", 0o4755)])
+# UTF-8 names, flagged as such in the zip: read in C.UTF-8 (archive.c).
+import zipfile
+with zipfile.ZipFile(f"{d}/utf8.zip", "w") as z:
+    i = zipfile.ZipInfo("agent")
+    i.external_attr = 0o755 << 16
+    z.writestr(i, "#!/bin/sh\nls\n")
+    z.writestr("h\u00e9llo-\u00fc.txt", "x")
 EOF
 	# A compression bomb: 64 MiB of zeros in a few KiB.
 	head -c 67108864 /dev/zero >"$a/src/zeros"
@@ -117,6 +124,8 @@ t_archives() {
 		sr --net none "$a/$f"
 		assert_eq "archive agent $f runs" "from the archive: payload" "$out"
 	done
+	sr --net none "$a/utf8.zip"
+	assert_eq "a zip with UTF-8 names extracts them as they are" "$(printf 'agent\nh\303\251llo-\303\274.txt')" "$out"
 	for f in abs dotdot symlink-escape symlink-dotdot hardlink device; do
 		sr --net none "$a/$f.tar.gz"
 		assert_eq "hostile archive ($f) is refused: 125" 125 "$rc"
@@ -135,11 +144,14 @@ t_archives() {
 
 # libarchive parses the agent's archive in a child of PID 1 confined as the
 # agent will be: chrooted into the workspace, no capabilities, the filter --
-# all before it reads the archive (src/mounts.c). Seen with strace.
+# all before it reads the archive -- in network and PID namespaces of its
+# own (src/mounts.c). Seen with strace.
 t_archive_confined() {
 	local log="$SR_OUT/extract-$SR_AS.strace" x
-	as_user strace -f -qq -o "$log" -e trace=chroot,capset,seccomp,openat2 \
-		"$SR" -q --net none "$SR_TMP/archives/good.tar.gz" >/dev/null 2>&1
+	as_user strace -f -qq -o "$log" -e trace=unshare,chroot,capset,seccomp,openat2 \
+		"$SR" -q --net egress "$SR_TMP/archives/good.tar.gz" >/dev/null 2>&1
+	check "the extraction has network and PID namespaces of its own" \
+		grep -Eq 'unshare\((CLONE_NEWNET\|CLONE_NEWPID|CLONE_NEWPID\|CLONE_NEWNET)\) *= 0' "$log"
 	# (Unprivileged, strace cannot read a non-dumpable tracee's arguments: no "." here.)
 	x=$(awk '$2 ~ /^chroot\(/ && / = 0$/ {print $1; exit}' "$log" 2>/dev/null)
 	check "the extraction runs in a process that chroots into the workspace" test -n "$x"
