@@ -86,10 +86,15 @@ int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_confi
 		    enum sr_enforce enforced[], struct sr_error *err);
 /*
  * Enables the requested controllers for dfd's children (dir: for
- * messages); ret_missing names those dir lacks ("cpu", "cpu and pids").
+ * messages). Those dir lacks: ret_absent has bit 1 << SR_LIMIT_* of their
+ * limits, ret_missing their names ("cpu", "memory and pids").
  */
-int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c, char *ret_missing,
-			     size_t missing_len, struct sr_error *err);
+int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c,
+			     unsigned *ret_absent, char *ret_missing, size_t missing_len,
+			     struct sr_error *err);
+/* Writes the limits into the cgroup fd, but those in absent, and marks them in enforced[]. */
+int cg_v2_set_limits(int fd, const struct sr_config *c, unsigned absent,
+		     enum sr_enforce enforced[]);
 int cg_v2_attach(struct sr_cgroup *cg, pid_t pid, struct sr_error *err);
 int cg_v2_kill(struct sr_cgroup *cg);
 int cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret);

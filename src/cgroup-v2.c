@@ -36,9 +36,11 @@ static bool wanted(const struct sr_config *c, enum sr_limit l)
  * (-ENODEV), as on hybrid hosts, whose v2 hierarchy has none, and the
  * next one (systemd, v1) is tried.
  */
-int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c, char *ret_missing,
-			     size_t missing_len, struct sr_error *err)
+int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c,
+			     unsigned *ret_absent, char *ret_missing, size_t missing_len,
+			     struct sr_error *err)
 {
+	unsigned absent_limits = 0;
 	char avail[256], enabled[256], add[64] = "", missing[64] = "";
 	const char *absent[SR_ARRAY_SIZE(ctrls)];
 	size_t n_absent = 0;
@@ -60,8 +62,10 @@ int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c
 			continue;
 		}
 		if (!cg_word_in(avail, ctrls[i].name)) {
-			if (want)
+			if (want) {
 				absent[n_absent++] = ctrls[i].name;
+				absent_limits |= 1u << ctrls[i].limit;
+			}
 			continue;
 		}
 		if (want || ctrls[i].limit == SR_LIMIT_MEMORY) {
@@ -106,15 +110,17 @@ int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c
 			return sr_error_errno(err, r, "enable %s in %s/cgroup.subtree_control", add,
 					      dir);
 	}
+	*ret_absent = absent_limits;
 	snprintf(ret_missing, missing_len, "%s", missing);
 	return 0;
 }
 
-static int set_limits(int fd, const struct sr_config *c, enum sr_enforce enforced[])
+int cg_v2_set_limits(int fd, const struct sr_config *c, unsigned absent, enum sr_enforce enforced[])
 {
 	int r;
 
-	if (c->memory_bytes) {
+	/* A controller not enabled has no files here: its limit is left to the rlimit strategy. */
+	if (c->memory_bytes && !(absent & 1u << SR_LIMIT_MEMORY)) {
 		r = cg_write_u64(fd, "memory.max", c->memory_bytes);
 		if (r < 0)
 			return r;
@@ -124,7 +130,7 @@ static int set_limits(int fd, const struct sr_config *c, enum sr_enforce enforce
 			return r;
 		enforced[SR_LIMIT_MEMORY] = SR_ENFORCE_CGROUP2;
 	}
-	if (c->cpus_milli) {
+	if (c->cpus_milli && !(absent & 1u << SR_LIMIT_CPUS)) {
 		char buf[64];
 
 		snprintf(buf, sizeof(buf), "%llu %d",
@@ -134,7 +140,7 @@ static int set_limits(int fd, const struct sr_config *c, enum sr_enforce enforce
 			return r;
 		enforced[SR_LIMIT_CPUS] = SR_ENFORCE_CGROUP2;
 	}
-	if (c->pids) {
+	if (c->pids && !(absent & 1u << SR_LIMIT_PIDS)) {
 		r = cg_write_u64(fd, "pids.max", c->pids);
 		if (r < 0)
 			return r;
@@ -148,17 +154,18 @@ int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_confi
 {
 	enum sr_enforce set[_SR_LIMIT_MAX];
 	char missing[64] = "";
+	unsigned absent = 0;
 	int r;
 
 	r = cg_dir_open_parent(&cg->v2, dir, err);
 	if (r >= 0)
-		r = cg_v2_enable_controllers(cg->v2.parent_fd, dir, c, missing, sizeof(missing),
-					     err);
+		r = cg_v2_enable_controllers(cg->v2.parent_fd, dir, c, &absent, missing,
+					     sizeof(missing), err);
 	if (r >= 0)
 		r = cg_dir_create(&cg->v2, dir, cg->name, err);
 	if (r >= 0) {
 		memcpy(set, enforced, sizeof(set));
-		r = set_limits(cg->v2.fd, c, set);
+		r = cg_v2_set_limits(cg->v2.fd, c, absent, set);
 		if (r < 0)
 			sr_error_errno(err, r, "set the limits of %s/%s", dir, cg->name);
 	}

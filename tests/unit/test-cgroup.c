@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <stdarg.h>
 
 static const char self_hybrid[] = "9:name=systemd:/\n"
 				  "8:pids:/\n"
@@ -190,6 +191,22 @@ static int fake_cgroup(char *dir, size_t len, const char *controllers)
 	return fd;
 }
 
+/* Empty files named in the NULL-terminated list, under dfd. */
+static void fake_files(int dfd, ...)
+{
+	va_list ap;
+	const char *name;
+
+	va_start(ap, dfd);
+	while ((name = va_arg(ap, const char *))) {
+		int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+	}
+	va_end(ap);
+}
+
 /*
  * A controller that is not delegated costs only its own limit (it falls
  * to the rlimit strategy); with none of the requested ones there, as on
@@ -199,30 +216,50 @@ START_TEST(test_v2_missing_controller)
 {
 	struct sr_config c = limits(1 << 30, 2000, 64);
 	struct sr_error err = {0};
+	enum sr_enforce e[_SR_LIMIT_MAX] = {0};
 	char dir[64], missing[64], buf[256];
+	unsigned absent = 0;
 	int fd;
 
 	fd = fake_cgroup(dir, sizeof(dir), "memory pids");
-	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, missing, sizeof(missing), &err), 0);
+	ck_assert_int_eq(
+	    cg_v2_enable_controllers(fd, dir, &c, &absent, missing, sizeof(missing), &err), 0);
 	ck_assert_str_eq(missing, "cpu");
 	ck_assert_int_ge(cg_read(fd, "cgroup.subtree_control", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "+memory +pids");
+	ck_assert_uint_eq(absent, 1u << SR_LIMIT_CPUS);
+	/*
+	 * The sandbox's cgroup then has memory's and pids' files but no
+	 * cpu.max: the limits go where they can, cpus is left unenforced.
+	 */
+	fake_files(fd, "memory.max", "memory.swap.max", "pids.max", NULL);
+	ck_assert_int_eq(cg_v2_set_limits(fd, &c, absent, e), 0);
+	ck_assert_int_eq(e[SR_LIMIT_MEMORY], SR_ENFORCE_CGROUP2);
+	ck_assert_int_eq(e[SR_LIMIT_PIDS], SR_ENFORCE_CGROUP2);
+	ck_assert_int_eq(e[SR_LIMIT_CPUS], SR_ENFORCE_NONE);
+	ck_assert_int_ge(cg_read(fd, "pids.max", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "64");
+	/* Without the mask the missing cpu.max is an error, as the kernel would say. */
+	ck_assert_int_eq(cg_v2_set_limits(fd, &c, 0, e), -ENOENT);
 	close(fd);
 	sr_test_rmtree(dir);
 
 	fd = fake_cgroup(dir, sizeof(dir), "cpu");
-	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, missing, sizeof(missing), &err), 0);
+	ck_assert_int_eq(
+	    cg_v2_enable_controllers(fd, dir, &c, &absent, missing, sizeof(missing), &err), 0);
 	ck_assert_str_eq(missing, "memory and pids");
 	close(fd);
 	sr_test_rmtree(dir);
 
 	fd = fake_cgroup(dir, sizeof(dir), "");
-	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, missing, sizeof(missing), &err),
-			 -ENODEV);
+	ck_assert_int_eq(
+	    cg_v2_enable_controllers(fd, dir, &c, &absent, missing, sizeof(missing), &err),
+	    -ENODEV);
 	ck_assert_ptr_nonnull(strstr(err.msg, "memory, cpu and pids"));
 	/* Nothing asked: nothing missing, and memory still enabled where it exists. */
 	c = limits(0, 0, 0);
-	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, missing, sizeof(missing), &err), 0);
+	ck_assert_int_eq(
+	    cg_v2_enable_controllers(fd, dir, &c, &absent, missing, sizeof(missing), &err), 0);
 	ck_assert_str_eq(missing, "");
 	close(fd);
 	sr_test_rmtree(dir);
