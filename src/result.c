@@ -4,12 +4,14 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/openat2.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 void sr_result_init(struct sr_result *r)
 {
@@ -343,7 +345,8 @@ static int open_temp(int dirfd, const char *base, char *name, size_t len)
 /* The descriptor a path names, as a shell sees /dev/stdout: N, or -1. */
 static int std_fd_of(const char *path)
 {
-	static const char *const prefixes[] = {"/dev/fd/", "/proc/self/fd/"};
+	char own[64];
+	const char *const prefixes[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", own};
 	char *end;
 	long n;
 
@@ -351,6 +354,7 @@ static int std_fd_of(const char *path)
 		return 1;
 	if (sr_streq(path, "/dev/stderr"))
 		return 2;
+	snprintf(own, sizeof(own), "/proc/%d/fd/", (int)getpid());
 	for (size_t i = 0; i < SR_ARRAY_SIZE(prefixes); i++) {
 		size_t l = strlen(prefixes[i]);
 
@@ -399,6 +403,9 @@ static int follow_links(const char *given, char **ret_path, int *ret_fd)
 		if (i == MAX_LINKS)
 			return -ELOOP;
 		target[n] = '\0';
+		/* A descriptor of another process's, to a pipe or socket ("pipe:[N]"): no path. */
+		if (target[0] != '/' && strncmp(path, "/proc/", 6) == 0)
+			return -EOPNOTSUPP;
 		slash = strrchr(path, '/');
 		if (target[0] == '/' || !slash)
 			next = strdup(target);
@@ -414,20 +421,33 @@ static int follow_links(const char *given, char **ret_path, int *ret_fd)
 	return 0;
 }
 
-/* A directory to create and rename in, and to fsync when readable. */
+/*
+ * The record's directory, by the path it had when the run started: with
+ * no symbolic link anywhere on it (ELOOP). A directory the agent removed
+ * and made again (a "clean" step) is found; one it replaced with a link
+ * is not. Opened for reading, to fsync it, where the caller may; else
+ * O_PATH.
+ */
 static int open_dir(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct open_how how = {
+	    .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
 
-	if (fd < 0 && errno == EACCES)
-		fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return fd < 0 ? sr_negerrno() : fd;
+	if (fd < 0 && errno == EACCES) {
+		how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+		fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	}
+	return fd < 0 ? sr_negerrno() : (int)fd;
 }
 
 int sr_result_target_open(const char *given, struct sr_result_target *ret, struct sr_error *err)
 {
-	_cleanup_free_ char *path = NULL, *dir = NULL, *base = NULL, *shown = NULL;
+	_cleanup_free_ char *path = NULL, *dir = NULL, *real = NULL, *base = NULL, *shown = NULL;
 	struct sr_result_target t = SR_RESULT_TARGET_INIT;
+	_cleanup_close_ int dirfd = -1;
 	const char *slash, *b;
 	struct stat st;
 	int r;
@@ -440,6 +460,8 @@ int sr_result_target_open(const char *given, struct sr_result_target *ret, struc
 	if (!shown)
 		return sr_error_errno(err, -ENOMEM, "result %s", given);
 	r = follow_links(given, &path, &t.fd);
+	if (r == -EOPNOTSUPP)
+		return sr_error_msg(err, r, "result %s: another process's pipe or socket", given);
 	if (r < 0)
 		return sr_error_errno(err, r, "result %s", given);
 	if (t.fd >= 0) {
@@ -458,14 +480,16 @@ int sr_result_target_open(const char *given, struct sr_result_target *ret, struc
 			      : strndup(path, (size_t)(slash - path));
 	if (!base || !dir)
 		return sr_error_errno(err, -ENOMEM, "result %s", given);
-	t.dirfd = open_dir(dir);
-	if (t.dirfd < 0)
-		return sr_error_errno(err, t.dirfd, "result %s: directory %s", given, dir);
-	if (fstatat(t.dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			close(t.dirfd);
+	/* Now, before the agent runs: the caller's links on the way are followed once. */
+	real = realpath(dir, NULL);
+	if (!real)
+		return sr_error_errno(err, sr_negerrno(), "result %s: directory %s", given, dir);
+	dirfd = open_dir(real);
+	if (dirfd < 0)
+		return sr_error_errno(err, dirfd, "result %s: directory %s", given, dir);
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode))
 			return sr_error_errno(err, -EISDIR, "result %s", given);
-		}
 		/* A pipe, a terminal, a device: nothing to replace atomically. */
 		if (!S_ISREG(st.st_mode)) {
 			t.in_place = true;
@@ -474,6 +498,7 @@ int sr_result_target_open(const char *given, struct sr_result_target *ret, struc
 		}
 	}
 	t.shown = steal_pointer(&shown);
+	t.dir = steal_pointer(&real);
 	t.base = steal_pointer(&base);
 	*ret = t;
 	return 0;
@@ -481,18 +506,17 @@ int sr_result_target_open(const char *given, struct sr_result_target *ret, struc
 
 void sr_result_target_close(struct sr_result_target *t)
 {
-	if (t->dirfd >= 0)
-		close(t->dirfd);
+	free(t->dir);
 	free(t->base);
 	free(t->shown);
 	*t = (struct sr_result_target)SR_RESULT_TARGET_INIT;
 }
 
-/* Never through a link: openat() with O_NOFOLLOW, in the directory held since the start. */
-static int write_in_place(const struct sr_result_target *t, int flags, const char *json)
+/* Never through a link: openat() with O_NOFOLLOW. */
+static int write_in_place(int dirfd, const char *base, int flags, const char *json)
 {
 	_cleanup_close_ int fd =
-	    openat(t->dirfd, t->base, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | flags);
+	    openat(dirfd, base, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | flags);
 
 	if (fd < 0)
 		return sr_negerrno();
@@ -503,7 +527,7 @@ int sr_result_target_write(const struct sr_result_target *t, const struct sr_res
 			   const struct sr_config *c, struct sr_error *err)
 {
 	_cleanup_free_ char *json = NULL;
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, dirfd = -1;
 	char tmp[256];
 	struct stat st;
 	bool exists;
@@ -517,23 +541,31 @@ int sr_result_target_write(const struct sr_result_target *t, const struct sr_res
 		return k < 0 ? sr_error_errno(err, k, "result %s", t->shown) : 0;
 	}
 
-	exists = fstatat(t->dirfd, t->base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	dirfd = open_dir(t->dir);
+	if (dirfd == -ELOOP)
+		return sr_error_msg(err, dirfd,
+				    "result %s: a symbolic link took the place of a directory of "
+				    "%s during the run: not followed",
+				    t->shown, t->dir);
+	if (dirfd < 0)
+		return sr_error_errno(err, dirfd, "result %s: directory %s", t->shown, t->dir);
+	exists = fstatat(dirfd, t->base, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (exists && S_ISDIR(st.st_mode))
 		return sr_error_errno(err, -EISDIR, "result %s", t->shown);
 	/* Written in place only if it is still the pipe or terminal the caller named. */
 	if (exists && t->in_place && st.st_dev == t->dev && st.st_ino == t->ino) {
-		k = write_in_place(t, 0, json);
+		k = write_in_place(dirfd, t->base, 0, json);
 		return k < 0 ? sr_error_errno(err, k, "result %s", t->shown) : 0;
 	}
 
-	fd = open_temp(t->dirfd, t->base, tmp, sizeof(tmp));
+	fd = open_temp(dirfd, t->base, tmp, sizeof(tmp));
 	if ((fd == -EACCES || fd == -EPERM || fd == -EROFS) && exists && S_ISREG(st.st_mode)) {
 		/*
 		 * The directory takes no new file but the record's file may be
 		 * written (e.g. stdout redirected into someone else's directory):
 		 * in place, not atomically.
 		 */
-		k = write_in_place(t, O_TRUNC | O_NONBLOCK, json);
+		k = write_in_place(dirfd, t->base, O_TRUNC | O_NONBLOCK, json);
 		if (k != -EACCES)
 			return k < 0 ? sr_error_errno(err, k, "result %s", t->shown) : 0;
 		/* Neither can be written: the directory's refusal is the one to report. */
@@ -552,14 +584,14 @@ int sr_result_target_write(const struct sr_result_target *t, const struct sr_res
 		k = sr_negerrno();
 	if (k >= 0 && close(steal_fd(&fd)) < 0)
 		k = sr_negerrno();
-	if (k >= 0 && renameat(t->dirfd, tmp, t->dirfd, t->base) < 0)
+	if (k >= 0 && renameat(dirfd, tmp, dirfd, t->base) < 0)
 		k = sr_negerrno();
 	if (k < 0) {
-		unlinkat(t->dirfd, tmp, 0);
+		unlinkat(dirfd, tmp, 0);
 		return sr_error_errno(err, k, "result %s", t->shown);
 	}
 	/* The rename itself is durable only once the directory is synced (not an O_PATH one). */
-	(void)fsync(t->dirfd);
+	(void)fsync(dirfd);
 	return 0;
 }
 

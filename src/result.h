@@ -79,26 +79,28 @@ int sr_result_format(const struct sr_result *r, const struct sr_config *c, char 
  * Where the record goes, settled before the agent runs: the agent may be
  * able to write FILE's directory (a --bind of it), and must not choose
  * which of the caller's files is overwritten once the run is over. Links
- * in the path are followed now (the caller's own, /dev/stdout among them)
- * and the directory is held open; when the record is written, nothing at
- * its name is followed: whatever is there -- a link that appeared during
- * the run too -- is replaced with a temporary file + fsync + rename (mode
- * 0644 less the umask). A pipe, terminal or device the caller named is
- * written in place, if it is still the same one.
+ * in the path are followed now (the caller's own, /dev/stdout among
+ * them) and the directory's real path kept. When the record is written,
+ * no link is followed: the directory is opened by that path with
+ * RESOLVE_NO_SYMLINKS (a link put on it during the run fails the write),
+ * and whatever is at the record's name -- a link too -- is replaced with
+ * a temporary file + fsync + rename (mode 0644 less the umask). A pipe,
+ * terminal or device the caller named is written in place, if it is
+ * still the same one.
  */
 struct sr_result_target {
 	char *shown; /* as given, for messages */
 	int fd;	     /* /dev/stdout and the like: the caller's descriptor, not ours */
-	int dirfd;   /* otherwise */
+	char *dir;   /* otherwise: the directory's real path at the start */
 	char *base;
 	bool in_place;
 	dev_t dev;
 	ino_t ino;
 };
 
-#define SR_RESULT_TARGET_INIT         \
-	{                             \
-		.fd = -1, .dirfd = -1 \
+#define SR_RESULT_TARGET_INIT \
+	{                     \
+		.fd = -1      \
 	}
 
 int sr_result_target_open(const char *path, struct sr_result_target *ret, struct sr_error *err);

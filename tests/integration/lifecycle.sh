@@ -141,6 +141,18 @@ t_result_link_planted_by_agent() {
 	assert_eq "the file it points at is untouched" precious "$(cat "$d/victim")"
 	check "the link was replaced by the record" test -f "$d/out/result.json" -a ! -L "$d/out/result.json"
 	assert_eq "which is the run's" exited "$(json_get "$d/out/result.json" status)"
+	# A "clean" step that removes the record's directory and makes it again.
+	mkdir -p "$d/out2/build" && chmod 0777 "$d/out2" "$d/out2/build"
+	sr --net none --bind "$d/out2" /out --result "$d/out2/build/result.json" -- \
+		sh -c 'rm -rf /out/build && mkdir /out/build'
+	assert_eq "a directory the agent made again gets the record" exited \
+		"$(json_get "$d/out2/build/result.json" status)"
+	# The directory replaced with a link: refused, nothing written through it.
+	sr --net none --bind "$d/out2" /out --result "$d/out2/build/result.json" -- \
+		sh -c "rm -rf /out/build && ln -s $d /out/build"
+	assert_match "a link in place of its directory: not followed, said" \
+		"symbolic link took the place of a directory" "$errout"
+	check "nothing written where it points" test ! -e "$d/result.json"
 }
 
 t_disk_limit() {

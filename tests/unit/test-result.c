@@ -479,18 +479,60 @@ START_TEST(test_target_not_redirected_during_run)
 	ck_assert_int_eq(lstat(path, &st), 0);
 	ck_assert(S_ISREG(st.st_mode));
 
-	/* The directory moved away and a link to the victim's put in its place. */
+	/*
+	 * The directory moved away and a link put in its place: refused, not
+	 * followed, and nothing written in either.
+	 */
 	ck_assert_int_eq(unlink(path), 0);
 	ck_assert_int_eq(sr_result_target_open(path, &t, &err), 0);
 	ck_assert_int_eq(rename(out, moved), 0);
 	ck_assert_int_eq(symlink(tmpdir, out), 0);
+	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), -ELOOP);
+	ck_assert_ptr_nonnull(strstr(err.msg, "symbolic link"));
+	sr_result_target_close(&t);
 	snprintf(path, sizeof(path), "%s/result.json", moved);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/result.json", tmpdir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+
+	/* Removed and made again (a "clean" step): the record goes to the new one. */
+	ck_assert_int_eq(unlink(out), 0);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	snprintf(path, sizeof(path), "%s/result.json", out);
+	ck_assert_int_eq(sr_result_target_open(path, &t, &err), 0);
+	ck_assert_int_eq(rmdir(out), 0);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
 	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), 0);
 	sr_result_target_close(&t);
 	read_file(path, buf, sizeof(buf));
 	ck_assert_ptr_nonnull(strstr(buf, "\"version\":1"));
-	snprintf(path, sizeof(path), "%s/result.json", tmpdir);
-	ck_assert_int_eq(access(path, F_OK), -1);
+}
+END_TEST
+
+/* A descriptor named through /proc/thread-self is the descriptor itself. */
+START_TEST(test_target_proc_fd)
+{
+	struct sr_result_target t;
+	struct sr_error err = {};
+	struct sr_result r;
+	struct sr_config c;
+	char path[64], buf[4096];
+	int p[2];
+	ssize_t n;
+
+	sample(&r, &c);
+	ck_assert_int_eq(pipe(p), 0);
+	snprintf(path, sizeof(path), "/proc/thread-self/fd/%d", p[1]);
+	ck_assert_int_eq(sr_result_target_open(path, &t, &err), 0);
+	ck_assert_int_eq(t.fd, p[1]);
+	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), 0);
+	sr_result_target_close(&t);
+	close(p[1]);
+	n = read(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_ptr_nonnull(strstr(buf, "\"version\":1"));
 }
 END_TEST
 
@@ -547,6 +589,7 @@ static Suite *result_suite(void)
 	tcase_add_test(tw, test_target_follows_links_at_open);
 	tcase_add_test(tw, test_target_not_redirected_during_run);
 	tcase_add_test(tw, test_target_fifo_in_place);
+	tcase_add_test(tw, test_target_proc_fd);
 	suite_add_tcase(s, tw);
 	return s;
 }
