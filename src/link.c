@@ -394,7 +394,15 @@ static void add_local(struct nl_object *o, void *arg)
 	char a[INET6_ADDRSTRLEN], text[INET6_ADDRSTRLEN + 8];
 	int family;
 
-	if (l->r < 0 || !dst || !delivered_here(rt))
+	/*
+	 * The local table, where the kernel keeps them; main too, which is
+	 * where IPv6 keeps them without multiple tables. Not policy-routing
+	 * tables (TPROXY's "local" routes), which a kernel without strict
+	 * dump checking also sends.
+	 */
+	if (l->r < 0 || !dst || !delivered_here(rt) ||
+	    (rtnl_route_get_table(rt) != RT_TABLE_LOCAL &&
+	     rtnl_route_get_table(rt) != RT_TABLE_MAIN))
 		return;
 	family = nl_addr_get_family(dst);
 	if ((family != AF_INET && family != AF_INET6) ||
@@ -419,6 +427,7 @@ int sr_link_local_destinations(struct sr_strv *out, struct sr_error *err)
 	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
 	struct rtmsg rtm = {.rtm_family = AF_UNSPEC, .rtm_table = RT_TABLE_LOCAL};
 	struct locals l = {.out = out};
+	size_t n_before = out->n;
 	int one = 1, r;
 
 	r = nl_open(&sk, what, err);
@@ -427,15 +436,25 @@ int sr_link_local_destinations(struct sr_strv *out, struct sr_error *err)
 	/*
 	 * With strict checking (Linux 4.20) the kernel dumps the local table
 	 * alone, where it keeps these routes, instead of every table (a
-	 * router's may hold a million); before, the filter is the type, here.
+	 * router's may hold a million); before, add_local() filters.
 	 */
 	(void)setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one,
 			 sizeof(one));
-	r = nl_send_simple(sk, RTM_GETROUTE, NLM_F_DUMP, &rtm, sizeof(rtm));
-	if (r >= 0)
-		r = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, parse_route, &l);
-	if (r >= 0)
-		r = nl_recvmsgs_default(sk);
+	r = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, parse_route, &l);
+	/*
+	 * Routes changed during the dump (NLE_DUMP_INTR): the list may miss
+	 * some, so it is taken again; a third torn one is an error.
+	 */
+	for (int tries = 0; r >= 0; tries++) {
+		while (out->n > n_before)
+			free(out->items[--out->n]);
+		r = nl_send_simple(sk, RTM_GETROUTE, NLM_F_DUMP, &rtm, sizeof(rtm));
+		if (r >= 0)
+			r = nl_recvmsgs_default(sk);
+		if (r != -NLE_DUMP_INTR || tries == 2)
+			break;
+		r = 0;
+	}
 	if (r < 0)
 		return nl_error(err, r, what);
 	if (l.r < 0)

@@ -379,8 +379,8 @@ static int add_on_lo(struct nl_sock *sk, const char *text, int family)
 	return k;
 }
 
-/* "local PREFIX dev lo" in the local table: AnyIP, the whole range is the host's. */
-static int add_local_range(struct nl_sock *sk, const char *prefix)
+/* "local PREFIX dev lo table TABLE": in the local table, AnyIP (the whole range is the host's). */
+static int add_local_range(struct nl_sock *sk, const char *prefix, uint32_t table)
 {
 	struct rtnl_route *r = rtnl_route_alloc();
 	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
@@ -390,7 +390,7 @@ static int add_local_range(struct nl_sock *sk, const char *prefix)
 	if (k >= 0) {
 		rtnl_route_set_family(r, AF_INET);
 		rtnl_route_set_dst(r, dst);
-		rtnl_route_set_table(r, RT_TABLE_LOCAL);
+		rtnl_route_set_table(r, table);
 		rtnl_route_set_type(r, RTN_LOCAL);
 		rtnl_route_set_scope(r, RT_SCOPE_HOST);
 		rtnl_route_nh_set_ifindex(nh, (int)if_nametoindex("lo"));
@@ -424,7 +424,11 @@ static void local_destinations(int fd)
 	FAIL_IF(fd, nl_connect(sk, NETLINK_ROUTE) < 0, "netlink");
 	FAIL_IF(fd, add_on_lo(sk, "198.51.100.7/32", AF_INET) < 0, "add 198.51.100.7");
 	FAIL_IF(fd, add_on_lo(sk, "2001:db8::7/128", AF_INET6) < 0, "add 2001:db8::7");
-	FAIL_IF(fd, add_local_range(sk, "203.0.113.0/24") < 0, "add local 203.0.113.0/24");
+	FAIL_IF(fd, add_local_range(sk, "203.0.113.0/24", RT_TABLE_LOCAL) < 0,
+		"add local 203.0.113.0/24");
+	/* A policy-routing table's "local" route (TPROXY) delivers only what a rule sends there. */
+	FAIL_IF(fd, add_local_range(sk, "192.0.2.0/24", 100) < 0,
+		"add local 192.0.2.0/24 table 100");
 	/* IPv6 adds an address's local route from a work queue, a moment later. */
 	for (int tries = 0;; tries++) {
 		FAIL_IF(fd, sr_link_local_destinations(&v, &err) < 0, "list: %s", err.msg);
@@ -438,6 +442,7 @@ static void local_destinations(int fd)
 	for (size_t i = 0; i < v.n; i++)
 		FAIL_IF(fd, !strncmp(v.items[i], "127.", 4) || !strcmp(v.items[i], "::1/128"),
 			"loopback listed: %s", v.items[i]);
+	FAIL_IF(fd, listed(&v, "192.0.2.0/24"), "table 100's local route listed");
 	sr_strv_free(&v);
 	nl_socket_free(sk);
 }
