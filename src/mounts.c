@@ -26,6 +26,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <linux/sched.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -381,81 +382,63 @@ static _Noreturn void extract_worker(int archive_fd, int ws, uint64_t max_bytes,
 }
 
 /*
- * Between PID 1 and the worker: new network and PID namespaces first.
- * The sandbox's network may already be up here, before its policy
- * (slirp4netns configures the tap while PID 1 mounts); the worker's has
- * only lo, down. And the worker is PID 1 of its own PID namespace:
- * whatever it starts dies with it. Exits with the worker's status, or
- * 128 + the signal that ended it.
- */
-static _Noreturn void extract_child(int archive_fd, int ws, uint64_t max_bytes, int report)
-{
-	struct sr_error e = {0};
-	int status;
-	pid_t pid;
-
-	if (unshare(CLONE_NEWNET | CLONE_NEWPID) < 0) {
-		sr_error_errno(&e, sr_negerrno(), "confine the extraction: unshare");
-		(void)!sr_write_all(report, &e, sizeof(e));
-		_exit(1);
-	}
-	pid = fork();
-	if (pid == 0)
-		extract_worker(archive_fd, ws, max_bytes, report);
-	close(report);
-	if (pid < 0 || SR_RETRY(waitpid(pid, &status, 0)) < 0)
-		_exit(1);
-	_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
-}
-
-/*
  * The archive is the agent's, and libarchive's decoders (tar, zip,
  * gzip, bzip2, xz, zstd) parse it: in a process confined as the agent
  * will be -- chrooted into the workspace, every other fd closed, no
- * capabilities, no_new_privs, the agent's syscall filter -- and more: no
- * network at all, and a PID namespace of its own. A decoder bug is then
- * code of the agent's in its own workspace, not PID 1 with every
- * capability over the sandbox's namespaces and the host's tree in view.
- * The files it creates are PID 1's uid's, as before. libarchive and the
- * locale are loaded first: nothing can be opened in the chroot.
+ * capabilities, no_new_privs, the agent's syscall filter -- and more:
+ * network and PID namespaces of its own. The sandbox's network may be up
+ * here before its policy is (slirp4netns configures the tap while PID 1
+ * mounts); the worker's has only lo, down. As PID 1 of its PID namespace,
+ * whatever it starts dies with it. A decoder bug is then code of the
+ * agent's in its own workspace, not PID 1 with every capability over the
+ * sandbox's namespaces and the host's tree in view. The files it creates
+ * are PID 1's uid's, as before. libarchive and the locale are loaded
+ * first: nothing can be opened in the chroot.
  */
 static int extract_confined(int archive_fd, int ws, uint64_t max_bytes, struct sr_error *err)
 {
+	struct clone_args args = {
+	    .flags = CLONE_NEWNET | CLONE_NEWPID,
+	    .exit_signal = SIGCHLD,
+	};
 	struct sr_error e = {0};
 	int pipefd[2], status, r;
 	ssize_t n;
-	pid_t pid;
+	long pid;
 
 	r = sr_archive_load(err);
 	if (r < 0)
 		return r;
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "extract: pipe");
-	pid = fork();
+	/* A fork() into new namespaces: one process, as many as a plain fork (--pids). */
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0 && errno == ENOSYS)
+		pid = syscall(SYS_clone, (unsigned long)args.flags | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (pid < 0) {
-		r = sr_error_errno(err, sr_negerrno(), "extract: fork");
+		r = sr_error_errno(err, sr_negerrno(), "extract: start a confined process");
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return r;
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		extract_child(archive_fd, ws, max_bytes, pipefd[1]);
+		extract_worker(archive_fd, ws, max_bytes, pipefd[1]);
 	}
 	close(pipefd[1]);
-	/* One report, or EOF once the worker (and all it started) and the middle are gone. */
+	/* One report, or EOF once the worker (and all it started) is gone. */
 	n = SR_RETRY(read(pipefd[0], &e, sizeof(e)));
 	close(pipefd[0]);
-	if (SR_RETRY(waitpid(pid, &status, 0)) < 0)
+	if (SR_RETRY(waitpid((pid_t)pid, &status, 0)) < 0)
 		return sr_error_errno(err, sr_negerrno(), "extract: wait");
 	if (n == (ssize_t)sizeof(e)) {
 		e.msg[sizeof(e.msg) - 1] = '\0';
 		*err = e;
 		return e.code < 0 ? e.code : -EIO;
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
+	if (WIFSIGNALED(status))
 		return sr_error_msg(err, -EIO, "extract: killed by signal %d (a bad archive?)",
-				    WEXITSTATUS(status) - 128);
+				    WTERMSIG(status));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return sr_error_msg(err, -EIO, "extract: failed without a word (status %d)",
 				    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
