@@ -480,11 +480,27 @@ int sr_result_target_open(const char *given, struct sr_result_target *ret, struc
 			      : strndup(path, (size_t)(slash - path));
 	if (!base || !dir)
 		return sr_error_errno(err, -ENOMEM, "result %s", given);
-	/* Now, before the agent runs: the caller's links on the way are followed once. */
+	/*
+	 * Now, before the agent runs: the caller's links on the way are
+	 * followed once. Where the real path leads through a directory the
+	 * caller may not search (a cwd inside someone else's 0700 tree, under
+	 * sudo or setpriv), the path is kept as given, relative to the cwd,
+	 * which sandbox-run never leaves.
+	 */
 	real = realpath(dir, NULL);
+	if (!real && errno == EACCES)
+		real = strdup(dir);
 	if (!real)
-		return sr_error_errno(err, sr_negerrno(), "result %s: directory %s", given, dir);
+		return sr_error_errno(err, errno == EACCES ? -ENOMEM : sr_negerrno(),
+				      "result %s: directory %s", given, dir);
 	dirfd = open_dir(real);
+	if (dirfd == -EACCES && !sr_streq(real, dir)) {
+		free(real);
+		real = strdup(dir);
+		if (!real)
+			return sr_error_errno(err, -ENOMEM, "result %s", given);
+		dirfd = open_dir(real);
+	}
 	if (dirfd < 0)
 		return sr_error_errno(err, dirfd, "result %s: directory %s", given, dir);
 	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {

@@ -155,6 +155,17 @@ t_result_link_planted_by_agent() {
 	check "nothing written where it points" test ! -e "$d/result.json"
 }
 
+# A cwd inside a tree the caller cannot search above it (sudo, setpriv):
+# a relative --result is still written there.
+t_result_unsearchable_parent() {
+	[ "$SR_AS" = user ] || return 0
+	local d="$SR_TMP/locked-$SR_AS" r
+	mkdir -p "$d/inner" && chmod 0777 "$d/inner" && chmod 0700 "$d"
+	r=$(cd "$d/inner" && as_user "$SR" -q --net none --result out.json -- true </dev/null 2>&1)
+	assert_eq "a relative --result below a directory the caller cannot search" "" "$r"
+	assert_eq "is written" exited "$(json_get "$d/inner/out.json" status)"
+}
+
 t_disk_limit() {
 	sr --net none --disk 8M -- sh -c 'head -c 16777216 /dev/zero > /tmp/big; echo rc=$?'
 	assert_match "writing past --disk fails with ENOSPC" "No space left on device" "$errout$out"
@@ -174,5 +185,5 @@ t_sigchld_ignored() {
 
 for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout \
 	t_kill_supervisor t_signal_forwarding t_result_record t_result_through_links \
-	t_result_link_planted_by_agent t_disk_limit t_sigchld_ignored
+	t_result_link_planted_by_agent t_result_unsearchable_parent t_disk_limit t_sigchld_ignored
 done_testing
