@@ -361,17 +361,26 @@ int sr_link_tune_default_route(const struct sr_route_tuning *t, struct sr_error 
 	return 0;
 }
 
-/* Routes of these types deliver to the machine itself. */
-static bool delivered_here(struct rtnl_route *rt)
+bool sr_link_route_is_local(struct rtnl_route *rt)
 {
+	struct nl_addr *dst = rtnl_route_get_dst(rt);
+	uint32_t table = rtnl_route_get_table(rt);
+
 	switch (rtnl_route_get_type(rt)) {
 	case RTN_LOCAL:
 	case RTN_BROADCAST:
 	case RTN_ANYCAST:
-		return true;
+		break;
 	default:
 		return false;
 	}
+	/*
+	 * The local table, where the kernel keeps them; main too, which is
+	 * where IPv6 keeps them without multiple tables. Not policy-routing
+	 * tables (TPROXY's "local" routes), which a kernel without strict
+	 * dump checking also sends.
+	 */
+	return dst && (table == RT_TABLE_LOCAL || table == RT_TABLE_MAIN);
 }
 
 /* 127/8 and ::1 reach only lo, never through a helper. */
@@ -394,15 +403,7 @@ static void add_local(struct nl_object *o, void *arg)
 	char a[INET6_ADDRSTRLEN], text[INET6_ADDRSTRLEN + 8];
 	int family;
 
-	/*
-	 * The local table, where the kernel keeps them; main too, which is
-	 * where IPv6 keeps them without multiple tables. Not policy-routing
-	 * tables (TPROXY's "local" routes), which a kernel without strict
-	 * dump checking also sends.
-	 */
-	if (l->r < 0 || !dst || !delivered_here(rt) ||
-	    (rtnl_route_get_table(rt) != RT_TABLE_LOCAL &&
-	     rtnl_route_get_table(rt) != RT_TABLE_MAIN))
+	if (l->r < 0 || !sr_link_route_is_local(rt))
 		return;
 	family = nl_addr_get_family(dst);
 	if ((family != AF_INET && family != AF_INET6) ||
@@ -446,8 +447,10 @@ int sr_link_local_destinations(struct sr_strv *out, struct sr_error *err)
 	 * some, so it is taken again; a third torn one is an error.
 	 */
 	for (int tries = 0; r >= 0; tries++) {
-		while (out->n > n_before)
+		while (out->n > n_before) {
 			free(out->items[--out->n]);
+			out->items[out->n] = NULL; /* the list stays NULL-terminated */
+		}
 		r = nl_send_simple(sk, RTM_GETROUTE, NLM_F_DUMP, &rtm, sizeof(rtm));
 		if (r >= 0)
 			r = nl_recvmsgs_default(sk);

@@ -10,6 +10,8 @@
 #include "config.h"
 #include "log.h"
 
+#include <stdbool.h>
+
 struct nl_msg;
 struct rtnl_route;
 
@@ -59,3 +61,8 @@ int sr_link_tune_default_route(const struct sr_route_tuning *t, struct sr_error 
  * Loopback (127/8, ::1) is left out. Appended to out.
  */
 int sr_link_local_destinations(struct sr_strv *out, struct sr_error *err);
+/*
+ * Whether route rt is one sr_link_local_destinations() lists: a local,
+ * broadcast or anycast route of the local or main table. Pure: unit-tested.
+ */
+bool sr_link_route_is_local(struct rtnl_route *rt);

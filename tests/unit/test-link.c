@@ -140,6 +140,51 @@ START_TEST(test_tuning_refuses_what_it_cannot_copy)
 }
 END_TEST
 
+static struct rtnl_route *route_of(const char *dst, uint8_t type, uint32_t table)
+{
+	struct rtnl_route *r = rtnl_route_alloc();
+	struct nl_addr *a = NULL;
+
+	ck_assert_int_eq(nl_addr_parse(dst, AF_UNSPEC, &a), 0);
+	rtnl_route_set_family(r, nl_addr_get_family(a));
+	rtnl_route_set_dst(r, a);
+	rtnl_route_set_type(r, type);
+	rtnl_route_set_table(r, table);
+	nl_addr_put(a);
+	return r;
+}
+
+/* Which routes are the host's own destinations, whatever the kernel's dump filter did. */
+START_TEST(test_route_is_local)
+{
+	static const struct {
+		const char *dst;
+		uint8_t type;
+		uint32_t table;
+		bool local;
+	} cases[] = {
+	    {"192.0.2.2/32", RTN_LOCAL, RT_TABLE_LOCAL, true},
+	    {"192.0.2.255/32", RTN_BROADCAST, RT_TABLE_LOCAL, true},
+	    {"2001:db8::/128", RTN_ANYCAST, RT_TABLE_LOCAL, true},
+	    {"203.0.113.0/24", RTN_LOCAL, RT_TABLE_LOCAL, true},
+	    /* IPv6 without multiple tables keeps them in main. */
+	    {"2001:db8::7/128", RTN_LOCAL, RT_TABLE_MAIN, true},
+	    /* TPROXY: delivers only what a rule sends to table 100. */
+	    {"198.51.100.0/24", RTN_LOCAL, 100, false},
+	    {"192.0.2.0/24", RTN_UNICAST, RT_TABLE_MAIN, false},
+	    {"ff00::/8", RTN_MULTICAST, RT_TABLE_LOCAL, false},
+	};
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(cases); i++) {
+		struct rtnl_route *r = route_of(cases[i].dst, cases[i].type, cases[i].table);
+
+		ck_assert_msg(sr_link_route_is_local(r) == cases[i].local, "%s type %u table %u",
+			      cases[i].dst, cases[i].type, cases[i].table);
+		rtnl_route_put(r);
+	}
+}
+END_TEST
+
 /* ---- against the kernel, in a network namespace of the test's own ---- */
 
 /* Runs fn in a child in a new user and network namespace; its message (if any) fails the test. */
@@ -461,6 +506,7 @@ static Suite *link_suite(void)
 	tcase_add_test(tc, test_tuning_message);
 	tcase_add_test(tc, test_tuning_refuses_multipath);
 	tcase_add_test(tc, test_tuning_refuses_what_it_cannot_copy);
+	tcase_add_test(tc, test_route_is_local);
 	tcase_add_test(tc, test_tune_in_kernel);
 	tcase_add_test(tc, test_local_destinations);
 	suite_add_tcase(s, tc);
