@@ -25,17 +25,6 @@ static void strv_freep(struct sr_strv *v)
 	sr_strv_free(v);
 }
 
-static int openat2_beneath(int dirfd, const char *name, int flags, uint64_t resolve)
-{
-	struct open_how how = {
-	    .flags = (uint64_t)(flags | O_CLOEXEC),
-	    .resolve = resolve,
-	};
-	long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
-
-	return fd < 0 ? sr_negerrno() : (int)fd;
-}
-
 static bool is_executable(const struct stat *st)
 {
 	/*
@@ -104,7 +93,7 @@ static int detect_agent_file(int dirfd, const char *what, struct sr_strv *v, str
 	 * would be checked against the host's file here but run against the
 	 * sandbox's one, and a link out of the tree is no part of the agent.
 	 */
-	fd = openat2_beneath(dirfd, "agent", O_PATH, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+	fd = sr_openat2(dirfd, "agent", O_PATH, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
 	if (fd == -ENOENT && fstatat(dirfd, "agent", &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	if (fd == -ENOENT)
@@ -175,8 +164,8 @@ static int open_package_json(int dirfd, const char *what, int *ret_fd, struct sr
 	 * Symlinks are followed only while they stay beneath the workspace;
 	 * O_NONBLOCK: a FIFO named package.json must not hang us in open().
 	 */
-	fd = openat2_beneath(dirfd, "package.json", O_RDONLY | O_NONBLOCK,
-			     RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+	fd = sr_openat2(dirfd, "package.json", O_RDONLY | O_NONBLOCK,
+			RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
 	if (fd == -ENOENT || fd == -EISDIR)
 		return 0;
 	if (fd == -EXDEV || fd == -ELOOP)

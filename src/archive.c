@@ -153,17 +153,6 @@ struct extract {
 	char shown[256]; /* the current entry's name, safe to print */
 };
 
-static int openat2_strict(int dirfd, const char *path, int flags)
-{
-	struct open_how how = {
-	    .flags = (uint64_t)(flags | O_CLOEXEC),
-	    .resolve = RESOLVE_STRICT,
-	};
-	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-
-	return fd < 0 ? sr_negerrno() : (int)fd;
-}
-
 /*
  * Entry names end up in messages on the user's terminal: control
  * characters (C0, DEL, and C1 in either encoding) become '?', so a
@@ -249,19 +238,19 @@ static int open_dir(int dest, const char *path, bool create)
 	char buf[PATH_MAX], *comp, *save = NULL;
 	int fd;
 
-	fd = openat2_strict(dest, *path ? path : ".", O_RDONLY | O_DIRECTORY);
+	fd = sr_openat2(dest, *path ? path : ".", O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
 	if (fd >= 0 || fd != -ENOENT || !create)
 		return fd;
 
 	/* One component at a time: mkdirat() cannot create beneath with RESOLVE_*. */
-	cur = openat2_strict(dest, ".", O_RDONLY | O_DIRECTORY);
+	cur = sr_openat2(dest, ".", O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
 	if (cur < 0)
 		return cur;
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
 		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
 			return sr_negerrno();
-		fd = openat2_strict(cur, comp, O_RDONLY | O_DIRECTORY);
+		fd = sr_openat2(cur, comp, O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
 		if (fd < 0)
 			return fd;
 		close(cur);
@@ -455,7 +444,7 @@ static int make_dir(struct extract *x, struct archive_entry *e, int dirfd, const
 		return 0;
 	if (errno != EEXIST)
 		return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
-	fd = openat2_strict(dirfd, leaf, O_RDONLY | O_DIRECTORY);
+	fd = sr_openat2(dirfd, leaf, O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
 	if (fd < 0)
 		return sr_error_msg(err, fd, "extract %s: exists and is not a directory", x->shown);
 	/* An earlier entry created it implicitly, with 0755. */

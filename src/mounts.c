@@ -38,13 +38,6 @@
 #define NEWROOT "/tmp"
 #define DATA	SR_DATA_DIR /* the disk tmpfs, relative to NEWROOT, detached before pivot */
 
-static int sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
-{
-	struct open_how how = {.flags = flags, .resolve = resolve};
-
-	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-}
-
 static int sys_pivot_root(const char *new_root, const char *put_old)
 {
 	return (int)syscall(SYS_pivot_root, new_root, put_old);
@@ -273,8 +266,7 @@ static int open_target(int root, const char *path, bool dir, struct sr_error *er
 			if (fd >= 0)
 				close(fd);
 		}
-		fd = sys_openat2(cur, comp, O_PATH | O_CLOEXEC | (last && !dir ? 0 : O_DIRECTORY),
-				 res);
+		fd = sr_openat2(cur, comp, O_PATH | (last && !dir ? 0 : O_DIRECTORY), res);
 		if (fd < 0)
 			return sr_error_errno(err, sr_negerrno(),
 					      "bind target %s (symlinks are refused)", path);
@@ -414,7 +406,8 @@ static int extract_confined(int archive_fd, int ws, uint64_t max_bytes, struct s
 	/* A fork() into new namespaces: one process, as many as a plain fork (--pids). */
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid < 0 && errno == ENOSYS)
-		pid = syscall(SYS_clone, (unsigned long)args.flags | SIGCHLD, NULL, NULL, NULL, NULL);
+		pid =
+		    syscall(SYS_clone, (unsigned long)args.flags | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (pid < 0) {
 		r = sr_error_errno(err, sr_negerrno(), "extract: start a confined process");
 		close(pipefd[0]);

@@ -430,17 +430,12 @@ static int follow_links(const char *given, char **ret_path, int *ret_fd)
  */
 static int open_dir(const char *dir)
 {
-	struct open_how how = {
-	    .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	long fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	const uint64_t res = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	int fd = sr_openat2(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, res);
 
-	if (fd < 0 && errno == EACCES) {
-		how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-		fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
-	}
-	return fd < 0 ? sr_negerrno() : (int)fd;
+	if (fd == -EACCES)
+		fd = sr_openat2(AT_FDCWD, dir, O_PATH | O_DIRECTORY, res);
+	return fd;
 }
 
 int sr_result_target_open(const char *given, struct sr_result_target *ret, struct sr_error *err)

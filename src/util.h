@@ -3,11 +3,14 @@
 #pragma once
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,4 +105,16 @@ static inline int sr_negerrno(void)
 static inline bool sr_streq(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;
+}
+
+/*
+ * openat2(2) (Linux 5.6), which glibc does not wrap: path resolved under
+ * the RESOLVE_* rules, always O_CLOEXEC. An fd, or -errno (errno set too).
+ */
+static inline int sr_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve};
+	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+	return fd < 0 ? sr_negerrno() : (int)fd;
 }
