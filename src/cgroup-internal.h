@@ -39,6 +39,8 @@ struct sr_cgroup {
 	/* Applied by the child where no cgroup enforces the limit; 0: none. */
 	uint64_t rlimit_data;
 	uint64_t rlimit_nproc;
+	/* The memory limit holds RAM only: the host swaps, and accounts no swap to cgroups. */
+	bool swap_unbounded;
 	/* The systemd strategy's transient scope (cgroup-systemd.c). */
 	struct cg_scope {
 		pid_t holder;  /* the process that keeps the scope alive; 0: none */
@@ -98,6 +100,18 @@ int cg_v2_set_limits(int fd, const struct sr_config *c, unsigned absent,
 int cg_v2_attach(struct sr_cgroup *cg, pid_t pid, struct sr_error *err);
 int cg_v2_kill(struct sr_cgroup *cg);
 int cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret);
+
+/*
+ * Whether /proc/swaps text lists an active swap area (a line beyond the
+ * header). Pure: unit-tested.
+ */
+bool cg_parse_swaps(const char *text);
+/*
+ * After a cgroup took the memory limit: if its swap file (name, under dfd)
+ * is missing -- no swap accounting -- and the host swaps, marks
+ * cg->swap_unbounded.
+ */
+void cg_check_swap(struct sr_cgroup *cg, int dfd, const char *name);
 
 /* Adds "what: why" to the reason -v gives for limits a cgroup does not hold. */
 void cg_append_reason(struct sr_cgroup *cg, const char *what, const char *why);

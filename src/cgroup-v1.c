@@ -139,6 +139,8 @@ static int v1_create(struct sr_cgroup *cg, const struct cg_host *host, const str
 		return r;
 	}
 	memcpy(enforced, set, sizeof(set));
+	if (set[SR_LIMIT_MEMORY] == SR_ENFORCE_CGROUP1)
+		cg_check_swap(cg, cg->v1[CG_V1_MEMORY].fd, "memory.memsw.limit_in_bytes");
 	return 0;
 }
 

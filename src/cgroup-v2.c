@@ -174,6 +174,8 @@ int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_confi
 		return r;
 	}
 	memcpy(enforced, set, sizeof(set));
+	if (set[SR_LIMIT_MEMORY] == SR_ENFORCE_CGROUP2)
+		cg_check_swap(cg, cg->v2.fd, "memory.swap.max");
 	/* The one limit (or two) the rlimit strategy now takes, or none: -v says why. */
 	if (*missing) {
 		char why[CG_REASON_MAX / 2];

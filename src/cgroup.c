@@ -372,6 +372,29 @@ int cg_read_proc(const char *path, char **ret)
 	return 0;
 }
 
+bool cg_parse_swaps(const char *text)
+{
+	const char *nl = strchr(text, '\n');
+
+	/* "Filename Type Size Used Priority", then one line per area. */
+	return nl && nl[1] != '\0' && nl[1] != '\n';
+}
+
+void cg_check_swap(struct sr_cgroup *cg, int dfd, const char *name)
+{
+	_cleanup_free_ char *swaps = NULL;
+
+	if (faccessat(dfd, name, F_OK, 0) == 0 || errno != ENOENT)
+		return;
+	if (cg_read_proc("/proc/swaps", &swaps) >= 0 && cg_parse_swaps(swaps))
+		cg->swap_unbounded = true;
+}
+
+bool sr_cgroup_swap_unbounded(const struct sr_cgroup *cg)
+{
+	return cg->swap_unbounded;
+}
+
 void cg_append_reason(struct sr_cgroup *cg, const char *what, const char *why)
 {
 	size_t n = strlen(cg->reason);

@@ -46,6 +46,12 @@ const char *sr_cgroup_strategy(const struct sr_cgroup *cg);
 /* Why each cgroup strategy tried before it could not be used ("" when none failed). */
 const char *sr_cgroup_reason(const struct sr_cgroup *cg);
 /*
+ * Whether the memory limit a cgroup holds bounds RAM only: the host has
+ * swap but no swap accounting (no memory.swap.max, no memsw), so the
+ * sandbox can swap past it.
+ */
+bool sr_cgroup_swap_unbounded(const struct sr_cgroup *cg);
+/*
  * The one warning for requested limits that are not fully enforced, for
  * the supervisor to print (or, under --strict, to refuse with). Returns
  * how many requested limits nothing enforces (SR_ENFORCE_NONE: --strict

@@ -105,6 +105,15 @@ static int check_enforcement(const struct sr_config *c, const struct sr_net *net
 		return sr_error_msg(err, -EOPNOTSUPP, "--strict: %s", limits);
 	if (*limits)
 		sr_warn("%s%s", limits, n > 0 ? " (--strict refuses)" : "");
+	if (sr_cgroup_swap_unbounded(cg)) {
+		static const char swap[] =
+		    "the memory limit holds RAM only: this host swaps and accounts no swap to "
+		    "cgroups (swapaccount=0), so the sandbox can swap past it; see docs/limits.md";
+
+		if (c->strict)
+			return sr_error_msg(err, -EOPNOTSUPP, "--strict: %s", swap);
+		sr_warn("%s (--strict refuses)", swap);
+	}
 	return 0;
 }
 

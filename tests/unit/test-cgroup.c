@@ -266,6 +266,17 @@ START_TEST(test_v2_missing_controller)
 }
 END_TEST
 
+/* /proc/swaps: a header, then one line per active area. */
+START_TEST(test_parse_swaps)
+{
+	ck_assert(!cg_parse_swaps("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"));
+	ck_assert(!cg_parse_swaps(""));
+	ck_assert(cg_parse_swaps(
+	    "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+	    "/dev/sda2                               partition\t8388604\t\t0\t\t-2\n"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cgroup");
@@ -278,6 +289,7 @@ int main(void)
 	tcase_add_test(tc, test_describe);
 	tcase_add_test(tc, test_rlimit_fill);
 	tcase_add_test(tc, test_v2_missing_controller);
+	tcase_add_test(tc, test_parse_swaps);
 	suite_add_tcase(s, tc);
 	return sr_test_run(s);
 }
