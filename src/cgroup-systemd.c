@@ -148,8 +148,8 @@ static int connect_manager(sd_bus **ret, struct sr_error *err)
 	if (r < 0) {
 		if (bus)
 			sd.close_unref(bus);
-		return sr_error_errno(err, r, "connect to the user's systemd (%s/bus, %s/systemd/private)",
-				      rt, rt);
+		return sr_error_errno(
+		    err, r, "connect to the user's systemd (%s/bus, %s/systemd/private)", rt, rt);
 	}
 	*ret = bus;
 	return 0;
@@ -186,8 +186,8 @@ static int start_holder(struct cg_scope *s, struct sr_error *err)
 			_exit(1);
 		(void)setsid();
 		(void)prctl(PR_SET_NAME, "sr-scope-holder");
-		if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 || dup2(in, 3) < 0 ||
-		    syscall(SYS_close_range, 4, ~0U, 0) < 0)
+		if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
+		    dup2(in, 3) < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
 			_exit(1);
 		while (read(3, &c, 1) < 0 && errno == EINTR)
 			;
@@ -311,8 +311,8 @@ static int start_scope(sd_bus *bus, struct cg_scope *s, struct sr_error *err)
 		uint64_t now = now_us();
 
 		if (now >= deadline)
-			return sr_error_msg(err, -ETIMEDOUT, "systemd did not start %s within %llu s",
-					    s->unit,
+			return sr_error_msg(err, -ETIMEDOUT,
+					    "systemd did not start %s within %llu s", s->unit,
 					    (unsigned long long)(SCOPE_TIMEOUT_US / 1000000ULL));
 		r = sd.process(bus, NULL);
 		if (r < 0)
@@ -390,11 +390,12 @@ static int check_clone_into(const struct cg_host *host, const char *scope_path,
 	if (asprintf(&procs, "%s/cgroup.procs", dir) < 0)
 		return sr_error_errno(err, -ENOMEM, "cgroup");
 	if (faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) < 0)
-		return sr_error_msg(err, -EACCES,
-				    "the sandbox cannot be started in %s: that needs write access to "
-				    "%s (run sandbox-run in a scope of your own: "
-				    "systemd-run --user --scope sandbox-run ...)",
-				    scope_path, procs);
+		return sr_error_msg(
+		    err, -EACCES,
+		    "the sandbox cannot be started in %s: that needs write access to "
+		    "%s (run sandbox-run in a scope of your own: "
+		    "systemd-run --user --scope sandbox-run ...)",
+		    scope_path, procs);
 	return 0;
 }
 
@@ -462,8 +463,8 @@ static void scope_destroy(struct sr_cgroup *cg)
 	stop_holder(&cg->scope);
 }
 
-static int scope_create(struct sr_cgroup *cg, const struct cg_host *host,
-			const struct sr_config *c, enum sr_enforce enforced[], struct sr_error *err)
+static int scope_create(struct sr_cgroup *cg, const struct cg_host *host, const struct sr_config *c,
+			enum sr_enforce enforced[], struct sr_error *err)
 {
 	struct cg_scope *s = &cg->scope;
 	_cleanup_free_ char *dir = NULL, *path = NULL;

@@ -101,8 +101,7 @@ static int write_maps(const char *pid, bool deny_setgroups, unsigned inside, uid
 	return write_proc_file(pid, "gid_map", map, err);
 }
 
-int sr_userns_parent(pid_t child, bool nested, uid_t host_uid, gid_t host_gid,
-		     struct sr_error *err)
+int sr_userns_parent(pid_t child, bool nested, uid_t host_uid, gid_t host_gid, struct sr_error *err)
 {
 	char pid[16];
 
