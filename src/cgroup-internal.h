@@ -88,12 +88,13 @@ int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_confi
 		    enum sr_enforce enforced[], struct sr_error *err);
 /*
  * Enables the requested controllers for dfd's children (dir: for
- * messages). Those dir lacks: ret_absent has bit 1 << SR_LIMIT_* of their
- * limits, ret_missing their names ("cpu", "memory and pids").
+ * messages). Those dir lacks: bit 1 << SR_LIMIT_* of their limits in
+ * ret_absent.
  */
 int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c,
-			     unsigned *ret_absent, char *ret_missing, size_t missing_len,
-			     struct sr_error *err);
+			     unsigned *ret_absent, struct sr_error *err);
+/* The controllers of the limits in absent: "cpu", "memory and pids". */
+void cg_v2_absent_names(unsigned absent, char *buf, size_t len);
 /* Writes the limits into the cgroup fd, but those in absent, and marks them in enforced[]. */
 int cg_v2_set_limits(int fd, const struct sr_config *c, unsigned absent,
 		     enum sr_enforce enforced[]);
@@ -113,6 +114,8 @@ bool cg_parse_swaps(const char *text);
  */
 void cg_check_swap(struct sr_cgroup *cg, int dfd, const char *name);
 
+/* words joined as "a", "a and b", "a, b and c" into buf. */
+void cg_join_words(const char *const *words, size_t n, char *buf, size_t len);
 /* Adds "what: why" to the reason -v gives for limits a cgroup does not hold. */
 void cg_append_reason(struct sr_cgroup *cg, const char *what, const char *why);
 

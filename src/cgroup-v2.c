@@ -27,23 +27,31 @@ static bool wanted(const struct sr_config *c, enum sr_limit l)
 	       (l == SR_LIMIT_PIDS && c->pids);
 }
 
+void cg_v2_absent_names(unsigned absent, char *buf, size_t len)
+{
+	const char *names[SR_ARRAY_SIZE(ctrls)];
+	size_t n = 0;
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(ctrls); i++)
+		if (absent & 1u << ctrls[i].limit)
+			names[n++] = ctrls[i].name;
+	cg_join_words(names, n, buf, len);
+}
+
 /*
  * Makes the controllers reach our children. Requested limits need theirs;
  * memory is enabled even without a limit, for memory.peak and OOM events.
- * A requested controller dir does not have is named in ret_missing and
+ * A requested controller dir does not have is marked in ret_absent and
  * its limit left to the rlimit strategy (docs/limits.md), unless no
  * requested one is there at all: then the strategy does not apply
  * (-ENODEV), as on hybrid hosts, whose v2 hierarchy has none, and the
  * next one (systemd, v1) is tried.
  */
 int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c,
-			     unsigned *ret_absent, char *ret_missing, size_t missing_len,
-			     struct sr_error *err)
+			     unsigned *ret_absent, struct sr_error *err)
 {
-	unsigned absent_limits = 0;
-	char avail[256], enabled[256], add[64] = "", missing[64] = "";
-	const char *absent[SR_ARRAY_SIZE(ctrls)];
-	size_t n_absent = 0;
+	char avail[256], enabled[256], add[64] = "";
+	unsigned absent = 0;
 	bool needed = false, usable = false;
 	ssize_t n;
 	int r;
@@ -62,10 +70,8 @@ int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c
 			continue;
 		}
 		if (!cg_word_in(avail, ctrls[i].name)) {
-			if (want) {
-				absent[n_absent++] = ctrls[i].name;
-				absent_limits |= 1u << ctrls[i].limit;
-			}
+			if (want)
+				absent |= 1u << ctrls[i].limit;
 			continue;
 		}
 		if (want || ctrls[i].limit == SR_LIMIT_MEMORY) {
@@ -77,19 +83,15 @@ int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c
 			usable = usable || want;
 		}
 	}
-	/* "cpu", "memory and pids", "memory, cpu and pids" */
-	for (size_t i = 0, off = 0; i < n_absent && off < sizeof(missing); i++)
-		off += (size_t)snprintf(missing + off, sizeof(missing) - off, "%s%s",
-					i == 0		    ? ""
-					: i + 1 == n_absent ? " and "
-							    : ", ",
-					absent[i]);
-	if (*missing && !usable)
-		return sr_error_msg(
-		    err, -ENODEV,
-		    "no controller for the limits asked (%s) in %s (bound to cgroup "
-		    "v1, or not delegated to us)",
-		    missing, dir);
+	if (absent && !usable) {
+		char missing[64];
+
+		cg_v2_absent_names(absent, missing, sizeof(missing));
+		return sr_error_msg(err, -ENODEV,
+				    "no controller for the limits asked (%s) in %s (bound to "
+				    "cgroup v1, or not delegated to us)",
+				    missing, dir);
+	}
 	if (*add) {
 		r = cg_write(dfd, "cgroup.subtree_control", add);
 		/*
@@ -110,8 +112,7 @@ int cg_v2_enable_controllers(int dfd, const char *dir, const struct sr_config *c
 			return sr_error_errno(err, r, "enable %s in %s/cgroup.subtree_control", add,
 					      dir);
 	}
-	*ret_absent = absent_limits;
-	snprintf(ret_missing, missing_len, "%s", missing);
+	*ret_absent = absent;
 	return 0;
 }
 
@@ -153,14 +154,12 @@ int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_confi
 		    enum sr_enforce enforced[], struct sr_error *err)
 {
 	enum sr_enforce set[_SR_LIMIT_MAX];
-	char missing[64] = "";
 	unsigned absent = 0;
 	int r;
 
 	r = cg_dir_open_parent(&cg->v2, dir, err);
 	if (r >= 0)
-		r = cg_v2_enable_controllers(cg->v2.parent_fd, dir, c, &absent, missing,
-					     sizeof(missing), err);
+		r = cg_v2_enable_controllers(cg->v2.parent_fd, dir, c, &absent, err);
 	if (r >= 0)
 		r = cg_dir_create(&cg->v2, dir, cg->name, err);
 	if (r >= 0) {
@@ -177,9 +176,10 @@ int cg_v2_create_in(struct sr_cgroup *cg, const char *dir, const struct sr_confi
 	if (set[SR_LIMIT_MEMORY] == SR_ENFORCE_CGROUP2)
 		cg_check_swap(cg, cg->v2.fd, "memory.swap.max");
 	/* The one limit (or two) the rlimit strategy now takes, or none: -v says why. */
-	if (*missing) {
-		char why[CG_REASON_MAX / 2];
+	if (absent) {
+		char missing[64], why[CG_REASON_MAX / 2];
 
+		cg_v2_absent_names(absent, missing, sizeof(missing));
 		snprintf(why, sizeof(why),
 			 "no %s controller in %s (bound to cgroup v1, or not delegated to us)",
 			 missing, dir);

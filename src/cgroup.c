@@ -508,6 +508,19 @@ static bool requested(const struct sr_config *c, enum sr_limit l)
 	}
 }
 
+void cg_join_words(const char *const *words, size_t n, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					i == 0	     ? ""
+					: i + 1 == n ? " and "
+						     : ", ",
+					words[i]);
+}
+
 /* "memory", "memory and pids", "memory, cpus and pids" */
 static size_t join_limits(const struct sr_config *c, const enum sr_enforce enforced[],
 			  enum sr_enforce how, char *buf, size_t len)
@@ -515,18 +528,12 @@ static size_t join_limits(const struct sr_config *c, const enum sr_enforce enfor
 	static const enum sr_limit limits[] = {SR_LIMIT_MEMORY, SR_LIMIT_CPUS, SR_LIMIT_PIDS};
 	static const char *const limit_names[] = {"memory", "cpus", "pids"};
 	const char *names[SR_ARRAY_SIZE(limits)];
-	size_t n = 0, off = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < SR_ARRAY_SIZE(limits); i++)
 		if (requested(c, limits[i]) && enforced[limits[i]] == how)
 			names[n++] = limit_names[i];
-	buf[0] = '\0';
-	for (size_t i = 0; i < n && off < len; i++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%s",
-					i == 0	     ? ""
-					: i + 1 == n ? " and "
-						     : ", ",
-					names[i]);
+	cg_join_words(names, n, buf, len);
 	return n;
 }
 

@@ -222,8 +222,8 @@ START_TEST(test_v2_missing_controller)
 	int fd;
 
 	fd = fake_cgroup(dir, sizeof(dir), "memory pids");
-	ck_assert_int_eq(
-	    cg_v2_enable_controllers(fd, dir, &c, &absent, missing, sizeof(missing), &err), 0);
+	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, &absent, &err), 0);
+	cg_v2_absent_names(absent, missing, sizeof(missing));
 	ck_assert_str_eq(missing, "cpu");
 	ck_assert_int_ge(cg_read(fd, "cgroup.subtree_control", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "+memory +pids");
@@ -245,21 +245,19 @@ START_TEST(test_v2_missing_controller)
 	sr_test_rmtree(dir);
 
 	fd = fake_cgroup(dir, sizeof(dir), "cpu");
-	ck_assert_int_eq(
-	    cg_v2_enable_controllers(fd, dir, &c, &absent, missing, sizeof(missing), &err), 0);
+	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, &absent, &err), 0);
+	cg_v2_absent_names(absent, missing, sizeof(missing));
 	ck_assert_str_eq(missing, "memory and pids");
 	close(fd);
 	sr_test_rmtree(dir);
 
 	fd = fake_cgroup(dir, sizeof(dir), "");
-	ck_assert_int_eq(
-	    cg_v2_enable_controllers(fd, dir, &c, &absent, missing, sizeof(missing), &err),
-	    -ENODEV);
+	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, &absent, &err), -ENODEV);
 	ck_assert_ptr_nonnull(strstr(err.msg, "memory, cpu and pids"));
 	/* Nothing asked: nothing missing, and memory still enabled where it exists. */
 	c = limits(0, 0, 0);
-	ck_assert_int_eq(
-	    cg_v2_enable_controllers(fd, dir, &c, &absent, missing, sizeof(missing), &err), 0);
+	ck_assert_int_eq(cg_v2_enable_controllers(fd, dir, &c, &absent, &err), 0);
+	cg_v2_absent_names(absent, missing, sizeof(missing));
 	ck_assert_str_eq(missing, "");
 	close(fd);
 	sr_test_rmtree(dir);
