@@ -438,6 +438,15 @@ static int open_dir(const char *dir)
 	return fd;
 }
 
+/* path's last component, or NULL where it names no file ("dir/", ".", ".."). */
+static const char *file_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *b = slash ? slash + 1 : path;
+
+	return !*b || sr_streq(b, ".") || sr_streq(b, "..") ? NULL : b;
+}
+
 int sr_result_target_open(const char *given, struct sr_result_target *ret, struct sr_error *err)
 {
 	_cleanup_free_ char *path = NULL, *dir = NULL, *real = NULL, *base = NULL, *shown = NULL;
@@ -447,9 +456,7 @@ int sr_result_target_open(const char *given, struct sr_result_target *ret, struc
 	struct stat st;
 	int r;
 
-	slash = strrchr(given, '/');
-	b = slash ? slash + 1 : given;
-	if (!*b || sr_streq(b, ".") || sr_streq(b, ".."))
+	if (!file_name(given))
 		return sr_error_msg(err, -EINVAL, "result %s: not a file name", given);
 	shown = strdup(given);
 	if (!shown)
@@ -465,10 +472,10 @@ int sr_result_target_open(const char *given, struct sr_result_target *ret, struc
 		return 0;
 	}
 
-	slash = strrchr(path, '/');
-	b = slash ? slash + 1 : path;
-	if (!*b || sr_streq(b, ".") || sr_streq(b, ".."))
+	b = file_name(path);
+	if (!b)
 		return sr_error_msg(err, -EINVAL, "result %s: not a file name", path);
+	slash = strrchr(path, '/');
 	base = strdup(b);
 	dir = !slash	      ? strdup(".")
 	      : slash == path ? strdup("/")
