@@ -229,26 +229,27 @@ static void in_netns(void (*fn)(int fd))
 		}                                 \
 	} while (0)
 
-/* "default dev lo metric PRIO": the child's stand-in for a helper's route. */
-static int add_default(struct nl_sock *sk, uint32_t prio)
+/* A route of type through lo in table, added to the kernel: 0, or libnl's error. */
+static int add_via_lo(struct nl_sock *sk, const char *dst, uint8_t type, uint32_t table,
+		      uint8_t scope, uint32_t prio)
 {
-	struct rtnl_route *r = rtnl_route_alloc();
+	struct rtnl_route *r = route_of(dst, type, table);
 	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
-	struct nl_addr *dst = NULL;
 	int k;
 
-	nl_addr_parse("0.0.0.0/0", AF_INET, &dst);
-	rtnl_route_set_family(r, AF_INET);
-	rtnl_route_set_dst(r, dst);
-	rtnl_route_set_table(r, RT_TABLE_MAIN);
-	rtnl_route_set_scope(r, RT_SCOPE_LINK);
+	rtnl_route_set_scope(r, scope);
 	rtnl_route_set_priority(r, prio);
 	rtnl_route_nh_set_ifindex(nh, (int)if_nametoindex("lo"));
 	rtnl_route_add_nexthop(r, nh);
 	k = rtnl_route_add(sk, r, NLM_F_CREATE | NLM_F_EXCL);
-	nl_addr_put(dst);
 	rtnl_route_put(r);
 	return k;
+}
+
+/* "default dev lo metric PRIO": the child's stand-in for a helper's route. */
+static int add_default(struct nl_sock *sk, uint32_t prio)
+{
+	return add_via_lo(sk, "0.0.0.0/0", RTN_UNICAST, RT_TABLE_MAIN, RT_SCOPE_LINK, prio);
 }
 
 struct seen {
@@ -427,26 +428,7 @@ static int add_on_lo(struct nl_sock *sk, const char *text, int family)
 /* "local PREFIX dev lo table TABLE": in the local table, AnyIP (the whole range is the host's). */
 static int add_local_range(struct nl_sock *sk, const char *prefix, uint32_t table)
 {
-	struct rtnl_route *r = rtnl_route_alloc();
-	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
-	struct nl_addr *dst = NULL;
-	int k = nl_addr_parse(prefix, AF_INET, &dst);
-
-	if (k >= 0) {
-		rtnl_route_set_family(r, AF_INET);
-		rtnl_route_set_dst(r, dst);
-		rtnl_route_set_table(r, table);
-		rtnl_route_set_type(r, RTN_LOCAL);
-		rtnl_route_set_scope(r, RT_SCOPE_HOST);
-		rtnl_route_nh_set_ifindex(nh, (int)if_nametoindex("lo"));
-		rtnl_route_add_nexthop(r, nh);
-		k = rtnl_route_add(sk, r, NLM_F_CREATE | NLM_F_EXCL);
-	} else {
-		rtnl_route_nh_free(nh);
-	}
-	nl_addr_put(dst);
-	rtnl_route_put(r);
-	return k;
+	return add_via_lo(sk, prefix, RTN_LOCAL, table, RT_SCOPE_HOST, 0);
 }
 
 static bool listed(const struct sr_strv *v, const char *s)

@@ -509,6 +509,18 @@ START_TEST(test_target_not_redirected_during_run)
 }
 END_TEST
 
+/* Reads a record from fd (a pipe's or FIFO's reading end) and closes it. */
+static void assert_record_in(int fd)
+{
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_ptr_nonnull(strstr(buf, "\"version\":1"));
+}
+
 /* A descriptor named through /proc/thread-self is the descriptor itself. */
 START_TEST(test_target_proc_fd)
 {
@@ -516,9 +528,8 @@ START_TEST(test_target_proc_fd)
 	struct sr_error err = {};
 	struct sr_result r;
 	struct sr_config c;
-	char path[64], buf[4096];
+	char path[64];
 	int p[2];
-	ssize_t n;
 
 	sample(&r, &c);
 	ck_assert_int_eq(pipe(p), 0);
@@ -528,11 +539,7 @@ START_TEST(test_target_proc_fd)
 	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), 0);
 	sr_result_target_close(&t);
 	close(p[1]);
-	n = read(p[0], buf, sizeof(buf) - 1);
-	close(p[0]);
-	ck_assert_int_gt(n, 0);
-	buf[n] = '\0';
-	ck_assert_ptr_nonnull(strstr(buf, "\"version\":1"));
+	assert_record_in(p[0]);
 }
 END_TEST
 
@@ -543,8 +550,7 @@ START_TEST(test_target_fifo_in_place)
 	struct sr_error err = {};
 	struct sr_result r;
 	struct sr_config c;
-	char path[160], buf[4096];
-	ssize_t n;
+	char path[160];
 	int rd;
 
 	sample(&r, &c);
@@ -555,11 +561,7 @@ START_TEST(test_target_fifo_in_place)
 	ck_assert_int_eq(sr_result_target_open(path, &t, &err), 0);
 	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), 0);
 	sr_result_target_close(&t);
-	n = read(rd, buf, sizeof(buf) - 1);
-	close(rd);
-	ck_assert_int_gt(n, 0);
-	buf[n] = '\0';
-	ck_assert_ptr_nonnull(strstr(buf, "\"version\":1"));
+	assert_record_in(rd);
 }
 END_TEST
 
