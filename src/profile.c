@@ -221,7 +221,10 @@ static int parse_pass(struct parse_state *st, bool first_pass)
 
 static bool name_valid(const char *name)
 {
-	if (name[0] == '\0' || name[0] == '.' || strstr(name, "..") || strlen(name) > 64)
+	size_t n = strlen(name);
+
+	/* Inner dots only: "a." would look for a..ini. */
+	if (n == 0 || n > 64 || name[0] == '.' || name[n - 1] == '.' || strstr(name, ".."))
 		return false;
 	for (const char *p = name; *p; p++)
 		if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.'))
@@ -311,12 +314,43 @@ static bool searchable_parent(const char *path)
 	return access(dir, X_OK) == 0 || errno != EACCES;
 }
 
-static int find_named(const char *name, struct source *ret, struct sr_error *err)
+static bool chain_has(const struct chain *chain, const char *key)
+{
+	for (size_t i = 0; chain && i < chain->n; i++)
+		if (strcmp(chain->keys[i], key) == 0)
+			return true;
+	return false;
+}
+
+static int builtin_source(const char *name, struct source *ret, struct sr_error *err)
+{
+	struct source s = {.text = sr_profile_builtin(name)};
+
+	if (!s.text)
+		return -ENOENT;
+	if (asprintf(&s.origin, "builtin:%s", name) < 0)
+		return sr_error_errno(err, -ENOMEM, "profile %s", name);
+	s.key = strdup(s.origin);
+	if (!s.key) {
+		source_free(&s);
+		return sr_error_errno(err, -ENOMEM, "profile %s", name);
+	}
+	*ret = s;
+	return 0;
+}
+
+/*
+ * A name is looked up in the places below in turn, skipping the files
+ * already in the inherit chain: a user's default.ini that inherits
+ * `default` builds on the installed or built-in one instead of itself.
+ * -ELOOP, with no message, if every candidate found was in the chain.
+ */
+static int find_named(const char *name, const struct chain *chain, struct source *ret,
+		      struct sr_error *err)
 {
 	_cleanup_free_ char *user_path = NULL, *data_path = NULL;
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	const char *home = getenv("HOME");
-	const char *text;
 	struct source s = {};
 	int r;
 
@@ -336,37 +370,61 @@ static int find_named(const char *name, struct source *ret, struct sr_error *err
 	 * hides nothing of ours: that candidate is simply not there.
 	 */
 	const char *const candidates[] = {user_path, data_path};
+	bool skipped = false;
 
 	for (size_t i = 0; i < SR_ARRAY_SIZE(candidates); i++) {
 		if (!candidates[i] || !searchable_parent(candidates[i]))
 			continue;
-		r = source_from_file(candidates[i], ret, err);
-		if (r != -ENOENT && r != -ENOTDIR)
+		r = source_from_file(candidates[i], &s, err);
+		if (r == -ENOENT || r == -ENOTDIR)
+			continue;
+		if (r < 0)
 			return r;
+		if (!chain_has(chain, s.key)) {
+			*ret = s;
+			return 0;
+		}
+		skipped = true;
+		source_free(&s);
 	}
-	text = sr_profile_builtin(name);
-	if (!text) {
+	r = builtin_source(name, &s, err);
+	if (r == 0 && chain_has(chain, s.key)) {
+		source_free(&s);
+		r = -ENOENT;
+		skipped = true;
+	}
+	if (r == -ENOENT && skipped)
+		return -ELOOP;
+	if (r == -ENOENT)
 		return sr_error_msg(err, -ENOENT,
 				    "profile '%s' not found (looked for %s%s%s and the built-in "
 				    "profiles default, offline, tx, e2b, ci)",
 				    name, user_path ? user_path : "", user_path ? ", " : "",
 				    data_path);
-	}
-	s.text = text;
-	if (asprintf(&s.origin, "builtin:%s", name) < 0 || !(s.key = strdup(s.origin))) {
-		source_free(&s);
-		return sr_error_errno(err, -ENOMEM, "profile %s", name);
-	}
+	if (r < 0)
+		return r;
 	*ret = s;
 	return 0;
 }
 
-static int find_profile(const char *name, const char *base_dir, struct source *ret,
-			struct sr_error *err)
+/* chain: the profiles already being read (NULL for -p), skipped by a name's lookup. */
+static int find_profile(const char *name, const char *base_dir, const struct chain *chain,
+			struct source *ret, struct sr_error *err)
 {
 	_cleanup_free_ char *joined = NULL;
 	size_t n;
+	int r;
 
+	/* As --print-config names them: the copy built into the binary, wherever a file is. */
+	if (strncmp(name, "builtin:", 8) == 0) {
+		r = builtin_source(name + 8, ret, err);
+		if (r == -ENOENT)
+			return sr_error_msg(err, -ENOENT,
+					    "profile '%s' not found (the built-in profiles are "
+					    "default, offline, tx, e2b, ci)",
+					    name);
+		return r;
+	}
 	if (strchr(name, '/')) {
 		if (name[0] != '/' && base_dir) {
 			while (strncmp(name, "./", 2) == 0)
@@ -386,7 +444,7 @@ static int find_profile(const char *name, const char *base_dir, struct source *r
 				    "bad profile name '%s' (use letters, digits, '-', '_' and "
 				    "'.', or a path with a '/')",
 				    name);
-	return find_named(name, ret, err);
+	return find_named(name, chain, ret, err);
 }
 
 static int chain_error(const struct chain *chain, const char *last, struct parse_state *st)
@@ -417,17 +475,16 @@ static int load_parent(struct parse_state *st, const struct source *src, struct 
 			    SR_PROFILE_DEPTH_MAX);
 		return st->err->code;
 	}
-	r = find_profile(st->inherit, src->dir, &parent, st->err);
+	r = find_profile(st->inherit, src->dir, chain, &parent, st->err);
+	if (r == -ELOOP)
+		return chain_error(chain, st->inherit, st);
 	if (r < 0) {
 		sr_error_prefix(st->err, "profile %s:%u: inherit", src->origin, st->inherit_line);
 		return r;
 	}
-	for (size_t i = 0; i < chain->n; i++) {
-		if (strcmp(chain->keys[i], parent.key) == 0) {
-			r = chain_error(chain, st->inherit, st);
-			source_free(&parent);
-			return r;
-		}
+	if (chain_has(chain, parent.key)) {
+		source_free(&parent);
+		return chain_error(chain, st->inherit, st);
 	}
 	r = load_source(st->c, &parent, st->inherit, chain, st->err);
 	source_free(&parent);
@@ -482,7 +539,7 @@ int sr_profile_load(struct sr_config *c, const char *name_or_path, struct sr_err
 	struct chain chain = {};
 	int r;
 
-	r = find_profile(name_or_path, NULL, &src, err);
+	r = find_profile(name_or_path, NULL, NULL, &src, err);
 	if (r < 0)
 		return r;
 	r = load_source(c, &src, name_or_path, &chain, err);

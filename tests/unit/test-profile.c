@@ -2,6 +2,7 @@
 #include "config.h"
 #include "profile.h"
 #include "testutil.h"
+#include "util.h"
 
 #include <check.h>
 #include <errno.h>
@@ -395,6 +396,14 @@ START_TEST(test_inherit_errors)
 	ck_assert_str_eq(load_error("[profile]\ninherit = a..b\n"),
 			 "profile t.ini:2: inherit: bad profile name 'a..b' (use letters, digits, "
 			 "'-', '_' and '.', or a path with a '/')");
+	ck_assert_str_eq(load_error("[profile]\ninherit = ab.\n"),
+			 "profile t.ini:2: inherit: bad profile name 'ab.' (use letters, digits, "
+			 "'-', '_' and '.', or a path with a '/')");
+	/* builtin:NAME, as --print-config names a built-in profile. */
+	struct sr_config b;
+	ck_assert_str_eq(load_text(&b, "[profile]\ninherit = builtin:tx\n"), "");
+	ck_assert_uint_eq(b.timeout_ms, 300000);
+	sr_config_free(&b);
 	ck_assert_str_eq(load_error("[profile]\ninherit = tx\ninherit = ci\n"),
 			 "profile t.ini:3: inherit given twice (first on line 2)");
 	ck_assert_str_eq(
@@ -466,7 +475,7 @@ START_TEST(test_xdg_search)
 {
 	struct sr_config c;
 	struct sr_error err = {};
-	char dir[PATH_MAX + 64], path[2 * PATH_MAX];
+	char dir[PATH_MAX + 64], path[2 * PATH_MAX], want[3 * PATH_MAX];
 
 	snprintf(dir, sizeof(dir), "%s/sandbox-run", xdgdir);
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
@@ -485,6 +494,62 @@ START_TEST(test_xdg_search)
 	ck_assert_str_eq(c.profile_path, path);
 	ck_assert_uint_eq(c.pids, 7);
 	ck_assert_uint_eq(c.memory_bytes, 4 * GiB); /* e2b, not the shipped tx */
+	sr_config_free(&c);
+
+	/*
+	 * A user default.ini that inherits `default` builds on the shipped one
+	 * (the lookup skips the files already being read), and so changes the
+	 * shipped profiles that inherit default, and a user profile that does.
+	 */
+	snprintf(path, sizeof(path), "%s/default.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = default\n[limits]\nmemory = 5G\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/mine.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = default\n[limits]\npids = 5\n", f);
+	fclose(f);
+	const char *const over_default[] = {"default", "offline", "mine"};
+	for (size_t i = 0; i < SR_ARRAY_SIZE(over_default); i++) {
+		sr_config_init(&c);
+		memset(&err, 0, sizeof(err));
+		ck_assert_msg(sr_profile_load(&c, over_default[i], &err) == 0, "%s: %s",
+			      over_default[i], err.msg);
+		ck_assert_uint_eq(c.memory_bytes, 5 * GiB);
+		ck_assert_uint_eq(c.cpus_milli, 2000); /* the shipped default's */
+		sr_config_free(&c);
+	}
+	/* The name --print-config gives reaches the built-in copy past a user file. */
+	sr_config_init(&c);
+	memset(&err, 0, sizeof(err));
+	ck_assert_msg(sr_profile_load(&c, "builtin:default", &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(c.memory_bytes, 2 * GiB);
+	ck_assert_str_eq(c.profile_path, "builtin:default");
+	sr_config_free(&c);
+	sr_config_init(&c);
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(sr_profile_load(&c, "builtin:mine", &err), -ENOENT);
+	ck_assert_str_eq(err.msg, "profile 'builtin:mine' not found (the built-in profiles are "
+				  "default, offline, tx, e2b, ci)");
+	sr_config_free(&c);
+	/* Names that come back to a file being read, with no other place to go: a loop. */
+	snprintf(path, sizeof(path), "%s/loopa.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = loopb\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/loopb.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = loopa\n", f);
+	fclose(f);
+	sr_config_init(&c);
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(sr_profile_load(&c, "loopa", &err), -ELOOP);
+	snprintf(want, sizeof(want), "profile %s:2: inherit loop: loopa -> loopb -> loopa", path);
+	ck_assert_str_eq(err.msg, want);
 	sr_config_free(&c);
 
 	/* Relative XDG_CONFIG_HOME is ignored (XDG spec); then $HOME/.config. */
