@@ -9,7 +9,22 @@
 #include "result.h"
 #include "supervisor.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+
+/* What --help and --version wrote must have reached stdout (a full disk, a closed pipe). */
+static int stdout_status(const char *what)
+{
+	int saved;
+
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	saved = errno ? errno : EIO;
+	sr_log(SR_LOG_ERROR, "%s: write standard output: %s", what, strerror(saved));
+	return 125;
+}
 
 int main(int argc, char **argv)
 {
@@ -39,15 +54,20 @@ int main(int argc, char **argv)
 	case SR_ACTION_HELP:
 		sr_options_usage(stdout);
 		sr_config_free(&c);
-		return 0;
+		return stdout_status("--help");
 	case SR_ACTION_VERSION:
 		printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
 		sr_config_free(&c);
-		return 0;
+		return stdout_status("--version");
 	case SR_ACTION_PRINT_CONFIG:
-		status = sr_config_print(&c, stdout) < 0 || fflush(stdout) != 0 ? 125 : 0;
+		status = sr_config_print(&c, stdout);
+		if (status == -ENOMEM)
+			sr_log(SR_LOG_ERROR, "--print-config: %s", strerror(ENOMEM));
+		else if (status < 0)
+			sr_log(SR_LOG_ERROR, "--print-config: write standard output: %s",
+			       strerror(-status));
 		sr_config_free(&c);
-		return status;
+		return status < 0 ? 125 : 0;
 	default:
 		break;
 	}

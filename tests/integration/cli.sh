@@ -50,6 +50,14 @@ t_print_config() {
 	# The header comment names where it came from; the settings are the same.
 	assert_eq "the printed configuration loads back to itself" \
 		"$(grep -v '^#' "$SR_OUT/printed-$SR_AS.ini")" "$(grep -v '^#' <<<"$out")"
+	# Output that never arrived is a failure, said in one line.
+	local a e
+	for a in --print-config --help --version; do
+		rc=0
+		e=$(as_user "$SR" "$a" 2>&1 >/dev/full) || rc=$?
+		assert_eq "$a on a full disk: 125" 125 "$rc"
+		assert_match "$a on a full disk: says so" "^sandbox-run: $a: write standard output: No space left on device$" "$e"
+	done
 }
 
 t_entry_detection() {
