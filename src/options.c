@@ -335,8 +335,12 @@ int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action 
 			return sr_error_prefix(err, "option --result");
 	}
 	r = sr_profile_load(c, p.profile ? p.profile : SR_DEFAULT_PROFILE, err);
-	if (r < 0)
+	if (r < 0) {
+		/* The record names the profile asked for, above all when it failed. */
+		if (!c->profile)
+			c->profile = strdup(p.profile ? p.profile : SR_DEFAULT_PROFILE);
 		return r;
+	}
 	for (size_t i = 0; i < p.n; i++) {
 		r = apply_one(c, &p.opts[i], err);
 		if (r < 0)

@@ -14,6 +14,7 @@ t_bad_input() {
 	assert_match "also when the bad option comes before --result" "bad size 'lots'" "$(json_get "$SR_OUT/bad2-$SR_AS.json" error)"
 	sr -q -p no-such-profile --result "$SR_OUT/bad3-$SR_AS.json" -- true
 	assert_match "and when the profile is missing" "no-such-profile" "$(json_get "$SR_OUT/bad3-$SR_AS.json" error)"
+	assert_eq "which the record names" no-such-profile "$(json_get "$SR_OUT/bad3-$SR_AS.json" profile)"
 	sr --timeout soon -- true
 	assert_eq "bad duration: 125" 125 "$rc"
 	sr --cpus -1 -- true
