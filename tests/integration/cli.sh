@@ -170,24 +170,27 @@ t_archives() {
 # own (src/mounts.c). Seen with strace, run by root around the round's
 # user: only root may read the arguments of PID 1, which is not dumpable.
 t_archive_confined() {
+	# One file per process (-ff): a call interrupted by another process's
+	# is not split into "unfinished" and "resumed" lines.
 	local log="$SR_OUT/extract-$SR_AS.strace" x
+	rm -f "$log".*
 	export -f as_user
 	export SR_AS SR_TEST_USER SR_TMP
-	strace -f -qq -o "$log" -e trace=clone3,chroot,capset,seccomp,openat2 \
+	strace -ff -qq -o "$log" -e trace=clone3,chroot,capset,seccomp,openat2 \
 		bash -c 'as_user "$@"' _ "$SR" -q --net egress "$SR_TMP/archives/good.tar.gz" \
 		>/dev/null 2>&1 </dev/null
-	x=$(awk '$2 ~ /^chroot\(/ && / = 0$/ {print $1; exit}' "$log" 2>/dev/null)
+	x=$(grep -l '^chroot(.* = 0$' "$log".* 2>/dev/null | head -1)
 	check "the extraction runs in a process that chroots into the workspace" test -n "$x"
 	assert_eq "which drops its capabilities and loads the filter before it extracts" \
 		"chroot capset seccomp openat2" \
-		"$(awk -v x="$x" '$1 == x {sub(/\(.*/, "", $2); print $2}' "$log" | uniq | head -4 | tr '\n' ' ' | sed 's/ $//')"
+		"$(sed 's/(.*//' "${x:-/dev/null}" | uniq | head -4 | tr '\n' ' ' | sed 's/ $//')"
 	if [ "$(id -u)" != 0 ]; then
 		skip "the extraction has network and PID namespaces of its own" \
 			"strace run unprivileged cannot read PID 1's clone3 arguments"
 		return
 	fi
 	check "the extraction has network and PID namespaces of its own" \
-		grep -Eq 'clone3\(\{flags=(CLONE_NEWPID\|CLONE_NEWNET|CLONE_NEWNET\|CLONE_NEWPID),' "$log"
+		grep -Eqh '^clone3\(\{flags=(CLONE_NEWPID\|CLONE_NEWNET|CLONE_NEWNET\|CLONE_NEWPID),' "$log".*
 }
 
 t_unsearchable_home() {
