@@ -429,11 +429,14 @@ static void log_start(const struct run *run, const struct sr_result *r)
 	char mem[SR_UNITS_BUF_MAX], cpus[SR_UNITS_BUF_MAX], disk[SR_UNITS_BUF_MAX],
 	    timeout[SR_UNITS_BUF_MAX];
 	static const char *const kind[_SR_AGENT_KIND_MAX] = {
-	    [SR_AGENT_DIR] = "directory",
-	    [SR_AGENT_FILE] = "file",
-	    [SR_AGENT_ARCHIVE] = "archive",
-	    [SR_AGENT_COMMAND] = "command",
+	    [SR_AGENT_DIR] = "a directory",
+	    [SR_AGENT_FILE] = "a file",
+	    [SR_AGENT_ARCHIVE] = "an archive",
+	    [SR_AGENT_COMMAND] = "a command",
 	};
+	const struct sr_agent *a = &run->agent;
+	char command[512] = "";
+	size_t n = 0;
 
 	if (sr_log_get_level() < SR_LOG_INFO)
 		return;
@@ -441,11 +444,17 @@ static void log_start(const struct run *run, const struct sr_result *r)
 	sr_format_cpus(c->cpus_milli, cpus, sizeof(cpus));
 	sr_format_size(c->disk_bytes, disk, sizeof(disk));
 	sr_format_duration(c->timeout_ms, timeout, sizeof(timeout));
-	sr_info("sandbox %s: profile %s (%s), %s %s", r->sandbox_id, c->profile ? c->profile : "-",
-		c->profile_path ? c->profile_path : "-", kind[run->agent.kind],
-		run->agent.host_dir	  ? run->agent.host_dir
-		: run->agent.archive_path ? run->agent.archive_path
-					  : "(empty)");
+	/* An archive's entry is found once it is extracted, in the sandbox. */
+	for (size_t i = 0; i < a->argv.n && n < sizeof(command); i++)
+		n += (size_t)snprintf(command + n, sizeof(command) - n, "%s%s", i ? " " : "",
+				      a->argv.items[i]);
+	sr_info("sandbox %s: profile %s (%s); agent: %s; workspace: %s%s; runs: %s", r->sandbox_id,
+		c->profile ? c->profile : "-", c->profile_path ? c->profile_path : "-",
+		kind[a->kind], a->archive_path ? "extracted from " : "",
+		a->archive_path ? a->archive_path
+		: a->host_dir	? a->host_dir
+				: "empty",
+		a->argv.n ? command : "its entry, once extracted");
 	sr_info("sandbox %s: memory %s (%s), cpus %s (%s), pids %llu (%s), disk %s (%s), "
 		"timeout %s, net %s (%s%s%s)",
 		r->sandbox_id, mem, sr_enforce_to_string(r->enforced[SR_LIMIT_MEMORY]), cpus,

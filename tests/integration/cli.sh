@@ -193,6 +193,13 @@ t_archive_confined() {
 		grep -Eqh '^clone3\(\{flags=(CLONE_NEWPID\|CLONE_NEWNET|CLONE_NEWNET\|CLONE_NEWPID),' "$log".*
 }
 
+t_verbose() {
+	sr -v -p offline -- echo hi
+	assert_match "-v names the profile, the agent, its workspace and what runs" \
+		"^sandbox-run: sandbox [0-9a-f]{32}: profile offline \(builtin:offline\); agent: a command; workspace: empty; runs: echo hi$" \
+		"$(grep -m1 ": profile " <<<"$errout")"
+}
+
 t_unsearchable_home() {
 	# Under sudo or setpriv HOME may be a directory the caller cannot
 	# search: the user's profile directory is then simply not there.
@@ -204,5 +211,5 @@ t_unsearchable_home() {
 	assert_eq "an unsearchable HOME does not stop the profile lookup" "fine" "$out"
 }
 
-for_each_user t_unsearchable_home t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+for_each_user t_unsearchable_home t_verbose t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
