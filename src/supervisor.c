@@ -491,13 +491,6 @@ static void log_end(const struct sr_config *c, const struct sr_result *r)
 		r->sys_ms, disk, peak);
 }
 
-/* A sandbox whose agent never ran had nothing applied to it: the record must not say otherwise. */
-static void nothing_enforced(struct sr_result *r)
-{
-	for (size_t i = 0; i < _SR_LIMIT_MAX; i++)
-		r->enforced[i] = SR_ENFORCE_NONE;
-}
-
 static int prepare(struct run *run, struct sr_result *r, struct sr_error *err)
 {
 	const struct sr_config *c = run->config;
@@ -555,14 +548,11 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 		r->exit_code = err->status ? err->status : 125;
 		snprintf(r->error, sizeof(r->error), "%s", err->msg);
 		r->wall_ms = ms_since(&run.start);
-		nothing_enforced(r);
 		run_cleanup(&run);
 		return e;
 	}
 	wait_sandbox(&run);
 	fill_result(&run, r, err);
-	if (r->status == SR_STATUS_ERROR && !run.exec_seen)
-		nothing_enforced(r);
 	log_end(c, r);
 	run_cleanup(&run);
 	return r->status == SR_STATUS_ERROR ? (err->code ? err->code : -EPROTO) : 0;

@@ -15,13 +15,6 @@ t_bad_input() {
 	sr -q -p no-such-profile --result "$SR_OUT/bad3-$SR_AS.json" -- true
 	assert_match "and when the profile is missing" "no-such-profile" "$(json_get "$SR_OUT/bad3-$SR_AS.json" error)"
 	assert_eq "which the record names" no-such-profile "$(json_get "$SR_OUT/bad3-$SR_AS.json" profile)"
-	# Set-up failed in the sandbox: nothing was applied, whatever was planned.
-	local f="$SR_OUT/bad4-$SR_AS.json" l
-	sr -q --ro-bind "$SR_TMP/no-such-source" /x --result "$f" -- true
-	assert_eq "a set-up failure: 125" 125 "$rc"
-	for l in memory cpus pids disk net; do
-		assert_eq "a set-up failure: enforced.$l is none" none "$(json_get "$f" enforced.$l)"
-	done
 	sr --timeout soon -- true
 	assert_eq "bad duration: 125" 125 "$rc"
 	sr --cpus -1 -- true

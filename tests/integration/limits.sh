@@ -73,6 +73,8 @@ case_strict() {
 		sr_res --strict --cpus 1 -- true
 		assert_eq "--strict refuses an unenforceable cpus limit (status 125)" 125 "$rc"
 		assert_match "--strict says why" "cpus limit not enforced" "$errout"
+		assert_eq "and its record shows which limit: enforced.cpus is none" none "$(res enforced.cpus)"
+		assert_eq "and how the others were to be enforced: enforced.memory is rlimit" rlimit "$(res enforced.memory)"
 	else
 		sr_res --strict --memory 256M --cpus 1 --pids 64 -- true
 		assert_eq "--strict runs when every limit is enforced" 0 "$rc"
