@@ -316,7 +316,7 @@ static bool searchable_parent(const char *path)
 
 static bool chain_has(const struct chain *chain, const char *key)
 {
-	for (size_t i = 0; chain && i < chain->n; i++)
+	for (size_t i = 0; i < chain->n; i++)
 		if (strcmp(chain->keys[i], key) == 0)
 			return true;
 	return false;
@@ -340,18 +340,21 @@ static int builtin_source(const char *name, struct source *ret, struct sr_error 
 }
 
 /*
- * A name is looked up in the places below in turn, skipping the files
- * already in the inherit chain: a user's default.ini that inherits
- * `default` builds on the installed or built-in one instead of itself.
- * -ELOOP, with no message, if every candidate found was in the chain.
+ * A name is looked up in the places below in turn, passing over the file
+ * that inherits it (self, its key; NULL for -p): a user's default.ini that
+ * inherits `default` builds on the installed or built-in one instead of
+ * itself. Only that file: a name that comes back to another file being
+ * read is a loop (load_parent). *ret_self: nothing was found but self, an
+ * error without a message.
  */
-static int find_named(const char *name, const struct chain *chain, struct source *ret,
+static int find_named(const char *name, const char *self, struct source *ret, bool *ret_self,
 		      struct sr_error *err)
 {
 	_cleanup_free_ char *user_path = NULL, *data_path = NULL;
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	const char *home = getenv("HOME");
 	struct source s = {};
+	bool skipped = false;
 	int r;
 
 	/* The XDG spec says to ignore a relative XDG_CONFIG_HOME. */
@@ -370,7 +373,6 @@ static int find_named(const char *name, const struct chain *chain, struct source
 	 * hides nothing of ours: that candidate is simply not there.
 	 */
 	const char *const candidates[] = {user_path, data_path};
-	bool skipped = false;
 
 	for (size_t i = 0; i < SR_ARRAY_SIZE(candidates); i++) {
 		if (!candidates[i] || !searchable_parent(candidates[i]))
@@ -380,7 +382,7 @@ static int find_named(const char *name, const struct chain *chain, struct source
 			continue;
 		if (r < 0)
 			return r;
-		if (!chain_has(chain, s.key)) {
+		if (!self || strcmp(s.key, self) != 0) {
 			*ret = s;
 			return 0;
 		}
@@ -388,13 +390,15 @@ static int find_named(const char *name, const struct chain *chain, struct source
 		source_free(&s);
 	}
 	r = builtin_source(name, &s, err);
-	if (r == 0 && chain_has(chain, s.key)) {
+	if (r == 0 && self && strcmp(s.key, self) == 0) {
 		source_free(&s);
 		r = -ENOENT;
 		skipped = true;
 	}
-	if (r == -ENOENT && skipped)
-		return -ELOOP;
+	if (r == -ENOENT && skipped) {
+		*ret_self = true;
+		return r;
+	}
 	if (r == -ENOENT)
 		return sr_error_msg(err, -ENOENT,
 				    "profile '%s' not found (looked for %s%s%s and the built-in "
@@ -407,9 +411,9 @@ static int find_named(const char *name, const struct chain *chain, struct source
 	return 0;
 }
 
-/* chain: the profiles already being read (NULL for -p), skipped by a name's lookup. */
-static int find_profile(const char *name, const char *base_dir, const struct chain *chain,
-			struct source *ret, struct sr_error *err)
+/* self, ret_self: as for find_named (a name's lookup passes over the inheriting file). */
+static int find_profile(const char *name, const char *base_dir, const char *self,
+			struct source *ret, bool *ret_self, struct sr_error *err)
 {
 	_cleanup_free_ char *joined = NULL;
 	size_t n;
@@ -444,7 +448,7 @@ static int find_profile(const char *name, const char *base_dir, const struct cha
 				    "bad profile name '%s' (use letters, digits, '-', '_' and "
 				    "'.', or a path with a '/')",
 				    name);
-	return find_named(name, chain, ret, err);
+	return find_named(name, self, ret, ret_self, err);
 }
 
 static int chain_error(const struct chain *chain, const char *last, struct parse_state *st)
@@ -467,6 +471,7 @@ static int load_source(struct sr_config *c, const struct source *src, const char
 static int load_parent(struct parse_state *st, const struct source *src, struct chain *chain)
 {
 	struct source parent = {};
+	bool only_self = false;
 	int r;
 
 	st->line = st->inherit_line;
@@ -475,8 +480,8 @@ static int load_parent(struct parse_state *st, const struct source *src, struct 
 			    SR_PROFILE_DEPTH_MAX);
 		return st->err->code;
 	}
-	r = find_profile(st->inherit, src->dir, chain, &parent, st->err);
-	if (r == -ELOOP)
+	r = find_profile(st->inherit, src->dir, src->key, &parent, &only_self, st->err);
+	if (only_self)
 		return chain_error(chain, st->inherit, st);
 	if (r < 0) {
 		sr_error_prefix(st->err, "profile %s:%u: inherit", src->origin, st->inherit_line);
@@ -537,9 +542,10 @@ int sr_profile_load(struct sr_config *c, const char *name_or_path, struct sr_err
 	_cleanup_free_ char *name = NULL, *path = NULL;
 	struct source src = {};
 	struct chain chain = {};
+	bool only_self = false;
 	int r;
 
-	r = find_profile(name_or_path, NULL, NULL, &src, err);
+	r = find_profile(name_or_path, NULL, NULL, &src, &only_self, err);
 	if (r < 0)
 		return r;
 	r = load_source(c, &src, name_or_path, &chain, err);

@@ -551,6 +551,50 @@ START_TEST(test_xdg_search)
 	snprintf(want, sizeof(want), "profile %s:2: inherit loop: loopa -> loopb -> loopa", path);
 	ck_assert_str_eq(err.msg, want);
 	sr_config_free(&c);
+	/* Also between names the shipped profiles have: only the inheriting file is passed over. */
+	snprintf(path, sizeof(path), "%s/offline.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = e2b\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/e2b.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = offline\n", f);
+	fclose(f);
+	sr_config_init(&c);
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(sr_profile_load(&c, "offline", &err), -ELOOP);
+	snprintf(want, sizeof(want), "profile %s:2: inherit loop: offline -> e2b -> offline", path);
+	ck_assert_str_eq(err.msg, want);
+	sr_config_free(&c);
+	/* A name whose only file is the one inheriting it. */
+	snprintf(path, sizeof(path), "%s/solo.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = solo\n", f);
+	fclose(f);
+	sr_config_init(&c);
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(sr_profile_load(&c, "solo", &err), -ELOOP);
+	snprintf(want, sizeof(want), "profile %s:2: inherit loop: solo -> solo", path);
+	ck_assert_str_eq(err.msg, want);
+	sr_config_free(&c);
+	/* A symbolic link loop is that, not an inherit loop. */
+	snprintf(path, sizeof(path), "%s/self.ini", dir);
+	ck_assert_int_eq(symlink("self.ini", path), 0);
+	snprintf(path, sizeof(path), "%s/viaself.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = self\n", f);
+	fclose(f);
+	sr_config_init(&c);
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(sr_profile_load(&c, "viaself", &err), -ELOOP);
+	ck_assert_msg(strstr(err.msg, "inherit: profile ") &&
+			  strstr(err.msg, "self.ini: Too many levels of symbolic links"),
+		      "%s", err.msg);
+	sr_config_free(&c);
 
 	/* Relative XDG_CONFIG_HOME is ignored (XDG spec); then $HOME/.config. */
 	setenv("XDG_CONFIG_HOME", "relative/dir", 1);
