@@ -18,6 +18,7 @@
 #include "userns.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
@@ -423,6 +424,39 @@ static void run_cleanup(struct run *run)
 }
 
 /* -v: what this run is, and how each limit is held on this host. */
+/*
+ * The agent's command for -v, one line: a word with a blank in quotes, a
+ * control character as '?' (no faked log line), "..." where it was cut.
+ */
+static void shown_command(const struct sr_strv *argv, char *buf, size_t size)
+{
+	static const char more[] = "...";
+	size_t n = 0, room = size - sizeof(more);
+
+	for (size_t i = 0; i < argv->n; i++) {
+		const char *w = argv->items[i];
+		bool quote = w[0] == '\0' || strpbrk(w, " \t") != NULL;
+
+		if (n + (i > 0) + 2 * (size_t)quote > room)
+			goto cut;
+		if (i > 0)
+			buf[n++] = ' ';
+		if (quote)
+			buf[n++] = '\'';
+		for (; *w; w++) {
+			if (n + 1 + quote > room)
+				goto cut;
+			buf[n++] = iscntrl((unsigned char)*w) ? '?' : *w;
+		}
+		if (quote)
+			buf[n++] = '\'';
+	}
+	buf[n] = '\0';
+	return;
+cut:
+	memcpy(buf + n, more, sizeof(more));
+}
+
 static void log_start(const struct run *run, const struct sr_result *r)
 {
 	const struct sr_config *c = run->config;
@@ -436,7 +470,6 @@ static void log_start(const struct run *run, const struct sr_result *r)
 	};
 	const struct sr_agent *a = &run->agent;
 	char command[512] = "";
-	size_t n = 0;
 
 	if (sr_log_get_level() < SR_LOG_INFO)
 		return;
@@ -445,9 +478,7 @@ static void log_start(const struct run *run, const struct sr_result *r)
 	sr_format_size(c->disk_bytes, disk, sizeof(disk));
 	sr_format_duration(c->timeout_ms, timeout, sizeof(timeout));
 	/* An archive's entry is found once it is extracted, in the sandbox. */
-	for (size_t i = 0; i < a->argv.n && n < sizeof(command); i++)
-		n += (size_t)snprintf(command + n, sizeof(command) - n, "%s%s", i ? " " : "",
-				      a->argv.items[i]);
+	shown_command(&a->argv, command, sizeof(command));
 	sr_info("sandbox %s: profile %s (%s); agent: %s; workspace: %s%s; runs: %s", r->sandbox_id,
 		c->profile ? c->profile : "-", c->profile_path ? c->profile_path : "-",
 		kind[a->kind], a->archive_path ? "extracted from " : "",

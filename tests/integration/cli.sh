@@ -191,6 +191,11 @@ t_verbose() {
 	assert_match "-v names the profile, the agent, its workspace and what runs" \
 		"^sandbox-run: sandbox [0-9a-f]{32}: profile offline \(builtin:offline\); agent: a command; workspace: empty; runs: echo hi$" \
 		"$(grep -m1 ": profile " <<<"$errout")"
+	# One line whatever the arguments: blanks quoted, a newline shown as '?'.
+	sr -v -p offline -- printf '%s|' $'a b\nsandbox-run: fake' ''
+	assert_match "-v shows each argument, on one line" \
+		"; runs: printf %s\\| 'a b\\?sandbox-run: fake' ''$" "$(grep -m1 ": profile " <<<"$errout")"
+	assert_no_match "and the agent's arguments fake no log line" "^sandbox-run: fake" "$errout"
 }
 
 t_unsearchable_home() {
