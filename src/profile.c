@@ -340,21 +340,22 @@ static int builtin_source(const char *name, struct source *ret, struct sr_error 
 }
 
 /*
- * A name is looked up in the places below in turn, passing over the file
- * that inherits it (self, its key; NULL for -p): a user's default.ini that
- * inherits `default` builds on the installed or built-in one instead of
- * itself. Only that file: a name that comes back to another file being
- * read is a loop (load_parent). *ret_self: nothing was found but self, an
- * error without a message.
+ * A name is looked up in the places below in turn (user, installed,
+ * built-in). A file that inherits its own name (self: its key; NULL for
+ * -p) builds on the next place's: a user's default.ini with `inherit =
+ * default` gets the installed one, which may do the same to get the
+ * built-in one. Any other name that comes back to a file being read is a
+ * loop (load_parent). *ret_self: the name was the inheriting file's own
+ * and no place after it has one, an error without a message.
  */
 static int find_named(const char *name, const char *self, struct source *ret, bool *ret_self,
 		      struct sr_error *err)
 {
-	_cleanup_free_ char *user_path = NULL, *data_path = NULL;
+	_cleanup_free_ char *user_path = NULL, *data_path = NULL, *builtin_key = NULL;
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	const char *home = getenv("HOME");
 	struct source s = {};
-	bool skipped = false;
+	size_t first = 0;
 	int r;
 
 	/* The XDG spec says to ignore a relative XDG_CONFIG_HOME. */
@@ -364,7 +365,8 @@ static int find_named(const char *name, const char *self, struct source *ret, bo
 		r = asprintf(&user_path, "%s/.config/sandbox-run/profiles/%s.ini", home, name);
 	else
 		r = 0;
-	if (r < 0 || asprintf(&data_path, "%s/profiles/%s.ini", SR_DATADIR, name) < 0)
+	if (r < 0 || asprintf(&data_path, "%s/profiles/%s.ini", SR_DATADIR, name) < 0 ||
+	    asprintf(&builtin_key, "builtin:%s", name) < 0)
 		return sr_error_errno(err, -ENOMEM, "profile %s", name);
 	/*
 	 * A file that exists but cannot be read is an error, not a reason to
@@ -374,28 +376,23 @@ static int find_named(const char *name, const char *self, struct source *ret, bo
 	 */
 	const char *const candidates[] = {user_path, data_path};
 
-	for (size_t i = 0; i < SR_ARRAY_SIZE(candidates); i++) {
+	for (size_t i = 0; self && i < SR_ARRAY_SIZE(candidates); i++) {
+		_cleanup_free_ char *key = candidates[i] ? realpath(candidates[i], NULL) : NULL;
+
+		if (key && strcmp(key, self) == 0)
+			first = i + 1;
+	}
+	if (self && strcmp(builtin_key, self) == 0)
+		first = SR_ARRAY_SIZE(candidates) + 1;
+	for (size_t i = first; i < SR_ARRAY_SIZE(candidates); i++) {
 		if (!candidates[i] || !searchable_parent(candidates[i]))
 			continue;
-		r = source_from_file(candidates[i], &s, err);
-		if (r == -ENOENT || r == -ENOTDIR)
-			continue;
-		if (r < 0)
+		r = source_from_file(candidates[i], ret, err);
+		if (r != -ENOENT && r != -ENOTDIR)
 			return r;
-		if (!self || strcmp(s.key, self) != 0) {
-			*ret = s;
-			return 0;
-		}
-		skipped = true;
-		source_free(&s);
 	}
-	r = builtin_source(name, &s, err);
-	if (r == 0 && self && strcmp(s.key, self) == 0) {
-		source_free(&s);
-		r = -ENOENT;
-		skipped = true;
-	}
-	if (r == -ENOENT && skipped) {
+	r = first <= SR_ARRAY_SIZE(candidates) ? builtin_source(name, &s, err) : -ENOENT;
+	if (r == -ENOENT && first > 0) {
 		*ret_self = true;
 		return r;
 	}

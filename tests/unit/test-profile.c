@@ -34,11 +34,15 @@ static void setup(void)
 	ck_assert_int_eq(mkdir(xdgdir, 0700), 0);
 	/* Never let the tester's own ~/.config profiles leak into the results. */
 	setenv("XDG_CONFIG_HOME", xdgdir, 1);
+	/* Nor what a failed test_installed_layers left (teardown is skipped then). */
+	nftw(SR_DATADIR, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void teardown(void)
 {
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	/* This test's own "installed" profiles (Makefile.am), in the build tree. */
+	nftw(SR_DATADIR, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static char *write_file(const char *rel, const char *text)
@@ -613,6 +617,59 @@ START_TEST(test_xdg_search)
 }
 END_TEST
 
+/*
+ * User, installed and built-in profiles stacked: each default.ini inherits
+ * `default` and builds on the next place's, as an administrator's and a
+ * user's own defaults do.
+ */
+START_TEST(test_installed_layers)
+{
+	const char *const dirs[] = {SR_DATADIR, SR_DATADIR "/profiles"};
+	char dir[PATH_MAX + 64], path[2 * PATH_MAX];
+	struct sr_config c;
+	struct sr_error err = {};
+	FILE *f;
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(dirs); i++)
+		ck_assert_int_eq(mkdir(dirs[i], 0755), 0);
+	f = fopen(SR_DATADIR "/profiles/default.ini", "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = default\n[limits]\nmemory = 1G\n", f);
+	fclose(f);
+	snprintf(dir, sizeof(dir), "%s/sandbox-run", xdgdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/sandbox-run/profiles", xdgdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/default.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[profile]\ninherit = default\n[limits]\npids = 77\n", f);
+	fclose(f);
+
+	const char *const names[] = {"default", "offline"};
+	for (size_t i = 0; i < SR_ARRAY_SIZE(names); i++) {
+		sr_config_init(&c);
+		memset(&err, 0, sizeof(err));
+		ck_assert_msg(sr_profile_load(&c, names[i], &err) == 0, "%s: %s", names[i],
+			      err.msg);
+		ck_assert_uint_eq(c.pids, 77);		    /* the user's */
+		ck_assert_uint_eq(c.memory_bytes, 1 * GiB); /* the installed one's */
+		ck_assert_uint_eq(c.cpus_milli, 2000);	    /* the built-in one's */
+		ck_assert_int_eq(c.net, i ? SR_NET_NONE : SR_NET_EGRESS);
+		sr_config_free(&c);
+	}
+	/* The installed one alone builds on the built-in one. */
+	ck_assert_int_eq(unlink(path), 0);
+	sr_config_init(&c);
+	memset(&err, 0, sizeof(err));
+	ck_assert_msg(sr_profile_load(&c, "default", &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(c.profile_path, SR_DATADIR "/profiles/default.ini");
+	ck_assert_uint_eq(c.memory_bytes, 1 * GiB);
+	ck_assert_uint_eq(c.pids, 1024);
+	sr_config_free(&c);
+}
+END_TEST
+
 static void load_shipped(struct sr_config *c, const char *name)
 {
 	struct sr_error err = {};
@@ -822,6 +879,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, test_inherit_errors);
 	tcase_add_test(tc, test_unreadable);
 	tcase_add_test(tc, test_xdg_search);
+	tcase_add_test(tc, test_installed_layers);
 	tcase_add_test(tc, test_shipped_profiles);
 	tcase_add_test(tc, test_print_round_trip);
 	tcase_add_test(tc, test_print_unrepresentable);
