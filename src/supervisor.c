@@ -423,40 +423,47 @@ static void run_cleanup(struct run *run)
 	sr_agent_free(&run->agent);
 }
 
-/* -v: what this run is, and how each limit is held on this host. */
 /*
- * The agent's command for -v, one line: a word with a blank in quotes, a
- * control character as '?' (no faked log line), "..." where it was cut.
+ * Text for a -v line, which stays one line whatever the caller passed: a
+ * control character shows as '?' (no faked log line), a cut ends in "...".
  */
-static void shown_command(const struct sr_strv *argv, char *buf, size_t size)
+struct shown {
+	char text[512];
+	size_t n;
+	bool cut;
+};
+
+static void show(struct shown *s, const char *t)
 {
 	static const char more[] = "...";
-	size_t n = 0, room = size - sizeof(more);
 
-	for (size_t i = 0; i < argv->n; i++) {
-		const char *w = argv->items[i];
-		bool quote = w[0] == '\0' || strpbrk(w, " \t") != NULL;
-
-		if (n + (i > 0) + 2 * (size_t)quote > room)
-			goto cut;
-		if (i > 0)
-			buf[n++] = ' ';
-		if (quote)
-			buf[n++] = '\'';
-		for (; *w; w++) {
-			if (n + 1 + quote > room)
-				goto cut;
-			buf[n++] = iscntrl((unsigned char)*w) ? '?' : *w;
+	for (; *t && !s->cut; t++) {
+		if (s->n + sizeof(more) >= sizeof(s->text)) {
+			memcpy(s->text + s->n, more, sizeof(more));
+			s->cut = true;
+			return;
 		}
-		if (quote)
-			buf[n++] = '\'';
+		s->text[s->n++] = iscntrl((unsigned char)*t) ? '?' : *t;
+		s->text[s->n] = '\0';
 	}
-	buf[n] = '\0';
-	return;
-cut:
-	memcpy(buf + n, more, sizeof(more));
 }
 
+/* One word of a command, quoted as a shell would need it where it has a blank or a quote. */
+static void show_word(struct shown *s, const char *w)
+{
+	if (s->n > 0)
+		show(s, " ");
+	if (*w && !strpbrk(w, " \t'")) {
+		show(s, w);
+		return;
+	}
+	show(s, "'");
+	for (; *w; w++)
+		show(s, *w == '\'' ? "'\\''" : (const char[]){*w, '\0'});
+	show(s, "'");
+}
+
+/* -v: what this run is, and how each limit is held on this host. */
 static void log_start(const struct run *run, const struct sr_result *r)
 {
 	const struct sr_config *c = run->config;
@@ -469,7 +476,7 @@ static void log_start(const struct run *run, const struct sr_result *r)
 	    [SR_AGENT_COMMAND] = "a command",
 	};
 	const struct sr_agent *a = &run->agent;
-	char command[512] = "";
+	struct shown profile = {0}, from = {0}, workspace = {0}, command = {0};
 
 	if (sr_log_get_level() < SR_LOG_INFO)
 		return;
@@ -477,15 +484,15 @@ static void log_start(const struct run *run, const struct sr_result *r)
 	sr_format_cpus(c->cpus_milli, cpus, sizeof(cpus));
 	sr_format_size(c->disk_bytes, disk, sizeof(disk));
 	sr_format_duration(c->timeout_ms, timeout, sizeof(timeout));
+	show(&profile, c->profile ? c->profile : "-");
+	show(&from, c->profile_path ? c->profile_path : "-");
+	show(&workspace, a->archive_path ? a->archive_path : a->host_dir ? a->host_dir : "empty");
+	for (size_t i = 0; i < a->argv.n; i++)
+		show_word(&command, a->argv.items[i]);
 	/* An archive's entry is found once it is extracted, in the sandbox. */
-	shown_command(&a->argv, command, sizeof(command));
 	sr_info("sandbox %s: profile %s (%s); agent: %s; workspace: %s%s; runs: %s", r->sandbox_id,
-		c->profile ? c->profile : "-", c->profile_path ? c->profile_path : "-",
-		kind[a->kind], a->archive_path ? "extracted from " : "",
-		a->archive_path ? a->archive_path
-		: a->host_dir	? a->host_dir
-				: "empty",
-		a->argv.n ? command : "its entry, once extracted");
+		profile.text, from.text, kind[a->kind], a->archive_path ? "extracted from " : "",
+		workspace.text, a->argv.n ? command.text : "its entry, once extracted");
 	sr_info("sandbox %s: memory %s (%s), cpus %s (%s), pids %llu (%s), disk %s (%s), "
 		"timeout %s, net %s (%s%s%s)",
 		r->sandbox_id, mem, sr_enforce_to_string(r->enforced[SR_LIMIT_MEMORY]), cpus,

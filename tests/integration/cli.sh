@@ -191,11 +191,15 @@ t_verbose() {
 	assert_match "-v names the profile, the agent, its workspace and what runs" \
 		"^sandbox-run: sandbox [0-9a-f]{32}: profile offline \(builtin:offline\); agent: a command; workspace: empty; runs: echo hi$" \
 		"$(grep -m1 ": profile " <<<"$errout")"
-	# One line whatever the arguments: blanks quoted, a newline shown as '?'.
-	sr -v -p offline -- printf '%s|' $'a b\nsandbox-run: fake' ''
+	# One line whatever the caller passed: words quoted as a shell would
+	# need them, a newline shown as '?', in the command and in paths.
+	local ws="$SR_TMP/ws-$SR_AS"$'\nsandbox-run: fake'
+	mkdir -p "$ws" && chmod 755 "$ws"
+	sr -v -p offline --workspace "$ws" -- printf '%s|' $'a b\nsandbox-run: fake' '' "it's"
 	assert_match "-v shows each argument, on one line" \
-		"; runs: printf %s\\| 'a b\\?sandbox-run: fake' ''$" "$(grep -m1 ": profile " <<<"$errout")"
-	assert_no_match "and the agent's arguments fake no log line" "^sandbox-run: fake" "$errout"
+		"; workspace: [^;]*/ws-$SR_AS\\?sandbox-run: fake; runs: printf %s\\| 'a b\\?sandbox-run: fake' '' 'it'\\\\''s'$" \
+		"$(grep -m1 ": profile " <<<"$errout")"
+	assert_no_match "and what the caller passed fakes no log line" "^sandbox-run: fake" "$errout"
 }
 
 t_unsearchable_home() {
