@@ -376,6 +376,7 @@ static int find_named(const char *name, const char *self, struct source *ret, bo
 	 */
 	const char *const candidates[] = {user_path, data_path};
 
+	/* The places in order: the files, then the built-in copy; first is where to start. */
 	for (size_t i = 0; self && i < SR_ARRAY_SIZE(candidates); i++) {
 		_cleanup_free_ char *key = candidates[i] ? realpath(candidates[i], NULL) : NULL;
 
@@ -408,7 +409,7 @@ static int find_named(const char *name, const char *self, struct source *ret, bo
 	return 0;
 }
 
-/* self, ret_self: as for find_named (a name's lookup passes over the inheriting file). */
+/* self, ret_self: as for find_named (a file inheriting its own name builds on the next place's). */
 static int find_profile(const char *name, const char *base_dir, const char *self,
 			struct source *ret, bool *ret_self, struct sr_error *err)
 {
