@@ -45,17 +45,43 @@ static void teardown(void)
 	nftw(SR_DATADIR, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static char *write_file(const char *rel, const char *text)
+/* Writes DIR/NAME; returns its path (static). */
+static const char *write_at(const char *dir, const char *name, const char *text)
 {
-	static char path[PATH_MAX];
+	static char path[2 * PATH_MAX];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, rel);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
 	fputs(text, f);
 	fclose(f);
 	return path;
+}
+
+static const char *write_file(const char *rel, const char *text)
+{
+	return write_at(tmpdir, rel, text);
+}
+
+/* Makes the user's profile directory under XDG_CONFIG_HOME; returns it (static). */
+static const char *user_profiles(void)
+{
+	static char dir[PATH_MAX + 64];
+
+	snprintf(dir, sizeof(dir), "%s/sandbox-run", xdgdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/sandbox-run/profiles", xdgdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	return dir;
+}
+
+/* sr_profile_load of NAME into a fresh c (the caller frees it), with a fresh err. */
+static int load_named(struct sr_config *c, const char *name, struct sr_error *err)
+{
+	memset(err, 0, sizeof(*err));
+	sr_config_init(c);
+	return sr_profile_load(c, name, err);
 }
 
 /* Loads text into a fresh config; returns the error message ("" on success). */
@@ -477,23 +503,15 @@ END_TEST
 
 START_TEST(test_xdg_search)
 {
+	const char *dir = user_profiles(), *last;
 	struct sr_config c;
-	struct sr_error err = {};
-	char dir[PATH_MAX + 64], path[2 * PATH_MAX], want[3 * PATH_MAX];
+	struct sr_error err;
+	char path[2 * PATH_MAX], want[3 * PATH_MAX];
 
-	snprintf(dir, sizeof(dir), "%s/sandbox-run", xdgdir);
-	ck_assert_int_eq(mkdir(dir, 0700), 0);
-	snprintf(dir, sizeof(dir), "%s/sandbox-run/profiles", xdgdir);
-	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	/* A user profile named like a shipped one wins over the shipped one. */
-	snprintf(path, sizeof(path), "%s/tx.ini", dir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = e2b\n[limits]\npids = 7\n", f);
-	fclose(f);
-
-	sr_config_init(&c);
-	ck_assert_msg(sr_profile_load(&c, "tx", &err) == 0, "%s", err.msg);
+	snprintf(path, sizeof(path), "%s",
+		 write_at(dir, "tx.ini", "[profile]\ninherit = e2b\n[limits]\npids = 7\n"));
+	ck_assert_msg(load_named(&c, "tx", &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(c.profile, "tx");
 	ck_assert_str_eq(c.profile_path, path);
 	ck_assert_uint_eq(c.pids, 7);
@@ -501,100 +519,55 @@ START_TEST(test_xdg_search)
 	sr_config_free(&c);
 
 	/*
-	 * A user default.ini that inherits `default` builds on the shipped one
-	 * (the lookup skips the files already being read), and so changes the
-	 * shipped profiles that inherit default, and a user profile that does.
+	 * A user default.ini that inherits `default` builds on the shipped one,
+	 * and so changes the shipped profiles that inherit default, and a user
+	 * profile that does.
 	 */
-	snprintf(path, sizeof(path), "%s/default.ini", dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = default\n[limits]\nmemory = 5G\n", f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/mine.ini", dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = default\n[limits]\npids = 5\n", f);
-	fclose(f);
+	write_at(dir, "default.ini", "[profile]\ninherit = default\n[limits]\nmemory = 5G\n");
+	write_at(dir, "mine.ini", "[profile]\ninherit = default\n[limits]\npids = 5\n");
 	const char *const over_default[] = {"default", "offline", "mine"};
 	for (size_t i = 0; i < SR_ARRAY_SIZE(over_default); i++) {
-		sr_config_init(&c);
-		memset(&err, 0, sizeof(err));
-		ck_assert_msg(sr_profile_load(&c, over_default[i], &err) == 0, "%s: %s",
-			      over_default[i], err.msg);
+		ck_assert_msg(load_named(&c, over_default[i], &err) == 0, "%s: %s", over_default[i],
+			      err.msg);
 		ck_assert_uint_eq(c.memory_bytes, 5 * GiB);
 		ck_assert_uint_eq(c.cpus_milli, 2000); /* the shipped default's */
 		sr_config_free(&c);
 	}
 	/* The name --print-config gives reaches the built-in copy past a user file. */
-	sr_config_init(&c);
-	memset(&err, 0, sizeof(err));
-	ck_assert_msg(sr_profile_load(&c, "builtin:default", &err) == 0, "%s", err.msg);
+	ck_assert_msg(load_named(&c, "builtin:default", &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(c.memory_bytes, 2 * GiB);
 	ck_assert_str_eq(c.profile_path, "builtin:default");
 	sr_config_free(&c);
-	sr_config_init(&c);
-	memset(&err, 0, sizeof(err));
-	ck_assert_int_eq(sr_profile_load(&c, "builtin:mine", &err), -ENOENT);
+	ck_assert_int_eq(load_named(&c, "builtin:mine", &err), -ENOENT);
 	ck_assert_str_eq(err.msg, "profile 'builtin:mine' not found (the built-in profiles are "
 				  "default, offline, tx, e2b, ci)");
 	sr_config_free(&c);
-	/* Names that come back to a file being read, with no other place to go: a loop. */
-	snprintf(path, sizeof(path), "%s/loopa.ini", dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = loopb\n", f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/loopb.ini", dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = loopa\n", f);
-	fclose(f);
-	sr_config_init(&c);
-	memset(&err, 0, sizeof(err));
-	ck_assert_int_eq(sr_profile_load(&c, "loopa", &err), -ELOOP);
-	snprintf(want, sizeof(want), "profile %s:2: inherit loop: loopa -> loopb -> loopa", path);
+
+	/* A name that comes back to another file of the chain is a loop... */
+	write_at(dir, "loopa.ini", "[profile]\ninherit = loopb\n");
+	last = write_at(dir, "loopb.ini", "[profile]\ninherit = loopa\n");
+	ck_assert_int_eq(load_named(&c, "loopa", &err), -ELOOP);
+	snprintf(want, sizeof(want), "profile %s:2: inherit loop: loopa -> loopb -> loopa", last);
 	ck_assert_str_eq(err.msg, want);
 	sr_config_free(&c);
-	/* Also between names the shipped profiles have: only the inheriting file is passed over. */
-	snprintf(path, sizeof(path), "%s/offline.ini", dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = e2b\n", f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/e2b.ini", dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = offline\n", f);
-	fclose(f);
-	sr_config_init(&c);
-	memset(&err, 0, sizeof(err));
-	ck_assert_int_eq(sr_profile_load(&c, "offline", &err), -ELOOP);
-	snprintf(want, sizeof(want), "profile %s:2: inherit loop: offline -> e2b -> offline", path);
+	/* ...also between names the shipped profiles have... */
+	write_at(dir, "offline.ini", "[profile]\ninherit = e2b\n");
+	last = write_at(dir, "e2b.ini", "[profile]\ninherit = offline\n");
+	ck_assert_int_eq(load_named(&c, "offline", &err), -ELOOP);
+	snprintf(want, sizeof(want), "profile %s:2: inherit loop: offline -> e2b -> offline", last);
 	ck_assert_str_eq(err.msg, want);
 	sr_config_free(&c);
-	/* A name whose only file is the one inheriting it. */
-	snprintf(path, sizeof(path), "%s/solo.ini", dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = solo\n", f);
-	fclose(f);
-	sr_config_init(&c);
-	memset(&err, 0, sizeof(err));
-	ck_assert_int_eq(sr_profile_load(&c, "solo", &err), -ELOOP);
-	snprintf(want, sizeof(want), "profile %s:2: inherit loop: solo -> solo", path);
+	/* ...and a file inheriting its own name that no later place has. */
+	last = write_at(dir, "solo.ini", "[profile]\ninherit = solo\n");
+	ck_assert_int_eq(load_named(&c, "solo", &err), -ELOOP);
+	snprintf(want, sizeof(want), "profile %s:2: inherit loop: solo -> solo", last);
 	ck_assert_str_eq(err.msg, want);
 	sr_config_free(&c);
 	/* A symbolic link loop is that, not an inherit loop. */
 	snprintf(path, sizeof(path), "%s/self.ini", dir);
 	ck_assert_int_eq(symlink("self.ini", path), 0);
-	snprintf(path, sizeof(path), "%s/viaself.ini", dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = self\n", f);
-	fclose(f);
-	sr_config_init(&c);
-	memset(&err, 0, sizeof(err));
-	ck_assert_int_eq(sr_profile_load(&c, "viaself", &err), -ELOOP);
+	write_at(dir, "viaself.ini", "[profile]\ninherit = self\n");
+	ck_assert_int_eq(load_named(&c, "viaself", &err), -ELOOP);
 	ck_assert_msg(strstr(err.msg, "inherit: profile ") &&
 			  strstr(err.msg, "self.ini: Too many levels of symbolic links"),
 		      "%s", err.msg);
@@ -605,13 +578,11 @@ START_TEST(test_xdg_search)
 	setenv("HOME", tmpdir, 1);
 	const char *parts[] = {".config", ".config/sandbox-run", ".config/sandbox-run/profiles"};
 	for (size_t i = 0; i < 3; i++) {
-		snprintf(dir, sizeof(dir), "%s/%s", tmpdir, parts[i]);
-		ck_assert_int_eq(mkdir(dir, 0700), 0);
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, parts[i]);
+		ck_assert_int_eq(mkdir(path, 0700), 0);
 	}
 	write_file(".config/sandbox-run/profiles/mine.ini", "[limits]\npids = 3\n");
-	sr_config_init(&c);
-	memset(&err, 0, sizeof(err));
-	ck_assert_msg(sr_profile_load(&c, "mine", &err) == 0, "%s", err.msg);
+	ck_assert_msg(load_named(&c, "mine", &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(c.pids, 3);
 	sr_config_free(&c);
 }
@@ -624,34 +595,22 @@ END_TEST
  */
 START_TEST(test_installed_layers)
 {
-	const char *const dirs[] = {SR_DATADIR, SR_DATADIR "/profiles"};
-	char dir[PATH_MAX + 64], path[2 * PATH_MAX];
+	const char *dir = user_profiles();
 	struct sr_config c;
-	struct sr_error err = {};
-	FILE *f;
+	struct sr_error err;
+	char path[2 * PATH_MAX];
 
-	for (size_t i = 0; i < SR_ARRAY_SIZE(dirs); i++)
-		ck_assert_int_eq(mkdir(dirs[i], 0755), 0);
-	f = fopen(SR_DATADIR "/profiles/default.ini", "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = default\n[limits]\nmemory = 1G\n", f);
-	fclose(f);
-	snprintf(dir, sizeof(dir), "%s/sandbox-run", xdgdir);
-	ck_assert_int_eq(mkdir(dir, 0700), 0);
-	snprintf(dir, sizeof(dir), "%s/sandbox-run/profiles", xdgdir);
-	ck_assert_int_eq(mkdir(dir, 0700), 0);
-	snprintf(path, sizeof(path), "%s/default.ini", dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[profile]\ninherit = default\n[limits]\npids = 77\n", f);
-	fclose(f);
+	ck_assert_int_eq(mkdir(SR_DATADIR, 0755), 0);
+	ck_assert_int_eq(mkdir(SR_DATADIR "/profiles", 0755), 0);
+	write_at(SR_DATADIR "/profiles", "default.ini",
+		 "[profile]\ninherit = default\n[limits]\nmemory = 1G\n");
+	snprintf(
+	    path, sizeof(path), "%s",
+	    write_at(dir, "default.ini", "[profile]\ninherit = default\n[limits]\npids = 77\n"));
 
 	const char *const names[] = {"default", "offline"};
 	for (size_t i = 0; i < SR_ARRAY_SIZE(names); i++) {
-		sr_config_init(&c);
-		memset(&err, 0, sizeof(err));
-		ck_assert_msg(sr_profile_load(&c, names[i], &err) == 0, "%s: %s", names[i],
-			      err.msg);
+		ck_assert_msg(load_named(&c, names[i], &err) == 0, "%s: %s", names[i], err.msg);
 		ck_assert_uint_eq(c.pids, 77);		    /* the user's */
 		ck_assert_uint_eq(c.memory_bytes, 1 * GiB); /* the installed one's */
 		ck_assert_uint_eq(c.cpus_milli, 2000);	    /* the built-in one's */
@@ -660,9 +619,7 @@ START_TEST(test_installed_layers)
 	}
 	/* The installed one alone builds on the built-in one. */
 	ck_assert_int_eq(unlink(path), 0);
-	sr_config_init(&c);
-	memset(&err, 0, sizeof(err));
-	ck_assert_msg(sr_profile_load(&c, "default", &err) == 0, "%s", err.msg);
+	ck_assert_msg(load_named(&c, "default", &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(c.profile_path, SR_DATADIR "/profiles/default.ini");
 	ck_assert_uint_eq(c.memory_bytes, 1 * GiB);
 	ck_assert_uint_eq(c.pids, 1024);
