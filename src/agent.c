@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "agent.h"
+#include "log.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -337,6 +338,9 @@ static int resolve_command(const struct sr_config *c, struct sr_agent *a, struct
 	a->kind = SR_AGENT_COMMAND;
 	if (c->argc < 1)
 		return sr_error_msg(err, -EINVAL, "no COMMAND after '--'");
+	/* A profile's entry is for the agents it is used with; one given here was meant. */
+	if (c->entry_given)
+		sr_warn("--entry is for a directory or archive agent: ignored with -- COMMAND");
 	if (c->workspace) {
 		if (stat(c->workspace, &st) < 0)
 			return sr_error_errno(err, sr_negerrno(), "workspace '%s'", c->workspace);
@@ -368,6 +372,10 @@ static int resolve_file(const struct sr_config *c, struct sr_agent *a, const cha
 	const char *slash = strrchr(real, '/');
 
 	a->kind = SR_AGENT_FILE;
+	if (c->entry_given)
+		sr_warn("--entry is for a directory or archive agent: ignored for the executable "
+			"file %s",
+			c->argv[0]);
 	/* realpath() of a file: never "/" alone, always a slash. */
 	a->host_dir = slash == real ? strdup("/") : strndup(real, (size_t)(slash - real));
 	if (!a->host_dir || asprintf(&inside, SR_WORKSPACE "/%s", slash + 1) < 0) {

@@ -87,6 +87,7 @@ struct sr_config {
 	char *result_path; /* --result */
 	bool print_config;
 	bool command_mode; /* `-- COMMAND ARG...` rather than `AGENT ARG...` */
+	bool entry_given;  /* --entry: warned about where it does not apply (agent.c) */
 	char **argv;	   /* AGENT ARG... / COMMAND ARG... (borrowed) */
 	int argc;
 };

@@ -345,6 +345,8 @@ int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action 
 		r = apply_one(c, &p.opts[i], err);
 		if (r < 0)
 			return sr_error_prefix(err, "option --%s", option_name(p.opts[i].id));
+		if (p.opts[i].id == OPT_ENTRY)
+			c->entry_given = c->entry != NULL;
 	}
 	c->print_config = p.print_config;
 	c->command_mode = p.command_mode;

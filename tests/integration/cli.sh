@@ -202,6 +202,18 @@ t_verbose() {
 	assert_no_match "and what the caller passed fakes no log line" "^sandbox-run: fake" "$errout"
 }
 
+t_entry_ignored() {
+	# --entry given where it does not apply is said; a profile's entry is not.
+	sr --net none --entry ./x.sh -- echo hi
+	assert_eq "--entry with -- COMMAND: the command runs" "hi" "$out"
+	assert_match "and a warning says --entry is ignored" "sandbox-run: warning: --entry is for a directory or archive agent: ignored with -- COMMAND" "$errout"
+	local p="$SR_TMP/entry-$SR_AS.ini"
+	printf '[agent]\nentry = ./x.sh\n' >"$p"
+	chmod 644 "$p"
+	sr --net none -p "$p" -- echo hi
+	assert_no_match "a profile's entry is ignored without a warning" "entry" "$errout"
+}
+
 t_unsearchable_home() {
 	# Under sudo or setpriv HOME may be a directory the caller cannot
 	# search: the user's profile directory is then simply not there.
@@ -213,5 +225,5 @@ t_unsearchable_home() {
 	assert_eq "an unsearchable HOME does not stop the profile lookup" "fine" "$out"
 }
 
-for_each_user t_unsearchable_home t_verbose t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+for_each_user t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
