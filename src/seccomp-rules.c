@@ -50,11 +50,12 @@
 #endif
 
 /*
- * ioctl(2)'s request is an unsigned int in the kernel: the upper half of
- * the 64-bit register is dropped. Comparing all 64 bits would let
- * 0x100005412 through as TIOCSTI, so requests are compared masked to 32.
+ * An int argument (ioctl(2)'s request, socket(2)'s domain, personality(2)'s
+ * persona) is 32 bits in the kernel: the upper half of the 64-bit register
+ * is dropped. Comparing all 64 bits would let 0x100005412 through as
+ * TIOCSTI, so such arguments are compared masked to 32.
  */
-#define IOCTL_CMD_MASK 0xffffffffULL
+#define ARG32_MASK 0xffffffffULL
 
 #define DENY(name, reason)                                                               \
 	{                                                                                \
@@ -76,11 +77,13 @@
 		.syscall = (name), .err = EPERM, .cmp = SR_SCMP_ARG_MASKED_NOT_IN, .arg = (n), \
 		.mask = (bits), .n_values = 1, .values = {0}, .why = (reason),                 \
 	}
-#define DENY_IOCTL(request, reason)                                                            \
-	{                                                                                      \
-		.syscall = "ioctl", .err = EPERM, .cmp = SR_SCMP_ARG_MASKED_EQ, .arg = 1,      \
-		.mask = IOCTL_CMD_MASK, .n_values = 1, .values = {(request)}, .why = (reason), \
+/* Refused, with errno_, when 32-bit argument `n` is `value`. */
+#define DENY_ARG32_EQ(name, errno_, n, value, reason)                                         \
+	{                                                                                     \
+		.syscall = (name), .err = (errno_), .cmp = SR_SCMP_ARG_MASKED_EQ, .arg = (n), \
+		.mask = ARG32_MASK, .n_values = 1, .values = {(value)}, .why = (reason),      \
 	}
+#define DENY_IOCTL(request, reason) DENY_ARG32_EQ("ioctl", EPERM, 1, (request), (reason))
 
 const struct sr_seccomp_rule sr_seccomp_rules[] = {
     /* Kernel code and the running kernel. */
@@ -132,16 +135,8 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
      * --net none must mean no network. EAFNOSUPPORT, as on a kernel
      * without vsock, which programs probing for it expect.
      */
-    {
-	.syscall = "socket",
-	.err = EAFNOSUPPORT,
-	.cmp = SR_SCMP_ARG_MASKED_EQ,
-	.arg = 0,
-	.mask = 0xffffffffULL,
-	.n_values = 1,
-	.values = {AF_VSOCK},
-	.why = "vsock: a network outside the sandbox's namespace and policy",
-    },
+    DENY_ARG32_EQ("socket", EAFNOSUPPORT, 0, AF_VSOCK,
+		  "vsock: a network outside the sandbox's namespace and policy"),
 
     /* Mounts: the sandbox's view of the filesystem is fixed before exec. */
     DENY("mount", "change the mount table"),
@@ -200,7 +195,7 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
 	.err = EPERM,
 	.cmp = SR_SCMP_ARG_MASKED_NOT_IN,
 	.arg = 0,
-	.mask = 0xffffffffULL,
+	.mask = ARG32_MASK,
 	.n_values = 5,
 	.values = {PER_LINUX, PER_LINUX32, UNAME26, PER_LINUX32 | UNAME26, 0xffffffffULL},
 	.why = "execution domains that weaken exploit mitigations",
