@@ -154,47 +154,6 @@ struct extract {
 };
 
 /*
- * Entry names end up in messages on the user's terminal: control
- * characters (C0, DEL, and C1 in either encoding) become '?', so a
- * hostile name cannot send escape sequences. Valid UTF-8 is kept.
- */
-static void printable(const char *name, char *out, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)(name ? name : "(no name)");
-	size_t n = 0;
-
-	/* Room for one more UTF-8 sequence, "..." and the NUL. */
-	while (*p && n + 8 < len) {
-		size_t l = 1;
-
-		if (*p >= 0xc2 && *p <= 0xf4) {
-			while (l < 4 && (p[l] & 0xc0) == 0x80)
-				l++;
-			if (l != (*p >= 0xf0   ? 4u
-				  : *p >= 0xe0 ? 3u
-					       : 2u) ||
-			    (*p == 0xc2 && p[1] < 0xa0))
-				l = 0;
-		} else if (*p < 0x20 || *p >= 0x7f) {
-			l = 0;
-		}
-		if (l == 0) {
-			out[n++] = '?';
-			p++;
-		} else {
-			memcpy(out + n, p, l);
-			n += l;
-			p += l;
-		}
-	}
-	if (*p) {
-		memcpy(out + n, "...", 3);
-		n += 3;
-	}
-	out[n] = '\0';
-}
-
-/*
  * "./a//b/./c/" -> "a/b/c". Refuses what could name anything outside
  * dest: absolute names and ".." components. "" means dest itself.
  */
@@ -487,7 +446,7 @@ static int make_symlink(struct extract *x, struct archive_entry *e, const char *
 	for (const char *p = path; *p; p++)
 		depth += *p == '/';
 	if (!symlink_target_ok(target, depth)) {
-		printable(target, shown, sizeof(shown));
+		sr_printable(target ? target : "(no name)", shown, sizeof(shown));
 		return sr_error_msg(err, -EPERM,
 				    "extract %s: symbolic link to '%s' leaves the archive's tree",
 				    x->shown, shown);
@@ -548,7 +507,8 @@ static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_e
 	char path[PATH_MAX];
 	int dirfd, k;
 
-	printable(raw, x->shown, sizeof(x->shown));
+	/* Entry names end up in messages on the user's terminal. */
+	sr_printable(raw ? raw : "(no name)", x->shown, sizeof(x->shown));
 	k = clean_path(raw, path, sizeof(path), &why);
 	if (k < 0)
 		return sr_error_msg(err, k == -EINVAL ? -EPERM : k, "extract %s: %s", x->shown,

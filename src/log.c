@@ -99,3 +99,39 @@ void sr_error_clear(struct sr_error *err)
 {
 	memset(err, 0, sizeof(*err));
 }
+
+void sr_printable(const char *text, char *out, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t n = 0;
+
+	/* Room for one more UTF-8 sequence, "..." and the NUL. */
+	while (*p && n + 8 < len) {
+		size_t l = 1;
+
+		if (*p >= 0xc2 && *p <= 0xf4) {
+			while (l < 4 && (p[l] & 0xc0) == 0x80)
+				l++;
+			if (l != (*p >= 0xf0   ? 4u
+				  : *p >= 0xe0 ? 3u
+					       : 2u) ||
+			    (*p == 0xc2 && p[1] < 0xa0))
+				l = 0;
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			l = 0;
+		}
+		if (l == 0) {
+			out[n++] = '?';
+			p++;
+		} else {
+			memcpy(out + n, p, l);
+			n += l;
+			p += l;
+		}
+	}
+	if (*p) {
+		memcpy(out + n, "...", 3);
+		n += 3;
+	}
+	out[n] = '\0';
+}

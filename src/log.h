@@ -10,6 +10,7 @@
 #pragma once
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum sr_log_level {
 	SR_LOG_ERROR,
@@ -45,3 +46,11 @@ void sr_log(enum sr_log_level level, const char *fmt, ...) __attribute__((format
 #define sr_warn(...)  sr_log(SR_LOG_WARNING, __VA_ARGS__)
 #define sr_info(...)  sr_log(SR_LOG_INFO, __VA_ARGS__)
 #define sr_debug(...) sr_log(SR_LOG_DEBUG, __VA_ARGS__)
+
+/*
+ * text, made safe for the user's terminal: control characters (C0, DEL,
+ * and C1 in either encoding) and bytes of no valid UTF-8 sequence become
+ * '?', so it can neither start a line of its own nor send escape
+ * sequences; valid UTF-8 is kept. Cut with "..." to fit len (at least 12).
+ */
+void sr_printable(const char *text, char *out, size_t len);
