@@ -18,7 +18,6 @@
 #include "userns.h"
 #include "util.h"
 
-#include <ctype.h>
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
@@ -423,44 +422,27 @@ static void run_cleanup(struct run *run)
 	sr_agent_free(&run->agent);
 }
 
-/*
- * Text for a -v line, which stays one line whatever the caller passed: a
- * control character shows as '?' (no faked log line), a cut ends in "...".
- */
-struct shown {
-	char text[512];
-	size_t n;
-	bool cut;
-};
-
-static void show(struct shown *s, const char *t)
+/* Appends t to buf (len bytes, *n used), as much as fits. */
+static void append(char *buf, size_t len, size_t *n, const char *t)
 {
-	static const char more[] = "...";
-
-	for (; *t && !s->cut; t++) {
-		if (s->n + sizeof(more) >= sizeof(s->text)) {
-			memcpy(s->text + s->n, more, sizeof(more));
-			s->cut = true;
-			return;
-		}
-		s->text[s->n++] = iscntrl((unsigned char)*t) ? '?' : *t;
-		s->text[s->n] = '\0';
-	}
+	while (*t && *n + 1 < len)
+		buf[(*n)++] = *t++;
+	buf[*n] = '\0';
 }
 
 /* One word of a command, quoted as a shell would need it where it has a blank or a quote. */
-static void show_word(struct shown *s, const char *w)
+static void append_word(char *buf, size_t len, size_t *n, const char *w)
 {
-	if (s->n > 0)
-		show(s, " ");
+	if (*n > 0)
+		append(buf, len, n, " ");
 	if (*w && !strpbrk(w, " \t'")) {
-		show(s, w);
+		append(buf, len, n, w);
 		return;
 	}
-	show(s, "'");
+	append(buf, len, n, "'");
 	for (; *w; w++)
-		show(s, *w == '\'' ? "'\\''" : (const char[]){*w, '\0'});
-	show(s, "'");
+		append(buf, len, n, *w == '\'' ? "'\\''" : (const char[]){*w, '\0'});
+	append(buf, len, n, "'");
 }
 
 /* -v: what this run is, and how each limit is held on this host. */
@@ -476,7 +458,9 @@ static void log_start(const struct run *run, const struct sr_result *r)
 	    [SR_AGENT_COMMAND] = "a command",
 	};
 	const struct sr_agent *a = &run->agent;
-	struct shown profile = {0}, from = {0}, workspace = {0}, command = {0};
+	/* What the caller passed, on one line and with no escape sequence (sr_printable). */
+	char raw[1024] = "", profile[512], from[512], workspace[512], command[512];
+	size_t n = 0;
 
 	if (sr_log_get_level() < SR_LOG_INFO)
 		return;
@@ -484,15 +468,19 @@ static void log_start(const struct run *run, const struct sr_result *r)
 	sr_format_cpus(c->cpus_milli, cpus, sizeof(cpus));
 	sr_format_size(c->disk_bytes, disk, sizeof(disk));
 	sr_format_duration(c->timeout_ms, timeout, sizeof(timeout));
-	show(&profile, c->profile ? c->profile : "-");
-	show(&from, c->profile_path ? c->profile_path : "-");
-	show(&workspace, a->archive_path ? a->archive_path : a->host_dir ? a->host_dir : "empty");
+	sr_printable(c->profile ? c->profile : "-", profile, sizeof(profile));
+	sr_printable(c->profile_path ? c->profile_path : "-", from, sizeof(from));
+	sr_printable(a->archive_path ? a->archive_path
+		     : a->host_dir   ? a->host_dir
+				     : "empty",
+		     workspace, sizeof(workspace));
 	for (size_t i = 0; i < a->argv.n; i++)
-		show_word(&command, a->argv.items[i]);
+		append_word(raw, sizeof(raw), &n, a->argv.items[i]);
 	/* An archive's entry is found once it is extracted, in the sandbox. */
+	sr_printable(a->argv.n ? raw : "its entry, once extracted", command, sizeof(command));
 	sr_info("sandbox %s: profile %s (%s); agent: %s; workspace: %s%s; runs: %s", r->sandbox_id,
-		profile.text, from.text, kind[a->kind], a->archive_path ? "extracted from " : "",
-		workspace.text, a->argv.n ? command.text : "its entry, once extracted");
+		profile, from, kind[a->kind], a->archive_path ? "extracted from " : "", workspace,
+		command);
 	sr_info("sandbox %s: memory %s (%s), cpus %s (%s), pids %llu (%s), disk %s (%s), "
 		"timeout %s, net %s (%s%s%s)",
 		r->sandbox_id, mem, sr_enforce_to_string(r->enforced[SR_LIMIT_MEMORY]), cpus,

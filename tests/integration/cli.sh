@@ -192,12 +192,13 @@ t_verbose() {
 		"^sandbox-run: sandbox [0-9a-f]{32}: profile offline \(builtin:offline\); agent: a command; workspace: empty; runs: echo hi$" \
 		"$(grep -m1 ": profile " <<<"$errout")"
 	# One line whatever the caller passed: words quoted as a shell would
-	# need them, a newline shown as '?', in the command and in paths.
+	# need them, a newline or an 8-bit CSI (0x9b) shown as '?', in the
+	# command and in paths; UTF-8 kept.
 	local ws="$SR_TMP/ws-$SR_AS"$'\nsandbox-run: fake'
 	mkdir -p "$ws" && chmod 755 "$ws"
-	sr -v -p offline --workspace "$ws" -- printf '%s|' $'a b\nsandbox-run: fake' '' "it's"
+	sr -v -p offline --workspace "$ws" -- printf '%s|' $'a b\nsandbox-run: fake' '' "it's" $'\x9b31m' 'héllo'
 	assert_match "-v shows each argument, on one line" \
-		"; workspace: [^;]*/ws-$SR_AS\\?sandbox-run: fake; runs: printf %s\\| 'a b\\?sandbox-run: fake' '' 'it'\\\\''s'$" \
+		"; workspace: [^;]*/ws-$SR_AS\\?sandbox-run: fake; runs: printf %s\\| 'a b\\?sandbox-run: fake' '' 'it'\\\\''s' \\?31m héllo$" \
 		"$(grep -m1 ": profile " <<<"$errout")"
 	assert_no_match "and what the caller passed fakes no log line" "^sandbox-run: fake" "$errout"
 }
