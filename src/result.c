@@ -493,8 +493,7 @@ int sr_result_target_open(const char *given, struct sr_result_target *ret, struc
 	if (!real && errno == EACCES)
 		real = strdup(dir);
 	if (!real)
-		return sr_error_errno(err, errno == EACCES ? -ENOMEM : sr_negerrno(),
-				      "result %s: directory %s", given, dir);
+		return sr_error_errno(err, sr_negerrno(), "result %s: directory %s", given, dir);
 	dirfd = open_dir(real);
 	if (dirfd == -EACCES && !sr_streq(real, dir)) {
 		free(real);

@@ -50,5 +50,5 @@ struct sr_plan {
 /* Runs in the child right after clone3; never returns. */
 __attribute__((noreturn)) void sr_sandbox_child(struct sr_plan *p);
 
-/* Closes every fd from 3 up but those in keep (-1 entries ignored; keep is sorted). */
+/* Closes every fd from 3 up but those in keep (-1 entries ignored; keep is sorted in place). */
 int sr_close_fds_except(int *keep, size_t n);
