@@ -322,13 +322,17 @@ static bool chain_has(const struct chain *chain, const char *key)
 	return false;
 }
 
+/* How a built-in profile is named: its origin, its key, and what -p and inherit take. */
+#define BUILTIN	    "builtin:"
+#define BUILTIN_LEN (sizeof(BUILTIN) - 1)
+
 static int builtin_source(const char *name, struct source *ret, struct sr_error *err)
 {
 	struct source s = {.text = sr_profile_builtin(name)};
 
 	if (!s.text)
 		return -ENOENT;
-	if (asprintf(&s.origin, "builtin:%s", name) < 0)
+	if (asprintf(&s.origin, BUILTIN "%s", name) < 0)
 		return sr_error_errno(err, -ENOMEM, "profile %s", name);
 	s.key = strdup(s.origin);
 	if (!s.key) {
@@ -351,7 +355,7 @@ static int builtin_source(const char *name, struct source *ret, struct sr_error 
 static int find_named(const char *name, const char *self, struct source *ret, bool *ret_self,
 		      struct sr_error *err)
 {
-	_cleanup_free_ char *user_path = NULL, *data_path = NULL, *builtin_key = NULL;
+	_cleanup_free_ char *user_path = NULL, *data_path = NULL;
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	const char *home = getenv("HOME");
 	struct source s = {};
@@ -365,8 +369,7 @@ static int find_named(const char *name, const char *self, struct source *ret, bo
 		r = asprintf(&user_path, "%s/.config/sandbox-run/profiles/%s.ini", home, name);
 	else
 		r = 0;
-	if (r < 0 || asprintf(&data_path, "%s/profiles/%s.ini", SR_DATADIR, name) < 0 ||
-	    asprintf(&builtin_key, "builtin:%s", name) < 0)
+	if (r < 0 || asprintf(&data_path, "%s/profiles/%s.ini", SR_DATADIR, name) < 0)
 		return sr_error_errno(err, -ENOMEM, "profile %s", name);
 	/*
 	 * A file that exists but cannot be read is an error, not a reason to
@@ -383,7 +386,8 @@ static int find_named(const char *name, const char *self, struct source *ret, bo
 		if (key && strcmp(key, self) == 0)
 			first = i + 1;
 	}
-	if (self && strcmp(builtin_key, self) == 0)
+	if (self && strncmp(self, BUILTIN, BUILTIN_LEN) == 0 &&
+	    strcmp(self + BUILTIN_LEN, name) == 0)
 		first = SR_ARRAY_SIZE(candidates) + 1;
 	for (size_t i = first; i < SR_ARRAY_SIZE(candidates); i++) {
 		if (!candidates[i] || !searchable_parent(candidates[i]))
@@ -418,8 +422,8 @@ static int find_profile(const char *name, const char *base_dir, const char *self
 	int r;
 
 	/* As --print-config names them: the copy built into the binary, wherever a file is. */
-	if (strncmp(name, "builtin:", 8) == 0) {
-		r = builtin_source(name + 8, ret, err);
+	if (strncmp(name, BUILTIN, BUILTIN_LEN) == 0) {
+		r = builtin_source(name + BUILTIN_LEN, ret, err);
 		if (r == -ENOENT)
 			return sr_error_msg(err, -ENOENT,
 					    "profile '%s' not found (the built-in profiles are "
