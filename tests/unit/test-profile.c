@@ -501,12 +501,25 @@ START_TEST(test_unreadable)
 }
 END_TEST
 
+/* Loading NAME fails with an inherit loop CHAIN, reported at line 2 of FILE. */
+static void assert_loop(const char *name, const char *file, const char *chain)
+{
+	char want[3 * PATH_MAX];
+	struct sr_config c;
+	struct sr_error err;
+
+	ck_assert_int_eq(load_named(&c, name, &err), -ELOOP);
+	snprintf(want, sizeof(want), "profile %s:2: inherit loop: %s", file, chain);
+	ck_assert_str_eq(err.msg, want);
+	sr_config_free(&c);
+}
+
 START_TEST(test_xdg_search)
 {
 	const char *dir = user_profiles(), *last;
 	struct sr_config c;
 	struct sr_error err;
-	char path[2 * PATH_MAX], want[3 * PATH_MAX];
+	char path[2 * PATH_MAX];
 
 	/* A user profile named like a shipped one wins over the shipped one. */
 	snprintf(path, sizeof(path), "%s",
@@ -546,23 +559,14 @@ START_TEST(test_xdg_search)
 	/* A name that comes back to another file of the chain is a loop... */
 	write_at(dir, "loopa.ini", "[profile]\ninherit = loopb\n");
 	last = write_at(dir, "loopb.ini", "[profile]\ninherit = loopa\n");
-	ck_assert_int_eq(load_named(&c, "loopa", &err), -ELOOP);
-	snprintf(want, sizeof(want), "profile %s:2: inherit loop: loopa -> loopb -> loopa", last);
-	ck_assert_str_eq(err.msg, want);
-	sr_config_free(&c);
+	assert_loop("loopa", last, "loopa -> loopb -> loopa");
 	/* ...also between names the shipped profiles have... */
 	write_at(dir, "offline.ini", "[profile]\ninherit = e2b\n");
 	last = write_at(dir, "e2b.ini", "[profile]\ninherit = offline\n");
-	ck_assert_int_eq(load_named(&c, "offline", &err), -ELOOP);
-	snprintf(want, sizeof(want), "profile %s:2: inherit loop: offline -> e2b -> offline", last);
-	ck_assert_str_eq(err.msg, want);
-	sr_config_free(&c);
+	assert_loop("offline", last, "offline -> e2b -> offline");
 	/* ...and a file inheriting its own name that no later place has. */
 	last = write_at(dir, "solo.ini", "[profile]\ninherit = solo\n");
-	ck_assert_int_eq(load_named(&c, "solo", &err), -ELOOP);
-	snprintf(want, sizeof(want), "profile %s:2: inherit loop: solo -> solo", last);
-	ck_assert_str_eq(err.msg, want);
-	sr_config_free(&c);
+	assert_loop("solo", last, "solo -> solo");
 	/* A symbolic link loop is that, not an inherit loop. */
 	snprintf(path, sizeof(path), "%s/self.ini", dir);
 	ck_assert_int_eq(symlink("self.ini", path), 0);
