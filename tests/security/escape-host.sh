@@ -110,7 +110,12 @@ pid1_of() {
 		[ "$(awk '/^NSpid:/ {print $NF}' "/proc/$c/status" 2>/dev/null)" = 1 ] && echo "$c"
 	done
 }
-has_pid1() { [ -n "$(pid1_of "$1")" ] && [ -n "$(cat "/proc/$(pid1_of "$1")/task/$(pid1_of "$1")/children" 2>/dev/null)" ]; }
+# Whether sandbox-run PID has a PID 1 that has started the agent.
+has_pid1() {
+	local p
+	p=$(pid1_of "$1")
+	[ -n "$p" ] && [ -n "$(cat "/proc/$p/task/$p/children" 2>/dev/null)" ]
+}
 
 # PID 1 keeps no handle on a host tree while the agent runs: its only
 # wall is being non-dumpable. Seen from the host: no O_PATH fd (the
