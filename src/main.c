@@ -10,6 +10,7 @@
 #include "supervisor.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,18 @@ int main(int argc, char **argv)
 	enum sr_action action = SR_ACTION_RUN;
 	int status;
 
+	/*
+	 * A closed pipe on stderr, or on stdout for --result /dev/stdout, must
+	 * fail a write (EPIPE), not end us mid-run: the sandbox's cgroup would
+	 * stay behind and no record be written. Blocked rather than ignored, so
+	 * the agent keeps the caller's disposition (a clone inherits no pending
+	 * signal, and PID 1 and the helper set their own masks).
+	 */
+	sigset_t pipe;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe, NULL);
 	sr_config_init(&c);
 	sr_result_init(&r);
 	if (sr_options_parse(argc, argv, &c, &action, &err) < 0) {
@@ -50,6 +63,9 @@ int main(int argc, char **argv)
 		sr_config_free(&c);
 		return status;
 	}
+	/* Printing only: `sandbox-run --help | head` ends as any filter's writer does. */
+	if (action != SR_ACTION_RUN)
+		sigprocmask(SIG_UNBLOCK, &pipe, NULL);
 	switch (action) {
 	case SR_ACTION_HELP:
 		sr_options_usage(stdout);

@@ -34,8 +34,21 @@
 
 extern char **environ;
 
-/* Signals passed on to the agent (through PID 1, to its process group). */
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+/*
+ * Signals passed on to the agent (through PID 1, to its process group):
+ * SIGWINCH, and every signal that would otherwise end sandbox-run and
+ * leave the sandbox's cgroup and record undone. Not those the kernel
+ * raises for a fault of our own (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP,
+ * SIGSYS), SIGABRT, nor SIGPIPE, which main() blocks: only our own writes
+ * raise it. The real-time signals are added in setup_signals().
+ */
+static const int forwarded[] = {
+    SIGHUP,    SIGINT,	SIGQUIT,   SIGUSR1, SIGUSR2, SIGALRM, SIGTERM,
+    SIGXCPU,   SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR,  SIGWINCH,
+#ifdef SIGSTKFLT
+    SIGSTKFLT,
+#endif
+};
 
 struct run {
 	const struct sr_config *config;
@@ -151,6 +164,8 @@ static int setup_signals(struct run *run, struct sr_error *err)
 	sigaddset(&set, SIGCHLD);
 	for (size_t i = 0; i < SR_ARRAY_SIZE(forwarded); i++)
 		sigaddset(&set, forwarded[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(&set, sig);
 	/* Blocked before clone3, so no SIGCHLD can be lost in between. */
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return sr_error_errno(err, sr_negerrno(), "block signals");
@@ -567,8 +582,9 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 	run.plan.sock = -1;
 	new_sandbox_id(r->sandbox_id);
 
-	if ((e = sr_fault_validate(err)) < 0 || (e = prepare(&run, r, err)) < 0 ||
-	    (e = setup_signals(&run, err)) < 0 || (e = clone_sandbox(&run, err)) < 0 ||
+	/* Signals first: one that came while prepare() makes the cgroup would leave it behind. */
+	if ((e = sr_fault_validate(err)) < 0 || (e = setup_signals(&run, err)) < 0 ||
+	    (e = prepare(&run, r, err)) < 0 || (e = clone_sandbox(&run, err)) < 0 ||
 	    (e = start_timer(&run, err)) < 0 || (e = parent_steps(&run, err)) < 0) {
 		r->status = SR_STATUS_ERROR;
 		r->exit_code = err->status ? err->status : 125;

@@ -91,6 +91,55 @@ while :; do sleep 0.05; done')
 	assert_eq "and its exit status comes back" 7 "$st"
 }
 
+# Signals that would end sandbox-run by default are the agent's too, not
+# sandbox-run's death (which left no record, and its cgroup behind).
+t_signal_forwarding_rest() {
+	local d pid st rt
+	d=$(make_agent "sigalrm-$SR_AS" 'trap "echo got-alrm; exit 7" ALRM
+echo ready
+while :; do sleep 0.05; done')
+	(as_user_exec "$SR" --net none "$d" </dev/null >"$SR_TMP/sigalrm.out" 2>&1) &
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	until_ok 5 grep -q ready "$SR_TMP/sigalrm.out"
+	kill -ALRM "$pid"
+	wait "$pid"
+	st=$?
+	assert_eq "SIGALRM to sandbox-run reaches the agent" "got-alrm" "$(grep got-alrm "$SR_TMP/sigalrm.out")"
+	assert_eq "and its exit status comes back" 7 "$st"
+	rt=$(kill -l RTMIN+2)
+	(as_user_exec "$SR" --net none --result "$SR_OUT/sigrt-$SR_AS.json" -- sleep 30 </dev/null >/dev/null 2>&1) &
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	until_ok 5 descendant "$pid" sleep >/dev/null
+	kill -s RTMIN+2 "$pid"
+	wait "$pid"
+	st=$?
+	assert_eq "a real-time signal ends the agent, not sandbox-run: 128+$rt" $((128 + rt)) "$st"
+	assert_eq "and the record says so" "signaled $rt" \
+		"$(json_get "$SR_OUT/sigrt-$SR_AS.json" status) $(json_get "$SR_OUT/sigrt-$SR_AS.json" signal)"
+}
+
+# cgroup_left RECORD: the run's cgroup directories still on the host.
+cgroup_left() {
+	find /sys/fs/cgroup -name "sandbox-run-$(json_get "$1" sandbox_id)" 2>/dev/null
+}
+
+# A closed pipe is a failed write, never sandbox-run's death by SIGPIPE.
+t_closed_pipes() {
+	local f="$SR_OUT/pipe-$SR_AS.json" st
+	as_user "$SR" --net none --result /dev/stdout -- true </dev/null 2>"$SR_TMP/pipe.err" | true
+	st=${PIPESTATUS[0]}
+	assert_eq "--result /dev/stdout to a closed pipe: the record is lost, so 125" 125 "$st"
+	assert_eq "and says why" "sandbox-run: result /dev/stdout: Broken pipe" "$(tail -n 1 "$SR_TMP/pipe.err")"
+	# stderr closed before the timeout's message (and, unprivileged, the start-up warnings).
+	as_user "$SR" --net none --timeout 1 --result "$f" -- sleep 30 </dev/null 2>&1 >/dev/null | true
+	st=${PIPESTATUS[0]}
+	assert_eq "stderr a closed pipe: the timeout still ends the run with 124" 124 "$st"
+	assert_eq "and a record" timeout "$(json_get "$f" status)"
+	assert_eq "and no cgroup is left" "" "$(cgroup_left "$f")"
+}
+
 t_result_record() {
 	local f="$SR_OUT/result-$SR_AS.json"
 	sr --net none --memory 512M --pids 100 --disk 64M --timeout 30 --result "$f" -- sh -c 'head -c 1048576 /dev/zero > /tmp/f; exit 5'
@@ -184,6 +233,6 @@ t_sigchld_ignored() {
 }
 
 for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout \
-	t_kill_supervisor t_signal_forwarding t_result_record t_result_through_links \
+	t_kill_supervisor t_signal_forwarding t_signal_forwarding_rest t_closed_pipes t_result_record t_result_through_links \
 	t_result_link_planted_by_agent t_result_unsearchable_parent t_disk_limit t_sigchld_ignored
 done_testing
