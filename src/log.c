@@ -30,16 +30,22 @@ void sr_log(enum sr_log_level level, const char *fmt, ...)
 	    [SR_LOG_INFO] = "",
 	    [SR_LOG_DEBUG] = "debug: ",
 	};
-	char line[2048];
+	char text[2048], line[2048];
 	va_list ap;
 	int n;
 
 	if (level > log_level)
 		return;
-	n = snprintf(line, sizeof(line), "sandbox-run: %s", prefix[level]);
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	/*
+	 * Messages carry what the caller, an archive or the agent's own files
+	 * wrote (a path, package.json's "main", a decoder's error): each is one
+	 * line, with no escape sequence for the terminal.
+	 */
+	n = snprintf(line, sizeof(line), "sandbox-run: %s", prefix[level]);
+	sr_printable(text, line + n, sizeof(line) - (size_t)n - 1);
 	strcat(line, "\n");
 	/* One write(2): concurrent sandboxes sharing a terminal do not interleave. */
 	(void)!write(STDERR_FILENO, line, strlen(line));

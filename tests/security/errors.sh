@@ -97,6 +97,23 @@ t_hostile() {
 	assert_eq "the archives themselves are unchanged" "$ARCHIVES_BEFORE" "$(cd "$A" && sha256sum -- * | sort)"
 }
 
+# What the agent's files say reaches sandbox-run's own messages (here
+# package.json's "main"): one line still, and no escape sequence.
+t_control_characters() {
+	local d="$SR_TMP/agents/pj-$SR_AS"
+	mkdir -p "$d"
+	printf '{"main": "/x\\r\\u001b[2K\\u001b]0;title\\u0007sandbox-run: fine\\nall good \\u009b1m"}\n' \
+		>"$d/package.json"
+	chmod -R a+rX "$d"
+	sr --net none "$d"
+	assert_eq "a hostile package.json \"main\": 126" 126 "$rc"
+	assert_eq "one line on stderr" 1 "$(error_lines | wc -l)"
+	assert_match "says why, each control character a '?'" \
+		"^sandbox-run: .*/package.json: \"main\" must be a relative path inside the workspace, not '/x\\?\\?\\[2K\\?\\]0;title\\?sandbox-run: fine\\?all good \\?\\?1m'$" \
+		"$(error_lines)"
+	check "no escape, carriage return or bell byte" _fails grep -q $'[\e\r\a]' <<<"$errout"
+}
+
 t_unreadable_profile() {
 	local p="$SR_TMP/profile-$SR_AS.ini"
 	printf '[limits]\nmemory = 1G\n' >"$p"
@@ -115,5 +132,5 @@ t_unreadable_profile() {
 		"profile $child:2: inherit: profile $p: Permission denied" -p "$child" --net none -- true
 }
 
-for_each_user t_enospc t_truncated t_hostile t_unreadable_profile
+for_each_user t_enospc t_truncated t_hostile t_control_characters t_unreadable_profile
 done_testing
