@@ -361,8 +361,15 @@ static _Noreturn void extract_worker(int archive_fd, int ws, uint64_t max_bytes,
 	int keep[] = {archive_fd, ws, report};
 	int r;
 
-	/* The workspace is all it sees; no fd of PID 1's but these three stays. */
-	if (fchdir(ws) < 0 || chroot(".") < 0)
+	/*
+	 * A session of its own first: in the caller's process group, kill(0,
+	 * sig) would reach the caller's shell and its jobs, in no namespace of
+	 * ours. The workspace is all it sees; no fd of PID 1's but these three
+	 * stays.
+	 */
+	if (setsid() < 0)
+		r = sr_error_errno(&e, sr_negerrno(), "confine the extraction: setsid");
+	else if (fchdir(ws) < 0 || chroot(".") < 0)
 		r = sr_error_errno(&e, sr_negerrno(), "confine the extraction: chroot");
 	else if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		r = sr_error_errno(&e, sr_negerrno(), "confine the extraction: close fds");
@@ -424,10 +431,15 @@ static int extract_confined(int archive_fd, int ws, uint64_t max_bytes, struct s
 	close(pipefd[0]);
 	if (SR_RETRY(waitpid((pid_t)pid, &status, 0)) < 0)
 		return sr_error_errno(err, sr_negerrno(), "extract: wait");
+	/*
+	 * The worker ran the decoders: of its report only the text is taken,
+	 * as text (sr_log shows it printable), and a negative errno as the
+	 * kernel has them (MAX_ERRNO 4095); never an exit status.
+	 */
 	if (n == (ssize_t)sizeof(e)) {
 		e.msg[sizeof(e.msg) - 1] = '\0';
-		*err = e;
-		return e.code < 0 ? e.code : -EIO;
+		return sr_error_msg(err, e.code < 0 && e.code >= -4095 ? e.code : -EIO, "%s",
+				    e.msg);
 	}
 	if (WIFSIGNALED(status))
 		return sr_error_msg(err, -EIO, "extract: killed by signal %d (a bad archive?)",
