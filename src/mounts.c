@@ -37,6 +37,9 @@
 /* Where the new root is built: shadowing the host's /tmp is harmless in our own namespace. */
 #define NEWROOT "/tmp"
 #define DATA	SR_DATA_DIR /* the disk tmpfs, relative to NEWROOT, detached before pivot */
+/* The disk's files: one inode per this many bytes of its size (mount_data). */
+#define DISK_BYTES_PER_INODE 16384
+#define DISK_MIN_INODES	     4096
 
 static int sys_pivot_root(const char *new_root, const char *put_old)
 {
@@ -663,12 +666,21 @@ static int mount_data(const struct sr_plan *p, int *ret_fd, struct sr_error *err
 	    {"upper", 0755}, {"work", 0700}, {"tmp", 01777},
 	    {"home", 0755},  {"shm", 01777}, {"workspace", 0755},
 	};
+	uint64_t size = p->config->disk_bytes;
+	uint64_t inodes = size / DISK_BYTES_PER_INODE;
 	char opts[128];
 	int fd, r;
 
-	/* size=0 is tmpfs for "no limit": disk = 0 means unlimited. */
-	snprintf(opts, sizeof(opts), "mode=0755,size=%llu",
-		 (unsigned long long)p->config->disk_bytes);
+	/*
+	 * size=0 is tmpfs for "no limit": disk = 0 means unlimited. Files are
+	 * bounded too, as on a real disk of that size: an empty file takes no
+	 * block but an inode, kernel memory no rlimit counts. One per 16 KiB,
+	 * mke2fs's ratio for ext4 (655,360 for 10G), and at least 4096.
+	 */
+	if (inodes < DISK_MIN_INODES)
+		inodes = DISK_MIN_INODES;
+	snprintf(opts, sizeof(opts), "mode=0755,size=%llu,nr_inodes=%llu", (unsigned long long)size,
+		 (unsigned long long)(size ? inodes : 0));
 	r = mount_tmpfs(NEWROOT "/" DATA, opts, "the sandbox's disk", err);
 	if (r < 0)
 		return r;
