@@ -543,9 +543,17 @@ int sr_cgroup_describe(const struct sr_config *c, const enum sr_enforce enforced
 	char none[64], approx[64], why[512];
 	size_t n_none = join_limits(c, enforced, SR_ENFORCE_NONE, none, sizeof(none));
 	size_t n_approx = join_limits(c, enforced, SR_ENFORCE_RLIMIT, approx, sizeof(approx));
+	/*
+	 * RLIMIT_DATA bounds each process's private memory, not shared memory
+	 * (memfd, MAP_SHARED, SysV): one process can pass it, so --strict
+	 * takes it for no memory limit. RLIMIT_NPROC counts the sandbox's
+	 * tasks exactly, as pids.max does (docs/limits.md).
+	 */
+	int refused = (int)n_none + (requested(c, SR_LIMIT_MEMORY) &&
+				     enforced[SR_LIMIT_MEMORY] == SR_ENFORCE_RLIMIT);
 
 	if (len == 0)
-		return (int)n_none;
+		return refused;
 	/* NULL reason: the short form, for every run's stderr; -v gives the reason. */
 	if (reason)
 		snprintf(why, sizeof(why), " (%s); see docs/limits.md",
@@ -563,5 +571,5 @@ int sr_cgroup_describe(const struct sr_config *c, const enum sr_enforce enforced
 	else if (n_approx)
 		snprintf(buf, len, "%s limited only per process (rlimit) on this host%s", approx,
 			 why);
-	return (int)n_none;
+	return refused;
 }

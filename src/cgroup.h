@@ -54,11 +54,12 @@ bool sr_cgroup_swap_unbounded(const struct sr_cgroup *cg);
 /*
  * The one warning for requested limits that are not fully enforced, for
  * the supervisor to print (or, under --strict, to refuse with). Returns
- * how many requested limits nothing enforces (SR_ENFORCE_NONE: --strict
- * refuses when > 0); buf is "" when there is nothing to say, else e.g.
- * "cpus limit not enforced on this host (<reason>); see docs/limits.md".
- * Limits held only by an rlimit (per process, not per sandbox) are
- * mentioned but not counted. Pure: reads only its arguments.
+ * how many requested limits --strict refuses (> 0: it refuses): those
+ * nothing enforces (SR_ENFORCE_NONE), and memory held only by
+ * RLIMIT_DATA, which shared memory passes. buf is "" when there is nothing
+ * to say, else e.g. "cpus limit not enforced on this host (<reason>); see
+ * docs/limits.md". pids held by RLIMIT_NPROC are mentioned, not counted:
+ * it counts the sandbox's tasks exactly. Pure: reads only its arguments.
  */
 int sr_cgroup_describe(const struct sr_config *c, const enum sr_enforce enforced[],
 		       const char *reason, char *buf, size_t len);

@@ -75,6 +75,17 @@ case_strict() {
 		assert_match "--strict says why" "cpus limit not enforced" "$errout"
 		assert_eq "and its record shows which limit: enforced.cpus is none" none "$(res enforced.cpus)"
 		assert_eq "and how the others were to be enforced: enforced.memory is rlimit" rlimit "$(res enforced.memory)"
+		# RLIMIT_DATA does not count shared memory: one process passes it.
+		sr_res --memory 64M --disk 16M --cpus 0 -- python3 -c 'import mmap
+m = mmap.mmap(-1, 256 << 20)
+for i in range(0, len(m), 4096): m[i] = 1
+print("shared", len(m) >> 20)'
+		assert_eq "shared memory passes RLIMIT_DATA (so --strict refuses it)" "shared 256" "$out"
+		sr_res --strict --memory 64M --cpus 0 -- true
+		assert_eq "--strict refuses a memory limit held by RLIMIT_DATA alone (status 125)" 125 "$rc"
+		assert_match "--strict says why" "--strict: memory (and pids )?limited only per process \(rlimit\)" "$errout"
+		sr_res --strict --memory 0 --cpus 0 --pids 64 -- true
+		assert_eq "--strict takes pids held by RLIMIT_NPROC (exact for the sandbox)" 0 "$rc"
 	else
 		sr_res --strict --memory 256M --cpus 1 --pids 64 -- true
 		assert_eq "--strict runs when every limit is enforced" 0 "$rc"

@@ -126,7 +126,8 @@ START_TEST(test_describe)
 
 	e[SR_LIMIT_CPUS] = SR_ENFORCE_NONE;
 	e[SR_LIMIT_MEMORY] = e[SR_LIMIT_PIDS] = SR_ENFORCE_RLIMIT;
-	ck_assert_int_eq(sr_cgroup_describe(&c, e, "cgroup1: no", buf, sizeof(buf)), 1);
+	/* Memory by RLIMIT_DATA is refused too: shared memory passes it. */
+	ck_assert_int_eq(sr_cgroup_describe(&c, e, "cgroup1: no", buf, sizeof(buf)), 2);
 	ck_assert_str_eq(buf, "cpus limit not enforced and memory and pids only per process "
 			      "(rlimit) on this host (cgroup1: no); see docs/limits.md");
 
@@ -146,8 +147,14 @@ START_TEST(test_describe)
 
 	c = limits(1 << 20, 0, 0);
 	e[SR_LIMIT_MEMORY] = SR_ENFORCE_RLIMIT;
-	ck_assert_int_eq(sr_cgroup_describe(&c, e, "r", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(sr_cgroup_describe(&c, e, "r", buf, sizeof(buf)), 1);
 	ck_assert_str_eq(buf, "memory limited only per process (rlimit) on this host (r); see "
+			      "docs/limits.md");
+	/* pids by RLIMIT_NPROC: said, not refused. */
+	c = limits(0, 0, 64);
+	e[SR_LIMIT_PIDS] = SR_ENFORCE_RLIMIT;
+	ck_assert_int_eq(sr_cgroup_describe(&c, e, "r", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pids limited only per process (rlimit) on this host (r); see "
 			      "docs/limits.md");
 }
 END_TEST
