@@ -312,6 +312,19 @@ static void on_message(struct run *run)
 	}
 }
 
+/*
+ * Whether to pass a signal on to PID 1: not what the kernel sent. A
+ * terminal's signals (^C, ^\, a resize) go to the foreground process
+ * group, PID 1 included, which passes them on itself: forwarded too, the
+ * agent would see one ^C twice. The kernel's others (SIGXCPU, SIGXFSZ) are
+ * about our own limits. But a terminal's hang-up goes to its session's
+ * leader alone: when that is us, PID 1 got none.
+ */
+static bool to_forward(const struct signalfd_siginfo *si)
+{
+	return si->ssi_code != SI_KERNEL || (si->ssi_signo == SIGHUP && getsid(0) == getpid());
+}
+
 static void on_signal(struct run *run)
 {
 	struct signalfd_siginfo si;
@@ -319,7 +332,7 @@ static void on_signal(struct run *run)
 	while (read(run->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo != SIGCHLD) {
 			/* Once reaped, the pid may be another process's already. */
-			if (!run->reaped)
+			if (!run->reaped && to_forward(&si))
 				kill(run->pid, (int)si.ssi_signo);
 			continue;
 		}

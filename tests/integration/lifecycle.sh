@@ -120,6 +120,45 @@ while :; do sleep 0.05; done')
 		"$(json_get "$SR_OUT/sigrt-$SR_AS.json" status) $(json_get "$SR_OUT/sigrt-$SR_AS.json" signal)"
 }
 
+# A terminal's ^C reaches sandbox-run's process group, PID 1 included:
+# the agent must see it once, not once from each.
+t_terminal_ctrl_c() {
+	cat >"$SR_TMP/pty-ctrl-c.py" <<'EOF'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+buf = b""
+def read_until(token):
+    global buf
+    end = time.time() + 20
+    while token not in buf and time.time() < end:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                buf += os.read(fd, 4096)
+            except OSError:
+                break
+read_until(b"ready")
+os.write(fd, b"\x03")
+read_until(b"done")
+os.waitpid(pid, 0)
+print(buf.decode(errors="replace").splitlines()[-1])
+EOF
+	local said
+	# Python runs a handler once for signals that come close together;
+	# its wakeup fd gets a byte for each one the process receives.
+	said=$(as_user python3 "$SR_TMP/pty-ctrl-c.py" "$SR" -q --net none -- python3 -c 'import signal, socket, time
+r, w = socket.socketpair()
+w.setblocking(False)
+r.setblocking(False)
+signal.signal(signal.SIGINT, lambda s, f: None)
+signal.set_wakeup_fd(w.fileno())
+print("ready", flush=True)
+time.sleep(1.5)
+print("saw", len(r.recv(64)), "done", flush=True)' 2>&1)
+	assert_match "one ^C on the terminal reaches the agent once" "saw 1 done" "$said"
+}
+
 # cgroup_left RECORD: the run's cgroup directories still on the host.
 cgroup_left() {
 	find /sys/fs/cgroup -name "sandbox-run-$(json_get "$1" sandbox_id)" 2>/dev/null
@@ -241,6 +280,6 @@ t_sigchld_ignored() {
 }
 
 for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout \
-	t_kill_supervisor t_signal_forwarding t_signal_forwarding_rest t_closed_pipes t_result_record t_result_through_links \
+	t_kill_supervisor t_signal_forwarding t_signal_forwarding_rest t_terminal_ctrl_c t_closed_pipes t_result_record t_result_through_links \
 	t_result_link_planted_by_agent t_result_unsearchable_parent t_disk_limit t_sigchld_ignored
 done_testing
