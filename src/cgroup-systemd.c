@@ -179,7 +179,12 @@ static int start_holder(struct cg_scope *s, struct sr_error *err)
 	if (pid == 0) {
 		/* Above 2 first: with a standard descriptor closed, the pipe may be 0..2. */
 		int in = fcntl(p[0], F_DUPFD, 3), null = open("/dev/null", O_RDWR);
+		sigset_t none;
 		char c;
+
+		/* Not the signals sandbox-run blocks to forward: a SIGTERM from systemd ends it. */
+		sigemptyset(&none);
+		(void)sigprocmask(SIG_SETMASK, &none, NULL);
 
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent || in < 0 || null < 0)

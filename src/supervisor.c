@@ -56,11 +56,12 @@ struct run {
 	struct sr_plan plan;
 	struct sr_net *net;
 	struct sr_cgroup *cgroup;
-	int clone_fd; /* the sandbox's cgroup for CLONE_INTO_CGROUP (owned by cgroup), or -1 */
-	int sock;     /* our end of the protocol socket */
-	int sigfd;    /* SIGCHLD and the forwarded signals */
-	int timerfd;  /* the timeout, -1 for none */
-	pid_t pid;    /* PID 1 of the sandbox, as we see it */
+	int clone_fd;	  /* the sandbox's cgroup for CLONE_INTO_CGROUP (owned by cgroup), or -1 */
+	int sock;	  /* our end of the protocol socket */
+	int sigfd;	  /* SIGCHLD and the forwarded signals */
+	sigset_t pending; /* forwarded signals that came before PID 1 existed */
+	int timerfd;	  /* the timeout, -1 for none */
+	pid_t pid;	  /* PID 1 of the sandbox, as we see it */
 	struct timespec start;
 	/* what happened */
 	bool exec_seen, exit_seen, timed_out, reaped;
@@ -169,6 +170,7 @@ static int setup_signals(struct run *run, struct sr_error *err)
 	/* Blocked before clone3, so no SIGCHLD can be lost in between. */
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return sr_error_errno(err, sr_negerrno(), "block signals");
+	sigemptyset(&run->pending);
 	run->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (run->sigfd < 0)
 		return sr_error_errno(err, sr_negerrno(), "signalfd");
@@ -313,16 +315,43 @@ static void on_message(struct run *run)
 }
 
 /*
- * Whether to pass a signal on to PID 1: not what the kernel sent. A
- * terminal's signals (^C, ^\, a resize) go to the foreground process
- * group, PID 1 included, which passes them on itself: forwarded too, the
- * agent would see one ^C twice. The kernel's others (SIGXCPU, SIGXFSZ) are
- * about our own limits. But a terminal's hang-up goes to its session's
- * leader alone: when that is us, PID 1 got none.
+ * Whether to pass a signal on to PID 1. Not what a terminal sent (^C, ^\,
+ * a resize, a hang-up): that goes to the foreground process group, PID 1
+ * included, which passes it on itself; forwarded too, the agent would see
+ * one ^C twice. But a hang-up sent to us as the session's leader is ours
+ * alone. What came before PID 1 existed is forward_early_signals()'s.
  */
 static bool to_forward(const struct signalfd_siginfo *si)
 {
-	return si->ssi_code != SI_KERNEL || (si->ssi_signo == SIGHUP && getsid(0) == getpid());
+	int sig = (int)si->ssi_signo;
+
+	if (si->ssi_code != SI_KERNEL)
+		return true;
+	if (sig == SIGHUP)
+		return getsid(0) == getpid();
+	return sig != SIGINT && sig != SIGQUIT && sig != SIGWINCH;
+}
+
+/*
+ * Signals that came while prepare() ran, before PID 1 existed: kept, and
+ * forwarded once it does (on_signal), whoever sent them.
+ */
+static int take_early_signals(struct run *run)
+{
+	struct signalfd_siginfo si;
+
+	while (read(run->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		if (si.ssi_signo != SIGCHLD)
+			sigaddset(&run->pending, (int)si.ssi_signo);
+	return 0;
+}
+
+static void forward_early_signals(struct run *run)
+{
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&run->pending, sig) == 1)
+			kill(run->pid, sig);
+	sigemptyset(&run->pending);
 }
 
 static void on_signal(struct run *run)
@@ -345,6 +374,7 @@ static void on_signal(struct run *run)
 
 static void wait_sandbox(struct run *run)
 {
+	forward_early_signals(run);
 	while (!run->reaped) {
 		struct pollfd fds[4] = {
 		    {.fd = run->sigfd, .events = POLLIN},
@@ -597,8 +627,9 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 
 	/* Signals first: one that came while prepare() makes the cgroup would leave it behind. */
 	if ((e = sr_fault_validate(err)) < 0 || (e = setup_signals(&run, err)) < 0 ||
-	    (e = prepare(&run, r, err)) < 0 || (e = clone_sandbox(&run, err)) < 0 ||
-	    (e = start_timer(&run, err)) < 0 || (e = parent_steps(&run, err)) < 0) {
+	    (e = prepare(&run, r, err)) < 0 || (e = take_early_signals(&run)) < 0 ||
+	    (e = clone_sandbox(&run, err)) < 0 || (e = start_timer(&run, err)) < 0 ||
+	    (e = parent_steps(&run, err)) < 0) {
 		r->status = SR_STATUS_ERROR;
 		r->exit_code = err->status ? err->status : 125;
 		snprintf(r->error, sizeof(r->error), "%s", err->msg);

@@ -80,14 +80,14 @@ t_signal_forwarding() {
 	d=$(make_agent "sigfwd-$SR_AS" 'trap "echo got-term; exit 7" TERM
 echo ready
 while :; do sleep 0.05; done')
-	(as_user_exec "$SR" --net none "$d" </dev/null >"$SR_TMP/sigfwd.out" 2>&1) &
+	(as_user_exec "$SR" --net none "$d" </dev/null >"$SR_TMP/sigfwd-$SR_AS.out" 2>&1) &
 	local pid=$! i
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-	for i in $(seq 50); do grep -q ready "$SR_TMP/sigfwd.out" && break; sleep 0.1; done
+	for i in $(seq 50); do grep -q ready "$SR_TMP/sigfwd-$SR_AS.out" && break; sleep 0.1; done
 	kill -TERM "$pid"
 	wait "$pid"
 	local st=$?
-	assert_eq "SIGTERM to sandbox-run reaches the agent" "got-term" "$(grep got-term "$SR_TMP/sigfwd.out")"
+	assert_eq "SIGTERM to sandbox-run reaches the agent" "got-term" "$(grep got-term "$SR_TMP/sigfwd-$SR_AS.out")"
 	assert_eq "and its exit status comes back" 7 "$st"
 }
 
@@ -98,15 +98,22 @@ t_signal_forwarding_rest() {
 	d=$(make_agent "sigalrm-$SR_AS" 'trap "echo got-alrm; exit 7" ALRM
 echo ready
 while :; do sleep 0.05; done')
-	(as_user_exec "$SR" --net none "$d" </dev/null >"$SR_TMP/sigalrm.out" 2>&1) &
+	(as_user_exec "$SR" --net none "$d" </dev/null >"$SR_TMP/sigalrm-$SR_AS.out" 2>&1) &
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-	until_ok 5 grep -q ready "$SR_TMP/sigalrm.out"
+	until_ok 5 grep -q ready "$SR_TMP/sigalrm-$SR_AS.out"
 	kill -ALRM "$pid"
 	wait "$pid"
 	st=$?
-	assert_eq "SIGALRM to sandbox-run reaches the agent" "got-alrm" "$(grep got-alrm "$SR_TMP/sigalrm.out")"
+	assert_eq "SIGALRM to sandbox-run reaches the agent" "got-alrm" "$(grep got-alrm "$SR_TMP/sigalrm-$SR_AS.out")"
 	assert_eq "and its exit status comes back" 7 "$st"
+	# A caller's alarm() survives its exec of sandbox-run: the kernel sends that SIGALRM.
+	local said
+	said=$(as_user perl -e 'alarm 1; exec @ARGV or exit 126' "$SR" --net none --timeout 20 -- \
+		sh -c 'trap "echo got-alrm; exit 7" ALRM; while :; do sleep 0.05; done' </dev/null 2>&1)
+	st=$?
+	# (Its sleep, in the same process group, dies of it: sh may say "Alarm clock".)
+	assert_match "SIGALRM from an alarm() set before exec reaches the agent" "got-alrm 7$" "$said $st"
 	rt=$(kill -l RTMIN+2)
 	(as_user_exec "$SR" --net none --result "$SR_OUT/sigrt-$SR_AS.json" -- sleep 30 </dev/null >/dev/null 2>&1) &
 	pid=$!
