@@ -37,9 +37,11 @@
 /* Where the new root is built: shadowing the host's /tmp is harmless in our own namespace. */
 #define NEWROOT "/tmp"
 #define DATA	SR_DATA_DIR /* the disk tmpfs, relative to NEWROOT, detached before pivot */
-/* The disk's files: one inode per this many bytes of its size (mount_data). */
-#define DISK_BYTES_PER_INODE 16384
-#define DISK_MIN_INODES	     4096
+/* The disk's files, as mke2fs sizes ext4: an inode per 4 KiB below 512 MiB, per 16 KiB above. */
+#define DISK_SMALL_BYTES	   (512ULL << 20)
+#define DISK_BYTES_PER_INODE_SMALL 4096
+#define DISK_BYTES_PER_INODE	   16384
+#define DISK_MIN_INODES		   4096
 
 static int sys_pivot_root(const char *new_root, const char *put_old)
 {
@@ -667,15 +669,16 @@ static int mount_data(const struct sr_plan *p, int *ret_fd, struct sr_error *err
 	    {"home", 0755},  {"shm", 01777}, {"workspace", 0755},
 	};
 	uint64_t size = p->config->disk_bytes;
-	uint64_t inodes = size / DISK_BYTES_PER_INODE;
+	uint64_t inodes =
+	    size / (size < DISK_SMALL_BYTES ? DISK_BYTES_PER_INODE_SMALL : DISK_BYTES_PER_INODE);
 	char opts[128];
 	int fd, r;
 
 	/*
 	 * size=0 is tmpfs for "no limit": disk = 0 means unlimited. Files are
 	 * bounded too, as on a real disk of that size: an empty file takes no
-	 * block but an inode, kernel memory no rlimit counts. One per 16 KiB,
-	 * mke2fs's ratio for ext4 (655,360 for 10G), and at least 4096.
+	 * block but an inode, kernel memory no rlimit counts. As many as mke2fs
+	 * gives ext4 (655,360 for 10G), and at least 4096.
 	 */
 	if (inodes < DISK_MIN_INODES)
 		inodes = DISK_MIN_INODES;
