@@ -220,6 +220,31 @@ static pid_t start_agent(struct sr_plan *p)
 }
 
 /*
+ * Every other process of the sandbox, killed and reaped here rather than
+ * by the kernel as PID 1 exits: that teardown reaps them with SIGCHLD
+ * ignored, so their CPU time never reached PID 1's rusage, all the
+ * supervisor has where no cgroup counts it. kill(-1) spares PID 1; it is
+ * repeated until nothing is left, for what was being forked meanwhile.
+ */
+static void end_all(void)
+{
+	for (;;) {
+		while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
+			;
+		if (kill(-1, SIGKILL) < 0 && errno == ESRCH)
+			break;
+		(void)waitpid(-1, NULL, __WALL);
+	}
+}
+
+/* The supervisor's timeout (protocol.h); from inside the sandbox si_pid is never 0. */
+static bool is_end_request(const siginfo_t *si)
+{
+	return si->si_signo == SR_END_SIGNAL && si->si_code == SI_QUEUE && si->si_pid == 0 &&
+	       si->si_value.sival_int == SR_END_VALUE;
+}
+
+/*
  * /proc/1/cmdline stays world-readable when PID 1 is non-dumpable (unlike
  * environ and mem): overwrite the argument area, which would otherwise
  * show the agent sandbox-run's whole command line -- host paths, --env
@@ -306,6 +331,10 @@ void sr_init_run(struct sr_plan *p)
 		sig = sigtimedwait(&all, &si, trimmed ? NULL : &wait);
 		if (sig < 0)
 			continue;
+		if (is_end_request(&si)) {
+			end_all();
+			_exit(0);
+		}
 		if (sig != SIGCHLD) {
 			/* To the agent's process group: as a terminal would, pipelines included. */
 			kill(-agent, sig);
@@ -328,8 +357,9 @@ void sr_init_run(struct sr_plan *p)
 
 	/*
 	 * The agent is gone: that is the end of the sandbox, as in
-	 * production. Whatever it left running dies with PID 1.
+	 * production. Whatever it left running dies now.
 	 */
+	end_all();
 	m = (struct sr_msg){.type = SR_MSG_EXIT, .status = status, .value = disk_used()};
 	(void)sr_msg_send(p->sock, &m);
 	_exit(0);

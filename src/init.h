@@ -2,8 +2,9 @@
 /*
  * PID 1 inside the sandbox: forks the agent, reaps every zombie, forwards
  * signals to the agent's process group, and reports the agent's exit to the
- * supervisor. Ends when the agent does (the kernel then kills the rest of
- * the PID namespace).
+ * supervisor. Ends when the agent does, killing and reaping the rest of
+ * the PID namespace first, or when the supervisor's timeout asks it to
+ * (protocol.h).
  */
 #pragma once
 

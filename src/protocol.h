@@ -31,7 +31,19 @@
 
 #include "log.h"
 
+#include <signal.h>
 #include <stdint.h>
+
+/*
+ * The timeout, from the supervisor to PID 1, the one request that is no
+ * message (PID 1 waits in sigwaitinfo(), not on the socket): SR_END_SIGNAL
+ * queued with sigqueue() and the value SR_END_VALUE, from outside the
+ * sandbox (si_pid 0), so nothing in it can send one. PID 1 kills every
+ * other process, reaps them, and exits without EXIT. Any other signal it
+ * passes to the agent.
+ */
+#define SR_END_SIGNAL SIGTERM
+#define SR_END_VALUE  0x53522d45 /* "SR-E" */
 
 enum sr_msg_type {
 	SR_MSG_GO = 1,

@@ -372,6 +372,35 @@ static void on_signal(struct run *run)
 	}
 }
 
+/*
+ * The whole sandbox ends: its cgroup is killed, and PID 1 asked to kill
+ * and reap every other process before it exits (protocol.h), so that
+ * their CPU time is counted where no cgroup counts it. Should PID 1 not
+ * be gone a second later, or the agent not be running yet, PID 1 is
+ * killed, and its namespace with it.
+ */
+#define END_GRACE_MS 1000
+
+static void on_timeout(struct run *run)
+{
+	const struct itimerspec grace = {
+	    .it_value = {.tv_sec = END_GRACE_MS / 1000, .tv_nsec = END_GRACE_MS % 1000 * 1000000L}};
+	uint64_t expirations;
+
+	(void)!read(run->timerfd, &expirations, sizeof(expirations));
+	/* Before the agent runs there is nothing to count, and PID 1 is not listening yet. */
+	if (run->timed_out || !run->exec_seen ||
+	    sigqueue(run->pid, SR_END_SIGNAL, (union sigval){.sival_int = SR_END_VALUE}) < 0 ||
+	    timerfd_settime(run->timerfd, 0, &grace, NULL) < 0) {
+		kill(run->pid, SIGKILL);
+		sr_closep(&run->timerfd);
+	}
+	if (!run->timed_out) {
+		run->timed_out = true;
+		sr_cgroup_kill(run->cgroup);
+	}
+}
+
 static void wait_sandbox(struct run *run)
 {
 	forward_early_signals(run);
@@ -394,14 +423,8 @@ static void wait_sandbox(struct run *run)
 		}
 		if (fds[1].revents)
 			on_message(run);
-		if (fds[2].revents & POLLIN) {
-			/* The whole sandbox: PID 1 dying kills every process in its namespace. */
-			run->timed_out = true;
-			sr_cgroup_kill(run->cgroup);
-			kill(run->pid, SIGKILL);
-			close(run->timerfd);
-			run->timerfd = -1;
-		}
+		if (fds[2].revents & POLLIN)
+			on_timeout(run);
 		if (fds[0].revents)
 			on_signal(run);
 		/*

@@ -59,6 +59,21 @@ sh /workspace/$marker.sh")
 	check "daemonized grandchildren died with the sandbox" not_running "$marker"
 }
 
+# CPU time counts every process of the sandbox, also those killed at its
+# end (the timeout, or left running by the agent): where no cgroup counts
+# it, PID 1 kills and reaps them itself before it exits.
+t_cpu_time_counted() {
+	local f="$SR_OUT/cpu-$SR_AS.json" ms
+	sr --net none --timeout 1 --result "$f" -- sh -c 'while :; do :; done'
+	ms=$(json_get "$f" user_ms)
+	check "a busy agent ended by the timeout: its CPU time is counted ($ms ms)" \
+		python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 500)' "$ms"
+	sr --net none --result "$f" -- sh -c 'sh -c "while :; do :; done" & sleep 1'
+	ms=$(json_get "$f" user_ms)
+	check "a busy process the agent left behind: its CPU time is counted ($ms ms)" \
+		python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 500)' "$ms"
+}
+
 t_kill_supervisor() {
 	local d
 	d=$(make_agent "kill-$SR_AS" "exec sh /workspace/kill-$SR_AS-marker.sh")
@@ -286,7 +301,7 @@ t_sigchld_ignored() {
 	assert_eq "started with SIGCHLD ignored: the agent's status, not a hang" 7 "$rc"
 }
 
-for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout \
+for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout t_cpu_time_counted \
 	t_kill_supervisor t_signal_forwarding t_signal_forwarding_rest t_terminal_ctrl_c t_closed_pipes t_result_record t_result_through_links \
 	t_result_link_planted_by_agent t_result_unsearchable_parent t_disk_limit t_sigchld_ignored
 done_testing
