@@ -114,6 +114,71 @@ t_control_characters() {
 	check "no escape, carriage return or bell byte" _fails grep -q $'[\e\r\a]' <<<"$errout"
 }
 
+# A decoder bug, played by a stand-in libarchive (found first through
+# LD_LIBRARY_PATH) whose next_header signals the worker's process group
+# and forges the worker's failure report. The caller's process group must
+# live on, and the report count only as text: status 125, one printable line.
+t_hostile_decoder() {
+	command -v cc >/dev/null || { skip "a hostile decoder" "no C compiler"; return; }
+	# Outside /tmp: PID 1 loads libarchive with its new root already over /tmp.
+	local stub
+	stub=$(mktemp -d /var/tmp/sr-stub.XXXXXX)
+	cat >"$stub/stub.c" <<'EOF'
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static int a;
+struct report { int code, status; char msg[1024]; };
+void *archive_read_new(void) { return &a; }
+int archive_read_free(void *x) { return 0; }
+#define ZERO(n) int n(void *x) { return 0; }
+ZERO(archive_read_support_filter_gzip) ZERO(archive_read_support_filter_bzip2)
+ZERO(archive_read_support_filter_xz) ZERO(archive_read_support_filter_zstd)
+ZERO(archive_read_support_format_tar) ZERO(archive_read_support_format_zip)
+int archive_read_open_fd(void *x, int fd, size_t n) { return 0; }
+int archive_read_next_header(void *x, void **e)
+{
+	struct report r = {-5, 256, "\x1b[2K\rsandbox-run: agent finished: all tests passed"};
+	struct stat st;
+	kill(0, SIGKILL);
+	for (int fd = 3; fd < 64; fd++)
+		if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+			(void)!write(fd, &r, sizeof(r));
+	return -30; /* ARCHIVE_FATAL */
+}
+int archive_read_data_block(void *x, const void **b, size_t *s, long long *o) { return 1; }
+const char *archive_error_string(void *x) { return "stub"; }
+#define NONE(n) const char *n(void *e) { return 0; }
+NONE(archive_entry_pathname) NONE(archive_entry_pathname_utf8) NONE(archive_entry_symlink)
+NONE(archive_entry_symlink_utf8) NONE(archive_entry_hardlink) NONE(archive_entry_hardlink_utf8)
+ZERO(archive_entry_filetype) ZERO(archive_entry_mode) ZERO(archive_entry_size_is_set)
+ZERO(archive_entry_mtime_is_set)
+long long archive_entry_size(void *e) { return 0; }
+long archive_entry_mtime(void *e) { return 0; }
+long archive_entry_mtime_nsec(void *e) { return 0; }
+EOF
+	if ! cc -shared -fPIC -o "$stub/libarchive.so.13" "$stub/stub.c" 2>"$stub/cc.err"; then
+		not_ok "a hostile decoder: build the stand-in libarchive: $(head -1 "$stub/cc.err")"
+		rm -rf "$stub"
+		return
+	fi
+	chmod -R a+rX "$stub"
+	local said
+	said=$(as_user setsid -w sh -c 'sleep 30 & s=$!
+LD_LIBRARY_PATH="$1" "$2" --net none "$3" 2>"$4"; echo "rc=$?"
+kill -0 $s && echo "the caller lives"; kill $s' _ "$stub" "$SR" "$A/big.tar.gz" \
+		"$SR_OUT/decoder-$SR_AS.err" </dev/null 2>&1)
+	errout=$(cat "$SR_OUT/decoder-$SR_AS.err")
+	assert_match "kill(0) from a decoder does not reach the caller's process group" \
+		"the caller lives" "$said"
+	assert_eq "a forged status is not the exit status: 125" "rc=125" "$(grep '^rc=' <<<"$said")"
+	assert_eq "its text is one line" 1 "$(error_lines | wc -l)"
+	assert_match "shown printable" "^sandbox-run: agent archive .*: \?\[2K\?sandbox-run: agent finished: all tests passed$" \
+		"$(error_lines)"
+	rm -rf "$stub"
+}
+
 t_unreadable_profile() {
 	local p="$SR_TMP/profile-$SR_AS.ini"
 	printf '[limits]\nmemory = 1G\n' >"$p"
@@ -132,5 +197,6 @@ t_unreadable_profile() {
 		"profile $child:2: inherit: profile $p: Permission denied" -p "$child" --net none -- true
 }
 
-for_each_user t_enospc t_truncated t_hostile t_control_characters t_unreadable_profile
+for_each_user t_enospc t_truncated t_hostile t_control_characters t_hostile_decoder \
+	t_unreadable_profile
 done_testing
