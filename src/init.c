@@ -333,6 +333,8 @@ void sr_init_run(struct sr_plan *p)
 			continue;
 		if (is_end_request(&si)) {
 			end_all();
+			m = (struct sr_msg){.type = SR_MSG_ENDED, .value = disk_used()};
+			(void)sr_msg_send(p->sock, &m);
 			_exit(0);
 		}
 		if (sig != SIGCHLD) {

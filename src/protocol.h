@@ -16,6 +16,9 @@
  *   starts pasta <------------------- TAP + fd (pasta only)
  *   waits, forwards signals, timeout
  *   <------------------------------- EXIT (agent's wait status, disk use)
+ *   or, at the timeout:
+ *   SR_END_SIGNAL (below) ------------> kills and reaps the rest
+ *   <------------------------------- ENDED (disk use)
  *   wait4(PID 1): rusage of the whole tree
  *
  * ERROR carries the errno, the exit status to use (125/126/127) and the
@@ -39,8 +42,8 @@
  * message (PID 1 waits in sigwaitinfo(), not on the socket): SR_END_SIGNAL
  * queued with sigqueue() and the value SR_END_VALUE, from outside the
  * sandbox (si_pid 0), so nothing in it can send one. PID 1 kills every
- * other process, reaps them, and exits without EXIT. Any other signal it
- * passes to the agent.
+ * other process, reaps them, sends ENDED (not EXIT: the agent did not end
+ * by itself) and exits. Any other signal it passes to the agent.
  */
 #define SR_END_SIGNAL SIGTERM
 #define SR_END_VALUE  0x53522d45 /* "SR-E" */
@@ -52,6 +55,7 @@ enum sr_msg_type {
 	SR_MSG_EXIT,
 	SR_MSG_WARNING,
 	SR_MSG_TAP,
+	SR_MSG_ENDED,
 	_SR_MSG_TYPE_MAX,
 };
 
@@ -60,7 +64,7 @@ struct sr_msg {
 	int32_t code;		     /* ERROR: negative errno */
 	int32_t status;		     /* ERROR: exit status; EXIT: the agent's wait status */
 	int32_t pid;		     /* EXEC: the agent's pid inside the sandbox */
-	int64_t value;		     /* EXIT: bytes used on the sandbox's disk, -1 unknown */
+	int64_t value;		     /* EXIT, ENDED: bytes used on the sandbox's disk, -1 unknown */
 	char text[SR_ERROR_MSG_MAX]; /* ERROR, WARNING: the message */
 };
 

@@ -65,7 +65,8 @@ struct run {
 	struct timespec start;
 	/* what happened */
 	bool exec_seen, exit_seen, timed_out, reaped;
-	int agent_status; /* wait status from EXIT */
+	bool oom_elsewhere; /* the OOM killer took a process other than the agent */
+	int agent_status;   /* wait status from EXIT */
 	int64_t disk_used;
 	struct sr_error child_err;
 	struct rusage ru;
@@ -309,6 +310,9 @@ static void on_message(struct run *run)
 		run->agent_status = m.status;
 		run->disk_used = m.value;
 		break;
+	case SR_MSG_ENDED:
+		run->disk_used = m.value;
+		break;
 	default:
 		break;
 	}
@@ -373,11 +377,11 @@ static void on_signal(struct run *run)
 }
 
 /*
- * The whole sandbox ends: its cgroup is killed, and PID 1 asked to kill
- * and reap every other process before it exits (protocol.h), so that
- * their CPU time is counted where no cgroup counts it. Should PID 1 not
- * be gone a second later, or the agent not be running yet, PID 1 is
- * killed, and its namespace with it.
+ * The whole sandbox ends. PID 1 is asked to kill and reap every other
+ * process, report the disk use and exit (protocol.h), so that their CPU
+ * time is counted where no cgroup counts it. Should it not be gone a
+ * second later, or the agent not be running yet (PID 1 is not listening),
+ * the cgroup and PID 1 are killed, and PID 1's namespace with it.
  */
 #define END_GRACE_MS 1000
 
@@ -388,17 +392,17 @@ static void on_timeout(struct run *run)
 	uint64_t expirations;
 
 	(void)!read(run->timerfd, &expirations, sizeof(expirations));
-	/* Before the agent runs there is nothing to count, and PID 1 is not listening yet. */
-	if (run->timed_out || !run->exec_seen ||
-	    sigqueue(run->pid, SR_END_SIGNAL, (union sigval){.sival_int = SR_END_VALUE}) < 0 ||
-	    timerfd_settime(run->timerfd, 0, &grace, NULL) < 0) {
-		kill(run->pid, SIGKILL);
-		sr_closep(&run->timerfd);
-	}
 	if (!run->timed_out) {
 		run->timed_out = true;
-		sr_cgroup_kill(run->cgroup);
+		if (run->exec_seen &&
+		    sigqueue(run->pid, SR_END_SIGNAL, (union sigval){.sival_int = SR_END_VALUE}) ==
+			0 &&
+		    timerfd_settime(run->timerfd, 0, &grace, NULL) == 0)
+			return;
 	}
+	sr_cgroup_kill(run->cgroup);
+	kill(run->pid, SIGKILL);
+	sr_closep(&run->timerfd);
 }
 
 static void wait_sandbox(struct run *run)
@@ -483,6 +487,8 @@ static void fill_result(struct run *run, struct sr_result *r, struct sr_error *e
 	/* The kernel's OOM killer sends SIGKILL; the cgroup counted the kill. */
 	if (cs.oom_killed && r->status == SR_STATUS_SIGNALED && r->signal == SIGKILL)
 		r->status = SR_STATUS_OOM;
+	/* Another process's: the agent's status stands, and log_end() says so. */
+	run->oom_elsewhere = cs.oom_killed && r->status != SR_STATUS_OOM;
 }
 
 static void run_cleanup(struct run *run)
@@ -574,8 +580,9 @@ static void log_start(const struct run *run, const struct sr_result *r)
 }
 
 /* How it ended: a limit that ended it is said (not with -q); the rest with -v. */
-static void log_end(const struct sr_config *c, const struct sr_result *r)
+static void log_end(const struct run *run, const struct sr_result *r)
 {
+	const struct sr_config *c = run->config;
 	char disk[SR_UNITS_BUF_MAX] = "unknown", peak[SR_UNITS_BUF_MAX] = "unknown";
 	char limit[SR_UNITS_BUF_MAX];
 
@@ -585,6 +592,11 @@ static void log_end(const struct sr_config *c, const struct sr_result *r)
 	} else if (r->status == SR_STATUS_OOM) {
 		sr_format_size(c->memory_bytes, limit, sizeof(limit));
 		sr_warn("out of memory: the agent was killed at the %s memory limit", limit);
+	} else if (run->oom_elsewhere) {
+		sr_format_size(c->memory_bytes, limit, sizeof(limit));
+		sr_warn("out of memory: a process of the sandbox other than the agent was killed "
+			"at the %s memory limit",
+			limit);
 	}
 	if (sr_log_get_level() < SR_LOG_INFO)
 		return;
@@ -662,7 +674,7 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 	}
 	wait_sandbox(&run);
 	fill_result(&run, r, err);
-	log_end(c, r);
+	log_end(&run, r);
 	run_cleanup(&run);
 	return r->status == SR_STATUS_ERROR ? (err->code ? err->code : -EPROTO) : 0;
 }

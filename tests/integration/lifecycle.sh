@@ -64,10 +64,12 @@ sh /workspace/$marker.sh")
 # it, PID 1 kills and reaps them itself before it exits.
 t_cpu_time_counted() {
 	local f="$SR_OUT/cpu-$SR_AS.json" ms
-	sr --net none --timeout 1 --result "$f" -- sh -c 'while :; do :; done'
+	sr --net none --timeout 1 --result "$f" -- sh -c 'head -c 1048576 /dev/zero >/tmp/f
+while :; do :; done'
 	ms=$(json_get "$f" user_ms)
 	check "a busy agent ended by the timeout: its CPU time is counted ($ms ms)" \
 		python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 500)' "$ms"
+	assert_eq "and the disk use at the timeout" 1048576 "$(json_get "$f" disk_used_bytes)"
 	sr --net none --result "$f" -- sh -c 'sh -c "while :; do :; done" & sleep 1'
 	ms=$(json_get "$f" user_ms)
 	check "a busy process the agent left behind: its CPU time is counted ($ms ms)" \

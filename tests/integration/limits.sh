@@ -103,6 +103,13 @@ case_oom() {
 	else
 		assert_eq "memory hog: exit 137" 137 "$rc"
 		assert_eq "memory hog: status oom" oom "$(res status)"
+		# Another process's OOM kill: the agent's own status, and a warning.
+		sr_res --memory 128M -- sh -c 'python3 -c "x = b\"x\" * (512 << 20)"; echo lived'
+		assert_eq "a child's OOM kill: the agent's status stands" "0 exited lived" \
+			"$rc $(res status) $out"
+		assert_match "and a warning says so" \
+			"^sandbox-run: warning: out of memory: a process of the sandbox other than the agent was killed at the 128M memory limit$" \
+			"$(grep 'out of memory' <<<"$errout")"
 	fi
 	assert_no_match "memory hog: never got its memory" survived "$out"
 	check "memory hog: the host is unaffected" python3 -c 'x = b"x" * (64 << 20)'
