@@ -14,6 +14,7 @@
 #include "net.h"
 #include "protocol.h"
 #include "sandbox.h"
+#include "tty.h"
 #include "units.h"
 #include "userns.h"
 #include "util.h"
@@ -71,6 +72,7 @@ struct run {
 	struct sr_error child_err;
 	struct rusage ru;
 	int init_status;
+	struct sr_tty_state tty; /* the caller's terminal, before the run */
 };
 
 static double ms_since(const struct timespec *t0)
@@ -499,6 +501,7 @@ static void run_cleanup(struct run *run)
 	}
 	/* After PID 1 is reaped: its namespace's tasks are gone, the cgroup can go. */
 	sr_cgroup_free(run->cgroup);
+	sr_tty_restore(&run->tty);
 	sr_net_free(run->net);
 	sr_closep(&run->sock);
 	sr_closep(&run->sigfd);
@@ -653,6 +656,7 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 	int e;
 
 	clock_gettime(CLOCK_MONOTONIC, &run.start);
+	sr_tty_save(&run.tty);
 	run.plan.agent_fd = -1;
 	run.plan.workspace_tree = -1;
 	run.plan.sources.workspace = -1;

@@ -183,6 +183,46 @@ print("saw", len(r.recv(64)), "done", flush=True)' 2>&1)
 	assert_match "one ^C on the terminal reaches the agent once" "saw 1 done" "$said"
 }
 
+# The agent's changes to the caller's terminal do not outlive the run:
+# settings (no echo), flags of the shared file description (O_NONBLOCK,
+# which breaks the shell's next read), exclusive mode.
+t_terminal_restored() {
+	cat >"$SR_TMP/pty-run.py" <<'EOF'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+buf = b""
+end = time.time() + 30
+while time.time() < end:
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        buf += data
+os.waitpid(pid, 0)
+print(buf.decode(errors="replace").strip().splitlines()[-1])
+EOF
+	local said
+	said=$(as_user python3 "$SR_TMP/pty-run.py" sh -c '"$0" -q --net none -- python3 -c "
+import fcntl, os, termios
+fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_NONBLOCK)
+t = termios.tcgetattr(0)
+t[3] &= ~termios.ECHO
+termios.tcsetattr(0, termios.TCSANOW, t)
+fcntl.ioctl(0, termios.TIOCEXCL)
+"; python3 -c "
+import fcntl, os, struct, termios
+excl = struct.unpack(\"i\", fcntl.ioctl(0, 0x80045440, bytes(4)))[0]  # TIOCGEXCL
+print(\"nonblock\", bool(fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK),
+      \"echo\", bool(termios.tcgetattr(0)[3] & termios.ECHO), \"exclusive\", excl)"' "$SR" 2>&1)
+	assert_eq "the agent's changes to the caller's terminal are undone" \
+		"nonblock False echo True exclusive 0" "$said"
+}
+
 # cgroup_left RECORD: the run's cgroup directories still on the host.
 cgroup_left() {
 	find /sys/fs/cgroup -name "sandbox-run-$(json_get "$1" sandbox_id)" 2>/dev/null
@@ -304,6 +344,6 @@ t_sigchld_ignored() {
 }
 
 for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout t_cpu_time_counted \
-	t_kill_supervisor t_signal_forwarding t_signal_forwarding_rest t_terminal_ctrl_c t_closed_pipes t_result_record t_result_through_links \
+	t_kill_supervisor t_signal_forwarding t_signal_forwarding_rest t_terminal_ctrl_c t_terminal_restored t_closed_pipes t_result_record t_result_through_links \
 	t_result_link_planted_by_agent t_result_unsearchable_parent t_disk_limit t_sigchld_ignored
 done_testing

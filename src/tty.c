@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#include "tty.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+void sr_tty_save(struct sr_tty_state *s)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		int excl = 0;
+
+		s->fd[fd].saved = false;
+		if (!isatty(fd) || tcgetattr(fd, &s->fd[fd].tio) < 0)
+			continue;
+		s->fd[fd].flags = fcntl(fd, F_GETFL);
+		if (s->fd[fd].flags < 0)
+			continue;
+#ifdef TIOCGEXCL
+		(void)ioctl(fd, TIOCGEXCL, &excl);
+#endif
+		s->fd[fd].exclusive = excl != 0;
+		s->fd[fd].saved = true;
+	}
+}
+
+void sr_tty_restore(const struct sr_tty_state *s)
+{
+	sigset_t ttou, old;
+
+	/* Put in the background meanwhile, we would be stopped by tcsetattr(): blocked, it may. */
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	for (int fd = 0; fd < 3; fd++) {
+		if (!s->fd[fd].saved)
+			continue;
+		(void)tcsetattr(fd, TCSANOW, &s->fd[fd].tio);
+		(void)fcntl(fd, F_SETFL, s->fd[fd].flags);
+		if (!s->fd[fd].exclusive)
+			(void)ioctl(fd, TIOCNXCL);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
