@@ -67,7 +67,7 @@ static int rl_attach(struct sr_cgroup *cg, pid_t pid, struct sr_error *err)
 	return 0;
 }
 
-/* No cgroup to sweep: killing PID 1 ends its PID namespace, and every task in it. */
+/* No cgroup to sweep: PID 1 ends the sandbox itself, or killing it ends its PID namespace. */
 static int rl_kill(struct sr_cgroup *cg)
 {
 	return 0;

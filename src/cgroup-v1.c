@@ -160,9 +160,10 @@ static int v1_attach(struct sr_cgroup *cg, pid_t pid, struct sr_error *err)
 }
 
 /*
- * v1 has no cgroup.kill. The supervisor also kills PID 1, which takes the
- * whole PID namespace with it; this sweep catches tasks of the sandbox that
- * are somehow outside it. Repeated because a task may fork while we read.
+ * v1 has no cgroup.kill. Used when PID 1 did not end the sandbox itself:
+ * the supervisor also kills PID 1, which takes the whole PID namespace
+ * with it; this sweep catches tasks of the sandbox that are somehow
+ * outside it. Repeated because a task may fork while we read.
  */
 static int v1_kill(struct sr_cgroup *cg)
 {

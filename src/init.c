@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <malloc.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/statfs.h>
@@ -237,11 +238,14 @@ static void end_all(void)
 	}
 }
 
-/* The supervisor's timeout (protocol.h); from inside the sandbox si_pid is never 0. */
-static bool is_end_request(const siginfo_t *si)
+/* The supervisor's END (protocol.h), if it has come: read whenever PID 1 wakes. */
+static bool end_requested(int sock)
 {
-	return si->si_signo == SR_END_SIGNAL && si->si_code == SI_QUEUE && si->si_pid == 0 &&
-	       si->si_value.sival_int == SR_END_VALUE;
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+	struct sr_msg m;
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) &&
+	       sr_msg_recv(sock, &m, NULL) == 1 && m.type == SR_MSG_END;
 }
 
 /*
@@ -331,7 +335,7 @@ void sr_init_run(struct sr_plan *p)
 		sig = sigtimedwait(&all, &si, trimmed ? NULL : &wait);
 		if (sig < 0)
 			continue;
-		if (is_end_request(&si)) {
+		if (end_requested(p->sock)) {
 			end_all();
 			m = (struct sr_msg){.type = SR_MSG_ENDED, .value = disk_used()};
 			(void)sr_msg_send(p->sock, &m);

@@ -17,7 +17,7 @@
  *   waits, forwards signals, timeout
  *   <------------------------------- EXIT (agent's wait status, disk use)
  *   or, at the timeout:
- *   SR_END_SIGNAL (below) ------------> kills and reaps the rest
+ *   END, then SIGCHLD to wake it -----> kills and reaps the rest
  *   <------------------------------- ENDED (disk use)
  *   wait4(PID 1): rusage of the whole tree
  *
@@ -34,19 +34,17 @@
 
 #include "log.h"
 
-#include <signal.h>
 #include <stdint.h>
 
 /*
- * The timeout, from the supervisor to PID 1, the one request that is no
- * message (PID 1 waits in sigwaitinfo(), not on the socket): SR_END_SIGNAL
- * queued with sigqueue() and the value SR_END_VALUE, from outside the
- * sandbox (si_pid 0), so nothing in it can send one. PID 1 kills every
- * other process, reaps them, sends ENDED (not EXIT: the agent did not end
- * by itself) and exits. Any other signal it passes to the agent.
+ * END is the one message after GO to PID 1, which waits for signals, not
+ * on the socket: the supervisor sends it, then a SIGCHLD, and PID 1 looks
+ * for it whenever it wakes. It comes on the socket, which nothing in the
+ * sandbox can reach, not as a signal: the agent can queue any siginfo to
+ * PID 1 (rt_sigqueueinfo), and a standard signal already pending is lost.
+ * PID 1 kills every other process, reaps them, sends ENDED (not EXIT: the
+ * agent did not end by itself) and exits.
  */
-#define SR_END_SIGNAL SIGTERM
-#define SR_END_VALUE  0x53522d45 /* "SR-E" */
 
 enum sr_msg_type {
 	SR_MSG_GO = 1,
@@ -56,6 +54,7 @@ enum sr_msg_type {
 	SR_MSG_WARNING,
 	SR_MSG_TAP,
 	SR_MSG_ENDED,
+	SR_MSG_END,
 	_SR_MSG_TYPE_MAX,
 };
 

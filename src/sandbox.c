@@ -192,7 +192,9 @@ void sr_sandbox_child(struct sr_plan *p)
 	struct sr_msg m;
 	int r;
 
-	if (die_with_supervisor(p->sock) < 0)
+	/* Out of the caller's process group first: what is sent to it is the supervisor's to
+	 * forward. */
+	if (setpgid(0, 0) < 0 || die_with_supervisor(p->sock) < 0)
 		_exit(125);
 	if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		_exit(125);

@@ -57,12 +57,11 @@ struct run {
 	struct sr_plan plan;
 	struct sr_net *net;
 	struct sr_cgroup *cgroup;
-	int clone_fd;	  /* the sandbox's cgroup for CLONE_INTO_CGROUP (owned by cgroup), or -1 */
-	int sock;	  /* our end of the protocol socket */
-	int sigfd;	  /* SIGCHLD and the forwarded signals */
-	sigset_t pending; /* forwarded signals that came before PID 1 existed */
-	int timerfd;	  /* the timeout, -1 for none */
-	pid_t pid;	  /* PID 1 of the sandbox, as we see it */
+	int clone_fd; /* the sandbox's cgroup for CLONE_INTO_CGROUP (owned by cgroup), or -1 */
+	int sock;     /* our end of the protocol socket */
+	int sigfd;    /* SIGCHLD and the forwarded signals */
+	int timerfd;  /* the timeout, -1 for none */
+	pid_t pid;    /* PID 1 of the sandbox, as we see it */
 	struct timespec start;
 	/* what happened */
 	bool exec_seen, exit_seen, timed_out, reaped;
@@ -173,7 +172,6 @@ static int setup_signals(struct run *run, struct sr_error *err)
 	/* Blocked before clone3, so no SIGCHLD can be lost in between. */
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return sr_error_errno(err, sr_negerrno(), "block signals");
-	sigemptyset(&run->pending);
 	run->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (run->sigfd < 0)
 		return sr_error_errno(err, sr_negerrno(), "signalfd");
@@ -241,6 +239,12 @@ static int clone_sandbox(struct run *run, struct sr_error *err)
 	}
 	if (pid == 0)
 		sr_sandbox_child(&run->plan);
+	/*
+	 * PID 1 in a process group of its own (it does the same itself, for
+	 * whichever of us comes first): a terminal's ^C or a kill of our group
+	 * reaches only us, and we forward it once.
+	 */
+	(void)setpgid((pid_t)pid, (pid_t)pid);
 	close(sv[1]);
 	run->plan.sock = -1;
 	run->pid = (pid_t)pid;
@@ -320,46 +324,6 @@ static void on_message(struct run *run)
 	}
 }
 
-/*
- * Whether to pass a signal on to PID 1. Not what a terminal sent (^C, ^\,
- * a resize, a hang-up): that goes to the foreground process group, PID 1
- * included, which passes it on itself; forwarded too, the agent would see
- * one ^C twice. But a hang-up sent to us as the session's leader is ours
- * alone. What came before PID 1 existed is forward_early_signals()'s.
- */
-static bool to_forward(const struct signalfd_siginfo *si)
-{
-	int sig = (int)si->ssi_signo;
-
-	if (si->ssi_code != SI_KERNEL)
-		return true;
-	if (sig == SIGHUP)
-		return getsid(0) == getpid();
-	return sig != SIGINT && sig != SIGQUIT && sig != SIGWINCH;
-}
-
-/*
- * Signals that came while prepare() ran, before PID 1 existed: kept, and
- * forwarded once it does (on_signal), whoever sent them.
- */
-static int take_early_signals(struct run *run)
-{
-	struct signalfd_siginfo si;
-
-	while (read(run->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		if (si.ssi_signo != SIGCHLD)
-			sigaddset(&run->pending, (int)si.ssi_signo);
-	return 0;
-}
-
-static void forward_early_signals(struct run *run)
-{
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sigismember(&run->pending, sig) == 1)
-			kill(run->pid, sig);
-	sigemptyset(&run->pending);
-}
-
 static void on_signal(struct run *run)
 {
 	struct signalfd_siginfo si;
@@ -367,7 +331,7 @@ static void on_signal(struct run *run)
 	while (read(run->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo != SIGCHLD) {
 			/* Once reaped, the pid may be another process's already. */
-			if (!run->reaped && to_forward(&si))
+			if (!run->reaped)
 				kill(run->pid, (int)si.ssi_signo);
 			continue;
 		}
@@ -391,14 +355,14 @@ static void on_timeout(struct run *run)
 {
 	const struct itimerspec grace = {
 	    .it_value = {.tv_sec = END_GRACE_MS / 1000, .tv_nsec = END_GRACE_MS % 1000 * 1000000L}};
+	const struct sr_msg end = {.type = SR_MSG_END};
 	uint64_t expirations;
 
 	(void)!read(run->timerfd, &expirations, sizeof(expirations));
 	if (!run->timed_out) {
 		run->timed_out = true;
-		if (run->exec_seen &&
-		    sigqueue(run->pid, SR_END_SIGNAL, (union sigval){.sival_int = SR_END_VALUE}) ==
-			0 &&
+		if (run->exec_seen && sr_msg_send(run->sock, &end) == 0 &&
+		    kill(run->pid, SIGCHLD) == 0 &&
 		    timerfd_settime(run->timerfd, 0, &grace, NULL) == 0)
 			return;
 	}
@@ -409,7 +373,6 @@ static void on_timeout(struct run *run)
 
 static void wait_sandbox(struct run *run)
 {
-	forward_early_signals(run);
 	while (!run->reaped) {
 		struct pollfd fds[4] = {
 		    {.fd = run->sigfd, .events = POLLIN},
@@ -666,9 +629,8 @@ int sr_supervisor_run(const struct sr_config *c, struct sr_result *r, struct sr_
 
 	/* Signals first: one that came while prepare() makes the cgroup would leave it behind. */
 	if ((e = sr_fault_validate(err)) < 0 || (e = setup_signals(&run, err)) < 0 ||
-	    (e = prepare(&run, r, err)) < 0 || (e = take_early_signals(&run)) < 0 ||
-	    (e = clone_sandbox(&run, err)) < 0 || (e = start_timer(&run, err)) < 0 ||
-	    (e = parent_steps(&run, err)) < 0) {
+	    (e = prepare(&run, r, err)) < 0 || (e = clone_sandbox(&run, err)) < 0 ||
+	    (e = start_timer(&run, err)) < 0 || (e = parent_steps(&run, err)) < 0) {
 		r->status = SR_STATUS_ERROR;
 		r->exit_code = err->status ? err->status : 125;
 		snprintf(r->error, sizeof(r->error), "%s", err->msg);

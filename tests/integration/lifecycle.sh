@@ -59,9 +59,10 @@ sh /workspace/$marker.sh")
 	check "daemonized grandchildren died with the sandbox" not_running "$marker"
 }
 
-# CPU time counts every process of the sandbox, also those killed at its
-# end (the timeout, or left running by the agent): where no cgroup counts
-# it, PID 1 kills and reaps them itself before it exits.
+# CPU time counts the processes killed at the sandbox's end (the timeout,
+# or left running by the agent): where no cgroup counts it, PID 1 kills and
+# reaps them itself before it exits. (Children of an agent that ignores
+# SIGCHLD are reaped uncounted, as rusage has it.)
 t_cpu_time_counted() {
 	local f="$SR_OUT/cpu-$SR_AS.json" ms
 	sr --net none --timeout 1 --result "$f" -- sh -c 'head -c 1048576 /dev/zero >/tmp/f
@@ -223,6 +224,47 @@ print(\"nonblock\", bool(fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK),
 		"nonblock False echo True exclusive 0" "$said"
 }
 
+# A signal sent to sandbox-run's whole process group (kill -INT -- -PGID,
+# timeout(1) with a group) reaches the agent once: PID 1 is not in it.
+t_group_signal() {
+	local pid said
+	(as_user_exec setsid "$SR" -q --net none -- python3 -c 'import signal, socket, time
+r, w = socket.socketpair()
+w.setblocking(False)
+r.setblocking(False)
+signal.signal(signal.SIGINT, lambda s, f: None)
+signal.set_wakeup_fd(w.fileno())
+print("ready", flush=True)
+time.sleep(1.5)
+print("saw", len(r.recv(64)), "done", flush=True)' </dev/null >"$SR_TMP/group-$SR_AS.out" 2>&1) &
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	until_ok 10 grep -q ready "$SR_TMP/group-$SR_AS.out"
+	kill -INT -- "-$pid"
+	wait "$pid"
+	said=$(tail -n 1 "$SR_TMP/group-$SR_AS.out")
+	assert_eq "a SIGINT to sandbox-run's process group reaches the agent once" "saw 1 done" "$said"
+}
+
+# The timeout's request to PID 1 comes on the protocol socket: a signal the
+# agent queues to PID 1, whatever its siginfo, is only ever forwarded.
+t_end_request_unforgeable() {
+	if [ "$(uname -m)" != x86_64 ]; then
+		skip "the agent cannot end its sandbox by a forged signal" "rt_sigqueueinfo's number is x86_64's here"
+		return
+	fi
+	sr --net none --result "$SR_OUT/forged-$SR_AS.json" -- python3 -c 'import ctypes, signal, struct, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+info = ctypes.create_string_buffer(128)
+struct.pack_into("iii", info, 0, signal.SIGTERM, 0, -1)  # SI_QUEUE
+struct.pack_into("iIq", info, 16, 0, 0, 0x53522D45)    # si_pid 0, and a value
+ctypes.CDLL(None, use_errno=True).syscall(129, 1, signal.SIGTERM, info)  # rt_sigqueueinfo
+time.sleep(0.5)
+print("alive")'
+	assert_eq "a signal queued to PID 1 with any siginfo does not end the sandbox" "0 exited alive" \
+		"$rc $(json_get "$SR_OUT/forged-$SR_AS.json" status) $out"
+}
+
 # cgroup_left RECORD: the run's cgroup directories still on the host.
 cgroup_left() {
 	find /sys/fs/cgroup -name "sandbox-run-$(json_get "$1" sandbox_id)" 2>/dev/null
@@ -344,6 +386,7 @@ t_sigchld_ignored() {
 }
 
 for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout t_cpu_time_counted \
-	t_kill_supervisor t_signal_forwarding t_signal_forwarding_rest t_terminal_ctrl_c t_terminal_restored t_closed_pipes t_result_record t_result_through_links \
+	t_kill_supervisor t_signal_forwarding t_signal_forwarding_rest t_terminal_ctrl_c t_group_signal t_end_request_unforgeable t_terminal_restored \
+	t_closed_pipes t_result_record t_result_through_links \
 	t_result_link_planted_by_agent t_result_unsearchable_parent t_disk_limit t_sigchld_ignored
 done_testing
