@@ -336,6 +336,13 @@ void sr_init_run(struct sr_plan *p)
 		if (sig < 0)
 			continue;
 		if (end_requested(p->sock)) {
+			int st;
+
+			/* Ended at the deadline by itself: its own status stands. */
+			if (waitpid(agent, &st, WNOHANG) == agent) {
+				status = st;
+				break;
+			}
 			end_all();
 			m = (struct sr_msg){.type = SR_MSG_ENDED, .value = disk_used()};
 			(void)sr_msg_send(p->sock, &m);

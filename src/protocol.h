@@ -28,7 +28,8 @@
  * (SCM_RIGHTS): the sandbox's tap device, made and configured inside, for
  * the egress helper that is handed its tap (net.h). No other message
  * carries one, and an fd that comes with any other is closed unread. EOF
- * without EXIT means PID 1 died (killed, or sandbox-run's own timeout).
+ * without EXIT or ENDED means PID 1 died (killed, or after the timeout's
+ * grace).
  */
 #pragma once
 

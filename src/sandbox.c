@@ -190,11 +190,20 @@ void sr_sandbox_child(struct sr_plan *p)
 	int keep[] = {p->sock, p->agent_fd, p->workspace_tree, sr_net_child_fd(p->net)};
 	struct sr_error err = {0};
 	struct sr_msg m;
+	sigset_t ttou;
 	int r;
 
-	/* Out of the caller's process group first: what is sent to it is the supervisor's to
-	 * forward. */
-	if (setpgid(0, 0) < 0 || die_with_supervisor(p->sock) < 0)
+	/*
+	 * Out of the caller's process group first: what is sent to it is the
+	 * supervisor's to forward. In a background group, a write to the
+	 * terminal under `stty tostop` raises SIGTTOU, which the kernel drops
+	 * for a namespace's init and restarts the write for ever: blocked,
+	 * the write goes through (a sanitizer's report, a test build's line).
+	 */
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	if (setpgid(0, 0) < 0 || sigprocmask(SIG_BLOCK, &ttou, NULL) < 0 ||
+	    die_with_supervisor(p->sock) < 0)
 		_exit(125);
 	if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		_exit(125);

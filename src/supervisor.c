@@ -37,15 +37,17 @@ extern char **environ;
 
 /*
  * Signals passed on to the agent (through PID 1, to its process group):
- * SIGWINCH, and every signal that would otherwise end sandbox-run and
- * leave the sandbox's cgroup and record undone. Not those the kernel
- * raises for a fault of our own (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP,
- * SIGSYS), SIGABRT, nor SIGPIPE, which main() blocks: only our own writes
- * raise it. The real-time signals are added in setup_signals().
+ * SIGWINCH, job control (PID 1 has a process group of its own, so a
+ * terminal's ^Z, fg and bg reach only us), and every signal that would
+ * otherwise end sandbox-run and leave the sandbox's cgroup and record
+ * undone. Not those the kernel raises for a fault of our own (SIGSEGV,
+ * SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS), SIGABRT, nor SIGPIPE, which
+ * main() blocks: only our own writes raise it. The real-time signals are
+ * added in setup_signals().
  */
 static const int forwarded[] = {
-    SIGHUP,    SIGINT,	SIGQUIT,   SIGUSR1, SIGUSR2, SIGALRM, SIGTERM,
-    SIGXCPU,   SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR,  SIGWINCH,
+    SIGHUP,    SIGINT,	SIGQUIT, SIGUSR1, SIGUSR2,  SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ,
+    SIGVTALRM, SIGPROF, SIGIO,	 SIGPWR,  SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT,
 #ifdef SIGSTKFLT
     SIGSTKFLT,
 #endif
@@ -324,15 +326,35 @@ static void on_message(struct run *run)
 	}
 }
 
+/*
+ * A stop signal, once passed on: we stop too, as its default action would
+ * have stopped us, so that the shell sees its job stopped. Raised while
+ * blocked, it is taken when unblocked; SIGCONT resumes us there.
+ */
+static void stop_as(int sig)
+{
+	sigset_t one;
+
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	raise(sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	sigprocmask(SIG_BLOCK, &one, NULL);
+}
+
 static void on_signal(struct run *run)
 {
 	struct signalfd_siginfo si;
 
 	while (read(run->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo != SIGCHLD) {
+		int sig = (int)si.ssi_signo;
+
+		if (sig != SIGCHLD) {
 			/* Once reaped, the pid may be another process's already. */
 			if (!run->reaped)
-				kill(run->pid, (int)si.ssi_signo);
+				kill(run->pid, sig);
+			if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+				stop_as(sig);
 			continue;
 		}
 		/* Only our own child: the network helper is reaped on its pidfd. */

@@ -29,15 +29,25 @@ void sr_tty_restore(const struct sr_tty_state *s)
 {
 	sigset_t ttou, old;
 
-	/* Put in the background meanwhile, we would be stopped by tcsetattr(): blocked, it may. */
+	/* Where we are not in the foreground, tcsetattr() would stop us: blocked, it cannot. */
 	sigemptyset(&ttou);
 	sigaddset(&ttou, SIGTTOU);
 	sigprocmask(SIG_BLOCK, &ttou, &old);
 	for (int fd = 0; fd < 3; fd++) {
+		pid_t fg;
+
 		if (!s->fd[fd].saved)
 			continue;
-		(void)tcsetattr(fd, TCSANOW, &s->fd[fd].tio);
 		(void)fcntl(fd, F_SETFL, s->fd[fd].flags);
+		/*
+		 * Put in the background meanwhile, the terminal is another job's
+		 * now: its settings are that job's (an editor's raw mode), not
+		 * ours to overwrite.
+		 */
+		fg = tcgetpgrp(fd);
+		if (fg >= 0 && fg != getpgrp())
+			continue;
+		(void)tcsetattr(fd, TCSANOW, &s->fd[fd].tio);
 		if (!s->fd[fd].exclusive)
 			(void)ioctl(fd, TIOCNXCL);
 	}

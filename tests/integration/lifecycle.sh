@@ -145,8 +145,8 @@ while :; do sleep 0.05; done')
 		"$(json_get "$SR_OUT/sigrt-$SR_AS.json" status) $(json_get "$SR_OUT/sigrt-$SR_AS.json" signal)"
 }
 
-# A terminal's ^C reaches sandbox-run's process group, PID 1 included:
-# the agent must see it once, not once from each.
+# A terminal's ^C reaches sandbox-run's process group (which PID 1 left):
+# the agent must see it once.
 t_terminal_ctrl_c() {
 	cat >"$SR_TMP/pty-ctrl-c.py" <<'EOF'
 import os, pty, select, sys, time
@@ -222,6 +222,11 @@ print(\"nonblock\", bool(fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK),
       \"echo\", bool(termios.tcgetattr(0)[3] & termios.ECHO), \"exclusive\", excl)"' "$SR" 2>&1)
 	assert_eq "the agent's changes to the caller's terminal are undone" \
 		"nonblock False echo True exclusive 0" "$said"
+	# A run in the background: the foreground job's settings are its own.
+	said=$(as_user python3 "$SR_TMP/pty-run.py" bash --norc -c 'set -m
+"$0" -q --net none -- sleep 1 & sleep 0.3; stty -echo; wait
+stty -a | tr " " "\n" | grep -x -- "-\?echo"' "$SR" 2>&1)
+	assert_eq "a run that ends in the background leaves the terminal's settings alone" -echo "$said"
 }
 
 # A signal sent to sandbox-run's whole process group (kill -INT -- -PGID,
@@ -263,6 +268,26 @@ time.sleep(0.5)
 print("alive")'
 	assert_eq "a signal queued to PID 1 with any siginfo does not end the sandbox" "0 exited alive" \
 		"$rc $(json_get "$SR_OUT/forged-$SR_AS.json" status) $out"
+}
+
+# Job control: PID 1 has a process group of its own, so a terminal's ^Z
+# and the shell's fg reach the agent only through sandbox-run.
+t_job_control() {
+	local pid
+	(as_user_exec "$SR" -q --net none -- python3 -c 'import signal, sys, time
+for s in (signal.SIGTSTP, signal.SIGCONT):
+    signal.signal(s, lambda n, f: print("got", signal.Signals(n).name, flush=True))
+print("ready", flush=True)
+time.sleep(2)' </dev/null >"$SR_TMP/jobs-$SR_AS.out" 2>&1) &
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	until_ok 10 grep -q ready "$SR_TMP/jobs-$SR_AS.out"
+	kill -TSTP "$pid"
+	until_ok 5 grep -q "got SIGTSTP" "$SR_TMP/jobs-$SR_AS.out"
+	kill -CONT "$pid"
+	wait "$pid"
+	assert_eq "SIGTSTP and SIGCONT to sandbox-run reach the agent" "got SIGTSTP got SIGCONT" \
+		"$(grep '^got' "$SR_TMP/jobs-$SR_AS.out" | tr '\n' ' ' | sed 's/ $//')"
 }
 
 # cgroup_left RECORD: the run's cgroup directories still on the host.
@@ -386,7 +411,7 @@ t_sigchld_ignored() {
 }
 
 for_each_user t_prompt_response t_node_python_agents t_exit_status t_exec_errors t_timeout t_cpu_time_counted \
-	t_kill_supervisor t_signal_forwarding t_signal_forwarding_rest t_terminal_ctrl_c t_group_signal t_end_request_unforgeable t_terminal_restored \
+	t_kill_supervisor t_signal_forwarding t_signal_forwarding_rest t_terminal_ctrl_c t_job_control t_group_signal t_end_request_unforgeable t_terminal_restored \
 	t_closed_pipes t_result_record t_result_through_links \
 	t_result_link_planted_by_agent t_result_unsearchable_parent t_disk_limit t_sigchld_ignored
 done_testing
