@@ -10,6 +10,46 @@ cp -r "$SR_SRCDIR/examples/." "$SR_TMP/examples/"
 chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
+# on-a-pty.py [--ctrl-c] COMMAND...: runs COMMAND on a terminal of its own
+# (pressing ^C once it has printed "ready") and prints its last line.
+cat >"$SR_TMP/on-a-pty.py" <<'EOF'
+import os, pty, select, sys, time
+ctrl_c = sys.argv[1] == "--ctrl-c"
+argv = sys.argv[2:] if ctrl_c else sys.argv[1:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+buf = b""
+end = time.time() + 30
+while time.time() < end:
+    if ctrl_c and b"ready" in buf:
+        os.write(fd, b"\x03")
+        ctrl_c = False
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        buf += data
+os.waitpid(pid, 0)
+print(buf.decode(errors="replace").strip().splitlines()[-1])
+EOF
+chmod a+r "$SR_TMP/on-a-pty.py"
+
+# An agent that counts the SIGINTs it receives. Python runs a handler once
+# for signals that come close together; its wakeup fd gets a byte for each.
+COUNT_SIGINT='import signal, socket, time
+r, w = socket.socketpair()
+w.setblocking(False)
+r.setblocking(False)
+signal.signal(signal.SIGINT, lambda s, f: None)
+signal.set_wakeup_fd(w.fileno())
+print("ready", flush=True)
+time.sleep(1.5)
+print("saw", len(r.recv(64)), "done", flush=True)'
+
 t_prompt_response() {
 	echo "hello sandbox" >"$SR_TMP/prompt"
 	SR_STDIN="$SR_TMP/prompt" sr --net none "$ECHO_AGENT"
@@ -148,39 +188,9 @@ while :; do sleep 0.05; done')
 # A terminal's ^C reaches sandbox-run's process group (which PID 1 left):
 # the agent must see it once.
 t_terminal_ctrl_c() {
-	cat >"$SR_TMP/pty-ctrl-c.py" <<'EOF'
-import os, pty, select, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-buf = b""
-def read_until(token):
-    global buf
-    end = time.time() + 20
-    while token not in buf and time.time() < end:
-        if select.select([fd], [], [], 0.1)[0]:
-            try:
-                buf += os.read(fd, 4096)
-            except OSError:
-                break
-read_until(b"ready")
-os.write(fd, b"\x03")
-read_until(b"done")
-os.waitpid(pid, 0)
-print(buf.decode(errors="replace").splitlines()[-1])
-EOF
 	local said
-	# Python runs a handler once for signals that come close together;
-	# its wakeup fd gets a byte for each one the process receives.
-	said=$(as_user python3 "$SR_TMP/pty-ctrl-c.py" "$SR" -q --net none -- python3 -c 'import signal, socket, time
-r, w = socket.socketpair()
-w.setblocking(False)
-r.setblocking(False)
-signal.signal(signal.SIGINT, lambda s, f: None)
-signal.set_wakeup_fd(w.fileno())
-print("ready", flush=True)
-time.sleep(1.5)
-print("saw", len(r.recv(64)), "done", flush=True)' 2>&1)
+	said=$(as_user python3 "$SR_TMP/on-a-pty.py" --ctrl-c "$SR" -q --net none -- \
+		python3 -c "$COUNT_SIGINT" 2>&1)
 	assert_match "one ^C on the terminal reaches the agent once" "saw 1 done" "$said"
 }
 
@@ -188,27 +198,8 @@ print("saw", len(r.recv(64)), "done", flush=True)' 2>&1)
 # settings (no echo), flags of the shared file description (O_NONBLOCK,
 # which breaks the shell's next read), exclusive mode.
 t_terminal_restored() {
-	cat >"$SR_TMP/pty-run.py" <<'EOF'
-import os, pty, select, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-buf = b""
-end = time.time() + 30
-while time.time() < end:
-    if select.select([fd], [], [], 0.1)[0]:
-        try:
-            data = os.read(fd, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        buf += data
-os.waitpid(pid, 0)
-print(buf.decode(errors="replace").strip().splitlines()[-1])
-EOF
 	local said
-	said=$(as_user python3 "$SR_TMP/pty-run.py" sh -c '"$0" -q --net none -- python3 -c "
+	said=$(as_user python3 "$SR_TMP/on-a-pty.py" sh -c '"$0" -q --net none -- python3 -c "
 import fcntl, os, termios
 fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_NONBLOCK)
 t = termios.tcgetattr(0)
@@ -223,7 +214,7 @@ print(\"nonblock\", bool(fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK),
 	assert_eq "the agent's changes to the caller's terminal are undone" \
 		"nonblock False echo True exclusive 0" "$said"
 	# A run in the background: the foreground job's settings are its own.
-	said=$(as_user python3 "$SR_TMP/pty-run.py" bash --norc -c 'set -m
+	said=$(as_user python3 "$SR_TMP/on-a-pty.py" bash --norc -c 'set -m
 "$0" -q --net none -- sleep 1 & sleep 0.3; stty -echo; wait
 stty -a | tr " " "\n" | grep -x -- "-\?echo"' "$SR" 2>&1)
 	assert_eq "a run that ends in the background leaves the terminal's settings alone" -echo "$said"
@@ -233,15 +224,8 @@ stty -a | tr " " "\n" | grep -x -- "-\?echo"' "$SR" 2>&1)
 # timeout(1) with a group) reaches the agent once: PID 1 is not in it.
 t_group_signal() {
 	local pid said
-	(as_user_exec setsid "$SR" -q --net none -- python3 -c 'import signal, socket, time
-r, w = socket.socketpair()
-w.setblocking(False)
-r.setblocking(False)
-signal.signal(signal.SIGINT, lambda s, f: None)
-signal.set_wakeup_fd(w.fileno())
-print("ready", flush=True)
-time.sleep(1.5)
-print("saw", len(r.recv(64)), "done", flush=True)' </dev/null >"$SR_TMP/group-$SR_AS.out" 2>&1) &
+	(as_user_exec setsid "$SR" -q --net none -- python3 -c "$COUNT_SIGINT" \
+		</dev/null >"$SR_TMP/group-$SR_AS.out" 2>&1) &
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
 	until_ok 10 grep -q ready "$SR_TMP/group-$SR_AS.out"
