@@ -121,9 +121,9 @@ t_control_characters() {
 t_hostile_decoder() {
 	command -v cc >/dev/null || { skip "a hostile decoder" "no C compiler"; return; }
 	# Outside /tmp: PID 1 loads libarchive with its new root already over /tmp.
-	local stub
-	stub=$(mktemp -d /var/tmp/sr-stub.XXXXXX)
-	cat >"$stub/stub.c" <<'EOF'
+	local lib
+	lib=$(mktemp -d /var/tmp/sr-decoder.XXXXXX)
+	cat >"$lib/hostile.c" <<'EOF'
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -148,7 +148,7 @@ int archive_read_next_header(void *x, void **e)
 	return -30; /* ARCHIVE_FATAL */
 }
 int archive_read_data_block(void *x, const void **b, size_t *s, long long *o) { return 1; }
-const char *archive_error_string(void *x) { return "stub"; }
+const char *archive_error_string(void *x) { return "hostile decoder"; }
 #define NONE(n) const char *n(void *e) { return 0; }
 NONE(archive_entry_pathname) NONE(archive_entry_pathname_utf8) NONE(archive_entry_symlink)
 NONE(archive_entry_symlink_utf8) NONE(archive_entry_hardlink) NONE(archive_entry_hardlink_utf8)
@@ -158,16 +158,16 @@ long long archive_entry_size(void *e) { return 0; }
 long archive_entry_mtime(void *e) { return 0; }
 long archive_entry_mtime_nsec(void *e) { return 0; }
 EOF
-	if ! cc -shared -fPIC -o "$stub/libarchive.so.13" "$stub/stub.c" 2>"$stub/cc.err"; then
-		not_ok "a hostile decoder: build the stand-in libarchive: $(head -1 "$stub/cc.err")"
-		rm -rf "$stub"
+	if ! cc -shared -fPIC -o "$lib/libarchive.so.13" "$lib/hostile.c" 2>"$lib/cc.err"; then
+		not_ok "a hostile decoder: build the stand-in libarchive: $(head -1 "$lib/cc.err")"
+		rm -rf "$lib"
 		return
 	fi
-	chmod -R a+rX "$stub"
+	chmod -R a+rX "$lib"
 	local said
 	said=$(as_user setsid -w sh -c 'sleep 30 & s=$!
 LD_LIBRARY_PATH="$1" "$2" --net none "$3" 2>"$4"; echo "rc=$?"
-kill -0 $s && echo "the caller lives"; kill $s' _ "$stub" "$SR" "$A/big.tar.gz" \
+kill -0 $s && echo "the caller lives"; kill $s' _ "$lib" "$SR" "$A/big.tar.gz" \
 		"$SR_OUT/decoder-$SR_AS.err" </dev/null 2>&1)
 	errout=$(cat "$SR_OUT/decoder-$SR_AS.err")
 	assert_match "kill(0) from a decoder does not reach the caller's process group" \
@@ -176,7 +176,7 @@ kill -0 $s && echo "the caller lives"; kill $s' _ "$stub" "$SR" "$A/big.tar.gz" 
 	assert_eq "its text is one line" 1 "$(error_lines | wc -l)"
 	assert_match "shown printable" "^sandbox-run: agent archive .*: \?\[2K\?sandbox-run: agent finished: all tests passed$" \
 		"$(error_lines)"
-	rm -rf "$stub"
+	rm -rf "$lib"
 }
 
 t_unreadable_profile() {
