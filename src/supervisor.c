@@ -577,13 +577,11 @@ static void log_end(const struct run *run, const struct sr_result *r)
 	if (r->status == SR_STATUS_TIMEOUT) {
 		sr_format_duration(c->timeout_ms, limit, sizeof(limit));
 		sr_warn("timed out after %s: the whole sandbox was killed", limit);
-	} else if (r->status == SR_STATUS_OOM) {
+	} else if (r->status == SR_STATUS_OOM || run->oom_elsewhere) {
 		sr_format_size(c->memory_bytes, limit, sizeof(limit));
-		sr_warn("out of memory: the agent was killed at the %s memory limit", limit);
-	} else if (run->oom_elsewhere) {
-		sr_format_size(c->memory_bytes, limit, sizeof(limit));
-		sr_warn("out of memory: a process of the sandbox other than the agent was killed "
-			"at the %s memory limit",
+		sr_warn("out of memory: %s was killed at the %s memory limit",
+			run->oom_elsewhere ? "a process of the sandbox other than the agent"
+					   : "the agent",
 			limit);
 	}
 	if (sr_log_get_level() < SR_LOG_INFO)

@@ -11,8 +11,9 @@ void sr_tty_save(struct sr_tty_state *s)
 	for (int fd = 0; fd < 3; fd++) {
 		int excl = 0;
 
+		/* tcgetattr() is isatty()'s own test: ENOTTY on anything else. */
 		s->fd[fd].saved = false;
-		if (!isatty(fd) || tcgetattr(fd, &s->fd[fd].tio) < 0)
+		if (tcgetattr(fd, &s->fd[fd].tio) < 0)
 			continue;
 		s->fd[fd].flags = fcntl(fd, F_GETFL);
 		if (s->fd[fd].flags < 0)

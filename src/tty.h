@@ -26,5 +26,9 @@ struct sr_tty_state {
 
 /* Saves what fds 0-2 that are terminals have; the others are left alone. */
 void sr_tty_save(struct sr_tty_state *s);
-/* Puts back what sr_tty_save() saw; best effort, and without being stopped by SIGTTOU. */
+/*
+ * Puts back what sr_tty_save() saw, best effort and never stopped by
+ * SIGTTOU: the file flags always, the settings and exclusive mode only
+ * where we are still in the terminal's foreground.
+ */
 void sr_tty_restore(const struct sr_tty_state *s);
