@@ -371,73 +371,6 @@ static int std_fd_of(const char *path)
 /* As the kernel's MAXSYMLINKS. */
 #define MAX_LINKS 40
 
-/*
- * given with the links at its last component followed, as open() would:
- * into ret_fd when it ends at /dev/stdout or the like (the descriptor
- * itself: opening it by name would re-check permissions on whatever file
- * it is), else into ret_path. A dangling link is followed to the file it
- * names, which the record then creates.
- */
-static int follow_links(const char *given, char **ret_path, int *ret_fd)
-{
-	_cleanup_free_ char *path = strdup(given);
-	char target[PATH_MAX];
-
-	if (!path)
-		return -ENOMEM;
-	for (int i = 0;; i++) {
-		int fd = std_fd_of(path);
-		const char *slash;
-		ssize_t n;
-		char *next;
-
-		if (fd >= 0) {
-			*ret_fd = fd;
-			return 0;
-		}
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0 && (errno == EINVAL || errno == ENOENT))
-			break; /* not a link, or nothing there yet */
-		if (n < 0)
-			return sr_negerrno();
-		if (i == MAX_LINKS)
-			return -ELOOP;
-		target[n] = '\0';
-		/* A descriptor of another process's, to a pipe or socket ("pipe:[N]"): no path. */
-		if (target[0] != '/' && strncmp(path, "/proc/", 6) == 0)
-			return -EOPNOTSUPP;
-		slash = strrchr(path, '/');
-		if (target[0] == '/' || !slash)
-			next = strdup(target);
-		else if (asprintf(&next, "%.*s/%s", (int)(slash - path), path, target) < 0)
-			next = NULL;
-		if (!next)
-			return -ENOMEM;
-		free(path);
-		path = next;
-	}
-	*ret_fd = -1;
-	*ret_path = steal_pointer(&path);
-	return 0;
-}
-
-/*
- * The record's directory, by the path it had when the run started: with
- * no symbolic link anywhere on it (ELOOP). A directory the agent removed
- * and made again (a "clean" step) is found; one it replaced with a link
- * is not. Opened for reading, to fsync it, where the caller may; else
- * O_PATH.
- */
-static int open_dir(const char *dir)
-{
-	const uint64_t res = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	int fd = sr_openat2(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, res);
-
-	if (fd == -EACCES)
-		fd = sr_openat2(AT_FDCWD, dir, O_PATH | O_DIRECTORY, res);
-	return fd;
-}
-
 /* path's last component, or NULL where it names no file ("dir/", ".", ".."). */
 static const char *file_name(const char *path)
 {
@@ -447,13 +380,156 @@ static const char *file_name(const char *path)
 	return !*b || sr_streq(b, ".") || sr_streq(b, "..") ? NULL : b;
 }
 
+/* "dir/base" split; dir is "." without a slash and "/" for "/base". */
+static int split_path(const char *path, char **ret_dir, char **ret_base)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = !slash	   ? strdup(".")
+				   : slash == path ? strdup("/")
+						   : strndup(path, (size_t)(slash - path));
+	char *base = strdup(slash ? slash + 1 : path);
+
+	if (!dir || !base) {
+		free(base);
+		return -ENOMEM;
+	}
+	*ret_dir = steal_pointer(&dir);
+	*ret_base = base;
+	return 0;
+}
+
+/*
+ * The kernel's own rule for following a link in a sticky directory
+ * (fs.protected_symlinks, may_follow_link()), applied in every directory:
+ * a link is followed only when it is the caller's or the directory
+ * owner's. Anyone else's link could point the record, written with the
+ * caller's rights, at any of the caller's files.
+ */
+static bool link_trusted(const struct stat *link, const struct stat *dir)
+{
+	return link->st_uid == geteuid() || link->st_uid == dir->st_uid;
+}
+
+/* The caller's stdout or stderr, if st is the same file: 1, 2, or -1. */
+static int caller_stdio(const struct stat *st)
+{
+	for (int fd = 1; fd <= 2; fd++) {
+		struct stat s;
+
+		if (fstat(fd, &s) == 0 && s.st_dev == st->st_dev && s.st_ino == st->st_ino)
+			return fd;
+	}
+	return -1;
+}
+
+/*
+ * The record's final name, resolved by the kernel rather than by hand
+ * (by hand, fs.protected_symlinks never applied): *dirfd is the directory
+ * the caller's path names, opened by the kernel (no magic link on the
+ * way); base is looked at there. A link at base is followed only when
+ * trusted (link_trusted()), only to the caller's own stdout or stderr or
+ * to a file beneath the link's directory (RESOLVE_BENEATH: never out of
+ * the tree the caller named, so a link an agent left in a --bind cannot
+ * aim the next run's record at ~/.bashrc), and a link at a time. What is
+ * at the end must be a regular file or nothing; anything else (a FIFO,
+ * which would block the write for ever, a device) only when it is the
+ * caller's own stdout or stderr. *ret_fd: that descriptor, else -1 and
+ * *dirfd and *base name the file.
+ */
+static int resolve_final(const char *given, int *dirfd, char **base, int *ret_fd,
+			 struct sr_error *err)
+{
+	*ret_fd = -1;
+	for (int links = 0;; links++) {
+		_cleanup_free_ char *target = NULL, *tdir = NULL, *tbase = NULL;
+		struct stat st, dst;
+		ssize_t n;
+		int fd;
+
+		if (fstatat(*dirfd, *base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				return 0;
+			return sr_error_errno(err, sr_negerrno(), "result %s", given);
+		}
+		if (S_ISREG(st.st_mode))
+			return 0;
+		if (S_ISDIR(st.st_mode))
+			return sr_error_errno(err, -EISDIR, "result %s", given);
+		if (!S_ISLNK(st.st_mode)) {
+			*ret_fd = caller_stdio(&st);
+			if (*ret_fd >= 0)
+				return 0;
+			return sr_error_msg(err, -EINVAL,
+					    "result %s: not a regular file (a FIFO, socket or "
+					    "device): name a file, /dev/stdout or /dev/stderr",
+					    given);
+		}
+		if (links == MAX_LINKS)
+			return sr_error_errno(err, -ELOOP, "result %s", given);
+		if (fstat(*dirfd, &dst) < 0)
+			return sr_error_errno(err, sr_negerrno(), "result %s", given);
+		if (!link_trusted(&st, &dst))
+			return sr_error_msg(err, -EPERM,
+					    "result %s: a symbolic link owned by uid %u, neither "
+					    "yours nor its directory owner's: not followed",
+					    given, (unsigned)st.st_uid);
+		target = calloc(1, PATH_MAX);
+		if (!target)
+			return sr_error_errno(err, -ENOMEM, "result %s", given);
+		n = readlinkat(*dirfd, *base, target, PATH_MAX - 1);
+		if (n < 0)
+			return sr_error_errno(err, sr_negerrno(), "result %s", given);
+		fd = std_fd_of(target);
+		if (fd >= 0) {
+			*ret_fd = fd;
+			return 0;
+		}
+		if (!file_name(target) || split_path(target, &tdir, &tbase) < 0)
+			return sr_error_msg(err, -EINVAL, "result %s: links to %s: not a file name",
+					    given, target);
+		fd = sr_openat2(*dirfd, tdir, O_PATH | O_DIRECTORY,
+				RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+		if (fd == -EXDEV)
+			return sr_error_msg(err, fd,
+					    "result %s: a symbolic link out of its directory (to "
+					    "%s): not followed; name the file itself",
+					    given, target);
+		if (fd < 0)
+			return sr_error_errno(err, fd, "result %s: links to %s", given, target);
+		close(*dirfd);
+		*dirfd = fd;
+		free(*base);
+		*base = steal_pointer(&tbase);
+	}
+}
+
+/*
+ * The directory's path, as the kernel resolved it (d_path): reopened by
+ * it at the end, so that a directory the agent removed and made again is
+ * found, and one it replaced with a link is not.
+ */
+static int dir_path(int dirfd, char **ret)
+{
+	char proc[64], *buf = calloc(1, PATH_MAX);
+	ssize_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
+	n = readlink(proc, buf, PATH_MAX - 1);
+	if (n < 0 || buf[0] != '/') {
+		free(buf);
+		return n < 0 ? sr_negerrno() : -ENOENT;
+	}
+	*ret = buf;
+	return 0;
+}
+
 int sr_result_target_open(const char *given, struct sr_result_target *ret, struct sr_error *err)
 {
-	_cleanup_free_ char *path = NULL, *dir = NULL, *real = NULL, *base = NULL, *shown = NULL;
+	_cleanup_free_ char *dir = NULL, *base = NULL, *shown = NULL;
 	struct sr_result_target t = SR_RESULT_TARGET_INIT;
 	_cleanup_close_ int dirfd = -1;
-	const char *slash, *b;
-	struct stat st;
 	int r;
 
 	if (!file_name(given))
@@ -461,62 +537,32 @@ int sr_result_target_open(const char *given, struct sr_result_target *ret, struc
 	shown = strdup(given);
 	if (!shown)
 		return sr_error_errno(err, -ENOMEM, "result %s", given);
-	r = follow_links(given, &path, &t.fd);
-	if (r == -EOPNOTSUPP)
-		return sr_error_msg(err, r, "result %s: another process's pipe or socket", given);
-	if (r < 0)
-		return sr_error_errno(err, r, "result %s", given);
+	t.fd = std_fd_of(given);
 	if (t.fd >= 0) {
 		t.shown = steal_pointer(&shown);
 		*ret = t;
 		return 0;
 	}
-
-	b = file_name(path);
-	if (!b)
-		return sr_error_msg(err, -EINVAL, "result %s: not a file name", path);
-	slash = strrchr(path, '/');
-	base = strdup(b);
-	dir = !slash	      ? strdup(".")
-	      : slash == path ? strdup("/")
-			      : strndup(path, (size_t)(slash - path));
-	if (!base || !dir)
+	if (split_path(given, &dir, &base) < 0)
 		return sr_error_errno(err, -ENOMEM, "result %s", given);
 	/*
-	 * Now, before the agent runs: the caller's links on the way are
-	 * followed once. Where the real path leads through a directory the
-	 * caller may not search (a cwd inside someone else's 0700 tree, under
-	 * sudo or setpriv), the path is kept as given, relative to the cwd,
-	 * which sandbox-run never leaves.
+	 * The directory by the kernel's resolution, fs.protected_symlinks and
+	 * all; no /proc magic link (another process's cwd or fd) on the way.
 	 */
-	real = realpath(dir, NULL);
-	if (!real && errno == EACCES)
-		real = strdup(dir);
-	if (!real)
-		return sr_error_errno(err, sr_negerrno(), "result %s: directory %s", given, dir);
-	dirfd = open_dir(real);
-	if (dirfd == -EACCES && !sr_streq(real, dir)) {
-		free(real);
-		real = strdup(dir);
-		if (!real)
-			return sr_error_errno(err, -ENOMEM, "result %s", given);
-		dirfd = open_dir(real);
-	}
+	dirfd = sr_openat2(AT_FDCWD, dir, O_PATH | O_DIRECTORY, RESOLVE_NO_MAGICLINKS);
 	if (dirfd < 0)
 		return sr_error_errno(err, dirfd, "result %s: directory %s", given, dir);
-	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return sr_error_errno(err, -EISDIR, "result %s", given);
-		/* A pipe, a terminal, a device: nothing to replace atomically. */
-		if (!S_ISREG(st.st_mode)) {
-			t.in_place = true;
-			t.dev = st.st_dev;
-			t.ino = st.st_ino;
-		}
+	r = resolve_final(given, &dirfd, &base, &t.fd, err);
+	if (r < 0)
+		return r;
+	if (t.fd < 0) {
+		r = dir_path(dirfd, &t.dir);
+		if (r < 0)
+			return sr_error_errno(err, r, "result %s: directory %s", given, dir);
+		t.dirfd = steal_fd(&dirfd);
+		t.base = steal_pointer(&base);
 	}
 	t.shown = steal_pointer(&shown);
-	t.dir = steal_pointer(&real);
-	t.base = steal_pointer(&base);
 	*ret = t;
 	return 0;
 }
@@ -526,17 +572,51 @@ void sr_result_target_close(struct sr_result_target *t)
 	free(t->dir);
 	free(t->base);
 	free(t->shown);
+	sr_closep(&t->dirfd);
 	*t = (struct sr_result_target)SR_RESULT_TARGET_INIT;
 }
 
-/* Never through a link: openat() with O_NOFOLLOW. */
-static int write_in_place(int dirfd, const char *base, int flags, const char *json)
+/*
+ * The record's directory at the end: by the path it had at the start,
+ * with no symbolic link anywhere on it (ELOOP), so that a directory the
+ * agent removed and made again (a "clean" step) is found and one it
+ * replaced with a link is not. Where that path cannot be searched (a cwd
+ * inside someone else's 0700 tree, under sudo or setpriv), the directory
+ * held since the start. Opened for reading, to fsync it, where the caller
+ * may; else O_PATH.
+ */
+static int open_dir(const struct sr_result_target *t)
 {
-	_cleanup_close_ int fd =
-	    openat(dirfd, base, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | flags);
+	const uint64_t res = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	int fd = sr_openat2(AT_FDCWD, t->dir, O_RDONLY | O_DIRECTORY, res);
+
+	if (fd == -EACCES)
+		fd = sr_openat2(AT_FDCWD, t->dir, O_PATH | O_DIRECTORY, res);
+	if (fd == -EACCES) {
+		fd = sr_openat2(t->dirfd, ".", O_RDONLY | O_DIRECTORY, 0);
+		if (fd == -EACCES)
+			fd = sr_openat2(t->dirfd, ".", O_PATH | O_DIRECTORY, 0);
+	}
+	return fd;
+}
+
+/*
+ * The record's own file when its directory takes no new one: never
+ * through a link, without waiting on a FIFO (O_NONBLOCK), and only if it
+ * is still a regular file.
+ */
+static int write_in_place(int dirfd, const char *base, const char *json)
+{
+	_cleanup_close_ int fd = openat(
+	    dirfd, base, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | O_TRUNC);
+	struct stat st;
 
 	if (fd < 0)
 		return sr_negerrno();
+	if (fstat(fd, &st) < 0)
+		return sr_negerrno();
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
 	return sr_write_all(fd, json, strlen(json));
 }
 
@@ -558,7 +638,7 @@ int sr_result_target_write(const struct sr_result_target *t, const struct sr_res
 		return k < 0 ? sr_error_errno(err, k, "result %s", t->shown) : 0;
 	}
 
-	dirfd = open_dir(t->dir);
+	dirfd = open_dir(t);
 	if (dirfd == -ELOOP)
 		return sr_error_msg(err, dirfd,
 				    "result %s: a symbolic link took the place of a directory of "
@@ -569,11 +649,6 @@ int sr_result_target_write(const struct sr_result_target *t, const struct sr_res
 	exists = fstatat(dirfd, t->base, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (exists && S_ISDIR(st.st_mode))
 		return sr_error_errno(err, -EISDIR, "result %s", t->shown);
-	/* Written in place only if it is still the pipe or terminal the caller named. */
-	if (exists && t->in_place && st.st_dev == t->dev && st.st_ino == t->ino) {
-		k = write_in_place(dirfd, t->base, 0, json);
-		return k < 0 ? sr_error_errno(err, k, "result %s", t->shown) : 0;
-	}
 
 	fd = open_temp(dirfd, t->base, tmp, sizeof(tmp));
 	if ((fd == -EACCES || fd == -EPERM || fd == -EROFS) && exists && S_ISREG(st.st_mode)) {
@@ -582,7 +657,7 @@ int sr_result_target_write(const struct sr_result_target *t, const struct sr_res
 		 * written (e.g. stdout redirected into someone else's directory):
 		 * in place, not atomically.
 		 */
-		k = write_in_place(dirfd, t->base, O_TRUNC | O_NONBLOCK, json);
+		k = write_in_place(dirfd, t->base, json);
 		if (k != -EACCES)
 			return k < 0 ? sr_error_errno(err, k, "result %s", t->shown) : 0;
 		/* Neither can be written: the directory's refusal is the one to report. */
@@ -594,7 +669,8 @@ int sr_result_target_write(const struct sr_result_target *t, const struct sr_res
 	 * fsync before rename: otherwise a crash can leave the new name
 	 * pointing at an empty file, which a reader of a result record
 	 * cannot tell from a run that wrote nothing. The rename replaces
-	 * whatever is at the name, a link the agent put there included.
+	 * whatever is at the name, a link or FIFO the agent put there
+	 * included, and opens none of them.
 	 */
 	k = sr_write_all(fd, json, strlen(json));
 	if (k >= 0 && fsync(fd) < 0)

@@ -78,29 +78,37 @@ int sr_result_format(const struct sr_result *r, const struct sr_config *c, char 
 /*
  * Where the record goes, settled before the agent runs: the agent may be
  * able to write FILE's directory (a --bind of it), and must not choose
- * which of the caller's files is overwritten once the run is over. Links
- * in the path are followed now (the caller's own, /dev/stdout among
- * them) and the directory's real path kept. When the record is written,
- * no link is followed: the directory is opened by that path with
- * RESOLVE_NO_SYMLINKS (a link put on it during the run fails the write),
- * and whatever is at the record's name -- a link too -- is replaced with
- * a temporary file + fsync + rename (mode 0644 less the umask). A pipe,
- * terminal or device the caller named is written in place, if it is
- * still the same one.
+ * which of the caller's files is overwritten once the run is over.
+ *
+ * At the start, the kernel resolves FILE's directory (so
+ * fs.protected_symlinks applies; no /proc magic link is followed) and
+ * sandbox-run looks at the name there. /dev/stdout, /dev/stderr and
+ * /proc/self/fd/N (or a link to one) are the caller's own descriptor. A
+ * link at the name is followed only if it is the caller's or the
+ * directory owner's (the kernel's rule for sticky directories, applied
+ * everywhere), and only to a file beneath its own directory: a link
+ * planted by another user in /tmp, or left by an agent in a --bind
+ * (pointing at ~/.bashrc), is refused with a message, before the run. A
+ * name that is not a regular file (a FIFO, a device) is refused unless
+ * it is the caller's own stdout or stderr.
+ *
+ * At the end, no link is followed: the directory is reopened by the path
+ * the kernel gave it (RESOLVE_NO_SYMLINKS: a link put in its place during
+ * the run fails the write), and the record replaces whatever is at its
+ * name (a link or FIFO the agent put there included) with a temporary
+ * file + fsync + rename, mode 0644 less the umask.
  */
 struct sr_result_target {
 	char *shown; /* as given, for messages */
-	int fd;	     /* /dev/stdout and the like: the caller's descriptor, not ours */
-	char *dir;   /* otherwise: the directory's real path at the start */
+	int fd;	     /* the caller's stdout/stderr or /proc/self/fd/N: its descriptor, not ours */
+	int dirfd;   /* otherwise: the directory, as resolved at the start (O_PATH) */
+	char *dir;   /* its path then, reopened at the end */
 	char *base;
-	bool in_place;
-	dev_t dev;
-	ino_t ino;
 };
 
-#define SR_RESULT_TARGET_INIT \
-	{                     \
-		.fd = -1      \
+#define SR_RESULT_TARGET_INIT          \
+	{                              \
+		.fd = -1, .dirfd = -1, \
 	}
 
 int sr_result_target_open(const char *path, struct sr_result_target *ret, struct sr_error *err);

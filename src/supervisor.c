@@ -74,6 +74,8 @@ struct run {
 	struct rusage ru;
 	int init_status;
 	struct sr_tty_state tty; /* the caller's terminal, before the run */
+	sigset_t saved_mask;	 /* the signal mask before setup_signals() */
+	bool mask_saved;
 };
 
 static double ms_since(const struct timespec *t0)
@@ -172,8 +174,9 @@ static int setup_signals(struct run *run, struct sr_error *err)
 	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
 		sigaddset(&set, sig);
 	/* Blocked before clone3, so no SIGCHLD can be lost in between. */
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+	if (sigprocmask(SIG_BLOCK, &set, &run->saved_mask) < 0)
 		return sr_error_errno(err, sr_negerrno(), "block signals");
+	run->mask_saved = true;
 	run->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (run->sigfd < 0)
 		return sr_error_errno(err, sr_negerrno(), "signalfd");
@@ -495,6 +498,13 @@ static void run_cleanup(struct run *run)
 	sr_closep(&run->plan.workspace_tree);
 	sr_strv_free(&run->plan.envp);
 	sr_agent_free(&run->agent);
+	/*
+	 * The sandbox is gone: signals are the caller's again, so that a
+	 * record written to a slow pipe can still be interrupted by SIGTERM
+	 * or ^C rather than holding sandbox-run with them blocked.
+	 */
+	if (run->mask_saved)
+		sigprocmask(SIG_SETMASK, &run->saved_mask, NULL);
 }
 
 /* Appends t to buf (len bytes, *n used), as much as fits. */

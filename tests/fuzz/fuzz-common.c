@@ -84,7 +84,8 @@ static int walk_remove(int dirfd, fuzz_visit_fn visit, void *ctx)
 					visit(dirfd, name, &st, ctx);
 			}
 			if (is_dir) {
-				sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				sub = openat(dirfd, name,
+					     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 				if (sub < 0) {
 					r = -errno;
 					continue;

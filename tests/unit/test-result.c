@@ -543,25 +543,88 @@ START_TEST(test_target_proc_fd)
 }
 END_TEST
 
-/* A FIFO the caller named is written in place, while it is that FIFO. */
-START_TEST(test_target_fifo_in_place)
+/*
+ * A FIFO is refused before the run (nobody may be reading it: the write
+ * would wait for ever), unless it is the caller's own stderr or stdout.
+ */
+START_TEST(test_target_fifo)
 {
 	struct sr_result_target t;
 	struct sr_error err = {};
 	struct sr_result r;
 	struct sr_config c;
 	char path[160];
-	int rd;
+	int rd, saved;
 
 	sample(&r, &c);
 	snprintf(path, sizeof(path), "%s/fifo", tmpdir);
 	ck_assert_int_eq(mkfifo(path, 0644), 0);
-	rd = open(path, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_eq(sr_result_target_open(path, &t, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not a regular file"));
+
+	rd = open(path, O_RDWR | O_NONBLOCK);
 	ck_assert_int_ge(rd, 0);
+	saved = dup(2);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_eq(dup2(rd, 2), 2);
 	ck_assert_int_eq(sr_result_target_open(path, &t, &err), 0);
+	ck_assert_int_eq(t.fd, 2);
 	ck_assert_int_eq(sr_result_target_write(&t, &r, &c, &err), 0);
+	ck_assert_int_eq(dup2(saved, 2), 2);
+	close(saved);
 	sr_result_target_close(&t);
 	assert_record_in(rd);
+}
+END_TEST
+
+/*
+ * A link is followed only within its directory: one to a file outside it
+ * (an agent's, left in a --bind, aimed at ~/.bashrc) is refused at the
+ * start, and the file it names is untouched.
+ */
+START_TEST(test_target_link_out_refused)
+{
+	struct sr_result_target t;
+	struct sr_error err = {};
+	char out[128], link[192], victim[160], buf[64];
+
+	snprintf(out, sizeof(out), "%s/out", tmpdir);
+	snprintf(link, sizeof(link), "%s/result.json", out);
+	snprintf(victim, sizeof(victim), "%s/victim", tmpdir);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	write_file(victim, "precious");
+	ck_assert_int_eq(symlink(victim, link), 0);
+	ck_assert_int_eq(sr_result_target_open(link, &t, &err), -EXDEV);
+	ck_assert_ptr_nonnull(strstr(err.msg, "out of its directory"));
+	ck_assert_int_eq(unlink(link), 0);
+	ck_assert_int_eq(symlink("../victim", link), 0);
+	ck_assert_int_eq(sr_result_target_open(link, &t, &err), -EXDEV);
+	read_file(victim, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "precious");
+}
+END_TEST
+
+/*
+ * Another user's link is not followed (the kernel's protected_symlinks
+ * rule, applied in every directory): not even to a file beneath it.
+ */
+START_TEST(test_target_foreign_link_refused)
+{
+	struct sr_result_target t;
+	struct sr_error err = {};
+	char link[160];
+
+	if (geteuid() != 0)
+		return; /* lchown to another uid needs root; the integration tests cover users */
+	snprintf(link, sizeof(link), "%s/r.json", tmpdir);
+	ck_assert_int_eq(symlink("target.json", link), 0);
+	ck_assert_int_eq(lchown(link, 54321, 54321), 0);
+	ck_assert_int_eq(sr_result_target_open(link, &t, &err), -EPERM);
+	ck_assert_ptr_nonnull(strstr(err.msg, "uid 54321"));
+	/* The directory owner's link is: here the caller is that owner too. */
+	ck_assert_int_eq(lchown(link, 0, 0), 0);
+	ck_assert_int_eq(sr_result_target_open(link, &t, &err), 0);
+	sr_result_target_close(&t);
 }
 END_TEST
 
@@ -590,7 +653,9 @@ static Suite *result_suite(void)
 	tcase_add_test(tw, test_write_relative);
 	tcase_add_test(tw, test_target_follows_links_at_open);
 	tcase_add_test(tw, test_target_not_redirected_during_run);
-	tcase_add_test(tw, test_target_fifo_in_place);
+	tcase_add_test(tw, test_target_fifo);
+	tcase_add_test(tw, test_target_link_out_refused);
+	tcase_add_test(tw, test_target_foreign_link_refused);
 	tcase_add_test(tw, test_target_proc_fd);
 	suite_add_tcase(s, tw);
 	return s;
