@@ -8,7 +8,7 @@ Run it as uid 0 of a user namespace (bench/net.sh uses `unshare --user
 --map-root-user` as an unprivileged user), as sandbox-run runs the helper:
 each run makes a network namespace with `unshare --net`, starts
 slirp4netns on it with sandbox-run's options (slirp4netns_argv in
-src/net.c, kept in step by hand), the namespace as an fd, an empty
+src/lib/net/net.c, kept in step by hand), the namespace as an fd, an empty
 environment and stdin on /dev/null, and waits for what sandbox-run waits
 for: its ready fd. Nothing else runs meanwhile. No traffic is sent.
 (pasta is not waited for by sandbox-run: it is handed its tap once the

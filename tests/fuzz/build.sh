@@ -38,14 +38,15 @@ fi
 # and from the harnesses' private XDG_CONFIG_HOME.
 CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=all -Wall -Wextra -Wno-unused-parameter
-	-include $builddir/config.h -iquote $srcdir/src -iquote $srcdir/tests/fuzz
+	-include $builddir/config.h -iquote $srcdir/src/base -iquote $srcdir/src/lib -iquote $srcdir/src/lib/child
+	-iquote $srcdir/src/lib/net -iquote $srcdir/src/gen -iquote $srcdir/src/cli -iquote $srcdir/tests/fuzz
 	-DSR_DATADIR=\"/nonexistent/sandbox-run-fuzz\"
 	$(pkg-config --cflags libarchive inih)"
 LIBS="$(pkg-config --libs inih) -ldl -lm"
 
 "$srcdir/tools/embed-profiles" "$srcdir"/profiles/*.ini >"$obj/profiles-builtin.c"
 
-modules="log units config profile options agent archive dl env"
+modules="base/log base/units lib/config lib/profile cli/options lib/agent lib/archive base/dl lib/env"
 objs="$obj/profiles-builtin.o $obj/fuzz-common.o"
 # shellcheck disable=SC2086
 "$CLANG" $CFLAGS -c "$obj/profiles-builtin.c" -o "$obj/profiles-builtin.o"
@@ -53,8 +54,9 @@ objs="$obj/profiles-builtin.o $obj/fuzz-common.o"
 "$CLANG" $CFLAGS -c "$srcdir/tests/fuzz/fuzz-common.c" -o "$obj/fuzz-common.o"
 for m in $modules; do
 	# shellcheck disable=SC2086
-	"$CLANG" $CFLAGS -c "$srcdir/src/$m.c" -o "$obj/$m.o"
-	objs="$objs $obj/$m.o"
+	o="$obj/$(basename "$m").o"
+	"$CLANG" $CFLAGS -c "$srcdir/src/$m.c" -o "$o"
+	objs="$objs $o"
 done
 rm -f "$obj/libsr-fuzz.a"
 # shellcheck disable=SC2086

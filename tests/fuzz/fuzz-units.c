@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Sizes, durations, CPU counts, counts, booleans and network destinations
- * (src/units.h). The input is read twice: as text for every parser, and as
+ * (src/base/units.h). The input is read twice: as text for every parser, and as
  * numbers for the formatters. Checked: parse(format(x)) == x for every x a
  * formatter accepts, format(parse(s)) parses to the same value, and a
  * parsed destination prints back (as a policy entry) to the same one.

@@ -258,7 +258,7 @@ t_helper_confined() {
 }
 
 # pasta is handed a tap PID 1 made and starts once the agent runs
-# (src/net.c): what the agent sends first waits for it and is not lost,
+# (src/lib/net/net.c): what the agent sends first waits for it and is not lost,
 # and neither PID 1 nor the agent keeps the tap.
 t_tap_handover() {
 	local pid init
@@ -294,8 +294,8 @@ print('retransmits', struct.unpack_from('I', s.getsockopt(socket.IPPROTO_TCP, so
 		"pasta exited with status 3: the sandbox has no network from here on" "$errout"
 }
 
-# PID 1 populates ~1 MiB of heap for libnftables (src/nft.c) and gives it
-# back 100 ms into the agent's run (src/init.c): it must not count against
+# PID 1 populates ~1 MiB of heap for libnftables (src/lib/net/nft.c) and gives it
+# back 100 ms into the agent's run (src/lib/child/init.c): it must not count against
 # the sandbox's memory for the rest of it. (Built without glibc's mallopt
 # or MADV_POPULATE_WRITE there is no such heap, and this passes anyway.)
 t_init_gives_back_heap() {
@@ -431,7 +431,7 @@ t_helper_out_of_reach() {
 }
 
 # The default route through the helper carries the link's TCP tuning
-# (src/link.c), whichever helper made it, and it is the only default
+# (src/lib/net/link.c), whichever helper made it, and it is the only default
 # route; the agent cannot change it.
 t_helper_route() {
 	local want

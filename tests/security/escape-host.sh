@@ -36,7 +36,7 @@ t_proc_sys() {
 # The IPC namespace's sysctls are checked by uid, not capability: they
 # belong to uid 0 of the user namespace owning the IPC namespace. Under
 # --net egress the agent's host id is uid 0 of the outer user namespace,
-# so the agent gets an IPC namespace owned by its inner one (src/userns.c):
+# so the agent gets an IPC namespace owned by its inner one (src/lib/userns.c):
 # the same two walls as with one namespace, the owner check and the
 # read-only /proc/sys.
 t_proc_sys_ipc() {

@@ -59,7 +59,7 @@ expect_call() {
 }
 
 # The network mode of the round: egress sets the sandbox up in an outer
-# user namespace and runs the agent in an inner one (src/userns.h), so the
+# user namespace and runs the agent in an inner one (src/lib/userns.h), so the
 # battery runs under both.
 NET=none
 

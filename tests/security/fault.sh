@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fault injection: sandbox-run is SIGKILLed at every point of its set-up
-# (SANDBOX_RUN_TEST_STOP_AT, src/fault.h), as root and as an unprivileged
+# (SANDBOX_RUN_TEST_STOP_AT, src/base/fault.h), as root and as an unprivileged
 # caller, and nothing may be left: no process, no mount, no cgroup, no
 # network helper, no nftables table on the host, no scratch file.
 #
@@ -91,7 +91,7 @@ kill_at() {
 	assert_eq "$what: no scratch file, no result file" "" "$(ls -A "$scratch")"
 	if [ -n "$cgroups" ]; then
 		# A SIGKILLed run cannot rmdir its own cgroup: the next run takes
-		# every unlocked sandbox-run-* directory (src/cgroup.c remove_stale).
+		# every unlocked sandbox-run-* directory (src/lib/cgroup.c remove_stale).
 		sr --net none -- true
 		check "$what: its cgroup is removed by the next run ($(echo $cgroups | wc -w) dirs)" \
 			until_gone 2 any_dir_exists $cgroups
