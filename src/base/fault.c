@@ -14,7 +14,7 @@
  * Every point, in the order a run reaches them; the number of a point is
  * its position, from 1. The supervisor's and the child's run concurrently
  * after clone, so "in order" is per process. The child's "before"/"after"
- * pairs follow the steps[] table of sandbox.c; a point added there must be
+ * pairs follow the steps[] table of setup.c; a point added there must be
  * added here (sr_fault_validate() would refuse its name otherwise).
  */
 static const char *const points[] = {

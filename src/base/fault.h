@@ -35,7 +35,7 @@
 int sr_fault_validate(struct sr_error *err);
 /* Stops here (forever) if the variable names the point "SIDE WHAT". */
 void sr_fault_point(const char *side, const char *what);
-/* The child's point "child WHEN STEP" around each entry of sandbox.c's steps[]. */
+/* The child's point "child WHEN STEP" around each entry of setup.c's steps[]. */
 void sr_fault_step(const char *when, const char *step);
 /* Whether the variable asks step `name` to fail. */
 bool sr_fault_fail(const char *name);

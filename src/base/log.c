@@ -6,35 +6,17 @@
 #include <stdio.h>
 #include <string.h>
 
-/*
- * The only module-level state in the program: the verbosity chosen by
- * -q/-v. Messages are rare and go straight to stderr, unbuffered.
- */
-static enum sr_log_level log_level = SR_LOG_WARNING;
-
-void sr_log_set_level(enum sr_log_level level)
+bool sr_sink_enabled(const struct sr_sink *s, enum sr_log_level level)
 {
-	log_level = level;
+	return s && s->write && level <= s->level;
 }
 
-enum sr_log_level sr_log_get_level(void)
+void sr_sink_log(const struct sr_sink *s, enum sr_log_level level, const char *fmt, ...)
 {
-	return log_level;
-}
-
-void sr_log(enum sr_log_level level, const char *fmt, ...)
-{
-	static const char *const prefix[_SR_LOG_LEVEL_MAX] = {
-	    [SR_LOG_ERROR] = "",
-	    [SR_LOG_WARNING] = "warning: ",
-	    [SR_LOG_INFO] = "",
-	    [SR_LOG_DEBUG] = "debug: ",
-	};
 	char text[2048], line[2048];
 	va_list ap;
-	int n;
 
-	if (level > log_level)
+	if (!sr_sink_enabled(s, level))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
@@ -44,11 +26,29 @@ void sr_log(enum sr_log_level level, const char *fmt, ...)
 	 * wrote (a path, package.json's "main", a decoder's error): each is one
 	 * line, with no escape sequence for the terminal.
 	 */
-	n = snprintf(line, sizeof(line), "sandbox-run: %s", prefix[level]);
-	sr_printable(text, line + n, sizeof(line) - (size_t)n - 1);
-	strcat(line, "\n");
+	sr_printable(text, line, sizeof(line));
+	s->write(s->ctx, level, line);
+}
+
+static void write_stderr(void *ctx, enum sr_log_level level, const char *text)
+{
+	static const char *const prefix[_SR_LOG_LEVEL_MAX] = {
+	    [SR_LOG_ERROR] = "",
+	    [SR_LOG_WARNING] = "warning: ",
+	    [SR_LOG_INFO] = "",
+	    [SR_LOG_DEBUG] = "debug: ",
+	};
+	char line[2200];
+
+	(void)ctx;
+	snprintf(line, sizeof(line), "sandbox-run: %s%s\n", prefix[level], text);
 	/* One write(2): concurrent sandboxes sharing a terminal do not interleave. */
 	(void)!write(STDERR_FILENO, line, strlen(line));
+}
+
+void sr_sink_stderr(struct sr_sink *s, enum sr_log_level level)
+{
+	*s = (struct sr_sink){.level = level, .write = write_stderr};
 }
 
 static int error_vset(struct sr_error *err, int code, bool with_errno, const char *fmt, va_list ap)

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 enum sr_log_level {
@@ -39,13 +40,33 @@ int sr_error_prefix(struct sr_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void sr_error_clear(struct sr_error *err);
 
-void sr_log_set_level(enum sr_log_level level);
-enum sr_log_level sr_log_get_level(void);
-void sr_log(enum sr_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Where a component's messages go: library code never prints, it hands
+ * each message to the sink its caller gave it (crun's output handler), so
+ * that a process driving many sandboxes (a keeper, the API server) keeps
+ * their messages apart. A NULL sink discards everything; messages above
+ * level are not formatted at all. write() gets the message alone, made
+ * one printable line (sr_printable); the sink adds any prefix.
+ */
+struct sr_sink {
+	enum sr_log_level level;
+	void (*write)(void *ctx, enum sr_log_level level, const char *text);
+	void *ctx;
+};
 
-#define sr_warn(...)  sr_log(SR_LOG_WARNING, __VA_ARGS__)
-#define sr_info(...)  sr_log(SR_LOG_INFO, __VA_ARGS__)
-#define sr_debug(...) sr_log(SR_LOG_DEBUG, __VA_ARGS__)
+void sr_sink_log(const struct sr_sink *s, enum sr_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bool sr_sink_enabled(const struct sr_sink *s, enum sr_log_level level);
+/*
+ * The command line's sink: "sandbox-run: [warning: ]TEXT" lines on
+ * stderr, each in one write(2), so that concurrent sandboxes sharing a
+ * terminal do not interleave.
+ */
+void sr_sink_stderr(struct sr_sink *s, enum sr_log_level level);
+
+#define sr_warn(sink, ...)  sr_sink_log((sink), SR_LOG_WARNING, __VA_ARGS__)
+#define sr_info(sink, ...)  sr_sink_log((sink), SR_LOG_INFO, __VA_ARGS__)
+#define sr_debug(sink, ...) sr_sink_log((sink), SR_LOG_DEBUG, __VA_ARGS__)
 
 /*
  * text, made safe for the user's terminal: control characters (C0, DEL,

@@ -6,48 +6,58 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* Control data with room for one fd (SCM_RIGHTS), aligned as a cmsghdr. */
-union one_fd {
-	char buf[CMSG_SPACE(sizeof(int))];
+/* Control data with room for the most fds a message carries, aligned as a cmsghdr. */
+union fds_cmsg {
+	char buf[CMSG_SPACE(sizeof(int) * SR_MSG_FDS_MAX)];
 	struct cmsghdr align;
 };
 
 int sr_msg_send(int fd, const struct sr_msg *m)
 {
-	return sr_msg_send_fd(fd, m, -1);
+	return sr_msg_send_full(fd, m, NULL, 0, NULL, 0);
 }
 
 int sr_msg_send_fd(int fd, const struct sr_msg *m, int passed_fd)
 {
-	union one_fd ctl = {0};
-	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	return sr_msg_send_full(fd, m, NULL, 0, &passed_fd, passed_fd >= 0 ? 1 : 0);
+}
+
+int sr_msg_send_full(int fd, const struct sr_msg *m, const void *payload, size_t len,
+		     const int *fds, size_t n_fds)
+{
+	union fds_cmsg ctl = {0};
+	struct iovec iov[2] = {
+	    {.iov_base = (void *)m, .iov_len = sizeof(*m)},
+	    {.iov_base = (void *)payload, .iov_len = len},
+	};
+	struct msghdr msg = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
 	ssize_t n;
 
-	if (passed_fd >= 0) {
+	if (len > SR_MSG_PAYLOAD_MAX || n_fds > SR_MSG_FDS_MAX)
+		return -EMSGSIZE;
+	if (n_fds > 0) {
 		struct cmsghdr *c;
 
 		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
 		c = CMSG_FIRSTHDR(&msg);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &passed_fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
 	}
 	/* MSG_NOSIGNAL: a dead peer is an error to report, not a SIGPIPE. */
 	n = SR_RETRY(sendmsg(fd, &msg, MSG_NOSIGNAL));
 	if (n < 0)
 		return sr_negerrno();
-	return n == (ssize_t)sizeof(*m) ? 0 : -EMSGSIZE;
+	return n == (ssize_t)(sizeof(*m) + len) ? 0 : -EMSGSIZE;
 }
 
-/* Every fd the message brought: at most one is kept, in *ret. */
-static int take_fds(struct msghdr *msg, int *ret)
+/* Every fd the message brought, in ex->fds; those past SR_MSG_FDS_MAX are closed. */
+static size_t take_fds(struct msghdr *msg, struct sr_msg_extra *ex)
 {
-	int n = 0;
+	size_t n = 0;
 
-	*ret = -1;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
 		const unsigned char *data = CMSG_DATA(c);
 		size_t k;
@@ -59,48 +69,106 @@ static int take_fds(struct msghdr *msg, int *ret)
 			int fd;
 
 			memcpy(&fd, data + i * sizeof(int), sizeof(int));
-			if (n++ == 0)
-				*ret = fd;
+			if (ex->n_fds < SR_MSG_FDS_MAX)
+				ex->fds[ex->n_fds++] = fd;
 			else
 				close(fd);
+			n++;
 		}
 	}
 	return n;
 }
 
-int sr_msg_recv(int fd, struct sr_msg *ret, int *ret_fd)
+void sr_msg_extra_close(struct sr_msg_extra *ex)
 {
-	union one_fd ctl;
+	for (size_t i = 0; i < ex->n_fds; i++)
+		sr_closep(&ex->fds[i]);
+	ex->n_fds = 0;
+}
+
+size_t sr_msg_fds_allowed(const struct sr_msg *m)
+{
+	switch (m->type) {
+	case SR_MSG_SPAWN:
+		return m->flags & SR_SPAWN_PTY ? 0 : 3;
+	case SR_MSG_SPAWNED:
+		return m->flags & SR_SPAWN_PTY ? 1 : 0;
+	case SR_MSG_TAP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int recv_msg(int fd, int flags, struct sr_msg *ret, struct sr_msg_extra *ex)
+{
+	union fds_cmsg ctl;
 	struct sr_msg m;
-	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+	struct sr_msg_extra got = {0};
+	bool room = ex && ex->payload && ex->cap > 1;
+	/* The payload's room plus one byte: a datagram longer than that shows as MSG_TRUNC. */
+	struct iovec iov[2] = {
+	    {.iov_base = &m, .iov_len = sizeof(m)},
+	    {.iov_base = room ? ex->payload : NULL, .iov_len = room ? ex->cap - 1 : 0},
+	};
 	struct msghdr msg = {
-	    .msg_iov = &iov,
-	    .msg_iovlen = 1,
+	    .msg_iov = iov,
+	    .msg_iovlen = room ? 2 : 1,
 	    .msg_control = ctl.buf,
 	    .msg_controllen = sizeof(ctl.buf),
 	};
-	ssize_t n = SR_RETRY(recvmsg(fd, &msg, MSG_CMSG_CLOEXEC));
-	int passed, count;
+	ssize_t n = SR_RETRY(recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | flags));
+	size_t count;
 
-	if (ret_fd)
-		*ret_fd = -1;
 	if (n < 0)
 		return sr_negerrno();
-	count = take_fds(&msg, &passed);
+	count = take_fds(&msg, &got);
 	if (n == 0 && count == 0)
 		return 0;
 	/* SOCK_SEQPACKET keeps boundaries: anything but one whole message is a bug. */
-	if (n != (ssize_t)sizeof(m) || m.type == 0 || m.type >= _SR_MSG_TYPE_MAX ||
-	    (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || count > 1 ||
-	    (m.type == SR_MSG_TAP) != (count == 1) || (m.type == SR_MSG_TAP && !ret_fd)) {
-		if (passed >= 0)
-			close(passed);
+	if (n < (ssize_t)sizeof(m) || m.type == 0 || m.type >= _SR_MSG_TYPE_MAX ||
+	    (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || count != got.n_fds ||
+	    got.n_fds > sr_msg_fds_allowed(&m) || (!ex && got.n_fds)) {
+		sr_msg_extra_close(&got);
 		return -EBADMSG;
 	}
 	m.text[sizeof(m.text) - 1] = '\0';
 	*ret = m;
+	if (ex) {
+		memcpy(ex->fds, got.fds, sizeof(got.fds));
+		ex->n_fds = got.n_fds;
+		ex->len = (size_t)n - sizeof(m);
+		if (room)
+			ex->payload[ex->len] = '\0';
+	}
+	return 1;
+}
+
+int sr_msg_recv_full(int fd, struct sr_msg *ret, struct sr_msg_extra *ex)
+{
+	return recv_msg(fd, 0, ret, ex);
+}
+
+int sr_msg_recv_nowait(int fd, struct sr_msg *ret, struct sr_msg_extra *ex)
+{
+	return recv_msg(fd, MSG_DONTWAIT, ret, ex);
+}
+
+int sr_msg_recv(int fd, struct sr_msg *ret, int *ret_fd)
+{
+	struct sr_msg_extra ex = {0};
+	int r;
+
 	if (ret_fd)
-		*ret_fd = passed;
+		*ret_fd = -1;
+	r = sr_msg_recv_full(fd, ret, ret_fd ? &ex : NULL);
+	if (r <= 0)
+		return r;
+	if (ret->type == SR_MSG_TAP && ex.n_fds == 0)
+		return -EBADMSG; /* a TAP without its tap */
+	if (ret_fd && ex.n_fds == 1)
+		*ret_fd = steal_fd(&ex.fds[0]);
+	sr_msg_extra_close(&ex);
 	return 1;
 }
 
@@ -122,4 +190,120 @@ void sr_msg_send_warning(int fd, const struct sr_error *err)
 
 	snprintf(m.text, sizeof(m.text), "%s", err->msg);
 	(void)sr_msg_send(fd, &m);
+}
+
+/* Appends each of v (NULL-terminated; NULL: none) and the empty string that ends the list. */
+static size_t put_list(char *out, char *const *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; v && v[i]; i++) {
+		size_t l = strlen(v[i]) + 1;
+
+		if (out)
+			memcpy(out + n, v[i], l);
+		n += l;
+	}
+	if (out)
+		out[n] = '\0';
+	return n + 1;
+}
+
+int sr_spawn_encode(char *const *argv, char *const *envp, const char *cwd, char **ret,
+		    size_t *ret_len)
+{
+	size_t len, cwd_len = cwd ? strlen(cwd) + 1 : 1;
+	char *buf;
+
+	if (!argv || !argv[0] || !*argv[0])
+		return -EINVAL;
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!*envp[i])
+			return -EINVAL;
+	len = put_list(NULL, argv) + put_list(NULL, envp) + cwd_len;
+	if (len > SR_MSG_PAYLOAD_MAX)
+		return -E2BIG;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	{
+		size_t n = put_list(buf, argv);
+
+		n += put_list(buf + n, envp);
+		memcpy(buf + n, cwd ? cwd : "", cwd_len);
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/* The list at *p (ending at an empty string) as a NULL-terminated array; advances *p. */
+static int take_list(char **p, const char *end, char ***ret)
+{
+	size_t n = 0, cap = 0;
+	char **v = NULL;
+
+	for (;;) {
+		size_t l;
+
+		if (*p >= end)
+			goto bad;
+		l = strnlen(*p, (size_t)(end - *p));
+		if (*p + l >= end)
+			goto bad;
+		if (l == 0) {
+			(*p)++;
+			break;
+		}
+		if (n + 2 > cap) {
+			char **nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 16));
+
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n++] = *p;
+		*p += l + 1;
+	}
+	if (!v && !(v = calloc(1, sizeof(*v))))
+		return -ENOMEM;
+	v[n] = NULL;
+	*ret = v;
+	return 0;
+bad:
+	free(v);
+	return -EBADMSG;
+}
+
+int sr_spawn_decode(char *payload, size_t len, struct sr_spawn_spec *ret)
+{
+	struct sr_spawn_spec s = {0};
+	const char *end = payload + len;
+	char *p = payload;
+	int r;
+
+	if (!payload)
+		return -EBADMSG;
+	if ((r = take_list(&p, end, &s.argv)) < 0 || (r = take_list(&p, end, &s.envp)) < 0)
+		goto fail;
+	/* The working directory: one string, then nothing. */
+	if (p >= end || strnlen(p, (size_t)(end - p)) + 1 != (size_t)(end - p) || !s.argv[0]) {
+		r = -EBADMSG;
+		goto fail;
+	}
+	s.cwd = *p ? p : NULL;
+	*ret = s;
+	return 0;
+fail:
+	sr_spawn_spec_free(&s);
+	return r;
+}
+
+void sr_spawn_spec_free(struct sr_spawn_spec *s)
+{
+	free(s->argv);
+	free(s->envp);
+	*s = (struct sr_spawn_spec){0};
 }

@@ -3,81 +3,146 @@
  * The supervisor <-> sandbox protocol, in one place.
  *
  * A SOCK_SEQPACKET | SOCK_CLOEXEC socketpair: one message per send, never
- * merged or split. The sandbox side is PID 1 of the new PID namespace.
+ * merged or split. The sandbox side is PID 1 of the new PID namespace; the
+ * host side is whoever owns the sandbox (sandbox.h): sandbox-run itself
+ * for a run, the keeper of a sandbox that lives.
  *
- *   parent                              child (PID 1)
+ *   host                                PID 1
  *   clone3 ---------------------------> waits for GO
  *   [1] uid/gid maps, cgroup, network
  *   GO -------------------------------> [2] mounts, pivot_root, network,
  *                                           hostname, caps, seccomp
  *   <------------------------------- WARNING (any number, during [2])
- *                                       [3] forks the agent, which execs
- *   <------------------------------- EXEC (agent running) | ERROR
+ *   <------------------------------- READY | ERROR
  *   starts pasta <------------------- TAP + fd (pasta only)
- *   waits, forwards signals, timeout
- *   <------------------------------- EXIT (agent's wait status, disk use)
- *   or, at the timeout:
- *   END, then SIGCHLD to wake it -----> kills and reaps the rest
- *   <------------------------------- ENDED (disk use)
- *   wait4(PID 1): rusage of the whole tree
+ *   [3] any number of, in any order:
+ *   SPAWN + stdio fds ----------------> forks, the child execs
+ *   <------------------------------- SPAWNED (its pid) | SPAWN_FAILED
+ *   SIGNAL ---------------------------> to a spawned process's group
+ *   <------------------------------- EXIT (a spawned process ended)
+ *   END ------------------------------> kills and reaps every process
+ *   <------------------------------- ENDED (disk use); PID 1 exits
  *
  * ERROR carries the errno, the exit status to use (125/126/127) and the
- * message; the child exits right after sending it. WARNING carries a
- * message the supervisor prints, for a step that failed without making
- * the sandbox any less safe (the set-up goes on). TAP carries one fd
- * (SCM_RIGHTS): the sandbox's tap device, made and configured inside, for
- * the egress helper that is handed its tap (net.h). No other message
- * carries one, and an fd that comes with any other is closed unread. EOF
- * without EXIT or ENDED means PID 1 died (killed, or after the timeout's
- * grace).
+ * message; PID 1 exits right after sending it. WARNING carries a message
+ * the host prints, for a step that failed without making the sandbox any
+ * less safe. A process spawned with SR_SPAWN_ENDS_SANDBOX ends the sandbox
+ * with it: PID 1 kills and reaps every other process, sends its EXIT
+ * (with the disk use) and exits, as a one-shot run has it. EOF without
+ * EXIT or ENDED means PID 1 died (killed, or after a timeout's grace).
+ *
+ * Requests carry a number (id), echoed by their reply, so a host that
+ * has several in flight matches them. Payloads (SPAWN's command) ride in
+ * the same datagram after the fixed part; fds (SCM_RIGHTS) only with the
+ * messages that take them: SPAWN (3: stdin, stdout, stderr; none with
+ * SR_SPAWN_PTY), SPAWNED (1 with SR_SPAWN_PTY: the pty's master), TAP
+ * (1). Anything else that brings an fd is malformed,
+ * and the fd is closed unread.
  */
 #pragma once
 
 #include "log.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-
-/*
- * END is the one message after GO to PID 1, which waits for signals, not
- * on the socket: the supervisor sends it, then a SIGCHLD, and PID 1 looks
- * for it whenever it wakes. It comes on the socket, which nothing in the
- * sandbox can reach, not as a signal: the agent can queue any siginfo to
- * PID 1 (rt_sigqueueinfo), and a standard signal already pending is lost.
- * PID 1 kills every other process, reaps them, sends ENDED (not EXIT: the
- * agent did not end by itself) and exits.
- */
 
 enum sr_msg_type {
 	SR_MSG_GO = 1,
 	SR_MSG_ERROR,
-	SR_MSG_EXEC,
+	SR_MSG_READY,
 	SR_MSG_EXIT,
 	SR_MSG_WARNING,
 	SR_MSG_TAP,
 	SR_MSG_ENDED,
 	SR_MSG_END,
+	SR_MSG_SPAWN,
+	SR_MSG_SPAWNED,
+	SR_MSG_SPAWN_FAILED,
+	SR_MSG_SIGNAL,
 	_SR_MSG_TYPE_MAX,
+};
+
+/* SPAWN's flags. */
+enum {
+	/* Run the agent the sandbox was made for (its argv and environment, in PID 1's plan). */
+	SR_SPAWN_AGENT = 1 << 0,
+	/* When this process exits, the sandbox ends (a run, an invocation). */
+	SR_SPAWN_ENDS_SANDBOX = 1 << 1,
+	/* Its stdio is a new pty of the sandbox's devpts, its controlling terminal. */
+	SR_SPAWN_PTY = 1 << 2,
 };
 
 struct sr_msg {
 	uint32_t type;
-	int32_t code;		     /* ERROR: negative errno */
-	int32_t status;		     /* ERROR: exit status; EXIT: the agent's wait status */
-	int32_t pid;		     /* EXEC: the agent's pid inside the sandbox */
-	int64_t value;		     /* EXIT, ENDED: bytes used on the sandbox's disk, -1 unknown */
-	char text[SR_ERROR_MSG_MAX]; /* ERROR, WARNING: the message */
+	uint32_t id;	 /* requests and their replies: the request's number */
+	int32_t code;	 /* ERROR, SPAWN_FAILED: negative errno */
+	int32_t status;	 /* ERROR, SPAWN_FAILED: exit status; EXIT: the wait status */
+	int32_t pid;	 /* SPAWNED, EXIT, SIGNAL: the process's pid in the sandbox */
+	int32_t flags;	 /* SPAWN, SPAWNED: SR_SPAWN_*; SIGNAL: the signal */
+	int64_t value;	 /* EXIT, ENDED: bytes used on the sandbox's disk, -1 unknown */
+	int64_t user_us; /* EXIT: CPU time of the process and what it waited for */
+	int64_t sys_us;
+	char text[SR_ERROR_MSG_MAX]; /* ERROR, WARNING, SPAWN_FAILED: the message */
+};
+
+/* The largest payload (SPAWN's argv, environment and working directory together). */
+#define SR_MSG_PAYLOAD_MAX (128 * 1024)
+#define SR_MSG_FDS_MAX	   3
+
+/*
+ * What a message brought beyond its fixed part. The receiver provides the
+ * payload's buffer (cap bytes, of which the last is kept for a NUL) or
+ * none (NULL: a payload is malformed); the fds are its to close.
+ */
+struct sr_msg_extra {
+	int fds[SR_MSG_FDS_MAX];
+	size_t n_fds;
+	char *payload;
+	size_t cap;
+	size_t len; /* what came, NUL-terminated past it */
 };
 
 int sr_msg_send(int fd, const struct sr_msg *m);
 /* m with passed_fd attached (SCM_RIGHTS); the caller keeps its own copy. */
 int sr_msg_send_fd(int fd, const struct sr_msg *m, int passed_fd);
+/* m, then payload (len bytes, may be 0), then fds: -EMSGSIZE past SR_MSG_PAYLOAD_MAX. */
+int sr_msg_send_full(int fd, const struct sr_msg *m, const void *payload, size_t len,
+		     const int *fds, size_t n_fds);
 /*
- * 1 on a message, 0 on EOF, negative errno on error or a malformed message.
- * *ret_fd: the fd a TAP message carries (O_CLOEXEC), else -1; a TAP
- * without one is malformed. NULL ret_fd: TAP is refused (-EBADMSG).
+ * 1 on a message, 0 on EOF, negative errno on error or a malformed message
+ * (wrong size, unknown type, fds with a type that takes none, more fds
+ * than the type takes, a payload with no buffer for it). ex: NULL
+ * refuses any payload or fd (-EBADMSG); else filled, the fds released
+ * with sr_msg_extra_close(). The *ret_fd form: one fd (TAP)
+ * or -1, no payload.
  */
 int sr_msg_recv(int fd, struct sr_msg *ret, int *ret_fd);
+int sr_msg_recv_full(int fd, struct sr_msg *ret, struct sr_msg_extra *ex);
+/* The same, -EAGAIN at once when nothing is there. */
+int sr_msg_recv_nowait(int fd, struct sr_msg *ret, struct sr_msg_extra *ex);
+void sr_msg_extra_close(struct sr_msg_extra *ex);
+/* How many fds a message of this type may carry (SPAWN: 3, SPAWNED: 1, ...). */
+size_t sr_msg_fds_allowed(const struct sr_msg *m);
 /* Sends err as an ERROR message (best effort: the caller exits next). */
 void sr_msg_send_error(int fd, const struct sr_error *err);
 /* Sends err's message as a WARNING (best effort: a lost warning changes nothing). */
 void sr_msg_send_warning(int fd, const struct sr_error *err);
+
+/*
+ * SPAWN's payload: argv, the environment and the working directory as
+ * NUL-terminated strings, each list ended by an empty string:
+ * "ls\0-l\0\0PATH=/bin\0\0/workspace\0". Strings are not empty; an
+ * empty cwd means the sandbox's default (/workspace).
+ */
+struct sr_spawn_spec {
+	char **argv; /* NULL-terminated, pointing into the payload */
+	char **envp;
+	const char *cwd;
+};
+/* Encodes argv and envp (NULL-terminated) and cwd (NULL: default) into *ret (malloc'd). */
+int sr_spawn_encode(char *const *argv, char *const *envp, const char *cwd, char **ret,
+		    size_t *ret_len);
+/* Decodes payload (len bytes, NUL-terminated past len) in place; -EBADMSG if malformed. */
+int sr_spawn_decode(char *payload, size_t len, struct sr_spawn_spec *ret);
+void sr_spawn_spec_free(struct sr_spawn_spec *s);

@@ -1,40 +1,81 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sandbox-run: the command line, and the only place that decides the exit
- * status (see "Exit status" in the man page).
+ * sandbox-run: the verb table (crun's shape). Each verb parses its own
+ * options and returns the exit status (see "Exit status" in the man
+ * page); nothing below the command line ever exits.
  */
 #include "config.h"
 #include "log.h"
 #include "options.h"
-#include "result.h"
-#include "supervisor.h"
+#include "util.h"
+#include "verbs.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
-/* What --help and --version wrote must have reached stdout (a full disk, a closed pipe). */
-static int stdout_status(const char *what)
+struct verb {
+	const char *name;
+	int (*run)(const struct sr_verb_args *a);
+};
+
+/* "run" is the default: `sandbox-run AGENT` is `sandbox-run run AGENT`. */
+static const struct verb verbs[] = {
+    {"run", sr_verb_run},
+};
+
+int sr_cli_stdout_status(const char *what)
 {
+	struct sr_sink sink;
 	int saved;
 
 	errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return 0;
 	saved = errno ? errno : EIO;
-	sr_log(SR_LOG_ERROR, "%s: write standard output: %s", what, strerror(saved));
-	return 125;
+	sr_sink_stderr(&sink, SR_LOG_ERROR);
+	sr_sink_log(&sink, SR_LOG_ERROR, "%s: write standard output: %s", what, strerror(saved));
+	return SR_EXIT_FAILURE;
+}
+
+/*
+ * 0, 1 and 2 open, whatever the caller left closed: an fd we open later
+ * must never become a process's stdio by accident (the agent's stderr
+ * would be our protocol socket).
+ */
+static void open_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int null = open("/dev/null", O_RDWR);
+
+		if (null >= 0 && null != fd) {
+			dup2(null, fd);
+			close(null);
+		}
+	}
+}
+
+static bool is_verbosity(const char *a, int *v)
+{
+	if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
+		return --*v, true;
+	if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0)
+		return ++*v, true;
+	if (strcmp(a, "-vv") == 0)
+		return *v += 2, true;
+	return false;
 }
 
 int main(int argc, char **argv)
 {
-	struct sr_config c;
-	struct sr_error err = {0};
-	struct sr_result r;
-	struct sr_result_target target = SR_RESULT_TARGET_INIT;
-	enum sr_action action = SR_ACTION_RUN;
-	int status;
+	struct sr_verb_args a = {.argc = argc, .argv = argv};
+	const struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigset_t pipe;
+	int i = 1, verbosity = 0;
+	struct stat st;
 
 	/*
 	 * A closed pipe on stderr, or on stdout for --result /dev/stdout, must
@@ -43,75 +84,29 @@ int main(int argc, char **argv)
 	 * the agent keeps the caller's disposition (a clone inherits no pending
 	 * signal, and PID 1 and the helper set their own masks).
 	 */
-	sigset_t pipe;
-
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &pipe, NULL);
-	sr_config_init(&c);
-	sr_result_init(&r);
-	if (sr_options_parse(argc, argv, &c, &action, &err) < 0) {
-		sr_log(SR_LOG_ERROR, "%s", err.msg);
-		status = err.status ? err.status : 125;
-		/* A caller that asked for a record gets one, also for bad input. */
-		if (c.result_path) {
-			r.exit_code = status;
-			snprintf(r.error, sizeof(r.error), "%s", err.msg);
-			if (sr_result_write(&r, &c, c.result_path, &err) < 0)
-				sr_log(SR_LOG_ERROR, "%s", err.msg);
-		}
-		sr_config_free(&c);
-		return status;
-	}
-	/* Printing only: `sandbox-run --help | head` ends as any filter's writer does. */
-	if (action != SR_ACTION_RUN)
-		sigprocmask(SIG_UNBLOCK, &pipe, NULL);
-	switch (action) {
-	case SR_ACTION_HELP:
-		sr_options_usage(stdout);
-		sr_config_free(&c);
-		return stdout_status("--help");
-	case SR_ACTION_VERSION:
-		printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-		sr_config_free(&c);
-		return stdout_status("--version");
-	case SR_ACTION_PRINT_CONFIG:
-		status = sr_config_print(&c, stdout);
-		if (status == -ENOMEM)
-			sr_log(SR_LOG_ERROR, "--print-config: %s", strerror(ENOMEM));
-		else if (status < 0)
-			sr_log(SR_LOG_ERROR, "--print-config: write standard output: %s",
-			       strerror(-status));
-		sr_config_free(&c);
-		return status < 0 ? 125 : 0;
-	default:
-		break;
-	}
-
 	/*
-	 * Before the agent runs, which may be able to write the record's
-	 * directory (result.h). A record that could not be written is no
-	 * reason to run: said now, not after the run.
+	 * SIGCHLD ignored by whoever started us (inherited across exec) would
+	 * have the kernel reap our children itself: PID 1 would never be seen
+	 * to end, and the helper's pid could be reused under us.
 	 */
-	if (c.result_path && sr_result_target_open(c.result_path, &target, &err) < 0) {
-		sr_log(SR_LOG_ERROR, "%s", err.msg);
-		sr_config_free(&c);
-		return 125;
-	}
-	if (sr_supervisor_run(&c, &r, &err) < 0)
-		sr_log(SR_LOG_ERROR, "%s", err.msg);
-	status = r.exit_code;
-	/* The agent's own status stands; only a clean run turns into a failure. */
-	if (c.result_path) {
-		struct sr_error werr = {0};
+	sigaction(SIGCHLD, &dfl, NULL);
+	open_stdio();
 
-		if (sr_result_target_write(&target, &r, &c, &werr) < 0) {
-			sr_log(SR_LOG_ERROR, "%s", werr.msg);
-			if (status == 0)
-				status = 125;
+	/* A verb, after -q/-v at most, and never a word that names an existing path (an AGENT). */
+	while (i < argc && is_verbosity(argv[i], &verbosity))
+		i++;
+	if (i < argc && lstat(argv[i], &st) < 0) {
+		for (size_t k = 0; k < SR_ARRAY_SIZE(verbs); k++) {
+			if (strcmp(argv[i], verbs[k].name) != 0 || verbs[k].run == sr_verb_run)
+				continue;
+			a = (struct sr_verb_args){
+			    .argc = argc - i, .argv = argv + i, .verbosity = verbosity};
+			return verbs[k].run(&a);
 		}
-		sr_result_target_close(&target);
 	}
-	sr_config_free(&c);
-	return status;
+	/* The run verb reads the whole command line: its options may come before "run". */
+	return sr_verb_run(&a);
 }

@@ -292,7 +292,7 @@ static int apply_one(struct sr_config *c, const struct collected *o, struct sr_e
 	}
 }
 
-static void set_log_level(int verbosity)
+enum sr_log_level sr_options_log_level(int verbosity)
 {
 	int level = SR_LOG_WARNING + verbosity;
 
@@ -300,7 +300,7 @@ static void set_log_level(int verbosity)
 		level = SR_LOG_ERROR;
 	if (level > SR_LOG_DEBUG)
 		level = SR_LOG_DEBUG;
-	sr_log_set_level((enum sr_log_level)level);
+	return (enum sr_log_level)level;
 }
 
 int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action *ret_action,
@@ -321,7 +321,7 @@ int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action 
 		*ret_action = p.action;
 		return 0;
 	}
-	set_log_level(p.verbosity);
+	c->log_level = sr_options_log_level(p.verbosity);
 
 	/*
 	 * --result first: a caller that asked for a record gets one also when

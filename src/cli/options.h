@@ -21,3 +21,5 @@ int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action 
 		     struct sr_error *err);
 
 void sr_options_usage(FILE *f);
+/* The level of sandbox-run's own messages for verbosity (-v count minus -q count). */
+enum sr_log_level sr_options_log_level(int verbosity);

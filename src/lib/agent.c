@@ -331,16 +331,18 @@ static int push_args(struct sr_strv *v, char *const *args, int n, struct sr_erro
 	return 0;
 }
 
-static int resolve_command(const struct sr_config *c, struct sr_agent *a, struct sr_error *err)
+static int resolve_command(const struct sr_config *c, const struct sr_sink *sink,
+			   struct sr_agent *a, struct sr_error *err)
 {
 	struct stat st;
 
 	a->kind = SR_AGENT_COMMAND;
-	if (c->argc < 1)
+	if (c->argc < 1 && !c->no_entry)
 		return sr_error_msg(err, -EINVAL, "no COMMAND after '--'");
 	/* A profile's entry is for the agents it is used with; one given here was meant. */
 	if (c->entry_given)
-		sr_warn("--entry is for a directory or archive agent: ignored with -- COMMAND");
+		sr_warn(sink,
+			"--entry is for a directory or archive agent: ignored with -- COMMAND");
 	if (c->workspace) {
 		if (stat(c->workspace, &st) < 0)
 			return sr_error_errno(err, sr_negerrno(), "workspace '%s'", c->workspace);
@@ -358,6 +360,8 @@ static int resolve_dir(const struct sr_config *c, struct sr_agent *a, struct sr_
 	_cleanup_close_ int fd = -1;
 
 	a->kind = SR_AGENT_DIR;
+	if (c->no_entry)
+		return 0;
 	fd = open(a->host_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "agent '%s'", c->argv[0]);
@@ -365,15 +369,16 @@ static int resolve_dir(const struct sr_config *c, struct sr_agent *a, struct sr_
 					&a->argv, err);
 }
 
-static int resolve_file(const struct sr_config *c, struct sr_agent *a, const char *real,
-			struct sr_error *err)
+static int resolve_file(const struct sr_config *c, const struct sr_sink *sink, struct sr_agent *a,
+			const char *real, struct sr_error *err)
 {
 	_cleanup_free_ char *inside = NULL;
 	const char *slash = strrchr(real, '/');
 
 	a->kind = SR_AGENT_FILE;
 	if (c->entry_given)
-		sr_warn("--entry is for a directory or archive agent: ignored for the executable "
+		sr_warn(sink,
+			"--entry is for a directory or archive agent: ignored for the executable "
 			"file %s",
 			c->argv[0]);
 	/* realpath() of a file: never "/" alone, always a slash. */
@@ -387,7 +392,8 @@ static int resolve_file(const struct sr_config *c, struct sr_agent *a, const cha
 	return push_args(&a->argv, c->argv + 1, c->argc - 1, err);
 }
 
-static int resolve_path(const struct sr_config *c, struct sr_agent *a, struct sr_error *err)
+static int resolve_path(const struct sr_config *c, const struct sr_sink *sink, struct sr_agent *a,
+			struct sr_error *err)
 {
 	_cleanup_free_ char *real = NULL;
 	_cleanup_close_ int fd = -1;
@@ -417,7 +423,7 @@ static int resolve_path(const struct sr_config *c, struct sr_agent *a, struct sr
 		return 0;
 	}
 	if (is_executable(&st))
-		return resolve_file(c, a, real, err);
+		return resolve_file(c, sink, a, real, err);
 	if (S_ISREG(st.st_mode))
 		return entry_error(err, 126, -EACCES, "agent '%s' is not executable (chmod +x %s)",
 				   path, path);
@@ -427,17 +433,18 @@ static int resolve_path(const struct sr_config *c, struct sr_agent *a, struct sr
 			   path);
 }
 
-int sr_agent_resolve(const struct sr_config *c, struct sr_agent *ret, struct sr_error *err)
+int sr_agent_resolve(const struct sr_config *c, const struct sr_sink *sink, struct sr_agent *ret,
+		     struct sr_error *err)
 {
 	_cleanup_(sr_agent_free) struct sr_agent a = {};
 	int k;
 
-	if (c->command_mode)
-		k = resolve_command(c, &a, err);
+	if (c->command_mode || (c->no_entry && c->argc < 1))
+		k = resolve_command(c, sink, &a, err);
 	else if (c->argc < 1 || !c->argv[0])
 		k = sr_error_msg(err, -EINVAL, "no AGENT given (see --help)");
 	else
-		k = resolve_path(c, &a, err);
+		k = resolve_path(c, sink, &a, err);
 	if (k < 0)
 		return k;
 	*ret = a;

@@ -28,8 +28,13 @@ struct sr_agent {
 	struct sr_strv argv;
 };
 
-/* Host side: classifies c->argv[0] and, for a directory or file, finds the entry. */
-int sr_agent_resolve(const struct sr_config *c, struct sr_agent *ret, struct sr_error *err);
+/*
+ * Host side: classifies c->argv[0] and, for a directory or file, finds the
+ * entry (not with c->no_entry: a sandbox made to live, run nothing yet).
+ * Warnings (an --entry that does not apply) go to sink.
+ */
+int sr_agent_resolve(const struct sr_config *c, const struct sr_sink *sink, struct sr_agent *ret,
+		     struct sr_error *err);
 void sr_agent_free(struct sr_agent *a);
 
 /*

@@ -152,6 +152,7 @@ void sr_config_init(struct sr_config *c)
 	    .timeout_ms = 120 * 1000,
 	    .disk_bytes = UINT64_C(10) << 30,
 	    .net = SR_NET_EGRESS,
+	    .log_level = SR_LOG_WARNING,
 	};
 }
 
@@ -179,6 +180,8 @@ void sr_config_free(struct sr_config *c)
 	free(c->entry);
 	free(c->workspace);
 	free(c->result_path);
+	free(c->name);
+	free(c->from);
 	*c = (struct sr_config){};
 }
 
@@ -733,7 +736,7 @@ int sr_config_validate(const struct sr_config *c, struct sr_error *err)
 				    "network: allow '%s' given but the network mode is none "
 				    "(use --net egress, or drop the allow entries)",
 				    c->allow.items[0]);
-	if (c->workspace && !c->command_mode)
+	if (c->workspace && !c->command_mode && !c->no_entry)
 		return sr_error_msg(err, -EINVAL,
 				    "--workspace is only for '-- COMMAND' (an AGENT directory is "
 				    "its own workspace)");

@@ -83,12 +83,16 @@ struct sr_config {
 	char *entry; /* shell-free command line, split on blanks */
 
 	/* command line only */
-	char *workspace;   /* -- COMMAND: host directory, or NULL for empty */
+	char *workspace;   /* -- COMMAND, create: host directory, or NULL for empty */
 	char *result_path; /* --result */
 	bool print_config;
 	bool command_mode; /* `-- COMMAND ARG...` rather than `AGENT ARG...` */
 	bool entry_given;  /* --entry: warned about where it does not apply (agent.c) */
-	char **argv;	   /* AGENT ARG... / COMMAND ARG... (borrowed) */
+	bool no_entry;	   /* create: a sandbox with nothing to run yet (no entry detected) */
+	char *name;	   /* create --name */
+	char *from;	   /* create --from SNAPSHOT */
+	enum sr_log_level log_level; /* -q / -v: sandbox-run's own messages */
+	char **argv;		     /* AGENT ARG... / COMMAND ARG... (borrowed) */
 	int argc;
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "userns.h"
-#include "sandbox.h"
+#include "setup.h"
 #include "util.h"
 
 #include <fcntl.h>

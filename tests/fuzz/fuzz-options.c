@@ -76,7 +76,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum sr_action action = _SR_ACTION_MAX;
 	struct sr_error err = {};
 	struct sr_config c;
-	enum sr_log_level level = sr_log_get_level();
 	int argc = 0, r;
 
 	if (size > INPUT_MAX || fuzz_unsafe_path_text((const char *)data, size))
@@ -96,7 +95,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		check_parsed(&c, action);
 	sr_config_free(&c);
-	sr_log_set_level(level);
 	free(buf);
 	return 0;
 }

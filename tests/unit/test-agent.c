@@ -336,7 +336,7 @@ static int resolve(char **argv, int argc, struct sr_agent *a, struct sr_error *e
 	struct sr_config c = {.argv = argv, .argc = argc};
 
 	*err = (struct sr_error){};
-	return sr_agent_resolve(&c, a, err);
+	return sr_agent_resolve(&c, NULL, a, err);
 }
 
 static char *tmp_path(const char *name)
@@ -456,27 +456,27 @@ START_TEST(test_resolve_command)
 	struct sr_agent a = {};
 	struct sr_error err = {};
 
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), 0);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), 0);
 	ck_assert_int_eq(a.kind, SR_AGENT_COMMAND);
 	ck_assert_ptr_null(a.host_dir);
 	assert_argv(&a.argv, want, 2);
 	sr_agent_free(&a);
 
 	c.workspace = tmpdir;
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), 0);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), 0);
 	ck_assert_str_eq(a.host_dir, real);
 	sr_agent_free(&a);
 
 	put("file", "", 0644);
 	c.workspace = tmp_path("file");
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -ENOTDIR);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), -ENOTDIR);
 	ck_assert_int_eq(err.status, 125);
 	c.workspace = tmp_path("missing");
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -ENOENT);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), -ENOENT);
 
 	c.workspace = NULL;
 	c.argc = 0;
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -EINVAL);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), -EINVAL);
 }
 END_TEST
 

@@ -37,7 +37,6 @@ static void setup(void)
 	setenv("XDG_CONFIG_HOME", xdg, 1);
 	ck_assert_ptr_nonnull(getcwd(oldcwd, sizeof(oldcwd)));
 	ck_assert_int_eq(chdir(tmpdir), 0);
-	sr_log_set_level(SR_LOG_WARNING);
 }
 
 static void teardown(void)
@@ -98,7 +97,7 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(run.c.argv[0], "./agent");
 	ck_assert_str_eq(run.c.argv[1], "--memory");
 	ck_assert(!run.c.command_mode);
-	ck_assert_int_eq(sr_log_get_level(), SR_LOG_WARNING);
+	ck_assert_int_eq(run.c.log_level, SR_LOG_WARNING);
 	sr_config_free(&run.c);
 }
 END_TEST
@@ -402,17 +401,17 @@ START_TEST(test_actions_and_verbosity)
 
 	PARSE(&run, "-vv", "a");
 	parse_ok(&run);
-	ck_assert_int_eq(sr_log_get_level(), SR_LOG_DEBUG);
+	ck_assert_int_eq(run.c.log_level, SR_LOG_DEBUG);
 	sr_config_free(&run.c);
 
 	PARSE(&run, "-v", "a");
 	parse_ok(&run);
-	ck_assert_int_eq(sr_log_get_level(), SR_LOG_INFO);
+	ck_assert_int_eq(run.c.log_level, SR_LOG_INFO);
 	sr_config_free(&run.c);
 
 	PARSE(&run, "--quiet", "a");
 	parse_ok(&run);
-	ck_assert_int_eq(sr_log_get_level(), SR_LOG_ERROR);
+	ck_assert_int_eq(run.c.log_level, SR_LOG_ERROR);
 	sr_config_free(&run.c);
 }
 END_TEST

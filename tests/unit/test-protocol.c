@@ -137,6 +137,88 @@ START_TEST(test_two_fds_refused)
 }
 END_TEST
 
+/* SPAWN: its command in the payload, three stdio fds; the receiver's buffer bounds it. */
+START_TEST(test_spawn_payload_and_fds)
+{
+	char *argv[] = {"ls", "-l", NULL}, *envp[] = {"PATH=/bin", "A=b c", NULL};
+	struct sr_msg m = {.type = SR_MSG_SPAWN, .id = 7}, got;
+	char buf[SR_MSG_PAYLOAD_MAX + 1];
+	struct sr_msg_extra ex = {.payload = buf, .cap = sizeof(buf)};
+	struct sr_spawn_spec spec;
+	_cleanup_free_ char *payload = NULL;
+	size_t len;
+	ino_t ino;
+	int fds[3], before;
+
+	for (int i = 0; i < 3; i++)
+		fds[i] = probe_fd(&ino);
+	ck_assert_int_eq(sr_spawn_encode(argv, envp, "/workspace/sub", &payload, &len), 0);
+	ck_assert_int_eq(sr_msg_send_full(sv[0], &m, payload, len, fds, 3), 0);
+	ck_assert_int_eq(sr_msg_recv_full(sv[1], &got, &ex), 1);
+	ck_assert_int_eq(got.id, 7);
+	ck_assert_uint_eq(ex.n_fds, 3);
+	ck_assert_uint_eq(ex.len, len);
+	ck_assert_int_eq(sr_spawn_decode(ex.payload, ex.len, &spec), 0);
+	ck_assert_str_eq(spec.argv[0], "ls");
+	ck_assert_str_eq(spec.argv[1], "-l");
+	ck_assert_ptr_null(spec.argv[2]);
+	ck_assert_str_eq(spec.envp[1], "A=b c");
+	ck_assert_ptr_null(spec.envp[2]);
+	ck_assert_str_eq(spec.cwd, "/workspace/sub");
+	sr_spawn_spec_free(&spec);
+	sr_msg_extra_close(&ex);
+
+	/* The same message to a receiver with no room for a payload: refused, no fd kept. */
+	before = open_fds();
+	ck_assert_int_eq(sr_msg_send_full(sv[0], &m, payload, len, fds, 3), 0);
+	ck_assert_int_eq(sr_msg_recv(sv[1], &got, NULL), -EBADMSG);
+	ck_assert_int_eq(open_fds(), before);
+	/* More fds than SPAWN takes with a pty: refused. */
+	m.flags = SR_SPAWN_PTY;
+	ck_assert_int_eq(sr_msg_send_full(sv[0], &m, payload, len, fds, 3), 0);
+	ck_assert_int_eq(sr_msg_recv_full(sv[1], &got, &ex), -EBADMSG);
+	ck_assert_int_eq(open_fds(), before);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+}
+END_TEST
+
+/* The payload's format: no empty argument or argv, every list ended, nothing after cwd. */
+START_TEST(test_spawn_decode_malformed)
+{
+	struct sr_spawn_spec spec;
+	char *empty_argv[] = {NULL}, *argv[] = {"a", NULL}, *bad_env[] = {"", NULL};
+	char *p = NULL;
+	size_t len;
+	static const char *const bad[] = {
+	    "",		   /* nothing */
+	    "a",	   /* an unended string */
+	    "\0\0\0",	   /* no argv */
+	    "a\0\0",	   /* no environment list end */
+	    "a\0\0\0x",	   /* a cwd that does not end */
+	    "a\0\0\0/\0x", /* something after the cwd */
+	};
+	static const size_t lens[] = {0, 1, 3, 3, 5, 7};
+
+	ck_assert_int_eq(sr_spawn_encode(empty_argv, NULL, NULL, &p, &len), -EINVAL);
+	ck_assert_int_eq(sr_spawn_encode(argv, bad_env, NULL, &p, &len), -EINVAL);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		char buf[16];
+
+		memcpy(buf, bad[i], lens[i]);
+		buf[lens[i]] = '\0';
+		ck_assert_msg(sr_spawn_decode(buf, lens[i], &spec) == -EBADMSG, "case %zu", i);
+	}
+	/* No environment and the default cwd. */
+	ck_assert_int_eq(sr_spawn_encode(argv, NULL, NULL, &p, &len), 0);
+	ck_assert_int_eq(sr_spawn_decode(p, len, &spec), 0);
+	ck_assert_ptr_null(spec.envp[0]);
+	ck_assert_ptr_null(spec.cwd);
+	sr_spawn_spec_free(&spec);
+	free(p);
+}
+END_TEST
+
 static Suite *protocol_suite(void)
 {
 	Suite *s = suite_create("protocol");
@@ -147,6 +229,8 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_tap_carries_an_fd);
 	tcase_add_test(tc, test_refused_fds_are_closed);
 	tcase_add_test(tc, test_two_fds_refused);
+	tcase_add_test(tc, test_spawn_payload_and_fds);
+	tcase_add_test(tc, test_spawn_decode_malformed);
 	suite_add_tcase(s, tc);
 	return s;
 }

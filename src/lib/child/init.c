@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * PID 1 of the sandbox. It stays in sandbox-run's code (no exec), so it is
- * non-dumpable (set in sandbox.c) and runs with the full hardening already
+ * non-dumpable (set in setup.c) and runs with the full hardening already
  * applied: no capabilities, no_new_privs, seccomp.
  *
- * As PID 1 of a PID namespace it only receives the signals it has not
- * left at their default; it blocks them all and takes them with
- * sigwaitinfo(), so nothing interrupts it and no handler runs in it.
+ * It serves its host (protocol.h): it spawns the processes it is asked
+ * for, with the stdio it is handed, reports each one's exit, passes
+ * signals to them, reaps every orphan, and ends the sandbox when asked or
+ * when a process spawned to end it does. It blocks every signal and takes
+ * them through a signalfd: nothing interrupts it and no handler runs in
+ * it. No signal is a request (the agent can queue PID 1 any siginfo it
+ * likes): every request comes on the socket, which nothing in the
+ * sandbox can reach.
  */
 #include "init.h"
 #include "fault.h"
@@ -19,6 +24,9 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,7 +34,7 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-/* The code of the spawned child (start_agent). */
+/* The code of the spawned child (spawn()). */
 #if defined(__has_attribute)
 #if __has_attribute(no_sanitize_address)
 #define SR_SPAWNED __attribute__((no_sanitize_address))
@@ -44,13 +52,28 @@ struct exec_failure {
 	char text[512];
 };
 
-static const char *env_get(const struct sr_strv *envp, const char *key)
+/* A process PID 1 spawned and has not yet reported. */
+struct proc {
+	pid_t pid;
+	bool ends_sandbox;
+};
+
+struct init {
+	struct sr_plan *p;
+	int sigfd;
+	struct proc *procs;
+	size_t n_procs, cap_procs;
+	char *payload; /* SPAWN's, SR_MSG_PAYLOAD_MAX + 1 bytes */
+	bool spawned_once;
+};
+
+static const char *env_get(char *const *envp, const char *key)
 {
 	size_t kl = strlen(key);
 
-	for (size_t i = 0; i < envp->n; i++)
-		if (strncmp(envp->items[i], key, kl) == 0 && envp->items[i][kl] == '=')
-			return envp->items[i] + kl + 1;
+	for (size_t i = 0; envp[i]; i++)
+		if (strncmp(envp[i], key, kl) == 0 && envp[i][kl] == '=')
+			return envp[i] + kl + 1;
 	return NULL;
 }
 
@@ -59,14 +82,14 @@ static const char *env_get(const struct sr_strv *envp, const char *key)
  * it is given: search the sandbox's PATH ourselves. The error kept is the
  * most telling one, as a shell does: "cannot execute" beats "not found".
  */
-SR_SPAWNED static int exec_agent(char *const *argv, const struct sr_strv *envp)
+SR_SPAWNED static int exec_path(char *const *argv, char *const *envp)
 {
 	const char *path = env_get(envp, "PATH");
 	char buf[4096];
 	int saved = ENOENT;
 
 	if (strchr(argv[0], '/')) {
-		execve(argv[0], argv, envp->items);
+		execve(argv[0], argv, envp);
 		return -errno;
 	}
 	if (!path)
@@ -81,7 +104,7 @@ SR_SPAWNED static int exec_agent(char *const *argv, const struct sr_strv *envp)
 			memcpy(buf, path, dl);
 			buf[dl] = '/';
 			strcpy(buf + dl + 1, argv[0]);
-			execve(buf, argv, envp->items);
+			execve(buf, argv, envp);
 			if (errno != ENOENT && errno != ENOTDIR)
 				saved = errno;
 		}
@@ -90,59 +113,64 @@ SR_SPAWNED static int exec_agent(char *const *argv, const struct sr_strv *envp)
 	return -saved;
 }
 
-SR_SPAWNED __attribute__((noreturn)) static void agent_child(struct sr_plan *p, int report_fd)
+/* What the spawned child needs, all of it prepared by PID 1 before the clone. */
+struct spawn {
+	char *const *argv;
+	char *const *envp;
+	const char *cwd; /* NULL: stay in /workspace */
+	int stdio[3];	 /* become 0, 1, 2 */
+	bool pty;	 /* stdio[0] is a pty's slave: the controlling terminal */
+	int report_fd;
+};
+
+SR_SPAWNED __attribute__((noreturn)) static void spawned_child(const struct spawn *s)
 {
-	struct exec_failure f = {0};
+	struct exec_failure f = {.status = 126};
+	const char *what = s->argv[0];
 	sigset_t none;
-	int r;
+	int r = 0;
 
 	/*
-	 * A new session: the agent has no controlling terminal, so even a
-	 * TIOCSTI that got past seccomp could not push input into the caller's
-	 * shell (CVE-2017-5226).
+	 * A new session: the process has no controlling terminal (or the
+	 * sandbox's own pty, below), so even a TIOCSTI that got past seccomp
+	 * could not push input into the caller's shell (CVE-2017-5226).
 	 */
-	if (setsid() < 0) {
+	if (setsid() < 0)
 		r = -errno;
-		goto fail;
+	if (r == 0 && s->pty && ioctl(s->stdio[0], TIOCSCTTY, 0) < 0)
+		r = -errno;
+	for (int i = 0; r == 0 && i < 3; i++)
+		if (dup2(s->stdio[i], i) < 0)
+			r = -errno;
+	if (r == 0 && s->cwd && chdir(s->cwd) < 0) {
+		r = -errno;
+		what = s->cwd;
+		f.status = 125;
 	}
+	if (r < 0)
+		goto fail;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* The report pipe is O_CLOEXEC: a successful exec closes it, which is the signal. */
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
-	r = exec_agent(p->agent->argv.items, &p->envp);
+	r = exec_path(s->argv, s->envp);
+	if (r == -ENOENT || r == -ENOTDIR)
+		f.status = 127;
 fail:
 	f.code = r;
-	f.status = r == -ENOENT || r == -ENOTDIR ? 127 : 126;
-	snprintf(f.text, sizeof(f.text), "%s: %s%s", p->agent->argv.items[0], strerror(-r),
-		 r == -ENOENT ? " (not found on the sandbox's PATH or in the workspace)" : "");
-	(void)!write(report_fd, &f, sizeof(f));
+	snprintf(f.text, sizeof(f.text), "%s: %s%s", what, strerror(-r),
+		 f.status == 127 ? " (not found on the sandbox's PATH or in the workspace)" : "");
+	(void)!write(s->report_fd, &f, sizeof(f));
 	_exit(f.status);
 }
 
-/* Bytes in use on the sandbox's disk tmpfs (/tmp is a bind of it). */
-static int64_t disk_used(void)
+SR_SPAWNED static int spawn_entry(void *arg)
 {
-	struct statfs sf;
-
-	if (statfs("/tmp", &sf) < 0 || sf.f_blocks == 0)
-		return -1;
-	return (int64_t)(sf.f_blocks - sf.f_bfree) * (int64_t)sf.f_bsize;
-}
-
-struct spawn {
-	struct sr_plan *p;
-	int report_fd;
-};
-
-SR_SPAWNED static int agent_entry(void *arg)
-{
-	const struct spawn *s = arg;
-
-	agent_child(s->p, s->report_fd);
+	spawned_child(arg);
 }
 
 /*
- * The agent is spawned as posix_spawn() does it: clone(CLONE_VM |
+ * A process is spawned as posix_spawn() does it: clone(CLONE_VM |
  * CLONE_VFORK), the child on a stack of its own in PID 1's memory, PID 1
  * suspended until the child has exec'd or exited. fork() would copy PID
  * 1's page tables and write-protect its memory only for the exec to throw
@@ -153,16 +181,15 @@ SR_SPAWNED static int agent_entry(void *arg)
  * own stack, fd table (no CLONE_FILES) and signal mask, and, through the
  * thread-local storage it shares, PID 1's errno, which PID 1 does not
  * read after a clone() that succeeded. It allocates nothing. No signal
- * reaches it before its exec: PID 1 blocks them all and forwards them to
- * the agent only once start_agent() has returned. PID 1 has no handler
+ * reaches it before its exec: PID 1 blocks them all and has no handler
  * that could run in it, bar a sanitizer build's for faults.
  *
  * The stack is an array in this frame, as musl's posix_spawn() has it.
  * It has no guard page: PID 1's live frames lie next to it, so the child
- * must stay within it, and does by a wide margin. agent_child() and what
- * it calls do not recurse and allocate no variable-length arrays; the
- * deepest need, a failed exec reported with snprintf(), measured 7 KiB
- * (exec_agent()'s 4 KiB path buffer among it; under 10 KiB in a
+ * must stay within it, and does by a wide margin. spawned_child() and
+ * what it calls do not recurse and allocate no variable-length arrays;
+ * the deepest need, a failed exec reported with snprintf(), measured
+ * 7 KiB (exec_path()'s 4 KiB path buffer among it; under 10 KiB in a
  * sanitizer build), against 64 KiB here.
  *
  * The functions the child runs (SR_SPAWNED) are built without
@@ -178,30 +205,30 @@ SR_SPAWNED static int agent_entry(void *arg)
 #define SPAWN_STACK_START(a) ((void *)((a) + sizeof(a)))
 #endif
 
-static pid_t start_agent(struct sr_plan *p)
+/* The child's pid, or negative with *ret_failure filled (err: 126/127/125 and why). */
+static pid_t spawn(struct spawn *s, struct sr_error *err)
 {
 	_Alignas(16) char stack[SPAWN_STACK_BYTES];
 	struct exec_failure f;
-	struct spawn s = {.p = p};
 	int pipefd[2];
 	pid_t pid;
 	ssize_t n;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	s.report_fd = pipefd[1];
-	pid = clone(agent_entry, SPAWN_STACK_START(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &s);
+		return sr_error_errno(err, sr_negerrno(), "start %s", s->argv[0]);
+	s->report_fd = pipefd[1];
+	pid = clone(spawn_entry, SPAWN_STACK_START(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, s);
 	if (pid < 0) {
-		int e = -errno;
+		int e = sr_negerrno();
 
 		close(pipefd[0]);
 		close(pipefd[1]);
-		return e;
+		return sr_error_errno(err, e, "start %s", s->argv[0]);
 	}
 #ifdef SR_SANITIZERS
 	/* Sanitizer builds check SR_SPAWNED at every run: stale poison here would fault later. */
 	if (__asan_region_is_poisoned(stack, sizeof(stack))) {
-		fprintf(stderr, "sandbox-run: the agent's spawn left poison on PID 1's stack\n");
+		fprintf(stderr, "sandbox-run: a spawn left poison on PID 1's stack\n");
 		abort();
 	}
 #endif
@@ -209,23 +236,30 @@ static pid_t start_agent(struct sr_plan *p)
 	n = SR_RETRY(read(pipefd[0], &f, sizeof(f)));
 	close(pipefd[0]);
 	if (n == (ssize_t)sizeof(f)) {
-		struct sr_error err = {.status = f.status};
-
-		f.text[sizeof(f.text) - 1] = '\0';
-		sr_error_msg(&err, f.code, "%s", f.text);
-		sr_msg_send_error(p->sock, &err);
 		waitpid(pid, NULL, 0);
-		_exit(f.status);
+		f.text[sizeof(f.text) - 1] = '\0';
+		err->status = f.status;
+		return sr_error_msg(err, f.code < 0 ? f.code : -EIO, "%s", f.text);
 	}
 	return pid;
+}
+
+/* Bytes in use on the sandbox's disk tmpfs (/tmp is a bind of it). */
+static int64_t disk_used(void)
+{
+	struct statfs sf;
+
+	if (statfs("/tmp", &sf) < 0 || sf.f_blocks == 0)
+		return -1;
+	return (int64_t)(sf.f_blocks - sf.f_bfree) * (int64_t)sf.f_bsize;
 }
 
 /*
  * Every other process of the sandbox, killed and reaped here rather than
  * by the kernel as PID 1 exits: that teardown reaps them with SIGCHLD
- * ignored, so their CPU time never reached PID 1's rusage, all the
- * supervisor has where no cgroup counts it. kill(-1) spares PID 1; it is
- * repeated until nothing is left, for what was being forked meanwhile.
+ * ignored, so their CPU time never reached PID 1's rusage, all the host
+ * has where no cgroup counts it. kill(-1) spares PID 1; it is repeated
+ * until nothing is left, for what was being forked meanwhile.
  */
 static void end_all(void)
 {
@@ -236,16 +270,6 @@ static void end_all(void)
 			break;
 		(void)waitpid(-1, NULL, __WALL);
 	}
-}
-
-/* The supervisor's END (protocol.h), if it has come: read whenever PID 1 wakes. */
-static bool end_requested(int sock)
-{
-	struct pollfd pfd = {.fd = sock, .events = POLLIN};
-	struct sr_msg m;
-
-	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) &&
-	       sr_msg_recv(sock, &m, NULL) == 1 && m.type == SR_MSG_END;
 }
 
 /*
@@ -270,40 +294,267 @@ static void hide_cmdline(const struct sr_config *c)
 		memcpy(start, name, sizeof(name));
 }
 
+static void send_or_die(int sock, const struct sr_msg *m)
+{
+	if (sr_msg_send(sock, m) < 0)
+		_exit(125);
+}
+
+/* A new pty of the sandbox's own devpts: the master for the host, the slave in *ret_slave. */
+static int open_pty(int *ret_slave, struct sr_error *err)
+{
+	_cleanup_close_ int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int unlock = 0, slave;
+
+	if (master < 0)
+		return sr_error_errno(err, sr_negerrno(), "open a pty");
+	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
+		return sr_error_errno(err, sr_negerrno(), "unlock the pty");
+	/* TIOCGPTPEER: the slave of this master, never a path someone swapped (Linux 4.13). */
+	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0)
+		return sr_error_errno(err, sr_negerrno(), "open the pty's slave");
+	*ret_slave = slave;
+	return steal_fd(&master);
+}
+
+static int add_proc(struct init *in, pid_t pid, bool ends_sandbox)
+{
+	if (in->n_procs == in->cap_procs) {
+		size_t cap = in->cap_procs ? in->cap_procs * 2 : 8;
+		struct proc *np = realloc(in->procs, cap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		in->procs = np;
+		in->cap_procs = cap;
+	}
+	in->procs[in->n_procs++] = (struct proc){.pid = pid, .ends_sandbox = ends_sandbox};
+	return 0;
+}
+
+static struct proc *find_proc(struct init *in, pid_t pid)
+{
+	for (size_t i = 0; i < in->n_procs; i++)
+		if (in->procs[i].pid == pid)
+			return &in->procs[i];
+	return NULL;
+}
+
+static void spawn_failed(struct init *in, uint32_t id, const struct sr_error *err)
+{
+	struct sr_msg m = {
+	    .type = SR_MSG_SPAWN_FAILED,
+	    .id = id,
+	    .code = err->code ? err->code : -EIO,
+	    .status = err->status ? err->status : 125,
+	};
+
+	snprintf(m.text, sizeof(m.text), "%s", err->msg);
+	send_or_die(in->p->sock, &m);
+}
+
+static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_extra *ex)
+{
+	struct sr_msg m = {.type = SR_MSG_SPAWNED, .id = req->id, .flags = req->flags};
+	struct sr_spawn_spec spec = {0};
+	struct spawn s = {.stdio = {-1, -1, -1}};
+	struct sr_error err = {0};
+	_cleanup_close_ int master = -1, slave = -1;
+	bool pty = req->flags & SR_SPAWN_PTY;
+	pid_t pid;
+
+	if (req->flags & SR_SPAWN_AGENT) {
+		s.argv = in->p->agent->argv.items;
+		s.envp = in->p->envp.items;
+	} else if (sr_spawn_decode(ex->len ? ex->payload : NULL, ex->len, &spec) < 0) {
+		sr_error_msg(&err, -EBADMSG, "spawn: a malformed request");
+		goto fail;
+	} else {
+		s.argv = spec.argv;
+		s.envp = spec.envp;
+		s.cwd = spec.cwd;
+	}
+	if (pty) {
+		master = open_pty(&slave, &err);
+		if (master < 0)
+			goto fail;
+		s.stdio[0] = s.stdio[1] = s.stdio[2] = slave;
+		s.pty = true;
+	} else if (ex->n_fds == 3) {
+		for (int i = 0; i < 3; i++)
+			s.stdio[i] = ex->fds[i];
+	} else {
+		sr_error_msg(&err, -EBADMSG, "spawn: no stdio");
+		goto fail;
+	}
+	pid = spawn(&s, &err);
+	if (pid < 0)
+		goto fail;
+	if (!in->spawned_once) {
+		in->spawned_once = true;
+		/* Test builds only, empty otherwise (fault.h). */
+		sr_fault_point("child", "agent forked");
+	}
+	if (add_proc(in, pid, req->flags & SR_SPAWN_ENDS_SANDBOX) < 0) {
+		/* Untracked, it would run unreported: not at all, then. */
+		kill(pid, SIGKILL);
+		sr_error_errno(&err, -ENOMEM, "spawn");
+		goto fail;
+	}
+	m.pid = pid;
+	sr_spawn_spec_free(&spec);
+	sr_msg_extra_close(ex);
+	if (sr_msg_send_fd(in->p->sock, &m, pty ? master : -1) < 0)
+		_exit(125);
+	return;
+fail:
+	sr_spawn_spec_free(&spec);
+	sr_msg_extra_close(ex);
+	spawn_failed(in, req->id, &err);
+}
+
+/* To the process's group, as a terminal would: pipelines included. Spawned processes only. */
+static void on_signal_request(struct init *in, const struct sr_msg *req)
+{
+	if (find_proc(in, req->pid) && req->flags > 0 && req->flags < NSIG)
+		kill(-req->pid, req->flags);
+}
+
+static __attribute__((noreturn)) void end_sandbox(struct init *in)
+{
+	struct sr_msg m = {.type = SR_MSG_ENDED};
+
+	end_all();
+	m.value = disk_used();
+	(void)sr_msg_send(in->p->sock, &m);
+	_exit(0);
+}
+
+/* One request from the host; EOF: the host is gone, and the sandbox with it. */
+static void on_request(struct init *in)
+{
+	struct sr_msg_extra ex = {.payload = in->payload, .cap = SR_MSG_PAYLOAD_MAX + 1};
+	struct sr_msg m;
+	int r = sr_msg_recv_full(in->p->sock, &m, &ex);
+
+	if (r == 0) {
+		end_all();
+		_exit(0);
+	}
+	if (r < 0)
+		return; /* malformed: dropped (the host sent it; nothing to answer) */
+	switch (m.type) {
+	case SR_MSG_SPAWN:
+		on_spawn(in, &m, &ex);
+		break;
+	case SR_MSG_SIGNAL:
+		on_signal_request(in, &m);
+		break;
+	case SR_MSG_END:
+		end_sandbox(in);
+	default:
+		break;
+	}
+	sr_msg_extra_close(&ex);
+}
+
+/* The process that ends the sandbox (the agent of a run), if there is one. */
+static struct proc *ends_proc(struct init *in)
+{
+	for (size_t i = 0; i < in->n_procs; i++)
+		if (in->procs[i].ends_sandbox)
+			return &in->procs[i];
+	return NULL;
+}
+
+/*
+ * SIGCHLD: every zombie reaped; a spawned process's end reported. Any
+ * other signal can only come from inside the sandbox (its host asks by
+ * message): passed to the agent's process group, where there is one, as
+ * an init does for its service -- the agent can only signal itself that
+ * way -- and dropped otherwise. Every one is read, so none stays pending.
+ */
+static void on_signals(struct init *in)
+{
+	struct signalfd_siginfo si;
+
+	while (read(in->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		struct proc *agent = ends_proc(in);
+
+		if (si.ssi_signo != SIGCHLD && agent)
+			kill(-agent->pid, (int)si.ssi_signo);
+	}
+	for (;;) {
+		struct rusage ru;
+		struct proc *pr;
+		struct sr_msg m = {.type = SR_MSG_EXIT};
+		int st;
+		pid_t w = wait4(-1, &st, WNOHANG | __WALL, &ru);
+
+		if (w <= 0)
+			break;
+		pr = find_proc(in, w);
+		if (!pr)
+			continue; /* an orphan: reaped, nothing to say */
+		m.pid = w;
+		m.status = st;
+		m.user_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
+		m.sys_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+		if (pr->ends_sandbox) {
+			/*
+			 * That is the end of the sandbox, as in production:
+			 * whatever it left running dies now.
+			 */
+			end_all();
+			m.value = disk_used();
+			(void)sr_msg_send(in->p->sock, &m);
+			_exit(0);
+		}
+		*pr = in->procs[--in->n_procs];
+		m.value = disk_used();
+		send_or_die(in->p->sock, &m);
+	}
+}
+
 /*
  * The set-up's heap (libnftables', populated in advance: nft.c) counts
  * against the sandbox's memory while PID 1 only waits. It is given back
- * once the agent has run 100 ms: trimming as soon as it starts made short
- * runs 1.5-2 ms slower, on PID 1's way to reaping the agent.
+ * once the sandbox has run 100 ms: trimming as soon as it starts made
+ * short runs 1.5-2 ms slower, on PID 1's way to reaping the agent.
  */
-#define TRIM_AFTER_NS (100 * 1000 * 1000LL)
+#define TRIM_AFTER_MS 100
 
 void sr_init_run(struct sr_plan *p)
 {
-	struct sr_msg m = {.type = SR_MSG_EXEC};
+	struct init in = {.p = p};
+	struct sr_msg m = {.type = SR_MSG_READY};
 	int64_t trim_at;
 	bool trimmed = false;
 	sigset_t all;
-	pid_t agent;
-	int status = 0;
+	int null;
 
-	/* Before the agent exists; the setup was the last reader of argv. */
+	/* Before anything of the agent's exists; the setup was the last reader of argv. */
 	hide_cmdline(p->config);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
-	agent = start_agent(p);
-	if (agent < 0) {
+	in.sigfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
+	in.payload = malloc(SR_MSG_PAYLOAD_MAX + 1);
+	/*
+	 * The caller's stdin and stdout are not PID 1's to hold: a process
+	 * gets the stdio its SPAWN brings. stderr stays, for a sanitizer's
+	 * report in test builds.
+	 */
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (in.sigfd < 0 || !in.payload || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) {
 		struct sr_error err = {0};
 
-		sr_error_errno(&err, (int)agent, "start the agent");
+		sr_error_errno(&err, sr_negerrno(), "start PID 1");
 		sr_msg_send_error(p->sock, &err);
 		_exit(125);
 	}
-	/* Test builds only, empty otherwise (fault.h). */
-	sr_fault_point("child", "agent forked");
-	m.pid = agent;
-	if (sr_msg_send(p->sock, &m) < 0)
-		_exit(125);
+	close(null);
+	send_or_die(p->sock, &m);
 	/*
 	 * pasta starts now, on the tap (net.h): its start-up (~70 ms to its
 	 * first packet here) overlaps the agent's, not the set-up's, which two
@@ -317,13 +568,13 @@ void sr_init_run(struct sr_plan *p)
 		close(steal_fd(&p->sources.tap));
 	}
 
-	trim_at = sr_monotonic_ns() + TRIM_AFTER_NS;
+	trim_at = sr_monotonic_ns() + TRIM_AFTER_MS * 1000000LL;
 	for (;;) {
-		int64_t left = trim_at - sr_monotonic_ns();
-		struct timespec wait = {left / 1000000000, left % 1000000000};
-		siginfo_t si;
-		bool done = false;
-		int sig;
+		struct pollfd fds[2] = {
+		    {.fd = p->sock, .events = POLLIN},
+		    {.fd = in.sigfd, .events = POLLIN},
+		};
+		int64_t left = (trim_at - sr_monotonic_ns()) / 1000000;
 
 		if (!trimmed && left <= 0) {
 #ifdef M_TRIM_THRESHOLD /* glibc */
@@ -331,49 +582,12 @@ void sr_init_run(struct sr_plan *p)
 #endif
 			trimmed = true;
 		}
-		/* No timeout once trimmed: sigwaitinfo(). */
-		sig = sigtimedwait(&all, &si, trimmed ? NULL : &wait);
-		if (sig < 0)
+		if (poll(fds, 2, trimmed ? -1 : (int)left + 1) < 0)
 			continue;
-		if (end_requested(p->sock)) {
-			int st;
-
-			/* Ended at the deadline by itself: its own status stands. */
-			if (waitpid(agent, &st, WNOHANG) == agent) {
-				status = st;
-				break;
-			}
-			end_all();
-			m = (struct sr_msg){.type = SR_MSG_ENDED, .value = disk_used()};
-			(void)sr_msg_send(p->sock, &m);
-			_exit(0);
-		}
-		if (sig != SIGCHLD) {
-			/* To the agent's process group: as a terminal would, pipelines included. */
-			kill(-agent, sig);
-			continue;
-		}
-		for (;;) {
-			int st;
-			pid_t w = waitpid(-1, &st, WNOHANG);
-
-			if (w <= 0)
-				break;
-			if (w == agent) {
-				status = st;
-				done = true;
-			}
-		}
-		if (done)
-			break;
+		/* Exits first: an EXIT the host reads before a later SPAWNED of the same pid. */
+		if (fds[1].revents)
+			on_signals(&in);
+		if (fds[0].revents)
+			on_request(&in);
 	}
-
-	/*
-	 * The agent is gone: that is the end of the sandbox, as in
-	 * production. Whatever it left running dies now.
-	 */
-	end_all();
-	m = (struct sr_msg){.type = SR_MSG_EXIT, .status = status, .value = disk_used()};
-	(void)sr_msg_send(p->sock, &m);
-	_exit(0);
 }

@@ -466,6 +466,8 @@ static int extract_archive(const struct sr_plan *p, int data, struct sr_error *e
 	r = extract_confined(p->agent_fd, ws, c->disk_bytes, err);
 	if (r < 0)
 		return sr_error_prefix(err, "agent archive %s", p->agent->archive_path);
+	if (c->no_entry)
+		return 0;
 	return sr_agent_detect_entry_in(ws, c->argv[0], c->entry, c->argv + 1, c->argc - 1,
 					&p->agent->argv, err);
 }

@@ -2,7 +2,7 @@
 /* The sandbox's filesystem: built on tmpfs, entered with pivot_root. */
 #pragma once
 
-#include "sandbox.h"
+#include "setup.h"
 
 /* Opens the sources of the filesystem (p->sources), as the caller. */
 int sr_mounts_open_sources(struct sr_plan *p, struct sr_error *err);

@@ -77,6 +77,7 @@ struct helper {
 
 struct sr_net {
 	enum sr_net_mode mode;
+	const struct sr_sink *sink; /* the helper's end is said there; -vv shows its stderr */
 	const struct helper *helper;
 	char *helper_path;
 	/* Who the helper runs as on the host: the sandbox's host ids (userns.h). */
@@ -437,8 +438,8 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	return 0;
 }
 
-int sr_net_prepare(const struct sr_config *c, uid_t host_uid, gid_t host_gid, struct sr_net **ret,
-		   struct sr_error *err)
+int sr_net_prepare(const struct sr_config *c, const struct sr_sink *sink, uid_t host_uid,
+		   gid_t host_gid, struct sr_net **ret, struct sr_error *err)
 {
 	struct sr_net *n = calloc(1, sizeof(*n));
 	int r;
@@ -446,6 +447,7 @@ int sr_net_prepare(const struct sr_config *c, uid_t host_uid, gid_t host_gid, st
 	if (!n)
 		return sr_error_errno(err, -ENOMEM, "network");
 	n->mode = c->net;
+	n->sink = sink;
 	n->helper_uid = host_uid;
 	n->helper_gid = host_gid;
 	n->ready[0] = n->ready[1] = n->exit_w = -1;
@@ -573,7 +575,7 @@ static int spawn_helper(struct sr_net *n, int fd3, int fd4, struct sr_error *err
 {
 	struct spawn sp = {
 	    .parent = getpid(),
-	    .show_stderr = sr_log_get_level() >= SR_LOG_DEBUG,
+	    .show_stderr = sr_sink_enabled(n->sink, SR_LOG_DEBUG),
 	    .caller_is_root = geteuid() == 0,
 	    .userns = n->userns,
 	    .fds = {fd3, fd4, n->netns},
@@ -666,12 +668,15 @@ static void say_ended(struct sr_net *n)
 		return;
 	n->said = true;
 	if (n->ended_w < 0)
-		sr_warn("%s exited: the sandbox has no network from here on", n->helper->name);
+		sr_warn(n->sink, "%s exited: the sandbox has no network from here on",
+			n->helper->name);
 	else if (WIFSIGNALED(st))
-		sr_warn("%s was killed by signal %d: the sandbox has no network from here on",
+		sr_warn(n->sink,
+			"%s was killed by signal %d: the sandbox has no network from here on",
 			n->helper->name, WTERMSIG(st));
 	else
-		sr_warn("%s exited with status %d: the sandbox has no network from here on (run "
+		sr_warn(n->sink,
+			"%s exited with status %d: the sandbox has no network from here on (run "
 			"with -v to see why)",
 			n->helper->name, WEXITSTATUS(st));
 }

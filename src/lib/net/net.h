@@ -17,10 +17,12 @@ struct sr_net;
 /*
  * Parent, before clone: resolves the policy, finds the helper and checks
  * that it may run and open /dev/net/tun as host_uid/host_gid (the
- * sandbox's host ids, which the helper takes: userns.h).
+ * sandbox's host ids, which the helper takes: userns.h). The helper's
+ * end is said in sink (kept: it must outlive n); at debug level the
+ * helper's own stderr is shown.
  */
-int sr_net_prepare(const struct sr_config *c, uid_t host_uid, gid_t host_gid, struct sr_net **ret,
-		   struct sr_error *err);
+int sr_net_prepare(const struct sr_config *c, const struct sr_sink *sink, uid_t host_uid,
+		   gid_t host_gid, struct sr_net **ret, struct sr_error *err);
 /*
  * Parent, after clone, before GO: opens the child's namespaces for the
  * helper and starts slirp4netns on them; pasta starts later, on TAP.

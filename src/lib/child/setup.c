@@ -27,7 +27,7 @@
  *    it needs no_new_privs to be loadable without CAP_SYS_ADMIN.
  * PID 1 itself runs with all of this applied; the agent inherits it.
  */
-#include "sandbox.h"
+#include "setup.h"
 #include "caps.h"
 #include "cgroup.h"
 #include "fault.h"
@@ -185,7 +185,7 @@ int sr_close_fds_except(int *keep, size_t n)
 	return syscall(SYS_close_range, from, ~0U, 0) < 0 ? sr_negerrno() : 0;
 }
 
-void sr_sandbox_child(struct sr_plan *p)
+void sr_setup_child(struct sr_plan *p)
 {
 	int keep[] = {p->sock, p->agent_fd, p->workspace_tree, sr_net_child_fd(p->net)};
 	struct sr_error err = {0};
@@ -248,6 +248,6 @@ void sr_sandbox_child(struct sr_plan *p)
 	for (size_t i = 0; i < p->sources.n_binds; i++)
 		close(p->sources.binds[i]);
 
-	/* [3] Run the agent under PID 1. */
+	/* [3] PID 1 serves the host: spawns, signals, exits, the end. */
 	sr_init_run(p);
 }

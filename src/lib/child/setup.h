@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The child side: ordered setup inside the new namespaces, then init. */
+/* The child side: ordered set-up inside the new namespaces, then PID 1 (init.h). */
 #pragma once
 
 #include "agent.h"
@@ -48,7 +48,7 @@ struct sr_plan {
 #define SR_SANDBOX_HOSTNAME "sandbox"
 
 /* Runs in the child right after clone3; never returns. */
-__attribute__((noreturn)) void sr_sandbox_child(struct sr_plan *p);
+__attribute__((noreturn)) void sr_setup_child(struct sr_plan *p);
 
 /* Closes every fd from 3 up but those in keep (-1 entries ignored; keep is sorted in place). */
 int sr_close_fds_except(int *keep, size_t n);

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs, one file each (crun's shape): each parses its own options,
+ * calls the library and returns the exit status; main.c (the verb table)
+ * is the only caller. argv[0] is the verb's name ("sandbox-run" for the
+ * default run); verbosity is what -q/-v before the verb said.
+ */
+#pragma once
+
+#include "log.h"
+
+/* The exit status of sandbox-run itself failing. */
+#define SR_EXIT_FAILURE 125
+
+struct sr_verb_args {
+	int argc;
+	char **argv;
+	int verbosity; /* -v count minus -q count, given before the verb */
+};
+
+int sr_verb_run(const struct sr_verb_args *a);
+
+/*
+ * What --help and --version wrote must have reached stdout (a full disk,
+ * a closed pipe): 0, or 125 with a message naming what.
+ */
+int sr_cli_stdout_status(const char *what);

@@ -1,0 +1,749 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox object, host side. Its owner (sandbox-run for a run, a
+ * keeper for a sandbox that lives) never enters the sandbox: create clones
+ * PID 1 into the new namespaces and does what only the parent can (id
+ * maps, cgroup, network helper); from then on PID 1 does the work inside,
+ * on request (protocol.h), and this side reads its reports.
+ */
+#include "sandbox.h"
+#include "agent.h"
+#include "cgroup.h"
+#include "env.h"
+#include "fault.h"
+#include "net.h"
+#include "protocol.h"
+#include "setup.h"
+#include "units.h"
+#include "userns.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+
+extern char **environ;
+
+struct sr_sandbox {
+	const struct sr_config *config;
+	struct sr_sandbox_opts opts;
+	char id[33];
+	struct sr_agent agent;
+	struct sr_plan plan;
+	struct sr_net *net;
+	struct sr_cgroup *cgroup;
+	int clone_fd; /* the sandbox's cgroup for CLONE_INTO_CGROUP (owned by cgroup), or -1 */
+	int sock;     /* our end of the protocol socket */
+	int pidfd;    /* PID 1 */
+	int endfd;    /* timerfd: the grace of an END, -1 when none is running */
+	pid_t pid;    /* PID 1, as we see it */
+	uint32_t next_id;
+	bool ready, reaped, end_sent;
+	bool ends_seen;	       /* the EXIT of the process that ends the sandbox */
+	struct sr_exit ends;   /* which */
+	int init_status;       /* wait status of PID 1, once reaped */
+	struct rusage ru;      /* of PID 1 and all it reaped */
+	int64_t disk_used;     /* as last reported */
+	struct sr_error error; /* PID 1's ERROR, if it sent one */
+};
+
+void sr_sandbox_new_id(char id[33])
+{
+	unsigned char raw[16] = {0};
+
+	if (getrandom(raw, sizeof(raw), GRND_NONBLOCK) != (ssize_t)sizeof(raw)) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_REALTIME, &t);
+		snprintf((char *)raw, sizeof(raw), "%lx%x", (long)t.tv_nsec, (unsigned)getpid());
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(id + 2 * i, 3, "%02x", raw[i]);
+}
+
+/*
+ * How each limit is applied here, said honestly; a requested limit that
+ * nothing enforces is a warning, or with --strict a refusal to start.
+ * memory, cpus and pids were filled in by sr_cgroup_prepare().
+ */
+static int check_enforcement(struct sr_sandbox *sb, struct sr_result *r, struct sr_error *err)
+{
+	const struct sr_config *c = sb->config;
+	const struct sr_sink *sink = sb->opts.sink;
+	char limits[1024];
+	int n;
+
+	/*
+	 * The disk is the size of a tmpfs (0: no size, so nothing enforces a
+	 * limit and none is asked for); the network policy fails closed (net.c).
+	 */
+	r->enforced[SR_LIMIT_DISK] = c->disk_bytes ? SR_ENFORCE_TMPFS : SR_ENFORCE_NONE;
+	r->enforced[SR_LIMIT_NET] = sr_net_enforced(sb->net);
+	n = sr_cgroup_describe(
+	    c, r->enforced,
+	    c->strict || sr_sink_enabled(sink, SR_LOG_INFO) ? sr_cgroup_reason(sb->cgroup) : NULL,
+	    limits, sizeof(limits));
+	if (c->strict && n > 0)
+		return sr_error_msg(err, -EOPNOTSUPP, "--strict: %s", limits);
+	if (*limits)
+		sr_warn(sink, "%s%s", limits, n > 0 ? " (--strict refuses)" : "");
+	if (sr_cgroup_swap_unbounded(sb->cgroup)) {
+		static const char swap[] =
+		    "the memory limit holds RAM only: this host swaps and accounts no swap to "
+		    "cgroups (swapaccount=0), so the sandbox can swap past it; see docs/limits.md";
+
+		if (c->strict)
+			return sr_error_msg(err, -EOPNOTSUPP, "--strict: %s", swap);
+		sr_warn(sink, "%s (--strict refuses)", swap);
+	}
+	return 0;
+}
+
+/*
+ * An archive is opened here, as the caller, and read by the child. A
+ * directory is opened by the child itself (mounts.c): overlayfs takes no
+ * lower layer from another mount namespace.
+ */
+static int open_agent(struct sr_sandbox *sb, struct sr_error *err)
+{
+	const struct sr_agent *a = &sb->agent;
+
+	if (a->kind != SR_AGENT_ARCHIVE)
+		return 0;
+	sb->plan.agent_fd = open(a->archive_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (sb->plan.agent_fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "open %s", a->archive_path);
+	return 0;
+}
+
+/* Appends t to buf (len bytes, *n used), as much as fits. */
+static void append(char *buf, size_t len, size_t *n, const char *t)
+{
+	while (*t && *n + 1 < len)
+		buf[(*n)++] = *t++;
+	buf[*n] = '\0';
+}
+
+/* One word of a command, quoted as a shell would need it where it has a blank or a quote. */
+static void append_word(char *buf, size_t len, size_t *n, const char *w)
+{
+	if (*n > 0)
+		append(buf, len, n, " ");
+	if (*w && !strpbrk(w, " \t'")) {
+		append(buf, len, n, w);
+		return;
+	}
+	append(buf, len, n, "'");
+	for (; *w; w++)
+		append(buf, len, n, *w == '\'' ? "'\\''" : (const char[]){*w, '\0'});
+	append(buf, len, n, "'");
+}
+
+/* -v: what this sandbox is, and how each limit is held on this host. */
+static void log_start(const struct sr_sandbox *sb, const struct sr_result *r)
+{
+	const struct sr_config *c = sb->config;
+	const struct sr_sink *sink = sb->opts.sink;
+	char mem[SR_UNITS_BUF_MAX], cpus[SR_UNITS_BUF_MAX], disk[SR_UNITS_BUF_MAX],
+	    timeout[SR_UNITS_BUF_MAX];
+	static const char *const kind[_SR_AGENT_KIND_MAX] = {
+	    [SR_AGENT_DIR] = "a directory",
+	    [SR_AGENT_FILE] = "a file",
+	    [SR_AGENT_ARCHIVE] = "an archive",
+	    [SR_AGENT_COMMAND] = "a command",
+	};
+	const struct sr_agent *a = &sb->agent;
+	/* What the caller passed, on one line and with no escape sequence (sr_printable). */
+	char raw[1024] = "", profile[512], from[512], workspace[512], command[512];
+	size_t n = 0;
+
+	if (!sr_sink_enabled(sink, SR_LOG_INFO))
+		return;
+	sr_format_size(c->memory_bytes, mem, sizeof(mem));
+	sr_format_cpus(c->cpus_milli, cpus, sizeof(cpus));
+	sr_format_size(c->disk_bytes, disk, sizeof(disk));
+	sr_format_duration(c->timeout_ms, timeout, sizeof(timeout));
+	sr_printable(c->profile ? c->profile : "-", profile, sizeof(profile));
+	sr_printable(c->profile_path ? c->profile_path : "-", from, sizeof(from));
+	sr_printable(a->archive_path ? a->archive_path
+		     : a->host_dir   ? a->host_dir
+				     : "empty",
+		     workspace, sizeof(workspace));
+	for (size_t i = 0; i < a->argv.n; i++)
+		append_word(raw, sizeof(raw), &n, a->argv.items[i]);
+	/* An archive's entry is found once it is extracted, in the sandbox. */
+	sr_printable(a->argv.n	   ? raw
+		     : c->no_entry ? "nothing yet (it lives until its deadline or rm)"
+				   : "its entry, once extracted",
+		     command, sizeof(command));
+	sr_info(sink, "sandbox %s: profile %s (%s); agent: %s; workspace: %s%s; runs: %s",
+		r->sandbox_id, profile, from, kind[a->kind],
+		a->archive_path ? "extracted from " : "", workspace, command);
+	sr_info(sink,
+		"sandbox %s: memory %s (%s), cpus %s (%s), pids %llu (%s), disk %s (%s), "
+		"timeout %s, net %s (%s%s%s)",
+		r->sandbox_id, mem, sr_enforce_to_string(r->enforced[SR_LIMIT_MEMORY]), cpus,
+		sr_enforce_to_string(r->enforced[SR_LIMIT_CPUS]), (unsigned long long)c->pids,
+		sr_enforce_to_string(r->enforced[SR_LIMIT_PIDS]), disk,
+		sr_enforce_to_string(r->enforced[SR_LIMIT_DISK]), timeout,
+		sr_net_mode_to_string(c->net), sr_enforce_to_string(r->enforced[SR_LIMIT_NET]),
+		sr_net_helper_path(sb->net) ? ", through " : "",
+		sr_net_helper_path(sb->net) ? sr_net_helper_path(sb->net) : "");
+}
+
+static int prepare(struct sr_sandbox *sb, struct sr_result *r, struct sr_error *err)
+{
+	const struct sr_config *c = sb->config;
+	const struct sr_sink *sink = sb->opts.sink;
+	int e;
+
+	/* Whom "user" is on the host: the network helper runs with these ids too. */
+	sr_userns_host_ids(getuid(), getgid(), &sb->plan.host_uid, &sb->plan.host_gid);
+	if ((e = sr_agent_resolve(c, sink, &sb->agent, err)) < 0 || (e = open_agent(sb, err)) < 0 ||
+	    (e = sr_env_build(c, environ, &sb->plan.envp, err)) < 0 ||
+	    (e = sr_net_prepare(c, sink, sb->plan.host_uid, sb->plan.host_gid, &sb->net, err)) <
+		0 ||
+	    (e = sr_cgroup_prepare(c, sb->id, &sb->cgroup, &sb->clone_fd, r->enforced, err)) < 0 ||
+	    (e = check_enforcement(sb, r, err)) < 0)
+		return e;
+	log_start(sb, r);
+	sb->plan.config = c;
+	sb->plan.cgroup = sb->cgroup;
+	sb->plan.agent = &sb->agent;
+	sb->plan.net = sb->net;
+	sb->plan.drop_groups = geteuid() == 0;
+	sb->plan.nested_userns = sr_net_nested_userns(sb->net);
+	if (geteuid() == 0 && sb->agent.host_dir && sb->agent.kind != SR_AGENT_ARCHIVE) {
+		struct sr_error ierr = {0};
+
+		/* Without it the agent can read its root-owned files but not change them. */
+		if (sr_userns_idmapped_tree(sb->agent.host_dir, sb->plan.host_uid,
+					    sb->plan.host_gid, &sb->plan.workspace_tree, &ierr) < 0)
+			sr_warn(sink, "%s: root-owned workspace files stay read-only to the agent",
+				ierr.msg);
+	}
+	/* Test builds only, empty otherwise (fault.h): every host resource exists, no child yet. */
+	sr_fault_point("supervisor", "prepared");
+	return 0;
+}
+
+static int clone_sandbox(struct sr_sandbox *sb, struct sr_error *err)
+{
+	int pidfd = -1;
+	struct clone_args args = {
+	    .flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
+		     CLONE_NEWCGROUP | CLONE_NEWNET | CLONE_PIDFD,
+	    .pidfd = (uint64_t)(uintptr_t)&pidfd,
+	    .exit_signal = SIGCHLD,
+	};
+	int sv[2];
+	long pid;
+
+	/* Born in its cgroup: no task of the sandbox ever runs unlimited. */
+	if (sb->clone_fd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)sb->clone_fd;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return sr_error_errno(err, sr_negerrno(), "socketpair");
+	sb->sock = sv[0];
+	sb->plan.sock = sv[1];
+
+	/* A fork(): no CLONE_VM, so the child has its own copy of everything. */
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	/*
+	 * ENOSYS: a seccomp filter that predates clone3 (container runtimes'
+	 * default profiles, valgrind) refuses it so that callers fall back to
+	 * clone(), as our own filter does. clone() cannot place the child in
+	 * its cgroup: sr_cgroup_attach() moves it there while it waits for GO;
+	 * its pidfd comes from pidfd_open() then (the pid is ours until we
+	 * reap it). A NULL stack: the child runs on its copy of ours, as after
+	 * fork().
+	 */
+	if (pid < 0 && errno == ENOSYS)
+		pid = syscall(
+		    SYS_clone,
+		    (unsigned long)(args.flags & ~(uint64_t)(CLONE_INTO_CGROUP | CLONE_PIDFD)) |
+			SIGCHLD,
+		    NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		int e = sr_negerrno();
+
+		close(steal_fd(&sb->plan.sock));
+		if (e == -EPERM || e == -ENOSPC || e == -EUSERS)
+			return sr_error_errno(err, e,
+					      "create namespaces (are unprivileged user namespaces "
+					      "enabled? sysctl user.max_user_namespaces)");
+		return sr_error_errno(err, e, "create namespaces");
+	}
+	if (pid == 0)
+		sr_setup_child(&sb->plan);
+	/*
+	 * PID 1 in a process group of its own (it does the same itself, for
+	 * whichever of us comes first): a terminal's ^C or a kill of our group
+	 * reaches only us, and we pass it on once.
+	 */
+	(void)setpgid((pid_t)pid, (pid_t)pid);
+	close(steal_fd(&sb->plan.sock));
+	sb->pid = (pid_t)pid;
+	if (pidfd < 0)
+		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pidfd < 0)
+		return sr_error_errno(err, sr_negerrno(), "pidfd_open");
+	sb->pidfd = pidfd;
+	return 0;
+}
+
+/* [1] The parent-side steps, then GO. */
+static int parent_steps(struct sr_sandbox *sb, struct sr_error *err)
+{
+	struct sr_msg go = {.type = SR_MSG_GO};
+	int r;
+
+	/* sr_fault_point(): test builds only, empty otherwise (fault.h). */
+	sr_fault_point("supervisor", "cloned");
+	r = sr_userns_parent(sb->pid, sb->plan.nested_userns, sb->plan.host_uid, sb->plan.host_gid,
+			     err);
+	if (r < 0)
+		return sr_error_prefix(err, "user namespace");
+	sr_fault_point("supervisor", "id maps");
+	r = sr_cgroup_attach(sb->cgroup, sb->pid, err);
+	if (r < 0)
+		return sr_error_prefix(err, "cgroup");
+	sr_fault_point("supervisor", "cgroup");
+	r = sr_net_parent(sb->net, sb->pid, err);
+	if (r < 0)
+		return sr_error_prefix(err, "network");
+	sr_fault_point("supervisor", "network helper");
+	r = sr_msg_send(sb->sock, &go);
+	if (r < 0)
+		return sr_error_errno(err, r, "start the sandbox");
+	sr_fault_point("supervisor", "go");
+	return 0;
+}
+
+static double us_to_ms(int64_t us)
+{
+	return (double)us / 1e3;
+}
+
+/* One message from PID 1 (spawn's replies aside: wait_reply() takes those). */
+static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_msg_extra *ex)
+{
+	struct sr_error err = {0};
+
+	switch (m->type) {
+	case SR_MSG_READY:
+		sb->ready = true;
+		sr_net_agent_started(sb->net);
+		break;
+	case SR_MSG_ERROR:
+		sb->error = (struct sr_error){.status = m->status};
+		sr_error_msg(&sb->error, m->code, "%s", m->text);
+		break;
+	case SR_MSG_WARNING:
+		sr_warn(sb->opts.sink, "%s", m->text);
+		break;
+	case SR_MSG_TAP:
+		/* The policy is in; the sandbox goes on without waiting for the helper. */
+		if (sb->reaped || ex->n_fds != 1)
+			break; /* read after PID 1 ended: too late */
+		if (sr_net_start_helper(sb->net, steal_fd(&ex->fds[0]), &err) < 0)
+			sr_warn(sb->opts.sink, "%s: the sandbox has no network", err.msg);
+		break;
+	case SR_MSG_EXIT: {
+		struct sr_exit e = {
+		    .pid = m->pid,
+		    .status = m->status,
+		    .user_ms = us_to_ms(m->user_us),
+		    .sys_ms = us_to_ms(m->sys_us),
+		    .disk_used = m->value,
+		};
+
+		sb->disk_used = m->value;
+		if (sb->ends.pid == m->pid) {
+			sb->ends = e;
+			sb->ends_seen = true;
+		} else if (sb->opts.ops && sb->opts.ops->exited) {
+			sb->opts.ops->exited(sb->opts.ctx, sb, &e);
+		}
+		break;
+	}
+	case SR_MSG_ENDED:
+		sb->disk_used = m->value;
+		break;
+	default:
+		break;
+	}
+	sr_msg_extra_close(ex);
+}
+
+/* Reads one message; 1, 0 at EOF (the socket is closed then), or -EAGAIN. */
+static int read_message(struct sr_sandbox *sb, struct sr_msg *m, struct sr_msg_extra *ex)
+{
+	int r;
+
+	*ex = (struct sr_msg_extra){0};
+	if (sb->sock < 0)
+		return 0;
+	r = sr_msg_recv_nowait(sb->sock, m, ex);
+	if (r == -EAGAIN || r == -EWOULDBLOCK)
+		return -EAGAIN;
+	if (r <= 0) {
+		/* EOF (PID 1 gone) or garbage: nothing more to read either way. */
+		close(steal_fd(&sb->sock));
+		return 0;
+	}
+	return 1;
+}
+
+/* Everything PID 1 has said so far. */
+static void drain(struct sr_sandbox *sb)
+{
+	struct sr_msg m;
+	struct sr_msg_extra ex;
+
+	while (read_message(sb, &m, &ex) == 1)
+		on_message(sb, &m, &ex);
+}
+
+/* PID 1 reaped, if it has ended: its rusage is that of the whole tree. */
+static bool reap(struct sr_sandbox *sb, bool block)
+{
+	if (sb->reaped || sb->pid <= 0)
+		return sb->reaped;
+	if (wait4(sb->pid, &sb->init_status, block ? 0 : WNOHANG, &sb->ru) != sb->pid)
+		return false;
+	sb->reaped = true;
+	/* Whatever PID 1 said before it went (EXIT, ENDED) is still queued. */
+	drain(sb);
+	sr_closep(&sb->endfd);
+	return true;
+}
+
+/*
+ * Waits for READY (create) until the deadline: 1 when it came, 0 when PID
+ * 1 ended first (its ERROR in sb->error, if it sent one), -ETIME.
+ */
+static int wait_ready(struct sr_sandbox *sb)
+{
+	while (!sb->ready) {
+		struct pollfd fds[2] = {
+		    {.fd = sb->sock, .events = POLLIN},
+		    {.fd = sb->pidfd, .events = POLLIN},
+		};
+		int timeout = -1;
+
+		if (sb->opts.deadline_ns) {
+			int64_t left = sb->opts.deadline_ns - sr_monotonic_ns();
+
+			if (left <= 0)
+				return -ETIME;
+			timeout = (int)(left / 1000000) + 1;
+		}
+		if (poll(fds, 2, timeout) < 0 && errno != EINTR)
+			return sr_negerrno();
+		if (fds[0].revents) {
+			struct sr_msg m;
+			struct sr_msg_extra ex;
+
+			if (read_message(sb, &m, &ex) == 1)
+				on_message(sb, &m, &ex);
+		}
+		if (fds[1].revents && reap(sb, false))
+			return sb->ready;
+		if (sb->sock < 0 && !sb->ready)
+			return reap(sb, true), 0;
+	}
+	return 1;
+}
+
+int sr_sandbox_create(const struct sr_config *c, const struct sr_sandbox_opts *o,
+		      struct sr_result *r, struct sr_sandbox **ret, struct sr_error *err)
+{
+	struct sr_sandbox *sb = calloc(1, sizeof(*sb));
+	int e;
+
+	if (!sb)
+		return sr_error_errno(err, -ENOMEM, "sandbox");
+	*sb = (struct sr_sandbox){
+	    .config = c,
+	    .opts = *o,
+	    .clone_fd = -1,
+	    .sock = -1,
+	    .pidfd = -1,
+	    .endfd = -1,
+	    .init_status = -1,
+	    .disk_used = -1,
+	    .ends = {.pid = -1},
+	};
+	sb->plan.agent_fd = -1;
+	sb->plan.workspace_tree = -1;
+	sb->plan.sources.workspace = -1;
+	sb->plan.sources.tap = -1;
+	sb->plan.sock = -1;
+	sr_sandbox_new_id(sb->id);
+	memcpy(r->sandbox_id, sb->id, sizeof(sb->id));
+
+	if ((e = sr_fault_validate(err)) < 0 || (e = prepare(sb, r, err)) < 0 ||
+	    (e = clone_sandbox(sb, err)) < 0 || (e = parent_steps(sb, err)) < 0)
+		goto fail;
+	e = wait_ready(sb);
+	if (e == -ETIME) {
+		sr_error_msg(err, -ETIME, "the set-up did not finish before the timeout");
+		goto fail;
+	}
+	if (e < 0) {
+		sr_error_errno(err, e, "wait for the sandbox");
+		goto fail;
+	}
+	if (e == 0) {
+		if (sb->error.code)
+			*err = sb->error;
+		else
+			sr_error_msg(err, -EPROTO, "the sandbox ended during its set-up");
+		e = err->code;
+		goto fail;
+	}
+	*ret = sb;
+	return 0;
+fail:
+	sr_sandbox_free(sb);
+	return e;
+}
+
+/* Sends a request and reads until its reply (answering everything else that comes meanwhile). */
+static int request(struct sr_sandbox *sb, struct sr_msg *m, const void *payload, size_t len,
+		   const int *fds, size_t n_fds, struct sr_msg *ret, struct sr_msg_extra *ret_ex)
+{
+	int r;
+
+	m->id = ++sb->next_id;
+	if (sb->sock < 0 || sb->reaped)
+		return -ESRCH;
+	r = sr_msg_send_full(sb->sock, m, payload, len, fds, n_fds);
+	if (r < 0)
+		return r;
+	for (;;) {
+		struct pollfd p = {.fd = sb->sock, .events = POLLIN};
+
+		r = read_message(sb, ret, ret_ex);
+		if (r == 0)
+			return -ESRCH;
+		if (r == -EAGAIN) {
+			if (SR_RETRY(poll(&p, 1, -1)) < 0)
+				return sr_negerrno();
+			continue;
+		}
+		if (ret->id == m->id &&
+		    (ret->type == SR_MSG_SPAWNED || ret->type == SR_MSG_SPAWN_FAILED))
+			return 0;
+		on_message(sb, ret, ret_ex);
+	}
+}
+
+int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret_pid, int *ret_pty,
+		     struct sr_error *err)
+{
+	_cleanup_free_ char *payload = NULL;
+	struct sr_msg m = {.type = SR_MSG_SPAWN, .flags = (int32_t)s->flags}, reply;
+	struct sr_msg_extra ex = {0};
+	size_t len = 0;
+	bool pty = s->flags & SR_SPAWN_PTY;
+	int r;
+
+	if (ret_pty)
+		*ret_pty = -1;
+	if (!(s->flags & SR_SPAWN_AGENT)) {
+		r = sr_spawn_encode(s->argv, s->envp, s->cwd, &payload, &len);
+		if (r == -E2BIG)
+			return sr_error_msg(err, r,
+					    "the command's arguments, environment and working "
+					    "directory exceed %d KiB together",
+					    SR_MSG_PAYLOAD_MAX / 1024);
+		if (r < 0)
+			return sr_error_errno(err, r, "spawn");
+	}
+	r = request(sb, &m, payload, len, pty ? NULL : s->stdio, pty ? 0 : 3, &reply, &ex);
+	if (r == -ESRCH)
+		return sr_error_msg(err, r, "the sandbox has ended");
+	if (r < 0)
+		return sr_error_errno(err, r, "spawn");
+	if (reply.type == SR_MSG_SPAWN_FAILED) {
+		sr_msg_extra_close(&ex);
+		err->status = reply.status;
+		return sr_error_msg(err, reply.code < 0 ? reply.code : -EIO, "%s", reply.text);
+	}
+	if (s->flags & SR_SPAWN_ENDS_SANDBOX)
+		sb->ends.pid = reply.pid;
+	if (pty && ret_pty && ex.n_fds == 1)
+		*ret_pty = steal_fd(&ex.fds[0]);
+	sr_msg_extra_close(&ex);
+	*ret_pid = reply.pid;
+	return 0;
+}
+
+int sr_sandbox_signal(struct sr_sandbox *sb, pid_t pid, int sig)
+{
+	struct sr_msg m = {.type = SR_MSG_SIGNAL, .pid = pid, .flags = sig};
+
+	if (sb->sock < 0 || sb->reaped)
+		return -ESRCH;
+	m.id = ++sb->next_id;
+	return sr_msg_send(sb->sock, &m);
+}
+
+void sr_sandbox_kill(struct sr_sandbox *sb)
+{
+	if (sb->reaped)
+		return;
+	if (sb->cgroup)
+		sr_cgroup_kill(sb->cgroup);
+	if (sb->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
+	else if (sb->pid > 0)
+		kill(sb->pid, SIGKILL);
+	sr_closep(&sb->endfd);
+}
+
+int sr_sandbox_end(struct sr_sandbox *sb, int grace_ms)
+{
+	const struct itimerspec grace = {
+	    .it_value = {.tv_sec = grace_ms / 1000, .tv_nsec = (long)(grace_ms % 1000) * 1000000L}};
+	const struct sr_msg end = {.type = SR_MSG_END};
+
+	if (sb->reaped)
+		return 0;
+	if (sb->end_sent)
+		return 0; /* the grace runs already */
+	/*
+	 * PID 1 kills and reaps every other process itself, so that their
+	 * CPU time reaches its rusage where no cgroup counts it. Should it
+	 * not be gone by the end of the grace (or not be listening yet),
+	 * everything is killed.
+	 */
+	if (sb->ready && grace_ms > 0 && sr_msg_send(sb->sock, &end) == 0) {
+		sb->end_sent = true;
+		sb->endfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (sb->endfd >= 0 && timerfd_settime(sb->endfd, 0, &grace, NULL) == 0)
+			return 0;
+	}
+	sr_sandbox_kill(sb);
+	return 0;
+}
+
+void sr_sandbox_poll_fds(const struct sr_sandbox *sb, int fds[SR_SANDBOX_POLL_FDS])
+{
+	fds[0] = sb->reaped ? -1 : sb->sock;
+	fds[1] = sb->reaped ? -1 : sb->pidfd;
+	fds[2] = sb->endfd;
+	fds[3] = sr_net_watch_fd(sb->net);
+}
+
+void sr_sandbox_dispatch(struct sr_sandbox *sb)
+{
+	struct pollfd fds[SR_SANDBOX_POLL_FDS];
+	int raw[SR_SANDBOX_POLL_FDS];
+
+	sr_sandbox_poll_fds(sb, raw);
+	for (size_t i = 0; i < SR_ARRAY_SIZE(fds); i++)
+		fds[i] = (struct pollfd){.fd = raw[i], .events = POLLIN};
+	if (poll(fds, SR_ARRAY_SIZE(fds), 0) <= 0)
+		return;
+	if (fds[0].revents)
+		drain(sb);
+	if (fds[2].revents & POLLIN)
+		sr_sandbox_kill(sb); /* the END's grace is over */
+	/*
+	 * The helper, gone before the sandbox: said while it is ready. Before
+	 * that, slirp4netns's end is the child's error to report.
+	 */
+	if (fds[3].revents)
+		sr_net_helper_exited(sb->net, sb->ready && !sb->reaped);
+	if ((fds[1].revents || sb->sock < 0) && reap(sb, fds[1].revents == 0) && sb->opts.ops &&
+	    sb->opts.ops->ended)
+		sb->opts.ops->ended(sb->opts.ctx, sb, sb->ends_seen ? &sb->ends : NULL);
+}
+
+bool sr_sandbox_ended(const struct sr_sandbox *sb)
+{
+	return sb->reaped;
+}
+
+void sr_sandbox_usage(struct sr_sandbox *sb, struct sr_result *r)
+{
+	struct sr_cgroup_stats cs;
+
+	r->user_ms = (double)sb->ru.ru_utime.tv_sec * 1e3 + (double)sb->ru.ru_utime.tv_usec / 1e3;
+	r->sys_ms = (double)sb->ru.ru_stime.tv_sec * 1e3 + (double)sb->ru.ru_stime.tv_usec / 1e3;
+	r->disk_used_bytes = sb->disk_used;
+	r->peak_memory_bytes = -1;
+	if (!sb->cgroup)
+		return;
+	sr_cgroup_stats(sb->cgroup, &cs);
+	r->peak_memory_bytes = cs.peak_memory_bytes;
+	if (cs.user_ms >= 0)
+		r->user_ms = cs.user_ms;
+	if (cs.sys_ms >= 0)
+		r->sys_ms = cs.sys_ms;
+}
+
+bool sr_sandbox_oom_killed(struct sr_sandbox *sb)
+{
+	struct sr_cgroup_stats cs;
+
+	if (!sb->cgroup)
+		return false;
+	sr_cgroup_stats(sb->cgroup, &cs);
+	return cs.oom_killed;
+}
+
+int sr_sandbox_init_status(const struct sr_sandbox *sb)
+{
+	return sb->reaped ? sb->init_status : -1;
+}
+
+const struct sr_error *sr_sandbox_error(const struct sr_sandbox *sb)
+{
+	return &sb->error;
+}
+
+const char *sr_sandbox_id(const struct sr_sandbox *sb)
+{
+	return sb->id;
+}
+
+const struct sr_config *sr_sandbox_config(const struct sr_sandbox *sb)
+{
+	return sb->config;
+}
+
+void sr_sandbox_free(struct sr_sandbox *sb)
+{
+	if (!sb)
+		return;
+	if (sb->pid > 0 && !sb->reaped) {
+		sr_sandbox_kill(sb);
+		reap(sb, true);
+	}
+	/* After PID 1 is reaped: its namespace's tasks are gone, the cgroup can go. */
+	sr_cgroup_free(sb->cgroup);
+	sr_net_free(sb->net);
+	sr_closep(&sb->sock);
+	sr_closep(&sb->pidfd);
+	sr_closep(&sb->endfd);
+	sr_closep(&sb->plan.agent_fd);
+	sr_closep(&sb->plan.workspace_tree);
+	sr_strv_free(&sb->plan.envp);
+	sr_agent_free(&sb->agent);
+	free(sb);
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A sandbox: one set of namespaces, one writable layer, one cgroup, and
+ * PID 1 inside, serving its host (protocol.h). The operations a verb may
+ * call, as crun's libcrun/container.h has them for containers:
+ *
+ *   create   prepare the host side, clone PID 1, set it up, wait READY
+ *   spawn    start a process inside (the agent, an exec), with its stdio
+ *   signal   a spawned process's group
+ *   end      ask PID 1 to kill every process and exit (a deadline, rm)
+ *   free     whatever is left killed and reaped, host resources released
+ *
+ * The one-shot run is create + spawn(SR_SPAWN_AGENT | SR_SPAWN_ENDS_SANDBOX)
+ * + wait + free. Waiting is the caller's event loop: it polls the fds of
+ * sr_sandbox_poll_fds() and calls sr_sandbox_dispatch() when any is
+ * readable; dispatch reports through the callbacks given at create. There
+ * is no global state: one process may hold many sandboxes, each with its
+ * own message sink.
+ */
+#pragma once
+
+#include "config.h"
+#include "log.h"
+#include "result.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct sr_sandbox;
+
+/* A spawned process's end, as PID 1 saw it. */
+struct sr_exit {
+	pid_t pid;	/* in the sandbox's PID namespace */
+	int status;	/* wait status */
+	double user_ms; /* CPU time of the process and of what it waited for */
+	double sys_ms;
+	int64_t disk_used; /* bytes on the sandbox's disk then, -1 unknown */
+};
+
+struct sr_sandbox_ops {
+	/* A spawned process ended (not called for one that ends the sandbox: see ended). */
+	void (*exited)(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e);
+	/*
+	 * PID 1 is gone and reaped: the sandbox is over. ends: the exit of
+	 * the process that ended it, or NULL (END, a kill, a failure).
+	 */
+	void (*ended)(void *ctx, struct sr_sandbox *sb, const struct sr_exit *ends);
+};
+
+struct sr_sandbox_opts {
+	const struct sr_sink *sink; /* messages: warnings, -v lines; NULL: none */
+	const struct sr_sandbox_ops *ops;
+	void *ctx;
+	/*
+	 * CLOCK_MONOTONIC ns by which the set-up must be done, or 0: past it,
+	 * create kills the sandbox and fails with -ETIME (a run's timeout
+	 * covers its set-up, an archive's extraction included).
+	 */
+	int64_t deadline_ns;
+};
+
+/*
+ * Makes a sandbox for c (which must outlive it) and waits until PID 1 is
+ * READY. r: the sandbox's id and "enforced" are filled in as soon as they
+ * are known, also when create fails later. On failure nothing is left:
+ * no process, cgroup or helper.
+ */
+int sr_sandbox_create(const struct sr_config *c, const struct sr_sandbox_opts *o,
+		      struct sr_result *r, struct sr_sandbox **ret, struct sr_error *err);
+
+struct sr_spawn {
+	unsigned flags;	   /* SR_SPAWN_* (protocol.h) */
+	char *const *argv; /* NULL with SR_SPAWN_AGENT */
+	char *const *envp; /* the whole environment; NULL with SR_SPAWN_AGENT */
+	const char *cwd;   /* NULL: /workspace */
+	int stdio[3];	   /* the process's stdin, stdout, stderr (not with SR_SPAWN_PTY) */
+};
+
+/*
+ * Starts a process in the sandbox; its pid inside in *ret_pid. With
+ * SR_SPAWN_PTY, *ret_pty is the master of its pty (else -1). A process
+ * that could not be started: err->status 126/127 (as a shell's), 125 for
+ * a bad working directory.
+ */
+int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret_pid, int *ret_pty,
+		     struct sr_error *err);
+/* Sends sig to the process group of spawned process pid. */
+int sr_sandbox_signal(struct sr_sandbox *sb, pid_t pid, int sig);
+/*
+ * Asks PID 1 to end the sandbox. If it has not ended grace_ms later (or
+ * cannot be asked), every process is killed; either way the end comes
+ * through dispatch (ended).
+ */
+int sr_sandbox_end(struct sr_sandbox *sb, int grace_ms);
+/* Kills every process of the sandbox now (its cgroup, PID 1 and its namespace). */
+void sr_sandbox_kill(struct sr_sandbox *sb);
+
+/* The fds to poll for input (POLLIN), -1 entries to skip: SR_SANDBOX_POLL_FDS of them. */
+#define SR_SANDBOX_POLL_FDS 4
+void sr_sandbox_poll_fds(const struct sr_sandbox *sb, int fds[SR_SANDBOX_POLL_FDS]);
+/* Reads what is there and calls the ops; never blocks. */
+void sr_sandbox_dispatch(struct sr_sandbox *sb);
+/* Whether PID 1 is gone and reaped. */
+bool sr_sandbox_ended(const struct sr_sandbox *sb);
+
+/*
+ * Usage so far (or at the end): CPU time and peak memory from the cgroup
+ * where one holds the sandbox, else from PID 1's rusage once reaped;
+ * disk use as last reported. Fills the record's usage fields.
+ */
+void sr_sandbox_usage(struct sr_sandbox *sb, struct sr_result *r);
+/* Whether the kernel's OOM killer took a process of the sandbox. */
+bool sr_sandbox_oom_killed(struct sr_sandbox *sb);
+/* How PID 1 ended, once reaped (wait status); -1 before. */
+int sr_sandbox_init_status(const struct sr_sandbox *sb);
+/* The error PID 1 reported, if it ended on one (code 0: none). */
+const struct sr_error *sr_sandbox_error(const struct sr_sandbox *sb);
+const char *sr_sandbox_id(const struct sr_sandbox *sb);
+const struct sr_config *sr_sandbox_config(const struct sr_sandbox *sb);
+
+/* Kills and reaps whatever is left, releases the cgroup and the helper. NULL is fine. */
+void sr_sandbox_free(struct sr_sandbox *sb);
+
+/* A fresh sandbox id: 32 hex digits. */
+void sr_sandbox_new_id(char id[33]);
