@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the unit suites share: their main(), and scratch directories (one
+ * What the unit suites share: their main(), scratch directories (one
  * base per suite, an unchecked fixture; a fresh directory per test inside
- * it, removed again even when the test fails).
+ * it, removed again even when the test fails), a decimal-comma locale.
  */
 #pragma once
 
 #include <check.h>
 #include <ftw.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,6 +28,35 @@ static inline void sr_test_mkdtemp(char *buf, size_t len, const char *parent, co
 static inline void sr_test_rmtree(const char *path)
 {
 	nftw(path, sr_test_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * LC_NUMERIC set to a locale made in dir whose decimal point is a comma
+ * (no German locale need be installed): a "%g" of 12.3 writes "12,3"
+ * there. localedef comes with libc, its character maps with the locales
+ * package. Exit status 1: the locale is written, with a warning for each
+ * category left out.
+ */
+static inline void sr_test_comma_locale(const char *dir)
+{
+	char cmd[512], buf[32];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s/comma.src", dir);
+	f = fopen(cmd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("LC_NUMERIC\ndecimal_point \"<U002C>\"\nthousands_sep \"<U002E>\"\n"
+	      "grouping 3;3\nEND LC_NUMERIC\n",
+	      f);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "localedef -c -i %s/comma.src %s/comma >/dev/null 2>&1", dir,
+		 dir);
+	ck_assert_int_ne(system(cmd), -1);
+	ck_assert_int_eq(setenv("LOCPATH", dir, 1), 0);
+	ck_assert_msg(setlocale(LC_NUMERIC, "comma"),
+		      "localedef made no locale (Debian: apt-get install locales)");
+	snprintf(buf, sizeof(buf), "%g", 12.3);
+	ck_assert_str_eq(buf, "12,3");
 }
 
 /* A suite's main(): runs s, and returns main's exit status. */

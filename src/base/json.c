@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+#include "json.h"
+
+#include <stdbool.h>
+
+/*
+ * Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one:
+ * the same rule jansson applies to a string it is given. Every byte is
+ * checked before the next is read, and a NUL fails every continuation
+ * test, so a sequence cut short by the terminator never reads past it.
+ */
+static size_t utf8_valid_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		/* No overlongs (E0 80..9F) and no UTF-16 surrogates (ED A0..BF). */
+		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f))
+			return 0;
+		return (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		/* No overlongs (F0 80..8F), nothing above U+10FFFF (F4 90..). */
+		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+			return 0;
+		return (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4
+											       : 0;
+	}
+	return 0;
+}
+
+static bool utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t l = utf8_valid_len(p);
+
+		if (l == 0)
+			return false;
+		p += l;
+	}
+	return true;
+}
+
+int sr_utf8_sanitize(const char *s, char **ret)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s);
+	char *out, *o;
+
+	/* At worst every byte becomes the 3 bytes of U+FFFD. */
+	if (len > (SIZE_MAX - 1) / 3)
+		return -ENOMEM;
+	out = o = malloc(len * 3 + 1);
+	if (!out)
+		return -ENOMEM;
+	while (*p) {
+		size_t l = utf8_valid_len(p);
+
+		if (l == 0) {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			p++;
+		} else {
+			memcpy(o, p, l);
+			o += l;
+			p += l;
+		}
+	}
+	*o = '\0';
+	*ret = out;
+	return 0;
+}
+
+json_t *sr_json_string(const char *s)
+{
+	_cleanup_free_ char *clean = NULL;
+
+	if (!s)
+		return json_null();
+	if (utf8_valid(s))
+		return json_string_nocheck(s);
+	if (sr_utf8_sanitize(s, &clean) < 0)
+		return NULL;
+	return json_string_nocheck(clean);
+}
+
+int sr_json_dump_line(const json_t *j, char **ret)
+{
+	char *s = json_dumps(j, SR_JSON_DUMP_FLAGS), *line;
+	size_t n;
+
+	if (!s)
+		return -ENOMEM;
+	n = strlen(s);
+	line = realloc(s, n + 2);
+	if (!line) {
+		free(s);
+		return -ENOMEM;
+	}
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	*ret = line;
+	return 0;
+}
+
+/* Whether j nests at most `left` arrays and objects, itself included. */
+static bool depth_within(json_t *j, unsigned left)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (!json_is_array(j) && !json_is_object(j))
+		return true;
+	if (left == 0)
+		return false;
+	if (json_is_array(j)) {
+		json_array_foreach (j, i, v) {
+			if (!depth_within(v, left - 1))
+				return false;
+		}
+		return true;
+	}
+	json_object_foreach (j, key, v) {
+		if (!depth_within(v, left - 1))
+			return false;
+	}
+	return true;
+}
+
+int sr_json_parse(const char *text, size_t len, size_t flags, unsigned max_depth, json_t **ret)
+{
+	_cleanup_(sr_json_decrefp) json_t *j = NULL;
+	json_error_t e;
+
+	j = json_loadb(text, len, flags, &e);
+	if (!j)
+		return json_error_code(&e) == json_error_out_of_memory ? -ENOMEM : -EINVAL;
+	/*
+	 * After the parse, on a tree jansson has already bounded to 2048
+	 * levels: the walk's recursion is bounded by max_depth.
+	 */
+	if (!depth_within(j, max_depth))
+		return -EINVAL;
+	*ret = steal_pointer(&j);
+	return 0;
+}
