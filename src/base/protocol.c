@@ -94,6 +94,7 @@ size_t sr_msg_fds_allowed(const struct sr_msg *m)
 	case SR_MSG_SPAWNED:
 		return m->flags & SR_SPAWN_PTY ? 1 : 0;
 	case SR_MSG_TAP:
+	case SR_MSG_WORK:
 		return 1;
 	default:
 		return 0;

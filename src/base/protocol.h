@@ -19,6 +19,10 @@
  *   SPAWN + stdio fds ----------------> forks, the child execs
  *   <------------------------------- SPAWNED (its pid) | SPAWN_FAILED
  *   SIGNAL ---------------------------> to a spawned process's group
+ *   STAT -----------------------------> counts processes, CPU time, disk
+ *   <------------------------------- STATS
+ *   WORK + fd ------------------------> a worker reads or writes a tar
+ *   <------------------------------- WORKED  on the fd (cp, snapshot)
  *   <------------------------------- EXIT (a spawned process ended)
  *   END ------------------------------> kills and reaps every process
  *   <------------------------------- ENDED (disk use); PID 1 exits
@@ -36,7 +40,7 @@
  * the same datagram after the fixed part; fds (SCM_RIGHTS) only with the
  * messages that take them: SPAWN (3: stdin, stdout, stderr; none with
  * SR_SPAWN_PTY), SPAWNED (1 with SR_SPAWN_PTY: the pty's master), TAP
- * (1). Anything else that brings an fd is malformed,
+ * and WORK (1 each). Anything else that brings an fd is malformed,
  * and the fd is closed unread.
  */
 #pragma once
@@ -60,6 +64,10 @@ enum sr_msg_type {
 	SR_MSG_SPAWNED,
 	SR_MSG_SPAWN_FAILED,
 	SR_MSG_SIGNAL,
+	SR_MSG_STAT,
+	SR_MSG_STATS,
+	SR_MSG_WORK,
+	SR_MSG_WORKED,
 	_SR_MSG_TYPE_MAX,
 };
 
@@ -73,17 +81,29 @@ enum {
 	SR_SPAWN_PTY = 1 << 2,
 };
 
+/*
+ * WORK's kinds (its flags): what a worker does with the stream on its fd.
+ * The payload is a path in the sandbox (relative: to /workspace).
+ */
+enum {
+	SR_WORK_TAR_OUT = 1, /* writes a tar of the path, its entries named after its last part */
+	SR_WORK_TAR_IN,	     /* extracts the tar it reads: into the path if it is a directory,
+				else as the path */
+	SR_WORK_SNAPSHOT,    /* writes a zstd tar of /workspace, /home/user and /tmp (no path) */
+};
+
 struct sr_msg {
 	uint32_t type;
-	uint32_t id;	 /* requests and their replies: the request's number */
-	int32_t code;	 /* ERROR, SPAWN_FAILED: negative errno */
-	int32_t status;	 /* ERROR, SPAWN_FAILED: exit status; EXIT: the wait status */
-	int32_t pid;	 /* SPAWNED, EXIT, SIGNAL: the process's pid in the sandbox */
-	int32_t flags;	 /* SPAWN, SPAWNED: SR_SPAWN_*; SIGNAL: the signal */
-	int64_t value;	 /* EXIT, ENDED: bytes used on the sandbox's disk, -1 unknown */
-	int64_t user_us; /* EXIT: CPU time of the process and what it waited for */
+	uint32_t id;	/* requests and their replies: the request's number */
+	int32_t code;	/* ERROR, SPAWN_FAILED, WORKED: negative errno (WORKED: 0 is done) */
+	int32_t status; /* ERROR, SPAWN_FAILED: exit status; EXIT: the wait status */
+	int32_t pid; /* SPAWNED, EXIT, SIGNAL: the process's pid in the sandbox; STATS: processes */
+	int32_t flags;	 /* SPAWN, SPAWNED: SR_SPAWN_*; SIGNAL: the signal; WORK: SR_WORK_* */
+	int64_t value;	 /* EXIT, ENDED, STATS: bytes used on the sandbox's disk, -1 unknown;
+			    SPAWN with SR_SPAWN_PTY: the terminal's rows << 16 | columns */
+	int64_t user_us; /* EXIT: CPU time of the process and what it waited for; STATS: all */
 	int64_t sys_us;
-	char text[SR_ERROR_MSG_MAX]; /* ERROR, WARNING, SPAWN_FAILED: the message */
+	char text[SR_ERROR_MSG_MAX]; /* ERROR, WARNING, SPAWN_FAILED, WORKED: the message */
 };
 
 /* The largest payload (SPAWN's argv, environment and working directory together). */

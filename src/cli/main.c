@@ -22,7 +22,9 @@ struct verb {
 
 /* "run" is the default: `sandbox-run AGENT` is `sandbox-run run AGENT`. */
 static const struct verb verbs[] = {
-    {"run", sr_verb_run},
+    {"run", sr_verb_run}, {"create", sr_verb_create},	{"exec", sr_verb_exec},
+    {"ls", sr_verb_ls},	  {"inspect", sr_verb_inspect}, {"timeout", sr_verb_timeout},
+    {"rm", sr_verb_rm},	  {"cp", sr_verb_cp},
 };
 
 int sr_cli_stdout_status(const char *what)

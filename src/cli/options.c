@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include "profile.h"
+#include "state.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -32,6 +33,8 @@ enum {
 	OPT_STRICT,
 	OPT_PRINT_CONFIG,
 	OPT_VERSION,
+	OPT_NAME,
+	OPT_FROM,
 };
 
 static const struct option long_options[] = {
@@ -59,6 +62,8 @@ static const struct option long_options[] = {
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, OPT_HELP},
+    {"name", required_argument, NULL, OPT_NAME},
+    {"from", required_argument, NULL, OPT_FROM},
     {},
 };
 
@@ -86,6 +91,7 @@ struct collected {
 };
 
 struct parsed {
+	enum sr_options_verb verb;
 	struct collected *opts;
 	size_t n;
 	const char *profile;
@@ -149,10 +155,15 @@ static int first_word(int argc, char **argv, int last_end, bool *verb_seen, stru
 	const char *w;
 
 	if (optind - 1 == last_end && last_end < argc && strcmp(argv[last_end], "--") == 0) {
+		if (p->verb == SR_OPTIONS_CREATE)
+			return sr_error_msg(
+			    err, -EINVAL,
+			    "create runs nothing: make the sandbox, then run commands "
+			    "in it with sandbox-run exec ID -- COMMAND");
 		p->command_mode = true;
 		return 0;
 	}
-	if (optind >= argc || *verb_seen)
+	if (optind >= argc || *verb_seen || p->verb != SR_OPTIONS_RUN)
 		return 0;
 	w = argv[optind];
 	if (path_exists(w))
@@ -224,6 +235,17 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 		case OPT_PRINT_CONFIG:
 			p->print_config = true;
 			break;
+		case OPT_NAME:
+		case OPT_FROM:
+			if (p->verb != SR_OPTIONS_CREATE)
+				return sr_error_msg(
+				    err, -EINVAL,
+				    "option --%s is for sandbox-run create (see --help)",
+				    option_name(o));
+			c->id = o;
+			c->arg = optarg;
+			p->n++;
+			break;
 		case OPT_RO_BIND:
 		case OPT_BIND:
 			r = two_args(o, argc, argv, c, err);
@@ -287,6 +309,16 @@ static int apply_one(struct sr_config *c, const struct collected *o, struct sr_e
 		return set_path(&c->workspace, o->arg, err);
 	case OPT_RESULT:
 		return 0; /* taken before the profile */
+	case OPT_NAME:
+		if (!sr_state_valid_name(o->arg))
+			return sr_error_msg(
+			    err, -EINVAL,
+			    "bad name '%s' (1-64 of letters, digits, '_', '.', '-', "
+			    "starting with a letter or digit)",
+			    o->arg);
+		return set_path(&c->name, o->arg, err);
+	case OPT_FROM:
+		return set_path(&c->from, o->arg, err);
 	default:
 		return sr_error_msg(err, -EINVAL, "unexpected option");
 	}
@@ -306,8 +338,14 @@ enum sr_log_level sr_options_log_level(int verbosity)
 int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action *ret_action,
 		     struct sr_error *err)
 {
+	return sr_options_parse_verb(argc, argv, SR_OPTIONS_RUN, c, ret_action, err);
+}
+
+int sr_options_parse_verb(int argc, char **argv, enum sr_options_verb verb, struct sr_config *c,
+			  enum sr_action *ret_action, struct sr_error *err)
+{
 	_cleanup_free_ struct collected *opts = calloc((size_t)argc + 1, sizeof(*opts));
-	struct parsed p = {.opts = opts, .action = SR_ACTION_RUN};
+	struct parsed p = {.verb = verb, .opts = opts, .action = SR_ACTION_RUN};
 	int r;
 
 	if (!opts)
@@ -352,7 +390,22 @@ int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action 
 	c->command_mode = p.command_mode;
 	c->argv = argv + p.first_arg;
 	c->argc = argc - p.first_arg;
-	if (c->argc == 0 && !c->print_config) {
+	if (verb == SR_OPTIONS_CREATE) {
+		/* A sandbox with nothing to run yet: its AGENT, if any, is its workspace. */
+		c->no_entry = true;
+		if (c->argc > 1)
+			return sr_error_msg(err, -EINVAL,
+					    "create takes one AGENT at most ('%s' follows it): run "
+					    "commands with sandbox-run exec ID -- COMMAND",
+					    c->argv[1]);
+		if (c->argc == 1 && c->workspace)
+			return sr_error_msg(err, -EINVAL,
+					    "create takes an AGENT or --workspace DIR, not both");
+		if (c->from && (c->argc == 1 || c->workspace))
+			return sr_error_msg(err, -EINVAL,
+					    "--from SNAPSHOT is the workspace: no AGENT or "
+					    "--workspace with it");
+	} else if (c->argc == 0 && !c->print_config) {
 		if (c->command_mode)
 			return sr_error_msg(err, -EINVAL,
 					    "missing COMMAND after '--' (see --help)");

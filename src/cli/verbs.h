@@ -19,6 +19,13 @@ struct sr_verb_args {
 };
 
 int sr_verb_run(const struct sr_verb_args *a);
+int sr_verb_create(const struct sr_verb_args *a);
+int sr_verb_exec(const struct sr_verb_args *a);
+int sr_verb_ls(const struct sr_verb_args *a);
+int sr_verb_inspect(const struct sr_verb_args *a);
+int sr_verb_timeout(const struct sr_verb_args *a);
+int sr_verb_rm(const struct sr_verb_args *a);
+int sr_verb_cp(const struct sr_verb_args *a);
 
 /*
  * What --help and --version wrote must have reached stdout (a full disk,

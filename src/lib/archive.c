@@ -35,6 +35,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -78,7 +79,26 @@ static struct {
 	__typeof__(archive_entry_mtime) *entry_mtime;
 	__typeof__(archive_entry_mtime_nsec) *entry_mtime_nsec;
 	__typeof__(archive_entry_mtime_is_set) *entry_mtime_is_set;
-	bool loaded;
+	/* Writing (cp, snapshots). */
+	__typeof__(archive_write_new) *write_new;
+	__typeof__(archive_write_free) *write_free;
+	__typeof__(archive_write_set_format_pax_restricted) *write_format_pax;
+	__typeof__(archive_write_add_filter_zstd) *write_filter_zstd;
+	__typeof__(archive_write_set_bytes_in_last_block) *write_last_block;
+	__typeof__(archive_write_open_fd) *write_open_fd;
+	__typeof__(archive_write_header) *write_header;
+	__typeof__(archive_write_data) *write_data;
+	__typeof__(archive_write_close) *write_close;
+	__typeof__(archive_entry_new) *entry_new;
+	__typeof__(archive_entry_free) *entry_free;
+	__typeof__(archive_entry_clear) *entry_clear;
+	__typeof__(archive_entry_set_pathname) *entry_set_pathname;
+	__typeof__(archive_entry_set_filetype) *entry_set_filetype;
+	__typeof__(archive_entry_set_perm) *entry_set_perm;
+	__typeof__(archive_entry_set_size) *entry_set_size;
+	__typeof__(archive_entry_set_mtime) *entry_set_mtime;
+	__typeof__(archive_entry_set_symlink) *entry_set_symlink;
+	bool loaded, writer_loaded;
 	/*
 	 * C.UTF-8, made once with the library: newlocale() reads locale
 	 * files, which an extraction confined to the workspace cannot open
@@ -138,11 +158,46 @@ int sr_archive_load(struct sr_error *err)
 	return load_libarchive(err);
 }
 
+/* The writing half, loaded only by what writes (cp, snapshots): extraction never needs it. */
+static int load_writer(struct sr_error *err)
+{
+	static const struct sr_dl_sym syms[] = {
+	    LA_SYM(write_new, archive_write_new),
+	    LA_SYM(write_free, archive_write_free),
+	    LA_SYM(write_format_pax, archive_write_set_format_pax_restricted),
+	    LA_SYM(write_filter_zstd, archive_write_add_filter_zstd),
+	    LA_SYM(write_last_block, archive_write_set_bytes_in_last_block),
+	    LA_SYM(write_open_fd, archive_write_open_fd),
+	    LA_SYM(write_header, archive_write_header),
+	    LA_SYM(write_data, archive_write_data),
+	    LA_SYM(write_close, archive_write_close),
+	    LA_SYM(entry_new, archive_entry_new),
+	    LA_SYM(entry_free, archive_entry_free),
+	    LA_SYM(entry_clear, archive_entry_clear),
+	    LA_SYM(entry_set_pathname, archive_entry_set_pathname),
+	    LA_SYM(entry_set_filetype, archive_entry_set_filetype),
+	    LA_SYM(entry_set_perm, archive_entry_set_perm),
+	    LA_SYM(entry_set_size, archive_entry_set_size),
+	    LA_SYM(entry_set_mtime, archive_entry_set_mtime),
+	    LA_SYM(entry_set_symlink, archive_entry_set_symlink),
+	};
+	int k = load_libarchive(err);
+
+	if (k < 0 || la.writer_loaded)
+		return k;
+	k = sr_dl_load(SR_LIBARCHIVE_SONAME, syms, SR_ARRAY_SIZE(syms), err);
+	if (k < 0)
+		return k;
+	la.writer_loaded = true;
+	return 0;
+}
+
 SR_DEFINE_CLEANUP(archive_freep, struct archive *, la.read_free)
 
 struct extract {
 	struct archive *a;
 	int dest;
+	const struct sr_extract_opts *o;
 	uint64_t max_bytes; /* 0: no bound of our own */
 	uint64_t total;
 	size_t entries;
@@ -187,6 +242,34 @@ static int clean_path(const char *in, char *out, size_t len, const char **ret_wh
 		in += strspn(in, "/");
 	}
 	out[n] = '\0';
+	return 0;
+}
+
+/*
+ * A clean name's first component, as the options want it: renamed (cp's
+ * DST), or checked against the names allowed (a snapshot's parts).
+ */
+static int map_top(const struct extract *x, char *path, size_t len, const char **ret_why)
+{
+	size_t l = strcspn(path, "/");
+
+	if (x->o->tops) {
+		for (const char *const *t = x->o->tops; *t; t++)
+			if (strlen(*t) == l && strncmp(path, *t, l) == 0)
+				return 0;
+		*ret_why = "not a part the archive may have";
+		return -EINVAL;
+	}
+	if (x->o->rename_top) {
+		size_t nl = strlen(x->o->rename_top);
+
+		if (strlen(path) - l + nl + 1 > len) {
+			*ret_why = "path too long";
+			return -ENAMETOOLONG;
+		}
+		memmove(path + nl, path + l, strlen(path + l) + 1);
+		memcpy(path, x->o->rename_top, nl);
+	}
 	return 0;
 }
 
@@ -472,7 +555,8 @@ static int make_hardlink(struct extract *x, struct archive_entry *e, const char 
 	struct stat st;
 	int k;
 
-	if (clean_path(raw, target, sizeof(target), &why) < 0 || !*target)
+	if (clean_path(raw, target, sizeof(target), &why) < 0 || !*target ||
+	    map_top(x, target, sizeof(target), &why) < 0)
 		return sr_error_msg(err, -EPERM, "extract %s: hard link target: %s", x->shown,
 				    why ?: "empty name");
 	if (strcmp(target, path) == 0)
@@ -518,6 +602,10 @@ static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_e
 			return 0;
 		return sr_error_msg(err, -EINVAL, "extract %s: empty name", x->shown);
 	}
+	k = map_top(x, path, sizeof(path), &why);
+	if (k < 0)
+		return sr_error_msg(err, k == -EINVAL ? -EPERM : k, "extract %s: %s", x->shown,
+				    why);
 	if (!la.entry_hardlink(e) && !la.entry_hardlink_utf8(e)) {
 		switch (type) {
 		case AE_IFREG:
@@ -577,10 +665,11 @@ static int open_archive(int fd, struct archive **ret, struct sr_error *err)
 	return 0;
 }
 
-static int extract_all(int archive_fd, int dest_dirfd, uint64_t max_bytes, struct sr_error *err)
+static int extract_all(int archive_fd, int dest_dirfd, const struct sr_extract_opts *o,
+		       struct sr_error *err)
 {
 	_cleanup_(archive_freep) struct archive *a = NULL;
-	struct extract x = {.dest = dest_dirfd, .max_bytes = max_bytes, .parent_fd = -1};
+	struct extract x = {.dest = dest_dirfd, .o = o, .max_bytes = o->max_bytes, .parent_fd = -1};
 	int k;
 
 	k = open_archive(archive_fd, &a, err);
@@ -604,9 +693,9 @@ static int extract_all(int archive_fd, int dest_dirfd, uint64_t max_bytes, struc
 					   : sr_error_msg(err, -EIO, "read archive: %s", why);
 			break;
 		}
-		if (++x.entries > SR_ARCHIVE_MAX_ENTRIES) {
-			k = sr_error_msg(err, -E2BIG, "read archive: more than %d entries",
-					 SR_ARCHIVE_MAX_ENTRIES);
+		if (++x.entries > (o->max_entries ? o->max_entries : SR_ARCHIVE_MAX_ENTRIES)) {
+			k = sr_error_msg(err, -E2BIG, "read archive: more than %zu entries",
+					 o->max_entries ? o->max_entries : SR_ARCHIVE_MAX_ENTRIES);
 			break;
 		}
 		k = extract_entry(&x, e, err);
@@ -619,6 +708,14 @@ static int extract_all(int archive_fd, int dest_dirfd, uint64_t max_bytes, struc
 }
 
 int sr_archive_extract(int archive_fd, int dest_dirfd, uint64_t max_bytes, struct sr_error *err)
+{
+	const struct sr_extract_opts o = {.max_bytes = max_bytes};
+
+	return sr_archive_extract_opts(archive_fd, dest_dirfd, &o, err);
+}
+
+int sr_archive_extract_opts(int archive_fd, int dest_dirfd, const struct sr_extract_opts *o,
+			    struct sr_error *err)
 {
 	locale_t old = (locale_t)0;
 	int k;
@@ -635,8 +732,205 @@ int sr_archive_extract(int archive_fd, int dest_dirfd, uint64_t max_bytes, struc
 	 */
 	if (la.utf8)
 		old = uselocale(la.utf8);
-	k = extract_all(archive_fd, dest_dirfd, max_bytes, err);
+	k = extract_all(archive_fd, dest_dirfd, o, err);
 	if (la.utf8)
 		uselocale(old);
 	return k;
+}
+
+/* Writing. */
+
+/* How deep a tree is walked: deeper is refused, not a stack overflow. */
+#define WRITE_MAX_DEPTH 256
+
+struct sr_archive_writer {
+	struct archive *a;
+	struct archive_entry *e;
+	uint64_t entries, skipped;
+	locale_t old;
+	char buf[65536];
+};
+
+SR_DEFINE_CLEANUP(writer_freep, struct sr_archive_writer *, sr_archive_writer_free)
+
+void sr_archive_writer_free(struct sr_archive_writer *w)
+{
+	if (!w)
+		return;
+	if (w->e)
+		la.entry_free(w->e);
+	if (w->a)
+		la.write_free(w->a);
+	if (la.utf8)
+		uselocale(w->old);
+	free(w);
+}
+
+int sr_archive_writer_new(int out_fd, bool compress, struct sr_archive_writer **ret,
+			  struct sr_error *err)
+{
+	_cleanup_(writer_freep) struct sr_archive_writer *w = NULL;
+	int k = load_writer(err);
+
+	if (k < 0)
+		return k;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return sr_error_errno(err, -ENOMEM, "write archive");
+	/* Names are bytes, UTF-8 by convention: as for extraction (above). */
+	if (la.utf8)
+		w->old = uselocale(la.utf8);
+	w->a = la.write_new();
+	w->e = la.entry_new();
+	if (!w->a || !w->e)
+		return sr_error_errno(err, -ENOMEM, "write archive");
+	/* pax restricted: ustar where it can, pax headers for long names and big files. */
+	if (la.write_format_pax(w->a) != ARCHIVE_OK ||
+	    (compress && la.write_filter_zstd(w->a) != ARCHIVE_OK) ||
+	    la.write_last_block(w->a, 1) != ARCHIVE_OK ||
+	    la.write_open_fd(w->a, out_fd) != ARCHIVE_OK)
+		return sr_error_msg(err, -EIO, "write archive: %s",
+				    la.error_string(w->a) ?: "cannot start");
+	*ret = steal_pointer(&w);
+	return 0;
+}
+
+static int write_failed(struct sr_archive_writer *w, const char *path, struct sr_error *err)
+{
+	char shown[256];
+
+	sr_printable(path, shown, sizeof(shown));
+	return sr_error_msg(err, -EIO, "archive %s: %s", shown,
+			    la.error_string(w->a) ?: "write error");
+}
+
+static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, char *path,
+		      size_t depth, struct sr_error *err);
+
+static int write_dir(struct sr_archive_writer *w, int fd, char *path, size_t depth,
+		     struct sr_error *err)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	size_t len = strlen(path);
+	int k = 0;
+
+	if (!d) {
+		close(fd);
+		return sr_error_errno(err, sr_negerrno(), "archive %s", path);
+	}
+	while (k >= 0 && (errno = 0, de = readdir(d))) {
+		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
+			continue;
+		if (len + 1 + strlen(de->d_name) >= PATH_MAX) {
+			k = sr_error_msg(err, -ENAMETOOLONG, "archive %s/...: path too long", path);
+			break;
+		}
+		path[len] = '/';
+		strcpy(path + len + 1, de->d_name);
+		k = write_node(w, dirfd(d), de->d_name, path, depth + 1, err);
+		path[len] = '\0';
+	}
+	if (k >= 0 && !de && errno)
+		k = sr_error_errno(err, sr_negerrno(), "archive %s", path);
+	closedir(d);
+	return k;
+}
+
+static int write_file_data(struct sr_archive_writer *w, int fd, uint64_t size, const char *path,
+			   struct sr_error *err)
+{
+	uint64_t done = 0;
+
+	/* What it had when its header was written: a file growing meanwhile is cut there. */
+	while (done < size) {
+		ssize_t n = SR_RETRY(read(fd, w->buf, sizeof(w->buf)));
+
+		if (n < 0)
+			return sr_error_errno(err, sr_negerrno(), "archive %s", path);
+		if (n == 0)
+			break; /* shrank: libarchive pads the entry with zeros */
+		if ((uint64_t)n > size - done)
+			n = (ssize_t)(size - done);
+		if (la.write_data(w->a, w->buf, (size_t)n) != n)
+			return write_failed(w, path, err);
+		done += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, char *path,
+		      size_t depth, struct sr_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	char target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (depth > WRITE_MAX_DEPTH)
+		return sr_error_msg(err, -ELOOP, "archive %s: deeper than %d levels", path,
+				    WRITE_MAX_DEPTH);
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : sr_error_errno(err, sr_negerrno(), "archive %s", path);
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		w->skipped++;
+		return 0;
+	}
+	la.entry_clear(w->e);
+	la.entry_set_pathname(w->e, path);
+	la.entry_set_perm(w->e, st.st_mode & 07777);
+	la.entry_set_mtime(w->e, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	if (S_ISLNK(st.st_mode)) {
+		n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+		if (n < 0)
+			return sr_error_errno(err, sr_negerrno(), "archive %s", path);
+		target[n] = '\0';
+		la.entry_set_filetype(w->e, AE_IFLNK);
+		la.entry_set_symlink(w->e, target);
+	} else {
+		/* O_NOFOLLOW and O_NONBLOCK: never through a link swapped in, never wait on a FIFO.
+		 */
+		fd = openat(dirfd, name,
+			    (S_ISDIR(st.st_mode) ? O_DIRECTORY : O_NONBLOCK) | O_RDONLY |
+				O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			return sr_error_errno(err, sr_negerrno(), "archive %s", path);
+		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+			w->skipped++;
+			return 0;
+		}
+		la.entry_set_filetype(w->e, S_ISDIR(st.st_mode) ? AE_IFDIR : AE_IFREG);
+		if (S_ISREG(st.st_mode))
+			la.entry_set_size(w->e, st.st_size);
+	}
+	if (la.write_header(w->a, w->e) != ARCHIVE_OK)
+		return write_failed(w, path, err);
+	w->entries++;
+	if (S_ISDIR(st.st_mode))
+		return write_dir(w, steal_fd(&fd), path, depth, err);
+	if (S_ISREG(st.st_mode))
+		return write_file_data(w, fd, (uint64_t)st.st_size, path, err);
+	return 0;
+}
+
+int sr_archive_write_tree(struct sr_archive_writer *w, int dirfd, const char *name, const char *as,
+			  struct sr_error *err)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s", as ? as : name);
+	return write_node(w, dirfd, name, path, 0, err);
+}
+
+int sr_archive_writer_end(struct sr_archive_writer *w, uint64_t *ret_entries, uint64_t *ret_skipped,
+			  struct sr_error *err)
+{
+	if (la.write_close(w->a) != ARCHIVE_OK)
+		return sr_error_msg(err, -EIO, "write archive: %s",
+				    la.error_string(w->a) ?: "cannot finish");
+	if (ret_entries)
+		*ret_entries = w->entries;
+	if (ret_skipped)
+		*ret_skipped = w->skipped;
+	return 0;
 }

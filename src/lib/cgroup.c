@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -482,6 +483,47 @@ void sr_cgroup_free(struct sr_cgroup *cg)
 		return;
 	cg->mgr->destroy(cg);
 	free(cg);
+}
+
+static int push_path(const struct cg_dir *d, struct sr_strv *ret)
+{
+	char proc[64], path[PATH_MAX];
+	ssize_t n;
+
+	if (!d->created || d->fd < 0)
+		return 0;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d->fd);
+	n = readlink(proc, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		return n < 0 ? sr_negerrno() : -ENOENT;
+	path[n] = '\0';
+	return sr_strv_push(ret, path);
+}
+
+int sr_cgroup_paths(const struct sr_cgroup *cg, struct sr_strv *ret)
+{
+	int r = push_path(&cg->v2, ret);
+
+	for (size_t i = 0; r >= 0 && i < SR_ARRAY_SIZE(cg->v1); i++)
+		r = push_path(&cg->v1[i], ret);
+	return r;
+}
+
+void sr_cgroup_remove_stale(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	_cleanup_close_ int fd = -1;
+
+	if (!base || strncmp(base + 1, CG_NAME_PREFIX, strlen(CG_NAME_PREFIX)) != 0)
+		return;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return;
+	for (int i = 0; i < 200; i++) {
+		if (rmdir(path) == 0 || errno != EBUSY)
+			break;
+		sleep_ms(1);
+	}
 }
 
 const char *sr_cgroup_strategy(const struct sr_cgroup *cg)

@@ -40,6 +40,17 @@ int sr_cgroup_kill(struct sr_cgroup *cg);
 int sr_cgroup_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret);
 /* Removes the cgroup; NULL is fine. */
 void sr_cgroup_free(struct sr_cgroup *cg);
+/*
+ * The sandbox's cgroup directories, as absolute paths (none for rlimits),
+ * for whoever must remove them after their owner died (state.h).
+ */
+int sr_cgroup_paths(const struct sr_cgroup *cg, struct sr_strv *ret);
+/*
+ * Removes the sandbox cgroup at path if nobody holds its lock (its owner
+ * died) once its processes are gone (retried while busy, as at the end of
+ * a run). Only a directory named as ours is ever touched.
+ */
+void sr_cgroup_remove_stale(const char *path);
 
 /* "cgroup2", "cgroup1" or "rlimit": the strategy chosen. */
 const char *sr_cgroup_strategy(const struct sr_cgroup *cg);

@@ -624,15 +624,22 @@ int sr_result_target_write(const struct sr_result_target *t, const struct sr_res
 			   const struct sr_config *c, struct sr_error *err)
 {
 	_cleanup_free_ char *json = NULL;
+	int k = sr_result_format(r, c, &json);
+
+	if (k < 0)
+		return sr_error_errno(err, k, "result %s: format", t->shown);
+	return sr_result_target_write_text(t, json, err);
+}
+
+int sr_result_target_write_text(const struct sr_result_target *t, const char *json,
+				struct sr_error *err)
+{
 	_cleanup_close_ int fd = -1, dirfd = -1;
 	char tmp[256];
 	struct stat st;
 	bool exists;
 	int k;
 
-	k = sr_result_format(r, c, &json);
-	if (k < 0)
-		return sr_error_errno(err, k, "result %s: format", t->shown);
 	if (t->fd >= 0) {
 		k = sr_write_all(t->fd, json, strlen(json));
 		return k < 0 ? sr_error_errno(err, k, "result %s", t->shown) : 0;

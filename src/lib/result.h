@@ -114,6 +114,9 @@ struct sr_result_target {
 int sr_result_target_open(const char *path, struct sr_result_target *ret, struct sr_error *err);
 int sr_result_target_write(const struct sr_result_target *t, const struct sr_result *r,
 			   const struct sr_config *c, struct sr_error *err);
+/* The same with a record already formatted (an exec's, made by its sandbox's keeper). */
+int sr_result_target_write_text(const struct sr_result_target *t, const char *json,
+				struct sr_error *err);
 void sr_result_target_close(struct sr_result_target *t);
 /* Open, write and close, for a record with no run in between. */
 int sr_result_write(const struct sr_result *r, const struct sr_config *c, const char *path,

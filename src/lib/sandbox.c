@@ -381,6 +381,15 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 	case SR_MSG_ENDED:
 		sb->disk_used = m->value;
 		break;
+	case SR_MSG_WORKED:
+		if (sb->opts.ops && sb->opts.ops->worked) {
+			struct sr_error werr = {0};
+
+			if (m->code)
+				sr_error_msg(&werr, m->code, "%s", m->text);
+			sb->opts.ops->worked(sb->opts.ctx, sb, m->id, &werr);
+		}
+		break;
 	default:
 		break;
 	}
@@ -491,7 +500,10 @@ int sr_sandbox_create(const struct sr_config *c, const struct sr_sandbox_opts *o
 	sb->plan.sources.workspace = -1;
 	sb->plan.sources.tap = -1;
 	sb->plan.sock = -1;
-	sr_sandbox_new_id(sb->id);
+	if (o->id)
+		snprintf(sb->id, sizeof(sb->id), "%s", o->id);
+	else
+		sr_sandbox_new_id(sb->id);
 	memcpy(r->sandbox_id, sb->id, sizeof(sb->id));
 
 	if ((e = sr_fault_validate(err)) < 0 || (e = prepare(sb, r, err)) < 0 ||
@@ -521,6 +533,13 @@ fail:
 	return e;
 }
 
+/* Whether m answers a request (and is for request() to take, not on_message()). */
+static bool is_reply(const struct sr_msg *m)
+{
+	return m->type == SR_MSG_SPAWNED || m->type == SR_MSG_SPAWN_FAILED ||
+	       m->type == SR_MSG_STATS;
+}
+
 /* Sends a request and reads until its reply (answering everything else that comes meanwhile). */
 static int request(struct sr_sandbox *sb, struct sr_msg *m, const void *payload, size_t len,
 		   const int *fds, size_t n_fds, struct sr_msg *ret, struct sr_msg_extra *ret_ex)
@@ -544,8 +563,7 @@ static int request(struct sr_sandbox *sb, struct sr_msg *m, const void *payload,
 				return sr_negerrno();
 			continue;
 		}
-		if (ret->id == m->id &&
-		    (ret->type == SR_MSG_SPAWNED || ret->type == SR_MSG_SPAWN_FAILED))
+		if (ret->id == m->id && is_reply(ret))
 			return 0;
 		on_message(sb, ret, ret_ex);
 	}
@@ -555,7 +573,10 @@ int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret
 		     struct sr_error *err)
 {
 	_cleanup_free_ char *payload = NULL;
-	struct sr_msg m = {.type = SR_MSG_SPAWN, .flags = (int32_t)s->flags}, reply;
+	struct sr_msg m = {.type = SR_MSG_SPAWN,
+			   .flags = (int32_t)s->flags,
+			   .value = (int64_t)s->rows << 16 | s->cols},
+		      reply;
 	struct sr_msg_extra ex = {0};
 	size_t len = 0;
 	bool pty = s->flags & SR_SPAWN_PTY;
@@ -589,6 +610,40 @@ int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret
 		*ret_pty = steal_fd(&ex.fds[0]);
 	sr_msg_extra_close(&ex);
 	*ret_pid = reply.pid;
+	return 0;
+}
+
+int sr_sandbox_stat(struct sr_sandbox *sb, struct sr_usage *ret)
+{
+	struct sr_msg m = {.type = SR_MSG_STAT}, reply;
+	struct sr_msg_extra ex = {0};
+	int r = request(sb, &m, NULL, 0, NULL, 0, &reply, &ex);
+
+	sr_msg_extra_close(&ex);
+	if (r < 0)
+		return r;
+	*ret = (struct sr_usage){
+	    .processes = reply.pid,
+	    .user_ms = us_to_ms(reply.user_us),
+	    .sys_ms = us_to_ms(reply.sys_us),
+	    .disk_used = reply.value,
+	};
+	sb->disk_used = reply.value;
+	return 0;
+}
+
+int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, uint32_t *ret_id)
+{
+	struct sr_msg m = {.type = SR_MSG_WORK, .flags = kind};
+	int r;
+
+	if (sb->sock < 0 || sb->reaped)
+		return -ESRCH;
+	m.id = ++sb->next_id;
+	r = sr_msg_send_full(sb->sock, &m, path, path ? strlen(path) + 1 : 0, &fd, 1);
+	if (r < 0)
+		return r;
+	*ret_id = m.id;
 	return 0;
 }
 
@@ -725,6 +780,21 @@ const char *sr_sandbox_id(const struct sr_sandbox *sb)
 const struct sr_config *sr_sandbox_config(const struct sr_sandbox *sb)
 {
 	return sb->config;
+}
+
+char *const *sr_sandbox_env(const struct sr_sandbox *sb)
+{
+	return sb->plan.envp.items;
+}
+
+struct sr_cgroup *sr_sandbox_cgroup(const struct sr_sandbox *sb)
+{
+	return sb->cgroup;
+}
+
+const char *sr_sandbox_workspace(const struct sr_sandbox *sb)
+{
+	return sb->agent.archive_path ? sb->agent.archive_path : sb->agent.host_dir;
 }
 
 void sr_sandbox_free(struct sr_sandbox *sb)

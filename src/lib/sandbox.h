@@ -46,6 +46,8 @@ struct sr_sandbox_ops {
 	 * the process that ended it, or NULL (END, a kill, a failure).
 	 */
 	void (*ended)(void *ctx, struct sr_sandbox *sb, const struct sr_exit *ends);
+	/* A worker of sr_sandbox_work() is done: err->code 0, or why it failed. */
+	void (*worked)(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct sr_error *err);
 };
 
 struct sr_sandbox_opts {
@@ -58,6 +60,7 @@ struct sr_sandbox_opts {
 	 * covers its set-up, an archive's extraction included).
 	 */
 	int64_t deadline_ns;
+	const char *id; /* the sandbox's id (32 hex digits), or NULL for a new one */
 };
 
 /*
@@ -70,11 +73,12 @@ int sr_sandbox_create(const struct sr_config *c, const struct sr_sandbox_opts *o
 		      struct sr_result *r, struct sr_sandbox **ret, struct sr_error *err);
 
 struct sr_spawn {
-	unsigned flags;	   /* SR_SPAWN_* (protocol.h) */
-	char *const *argv; /* NULL with SR_SPAWN_AGENT */
-	char *const *envp; /* the whole environment; NULL with SR_SPAWN_AGENT */
-	const char *cwd;   /* NULL: /workspace */
-	int stdio[3];	   /* the process's stdin, stdout, stderr (not with SR_SPAWN_PTY) */
+	unsigned flags;		   /* SR_SPAWN_* (protocol.h) */
+	char *const *argv;	   /* NULL with SR_SPAWN_AGENT */
+	char *const *envp;	   /* the whole environment; NULL with SR_SPAWN_AGENT */
+	const char *cwd;	   /* NULL: /workspace */
+	int stdio[3];		   /* the process's stdin, stdout, stderr (not with SR_SPAWN_PTY) */
+	unsigned short rows, cols; /* SR_SPAWN_PTY: the terminal's size (0: unknown) */
 };
 
 /*
@@ -85,6 +89,20 @@ struct sr_spawn {
  */
 int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret_pid, int *ret_pty,
 		     struct sr_error *err);
+/* Usage so far, as PID 1 counts it (where no cgroup does). */
+struct sr_usage {
+	int processes;	/* alive now, PID 1 aside */
+	double user_ms; /* CPU time so far: PID 1, the living and the reaped */
+	double sys_ms;
+	int64_t disk_used; /* bytes on the sandbox's disk, -1 unknown */
+};
+int sr_sandbox_stat(struct sr_sandbox *sb, struct sr_usage *ret);
+/*
+ * Starts a worker in the sandbox (work.h: SR_WORK_*) on path and the
+ * stream fd (the caller keeps its copy); *ret_id names it to the worked
+ * callback, which comes through dispatch once it is done.
+ */
+int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, uint32_t *ret_id);
 /* Sends sig to the process group of spawned process pid. */
 int sr_sandbox_signal(struct sr_sandbox *sb, pid_t pid, int sig);
 /*
@@ -118,6 +136,12 @@ int sr_sandbox_init_status(const struct sr_sandbox *sb);
 const struct sr_error *sr_sandbox_error(const struct sr_sandbox *sb);
 const char *sr_sandbox_id(const struct sr_sandbox *sb);
 const struct sr_config *sr_sandbox_config(const struct sr_sandbox *sb);
+/* The environment every process starts from (the agent's: PATH, HOME, ..., --env, secrets). */
+char *const *sr_sandbox_env(const struct sr_sandbox *sb);
+/* Its cgroup (cgroup.h), NULL where none was made. */
+struct sr_cgroup *sr_sandbox_cgroup(const struct sr_sandbox *sb);
+/* The host directory or archive its workspace came from, NULL for an empty one. */
+const char *sr_sandbox_workspace(const struct sr_sandbox *sb);
 
 /* Kills and reaps whatever is left, releases the cgroup and the helper. NULL is fine. */
 void sr_sandbox_free(struct sr_sandbox *sb);

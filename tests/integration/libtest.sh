@@ -32,6 +32,11 @@ mkdir -m 1777 "$SR_OUT"
 _cleanup() {
 	local pid
 	for pid in ${SR_BG_PIDS:-}; do kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+	# Keepers of living sandboxes a failed case left (ours, by the pid they wrote).
+	for pid in $(cat "$SR_TMP"/state-*/*/state.json 2>/dev/null |
+		sed -n 's/.*"keeper_pid":\([0-9]*\).*/\1/p'); do
+		kill -9 "$pid" 2>/dev/null
+	done
 	rm -rf "$SR_TMP"
 }
 trap _cleanup EXIT
@@ -46,6 +51,10 @@ if [ -n "$SR_PROBE" ] && [ -x "$SR_PROBE" ]; then
 	mkdir -p "$PROBE_DIR"
 	install -m 0755 "$SR_PROBE" "$PROBE_DIR/sr-probe"
 fi
+
+# Each round's living sandboxes (sandbox-run create) and data in directories
+# of its own: a test's `ls` sees its own sandboxes, never another run's.
+export SANDBOX_RUN_STATE_DIR="$SR_TMP/state-$(id -u)" SANDBOX_RUN_DATA_DIR="$SR_TMP/data-$(id -u)"
 
 # The unprivileged account used when the tests run as root.
 SR_TEST_USER=${SR_TEST_USER:-sr-test}
@@ -114,7 +123,8 @@ assert_no_match() {
 as_user() {
 	if [ "$SR_AS" = user ] && [ "$(id -u)" = 0 ]; then
 		setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups \
-			--inh-caps=-all -- env HOME="$SR_TMP/home-user" XDG_CONFIG_HOME="$SR_TMP/xdg-user" "$@"
+			--inh-caps=-all -- env HOME="$SR_TMP/home-user" XDG_CONFIG_HOME="$SR_TMP/xdg-user" \
+			SANDBOX_RUN_STATE_DIR="$SR_TMP/state-user" SANDBOX_RUN_DATA_DIR="$SR_TMP/data-user" "$@"
 	else
 		"$@"
 	fi
@@ -125,7 +135,8 @@ as_user() {
 as_user_exec() {
 	if [ "$SR_AS" = user ] && [ "$(id -u)" = 0 ]; then
 		exec setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups \
-			--inh-caps=-all -- env HOME="$SR_TMP/home-user" XDG_CONFIG_HOME="$SR_TMP/xdg-user" "$@"
+			--inh-caps=-all -- env HOME="$SR_TMP/home-user" XDG_CONFIG_HOME="$SR_TMP/xdg-user" \
+			SANDBOX_RUN_STATE_DIR="$SR_TMP/state-user" SANDBOX_RUN_DATA_DIR="$SR_TMP/data-user" "$@"
 	fi
 	exec "$@"
 }
@@ -164,11 +175,13 @@ descendant() {
 for_each_user() {
 	local c
 	if [ "$(id -u)" = 0 ]; then
-		mkdir -p "$SR_TMP/home-user" "$SR_TMP/xdg-user"
+		mkdir -p "$SR_TMP/home-user" "$SR_TMP/xdg-user" "$SR_TMP/state-user" "$SR_TMP/data-user"
+		chmod 0700 "$SR_TMP/state-user" "$SR_TMP/data-user"
 		SR_AS=root SR_WHO="[root] "
 		for c in "$@"; do "$c"; done
 		if _ensure_test_user; then
-			chown "$SR_TEST_USER" "$SR_TMP/home-user" "$SR_TMP/xdg-user"
+			chown "$SR_TEST_USER" "$SR_TMP/home-user" "$SR_TMP/xdg-user" \
+				"$SR_TMP/state-user" "$SR_TMP/data-user"
 			SR_AS=user SR_WHO="[user] "
 			for c in "$@"; do "$c"; done
 		else

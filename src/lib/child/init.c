@@ -15,9 +15,12 @@
  */
 #include "init.h"
 #include "fault.h"
+#include "proc.h"
+#include "work.h"
 #include "protocol.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <malloc.h>
@@ -52,10 +55,12 @@ struct exec_failure {
 	char text[512];
 };
 
-/* A process PID 1 spawned and has not yet reported. */
+/* A process PID 1 spawned (or a worker it forked) and has not yet reported. */
 struct proc {
 	pid_t pid;
 	bool ends_sandbox;
+	int report_fd; /* a worker's (work.h): its WORK's answer comes from there; else -1 */
+	uint32_t work_id;
 };
 
 struct init {
@@ -272,28 +277,6 @@ static void end_all(void)
 	}
 }
 
-/*
- * /proc/1/cmdline stays world-readable when PID 1 is non-dumpable (unlike
- * environ and mem): overwrite the argument area, which would otherwise
- * show the agent sandbox-run's whole command line -- host paths, --env
- * values. It is one block, from argv[0] to the end of the last argument.
- */
-static void hide_cmdline(const struct sr_config *c)
-{
-	char *start = program_invocation_name;
-	char *end;
-	static const char name[] = "sandbox-run-init";
-
-	if (!start || c->argc < 1 || !c->argv[c->argc - 1])
-		return;
-	end = c->argv[c->argc - 1] + strlen(c->argv[c->argc - 1]) + 1;
-	if (end <= start || (size_t)(end - start) > 1 << 20)
-		return;
-	memset(start, 0, (size_t)(end - start));
-	if ((size_t)(end - start) > sizeof(name))
-		memcpy(start, name, sizeof(name));
-}
-
 static void send_or_die(int sock, const struct sr_msg *m)
 {
 	if (sr_msg_send(sock, m) < 0)
@@ -329,7 +312,8 @@ static int add_proc(struct init *in, pid_t pid, bool ends_sandbox)
 		in->procs = np;
 		in->cap_procs = cap;
 	}
-	in->procs[in->n_procs++] = (struct proc){.pid = pid, .ends_sandbox = ends_sandbox};
+	in->procs[in->n_procs++] =
+	    (struct proc){.pid = pid, .ends_sandbox = ends_sandbox, .report_fd = -1};
 	return 0;
 }
 
@@ -376,9 +360,15 @@ static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_ex
 		s.cwd = spec.cwd;
 	}
 	if (pty) {
+		struct winsize ws = {.ws_row = (unsigned short)(req->value >> 16),
+				     .ws_col = (unsigned short)(req->value & 0xffff)};
+
 		master = open_pty(&slave, &err);
 		if (master < 0)
 			goto fail;
+		/* Before the process starts: a shell reads its size once, at once. */
+		if (ws.ws_row && ws.ws_col)
+			(void)ioctl(master, TIOCSWINSZ, &ws);
 		s.stdio[0] = s.stdio[1] = s.stdio[2] = slave;
 		s.pty = true;
 	} else if (ex->n_fds == 3) {
@@ -421,6 +411,110 @@ static void on_signal_request(struct init *in, const struct sr_msg *req)
 		kill(-req->pid, req->flags);
 }
 
+/* Clock ticks to microseconds. */
+static int64_t ticks_us(unsigned long long t)
+{
+	static long hz;
+
+	if (!hz)
+		hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+	return (int64_t)(t * 1000000ULL / (unsigned long long)hz);
+}
+
+/*
+ * How much the sandbox has used so far, for `inspect` where no cgroup
+ * counts it: the processes alive now (from their /proc/PID/stat), and CPU
+ * time of PID 1, of those alive and of every one reaped.
+ */
+static void on_stat(struct init *in, const struct sr_msg *req)
+{
+	struct sr_msg m = {.type = SR_MSG_STATS, .id = req->id, .value = disk_used()};
+	struct rusage self, reaped;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &reaped);
+	m.user_us = (int64_t)(self.ru_utime.tv_sec + reaped.ru_utime.tv_sec) * 1000000 +
+		    self.ru_utime.tv_usec + reaped.ru_utime.tv_usec;
+	m.sys_us = (int64_t)(self.ru_stime.tv_sec + reaped.ru_stime.tv_sec) * 1000000 +
+		   self.ru_stime.tv_usec + reaped.ru_stime.tv_usec;
+	while (d && (de = readdir(d))) {
+		char path[300], buf[1024], *p;
+		unsigned long long ut, st;
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || strcmp(de->d_name, "1") == 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		m.pid++;
+		/* After the command's ")", fields 3 on: utime and stime are 14 and 15. */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+				&st) == 2) {
+			m.user_us += ticks_us(ut);
+			m.sys_us += ticks_us(st);
+		}
+	}
+	if (d)
+		closedir(d);
+	send_or_die(in->p->sock, &m);
+}
+
+/* A worker for a tar stream in or out (cp, snapshot): WORKED says how it went, once it ends. */
+static void on_work(struct init *in, const struct sr_msg *req, struct sr_msg_extra *ex)
+{
+	struct sr_error err = {0};
+	int report = -1;
+	pid_t pid = sr_work_start(in->p, req->flags, ex->len ? ex->payload : NULL,
+				  ex->n_fds ? ex->fds[0] : -1, &report, &err);
+
+	if (pid > 0 && add_proc(in, pid, false) < 0) {
+		kill(pid, SIGKILL);
+		close(report);
+		pid = sr_error_errno(&err, -ENOMEM, "worker");
+	}
+	if (pid < 0) {
+		struct sr_msg m = {.type = SR_MSG_WORKED, .id = req->id, .code = err.code};
+
+		snprintf(m.text, sizeof(m.text), "%s", err.msg);
+		send_or_die(in->p->sock, &m);
+		return;
+	}
+	in->procs[in->n_procs - 1].report_fd = report;
+	in->procs[in->n_procs - 1].work_id = req->id;
+}
+
+/* A worker is gone: what it reported (nothing: done), or how it died. */
+static void worked(struct init *in, const struct proc *pr, int status)
+{
+	struct sr_msg m = {.type = SR_MSG_WORKED, .id = pr->work_id};
+	struct sr_error e;
+	ssize_t n = SR_RETRY(read(pr->report_fd, &e, sizeof(e)));
+
+	close(pr->report_fd);
+	if (n == (ssize_t)sizeof(e)) {
+		e.msg[sizeof(e.msg) - 1] = '\0';
+		m.code = e.code < 0 && e.code >= -4095 ? e.code : -EIO;
+		snprintf(m.text, sizeof(m.text), "%s", e.msg);
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		m.code = -EIO;
+		snprintf(m.text, sizeof(m.text), "the worker %s %d",
+			 WIFSIGNALED(status) ? "was killed by signal" : "failed with status",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	}
+	send_or_die(in->p->sock, &m);
+}
+
 static __attribute__((noreturn)) void end_sandbox(struct init *in)
 {
 	struct sr_msg m = {.type = SR_MSG_ENDED};
@@ -450,6 +544,12 @@ static void on_request(struct init *in)
 		break;
 	case SR_MSG_SIGNAL:
 		on_signal_request(in, &m);
+		break;
+	case SR_MSG_STAT:
+		on_stat(in, &m);
+		break;
+	case SR_MSG_WORK:
+		on_work(in, &m, &ex);
 		break;
 	case SR_MSG_END:
 		end_sandbox(in);
@@ -497,6 +597,11 @@ static void on_signals(struct init *in)
 		pr = find_proc(in, w);
 		if (!pr)
 			continue; /* an orphan: reaped, nothing to say */
+		if (pr->report_fd >= 0) {
+			worked(in, pr, st);
+			*pr = in->procs[--in->n_procs];
+			continue;
+		}
 		m.pid = w;
 		m.status = st;
 		m.user_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
@@ -534,8 +639,13 @@ void sr_init_run(struct sr_plan *p)
 	sigset_t all;
 	int null;
 
-	/* Before anything of the agent's exists; the setup was the last reader of argv. */
-	hide_cmdline(p->config);
+	/*
+	 * Before anything of the agent's exists (the set-up was the last
+	 * reader of argv): /proc/1/cmdline stays readable to the agent when
+	 * PID 1 is non-dumpable (unlike environ and mem), and would show it
+	 * sandbox-run's whole command line -- host paths, --env values.
+	 */
+	sr_proc_set_cmdline("sandbox-run-init", NULL);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	in.sigfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sandbox-run create [OPTIONS] [--name NAME] [AGENT | --workspace DIR |
+ * --from SNAPSHOT]`: a sandbox that lives until `rm` or its deadline.
+ * Forks its keeper (keeper.h), waits until the sandbox is ready, prints
+ * its id and returns: the keeper goes on alone.
+ */
+#include "config.h"
+#include "keeper.h"
+#include "options.h"
+#include "util.h"
+#include "verbs.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+static void usage(FILE *f)
+{
+	fputs("Usage: sandbox-run create [OPTIONS] [--name NAME] [AGENT | --workspace DIR]\n"
+	      "Make a sandbox that lives until `sandbox-run rm` or its timeout, and print\n"
+	      "its id. Run commands in it with `sandbox-run exec ID -- COMMAND`.\n"
+	      "\n"
+	      "  --name NAME          a name to use instead of the id (unique among yours)\n"
+	      "  --workspace DIR      DIR is /workspace (an overlay: DIR is never written)\n"
+	      "  AGENT                a directory or archive: its files are /workspace\n"
+	      "  --timeout DURATION   its deadline, from now (default: the profile's; 0: none)\n"
+	      "\n"
+	      "Every option of `sandbox-run run` applies (see sandbox-run --help): -p,\n"
+	      "--memory, --cpus, --pids, --disk, --net, --allow, --deny, --env, --env-file,\n"
+	      "--pass-env, --ro-bind, --bind, --strict, -q, -v. The limits hold for the\n"
+	      "whole sandbox, every exec in it together.\n",
+	      f);
+}
+
+/* Lines from the keeper: "msg LEVEL TEXT" to print, then "ok ID" or "error STATUS TEXT". */
+static int read_answer(int fd, const struct sr_sink *sink)
+{
+	_cleanup_fclose_ FILE *f = fdopen(fd, "r");
+	char line[4096];
+
+	if (!f) {
+		close(fd);
+		return SR_EXIT_FAILURE;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *text;
+		long n;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "ok ", 3) == 0) {
+			printf("%s\n", line + 3);
+			return sr_cli_stdout_status("create");
+		}
+		if (strncmp(line, "msg ", 4) != 0 && strncmp(line, "error ", 6) != 0)
+			continue;
+		n = strtol(strchr(line, ' ') + 1, &text, 10);
+		text += *text == ' ';
+		if (line[0] == 'e') {
+			sr_sink_log(sink, SR_LOG_ERROR, "%s", text);
+			return n > 0 && n < 256 ? (int)n : SR_EXIT_FAILURE;
+		}
+		if (n >= SR_LOG_ERROR && n < _SR_LOG_LEVEL_MAX)
+			sr_sink_log(sink, (enum sr_log_level)n, "%s", text);
+	}
+	sr_sink_log(sink, SR_LOG_ERROR, "create: the sandbox's keeper died before it was ready");
+	return SR_EXIT_FAILURE;
+}
+
+int sr_verb_create(const struct sr_verb_args *a)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	enum sr_action action = SR_ACTION_RUN;
+	struct sr_sink sink;
+	int ready[2], status;
+	pid_t pid;
+
+	sr_config_init(&c);
+	sr_sink_stderr(&sink, SR_LOG_WARNING);
+	if (sr_options_parse_verb(a->argc, a->argv, SR_OPTIONS_CREATE, &c, &action, &err) < 0) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "create: %s", err.msg);
+		sr_config_free(&c);
+		return err.status ? err.status : SR_EXIT_FAILURE;
+	}
+	if (action == SR_ACTION_HELP || action == SR_ACTION_VERSION) {
+		usage(stdout);
+		sr_config_free(&c);
+		return sr_cli_stdout_status("--help");
+	}
+	if (action == SR_ACTION_PRINT_CONFIG) {
+		status = sr_config_print(&c, stdout) < 0 ? SR_EXIT_FAILURE : 0;
+		sr_config_free(&c);
+		return status;
+	}
+	sink.level = sr_options_log_level((int)c.log_level - SR_LOG_WARNING + a->verbosity);
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "create: pipe: %s", strerror(errno));
+		sr_config_free(&c);
+		return SR_EXIT_FAILURE;
+	}
+	pid = fork();
+	if (pid < 0) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "create: fork: %s", strerror(errno));
+		sr_config_free(&c);
+		return SR_EXIT_FAILURE;
+	}
+	if (pid == 0) {
+		/*
+		 * The keeper: a session of its own (no terminal's signals, no
+		 * job of the caller's shell), outliving this command.
+		 */
+		close(ready[0]);
+		setsid();
+		_exit(sr_keeper_main(&c, sink.level, ready[1]));
+	}
+	close(ready[1]);
+	status = read_answer(ready[0], &sink);
+	/* A keeper that failed exits at once: reaped, not left a zombie to our caller. */
+	if (status != 0)
+		waitpid(pid, NULL, 0);
+	sr_config_free(&c);
+	return status;
+}

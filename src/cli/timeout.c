@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sandbox-run timeout ID DURATION`: a new deadline for a living sandbox,
+ * DURATION from now (0: none), as E2B's setTimeout. It prints when the
+ * sandbox now expires.
+ */
+#include "control.h"
+#include "options.h"
+#include "state.h"
+#include "units.h"
+#include "util.h"
+#include "verbs.h"
+
+int sr_verb_timeout(const struct sr_verb_args *a)
+{
+	_cleanup_free_ char *statedir = NULL;
+	struct sr_entry e = {0};
+	struct sr_error err = {0};
+	struct sr_sink sink;
+	json_t *req, *reply = NULL, *expires;
+	uint64_t ms;
+	int r;
+
+	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
+	if (a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0)) {
+		fputs(
+		    "Usage: sandbox-run timeout ID DURATION\n"
+		    "Give the living sandbox ID a new deadline, DURATION from now (120, 90s, 5m,\n"
+		    "1h; 0: none), and print when it expires.\n",
+		    stdout);
+		return sr_cli_stdout_status("--help");
+	}
+	if (a->argc != 3) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "timeout: usage: sandbox-run timeout ID DURATION");
+		return SR_EXIT_FAILURE;
+	}
+	if (sr_parse_duration(a->argv[2], &ms) < 0) {
+		sr_sink_log(&sink, SR_LOG_ERROR,
+			    "timeout: bad duration '%s' (use e.g. 120, 90s, 5m, 1h, or 0 for none)",
+			    a->argv[2]);
+		return SR_EXIT_FAILURE;
+	}
+	req = json_pack("{sssI}", "op", "timeout", "ms", (json_int_t)ms);
+	r = sr_state_dir(&statedir, &err);
+	if (r >= 0)
+		r = sr_state_find(statedir, a->argv[1], &e, &err);
+	if (r >= 0)
+		r = sr_ctl_call(e.dir, req, &reply, &err);
+	json_decref(req);
+	sr_entry_free(&e);
+	if (r < 0) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "timeout: %s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
+	expires = json_object_get(reply, "expires");
+	printf("%s\n", json_is_string(expires) ? json_string_value(expires) : "never");
+	json_decref(reply);
+	return sr_cli_stdout_status("timeout");
+}

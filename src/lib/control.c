@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+#include "control.h"
+#include "util.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+union fds_cmsg {
+	char buf[CMSG_SPACE(sizeof(int) * SR_CTL_FDS_MAX)];
+	struct cmsghdr align;
+};
+
+int sr_ctl_send(int fd, json_t *msg, const int *fds, size_t n_fds)
+{
+	_cleanup_free_ char *text = NULL;
+	union fds_cmsg ctl = {0};
+	struct iovec iov;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	int r = sr_json_dump_line(msg, &text);
+	ssize_t n;
+
+	if (r < 0)
+		return r;
+	if (strlen(text) > SR_CTL_MAX || n_fds > SR_CTL_FDS_MAX)
+		return -EMSGSIZE;
+	iov = (struct iovec){.iov_base = text, .iov_len = strlen(text)};
+	if (n_fds) {
+		struct cmsghdr *c;
+
+		m.msg_control = ctl.buf;
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+	}
+	n = SR_RETRY(sendmsg(fd, &m, MSG_NOSIGNAL));
+	if (n < 0)
+		return sr_negerrno();
+	return n == (ssize_t)iov.iov_len ? 0 : -EMSGSIZE;
+}
+
+int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds)
+{
+	union fds_cmsg ctl;
+	_cleanup_free_ char *buf = NULL;
+	struct iovec iov;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t len, n;
+	size_t count = 0, total = 0;
+	json_t *j = NULL;
+
+	*n_fds = 0;
+	/* The packet's length first (MSG_TRUNC with a peek: Linux >= 3.4 for unix sockets). */
+	len = SR_RETRY(recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC));
+	if (len < 0)
+		return sr_negerrno();
+	if (len > SR_CTL_MAX)
+		len = SR_CTL_MAX + 1; /* read, and refused below */
+	buf = malloc((size_t)len + 1);
+	if (!buf)
+		return -ENOMEM;
+	iov = (struct iovec){.iov_base = buf, .iov_len = (size_t)len + 1};
+	m.msg_control = ctl.buf;
+	m.msg_controllen = sizeof(ctl.buf);
+	n = SR_RETRY(recvmsg(fd, &m, MSG_CMSG_CLOEXEC));
+	if (n < 0)
+		return sr_negerrno();
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++, total++) {
+			int passed;
+
+			memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (count < SR_CTL_FDS_MAX)
+				fds[count++] = passed;
+			else
+				close(passed);
+		}
+	}
+	if (n == 0 && total == 0)
+		return 0;
+	if (n > SR_CTL_MAX || total != count || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    sr_json_parse(buf, (size_t)n, 0, 32, &j) < 0 || !json_is_object(j)) {
+		if (j)
+			json_decref(j);
+		for (size_t i = 0; i < count; i++)
+			close(fds[i]);
+		return -EBADMSG;
+	}
+	*ret = j;
+	*n_fds = count;
+	return 1;
+}
+
+int sr_ctl_peer_is_us(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return sr_negerrno();
+	return cred.uid == geteuid() ? 0 : -EPERM;
+}
+
+int sr_ctl_connect(const char *dir, int *ret, struct sr_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/ctl", dir) >= (int)sizeof(sa.sun_path))
+		return sr_error_msg(err, -ENAMETOOLONG, "%s/ctl: path too long for a socket", dir);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "socket");
+	if (SR_RETRY(connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0) {
+		r = sr_negerrno();
+		if (r == -ECONNREFUSED || r == -ENOENT)
+			return sr_error_msg(err, r, "the sandbox's keeper is gone (%s)",
+					    strerror(-r));
+		return sr_error_errno(err, r, "connect to the sandbox's keeper");
+	}
+	r = sr_ctl_peer_is_us(fd);
+	if (r < 0)
+		return sr_error_errno(err, r, "the sandbox's keeper is not yours");
+	*ret = steal_fd(&fd);
+	return 0;
+}
+
+json_t *sr_ctl_error_reply(const struct sr_error *err)
+{
+	return json_pack("{sbsosi}", "ok", 0, "error", sr_json_string(err->msg), "status",
+			 err->status ? err->status : 125);
+}
+
+int sr_ctl_reply_error(json_t *reply, struct sr_error *err)
+{
+	json_t *ok = json_object_get(reply, "ok");
+	json_t *msg, *status;
+
+	if (json_is_true(ok))
+		return 0;
+	msg = json_object_get(reply, "error");
+	status = json_object_get(reply, "status");
+	sr_error_msg(err, -EIO, "%s", json_is_string(msg) ? json_string_value(msg) : "failed");
+	err->status = json_is_integer(status) ? (int)json_integer_value(status) : 125;
+	return -EIO;
+}
+
+int sr_ctl_call(const char *dir, json_t *req, json_t **ret_reply, struct sr_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	json_t *reply = NULL;
+	int fds[SR_CTL_FDS_MAX];
+	size_t n_fds;
+	int r = sr_ctl_connect(dir, &fd, err);
+
+	if (r < 0)
+		return r;
+	r = sr_ctl_send(fd, req, NULL, 0);
+	if (r < 0)
+		return sr_error_errno(err, r, "talk to the sandbox's keeper");
+	r = sr_ctl_recv(fd, &reply, fds, &n_fds);
+	if (r <= 0)
+		return sr_error_msg(err, r < 0 ? r : -ECONNRESET,
+				    "the sandbox's keeper did not answer (%s)",
+				    r < 0 ? strerror(-r) : "it hung up");
+	for (size_t i = 0; i < n_fds; i++)
+		close(fds[i]);
+	r = sr_ctl_reply_error(reply, err);
+	if (r < 0 || !ret_reply)
+		json_decref(reply);
+	else
+		*ret_reply = reply;
+	return r;
+}

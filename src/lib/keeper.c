@@ -1,0 +1,846 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The keeper of a living sandbox: one process, one sandbox, one event
+ * loop (poll over the sandbox's fds, the control socket and its
+ * connections, a signalfd and the deadline's timerfd). It never enters
+ * the sandbox; every request becomes a message to PID 1 (protocol.h).
+ */
+#include "keeper.h"
+#include "control.h"
+#include "env.h"
+#include "proc.h"
+#include "protocol.h"
+#include "result.h"
+#include "sandbox.h"
+#include "state.h"
+#include "cgroup.h"
+#include "units.h"
+#include "util.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+/* An END's grace, as a run's timeout has it: PID 1 ends the sandbox itself, or is killed. */
+#define END_GRACE_MS 1000
+/* keeper.log stops growing here: a flapping helper must not fill the disk. */
+#define LOG_MAX (1 << 20)
+/* Connections at once: each is an fd and a little memory; past this, refused. */
+#define CLIENTS_MAX 512
+
+struct client {
+	int fd;
+	pid_t pid;     /* the process it exec'd, 0 before (or none) */
+	uint32_t work; /* the worker it waits for (cp), 0 for none */
+	int64_t start_ns;
+	int timerfd; /* its --timeout, -1 for none */
+	bool timed_out;
+	bool waits_end; /* rm: answered once the sandbox is gone */
+	bool hung_up;	/* gone: its process is killed, nobody is told */
+};
+
+struct keeper {
+	const struct sr_config *config;
+	struct sr_sink sink;
+	int ready_fd; /* the create command's pipe, until the sandbox is ready */
+	int log_fd;
+	size_t logged;
+	char id[33];
+	char *dir;
+	int lock;
+	json_t *state;
+	struct sr_result record; /* enforced, as create found it */
+	struct sr_sandbox *sb;
+	int listen_fd;
+	int sigfd;
+	int deadline_fd;
+	struct client **clients;
+	size_t n_clients;
+	const char *end_reason; /* NULL until the sandbox is ending */
+	bool done;
+};
+
+static int64_t wall_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* "2026-11-26T12:34:56Z" */
+static json_t *iso_time(int64_t ms)
+{
+	time_t s = (time_t)(ms / 1000);
+	struct tm tm;
+	char buf[32];
+
+	gmtime_r(&s, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_string(buf);
+}
+
+/*
+ * Messages: to the create command while it waits (it prints them as its
+ * own), then to keeper.log, bounded.
+ */
+static void keeper_write(void *ctx, enum sr_log_level level, const char *text)
+{
+	struct keeper *k = ctx;
+	char line[2200];
+	int n;
+
+	if (k->ready_fd >= 0) {
+		n = snprintf(line, sizeof(line), "msg %d %s\n", (int)level, text);
+		(void)!write(k->ready_fd, line, (size_t)n);
+		return;
+	}
+	if (k->log_fd < 0 || k->logged > LOG_MAX)
+		return;
+	n = snprintf(line, sizeof(line), "sandbox-run: %s%s\n",
+		     level == SR_LOG_WARNING ? "warning: " : "", text);
+	if (write(k->log_fd, line, (size_t)n) == n)
+		k->logged += (size_t)n;
+}
+
+/*
+ * Tells the create command how it went; the pipe is closed after the
+ * first answer. false: nobody heard (the command was interrupted), and a
+ * sandbox whose id nobody knows must not live on.
+ */
+static bool answer_create(struct keeper *k, int status, const char *text)
+{
+	char line[SR_ERROR_MSG_MAX + 64];
+	ssize_t w;
+	int n;
+
+	if (k->ready_fd < 0)
+		return false;
+	if (status == 0)
+		n = snprintf(line, sizeof(line), "ok %s\n", k->id);
+	else
+		n = snprintf(line, sizeof(line), "error %d %s\n", status, text);
+	w = write(k->ready_fd, line, (size_t)n);
+	close(steal_fd(&k->ready_fd));
+	return w == n;
+}
+
+/* What ps shows: the keeper and its sandbox, not the create command (its --env values). */
+static void hide_cmdline(const char *id)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "sandbox-run-keeper %s", id);
+	sr_proc_set_cmdline(text, "sr-keeper");
+}
+
+/* Thousandths as the record writes them: 2, 0.5 (an integer when whole). */
+static json_t *milli_json(uint64_t milli)
+{
+	if (milli == 0)
+		return json_null();
+	if (milli % 1000 == 0)
+		return json_integer((json_int_t)(milli / 1000));
+	return json_real((double)milli / 1000.0);
+}
+
+static json_t *limits_json(const struct sr_config *c)
+{
+	json_t *l = json_object();
+
+	json_object_set_new(l, "memory_bytes",
+			    c->memory_bytes ? json_integer((json_int_t)c->memory_bytes)
+					    : json_null());
+	json_object_set_new(l, "cpus", milli_json(c->cpus_milli));
+	json_object_set_new(l, "pids", c->pids ? json_integer((json_int_t)c->pids) : json_null());
+	json_object_set_new(l, "timeout_s", milli_json(c->timeout_ms));
+	json_object_set_new(l, "disk_bytes",
+			    c->disk_bytes ? json_integer((json_int_t)c->disk_bytes) : json_null());
+	json_object_set_new(l, "net", json_string(sr_net_mode_to_string(c->net)));
+	return l;
+}
+
+static json_t *enforced_json(const struct sr_result *r)
+{
+	json_t *e = json_object();
+
+	for (size_t i = 0; i < _SR_LIMIT_MAX; i++)
+		json_object_set_new(e, sr_limit_to_string(i),
+				    json_string(sr_enforce_to_string(r->enforced[i])));
+	return e;
+}
+
+static json_t *initial_state(struct keeper *k)
+{
+	const struct sr_config *c = k->config;
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return json_pack("{sssosssIsosisosososo}", "id", k->id, "name",
+			 c->name ? json_string(c->name) : json_null(), "state", "creating",
+			 "created_ns", (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec, "created",
+			 iso_time(wall_ms()), "keeper_pid", (int)getpid(), "profile",
+			 sr_json_string(c->profile), "from",
+			 c->from ? sr_json_string(c->from) : json_null(), "limits", limits_json(c),
+			 "expires", json_null());
+}
+
+static void save_state(struct keeper *k)
+{
+	struct sr_error err = {0};
+
+	if (sr_state_write(k->dir, k->state, &err) < 0)
+		sr_warn(&k->sink, "%s", err.msg);
+}
+
+/* The deadline, ms from now (0: none), in the timerfd and in state.json. */
+static int set_deadline(struct keeper *k, uint64_t ms)
+{
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L}};
+
+	if (timerfd_settime(k->deadline_fd, 0, &its, NULL) < 0)
+		return sr_negerrno();
+	json_object_set_new(k->state, "expires",
+			    ms ? iso_time(wall_ms() + (int64_t)ms) : json_null());
+	json_object_set_new(k->state, "expires_ms",
+			    ms ? json_integer((json_int_t)(wall_ms() + (int64_t)ms)) : json_null());
+	save_state(k);
+	return 0;
+}
+
+static void begin_end(struct keeper *k, const char *reason)
+{
+	if (k->end_reason)
+		return;
+	k->end_reason = reason;
+	json_object_set_new(k->state, "state", json_string("ending"));
+	save_state(k);
+	sr_sandbox_end(k->sb, END_GRACE_MS);
+}
+
+static struct client *client_of_pid(struct keeper *k, pid_t pid)
+{
+	for (size_t i = 0; i < k->n_clients; i++)
+		if (k->clients[i]->pid == pid)
+			return k->clients[i];
+	return NULL;
+}
+
+static void drop_client(struct keeper *k, size_t i)
+{
+	struct client *cl = k->clients[i];
+
+	sr_closep(&cl->fd);
+	sr_closep(&cl->timerfd);
+	free(cl);
+	k->clients[i] = k->clients[--k->n_clients];
+}
+
+static void reply(struct client *cl, json_t *msg, const int *fds, size_t n_fds)
+{
+	if (msg && cl->fd >= 0)
+		(void)sr_ctl_send(cl->fd, msg, fds, n_fds);
+	if (msg)
+		json_decref(msg);
+}
+
+static void reply_error(struct client *cl, int code, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void reply_error(struct client *cl, int code, int status, const char *fmt, ...)
+{
+	struct sr_error err = {.status = status};
+	char msg[SR_ERROR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sr_error_msg(&err, code, "%s", msg);
+	reply(cl, sr_ctl_error_reply(&err), NULL, 0);
+}
+
+/*
+ * An exec's end, told to its client as a run's record has it (status,
+ * exit_code, timings, the sandbox's limits and how they are held), with
+ * the same exit statuses: 124 for its --timeout or the sandbox's
+ * deadline, 128+N for a signal (137 when rm killed it).
+ */
+static void exec_ended(struct keeper *k, struct client *cl, const struct sr_exit *e)
+{
+	_cleanup_free_ char *text = NULL;
+	struct sr_result r;
+	json_t *record = NULL;
+
+	sr_result_init(&r);
+	memcpy(r.enforced, k->record.enforced, sizeof(r.enforced));
+	memcpy(r.sandbox_id, k->id, sizeof(r.sandbox_id));
+	sr_sandbox_usage(k->sb, &r);
+	r.wall_ms = (double)(sr_monotonic_ns() - cl->start_ns) / 1e6;
+	if (e) {
+		r.user_ms = e->user_ms;
+		r.sys_ms = e->sys_ms;
+		r.disk_used_bytes = e->disk_used;
+	}
+	if ((e && cl->timed_out) || (!e && sr_streq(k->end_reason, "timeout"))) {
+		r.status = SR_STATUS_TIMEOUT;
+		r.exit_code = 124;
+	} else if (!e || WIFSIGNALED(e->status)) {
+		/* The sandbox ended under it (rm, a signal to the keeper): killed, as kill -9. */
+		r.status = SR_STATUS_SIGNALED;
+		r.signal = e ? WTERMSIG(e->status) : SIGKILL;
+		r.exit_code = 128 + r.signal;
+	} else {
+		r.status = SR_STATUS_EXITED;
+		r.exit_code = WEXITSTATUS(e->status);
+	}
+	if (sr_result_format(&r, k->config, &text) == 0)
+		sr_json_parse(text, strlen(text), 0, 8, &record);
+	reply(cl,
+	      json_pack("{sssisoso}", "event", "exit", "exit_code", r.exit_code, "ended_by",
+			!e && k->end_reason ? json_string(k->end_reason) : json_null(), "record",
+			record ? record : json_null()),
+	      NULL, 0);
+}
+
+static void on_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e)
+{
+	struct keeper *k = ctx;
+	struct client *cl = client_of_pid(k, e->pid);
+
+	(void)sb;
+	if (!cl)
+		return;
+	exec_ended(k, cl, e);
+	/* Done with: dropped at the end of this round of the loop. */
+	cl->pid = 0;
+	cl->hung_up = true;
+}
+
+static void on_ended(void *ctx, struct sr_sandbox *sb, const struct sr_exit *ends)
+{
+	struct keeper *k = ctx;
+
+	(void)sb;
+	(void)ends;
+	if (!k->end_reason)
+		k->end_reason = sr_sandbox_error(k->sb)->code ? "error" : "end";
+	for (size_t i = 0; i < k->n_clients; i++) {
+		struct client *cl = k->clients[i];
+
+		if (cl->pid > 0 && !cl->hung_up)
+			exec_ended(k, cl, NULL);
+		if (cl->work)
+			reply_error(cl, -ESRCH, 125, "the sandbox ended (%s)", k->end_reason);
+		cl->pid = 0;
+		cl->work = 0;
+	}
+	k->done = true;
+}
+
+static void on_worked(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct sr_error *err)
+{
+	struct keeper *k = ctx;
+
+	(void)sb;
+	for (size_t i = 0; i < k->n_clients; i++) {
+		struct client *cl = k->clients[i];
+
+		if (cl->work != id)
+			continue;
+		cl->work = 0;
+		reply(cl, err->code ? sr_ctl_error_reply(err) : json_pack("{sb}", "ok", 1), NULL,
+		      0);
+		cl->hung_up = true;
+	}
+}
+
+static const struct sr_sandbox_ops keeper_ops = {
+    .exited = on_exited, .ended = on_ended, .worked = on_worked};
+
+/* The sandbox's environment with the exec's KEY=VALUE pairs over it (a later one wins). */
+static int exec_env(struct keeper *k, json_t *env, struct sr_strv *ret, struct sr_error *err)
+{
+	char *const *base = sr_sandbox_env(k->sb);
+	struct sr_strv v = {0};
+	size_t i;
+	json_t *e;
+
+	for (size_t b = 0; base && base[b]; b++)
+		if (sr_strv_push(&v, base[b]) < 0)
+			goto oom;
+	json_array_foreach (env, i, e) {
+		const char *kv = json_string_value(e), *eq = kv ? strchr(kv, '=') : NULL;
+
+		if (!eq || !sr_env_valid_name(kv, (size_t)(eq - kv))) {
+			sr_strv_free(&v);
+			return sr_error_msg(err, -EINVAL, "--env: expected KEY=VALUE, got '%s'",
+					    kv ? kv : "?");
+		}
+		for (size_t j = 0; j < v.n; j++)
+			if (strncmp(v.items[j], kv, (size_t)(eq - kv) + 1) == 0) {
+				free(v.items[j]);
+				v.items[j] = v.items[--v.n];
+				v.items[v.n] = NULL;
+				break;
+			}
+		if (sr_strv_push(&v, kv) < 0)
+			goto oom;
+	}
+	*ret = v;
+	return 0;
+oom:
+	sr_strv_free(&v);
+	return sr_error_errno(err, -ENOMEM, "exec");
+}
+
+static int arm_exec_timeout(struct client *cl, json_int_t ms)
+{
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L}};
+
+	if (ms <= 0)
+		return 0;
+	cl->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (cl->timerfd < 0 || timerfd_settime(cl->timerfd, 0, &its, NULL) < 0)
+		return sr_negerrno();
+	return 0;
+}
+
+static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, size_t n_fds)
+{
+	json_t *argv_j = json_object_get(req, "argv"), *cwd = json_object_get(req, "cwd");
+	json_t *timeout = json_object_get(req, "timeout_ms");
+	bool tty = json_is_true(json_object_get(req, "tty"));
+	_cleanup_free_ char **argv = NULL;
+	struct sr_strv env = {0};
+	struct sr_error err = {0};
+	json_t *rows = json_object_get(req, "rows"), *cols = json_object_get(req, "cols");
+	struct sr_spawn s = {.flags = tty ? SR_SPAWN_PTY : 0};
+	size_t n = json_array_size(argv_j);
+	int pty = -1;
+
+	if (cl->pid > 0 || k->end_reason)
+		return reply_error(cl, -EBUSY, 125, "exec: %s",
+				   k->end_reason ? "the sandbox is ending"
+						 : "one exec per connection");
+	if (n == 0 || (!tty && n_fds != 3) || (tty && n_fds != 0) ||
+	    (cwd && !json_is_null(cwd) && !json_is_string(cwd)) ||
+	    (timeout && !json_is_integer(timeout)))
+		return reply_error(cl, -EINVAL, 125, "exec: a malformed request");
+	argv = calloc(n + 1, sizeof(*argv));
+	if (!argv)
+		return reply_error(cl, -ENOMEM, 125, "exec: out of memory");
+	for (size_t i = 0; i < n; i++) {
+		argv[i] = (char *)json_string_value(json_array_get(argv_j, i));
+		if (!argv[i] || !*argv[i])
+			return reply_error(cl, -EINVAL, 125,
+					   "exec: an empty or non-string argument");
+	}
+	if (exec_env(k, json_object_get(req, "env"), &env, &err) < 0)
+		return reply(cl, sr_ctl_error_reply(&err), NULL, 0);
+	s.argv = argv;
+	s.envp = env.items;
+	s.cwd = json_is_string(cwd) ? json_string_value(cwd) : NULL;
+	if (json_is_integer(rows) && json_is_integer(cols)) {
+		s.rows = (unsigned short)json_integer_value(rows);
+		s.cols = (unsigned short)json_integer_value(cols);
+	}
+	for (size_t i = 0; i < n_fds; i++)
+		s.stdio[i] = fds[i];
+	cl->start_ns = sr_monotonic_ns();
+	if (arm_exec_timeout(cl, timeout ? json_integer_value(timeout) : 0) < 0 ||
+	    sr_sandbox_spawn(k->sb, &s, &cl->pid, &pty, &err) < 0) {
+		sr_strv_free(&env);
+		if (!err.code)
+			sr_error_errno(&err, sr_negerrno(), "exec: timer");
+		cl->pid = 0;
+		return reply(cl, sr_ctl_error_reply(&err), NULL, 0);
+	}
+	sr_strv_free(&env);
+	reply(cl, json_pack("{sbsi}", "ok", 1, "pid", (int)cl->pid), pty >= 0 ? &pty : NULL,
+	      pty >= 0 ? 1 : 0);
+	sr_closep(&pty);
+}
+
+static json_t *inspect_json(struct keeper *k)
+{
+	json_t *j = json_deep_copy(k->state), *usage = json_object();
+	struct sr_result r;
+	struct sr_usage u;
+	size_t running = 0;
+
+	sr_result_init(&r);
+	sr_sandbox_usage(k->sb, &r);
+	if (sr_sandbox_stat(k->sb, &u) == 0) {
+		json_object_set_new(usage, "processes", json_integer(u.processes));
+		/* A cgroup counts CPU time better (the kernel's own); PID 1's count otherwise. */
+		if (!sr_sandbox_cgroup(k->sb) || r.user_ms <= 0) {
+			r.user_ms = u.user_ms;
+			r.sys_ms = u.sys_ms;
+		}
+		r.disk_used_bytes = u.disk_used;
+	}
+	for (size_t i = 0; i < k->n_clients; i++)
+		running += k->clients[i]->pid > 0;
+	json_object_set_new(usage, "user_ms", json_real(r.user_ms));
+	json_object_set_new(usage, "sys_ms", json_real(r.sys_ms));
+	json_object_set_new(usage, "peak_memory_bytes",
+			    r.peak_memory_bytes >= 0 ? json_integer(r.peak_memory_bytes)
+						     : json_null());
+	json_object_set_new(usage, "disk_used_bytes",
+			    r.disk_used_bytes >= 0 ? json_integer(r.disk_used_bytes) : json_null());
+	json_object_set_new(usage, "execs_running", json_integer((json_int_t)running));
+	json_object_set_new(j, "usage", usage);
+	json_object_set_new(j, "ok", json_true());
+	return j;
+}
+
+/* cp: a worker in the sandbox writes or reads the tar stream on the client's pipe. */
+static void do_copy(struct keeper *k, struct client *cl, json_t *req, int kind, int *fds,
+		    size_t n_fds)
+{
+	const char *path = json_string_value(json_object_get(req, "path"));
+	int r;
+
+	if (!path || !*path || n_fds != 1)
+		return reply_error(cl, -EINVAL, 125, "cp: a malformed request");
+	if (k->end_reason || cl->work)
+		return reply_error(cl, -EBUSY, 125, "cp: %s",
+				   k->end_reason ? "the sandbox is ending"
+						 : "one cp per connection");
+	r = sr_sandbox_work(k->sb, kind, path, fds[0], &cl->work);
+	if (r < 0)
+		return reply_error(cl, r, 125, "cp: %s", strerror(-r));
+}
+
+static void do_timeout(struct keeper *k, struct client *cl, json_t *req)
+{
+	json_t *ms = json_object_get(req, "ms");
+
+	if (!json_is_integer(ms) || json_integer_value(ms) < 0)
+		return reply_error(cl, -EINVAL, 125, "timeout: a malformed request");
+	if (set_deadline(k, (uint64_t)json_integer_value(ms)) < 0)
+		return reply_error(cl, sr_negerrno(), 125, "timeout: %s", strerror(errno));
+	reply(cl, json_pack("{sbsO}", "ok", 1, "expires", json_object_get(k->state, "expires")),
+	      NULL, 0);
+}
+
+static void on_request(struct keeper *k, struct client *cl)
+{
+	json_t *req = NULL;
+	int fds[SR_CTL_FDS_MAX];
+	size_t n_fds = 0;
+	const char *op;
+	int r = sr_ctl_recv(cl->fd, &req, fds, &n_fds);
+
+	if (r <= 0) {
+		/*
+		 * Hung up (or garbage): an exec of its is killed; nothing of a
+		 * client outlives it. A cp's worker ends on its own, at the end
+		 * of its pipe.
+		 */
+		if (cl->pid > 0)
+			sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
+		cl->hung_up = true;
+		close(steal_fd(&cl->fd));
+		return;
+	}
+	op = json_string_value(json_object_get(req, "op"));
+	if (sr_streq(op, "exec")) {
+		do_exec(k, cl, req, fds, n_fds);
+	} else if (sr_streq(op, "signal")) {
+		json_t *sig = json_object_get(req, "sig");
+
+		if (cl->pid > 0 && json_is_integer(sig))
+			sr_sandbox_signal(k->sb, cl->pid, (int)json_integer_value(sig));
+	} else if (sr_streq(op, "cp_out") || sr_streq(op, "cp_in")) {
+		do_copy(k, cl, req, sr_streq(op, "cp_out") ? SR_WORK_TAR_OUT : SR_WORK_TAR_IN, fds,
+			n_fds);
+	} else if (sr_streq(op, "inspect")) {
+		reply(cl, inspect_json(k), NULL, 0);
+	} else if (sr_streq(op, "timeout")) {
+		do_timeout(k, cl, req);
+	} else if (sr_streq(op, "rm")) {
+		cl->waits_end = true;
+		begin_end(k, "rm");
+		if (json_is_true(json_object_get(req, "force")))
+			sr_sandbox_kill(k->sb);
+	} else {
+		reply_error(cl, -EINVAL, 125, "unknown request '%s'", op ? op : "?");
+	}
+	for (size_t i = 0; i < n_fds; i++)
+		close(fds[i]);
+	json_decref(req);
+}
+
+static void on_connection(struct keeper *k)
+{
+	struct client **nv, *cl;
+	int fd = accept4(k->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	/* The state directory is the user's own already; the peer's uid is checked all the same. */
+	if (sr_ctl_peer_is_us(fd) < 0 || k->n_clients >= CLIENTS_MAX) {
+		close(fd);
+		return;
+	}
+	cl = calloc(1, sizeof(*cl));
+	nv = cl ? realloc(k->clients, sizeof(*nv) * (k->n_clients + 1)) : NULL;
+	if (!nv) {
+		free(cl);
+		close(fd);
+		return;
+	}
+	/* Blocking again: replies are small, and each client reads its own. */
+	fcntl(fd, F_SETFL, 0);
+	*cl = (struct client){.fd = fd, .timerfd = -1};
+	k->clients = nv;
+	k->clients[k->n_clients++] = cl;
+}
+
+static void on_signal(struct keeper *k)
+{
+	struct signalfd_siginfo si;
+
+	while (read(k->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		begin_end(k, "signal");
+}
+
+static void on_exec_timeout(struct keeper *k, struct client *cl)
+{
+	uint64_t x;
+
+	(void)!read(cl->timerfd, &x, sizeof(x));
+	sr_closep(&cl->timerfd);
+	if (cl->pid <= 0)
+		return;
+	cl->timed_out = true;
+	sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
+}
+
+enum slot_kind { SLOT_LISTEN, SLOT_SIGNAL, SLOT_DEADLINE, SLOT_SANDBOX, SLOT_CLIENT, SLOT_TIMER };
+
+static void loop(struct keeper *k)
+{
+	while (!k->done) {
+		size_t cap = 3 + SR_SANDBOX_POLL_FDS + 2 * k->n_clients, n = 0;
+		_cleanup_free_ struct pollfd *fds = calloc(cap, sizeof(*fds));
+		_cleanup_free_ struct {
+			enum slot_kind kind;
+			struct client *cl;
+		} *slots = calloc(cap, sizeof(*slots));
+		int sbfds[SR_SANDBOX_POLL_FDS];
+		bool sandbox = false;
+
+		if (!fds || !slots) {
+			sr_sandbox_kill(k->sb);
+			return;
+		}
+#define ADD(f, k_, c_)                                                 \
+	do {                                                           \
+		fds[n] = (struct pollfd){.fd = (f), .events = POLLIN}; \
+		slots[n].kind = (k_);                                  \
+		slots[n++].cl = (c_);                                  \
+	} while (0)
+		ADD(k->end_reason ? -1 : k->listen_fd, SLOT_LISTEN, NULL);
+		ADD(k->sigfd, SLOT_SIGNAL, NULL);
+		ADD(k->deadline_fd, SLOT_DEADLINE, NULL);
+		sr_sandbox_poll_fds(k->sb, sbfds);
+		for (size_t i = 0; i < SR_SANDBOX_POLL_FDS; i++)
+			ADD(sbfds[i], SLOT_SANDBOX, NULL);
+		for (size_t i = 0; i < k->n_clients; i++) {
+			ADD(k->clients[i]->fd, SLOT_CLIENT, k->clients[i]);
+			ADD(k->clients[i]->timerfd, SLOT_TIMER, k->clients[i]);
+		}
+#undef ADD
+		if (poll(fds, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			sr_sandbox_kill(k->sb);
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!fds[i].revents)
+				continue;
+			switch (slots[i].kind) {
+			case SLOT_LISTEN:
+				on_connection(k);
+				break;
+			case SLOT_SIGNAL:
+				on_signal(k);
+				break;
+			case SLOT_DEADLINE: {
+				uint64_t x;
+
+				(void)!read(k->deadline_fd, &x, sizeof(x));
+				begin_end(k, "timeout");
+				break;
+			}
+			case SLOT_SANDBOX:
+				sandbox = true;
+				break;
+			case SLOT_CLIENT:
+				if (slots[i].cl->fd >= 0)
+					on_request(k, slots[i].cl);
+				break;
+			case SLOT_TIMER:
+				if (slots[i].cl->timerfd >= 0)
+					on_exec_timeout(k, slots[i].cl);
+				break;
+			}
+		}
+		if (sandbox)
+			sr_sandbox_dispatch(k->sb);
+		/* Clients done with (answered, or hung up and their process gone). */
+		for (size_t i = k->n_clients; i-- > 0;)
+			if (k->clients[i]->hung_up && k->clients[i]->pid <= 0)
+				drop_client(k, i);
+	}
+}
+
+static int listen_ctl(struct keeper *k, struct sr_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/ctl", k->dir) >=
+	    (int)sizeof(sa.sun_path))
+		return sr_error_msg(err, -ENAMETOOLONG, "%s/ctl: path too long for a socket",
+				    k->dir);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "socket");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		int e = sr_negerrno();
+
+		close(fd);
+		return sr_error_errno(err, e, "listen on %s", sa.sun_path);
+	}
+	k->listen_fd = fd;
+	return 0;
+}
+
+static int setup_signals(struct keeper *k, struct sr_error *err)
+{
+	static const int ends[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < SR_ARRAY_SIZE(ends); i++)
+		sigaddset(&set, ends[i]);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return sr_error_errno(err, sr_negerrno(), "block signals");
+	k->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (k->sigfd < 0)
+		return sr_error_errno(err, sr_negerrno(), "signalfd");
+	return 0;
+}
+
+/* stdin and stdout to /dev/null, stderr to the log: the create command's are not ours to hold. */
+static int detach_stdio(struct keeper *k, struct sr_error *err)
+{
+	_cleanup_close_ int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	_cleanup_free_ char *log = NULL;
+
+	if (asprintf(&log, "%s/keeper.log", k->dir) < 0)
+		return sr_error_errno(err, -ENOMEM, "keeper.log");
+	k->log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (null < 0 || k->log_fd < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+	    dup2(k->log_fd, 2) < 0)
+		return sr_error_errno(err, sr_negerrno(), "keeper: stdio");
+	return 0;
+}
+
+static int start(struct keeper *k, struct sr_error *err)
+{
+	struct sr_sandbox_opts o = {.sink = &k->sink, .ops = &keeper_ops, .ctx = k, .id = k->id};
+	_cleanup_free_ char *statedir = NULL;
+	struct sr_strv cgroups = {0};
+	json_t *cg;
+	int r;
+
+	sr_sandbox_new_id(k->id);
+	k->state = initial_state(k);
+	if (!k->state)
+		return sr_error_errno(err, -ENOMEM, "state");
+	if ((r = setup_signals(k, err)) < 0 || (r = sr_state_dir(&statedir, err)) < 0 ||
+	    (r = sr_state_reserve(statedir, k->id, k->config->name, k->state, &k->dir, &k->lock,
+				  err)) < 0 ||
+	    (r = detach_stdio(k, err)) < 0)
+		return r;
+	k->deadline_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (k->deadline_fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "timer");
+	r = sr_sandbox_create(k->config, &o, &k->record, &k->sb, err);
+	if (r < 0)
+		return r;
+	if ((r = listen_ctl(k, err)) < 0)
+		return r;
+	cg = json_array();
+	if (sr_sandbox_cgroup(k->sb) && sr_cgroup_paths(sr_sandbox_cgroup(k->sb), &cgroups) >= 0)
+		for (size_t i = 0; i < cgroups.n; i++)
+			json_array_append_new(cg, json_string(cgroups.items[i]));
+	sr_strv_free(&cgroups);
+	json_object_set_new(k->state, "cgroups", cg);
+	json_object_set_new(k->state, "enforced", enforced_json(&k->record));
+	json_object_set_new(k->state, "workspace", sr_json_string(sr_sandbox_workspace(k->sb)));
+	json_object_set_new(k->state, "state", json_string("running"));
+	/* The deadline counts from now, the sandbox ready: 0 is none (profile ci). */
+	if (set_deadline(k, k->config->timeout_ms) < 0)
+		return sr_error_errno(err, sr_negerrno(), "timer");
+	return 0;
+}
+
+int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready_fd)
+{
+	struct keeper k = {
+	    .config = c,
+	    .ready_fd = ready_fd,
+	    .log_fd = -1,
+	    .lock = -1,
+	    .listen_fd = -1,
+	    .sigfd = -1,
+	    .deadline_fd = -1,
+	};
+	struct sr_error err = {0};
+	int status = 0;
+
+	k.sink = (struct sr_sink){.level = level, .write = keeper_write, .ctx = &k};
+	sr_result_init(&k.record);
+	if (start(&k, &err) < 0) {
+		status = err.status ? err.status : 125;
+		answer_create(&k, status, err.msg);
+	} else {
+		hide_cmdline(k.id);
+		if (answer_create(&k, 0, NULL))
+			loop(&k);
+	}
+	sr_sandbox_free(k.sb);
+	/* The helper, reaped: nothing of the sandbox is left once rm has its answer. */
+	for (int i = 0; i < 200 && waitpid(-1, NULL, WNOHANG) >= 0; i++)
+		usleep(10000);
+	if (k.dir)
+		sr_state_remove(k.dir, NULL);
+	for (size_t i = 0; i < k.n_clients; i++)
+		if (k.clients[i]->waits_end)
+			reply(k.clients[i], json_pack("{sbss}", "ok", 1, "id", k.id), NULL, 0);
+	while (k.n_clients)
+		drop_client(&k, k.n_clients - 1);
+	free(k.clients);
+	free(k.dir);
+	if (k.state)
+		json_decref(k.state);
+	sr_closep(&k.lock);
+	sr_closep(&k.listen_fd);
+	sr_closep(&k.sigfd);
+	sr_closep(&k.deadline_fd);
+	sr_closep(&k.log_fd);
+	return status;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The keeper: the one process that owns a living sandbox, as conmon does
+ * for crun. `create` forks it and returns once the sandbox is ready; from
+ * then on the keeper holds the sandbox (its PID 1 dies with the keeper:
+ * the parent-death signal), enforces its deadline, serves its control
+ * socket (control.h) -- exec, inspect, timeout, rm -- and, when the
+ * sandbox ends for any reason, removes every trace of it and exits.
+ */
+#pragma once
+
+#include "config.h"
+#include "log.h"
+
+/*
+ * Runs in a process of its own (forked by `create`, in a new session):
+ * makes the sandbox c describes and keeps it until it ends. ready_fd, a
+ * pipe's write end, gets one line once the sandbox is ready ("ok ID") or
+ * could not be made ("error STATUS MESSAGE"), then is closed. Until
+ * then messages go to stderr at level; afterwards to the sandbox's
+ * keeper.log. Returns the keeper's exit status.
+ */
+int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready_fd);

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+#include "state.h"
+#include "cgroup.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <pwd.h>
+#include <strings.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#define STATE_JSON_MAX (256 * 1024)
+
+/*
+ * path made if missing (0700) and checked: a directory (not a link to
+ * one), ours, and open to nobody else. One that is ours but open to
+ * others is closed (a umask of 0 made it so); one that is someone else's
+ * is refused: /tmp/sandbox-run-UID could have been made by anyone first.
+ */
+static int private_dir(const char *path, struct sr_error *err)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return sr_error_errno(err, sr_negerrno(), "create %s", path);
+	if (lstat(path, &st) < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s", path);
+	if (!S_ISDIR(st.st_mode))
+		return sr_error_msg(err, -ENOTDIR, "%s: not a directory (remove it)", path);
+	if (st.st_uid != geteuid())
+		return sr_error_msg(err, -EPERM,
+				    "%s belongs to uid %u, not to you: refusing to keep sandboxes "
+				    "there",
+				    path, (unsigned)st.st_uid);
+	if ((st.st_mode & 077) && chmod(path, 0700) < 0)
+		return sr_error_errno(err, sr_negerrno(), "chmod 0700 %s", path);
+	return 0;
+}
+
+/* mkdir -p of the parents of path (0755 as mkdir(1) would, less the umask), not path itself. */
+static int make_parents(const char *path, struct sr_error *err)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return sr_error_errno(err, -ENOMEM, "%s", path);
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return sr_error_errno(err, sr_negerrno(), "create %s", p);
+		*s = '/';
+	}
+	return 0;
+}
+
+static const char *home_dir(void)
+{
+	const char *home = getenv("HOME");
+	struct passwd *pw;
+
+	if (home && home[0] == '/')
+		return home;
+	pw = getpwuid(geteuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+int sr_state_dir(char **ret, struct sr_error *err)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR"), *over = getenv(SR_STATE_DIR_ENV);
+	_cleanup_free_ char *path = NULL;
+	int r;
+
+	if (over && over[0] == '/')
+		path = strdup(over);
+	else if (geteuid() == 0)
+		path = strdup("/run/sandbox-run");
+	else if (xdg && xdg[0] == '/' && access(xdg, W_OK | X_OK) == 0)
+		r = asprintf(&path, "%s/sandbox-run", xdg) < 0 ? -ENOMEM : 0;
+	else
+		r = asprintf(&path, "/tmp/sandbox-run-%u", (unsigned)geteuid()) < 0 ? -ENOMEM : 0;
+	if (!path)
+		return sr_error_errno(err, -ENOMEM, "state directory");
+	r = private_dir(path, err);
+	if (r < 0)
+		return r;
+	*ret = steal_pointer(&path);
+	return 0;
+}
+
+int sr_data_dir(const char *sub, char **ret, struct sr_error *err)
+{
+	const char *xdg = getenv("XDG_DATA_HOME"), *home = home_dir();
+	const char *over = getenv(SR_DATA_DIR_ENV);
+	_cleanup_free_ char *path = NULL, *full = NULL;
+	int r;
+
+	if (over && over[0] == '/')
+		path = strdup(over);
+	else if (geteuid() == 0)
+		path = strdup("/var/lib/sandbox-run");
+	else if (xdg && xdg[0] == '/')
+		r = asprintf(&path, "%s/sandbox-run", xdg) < 0 ? -ENOMEM : 0;
+	else if (home)
+		r = asprintf(&path, "%s/.local/share/sandbox-run", home) < 0 ? -ENOMEM : 0;
+	else
+		return sr_error_msg(err, -ENOENT, "no data directory: set XDG_DATA_HOME or HOME");
+	if (!path)
+		return sr_error_errno(err, -ENOMEM, "data directory");
+	if ((r = make_parents(path, err)) < 0 || (r = private_dir(path, err)) < 0)
+		return r;
+	if (sub) {
+		if (asprintf(&full, "%s/%s", path, sub) < 0)
+			return sr_error_errno(err, -ENOMEM, "data directory");
+		r = private_dir(full, err);
+		if (r < 0)
+			return r;
+		free(path);
+		path = steal_pointer(&full);
+	}
+	*ret = steal_pointer(&path);
+	return 0;
+}
+
+bool sr_state_valid_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 64 || !isalnum((unsigned char)name[0]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("_.-", name[i]))
+			return false;
+	return true;
+}
+
+static bool valid_id(const char *s)
+{
+	if (strlen(s) != 32)
+		return false;
+	for (; *s; s++)
+		if (!isxdigit((unsigned char)*s) || isupper((unsigned char)*s))
+			return false;
+	return true;
+}
+
+void sr_entry_free(struct sr_entry *e)
+{
+	free(e->dir);
+	if (e->state)
+		json_decref(e->state);
+	*e = (struct sr_entry){0};
+}
+
+void sr_entries_free(struct sr_entry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sr_entry_free(&v[i]);
+	free(v);
+}
+
+static json_t *read_state(int dirfd)
+{
+	_cleanup_close_ int fd = openat(dirfd, "state.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_free_ char *buf = NULL;
+	json_t *j = NULL;
+	ssize_t n;
+
+	if (fd < 0 || !(buf = malloc(STATE_JSON_MAX)))
+		return NULL;
+	n = SR_RETRY(read(fd, buf, STATE_JSON_MAX));
+	if (n <= 0 || sr_json_parse(buf, (size_t)n, 0, 16, &j) < 0)
+		return NULL;
+	return j;
+}
+
+/*
+ * The cgroups a dead keeper left: each removed once empty (its processes
+ * go with PID 1's namespace, asynchronously: a busy one is retried for a
+ * while, as cgroup.c does), and only if no live run holds its lock.
+ */
+static void remove_cgroups(json_t *state)
+{
+	json_t *cgroups = state ? json_object_get(state, "cgroups") : NULL;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach (cgroups, i, v) {
+		if (json_is_string(v))
+			sr_cgroup_remove_stale(json_string_value(v));
+	}
+}
+
+void sr_state_remove(const char *dir, json_t *state)
+{
+	_cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	static const char *const files[] = {"ctl", "state.json", "keeper.log", "lock"};
+
+	remove_cgroups(state);
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(files); i++)
+		(void)unlinkat(fd, files[i], 0);
+	(void)rmdir(dir);
+}
+
+/*
+ * Whether the entry's keeper lives: it holds the lock. A lock we can
+ * take means it died; the entry is removed then, under the lock, so that
+ * two cleaners do not trip over each other.
+ */
+static bool live_or_remove(int statefd, const char *statedir, const char *id)
+{
+	_cleanup_close_ int dirfd =
+	    openat(statefd, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int lock = -1;
+	_cleanup_free_ char *dir = NULL;
+	json_t *state;
+
+	if (dirfd < 0)
+		return false;
+	lock = openat(dirfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* No lock file yet: an entry being made (the keeper creates it first, under the dir lock).
+	 */
+	if (lock < 0)
+		return false;
+	/* Held: live, unless it is being removed (state.json goes first): skipped then. */
+	if (flock(lock, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK && faccessat(dirfd, "state.json", F_OK, 0) == 0;
+	if (asprintf(&dir, "%s/%s", statedir, id) < 0)
+		return false;
+	state = read_state(dirfd);
+	sr_state_remove(dir, state);
+	if (state)
+		json_decref(state);
+	return false;
+}
+
+static int cmp_created(const void *a, const void *b)
+{
+	const struct sr_entry *x = a, *y = b;
+	json_t *cx = x->state ? json_object_get(x->state, "created_ns") : NULL;
+	json_t *cy = y->state ? json_object_get(y->state, "created_ns") : NULL;
+	json_int_t ix = json_is_integer(cx) ? json_integer_value(cx) : 0;
+	json_int_t iy = json_is_integer(cy) ? json_integer_value(cy) : 0;
+
+	return ix < iy ? -1 : ix > iy ? 1 : strcmp(x->id, y->id);
+}
+
+int sr_state_list(const char *statedir, struct sr_entry **ret, size_t *ret_n, struct sr_error *err)
+{
+	_cleanup_close_ int fd = open(statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct sr_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s", statedir);
+	d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 3));
+	if (!d)
+		return sr_error_errno(err, sr_negerrno(), "%s", statedir);
+	while ((de = readdir(d))) {
+		_cleanup_close_ int dirfd = -1;
+
+		if (!valid_id(de->d_name) || !live_or_remove(fd, statedir, de->d_name))
+			continue;
+		if (n == cap) {
+			struct sr_entry *nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 16));
+
+			if (!nv) {
+				closedir(d);
+				sr_entries_free(v, n);
+				return sr_error_errno(err, -ENOMEM, "list sandboxes");
+			}
+			v = nv;
+		}
+		v[n] = (struct sr_entry){0};
+		memcpy(v[n].id, de->d_name, 33);
+		if (asprintf(&v[n].dir, "%s/%s", statedir, de->d_name) < 0) {
+			closedir(d);
+			sr_entries_free(v, n);
+			return sr_error_errno(err, -ENOMEM, "list sandboxes");
+		}
+		dirfd = openat(fd, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		v[n].state = dirfd >= 0 ? read_state(dirfd) : NULL;
+		n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_created);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+static const char *entry_name(const struct sr_entry *e)
+{
+	json_t *name = e->state ? json_object_get(e->state, "name") : NULL;
+
+	return json_is_string(name) ? json_string_value(name) : NULL;
+}
+
+static bool hex_prefix(const char *s)
+{
+	if (strlen(s) < 4 || strlen(s) > 32)
+		return false;
+	for (; *s; s++)
+		if (!isxdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+int sr_state_find(const char *statedir, const char *ref, struct sr_entry *ret, struct sr_error *err)
+{
+	struct sr_entry *v = NULL;
+	size_t n = 0, match = SIZE_MAX, matches = 0;
+	int r = sr_state_list(statedir, &v, &n, err);
+
+	if (r < 0)
+		return r;
+	/* The whole id, then a name, then a prefix: a name never hides an id, nor a prefix a name.
+	 */
+	for (size_t i = 0; i < n && match == SIZE_MAX; i++)
+		if (strcmp(v[i].id, ref) == 0)
+			match = i;
+	for (size_t i = 0; i < n && match == SIZE_MAX; i++)
+		if (sr_streq(entry_name(&v[i]), ref))
+			match = i;
+	if (match == SIZE_MAX && hex_prefix(ref)) {
+		for (size_t i = 0; i < n; i++)
+			if (strncasecmp(v[i].id, ref, strlen(ref)) == 0) {
+				match = i;
+				matches++;
+			}
+		if (matches > 1) {
+			sr_entries_free(v, n);
+			return sr_error_msg(
+			    err, -EINVAL,
+			    "'%s' is the start of %zu sandboxes' ids: give more of it", ref,
+			    matches);
+		}
+	}
+	if (match == SIZE_MAX) {
+		sr_entries_free(v, n);
+		return sr_error_msg(err, -ENOENT, "no sandbox '%s' (sandbox-run ls lists them)",
+				    ref);
+	}
+	*ret = v[match];
+	v[match] = (struct sr_entry){0};
+	sr_entries_free(v, n);
+	return 0;
+}
+
+static int write_at(int dirfd, json_t *state, struct sr_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1;
+	int r = sr_json_dump_line(state, &text);
+
+	if (r < 0)
+		return sr_error_errno(err, r, "state.json");
+	fd = openat(dirfd, ".state.json.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		    0600);
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "write state.json");
+	r = sr_write_all(fd, text, strlen(text));
+	if (r < 0)
+		return sr_error_errno(err, r, "write state.json");
+	if (renameat(dirfd, ".state.json.tmp", dirfd, "state.json") < 0)
+		return sr_error_errno(err, sr_negerrno(), "write state.json");
+	return 0;
+}
+
+int sr_state_write(const char *dir, json_t *state, struct sr_error *err)
+{
+	_cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s", dir);
+	return write_at(fd, state, err);
+}
+
+int sr_state_reserve(const char *statedir, const char *id, const char *name, json_t *state,
+		     char **ret_dir, int *ret_lock, struct sr_error *err)
+{
+	_cleanup_close_ int statefd = open(statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dirfd = -1, lock = -1;
+	_cleanup_free_ char *dir = NULL;
+	int r;
+
+	if (statefd < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s", statedir);
+	/* The directory's own lock: one reservation at a time, so a name is taken once. */
+	if (SR_RETRY(flock(statefd, LOCK_EX)) < 0)
+		return sr_error_errno(err, sr_negerrno(), "lock %s", statedir);
+	if (name) {
+		struct sr_entry *v = NULL;
+		size_t n = 0;
+
+		r = sr_state_list(statedir, &v, &n, err);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < n; i++)
+			if (sr_streq(entry_name(&v[i]), name)) {
+				sr_entries_free(v, n);
+				return sr_error_msg(err, -EEXIST,
+						    "a sandbox is named '%s' already (sandbox-run "
+						    "rm %s, or choose another --name)",
+						    name, name);
+			}
+		sr_entries_free(v, n);
+	}
+	if (asprintf(&dir, "%s/%s", statedir, id) < 0)
+		return sr_error_errno(err, -ENOMEM, "state");
+	if (mkdirat(statefd, id, 0700) < 0)
+		return sr_error_errno(err, sr_negerrno(), "create %s", dir);
+	/*
+	 * state.json first, then the lock, which appears already held (made
+	 * under another name, locked, renamed): whoever lists sees an entry
+	 * with no lock (being made: skipped), or a live one with its state,
+	 * never a lock it could take from a keeper that has not locked it yet.
+	 */
+	dirfd = openat(statefd, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dirfd < 0) {
+		r = sr_error_errno(err, sr_negerrno(), "%s", dir);
+		goto fail;
+	}
+	r = write_at(dirfd, state, err);
+	if (r < 0)
+		goto fail;
+	lock =
+	    openat(dirfd, "lock.new", O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0 ||
+	    renameat(dirfd, "lock.new", dirfd, "lock") < 0) {
+		r = sr_error_errno(err, sr_negerrno(), "lock %s", dir);
+		(void)unlinkat(dirfd, "lock.new", 0);
+		goto fail;
+	}
+	*ret_dir = steal_pointer(&dir);
+	*ret_lock = steal_fd(&lock);
+	return 0;
+fail:
+	sr_state_remove(dir, NULL);
+	return r;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where living sandboxes and their data are kept, per user, and how they
+ * are found again.
+ *
+ * State (gone at reboot): $XDG_RUNTIME_DIR/sandbox-run/ (root:
+ * /run/sandbox-run/; without XDG_RUNTIME_DIR: /tmp/sandbox-run-UID/),
+ * one directory per sandbox, named by its id:
+ *
+ *   <id>/lock        flock()ed by the sandbox's keeper for its whole life
+ *   <id>/state.json  what `ls` shows, written by the keeper (atomically)
+ *   <id>/ctl         the keeper's socket (keeper.h)
+ *   <id>/keeper.log  the keeper's own messages once `create` has returned
+ *
+ * Data (kept): $XDG_DATA_HOME/sandbox-run/ (root: /var/lib/sandbox-run/):
+ * snapshots, deployments.
+ *
+ * SANDBOX_RUN_STATE_DIR and SANDBOX_RUN_DATA_DIR (absolute paths) name
+ * others: separate sets of sandboxes side by side (a CI job's own, each
+ * test round's). They are held to the same rules.
+ *
+ * Every directory is the user's own, 0700: another user can neither list
+ * nor reach anything in it (and every socket checks its peer's uid too).
+ * An entry whose lock nobody holds belongs to a keeper that died (killed,
+ * or its host rebooted under it): whoever finds it removes it, its
+ * cgroups with it, so `ls` never shows a ghost.
+ */
+#pragma once
+
+#include "json.h"
+#include "log.h"
+
+#include <stdbool.h>
+
+#define SR_STATE_DIR_ENV "SANDBOX_RUN_STATE_DIR"
+#define SR_DATA_DIR_ENV	 "SANDBOX_RUN_DATA_DIR"
+
+/* The state directory, made if missing and checked to be ours and private (malloc'd). */
+int sr_state_dir(char **ret, struct sr_error *err);
+/* The data directory, likewise; sub (e.g. "snapshots") made in it when not NULL. */
+int sr_data_dir(const char *sub, char **ret, struct sr_error *err);
+
+struct sr_entry {
+	char id[33];
+	char *dir;     /* <state>/<id> */
+	json_t *state; /* state.json; NULL while the keeper has not written it */
+};
+
+void sr_entry_free(struct sr_entry *e);
+
+/*
+ * Every live sandbox of this user, oldest first; stale entries found on
+ * the way are removed.
+ */
+int sr_state_list(const char *statedir, struct sr_entry **ret, size_t *ret_n, struct sr_error *err);
+void sr_entries_free(struct sr_entry *v, size_t n);
+
+/*
+ * The live sandbox that ref names: its whole id, its --name, or a unique
+ * prefix of at least 4 hex digits of its id. -ENOENT: "no sandbox 'x'
+ * (sandbox-run ls lists them)"; -EINVAL: ambiguous prefix.
+ */
+int sr_state_find(const char *statedir, const char *ref, struct sr_entry *ret,
+		  struct sr_error *err);
+
+/* A --name: 1-64 of [A-Za-z0-9_.-], starting with a letter or digit. */
+bool sr_state_valid_name(const char *name);
+
+/*
+ * The keeper's side: makes <statedir>/<id>, takes its lock (*ret_lock,
+ * held until the keeper exits) and writes state, all under the state
+ * directory's own lock, so that two sandboxes cannot take one name.
+ * -EEXIST: a live sandbox has that name already.
+ */
+int sr_state_reserve(const char *statedir, const char *id, const char *name, json_t *state,
+		     char **ret_dir, int *ret_lock, struct sr_error *err);
+/* Replaces <dir>/state.json atomically. */
+int sr_state_write(const char *dir, json_t *state, struct sr_error *err);
+/* Removes an entry's files and directory (its cgroups too, if it was left stale). */
+void sr_state_remove(const char *dir, json_t *state);

@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# Sandboxes that live: create, exec, ls, inspect, cp, timeout, rm, and what
+# is left afterwards (nothing), as root and as an unprivileged user.
+. "$(dirname "$0")/libtest.sh"
+
+# A pty for `exec -t`: types the given lines one by one (each after a pause
+# for output; "\n" in the argument separates them, \x1a is ^Z), and prints
+# everything the terminal showed.
+cat >"$SR_TMP/pty-session.py" <<'EOF'
+import fcntl, os, pty, select, struct, sys, termios, time
+lines = sys.argv[1].split("\\n")
+argv = sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 101, 0, 0))
+    os.execvp(argv[0], argv)
+out = b""
+def read_for(t):
+    global out
+    end = time.time() + t
+    while time.time() < end:
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                return False
+            if not data:
+                return False
+            out += data
+    return True
+read_for(1.0)
+for line in lines:
+    os.write(fd, line.encode().decode("unicode_escape").encode() + b"\n")
+    if not read_for(1.0):
+        break
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+print("\nexit=%d" % os.waitstatus_to_exitcode(st))
+EOF
+chmod a+r "$SR_TMP/pty-session.py"
+
+# new_sandbox ARGS...: creates one (as the round's user), its id in $sb.
+new_sandbox() {
+	sr create --net none "$@"
+	sb=$out
+}
+
+# state_dir: where the round's sandboxes are kept (libtest.sh sets it).
+state_dir() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
+}
+
+# keeper_of ID: the keeper's pid, from its state file.
+keeper_of() {
+	json_get "$(state_dir)/$1/state.json" keeper_pid
+}
+
+# left_of ID: what a sandbox left on the host: its state, its cgroups.
+left_of() {
+	ls -d "$(state_dir)/$1" 2>/dev/null
+	find /sys/fs/cgroup -maxdepth 6 -name "sandbox-run-$1" 2>/dev/null
+}
+
+nothing_left() {
+	test -z "$(left_of "$1")"
+}
+
+t_create_exec() {
+	new_sandbox --timeout 60
+	assert_eq "create: status 0" 0 "$rc"
+	assert_match "create prints the id: 32 hex digits" '^[0-9a-f]{32}$' "$sb"
+	sr exec "$sb" -- sh -c 'echo made > /workspace/f; echo to-stderr >&2'
+	assert_eq "exec: its stdout" "" "$out"
+	assert_eq "exec: its stderr, as it is" "to-stderr" "$errout"
+	sr exec "$sb" -- cat /workspace/f
+	assert_eq "a file one exec wrote, the next reads" "made" "$out"
+	sr exec "$sb" -- sh -c 'exit 7'
+	assert_eq "exec: the command's status" 7 "$rc"
+	sr exec "$sb" -- no-such-command
+	assert_eq "exec: not found, 127" 127 "$rc"
+	assert_match "and says so" "no-such-command: No such file or directory" "$errout"
+	sr exec "$sb" -- sh -c 'kill -TERM $$'
+	assert_eq "exec: killed by a signal, 128+N" 143 "$rc"
+	sr exec --env A=1 --env B=two --workdir /tmp "$sb" -- sh -c 'echo "$A $B $(pwd) $(id -u)"'
+	assert_eq "exec: --env, --workdir, uid 1000" "1 two /tmp 1000" "$out"
+	sr exec "$sb" -- sh -c 'echo ${SECRET_X:-unset}; cat'
+	assert_eq "without -i, stdin is /dev/null" "unset" "$out"
+	out=$(echo piped | as_user "$SR" exec -i "$sb" -- cat)
+	assert_eq "-i passes stdin" "piped" "$out"
+	sr exec --timeout 1 "$sb" -- sleep 10
+	assert_eq "exec --timeout: 124" 124 "$rc"
+	sr exec --result "$SR_OUT/exec-$SR_AS.json" "$sb" -- sh -c 'exit 3'
+	assert_eq "exec --result: the record's status" "exited 3 $sb" \
+		"$(json_get "$SR_OUT/exec-$SR_AS.json" status) $(json_get "$SR_OUT/exec-$SR_AS.json" exit_code) $(json_get "$SR_OUT/exec-$SR_AS.json" sandbox_id)"
+	sr ls
+	assert_match "ls lists it" "^${sb:0:12} " "$(sed -n 2p <<<"$out")"
+	sr ls --json
+	assert_eq "ls --json: its state" "running" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["state"])' <<<"$out")"
+	sr inspect "${sb:0:6}"
+	assert_eq "inspect by a prefix: the id" "$sb" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<<"$out")"
+	assert_match "inspect: usage so far" '"usage":\{"processes":0,' "$out"
+	sr rm "$sb"
+	assert_eq "rm: status 0" 0 "$rc"
+	assert_eq "and nothing of it is left (state, cgroups)" "" "$(left_of "$sb")"
+	sr ls --json
+	assert_eq "ls: empty again" "[]" "$out"
+	sr exec "$sb" -- true
+	assert_eq "exec of a sandbox that is gone: 125" 125 "$rc"
+	assert_match "with a clear line" "no sandbox '$sb' \(sandbox-run ls lists them\)" "$errout"
+}
+
+t_names() {
+	new_sandbox --name "web-$SR_AS" --timeout 60
+	sr exec "web-$SR_AS" -- echo by-name
+	assert_eq "exec by --name" "by-name" "$out"
+	sr create --net none --name "web-$SR_AS"
+	assert_eq "a name in use: refused (125)" 125 "$rc"
+	assert_match "saying so" "a sandbox is named 'web-$SR_AS' already" "$errout"
+	sr create --name "bad/name"
+	assert_eq "a bad name: refused" 125 "$rc"
+	sr rm "web-$SR_AS"
+	assert_eq "rm by name" 0 "$rc"
+	sr create --net none -- true
+	assert_eq "create -- COMMAND: refused" 125 "$rc"
+	assert_match "pointing at exec" "sandbox-run exec ID -- COMMAND" "$errout"
+}
+
+t_workspace() {
+	local d="$SR_TMP/ws-$SR_AS"
+	mkdir -p "$d" && echo host-file >"$d/h.txt" && own "$d"
+	new_sandbox --workspace "$d" --timeout 60
+	sr exec "$sb" -- sh -c 'cat h.txt; echo changed > h.txt; cat h.txt'
+	assert_eq "--workspace: the host's files, writable inside" "$(printf 'host-file\nchanged')" "$out"
+	assert_eq "and the host copy untouched" "host-file" "$(cat "$d/h.txt")"
+	sr rm "$sb"
+	new_sandbox --timeout 60 "$ECHO_AGENT"
+	sr exec "$sb" -- ls /workspace
+	assert_eq "create AGENT: its files are the workspace, nothing runs" "agent" "$out"
+	sr rm "$sb"
+}
+
+t_tty_job_control() {
+	new_sandbox --timeout 60
+	said=$(as_user python3 "$SR_TMP/pty-session.py" \
+		'tty; stty size\nsleep 100\n\x1a\njobs; echo jobs-listed\nkill -9 %1; sleep 0.2; exit 4' \
+		"$SR" exec -it "$sb" -- bash --norc --noprofile -i)
+	assert_match "exec -t: a pty of the sandbox's own" "/dev/pts/[0-9]+" "$said"
+	assert_match "of the caller's size" "33 101" "$said"
+	assert_match "^Z stops the job (job control)" "Stopped +sleep 100" "$said"
+	assert_match "jobs lists it" "jobs-listed" "$said"
+	assert_match "the shell's exit status comes back" "exit=4" "$said"
+	sr rm "$sb"
+}
+
+t_cp() {
+	local src="$SR_TMP/cp-src-$SR_AS" back="$SR_OUT/cp-back-$SR_AS"
+	rm -rf "$src" "$back"
+	mkdir -p "$src/sub/deeper"
+	echo one >"$src/a.txt" && chmod 0751 "$src/a.txt"
+	echo two >"$src/sub/deeper/b" && chmod 0600 "$src/sub/deeper/b"
+	ln -s a.txt "$src/link" && ln -s ../a.txt "$src/sub/up"
+	chmod 0710 "$src/sub"
+	own "$src"
+	new_sandbox --timeout 60
+	sr cp "$src" "$sb:/workspace/in"
+	assert_eq "cp in: status 0" 0 "$rc"
+	sr exec "$sb" -- sh -c 'cat in/link; stat -c "%a %U" in/a.txt in/sub'
+	assert_eq "inside: links, modes, the sandbox user's" "$(printf 'one\n751 user\n710 user')" "$out"
+	sr cp "$sb:in" "$back"
+	assert_eq "cp out: status 0" 0 "$rc"
+	assert_eq "the round trip keeps the tree: names, types, modes, links" \
+		"$(cd "$src" && find . -printf '%p %y %m %l\n' | sort)" \
+		"$(cd "$back" && find . -printf '%p %y %m %l\n' | sort)"
+	assert_eq "and contents" "two" "$(cat "$back/sub/deeper/b")"
+	assert_eq "as the caller's own files" "$(as_user id -u)" "$(stat -c %u "$back/a.txt")"
+	sr cp "$sb:in/a.txt" "$SR_OUT/"
+	assert_eq "a file into an existing directory keeps its name" "one" "$(cat "$SR_OUT/a.txt")"
+	rm -f "$SR_OUT/a.txt"
+	# The sandbox's files may aim out: a link to /, to ../../..: refused, nothing written.
+	sr exec "$sb" -- sh -c 'mkdir evil; ln -s / evil/root; ln -s ../../../../../.. evil/up'
+	sr cp "$sb:evil" "$SR_OUT/evil-$SR_AS"
+	assert_eq "cp out of links that leave the tree: refused (125)" 125 "$rc"
+	assert_match "naming the link" "symbolic link to '(/|\.\./\.\./\.\./\.\./\.\./\.\.)' leaves" "$errout"
+	check "nothing of it followed on the host" test ! -e "$SR_OUT/evil-$SR_AS/root/etc"
+	# The same the other way: a host link out of the tree is not made inside.
+	mkdir -p "$SR_TMP/cp-evil-$SR_AS" && ln -sfn /etc "$SR_TMP/cp-evil-$SR_AS/etc" && own "$SR_TMP/cp-evil-$SR_AS"
+	sr cp "$SR_TMP/cp-evil-$SR_AS" "$sb:/workspace/evil-in"
+	assert_eq "cp in of a link that leaves the tree: refused" 125 "$rc"
+	sr cp "$sb:/no/such" "$SR_OUT/x"
+	assert_match "cp of a missing path: says so" "/no/such: No such file or directory" "$errout"
+	sr cp "$SR_OUT/x" "$SR_OUT/y"
+	assert_eq "cp with no ID:PATH side: 125" 125 "$rc"
+	sr rm "$sb"
+}
+
+# A deadline, without anyone calling rm: the sandbox and everything in it go.
+t_deadline() {
+	local t0 marker="srlive$$$SR_AS"
+	new_sandbox --timeout 3
+	t0=$(date +%s%N)
+	sr exec "$sb" -- sh -c "setsid sh -c 'sleep 1000; :' $marker </dev/null >/dev/null 2>&1 & echo started"
+	assert_eq "a daemon started by an exec" "started" "$out"
+	until_ok 5 running "$marker"
+	check "it runs" running "$marker"
+	until_ok 10 nothing_left "$sb"
+	local ms=$((($(date +%s%N) - t0) / 1000000))
+	check "gone by itself within a second of its deadline (${ms} ms)" test "$ms" -lt 4200
+	check "its processes with it" not_running "$marker"
+	sr ls --json
+	assert_eq "ls no longer shows it" "[]" "$out"
+}
+
+t_timeout_verb() {
+	new_sandbox --timeout 2
+	sr timeout "$sb" 60
+	assert_eq "timeout: status 0" 0 "$rc"
+	assert_match "prints the new deadline" '^20[0-9]{2}-[0-9]{2}-[0-9]{2}T' "$out"
+	sleep 3
+	sr exec "$sb" -- echo alive
+	assert_eq "a moved deadline: alive past the old one" "alive" "$out"
+	sr timeout "$sb" 1
+	sleep 2.5
+	sr exec "$sb" -- true
+	assert_eq "and gone past a new, nearer one" 125 "$rc"
+	sr timeout "$sb" soon
+	assert_eq "a bad duration: 125" 125 "$rc"
+}
+
+# kill -9 of the keeper in the middle of an exec: nothing is left.
+t_keeper_killed() {
+	local marker="srkill$$$SR_AS" kp pid
+	new_sandbox --timeout 60
+	kp=$(keeper_of "$sb")
+	(as_user_exec "$SR" exec "$sb" -- sh -c 'touch /tmp/ready; sleep 1000; :' "$marker" \
+		</dev/null >/dev/null 2>"$SR_TMP/killed.err") &
+	pid=$!
+	# Its command line has the marker too: the sandbox says when the exec runs.
+	until_ok 10 as_user "$SR" exec "$sb" -- test -e /tmp/ready
+	kill -9 "$kp"
+	wait "$pid"
+	assert_eq "the exec ends with 125" 125 "$?"
+	assert_match "saying why" "keeper hung up" "$(cat "$SR_TMP/killed.err")"
+	until_gone 10 running "$marker"
+	check "the sandbox's processes are gone" not_running "$marker"
+	sr ls --json
+	assert_eq "the next ls removes what was left" "[]" "$out"
+	until_ok 5 nothing_left "$sb"
+	assert_eq "state and cgroups: nothing" "" "$(left_of "$sb")"
+}
+
+# 50 at once on two cores, each with an idle process; rm of all leaves nothing.
+t_fifty() {
+	local ids=() i n
+	for i in $(seq 50); do
+		new_sandbox --timeout 300 --memory 64M
+		ids+=("$sb")
+		as_user "$SR" exec "$sb" -- sh -c 'setsid sleep 1000 </dev/null >/dev/null 2>&1 &' </dev/null
+	done
+	sr ls
+	n=$(($(wc -l <<<"$out") - 1))
+	assert_eq "50 live sandboxes listed" 50 "$n"
+	sr rm "${ids[@]}"
+	assert_eq "rm of all 50: status 0" 0 "$rc"
+	n=0
+	for i in "${ids[@]}"; do [ -z "$(left_of "$i")" ] || n=$((n + 1)); done
+	assert_eq "nothing of any of them is left" 0 "$n"
+	sr ls --json
+	assert_eq "ls: empty" "[]" "$out"
+}
+
+# Another user's sandboxes are not there for us: not listed, not reachable.
+t_other_user() {
+	[ "$SR_AS" = root ] || return 0
+	new_sandbox --timeout 60
+	out=$(setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups -- \
+		env SANDBOX_RUN_STATE_DIR="$SANDBOX_RUN_STATE_DIR" "$SR" exec "$sb" -- true 2>&1)
+	assert_match "another user named root's state directory: refused" "belongs to uid 0, not to you" "$out"
+	out=$(setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups -- \
+		env -u SANDBOX_RUN_STATE_DIR HOME=/nonexistent "$SR" exec "${sb:0:8}" -- true 2>&1)
+	assert_match "in its own: no such sandbox" "no sandbox '${sb:0:8}'" "$out"
+	check "root's state directory is 0700" test "$(stat -c %a "$SANDBOX_RUN_STATE_DIR")" = 700
+	sr rm "$sb"
+}
+
+mkdir -p "$SR_TMP/examples" && cp -r "$SR_SRCDIR/examples/echo-agent" "$SR_TMP/examples/"
+chmod -R a+rX "$SR_TMP/examples"
+ECHO_AGENT="$SR_TMP/examples/echo-agent"
+
+for_each_user t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
+	t_keeper_killed t_fifty t_other_user
+done_testing
