@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <check.h>
+#include <stdbool.h>
 #include <locale.h>
 
 static char *sanitize(const char *s)
@@ -61,6 +62,51 @@ START_TEST(test_sanitize_invalid)
 	ck_assert_str_eq(sanitize("\xe2\x82z"), FFFD FFFD "z");
 	/* The worst case: three bytes out for each byte in. */
 	ck_assert_str_eq(sanitize("\x80\x80\x80\x80"), FFFD FFFD FFFD FFFD);
+}
+END_TEST
+
+/*
+ * Whether the sanitizer and jansson agree on in: what jansson takes is
+ * kept as it is, what it refuses is changed, and the result it takes.
+ */
+static bool agrees_with_jansson(const char *in)
+{
+	json_t *as_is = json_string(in), *clean;
+	char *out;
+	bool ok;
+
+	if (sr_utf8_sanitize(in, &out) < 0)
+		return false;
+	clean = json_string(out);
+	ok = clean && (as_is ? strcmp(out, in) == 0 : strcmp(out, in) != 0);
+	json_decref(as_is);
+	json_decref(clean);
+	free(out);
+	return ok;
+}
+
+/*
+ * sr_json_string() hands jansson what it deems valid unchecked: every
+ * lead byte with every second byte and telling third and fourth ones.
+ * One assertion at the end: Check's each costs a write to its pipe.
+ */
+START_TEST(test_sanitize_agrees_with_jansson)
+{
+	static const unsigned char tail[] = {0x00, 0x41, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0};
+	char bad[16] = "";
+
+	for (unsigned a = 0x80; a <= 0xff; a++)
+		for (unsigned b = 0; b <= 0xff; b++)
+			for (size_t c = 0; c < sizeof(tail); c++)
+				for (size_t d = 0; d < sizeof(tail) && !bad[0]; d++) {
+					char in[] = {(char)a, (char)b, (char)tail[c], (char)tail[d],
+						     0};
+
+					if (!agrees_with_jansson(in))
+						snprintf(bad, sizeof(bad), "%02x %02x %02x %02x", a,
+							 b, tail[c], tail[d]);
+				}
+	ck_assert_msg(!bad[0], "disagree on %s", bad);
 }
 END_TEST
 
@@ -213,6 +259,7 @@ static Suite *json_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
 	tcase_add_test(tc, test_sanitize_valid);
 	tcase_add_test(tc, test_sanitize_invalid);
+	tcase_add_test(tc, test_sanitize_agrees_with_jansson);
 	tcase_add_test(tc, test_string_escapes);
 	tcase_add_test(tc, test_dump_line);
 	tcase_add_test(tc, test_reals);
