@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "agent.h"
+#include "json.h"
 #include "log.h"
 #include "util.h"
 
@@ -7,19 +8,15 @@
 #include <stdarg.h>
 #include <limits.h>
 #include <linux/openat2.h>
-#include <stdint.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-/* package.json is read whole; a real one is a few KiB. */
-#define PACKAGE_JSON_MAX (1024 * 1024)
 /*
- * Nesting the JSON reader follows: its stack is a fixed array, so hostile
- * input ("[[[[...") costs neither recursion nor allocation. npm itself
- * never writes more than a handful of levels.
+ * package.json is read whole; a real one is a few KiB. jansson builds the
+ * whole tree: a hostile file of this size (all "{}") peaks at ~80 MiB.
  */
-#define JSON_MAX_DEPTH 512
+#define PACKAGE_JSON_MAX (1024 * 1024)
 
 static void strv_freep(struct sr_strv *v)
 {
@@ -461,362 +458,41 @@ void sr_agent_free(struct sr_agent *a)
 }
 
 /*
- * A strict JSON reader (RFC 8259) that keeps only the top-level "main".
- * It validates the whole text, since a broken package.json would make
- * node fail anyway and a clear message here is better. Iterative, with
- * an explicit bounded stack, and every read checked against the end: it
- * is fed untrusted files and fuzzed.
+ * Nesting package.json may have. jansson's parser recurses (up to the
+ * 2048 levels it is built with) and sr_json_parse() walks the tree
+ * again; npm itself never writes more than a handful of levels.
  */
-struct json {
-	const unsigned char *p, *end;
-};
-
-static void json_ws(struct json *j)
-{
-	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-		j->p++;
-}
-
-/* Length of the valid UTF-8 sequence at s within avail bytes, or 0. */
-static size_t utf8_len(const unsigned char *s, size_t avail)
-{
-	size_t need;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		need = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		need = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		need = 4;
-	else
-		return 0;
-	if (avail < need)
-		return 0;
-	/* Overlongs, UTF-16 surrogates and code points above U+10FFFF. */
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < need; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return need;
-}
-
-static int json_hex4(struct json *j, uint32_t *ret)
-{
-	uint32_t v = 0;
-
-	if (j->end - j->p < 4)
-		return -EINVAL;
-	for (int i = 0; i < 4; i++) {
-		unsigned char c = *j->p++;
-
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v |= c - 'A' + 10;
-		else
-			return -EINVAL;
-	}
-	*ret = v;
-	return 0;
-}
-
-static size_t utf8_put(uint32_t cp, unsigned char *out)
-{
-	static const unsigned char lead[] = {0, 0x00, 0xc0, 0xe0, 0xf0};
-	size_t n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-
-	for (size_t i = n - 1; i > 0; i--, cp >>= 6)
-		out[i] = (unsigned char)(0x80 | (cp & 0x3f));
-	out[0] = (unsigned char)(lead[n] | cp);
-	return n;
-}
-
-/* After the backslash of "\uXXXX": a code point, joining a surrogate pair. */
-static int json_unicode(struct json *j, uint32_t *ret)
-{
-	uint32_t hi, lo;
-
-	if (json_hex4(j, &hi) < 0)
-		return -EINVAL;
-	if (hi >= 0xdc00 && hi <= 0xdfff)
-		return -EINVAL;
-	if (hi < 0xd800 || hi > 0xdbff) {
-		*ret = hi;
-		return 0;
-	}
-	if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u')
-		return -EINVAL;
-	j->p += 2;
-	if (json_hex4(j, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
-		return -EINVAL;
-	*ret = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
-	return 0;
-}
-
-/*
- * The string at j->p (its opening quote). The first cap bytes of the
- * decoded text go to out; *ret_len is the whole decoded length.
- */
-static int json_string(struct json *j, char *out, size_t cap, size_t *ret_len)
-{
-	size_t n = 0;
-
-	j->p++;
-	for (;;) {
-		unsigned char tmp[4];
-		const unsigned char *src = tmp;
-		size_t l;
-
-		if (j->p >= j->end || *j->p < 0x20)
-			return -EINVAL;
-		if (*j->p == '"') {
-			j->p++;
-			break;
-		}
-		if (*j->p == '\\') {
-			static const char esc_in[] = "\"\\/bfnrt", esc_out[] = "\"\\/\b\f\n\r\t";
-			const char *e;
-			uint32_t cp;
-
-			if (j->end - j->p < 2)
-				return -EINVAL;
-			j->p += 2;
-			e = j->p[-1] ? strchr(esc_in, j->p[-1]) : NULL;
-			if (e) {
-				tmp[0] = (unsigned char)esc_out[e - esc_in];
-				l = 1;
-			} else if (j->p[-1] == 'u' && json_unicode(j, &cp) == 0) {
-				l = utf8_put(cp, tmp);
-			} else {
-				return -EINVAL;
-			}
-		} else {
-			l = utf8_len(j->p, (size_t)(j->end - j->p));
-			if (l == 0)
-				return -EINVAL;
-			src = j->p;
-			j->p += l;
-		}
-		for (size_t i = 0; i < l; i++, n++)
-			if (n < cap)
-				out[n] = (char)src[i];
-	}
-	*ret_len = n;
-	return 0;
-}
-
-static bool json_digits(struct json *j)
-{
-	const unsigned char *start = j->p;
-
-	while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
-		j->p++;
-	return j->p > start;
-}
-
-static int json_number(struct json *j)
-{
-	if (j->p < j->end && *j->p == '-')
-		j->p++;
-	if (j->p < j->end && *j->p == '0')
-		j->p++;
-	else if (j->p >= j->end || *j->p < '1' || *j->p > '9' || !json_digits(j))
-		return -EINVAL;
-	if (j->p < j->end && *j->p == '.') {
-		j->p++;
-		if (!json_digits(j))
-			return -EINVAL;
-	}
-	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
-		j->p++;
-		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
-			j->p++;
-		if (!json_digits(j))
-			return -EINVAL;
-	}
-	return 0;
-}
-
-static int json_literal(struct json *j)
-{
-	static const char *const lits[] = {"true", "false", "null"};
-
-	for (size_t i = 0; i < SR_ARRAY_SIZE(lits); i++) {
-		size_t l = strlen(lits[i]);
-
-		if ((size_t)(j->end - j->p) >= l && memcmp(j->p, lits[i], l) == 0) {
-			j->p += l;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-/* The string value at j->p, decoded into a new C string (no NUL inside). */
-static int json_string_dup(struct json *j, char **ret)
-{
-	const unsigned char *start = j->p;
-	char *s;
-	size_t len;
-
-	if (json_string(j, NULL, 0, &len) < 0)
-		return -EINVAL;
-	s = malloc(len + 1);
-	if (!s)
-		return -ENOMEM;
-	j->p = start;
-	(void)json_string(j, s, len, &len);
-	s[len] = '\0';
-	if (memchr(s, '\0', len)) {
-		free(s);
-		return -EINVAL;
-	}
-	*ret = s;
-	return 0;
-}
-
-enum json_want {
-	WANT_VALUE,
-	WANT_VALUE_OR_CLOSE, /* just after '[' */
-	WANT_KEY,
-	WANT_KEY_OR_CLOSE, /* just after '{' */
-	WANT_COMMA_OR_CLOSE,
-	_WANT_MAX,
-};
-
-/* A scalar value or the opening of a container; is_main: this is top-level "main". */
-static int json_value(struct json *j, char *stack, size_t *depth, bool is_main, char **main_val,
-		      enum json_want *want)
-{
-	unsigned char c = *j->p;
-	size_t len;
-
-	*want = WANT_COMMA_OR_CLOSE;
-	if (c == '{' || c == '[') {
-		if (is_main || *depth >= JSON_MAX_DEPTH)
-			return -EINVAL;
-		stack[(*depth)++] = (char)c;
-		j->p++;
-		*want = c == '{' ? WANT_KEY_OR_CLOSE : WANT_VALUE_OR_CLOSE;
-		return 0;
-	}
-	if (c == '"') {
-		if (!is_main)
-			return json_string(j, NULL, 0, &len);
-		free(*main_val);
-		*main_val = NULL;
-		return json_string_dup(j, main_val);
-	}
-	if (is_main)
-		return -EINVAL;
-	if (c == '-' || (c >= '0' && c <= '9'))
-		return json_number(j);
-	return json_literal(j);
-}
-
-/* A key and its colon; *ret_is_main when it is "main" in the top-level object. */
-static int json_key(struct json *j, size_t depth, bool *ret_is_main)
-{
-	char key[4];
-	size_t len;
-
-	if (*j->p != '"' || json_string(j, key, sizeof(key), &len) < 0)
-		return -EINVAL;
-	json_ws(j);
-	if (j->p >= j->end || *j->p != ':')
-		return -EINVAL;
-	j->p++;
-	*ret_is_main = depth == 1 && len == 4 && memcmp(key, "main", 4) == 0;
-	return 0;
-}
-
-static int json_close(struct json *j, char *stack, size_t *depth)
-{
-	unsigned char c = *j->p;
-
-	if (*depth == 0 || (c == '}' && stack[*depth - 1] != '{') ||
-	    (c == ']' && stack[*depth - 1] != '['))
-		return -EINVAL;
-	(*depth)--;
-	j->p++;
-	return 0;
-}
+#define PACKAGE_JSON_MAX_DEPTH 512
 
 int sr_agent_package_main(const char *json, size_t len, char **ret_main)
 {
-	struct json j = {(const unsigned char *)json, (const unsigned char *)json + len};
-	_cleanup_free_ char *main_val = NULL;
-	enum json_want want = WANT_KEY_OR_CLOSE;
-	char stack[JSON_MAX_DEPTH];
-	size_t depth = 1;
-	bool is_main = false;
-	int k = 0;
+	_cleanup_(sr_json_decrefp) json_t *root = NULL;
+	json_t *m;
+	char *s;
+	int k;
 
-	/* package.json is an object; the reader starts inside it. */
-	json_ws(&j);
-	if (j.p >= j.end || *j.p != '{')
-		return -EINVAL;
-	stack[0] = '{';
-	j.p++;
-	while (depth > 0 && k >= 0) {
-		json_ws(&j);
-		if (j.p >= j.end)
-			return -EINVAL;
-		switch (want) {
-		case WANT_VALUE_OR_CLOSE:
-		case WANT_KEY_OR_CLOSE:
-			if (*j.p == ']' || *j.p == '}') {
-				k = json_close(&j, stack, &depth);
-				want = WANT_COMMA_OR_CLOSE;
-			} else if (want == WANT_KEY_OR_CLOSE) {
-				k = json_key(&j, depth, &is_main);
-				want = WANT_VALUE;
-			} else {
-				k = json_value(&j, stack, &depth, false, &main_val, &want);
-			}
-			break;
-		case WANT_KEY:
-			k = json_key(&j, depth, &is_main);
-			want = WANT_VALUE;
-			break;
-		case WANT_VALUE:
-			k = json_value(&j, stack, &depth, is_main, &main_val, &want);
-			is_main = false;
-			break;
-		case WANT_COMMA_OR_CLOSE:
-			if (*j.p == ',') {
-				j.p++;
-				want = stack[depth - 1] == '{' ? WANT_KEY : WANT_VALUE;
-			} else {
-				k = json_close(&j, stack, &depth);
-			}
-			break;
-		default:
-			return -EINVAL;
-		}
-	}
+	/*
+	 * The whole text is validated, since a broken package.json would make
+	 * node fail anyway and a clear message here is better. A "\u0000"
+	 * elsewhere is valid JSON (JSON_ALLOW_NUL), and so is an integer
+	 * beyond 64 bits (JSON_DECODE_INT_AS_REAL). Of repeated keys, jansson
+	 * keeps the last, as JSON.parse does.
+	 */
+	k = sr_json_parse(json, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+			  PACKAGE_JSON_MAX_DEPTH, &root);
 	if (k < 0)
 		return k;
-	json_ws(&j);
-	if (j.p != j.end)
+	if (!json_is_object(root))
 		return -EINVAL;
-	if (!main_val)
+	m = json_object_get(root, "main");
+	if (!m)
 		return -ENOENT;
-	*ret_main = steal_pointer(&main_val);
+	/* A NUL would cut the path short of what node is asked to load. */
+	if (!json_is_string(m) || memchr(json_string_value(m), '\0', json_string_length(m)))
+		return -EINVAL;
+	s = strdup(json_string_value(m));
+	if (!s)
+		return -ENOMEM;
+	*ret_main = s;
 	return 0;
 }

@@ -60,8 +60,11 @@ bool sr_agent_is_archive_name(const char *path);
 
 /*
  * The top-level "main" string of a package.json text (decoded; the last
- * one if repeated), -ENOENT when absent, -EINVAL when the text is not
- * valid JSON, is not an object, nests deeper than 512 levels, or "main"
- * is not a string or contains NUL.
+ * one if repeated, as in JSON.parse), -ENOENT when absent, -EINVAL when
+ * the text is not valid JSON, is not an object, nests deeper than 512
+ * levels, or "main" is not a string or contains NUL; -ENOMEM. Read with
+ * jansson (src/base/json.h), which also refuses two things RFC 8259
+ * allows and no real package.json has: a number beyond a double's range
+ * (1e400) and a "\u0000" in a key.
  */
 int sr_agent_package_main(const char *json, size_t len, char **ret_main);

@@ -41,12 +41,13 @@ CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
 	-include $builddir/config.h -iquote $srcdir/src/base -iquote $srcdir/src/lib -iquote $srcdir/src/lib/child
 	-iquote $srcdir/src/lib/net -iquote $srcdir/src/gen -iquote $srcdir/src/cli -iquote $srcdir/tests/fuzz
 	-DSR_DATADIR=\"/nonexistent/sandbox-run-fuzz\"
-	$(pkg-config --cflags libarchive inih)"
-LIBS="$(pkg-config --libs inih) -ldl -lm"
+	$(pkg-config --cflags libarchive inih jansson)"
+LIBS="$(pkg-config --libs inih jansson) -ldl -lm"
 
 "$srcdir/tools/embed-profiles" "$srcdir"/profiles/*.ini >"$obj/profiles-builtin.c"
 
-modules="base/log base/units lib/config lib/profile cli/options lib/agent lib/archive base/dl lib/env"
+modules="base/log base/units base/json lib/config lib/profile cli/options lib/agent lib/archive base/dl
+	lib/env"
 objs="$obj/profiles-builtin.o $obj/fuzz-common.o"
 # shellcheck disable=SC2086
 "$CLANG" $CFLAGS -c "$obj/profiles-builtin.c" -o "$obj/profiles-builtin.o"

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The package.json reader: sr_agent_package_main() on the input as is (not
- * NUL-terminated: the reader takes a length). A "main" it returns is a C
- * string without NUL bytes, as its header promises.
+ * NUL-terminated: the reader takes a length), that is jansson's parser and
+ * our checks around it (depth, "main"). A "main" it returns is a C string
+ * without NUL bytes, as its header promises. jansson is linked as
+ * installed, not instrumented: coverage guides the fuzzer through our
+ * code only (jansson has harnesses of its own in OSS-Fuzz).
  */
 #include "fuzz-common.h"
 

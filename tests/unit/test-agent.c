@@ -541,6 +541,8 @@ START_TEST(test_pkg_main_ok)
 	assert_main("{\"n\":[-0,0.5,1e3,-1.25E-2,10,true,false,null,{},[],\"\\u0000\"],"
 		    "\"main\":\"v\"}",
 		    "v");
+	/* Numbers beyond 64 bits and below a double's smallest. */
+	assert_main("{\"n\":[123456789012345678901234567890,-1e-400],\"main\":\"v\"}", "v");
 	assert_main("{\"main\":\"\"}", "");
 }
 END_TEST
@@ -622,6 +624,10 @@ START_TEST(test_pkg_main_malformed)
 	    "{\"main\":{\"x\":\"y\"}}",
 	    "{\"main\":[\"a.js\"]}",
 	    "{\"main\":\"a\",\"main\":2}",
+	    /* RFC 8259 allows these; jansson does not (no real package.json has one). */
+	    "{\"a\":1e400,\"main\":\"v\"}",
+	    "{\"a\":-1e400,\"main\":\"v\"}",
+	    "{\"a\\u0000b\":1,\"main\":\"v\"}",
 	};
 	char *m;
 
@@ -670,10 +676,21 @@ START_TEST(test_pkg_main_deep)
 	free(m);
 	free(s);
 
-	/* Deeper than the bounded stack: refused, not a stack overflow. */
+	/* 512 levels, the top-level object included, and no more. */
+	s = nested(511, "[", "]", "1");
+	ck_assert_int_eq(pmain(s, &m), 0);
+	free(m);
+	free(s);
+	s = nested(512, "[", "]", "1");
+	ck_assert_int_eq(pmain(s, &m), -EINVAL);
+	free(s);
+	s = nested(511, "{\"x\":", "}", "[]");
+	ck_assert_int_eq(pmain(s, &m), -EINVAL);
+	free(s);
 	s = nested(600, "[", "]", "1");
 	ck_assert_int_eq(pmain(s, &m), -EINVAL);
 	free(s);
+	/* Deeper than jansson's own bound (2048): refused, not a stack overflow. */
 	s = malloc(1000001);
 	ck_assert_ptr_nonnull(s);
 	s[0] = '{';
