@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "result.h"
+#include "json.h"
 #include "util.h"
 
 #include <fcntl.h>
-#include <inttypes.h>
 #include <linux/openat2.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -63,264 +62,107 @@ const char *sr_limit_to_string(enum sr_limit l)
 	return (unsigned)l < _SR_LIMIT_MAX ? names[l] : NULL;
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. */
-static size_t utf8_valid_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		/* No overlongs (E0 80..9F) and no UTF-16 surrogates (ED A0..BF). */
-		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f))
-			return 0;
-		return (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		/* No overlongs (F0 80..8F), nothing above U+10FFFF (F4 90..). */
-		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
-			return 0;
-		return (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4
-											       : 0;
-	}
-	return 0;
-}
-
 /*
- * Every byte is checked before the next is read, and a NUL fails every
- * continuation test, so a truncated sequence at the end of s never reads
- * past its terminator.
+ * Milliseconds with 1 to 3 decimals (12.3, 4.0, 0.125): rounded to whole
+ * microseconds, then a real, which jansson writes with a '.' whatever the
+ * locale and with ".0" on a whole value (src/base/json.h). Capped at 15
+ * digits, just under 1e12 ms (31 years): up to there every microsecond
+ * prints exactly, at most 15 significant digits being what the record's
+ * reals carry (JSON_REAL_PRECISION(15)).
  */
-int sr_json_escape(const char *s, char *buf, size_t len)
+#define US_MAX 999999999999999LL
+
+static json_t *ms_value(double ms)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t start = strnlen(buf, len), n = start;
-
-	if (start == len)
-		return -EINVAL;
-
-#define PUT(str, sz)                          \
-	do {                                  \
-		if (n + (sz) >= len)          \
-			goto overflow;        \
-		memcpy(buf + n, (str), (sz)); \
-		n += (sz);                    \
-	} while (0)
-
-	PUT("\"", 1);
-	while (*p) {
-		size_t l = utf8_valid_len(p);
-		char esc[8];
-
-		if (*p == '"' || *p == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)*p;
-			PUT(esc, 2);
-		} else if (*p < 0x20) {
-			snprintf(esc, sizeof(esc), "\\u%04x", *p);
-			PUT(esc, 6);
-		} else if (l == 0) {
-			PUT("\\ufffd", 6);
-		} else {
-			PUT(p, l);
-		}
-		p += l ? l : 1;
-	}
-	PUT("\"", 1);
-#undef PUT
-	buf[n] = '\0';
-	return 0;
-
-overflow:
-	buf[start] = '\0';
-	return -ENOBUFS;
-}
-
-struct strbuf {
-	char *p;
-	size_t n, cap;
-	int error;
-};
-
-static void sb_reserve(struct strbuf *b, size_t more)
-{
-	char *np;
-	size_t cap;
-
-	if (b->error || b->n + more < b->cap)
-		return;
-	cap = b->cap ? b->cap : 512;
-	while (cap <= b->n + more)
-		cap *= 2;
-	np = realloc(b->p, cap);
-	if (!np) {
-		b->error = -ENOMEM;
-		return;
-	}
-	b->p = np;
-	b->cap = cap;
-}
-
-static void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int l;
-
-	va_start(ap, fmt);
-	l = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (l < 0) {
-		b->error = -EINVAL;
-		return;
-	}
-	sb_reserve(b, (size_t)l + 1);
-	if (b->error)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-	va_end(ap);
-	b->n += (size_t)l;
-}
-
-static void sb_string(struct strbuf *b, const char *s)
-{
-	size_t need;
-
-	if (!s) {
-		sb_printf(b, "null");
-		return;
-	}
-	/* Worst case: every byte becomes \u00XX, plus the quotes and the NUL. */
-	need = strlen(s) * 6 + 3;
-	sb_reserve(b, need);
-	if (b->error)
-		return;
-	b->p[b->n] = '\0';
-	if (sr_json_escape(s, b->p + b->n, b->cap - b->n) < 0) {
-		b->error = -ENOBUFS;
-		return;
-	}
-	b->n += strlen(b->p + b->n);
-}
-
-/*
- * Decimal numbers are built from integers, never with %f: printf's decimal
- * point follows LC_NUMERIC, and a "12,3" would make the record invalid
- * JSON under a German locale.
- */
-static void sb_fixed(struct strbuf *b, uint64_t whole, unsigned frac, unsigned digits,
-		     bool keep_one)
-{
-	char f[8];
-	int l;
-
-	snprintf(f, sizeof(f), "%0*u", (int)digits, frac);
-	l = (int)digits;
-	while (l > (keep_one ? 1 : 0) && f[l - 1] == '0')
-		l--;
-	if (l == 0)
-		sb_printf(b, "%" PRIu64, whole);
-	else
-		sb_printf(b, "%" PRIu64 ".%.*s", whole, l, f);
-}
-
-/* Milliseconds with 1 to 3 decimals: 12.3, 4.0, 0.125. */
-static void sb_ms(struct strbuf *b, double ms)
-{
-	uint64_t us;
+	long long us;
 
 	if (!isfinite(ms) || ms < 0)
 		ms = 0;
-	if (ms > 1e15)
-		ms = 1e15;
-	us = (uint64_t)llround(ms * 1000.0);
-	sb_fixed(b, us / 1000, (unsigned)(us % 1000), 3, true);
+	us = ms >= US_MAX / 1000.0 ? US_MAX : llround(ms * 1000.0);
+	return json_real((double)us / 1000.0);
 }
 
 /* A limit: 0 means unlimited and is written as null, not as a misleading 0. */
-static void sb_limit(struct strbuf *b, const char *key, uint64_t v)
+static json_t *limit_value(uint64_t v)
 {
 	if (v == 0)
-		sb_printf(b, "\"%s\":null,", key);
-	else
-		sb_printf(b, "\"%s\":%" PRIu64 ",", key, v);
+		return json_null();
+	/* jansson's integers are signed: above 8 EiB (no host has it), a real. */
+	if (v > INT64_MAX)
+		return json_real((double)v);
+	return json_integer((json_int_t)v);
 }
 
-static void sb_limit_milli(struct strbuf *b, const char *key, uint64_t milli)
+/* Thousandths as a number with up to 3 decimals: 2000 as 2, 1500 as 1.5; 0 as null. */
+static json_t *limit_milli(uint64_t milli)
 {
-	sb_printf(b, "\"%s\":", key);
 	if (milli == 0)
-		sb_printf(b, "null");
-	else
-		sb_fixed(b, milli / 1000, (unsigned)(milli % 1000), 3, false);
-	sb_printf(b, ",");
+		return json_null();
+	if (milli % 1000 == 0)
+		return json_integer((json_int_t)(milli / 1000));
+	return json_real((double)milli / 1000.0);
 }
 
-static void sb_nullable_i64(struct strbuf *b, const char *key, int64_t v)
+static json_t *nullable_i64(int64_t v)
 {
-	if (v < 0)
-		sb_printf(b, "\"%s\":null,", key);
-	else
-		sb_printf(b, "\"%s\":%" PRId64 ",", key, v);
+	return v < 0 ? json_null() : json_integer(v);
+}
+
+/*
+ * json_object_set_new() takes the value, frees it on failure, and fails
+ * on a NULL object or value (a constructor out of memory): failures are
+ * collected and checked once at the end.
+ */
+static int add_limits(json_t *rec, const struct sr_result *r, const struct sr_config *c)
+{
+	_cleanup_(sr_json_decrefp) json_t *limits = json_object(), *enforced = json_object();
+	int fail = 0;
+
+	fail |= json_object_set_new(limits, "memory_bytes", limit_value(c->memory_bytes));
+	fail |= json_object_set_new(limits, "cpus", limit_milli(c->cpus_milli));
+	fail |= json_object_set_new(limits, "pids", limit_value(c->pids));
+	fail |= json_object_set_new(limits, "timeout_s", limit_milli(c->timeout_ms));
+	fail |= json_object_set_new(limits, "disk_bytes", limit_value(c->disk_bytes));
+	fail |= json_object_set_new(limits, "net", sr_json_string(sr_net_mode_to_string(c->net)));
+	for (size_t i = 0; i < _SR_LIMIT_MAX; i++) {
+		const char *e = sr_enforce_to_string(r->enforced[i]);
+
+		fail |= json_object_set_new(enforced, sr_limit_to_string(i),
+					    json_string(e ? e : "none"));
+	}
+	fail |= json_object_set(rec, "limits", limits);
+	fail |= json_object_set(rec, "enforced", enforced);
+	return fail ? -ENOMEM : 0;
 }
 
 int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json)
 {
-	struct strbuf b = {};
+	_cleanup_(sr_json_decrefp) json_t *rec = NULL;
 	const char *status = sr_status_to_string(r->status);
+	int fail = 0;
 
 	if (!status)
 		return -EINVAL;
-
-	sb_printf(&b, "{\"version\":1,\"status\":\"%s\",\"exit_code\":%d,", status, r->exit_code);
-	if (r->signal > 0)
-		sb_printf(&b, "\"signal\":%d,", r->signal);
-	else
-		sb_printf(&b, "\"signal\":null,");
-	sb_printf(&b, "\"error\":");
-	sb_string(&b, r->error[0] ? r->error : NULL);
-
-	sb_printf(&b, ",\"wall_ms\":");
-	sb_ms(&b, r->wall_ms);
-	sb_printf(&b, ",\"user_ms\":");
-	sb_ms(&b, r->user_ms);
-	sb_printf(&b, ",\"sys_ms\":");
-	sb_ms(&b, r->sys_ms);
-	sb_printf(&b, ",");
-	sb_nullable_i64(&b, "peak_memory_bytes", r->peak_memory_bytes);
-	sb_nullable_i64(&b, "disk_used_bytes", r->disk_used_bytes);
-
-	sb_printf(&b, "\"limits\":{");
-	sb_limit(&b, "memory_bytes", c->memory_bytes);
-	sb_limit_milli(&b, "cpus", c->cpus_milli);
-	sb_limit(&b, "pids", c->pids);
-	sb_limit_milli(&b, "timeout_s", c->timeout_ms);
-	sb_limit(&b, "disk_bytes", c->disk_bytes);
-	sb_printf(&b, "\"net\":");
-	sb_string(&b, sr_net_mode_to_string(c->net));
-
-	sb_printf(&b, "},\"enforced\":{");
-	for (size_t i = 0; i < _SR_LIMIT_MAX; i++) {
-		const char *e = sr_enforce_to_string(r->enforced[i]);
-
-		sb_printf(&b, "%s\"%s\":", i ? "," : "", sr_limit_to_string(i));
-		sb_string(&b, e ? e : "none");
-	}
-	sb_printf(&b, "},\"profile\":");
-	sb_string(&b, c->profile);
-	sb_printf(&b, ",\"sandbox_id\":");
-	sb_string(&b, r->sandbox_id[0] ? r->sandbox_id : NULL);
-	sb_printf(&b, "}\n");
-
-	if (b.error) {
-		free(b.p);
-		return b.error;
-	}
-	*ret_json = b.p;
-	return 0;
+	/* Keys in this order: jansson writes them in the order they are added. */
+	rec = json_object();
+	fail |= json_object_set_new(rec, "version", json_integer(1));
+	fail |= json_object_set_new(rec, "status", json_string(status));
+	fail |= json_object_set_new(rec, "exit_code", json_integer(r->exit_code));
+	fail |= json_object_set_new(rec, "signal",
+				    r->signal > 0 ? json_integer(r->signal) : json_null());
+	fail |= json_object_set_new(rec, "error", sr_json_string(r->error[0] ? r->error : NULL));
+	fail |= json_object_set_new(rec, "wall_ms", ms_value(r->wall_ms));
+	fail |= json_object_set_new(rec, "user_ms", ms_value(r->user_ms));
+	fail |= json_object_set_new(rec, "sys_ms", ms_value(r->sys_ms));
+	fail |= json_object_set_new(rec, "peak_memory_bytes", nullable_i64(r->peak_memory_bytes));
+	fail |= json_object_set_new(rec, "disk_used_bytes", nullable_i64(r->disk_used_bytes));
+	fail |= add_limits(rec, r, c);
+	fail |= json_object_set_new(rec, "profile", sr_json_string(c->profile));
+	fail |= json_object_set_new(rec, "sandbox_id",
+				    sr_json_string(r->sandbox_id[0] ? r->sandbox_id : NULL));
+	if (fail)
+		return -ENOMEM;
+	return sr_json_dump_line(rec, ret_json);
 }
 
 /* A fresh, unguessable name next to the target: "." + base + ".XXXXXXXX". */

@@ -8,8 +8,14 @@
  *   cpus and timeout_s are numbers with up to 3 decimals (0.5, 2, 1.5).
  * - "signal", "error", "peak_memory_bytes", "disk_used_bytes" and
  *   "sandbox_id" are null when there is none or it is unknown.
- * - wall_ms, user_ms, sys_ms: 1 to 3 decimals, built without printf's
- *   locale-dependent decimal point.
+ * - wall_ms, user_ms, sys_ms: 1 to 3 decimals (12.3, 4.0), capped just
+ *   under 1e12 ms (31 years).
+ * - A limit above 2^63 - 1 (8 EiB, or 292 million years of timeout) is
+ *   written as a real with 15 significant digits: jansson's integers are
+ *   signed 64-bit.
+ * - Written with jansson (src/base/json.h): a '.' in every number
+ *   whatever LC_NUMERIC says; control characters escaped; invalid UTF-8
+ *   in a string written as U+FFFD, one per byte.
  * - No environment value ever appears in the record.
  */
 #pragma once
@@ -67,12 +73,6 @@ const char *sr_status_to_string(enum sr_status s);
 const char *sr_enforce_to_string(enum sr_enforce e);
 const char *sr_limit_to_string(enum sr_limit l);
 
-/*
- * Appends s as a JSON string literal (with quotes) to the string in buf
- * (len bytes in all): control characters as \u00XX, valid UTF-8 as it is,
- * each invalid byte as \ufffd. -ENOBUFS, buf unchanged, if it does not fit.
- */
-int sr_json_escape(const char *s, char *buf, size_t len);
 /* The record as one line of JSON (malloc'd). */
 int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json);
 /*

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <math.h>
 #include <sys/stat.h>
 
 /*
@@ -34,15 +35,6 @@ static void setup_tmp(void)
 static void teardown_tmp(void)
 {
 	sr_test_rmtree(tmpdir);
-}
-
-static char *escape(const char *s)
-{
-	static char buf[512];
-
-	buf[0] = '\0';
-	ck_assert_int_eq(sr_json_escape(s, buf, sizeof(buf)), 0);
-	return buf;
 }
 
 START_TEST(test_init)
@@ -85,69 +77,6 @@ START_TEST(test_to_string)
 	ck_assert_str_eq(sr_limit_to_string(SR_LIMIT_DISK), "disk");
 	ck_assert_str_eq(sr_limit_to_string(SR_LIMIT_NET), "net");
 	ck_assert_ptr_null(sr_limit_to_string(_SR_LIMIT_MAX));
-}
-END_TEST
-
-START_TEST(test_escape_basic)
-{
-	ck_assert_str_eq(escape(""), "\"\"");
-	ck_assert_str_eq(escape("plain text"), "\"plain text\"");
-	ck_assert_str_eq(escape("say \"hi\""), "\"say \\\"hi\\\"\"");
-	ck_assert_str_eq(escape("C:\\dir"), "\"C:\\\\dir\"");
-	ck_assert_str_eq(escape("a/b"), "\"a/b\"");
-	ck_assert_str_eq(escape("\x7f"), "\"\x7f\"");
-}
-END_TEST
-
-START_TEST(test_escape_control)
-{
-	ck_assert_str_eq(escape("a\nb"), "\"a\\u000ab\"");
-	ck_assert_str_eq(escape("\t\r\b\f"), "\"\\u0009\\u000d\\u0008\\u000c\"");
-	ck_assert_str_eq(escape("\x01\x1f"), "\"\\u0001\\u001f\"");
-	ck_assert_str_eq(escape("\x1b[31mred"), "\"\\u001b[31mred\"");
-}
-END_TEST
-
-START_TEST(test_escape_utf8)
-{
-	/* Valid UTF-8 of every length passes through unchanged. */
-	ck_assert_str_eq(escape("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
-	ck_assert_str_eq(escape("\xe2\x82\xac 5"), "\"\xe2\x82\xac 5\"");
-	ck_assert_str_eq(escape("\xf0\x9f\x98\x80"), "\"\xf0\x9f\x98\x80\"");
-	ck_assert_str_eq(escape("\xf4\x8f\xbf\xbf"), "\"\xf4\x8f\xbf\xbf\"");
-}
-END_TEST
-
-START_TEST(test_escape_invalid_utf8)
-{
-	/* Stray continuation, invalid lead bytes. */
-	ck_assert_str_eq(escape("a\x80z"), "\"a\\ufffdz\"");
-	ck_assert_str_eq(escape("\xff\xfe"), "\"\\ufffd\\ufffd\"");
-	/* Overlong "/" and overlong 3-byte NUL. */
-	ck_assert_str_eq(escape("\xc0\xaf"), "\"\\ufffd\\ufffd\"");
-	ck_assert_str_eq(escape("\xe0\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\"");
-	/* UTF-16 surrogate D800 and a code point above U+10FFFF. */
-	ck_assert_str_eq(escape("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");
-	ck_assert_str_eq(escape("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
-	/* A sequence cut short by the end of the string or by ASCII. */
-	ck_assert_str_eq(escape("x\xe2\x82"), "\"x\\ufffd\\ufffd\"");
-	ck_assert_str_eq(escape("\xe2\x82z"), "\"\\ufffd\\ufffdz\"");
-}
-END_TEST
-
-START_TEST(test_escape_append_and_overflow)
-{
-	char buf[16] = "[";
-
-	ck_assert_int_eq(sr_json_escape("ab", buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "[\"ab\"");
-	/* Does not fit: the buffer keeps what it had. */
-	ck_assert_int_eq(sr_json_escape("\x01\x02", buf, sizeof(buf)), -ENOBUFS);
-	ck_assert_str_eq(buf, "[\"ab\"");
-	/* Exactly fits: 5 + 10 + NUL. */
-	ck_assert_int_eq(sr_json_escape("12345678", buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "[\"ab\"\"12345678\"");
-	ck_assert_int_eq(sr_json_escape("", buf, sizeof(buf)), -ENOBUFS);
 }
 END_TEST
 
@@ -230,6 +159,69 @@ START_TEST(test_format_nulls_and_fractions)
 				     "{\"memory_bytes\":null,\"cpus\":0.5,\"pids\":null,"
 				     "\"timeout_s\":1.5,\"disk_bytes\":null,\"net\":\"none\"}"));
 	ck_assert_ptr_nonnull(strstr(json, "\"sandbox_id\":null}"));
+}
+END_TEST
+
+START_TEST(test_format_strings)
+{
+	_cleanup_free_ char *json = NULL;
+	struct sr_result r;
+	struct sr_config c;
+
+	sample(&r, &c);
+	r.status = SR_STATUS_ERROR;
+	r.exit_code = 125;
+	/* Quotes, escapes, control characters, invalid UTF-8: each byte one U+FFFD. */
+	snprintf(r.error, sizeof(r.error), "mount \"/x\\y\": \x1b[1mno\xff\xc0\xaf\n\tcaf\xc3\xa9");
+	c.profile = (char *)"./p\xe9.ini";
+	ck_assert_int_eq(sr_result_format(&r, &c, &json), 0);
+	ck_assert_ptr_nonnull(strstr(json, "\"error\":\"mount \\\"/x\\\\y\\\": "
+					   "\\u001B[1mno\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+					   "\\n\\tcaf\xc3\xa9\",\"wall_ms\""));
+	ck_assert_ptr_nonnull(strstr(json, "\"profile\":\"./p\xef\xbf\xbd.ini\","));
+	/* One line. */
+	ck_assert_ptr_eq(strchr(json, '\n'), json + strlen(json) - 1);
+}
+END_TEST
+
+START_TEST(test_format_numbers)
+{
+	_cleanup_free_ char *json = NULL;
+	struct sr_result r;
+	struct sr_config c;
+
+	sample(&r, &c);
+	r.wall_ms = 0.125;
+	r.user_ms = 1e15;
+	r.sys_ms = NAN;
+	c.memory_bytes = UINT64_MAX;
+	c.pids = 1;
+	c.cpus_milli = 1;
+	c.timeout_ms = 86400001;
+	c.disk_bytes = (uint64_t)INT64_MAX;
+	ck_assert_int_eq(sr_result_format(&r, &c, &json), 0);
+	/* Capped just under 1e12 ms; NaN as 0. */
+	ck_assert_ptr_nonnull(
+	    strstr(json, "\"wall_ms\":0.125,\"user_ms\":999999999999.999,\"sys_ms\":0.0,"));
+	ck_assert_ptr_nonnull(
+	    strstr(json, "{\"memory_bytes\":1.84467440737096e19,\"cpus\":0.001,\"pids\":1,"
+			 "\"timeout_s\":86400.001,\"disk_bytes\":9223372036854775807,"));
+}
+END_TEST
+
+/* The decimal point is '.' whatever LC_NUMERIC says: "12,3" is not JSON. */
+START_TEST(test_format_comma_locale)
+{
+	_cleanup_free_ char *json = NULL;
+	struct sr_result r;
+	struct sr_config c;
+
+	sr_test_comma_locale(tmpdir);
+	sample(&r, &c);
+	c.cpus_milli = 1500;
+	ck_assert_int_eq(sr_result_format(&r, &c, &json), 0);
+	ck_assert_ptr_nonnull(strstr(json, "\"wall_ms\":12.3,\"user_ms\":4.0,\"sys_ms\":2.126,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"cpus\":1.5,"));
 }
 END_TEST
 
@@ -636,18 +628,16 @@ static Suite *result_suite(void)
 
 	tcase_add_test(tc, test_init);
 	tcase_add_test(tc, test_to_string);
-	tcase_add_test(tc, test_escape_basic);
-	tcase_add_test(tc, test_escape_control);
-	tcase_add_test(tc, test_escape_utf8);
-	tcase_add_test(tc, test_escape_invalid_utf8);
-	tcase_add_test(tc, test_escape_append_and_overflow);
 	tcase_add_test(tc, test_format_exact);
 	tcase_add_test(tc, test_format_nulls_and_fractions);
+	tcase_add_test(tc, test_format_strings);
+	tcase_add_test(tc, test_format_numbers);
 	suite_add_tcase(s, tc);
 
 	tcase_add_unchecked_fixture(tw, setup_base, teardown_base);
 	tcase_add_checked_fixture(tw, setup_tmp, teardown_tmp);
 	tcase_add_test(tw, test_format_parses_as_json);
+	tcase_add_test(tw, test_format_comma_locale);
 	tcase_add_test(tw, test_write_atomic);
 	tcase_add_test(tw, test_write_errors);
 	tcase_add_test(tw, test_write_relative);
