@@ -182,6 +182,57 @@ START_TEST(test_host_addresses)
 }
 END_TEST
 
+/*
+ * A host name's addresses are DNS's word, not the caller's: they come
+ * after the default refusals, so a name that resolves to the metadata
+ * service, a private or loopback address or the host's own is refused
+ * all the same. The same address written as an address opens it.
+ */
+START_TEST(test_allow_named)
+{
+	struct sr_nft_policy p = slirp;
+	_cleanup_free_ char *t = NULL, *only = NULL;
+	long literal, metadata, private, named_public, named_metadata;
+
+	p.allow = STRV("10.200.0.2");
+	p.allow_named = STRV("169.254.169.254", "10.0.0.7:443", "127.0.0.1", "100.64.0.1",
+			     "203.0.113.7", "[fd00:ec2::254]:80", "2001:db8::7");
+	p.host = STRV("203.0.113.7", "10.200.0.2");
+	t = ruleset(&p);
+	line_at(t, "\ttype filter hook output priority filter; policy drop;");
+	literal = line_at(t, "\tip daddr 10.200.0.2 accept");
+	metadata = line_at(t, "\tip daddr 169.254.0.0/16 goto refuse");
+	private = line_at(t, "\tip daddr 10.0.0.0/8 goto refuse");
+	line_at(t, "\tip daddr 127.0.0.0/8 goto refuse");
+	line_at(t, "\tip daddr 100.64.0.0/10 goto refuse");
+	line_at(t, "\tip6 daddr fd00:ec2::254 goto refuse");
+	named_metadata = line_at(t, "\tip daddr 169.254.169.254 accept");
+	named_public = line_at(t, "\tip6 daddr 2001:db8::7 accept");
+	line_at(t, "\tip daddr 10.0.0.7 meta l4proto { tcp, udp } th dport 443 accept");
+	/* Written as an address: before the defaults; resolved: after them. */
+	ck_assert_int_lt(literal, private);
+	ck_assert_int_lt(metadata, named_metadata);
+	ck_assert_int_lt(private, named_public);
+	ck_assert_int_lt(named_public, line_at(t, "\tgoto refuse"));
+	/*
+	 * The host's address: the name that resolves to it does not open it
+	 * (refused before any allow); the one written as an address does.
+	 */
+	ck_assert_int_lt(line_at(t, "\tip daddr 203.0.113.7 goto refuse"), literal);
+	ck_assert(!has(t, "10.200.0.2 goto refuse"));
+
+	/* Names alone are an allowlist too. */
+	p.allow = &empty;
+	p.allow_named = STRV("198.51.100.9");
+	only = ruleset(&p);
+	line_at(only, "\ttype filter hook output priority filter; policy drop;");
+	ck_assert_int_lt(line_at(only, "\tip daddr 169.254.0.0/16 goto refuse"),
+			 line_at(only, "\tip daddr 198.51.100.9 accept"));
+	ck_assert_int_lt(line_at(only, "\tip daddr 198.51.100.9 accept"),
+			 line_at(only, "\tgoto refuse"));
+}
+END_TEST
+
 /* ::ffff:a.b.c.d is sent as IPv4: an ip6 rule for it would never match. */
 START_TEST(test_v4_mapped)
 {
@@ -344,6 +395,7 @@ static void install_allowlist(int fd)
 	struct sr_nft_policy p = slirp;
 
 	p.allow = STRV("10.200.0.2", "192.0.2.0/24:443", "[2001:db8::5]:8080", "2001:db8:1::/48");
+	p.allow_named = STRV("198.51.100.9:443", "2001:db8::7");
 	if (install_and_list(&p,
 			     "ip6 daddr 2001:db8::5 meta l4proto { tcp, udp } th dport 8080 accept",
 			     msg, sizeof(msg)) < 0) {
@@ -381,6 +433,7 @@ static Suite *nft_suite(void)
 	tcase_add_test(tc, test_deny);
 	tcase_add_test(tc, test_allowlist);
 	tcase_add_test(tc, test_host_addresses);
+	tcase_add_test(tc, test_allow_named);
 	tcase_add_test(tc, test_v4_mapped);
 	tcase_add_test(tc, test_bad_entries);
 	tcase_add_test(tc, test_split_dest);

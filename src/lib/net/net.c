@@ -255,9 +255,13 @@ static int push_address(struct sr_strv *v, const struct sockaddr *sa, unsigned p
 /*
  * Host names are resolved once, here: the rule pins a name to the
  * addresses it had at start (docs/network.md). Every address, IPv4 and
- * IPv6, is listed, whichever the agent's resolver later picks.
+ * IPv6, is listed, whichever the agent's resolver later picks. An entry
+ * written as an address goes to `literal`, a name's addresses to
+ * `resolved`: only the caller's own words may open what the policy
+ * refuses by default (nft.h, allow_named), and DNS is not the caller.
  */
-static int resolve(const char *entry, struct sr_strv *out, struct sr_error *err)
+static int resolve(const char *entry, struct sr_strv *literal, struct sr_strv *resolved,
+		   struct sr_error *err)
 {
 	const struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	_cleanup_free_ char *host = NULL;
@@ -269,25 +273,26 @@ static int resolve(const char *entry, struct sr_strv *out, struct sr_error *err)
 	if (r < 0)
 		return r;
 	if (sr_nft_is_address(host))
-		return sr_strv_push(out, entry) < 0 ? sr_error_errno(err, -ENOMEM, "%s", entry) : 0;
+		return sr_strv_push(literal, entry) < 0 ? sr_error_errno(err, -ENOMEM, "%s", entry)
+							: 0;
 	r = getaddrinfo(host, NULL, &hints, &ai);
 	if (r != 0)
 		return sr_error_msg(err, -EHOSTUNREACH, "resolve '%s': %s", host,
 				    r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
 	for (struct addrinfo *i = ai; i && r >= 0; i = i->ai_next)
 		if (i->ai_family == AF_INET || i->ai_family == AF_INET6)
-			r = push_address(out, i->ai_addr, port);
+			r = push_address(resolved, i->ai_addr, port);
 	freeaddrinfo(ai);
 	if (r < 0)
 		return sr_error_errno(err, r, "resolve '%s'", host);
 	return 0;
 }
 
-static int resolve_all(const struct sr_strv *in, struct sr_strv *out, const char *opt,
-		       struct sr_error *err)
+static int resolve_all(const struct sr_strv *in, struct sr_strv *literal, struct sr_strv *resolved,
+		       const char *opt, struct sr_error *err)
 {
 	for (size_t i = 0; i < in->n; i++) {
-		int r = resolve(in->items[i], out, err);
+		int r = resolve(in->items[i], literal, resolved, err);
 
 		if (r < 0)
 			return sr_error_prefix(err, "%s", opt);
@@ -388,9 +393,10 @@ static int find_helper(enum sr_net_helper want, struct sr_net *n, struct sr_erro
 
 static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr_error *err)
 {
-	struct sr_strv allow = {0}, deny = {0}, host = {0};
+	struct sr_strv allow = {0}, allow_named = {0}, deny = {0}, host = {0};
 	struct sr_nft_policy policy = {
 	    .allow = &allow,
+	    .allow_named = &allow_named,
 	    .deny = &deny,
 	    .host = &host,
 	    .dns = SR_NET_DNS,
@@ -416,9 +422,10 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 				      geteuid() == 0 && !n->helper->takes_tap
 					  ? ", and slirp4netns runs unprivileged"
 					  : "");
-	r = resolve_all(&c->allow, &allow, "--allow", err);
+	r = resolve_all(&c->allow, &allow, &allow_named, "--allow", err);
+	/* A name's addresses are refused like any other: no difference to make there. */
 	if (r >= 0)
-		r = resolve_all(&c->deny, &deny, "--deny", err);
+		r = resolve_all(&c->deny, &deny, &deny, "--deny", err);
 	/*
 	 * The helper's sockets are the host's: without these, an agent could
 	 * reach a service listening on 0.0.0.0 through one of the host's own
@@ -429,6 +436,7 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	if (r >= 0)
 		r = sr_nft_ruleset(&policy, &n->ruleset, err);
 	sr_strv_free(&allow);
+	sr_strv_free(&allow_named);
 	sr_strv_free(&deny);
 	sr_strv_free(&host);
 	if (r < 0)

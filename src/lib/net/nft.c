@@ -220,8 +220,9 @@ static bool named_in(const struct sr_strv *allow, const struct dest *d)
 /*
  * The host's own addresses (the helper's sockets are the host's). In
  * allowlist mode a range that covers one does not open it; naming it
- * exactly does, as for any private address. In default mode those inside
- * a refused range need no rule of their own.
+ * exactly does, as for any private address -- as an address: a host name
+ * that resolves to it does not (allow_named). In default mode those
+ * inside a refused range need no rule of their own.
  */
 static int put_host(FILE *f, const struct sr_nft_policy *p, bool allowlist, struct sr_error *err)
 {
@@ -269,9 +270,28 @@ static void put_input(FILE *f)
 	      f);
 }
 
+static int put_refused_default(FILE *f, struct sr_error *err)
+{
+	for (size_t i = 0; i < SR_ARRAY_SIZE(refused_default); i++) {
+		struct dest d;
+
+		if (parse_address(refused_default[i], &d) < 0)
+			return sr_error_msg(err, -EINVAL, "bad built-in range %s",
+					    refused_default[i]);
+		put_match(f, &d);
+		fputs(" goto refuse\n", f);
+	}
+	return 0;
+}
+
+static bool any(const struct sr_strv *v)
+{
+	return v && v->n > 0;
+}
+
 static int put_output(FILE *f, const struct sr_nft_policy *p, struct sr_error *err)
 {
-	bool allowlist = p->allow && p->allow->n > 0;
+	bool allowlist = any(p->allow) || any(p->allow_named);
 	int r;
 
 	fprintf(f,
@@ -300,24 +320,29 @@ static int put_output(FILE *f, const struct sr_nft_policy *p, struct sr_error *e
 		r = put_host(f, p, allowlist, err);
 	if (r < 0)
 		return r;
-	if (allowlist) {
-		r = put_list(f, p->allow, "accept", err);
-		if (r < 0)
-			return r;
-		/* The policy is drop for safety; refusing here makes a connect() fail at once. */
-		fputs("\t\tgoto refuse\n\t}\n", f);
-		return 0;
+	if (!allowlist) {
+		r = put_refused_default(f, err);
+		fputs("\t}\n", f);
+		return r;
 	}
-	for (size_t i = 0; i < SR_ARRAY_SIZE(refused_default); i++) {
-		struct dest d;
-
-		if (parse_address(refused_default[i], &d) < 0)
-			return sr_error_msg(err, -EINVAL, "bad built-in range %s",
-					    refused_default[i]);
-		put_match(f, &d);
-		fputs(" goto refuse\n", f);
+	/* An address the caller wrote opens even a private range: it was meant. */
+	r = put_list(f, p->allow, "accept", err);
+	/*
+	 * An address DNS gave does not. Whoever answers for an allowed name
+	 * (its owner, a compromised or spoofed resolver, a rebinding attack)
+	 * would otherwise choose what the agent reaches: 169.254.169.254 and
+	 * the cloud's credentials, the host's services, the LAN. So the
+	 * default refusals come between the two kinds of allow.
+	 */
+	if (r >= 0 && any(p->allow_named)) {
+		r = put_refused_default(f, err);
+		if (r >= 0)
+			r = put_list(f, p->allow_named, "accept", err);
 	}
-	fputs("\t}\n", f);
+	if (r < 0)
+		return r;
+	/* The policy is drop for safety; refusing here makes a connect() fail at once. */
+	fputs("\t\tgoto refuse\n\t}\n", f);
 	return 0;
 }
 

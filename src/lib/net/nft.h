@@ -15,11 +15,16 @@
  * applies to both TCP and UDP.
  */
 struct sr_nft_policy {
-	const struct sr_strv *allow; /* non-empty: allowlist mode */
-	const struct sr_strv *deny;  /* refused, even when also allowed */
-	const struct sr_strv *host;  /* the host's own addresses: refused unless named in allow */
-	const char *dns;	     /* the helper's resolver: port 53 allowed; NULL none */
-	const char *gateway; /* the helper's alias for the host: always refused; NULL none */
+	const struct sr_strv *allow; /* written as addresses; with allow_named, allowlist mode */
+	/*
+	 * The addresses of the allowed host names, as DNS gave them: DNS is
+	 * not the caller, so these never open what the defaults refuse.
+	 */
+	const struct sr_strv *allow_named;
+	const struct sr_strv *deny; /* refused, even when also allowed */
+	const struct sr_strv *host; /* the host's own addresses: refused unless named in allow */
+	const char *dns;	    /* the helper's resolver: port 53 allowed; NULL none */
+	const char *gateway;	    /* the helper's alias for the host: always refused; NULL none */
 };
 
 /* Ruleset text for the policy (pure: unit-tested). */
