@@ -328,10 +328,27 @@ static int push_args(struct sr_strv *v, char *const *args, int n, struct sr_erro
 	return 0;
 }
 
+/* --workspace DIR: an existing directory, made absolute. */
+static int resolve_workspace(const struct sr_config *c, struct sr_agent *a, struct sr_error *err)
+{
+	struct stat st;
+
+	if (!c->workspace)
+		return 0;
+	if (stat(c->workspace, &st) < 0)
+		return sr_error_errno(err, sr_negerrno(), "workspace '%s'", c->workspace);
+	if (!S_ISDIR(st.st_mode))
+		return sr_error_errno(err, -ENOTDIR, "workspace '%s'", c->workspace);
+	a->host_dir = realpath(c->workspace, NULL);
+	if (!a->host_dir)
+		return sr_error_errno(err, sr_negerrno(), "workspace '%s'", c->workspace);
+	return 0;
+}
+
 static int resolve_command(const struct sr_config *c, const struct sr_sink *sink,
 			   struct sr_agent *a, struct sr_error *err)
 {
-	struct stat st;
+	int r;
 
 	a->kind = SR_AGENT_COMMAND;
 	if (c->argc < 1 && !c->no_entry)
@@ -340,15 +357,9 @@ static int resolve_command(const struct sr_config *c, const struct sr_sink *sink
 	if (c->entry_given)
 		sr_warn(sink,
 			"--entry is for a directory or archive agent: ignored with -- COMMAND");
-	if (c->workspace) {
-		if (stat(c->workspace, &st) < 0)
-			return sr_error_errno(err, sr_negerrno(), "workspace '%s'", c->workspace);
-		if (!S_ISDIR(st.st_mode))
-			return sr_error_errno(err, -ENOTDIR, "workspace '%s'", c->workspace);
-		a->host_dir = realpath(c->workspace, NULL);
-		if (!a->host_dir)
-			return sr_error_errno(err, sr_negerrno(), "workspace '%s'", c->workspace);
-	}
+	r = resolve_workspace(c, a, err);
+	if (r < 0)
+		return r;
 	return push_args(&a->argv, c->argv, c->argc, err);
 }
 
@@ -366,11 +377,32 @@ static int resolve_dir(const struct sr_config *c, struct sr_agent *a, struct sr_
 					&a->argv, err);
 }
 
+/* The part of path below dir ("a/b" for "/w/a/b" in "/w"), or NULL; both absolute, tidy. */
+static const char *below(const char *path, const char *dir)
+{
+	size_t n = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+
+	if (strncmp(path, dir, n) != 0 || path[n] != '/')
+		return NULL;
+	return path + n + 1;
+}
+
+/*
+ * An executable file is all the agent gets: not its directory. That
+ * directory is wherever the file happens to be -- a home directory with
+ * ~/.ssh beside the script, or, for a root caller, a root-only directory
+ * whose 0600 files the idmapped workspace would make the agent's. So the
+ * file is copied into an empty workspace (sandbox-side, by PID 1: mounts.c)
+ * and run as /workspace/NAME. Whoever wants a directory says which, with
+ * --workspace DIR: a file inside it runs from there, one outside it is
+ * copied in beside its files.
+ */
 static int resolve_file(const struct sr_config *c, const struct sr_sink *sink, struct sr_agent *a,
 			const char *real, struct sr_error *err)
 {
 	_cleanup_free_ char *inside = NULL;
-	const char *slash = strrchr(real, '/');
+	const char *rel;
+	int r;
 
 	a->kind = SR_AGENT_FILE;
 	if (c->entry_given)
@@ -378,9 +410,18 @@ static int resolve_file(const struct sr_config *c, const struct sr_sink *sink, s
 			"--entry is for a directory or archive agent: ignored for the executable "
 			"file %s",
 			c->argv[0]);
-	/* realpath() of a file: never "/" alone, always a slash. */
-	a->host_dir = slash == real ? strdup("/") : strndup(real, (size_t)(slash - real));
-	if (!a->host_dir || asprintf(&inside, SR_WORKSPACE "/%s", slash + 1) < 0) {
+	r = resolve_workspace(c, a, err);
+	if (r < 0)
+		return r;
+	rel = a->host_dir ? below(real, a->host_dir) : NULL;
+	if (!rel) {
+		/* realpath() of a file: never "/" alone, always a slash. */
+		rel = strrchr(real, '/') + 1;
+		a->file_path = strdup(real);
+		if (!a->file_path)
+			return sr_error_errno(err, -ENOMEM, "agent");
+	}
+	if (asprintf(&inside, SR_WORKSPACE "/%s", rel) < 0) {
 		inside = NULL;
 		return sr_error_errno(err, -ENOMEM, "agent");
 	}
@@ -405,6 +446,13 @@ static int resolve_path(const struct sr_config *c, const struct sr_sink *sink, s
 	real = realpath(path, NULL);
 	if (!real)
 		return sr_error_errno(err, sr_negerrno(), "agent '%s'", path);
+	if (c->workspace &&
+	    (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && sr_agent_is_archive_name(path))))
+		return sr_error_msg(
+		    err, -EINVAL,
+		    "--workspace is for '-- COMMAND' or an executable-file agent (the "
+		    "AGENT directory or archive '%s' is its own workspace)",
+		    path);
 
 	if (S_ISDIR(st.st_mode)) {
 		a->host_dir = steal_pointer(&real);
@@ -453,6 +501,7 @@ void sr_agent_free(struct sr_agent *a)
 {
 	free(a->host_dir);
 	free(a->archive_path);
+	free(a->file_path);
 	sr_strv_free(&a->argv);
 	*a = (struct sr_agent){};
 }

@@ -11,7 +11,7 @@
 
 enum sr_agent_kind {
 	SR_AGENT_DIR,	  /* host directory: overlay lower layer */
-	SR_AGENT_FILE,	  /* executable file: its directory is the workspace */
+	SR_AGENT_FILE,	  /* executable file: copied into an empty workspace, or --workspace DIR */
 	SR_AGENT_ARCHIVE, /* extracted inside the sandbox into a fresh workspace */
 	SR_AGENT_COMMAND, /* -- COMMAND: --workspace DIR or an empty workspace */
 	_SR_AGENT_KIND_MAX,
@@ -22,6 +22,11 @@ struct sr_agent {
 	char *host_dir;	    /* absolute; NULL for an archive or an empty workspace */
 	char *archive_path; /* absolute; SR_AGENT_ARCHIVE only */
 	/*
+	 * SR_AGENT_FILE outside the workspace: the file (absolute, no symbolic
+	 * link), copied into it as SR_WORKSPACE/NAME; else NULL.
+	 */
+	char *file_path;
+	/*
 	 * The command inside the sandbox. Empty for an archive until it is
 	 * extracted and its entry detected (sr_agent_detect_entry in the child).
 	 */
@@ -31,7 +36,8 @@ struct sr_agent {
 /*
  * Host side: classifies c->argv[0] and, for a directory or file, finds the
  * entry (not with c->no_entry: a sandbox made to live, run nothing yet).
- * Warnings (an --entry that does not apply) go to sink.
+ * --workspace DIR goes with -- COMMAND, an executable file, or nothing
+ * (create). Warnings (an --entry that does not apply) go to sink.
  */
 int sr_agent_resolve(const struct sr_config *c, const struct sr_sink *sink, struct sr_agent *ret,
 		     struct sr_error *err);

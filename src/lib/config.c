@@ -736,10 +736,6 @@ int sr_config_validate(const struct sr_config *c, struct sr_error *err)
 				    "network: allow '%s' given but the network mode is none "
 				    "(use --net egress, or drop the allow entries)",
 				    c->allow.items[0]);
-	if (c->workspace && !c->command_mode && !c->no_entry)
-		return sr_error_msg(err, -EINVAL,
-				    "--workspace is only for '-- COMMAND' (an AGENT directory is "
-				    "its own workspace)");
 	if (c->cpus_milli > SR_CPUS_MAX_MILLI)
 		return sr_error_msg(err, -ERANGE, "cpus: out of range");
 	if (c->pids > PIDS_MAX)

@@ -80,7 +80,7 @@ t_entry_detection() {
 	sr --net none --entry "sh run.sh" "$d/entry" a b
 	assert_eq "--entry with arguments" "entry a b" "$out"
 	sr --net none "$d/entry/run.sh" x
-	assert_eq "an executable file: its directory is the workspace" "entry x" "$out"
+	assert_eq "an executable file runs as /workspace/NAME" "entry x" "$out"
 	sr --net none "$d/missing"
 	assert_eq "a missing agent: 127" 127 "$rc"
 }

@@ -373,7 +373,7 @@ END_TEST
 
 START_TEST(test_resolve_file)
 {
-	_cleanup_free_ char *real = realpath(tmpdir, NULL);
+	_cleanup_free_ char *real = realpath(tmpdir, NULL), *file = NULL;
 	const char *want[] = {"/workspace/run.sh", "-v"};
 	char *argv[] = {NULL, "-v"};
 	struct sr_agent a = {};
@@ -381,9 +381,12 @@ START_TEST(test_resolve_file)
 
 	put("run.sh", "#!/bin/sh\n", 0755);
 	argv[0] = strdup(tmp_path("run.sh"));
+	ck_assert_int_ge(asprintf(&file, "%s/run.sh", real), 0);
+	/* The file alone: no workspace directory, the file copied in. */
 	ck_assert_int_eq(resolve(argv, 2, &a, &err), 0);
 	ck_assert_int_eq(a.kind, SR_AGENT_FILE);
-	ck_assert_str_eq(a.host_dir, real);
+	ck_assert_ptr_null(a.host_dir);
+	ck_assert_str_eq(a.file_path, file);
 	assert_argv(&a.argv, want, 2);
 	sr_agent_free(&a);
 
@@ -392,6 +395,64 @@ START_TEST(test_resolve_file)
 	ck_assert_int_eq(err.status, 126);
 	ck_assert_ptr_nonnull(strstr(err.msg, "is not executable (chmod +x "));
 	free(argv[0]);
+}
+END_TEST
+
+/*
+ * --workspace DIR with a file: a file inside DIR runs from there (nothing
+ * copied), one outside it is copied in beside DIR's files. A directory or
+ * an archive is its own workspace.
+ */
+START_TEST(test_resolve_file_workspace)
+{
+	_cleanup_free_ char *real = realpath(tmpdir, NULL), *sub = NULL, *file = NULL;
+	const char *inside[] = {"/workspace/bin/run.sh"};
+	const char *outside[] = {"/workspace/tool.sh"};
+	char *argv[1];
+	struct sr_config c = {.argv = argv, .argc = 1};
+	struct sr_agent a = {};
+	struct sr_error err = {};
+
+	ck_assert_int_eq(mkdirat(tmpfd, "ws", 0755), 0);
+	ck_assert_int_eq(mkdirat(tmpfd, "ws/bin", 0755), 0);
+	put("ws/bin/run.sh", "#!/bin/sh\n", 0755);
+	put("tool.sh", "#!/bin/sh\n", 0755);
+	ck_assert_int_ge(asprintf(&sub, "%s/ws", real), 0);
+	ck_assert_int_ge(asprintf(&file, "%s/tool.sh", real), 0);
+	c.workspace = sub;
+
+	argv[0] = tmp_path("ws/bin/run.sh");
+	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), 0);
+	ck_assert_int_eq(a.kind, SR_AGENT_FILE);
+	ck_assert_str_eq(a.host_dir, sub);
+	ck_assert_ptr_null(a.file_path);
+	assert_argv(&a.argv, inside, 1);
+	sr_agent_free(&a);
+
+	argv[0] = tmp_path("tool.sh");
+	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), 0);
+	ck_assert_str_eq(a.host_dir, sub);
+	ck_assert_str_eq(a.file_path, file);
+	assert_argv(&a.argv, outside, 1);
+	sr_agent_free(&a);
+
+	/* A name that only starts like the workspace is not in it. */
+	put("wsx", "#!/bin/sh\n", 0755);
+	argv[0] = tmp_path("wsx");
+	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), 0);
+	ck_assert_ptr_nonnull(a.file_path);
+	sr_agent_free(&a);
+
+	argv[0] = tmp_path("ws");
+	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -EINVAL);
+	ck_assert_int_eq(err.status, 125);
+	ck_assert_ptr_nonnull(strstr(err.msg, "is its own workspace"));
+	ck_assert_ptr_null(a.host_dir);
+
+	put("agent.tar.gz", "not checked here", 0755);
+	argv[0] = tmp_path("agent.tar.gz");
+	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "is its own workspace"));
 }
 END_TEST
 
@@ -771,6 +832,7 @@ static Suite *agent_suite(void)
 	tcase_add_checked_fixture(tr, setup_tmp, teardown_tmp);
 	tcase_add_test(tr, test_resolve_dir);
 	tcase_add_test(tr, test_resolve_file);
+	tcase_add_test(tr, test_resolve_file_workspace);
 	tcase_add_test(tr, test_resolve_archive);
 	tcase_add_test(tr, test_resolve_missing_and_special);
 	tcase_add_test(tr, test_resolve_command);

@@ -190,9 +190,10 @@ START_TEST(test_command_mode)
 	ck_assert_str_eq(run.c.argv[0], "agentdir");
 	sr_config_free(&run.c);
 
+	/* An executable-file agent takes one too: what AGENT is, test-agent says. */
 	PARSE(&run, "--workspace", "/tmp", "agentdir");
-	ck_assert_str_eq(parse_error(&run), "--workspace is only for '-- COMMAND' (an AGENT "
-					    "directory is its own workspace)");
+	parse_ok(&run);
+	ck_assert_str_eq(run.c.workspace, "/tmp");
 	sr_config_free(&run.c);
 
 	PARSE(&run, "--");

@@ -29,6 +29,7 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -300,6 +301,20 @@ int sr_mounts_open_sources(struct sr_plan *p, struct sr_error *err)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return sr_error_errno(err, sr_negerrno(), "make mounts private");
 	s->workspace = -1;
+	s->agent_file = -1;
+	if (p->agent->file_path) {
+		/*
+		 * realpath() named it, so a symbolic link here means the path
+		 * changed since: refused, not followed. Non-blocking, and then
+		 * it must be a regular file: a FIFO put in its place would
+		 * otherwise hold the set-up for ever.
+		 */
+		s->agent_file = sr_openat2(AT_FDCWD, p->agent->file_path,
+					   O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
+					   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (s->agent_file < 0)
+			return sr_error_errno(err, sr_negerrno(), "agent %s", p->agent->file_path);
+	}
 	s->n_binds = 0;
 	s->binds = calloc(c->n_binds + 1, sizeof(*s->binds));
 	if (!s->binds)
@@ -473,14 +488,58 @@ static int extract_archive(const struct sr_plan *p, int data, struct sr_error *e
 }
 
 /*
+ * An executable-file agent, copied in as /workspace/NAME: the sandbox
+ * user's own file, on the sandbox's disk (within its limit), with no
+ * set-id bit. A copy, not a bind of the host file: the agent may change it
+ * as it could a file of a directory agent's (overlay), and no host path of
+ * the caller's appears in the sandbox's mount table. Never over a file
+ * the workspace already has.
+ */
+static int copy_agent_file(const struct sr_plan *p, int src, int dir, struct sr_error *err)
+{
+	const char *name = strrchr(p->agent->file_path, '/') + 1;
+	_cleanup_close_ int out = -1;
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(src, &st) < 0)
+		return sr_error_errno(err, sr_negerrno(), "agent %s", p->agent->file_path);
+	if (!S_ISREG(st.st_mode))
+		return sr_error_msg(err, -EINVAL, "agent %s: not a regular file any more",
+				    p->agent->file_path);
+	out = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+	if (out < 0 && errno == EEXIST)
+		return sr_error_msg(err, -EEXIST,
+				    "agent %s: the workspace already has a %s (run that one, or "
+				    "rename one of them)",
+				    p->agent->file_path, name);
+	if (out < 0 || fchmod(out, 0755) < 0)
+		return sr_error_errno(err, sr_negerrno(), "agent %s: copy into " SR_WORKSPACE,
+				      p->agent->file_path);
+	do
+		n = sendfile(out, src, NULL, 1 << 30);
+	while (n > 0 || (n < 0 && errno == EINTR));
+	if (n < 0) {
+		int e = sr_negerrno();
+
+		return sr_error_errno(err, e, "agent %s: copy into " SR_WORKSPACE "%s",
+				      p->agent->file_path,
+				      e == -ENOSPC ? " (past the disk limit, --disk)" : "");
+	}
+	return 0;
+}
+
+/*
  * /workspace: an overlay whose lower layer is the agent's directory (never
  * written: the host tree stays as it was) and whose upper layer lives on
  * the disk tmpfs; an archive's extracted tree or an empty directory is
- * bound as it is, being ours already.
+ * bound as it is, being ours already. An executable-file agent is copied
+ * in last, once the workspace is what the agent will see.
  */
-static int mount_workspace(const struct sr_plan *p, int ws, int root, int data,
-			   struct sr_error *err)
+static int mount_workspace(struct sr_plan *p, int ws, int root, int data, struct sr_error *err)
 {
+	_cleanup_close_ int file = steal_fd(&p->sources.agent_file);
+	_cleanup_close_ int dir = -1;
 	char opts[256];
 	int r;
 
@@ -490,8 +549,14 @@ static int mount_workspace(const struct sr_plan *p, int ws, int root, int data,
 			if (r < 0)
 				return r;
 		}
-		return bind_tree(data, "workspace", root, "workspace",
-				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/workspace", err);
+		r = bind_tree(data, "workspace", root, "workspace",
+			      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/workspace", err);
+		if (r < 0 || file < 0)
+			return r;
+		dir = openat(data, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dir < 0)
+			return sr_error_errno(err, sr_negerrno(), "open " SR_WORKSPACE);
+		return copy_agent_file(p, file, dir, err);
 	}
 	/*
 	 * lowerdir through /proc/self/fd: the directory opened before any
@@ -517,7 +582,12 @@ static int mount_workspace(const struct sr_plan *p, int ws, int root, int data,
 						: "");
 		return sr_error_errno(err, e, "mount overlay on /workspace");
 	}
-	return 0;
+	if (file < 0)
+		return 0;
+	dir = openat(root, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return sr_error_errno(err, sr_negerrno(), "open " SR_WORKSPACE);
+	return copy_agent_file(p, file, dir, err);
 }
 
 /* Entries of /proc that reveal or change the host kernel: hidden or read-only. */

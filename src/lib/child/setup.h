@@ -13,8 +13,9 @@ struct sr_cgroup;
 
 /* Host paths the filesystem is built from, opened by the child first (mounts.c). */
 struct sr_sources {
-	int workspace; /* the agent's directory, or -1 */
-	int *binds;    /* one per config->binds[] */
+	int workspace;	/* the agent's directory, or -1 */
+	int agent_file; /* an executable-file agent to copy in (agent.h file_path), or -1 */
+	int *binds;	/* one per config->binds[] */
 	size_t n_binds;
 	/*
 	 * For a helper handed its tap (net.h): /dev/net/tun as opened here,
