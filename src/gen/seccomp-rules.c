@@ -184,6 +184,7 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
      */
     DENY_IOCTL(TIOCSTI, "inject input into a terminal (CVE-2017-5226)"),
     DENY_IOCTL(TIOCLINUX, "virtual console control; can inject input too"),
+    DENY_IOCTL(TIOCSETD, "change a terminal's line discipline: outlives the run, loads modules"),
     /*
      * personality(2) takes an unsigned int. Docker's safe set: Linux and
      * 32-bit Linux, with or without UNAME26, and 0xffffffff (query).

@@ -6,9 +6,9 @@
  * when one is a terminal, what the agent changes on it outlives the run --
  * its settings (raw mode, no echo), the flags of the open file description
  * it shares with the caller's shell (O_NONBLOCK, which a Node.js agent
- * leaves on and which breaks the shell's next read), exclusive mode. The
- * supervisor saves them before the sandbox starts and puts them back once
- * it is gone.
+ * leaves on and which breaks the shell's next read), exclusive mode, the
+ * line discipline. The supervisor saves them before the sandbox starts and
+ * puts them back once it is gone.
  */
 #pragma once
 
@@ -20,6 +20,7 @@ struct sr_tty_state {
 		bool saved;
 		bool exclusive;
 		int flags;
+		int ldisc; /* TIOCGETD's; -1 unknown */
 		struct termios tio;
 	} fd[3];
 };
@@ -28,7 +29,7 @@ struct sr_tty_state {
 void sr_tty_save(struct sr_tty_state *s);
 /*
  * Puts back what sr_tty_save() saw, best effort and never stopped by
- * SIGTTOU: the file flags always, the settings and exclusive mode only
- * where we are still in the terminal's foreground.
+ * SIGTTOU: the file flags and the line discipline always, the settings
+ * and exclusive mode only where we are still in the terminal's foreground.
  */
 void sr_tty_restore(const struct sr_tty_state *s);

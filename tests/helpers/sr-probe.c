@@ -416,6 +416,41 @@ static int cmd_tiocsti(char **argv)
 	return 0;
 }
 
+/* ---- ldisc ---- */
+
+/*
+ * ldisc [N]: fd 0's line discipline; with N, first try to set it (as is,
+ * with the request's upper 32 bits set, and on fd -1, where the bare
+ * kernel says EBADF), then say it again.
+ */
+static int cmd_ldisc(char **argv)
+{
+	static const struct {
+		const char *name;
+		unsigned long request;
+	} requests[] = {
+	    {"TIOCSETD", TIOCSETD},
+	    /* The kernel truncates the request to 32 bits: this is TIOCSETD too. */
+	    {"TIOCSETD|1<<32", (1UL << 32) | TIOCSETD},
+	};
+	char label[64];
+	int now;
+
+	for (size_t i = 0; argv[0] && i < ARRAY_SIZE(requests); i++) {
+		int want = atoi(argv[0]);
+
+		snprintf(label, sizeof(label), "%s fd 0", requests[i].name);
+		print_errno(label, errno_of(syscall(SYS_ioctl, 0, requests[i].request, &want)));
+		snprintf(label, sizeof(label), "%s fd -1", requests[i].name);
+		print_errno(label, errno_of(syscall(SYS_ioctl, -1, requests[i].request, &want)));
+	}
+	if (ioctl(0, TIOCGETD, &now) < 0)
+		print_errno("ldisc", errno);
+	else
+		printf("ldisc: %d\n", now);
+	return 0;
+}
+
 /* ---- userns ---- */
 
 static int try_unshare_user(const void *arg)
@@ -682,6 +717,7 @@ static const struct command {
     {"list", 0, 0, cmd_list, "list                   names for 'syscall'"},
     {"caps", 0, 0, cmd_caps, "caps"},
     {"tiocsti", 0, 0, cmd_tiocsti, "tiocsti"},
+    {"ldisc", 0, 1, cmd_ldisc, "ldisc [N]              fd 0's line discipline (set to N first)"},
     {"fds", 0, 0, cmd_fds, "fds"},
     {"userns", 0, 0, cmd_userns, "userns"},
     {"x32", 0, 0, cmd_x32, "x32"},

@@ -511,11 +511,24 @@ static int try_tiocgwinsz(void)
 	return tty_ioctl(TIOCGWINSZ);
 }
 
+/* N_TTY (0, what arg holds) on a fresh pty: unfiltered, a harmless success. */
+static int try_tiocsetd(void)
+{
+	return tty_ioctl(TIOCSETD);
+}
+
+static int try_tiocsetd_high(void)
+{
+	return tty_ioctl((1UL << 32) | TIOCSETD);
+}
+
 START_TEST(test_filter_terminal_ioctls)
 {
 	assert_filtered(try_tiocsti, EPERM);
 	assert_filtered(try_tiocsti_high, EPERM);
 	assert_filtered(try_tioclinux, EPERM);
+	assert_filtered(try_tiocsetd, EPERM);
+	assert_filtered(try_tiocsetd_high, EPERM);
 	assert_filtered(try_tiocgwinsz, 0);
 	/*
 	 * Unfiltered, the kernel drops the high bits: the call is TIOCSTI and
@@ -523,6 +536,9 @@ START_TEST(test_filter_terminal_ioctls)
 	 */
 	ck_assert_int_eq(WEXITSTATUS(run_probe(try_tiocsti_high, false)),
 			 WEXITSTATUS(run_probe(try_tiocsti, false)));
+	/* Unfiltered, N_TTY on a pty is set (both ways): EPERM is the filter's. */
+	ck_assert_int_eq(WEXITSTATUS(run_probe(try_tiocsetd, false)), 0);
+	ck_assert_int_eq(WEXITSTATUS(run_probe(try_tiocsetd_high, false)), 0);
 }
 END_TEST
 
