@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "agent.h"
 #include "json.h"
+#include "hostpath.h"
 #include "log.h"
 #include "util.h"
 
@@ -478,6 +479,44 @@ static int resolve_path(const struct sr_config *c, const struct sr_sink *sink, s
 			   path);
 }
 
+/*
+ * Here, host side, where a link's owner is known: inside the sandbox's
+ * user namespace, host root and every other user are one "nobody", and
+ * only root's links may be followed, outside the agent's own tree: the
+ * workspace directory and an executable file's directory (hostpath.c).
+ */
+static int resolve_binds(const struct sr_config *c, struct sr_agent *a, struct sr_error *err)
+{
+	_cleanup_free_ char *file_dir = a->file_path ? strdup(a->file_path) : NULL;
+	const char *trees[3] = {NULL};
+	size_t n = 0;
+
+	if (a->host_dir)
+		trees[n++] = a->host_dir;
+	if (file_dir) {
+		/* realpath() of a file: always a slash; "/" for one at the top. */
+		char *slash = strrchr(file_dir, '/');
+
+		if (slash == file_dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		trees[n++] = file_dir;
+	} else if (a->file_path) {
+		return sr_error_errno(err, -ENOMEM, "agent");
+	}
+	for (size_t i = 0; i < c->n_binds; i++) {
+		_cleanup_free_ char *path = NULL;
+		int r = sr_hostpath_resolve("bind", c->binds[i].src, trees, &path, err);
+
+		if (r < 0)
+			return r;
+		if (sr_strv_push(&a->bind_sources, path) < 0)
+			return sr_error_errno(err, -ENOMEM, "bind %s", c->binds[i].src);
+	}
+	return 0;
+}
+
 int sr_agent_resolve(const struct sr_config *c, const struct sr_sink *sink, struct sr_agent *ret,
 		     struct sr_error *err)
 {
@@ -490,6 +529,8 @@ int sr_agent_resolve(const struct sr_config *c, const struct sr_sink *sink, stru
 		k = sr_error_msg(err, -EINVAL, "no AGENT given (see --help)");
 	else
 		k = resolve_path(c, sink, &a, err);
+	if (k >= 0)
+		k = resolve_binds(c, &a, err);
 	if (k < 0)
 		return k;
 	*ret = a;
@@ -502,6 +543,7 @@ void sr_agent_free(struct sr_agent *a)
 	free(a->host_dir);
 	free(a->archive_path);
 	free(a->file_path);
+	sr_strv_free(&a->bind_sources);
 	sr_strv_free(&a->argv);
 	*a = (struct sr_agent){};
 }

@@ -27,6 +27,11 @@ struct sr_agent {
 	 */
 	char *file_path;
 	/*
+	 * config->binds[i].src, one each, resolved on the host with no
+	 * symbolic link left (hostpath.h): what the sandbox opens.
+	 */
+	struct sr_strv bind_sources;
+	/*
 	 * The command inside the sandbox. Empty for an archive until it is
 	 * extracted and its entry detected (sr_agent_detect_entry in the child).
 	 */
@@ -37,7 +42,7 @@ struct sr_agent {
  * Host side: classifies c->argv[0] and, for a directory or file, finds the
  * entry (not with c->no_entry: a sandbox made to live, run nothing yet).
  * --workspace DIR goes with -- COMMAND, an executable file, or nothing
- * (create). Warnings (an --entry that does not apply) go to sink.
+ * (create). Resolves the --bind sources too (bind_sources). Warnings (an --entry that does not apply) go to sink.
  */
 int sr_agent_resolve(const struct sr_config *c, const struct sr_sink *sink, struct sr_agent *ret,
 		     struct sr_error *err);

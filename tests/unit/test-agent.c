@@ -456,6 +456,51 @@ START_TEST(test_resolve_file_workspace)
 }
 END_TEST
 
+/*
+ * --bind sources come back with no link left (hostpath.c); a link among
+ * the agent's own files is refused whoever owns it, and the message says
+ * what to name instead.
+ */
+START_TEST(test_resolve_bind_sources)
+{
+	_cleanup_free_ char *real = realpath(tmpdir, NULL), *want = NULL, *dots = NULL;
+	_cleanup_free_ char *through = NULL;
+	struct sr_bind binds[1] = {{.dst = "/x"}};
+	char *argv[] = {NULL};
+	struct sr_config c = {.argv = argv, .argc = 1, .binds = binds, .n_binds = 1};
+	struct sr_agent a = {};
+	struct sr_error err = {};
+
+	ck_assert_int_eq(mkdirat(tmpfd, "agent", 0755), 0);
+	ck_assert_int_eq(mkdirat(tmpfd, "data", 0755), 0);
+	ck_assert_int_eq(mkdirat(tmpfd, "data/sub", 0755), 0);
+	put("agent/agent", "#!/bin/sh\n", 0755);
+	ck_assert_int_eq(symlinkat("../data", tmpfd, "agent/out"), 0);
+	argv[0] = strdup(tmp_path("agent"));
+	ck_assert_int_ge(asprintf(&want, "%s/data/sub", real), 0);
+	ck_assert_int_ge(asprintf(&dots, "%s/./data//sub/../sub", real), 0);
+	ck_assert_int_ge(asprintf(&through, "%s/agent/out/sub", real), 0);
+
+	binds[0].src = dots;
+	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), 0);
+	ck_assert_uint_eq(a.bind_sources.n, 1);
+	ck_assert_str_eq(a.bind_sources.items[0], want);
+	sr_agent_free(&a);
+
+	binds[0].src = through;
+	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -ELOOP);
+	ck_assert_ptr_nonnull(strstr(err.msg, "in the agent's own files"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "name the path it leads to instead"));
+	ck_assert_ptr_nonnull(strstr(err.msg, want));
+	ck_assert_uint_eq(a.bind_sources.n, 0);
+
+	binds[0].src = tmp_path("data/missing");
+	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "bind "));
+	free(argv[0]);
+}
+END_TEST
+
 START_TEST(test_resolve_archive)
 {
 	struct sr_agent a = {};
@@ -833,6 +878,7 @@ static Suite *agent_suite(void)
 	tcase_add_test(tr, test_resolve_dir);
 	tcase_add_test(tr, test_resolve_file);
 	tcase_add_test(tr, test_resolve_file_workspace);
+	tcase_add_test(tr, test_resolve_bind_sources);
 	tcase_add_test(tr, test_resolve_archive);
 	tcase_add_test(tr, test_resolve_missing_and_special);
 	tcase_add_test(tr, test_resolve_command);

@@ -319,12 +319,26 @@ int sr_mounts_open_sources(struct sr_plan *p, struct sr_error *err)
 	s->binds = calloc(c->n_binds + 1, sizeof(*s->binds));
 	if (!s->binds)
 		return sr_error_errno(err, -ENOMEM, "open sources");
+	if (p->agent->bind_sources.n != c->n_binds)
+		return sr_error_msg(err, -EINVAL, "bind sources not resolved");
+	/*
+	 * Resolved by the supervisor with no link left but root's own
+	 * (hostpath.c): a link that is there now was put there since, and is
+	 * refused rather than followed.
+	 */
 	for (; s->n_binds < c->n_binds; s->n_binds++) {
-		int fd = open(c->binds[s->n_binds].src, O_PATH | O_CLOEXEC);
+		int fd =
+		    sr_openat2(AT_FDCWD, p->agent->bind_sources.items[s->n_binds],
+			       O_PATH | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 
-		if (fd < 0)
-			return sr_error_errno(err, sr_negerrno(), "bind %s",
-					      c->binds[s->n_binds].src);
+		if (fd < 0) {
+			int e = sr_negerrno();
+
+			return sr_error_errno(err, e, "bind %s%s", c->binds[s->n_binds].src,
+					      e == -ELOOP ? " (a symbolic link was put on its way "
+							    "while the sandbox started)"
+							  : "");
+		}
 		s->binds[s->n_binds] = fd;
 	}
 	if (p->workspace_tree >= 0) {

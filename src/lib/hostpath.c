@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which symbolic links a --bind source may pass through.
+ *
+ * A bind source is a path the caller wrote, but not every directory on it
+ * is the caller's to vouch for: the agent writes its --bind directories,
+ * and the agent's own files are whatever its author put there.
+ * `agentdir/out -> ~` plus `--bind agentdir/out /out` handed the agent the
+ * caller's home, ~/.bashrc to append to (security round 2, finding 6);
+ * `agentdir/data -> ~` plus `--bind agentdir/data/cache` does the same one
+ * level down. The kernel's fs.protected_symlinks stops neither: it applies
+ * in sticky world-writable directories only, and an unprivileged caller's
+ * agent runs as the caller, so its links are the caller's own.
+ *
+ * The rule: a link is followed only where root owns both the link and the
+ * directory that holds it, and that directory is not in the agent's own
+ * tree. That leaves the system's layout (/bin -> usr/bin, /var/run ->
+ * /run, /home -> var/home): the agent is never host root, so it can plant
+ * no such link, nor move one of root's (the directory is root's too), nor
+ * with fs.protected_hardlinks (the default) hard-link one; another user
+ * cannot either. The agent's tree (its directory, an executable file's
+ * directory, --workspace DIR) is excluded whoever owns it: there a link is
+ * its author's choice, even where a root caller's checkout made it root's.
+ * Any other link, the caller's own included, is refused with what it
+ * points to: the caller names that path instead, and so says which
+ * directory is meant.
+ *
+ * The walk is the kernel's, one component at a time (openat() with
+ * O_NOFOLLOW from the previous component's fd), so each link is judged
+ * where it is, and ".." is the kernel's too. It runs in the supervisor,
+ * as the caller, where uids are the host's; the sandbox then opens the
+ * resulting path, which holds no link, with RESOLVE_NO_SYMLINKS
+ * (mounts.c): a link swapped in between is refused, never followed.
+ */
+#include "hostpath.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+/* The kernel's own limit on links in one lookup (MAXSYMLINKS). */
+#define MAX_LINKS 40
+
+/*
+ * O_DIRECTORY first: an O_PATH open without it does not trigger an
+ * automount (autofs home directories), and every component but the last
+ * is a directory. ENOTDIR: a file or a link, opened as itself.
+ */
+static int open_component(int dir, const char *name)
+{
+	int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOTDIR)
+		fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? sr_negerrno() : fd;
+}
+
+/* Whether path ("" is "/") is dir or lies beneath it. */
+static bool beneath(const char *path, const char *dir)
+{
+	size_t n = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static const char *in_tree(const char *path, const char *const *trees)
+{
+	for (size_t i = 0; trees && trees[i]; i++)
+		if (beneath(path, trees[i]))
+			return trees[i];
+	return NULL;
+}
+
+struct link {
+	const char *path; /* where the walk met it, no link before it */
+	const char *target;
+	const struct stat *st, *dir;
+	const char *tree; /* the agent's tree it lies in, or NULL */
+};
+
+static int refuse(const char *what, const char *path, const struct link *l, struct sr_error *err)
+{
+	_cleanup_free_ char *real = realpath(path, NULL);
+	char why[256], instead[PATH_MAX + 32] = "";
+
+	if (l->tree)
+		snprintf(why, sizeof(why),
+			 "in the agent's own files (%s), where its author chose the target",
+			 l->tree);
+	else
+		snprintf(
+		    why, sizeof(why),
+		    "owned by uid %u (its directory: uid %u), where an agent or another user "
+		    "may have planted it; only root's links in root's directories are followed",
+		    (unsigned)l->st->st_uid, (unsigned)l->dir->st_uid);
+	if (real)
+		snprintf(instead, sizeof(instead), " (%s)", real);
+	return sr_error_msg(err, -ELOOP,
+			    "%s %s: %s is a symbolic link to %s %s: name the path it leads to "
+			    "instead%s",
+			    what, path, l->path, l->target, why, instead);
+}
+
+/*
+ * seen: the path walked so far, with no link in it ("/" is ""). Its
+ * ".." is the kernel's: the component before is a directory (a mount's
+ * root climbs to where it is mounted, which is that too).
+ */
+static int seen_push(char *seen, size_t size, const char *name)
+{
+	size_t n = strlen(seen);
+	char *slash;
+
+	if (strcmp(name, "..") == 0) {
+		slash = strrchr(seen, '/');
+		if (slash)
+			*slash = '\0';
+		return 0;
+	}
+	return snprintf(seen + n, size - n, "/%s", name) >= (int)(size - n) ? -ENAMETOOLONG : 0;
+}
+
+static int open_root(int *cur, struct stat *st, char *seen)
+{
+	sr_closep(cur);
+	*cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*cur < 0 || fstat(*cur, st) < 0)
+		return sr_negerrno();
+	seen[0] = '\0';
+	return 0;
+}
+
+int sr_hostpath_resolve(const char *what, const char *path, const char *const *agent_trees,
+			char **ret_path, struct sr_error *err)
+{
+	char rest[PATH_MAX], seen[PATH_MAX], target[PATH_MAX], name[NAME_MAX + 1];
+	_cleanup_close_ int cur = -1;
+	struct stat dir;
+	const char *p = rest;
+	int links = 0, r;
+
+	if (path[0] != '/')
+		return sr_error_msg(err, -EINVAL, "%s %s: not an absolute path", what, path);
+	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
+		return sr_error_errno(err, -ENAMETOOLONG, "%s %s", what, path);
+	r = open_root(&cur, &dir, seen);
+	if (r < 0)
+		return sr_error_errno(err, r, "%s %s: open /", what, path);
+	for (;;) {
+		_cleanup_close_ int fd = -1;
+		char at[PATH_MAX], spliced[PATH_MAX];
+		struct link l;
+		struct stat st;
+		size_t len;
+		ssize_t n;
+
+		p += strspn(p, "/");
+		if (!*p)
+			break;
+		len = strcspn(p, "/");
+		if (len > NAME_MAX)
+			return sr_error_errno(err, -ENAMETOOLONG, "%s %s", what, path);
+		memcpy(name, p, len);
+		name[len] = '\0';
+		p += len;
+		if (strcmp(name, ".") == 0)
+			continue;
+		fd = open_component(cur, name);
+		if (fd < 0)
+			return sr_error_errno(err, fd, "%s %s", what, path);
+		if (fstat(fd, &st) < 0)
+			return sr_error_errno(err, sr_negerrno(), "%s %s", what, path);
+		if (!S_ISLNK(st.st_mode)) {
+			if (*p && !S_ISDIR(st.st_mode))
+				return sr_error_errno(err, -ENOTDIR, "%s %s", what, path);
+			if (seen_push(seen, sizeof(seen), name) < 0)
+				return sr_error_errno(err, -ENAMETOOLONG, "%s %s", what, path);
+			sr_closep(&cur);
+			cur = steal_fd(&fd);
+			dir = st;
+			continue;
+		}
+		n = readlinkat(fd, "", target, sizeof(target) - 1);
+		if (n <= 0)
+			return sr_error_errno(err, n < 0 ? sr_negerrno() : -ENOENT, "%s %s", what,
+					      path);
+		target[n] = '\0';
+		snprintf(at, sizeof(at), "%s/%s", seen, name);
+		l = (struct link){at, target, &st, &dir, in_tree(seen, agent_trees)};
+		if (l.tree || st.st_uid != 0 || dir.st_uid != 0)
+			return refuse(what, path, &l, err);
+		if (++links > MAX_LINKS)
+			return sr_error_errno(err, -ELOOP, "%s %s", what, path);
+		/* The rest of the path now starts with the link's target. */
+		if (snprintf(spliced, sizeof(spliced), "%s%s", target, p) >= (int)sizeof(spliced))
+			return sr_error_errno(err, -ENAMETOOLONG, "%s %s", what, path);
+		memcpy(rest, spliced, sizeof(rest));
+		p = rest;
+		if (target[0] == '/' && (r = open_root(&cur, &dir, seen)) < 0)
+			return sr_error_errno(err, r, "%s %s: open /", what, path);
+	}
+	*ret_path = strdup(seen[0] ? seen : "/");
+	if (!*ret_path)
+		return sr_error_errno(err, -ENOMEM, "%s %s", what, path);
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host paths the caller named (the sources of --bind and --ro-bind),
+ * resolved so that a symbolic link someone else planted on the way cannot
+ * redirect them. Host side: the owners of links are only known there (in
+ * the sandbox's user namespace host root and other users are all
+ * "nobody").
+ */
+#pragma once
+
+#include "log.h"
+
+#include <stdbool.h>
+
+/*
+ * Resolves the absolute path one component at a time, following a
+ * symbolic link only where root owns both the link and the directory
+ * that holds it, and that directory is in none of agent_trees (absolute,
+ * no link; NULL-terminated, or NULL): hostpath.c says why. The result has
+ * no link left (malloc'd); whoever opens it later opens it with
+ * RESOLVE_NO_SYMLINKS, so a link put there meanwhile is refused, not
+ * followed. On failure -errno, and err says "WHAT PATH: why" (-ELOOP: a
+ * link that is not followed, and what to name instead).
+ */
+int sr_hostpath_resolve(const char *what, const char *path, const char *const *agent_trees,
+			char **ret_path, struct sr_error *err);
