@@ -25,6 +25,7 @@
 #include "util.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -146,18 +147,40 @@ static int copy_symlink_at(int src_dirfd, const char *src, int dst_dirfd, const 
 	return 0;
 }
 
+/* The directories above name ("ssl" for "ssl/certs"), made in the new root as needed. */
+static int make_parents(int root_dirfd, const char *name, const char *what, struct sr_error *err)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", name);
+	for (char *slash = strchr(dir, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdirat(root_dirfd, dir, 0755) < 0 && errno != EEXIST)
+			return sr_error_errno(err, sr_negerrno(), "mkdir for %s", what);
+		*slash = '/';
+	}
+	return 0;
+}
+
 /*
  * Mirrors one host entry into the new root, read-only: a symlink is
  * recreated, a directory bound, a small regular file copied. Missing
- * entries are skipped: hosts differ (/lib32, /etc/gai.conf, ...).
+ * entries are skipped: hosts differ (/lib32, /etc/gai.conf, ...). A name
+ * may be a path ("ssl/certs"): what is above it is made, not mirrored.
  */
 static int mirror_entry(int host_dirfd, int root_dirfd, const char *name, const char *what,
 			struct sr_error *err)
 {
 	struct stat st;
+	int r;
 
 	if (fstatat(host_dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : sr_error_errno(err, sr_negerrno(), "stat %s", what);
+		return errno == ENOENT || errno == ENOTDIR
+			   ? 0
+			   : sr_error_errno(err, sr_negerrno(), "stat %s", what);
+	r = make_parents(root_dirfd, name, what, err);
+	if (r < 0)
+		return r;
 	if (S_ISLNK(st.st_mode))
 		return copy_symlink_at(host_dirfd, name, root_dirfd, name, err);
 	if (S_ISREG(st.st_mode) && st.st_size <= 1 << 20)
@@ -177,13 +200,44 @@ static const char *const host_top[] = {"usr", "bin", "sbin", "lib", "lib32", "li
  * The parts of /etc that programs need: the dynamic linker's cache, name
  * service and TLS configuration, time zone, alternatives. Not the rest:
  * host accounts, hostname, network and service configuration stay hidden.
+ *
+ * Of /etc/ssl and /etc/pki, what TLS clients read -- the trusted
+ * certificates, OpenSSL's configuration -- and not the rest: /etc/ssl/private
+ * and /etc/pki/tls/private hold the host's private keys, readable by
+ * group ssl-cert (Debian) or root, and an unprivileged caller's groups
+ * stay in force inside (docs/security.md). Debian and Alpine keep the
+ * certificates in ssl/certs, Arch and SUSE a bundle beside them, Fedora
+ * in pki/tls and pki/ca-trust/extracted (with crypto-policies).
  */
 static const char *const host_etc[] = {
-    "ld.so.cache",    "ld.so.conf", "ld.so.conf.d",    "nsswitch.conf",
-    "host.conf",      "gai.conf",   "services",	       "protocols",
-    "mime.types",     "localtime",  "timezone",	       "os-release",
-    "debian_version", "ssl",	    "ca-certificates", "ca-certificates.conf",
-    "alternatives",   "pki",	    "crypto-policies", "inputrc",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "nsswitch.conf",
+    "host.conf",
+    "gai.conf",
+    "services",
+    "protocols",
+    "mime.types",
+    "localtime",
+    "timezone",
+    "os-release",
+    "debian_version",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "ssl/cert.pem",
+    "ssl/ca-bundle.pem",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "alternatives",
+    "pki/tls/certs",
+    "pki/tls/cert.pem",
+    "pki/tls/openssl.cnf",
+    "pki/tls/ct_log_list.cnf",
+    "pki/ca-trust/extracted",
+    "pki/java",
+    "crypto-policies",
+    "inputrc",
     "mailcap",
 };
 
