@@ -30,6 +30,7 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -667,6 +668,63 @@ static const char *const proc_hidden_files[] = {
 static const char *const proc_hidden_dirs[] = {"acpi", "asound", "scsi", "firmware", "driver"};
 static const char *const proc_readonly[] = {"sys", "bus", "fs", "irq"};
 
+/*
+ * Covers /proc/NAME with a read-only file holding text. The file is made
+ * on the new root's tmpfs, bound, and unlinked again: the mount keeps it,
+ * and nothing of it shows in the sandbox's tree, nor on its disk.
+ */
+static int cover_with_text(int root, int proc, const char *name, const char *text,
+			   struct sr_error *err)
+{
+	static const char tmp[] = ".sr-cover";
+	char what[64];
+	int r;
+
+	snprintf(what, sizeof(what), "/proc/%s", name);
+	if (faccessat(proc, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	r = write_file_at(root, tmp, text, 0444, err);
+	if (r >= 0)
+		r = bind_tree(root, tmp, proc, name,
+			      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				  MOUNT_ATTR_NOEXEC,
+			      what, err);
+	if (unlinkat(root, tmp, 0) < 0 && r >= 0)
+		r = sr_error_errno(err, sr_negerrno(), "cover %s", what);
+	return r;
+}
+
+/*
+ * Facts of the host that no namespace hides. /proc/cmdline is the host
+ * kernel's command line, which can carry secrets (a disk's key, a
+ * provisioning token, cloud-init data) and names the host's setup: the
+ * sandbox sees an empty one. The boot id identifies the host's current
+ * boot across every sandbox it runs, a tracking handle shared by all of
+ * them: each sandbox gets a random one of its own, in the same format
+ * (programs that read it, journald's clients, telemetry, expect a UUID),
+ * as each production microVM boots afresh. Text rather than /dev/null:
+ * an empty boot id is a parse error to its readers.
+ */
+static int mask_host_facts(int root, int proc, struct sr_error *err)
+{
+	unsigned char u[16];
+	char boot_id[40];
+	int r;
+
+	if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u))
+		return sr_error_errno(err, sr_negerrno(), "boot id: getrandom");
+	u[6] = (unsigned char)((u[6] & 0x0f) | 0x40); /* version 4: random */
+	u[8] = (unsigned char)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+	snprintf(boot_id, sizeof(boot_id),
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\n", u[0],
+		 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+		 u[14], u[15]);
+	r = cover_with_text(root, proc, "cmdline", "\n", err);
+	if (r >= 0)
+		r = cover_with_text(root, proc, "sys/kernel/random/boot_id", boot_id, err);
+	return r;
+}
+
 static int mount_proc(const struct sr_plan *p, int root, struct sr_error *err)
 {
 	_cleanup_close_ int proc = -1, devnull = -1;
@@ -724,7 +782,7 @@ static int mount_proc(const struct sr_plan *p, int root, struct sr_error *err)
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return mask_host_facts(root, proc, err);
 }
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
