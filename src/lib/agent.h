@@ -42,7 +42,8 @@ struct sr_agent {
  * Host side: classifies c->argv[0] and, for a directory or file, finds the
  * entry (not with c->no_entry: a sandbox made to live, run nothing yet).
  * --workspace DIR goes with -- COMMAND, an executable file, or nothing
- * (create). Resolves the --bind sources too (bind_sources). Warnings (an --entry that does not apply) go to sink.
+ * (create). Resolves the --bind sources too (bind_sources). Warnings (an --entry that does not
+ * apply) go to sink.
  */
 int sr_agent_resolve(const struct sr_config *c, const struct sr_sink *sink, struct sr_agent *ret,
 		     struct sr_error *err);

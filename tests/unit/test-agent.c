@@ -422,7 +422,7 @@ START_TEST(test_resolve_file_workspace)
 	c.workspace = sub;
 
 	argv[0] = tmp_path("ws/bin/run.sh");
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), 0);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), 0);
 	ck_assert_int_eq(a.kind, SR_AGENT_FILE);
 	ck_assert_str_eq(a.host_dir, sub);
 	ck_assert_ptr_null(a.file_path);
@@ -430,7 +430,7 @@ START_TEST(test_resolve_file_workspace)
 	sr_agent_free(&a);
 
 	argv[0] = tmp_path("tool.sh");
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), 0);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), 0);
 	ck_assert_str_eq(a.host_dir, sub);
 	ck_assert_str_eq(a.file_path, file);
 	assert_argv(&a.argv, outside, 1);
@@ -439,19 +439,19 @@ START_TEST(test_resolve_file_workspace)
 	/* A name that only starts like the workspace is not in it. */
 	put("wsx", "#!/bin/sh\n", 0755);
 	argv[0] = tmp_path("wsx");
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), 0);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), 0);
 	ck_assert_ptr_nonnull(a.file_path);
 	sr_agent_free(&a);
 
 	argv[0] = tmp_path("ws");
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -EINVAL);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), -EINVAL);
 	ck_assert_int_eq(err.status, 125);
 	ck_assert_ptr_nonnull(strstr(err.msg, "is its own workspace"));
 	ck_assert_ptr_null(a.host_dir);
 
 	put("agent.tar.gz", "not checked here", 0755);
 	argv[0] = tmp_path("agent.tar.gz");
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -EINVAL);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "is its own workspace"));
 }
 END_TEST
@@ -482,20 +482,20 @@ START_TEST(test_resolve_bind_sources)
 	ck_assert_int_ge(asprintf(&through, "%s/agent/out/sub", real), 0);
 
 	binds[0].src = dots;
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), 0);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), 0);
 	ck_assert_uint_eq(a.bind_sources.n, 1);
 	ck_assert_str_eq(a.bind_sources.items[0], want);
 	sr_agent_free(&a);
 
 	binds[0].src = through;
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -ELOOP);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), -ELOOP);
 	ck_assert_ptr_nonnull(strstr(err.msg, "in the agent's own files"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "name the path it leads to instead"));
 	ck_assert_ptr_nonnull(strstr(err.msg, want));
 	ck_assert_uint_eq(a.bind_sources.n, 0);
 
 	binds[0].src = tmp_path("data/missing");
-	ck_assert_int_eq(sr_agent_resolve(&c, &a, &err), -ENOENT);
+	ck_assert_int_eq(sr_agent_resolve(&c, NULL, &a, &err), -ENOENT);
 	ck_assert_ptr_nonnull(strstr(err.msg, "bind "));
 	free(argv[0]);
 }
