@@ -95,6 +95,7 @@ size_t sr_msg_fds_allowed(const struct sr_msg *m)
 		return m->flags & SR_SPAWN_PTY ? 1 : 0;
 	case SR_MSG_TAP:
 	case SR_MSG_WORK:
+	case SR_MSG_CONNECTED:
 		return 1;
 	default:
 		return 0;

@@ -23,6 +23,9 @@
  *   <------------------------------- STATS
  *   WORK + fd ------------------------> a worker reads or writes a tar
  *   <------------------------------- WORKED  on the fd (cp, snapshot)
+ *   CONNECT --------------------------> a TCP connection to a port of
+ *   <------------------------------- CONNECTED + fd | CONNECT_FAILED
+ *                                       the sandbox's loopback (port)
  *   <------------------------------- EXIT (a spawned process ended)
  *   END ------------------------------> kills and reaps every process
  *   <------------------------------- ENDED (disk use); PID 1 exits
@@ -39,8 +42,8 @@
  * has several in flight matches them. Payloads (SPAWN's command) ride in
  * the same datagram after the fixed part; fds (SCM_RIGHTS) only with the
  * messages that take them: SPAWN (3: stdin, stdout, stderr; none with
- * SR_SPAWN_PTY), SPAWNED (1 with SR_SPAWN_PTY: the pty's master), TAP
- * and WORK (1 each). Anything else that brings an fd is malformed,
+ * SR_SPAWN_PTY), SPAWNED (1 with SR_SPAWN_PTY: the pty's master), TAP,
+ * WORK and CONNECTED (1 each). Anything else that brings an fd is malformed,
  * and the fd is closed unread.
  */
 #pragma once
@@ -68,6 +71,9 @@ enum sr_msg_type {
 	SR_MSG_STATS,
 	SR_MSG_WORK,
 	SR_MSG_WORKED,
+	SR_MSG_CONNECT,
+	SR_MSG_CONNECTED,
+	SR_MSG_CONNECT_FAILED,
 	_SR_MSG_TYPE_MAX,
 };
 
@@ -98,7 +104,8 @@ struct sr_msg {
 	int32_t code;	/* ERROR, SPAWN_FAILED, WORKED: negative errno (WORKED: 0 is done) */
 	int32_t status; /* ERROR, SPAWN_FAILED: exit status; EXIT: the wait status */
 	int32_t pid; /* SPAWNED, EXIT, SIGNAL: the process's pid in the sandbox; STATS: processes */
-	int32_t flags;	 /* SPAWN, SPAWNED: SR_SPAWN_*; SIGNAL: the signal; WORK: SR_WORK_* */
+	int32_t flags;	 /* SPAWN, SPAWNED: SR_SPAWN_*; SIGNAL: the signal; WORK: SR_WORK_*;
+			    CONNECT: the port */
 	int64_t value;	 /* EXIT, ENDED, STATS: bytes used on the sandbox's disk, -1 unknown;
 			    SPAWN with SR_SPAWN_PTY: the terminal's rows << 16 | columns */
 	int64_t user_us; /* EXIT: CPU time of the process and what it waited for; STATS: all */

@@ -22,9 +22,17 @@ struct verb {
 
 /* "run" is the default: `sandbox-run AGENT` is `sandbox-run run AGENT`. */
 static const struct verb verbs[] = {
-    {"run", sr_verb_run}, {"create", sr_verb_create},	{"exec", sr_verb_exec},
-    {"ls", sr_verb_ls},	  {"inspect", sr_verb_inspect}, {"timeout", sr_verb_timeout},
-    {"rm", sr_verb_rm},	  {"cp", sr_verb_cp},
+    {"run", sr_verb_run},
+    {"create", sr_verb_create},
+    {"exec", sr_verb_exec},
+    {"ls", sr_verb_ls},
+    {"inspect", sr_verb_inspect},
+    {"timeout", sr_verb_timeout},
+    {"rm", sr_verb_rm},
+    {"cp", sr_verb_cp},
+    {"port", sr_verb_port},
+    {"snapshot", sr_verb_snapshot},
+    {"snapshots", sr_verb_snapshots},
 };
 
 int sr_cli_stdout_status(const char *what)

@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include "profile.h"
+#include "snapshot.h"
 #include "state.h"
 #include "util.h"
 
@@ -346,6 +347,7 @@ int sr_options_parse_verb(int argc, char **argv, enum sr_options_verb verb, stru
 {
 	_cleanup_free_ struct collected *opts = calloc((size_t)argc + 1, sizeof(*opts));
 	struct parsed p = {.verb = verb, .opts = opts, .action = SR_ACTION_RUN};
+	_cleanup_free_ char *from_profile = NULL;
 	int r;
 
 	if (!opts)
@@ -372,7 +374,28 @@ int sr_options_parse_verb(int argc, char **argv, enum sr_options_verb verb, stru
 		if (r < 0)
 			return sr_error_prefix(err, "option --result");
 	}
-	r = sr_profile_load(c, p.profile ? p.profile : SR_DEFAULT_PROFILE, err);
+	/*
+	 * create --from NAME starts from the snapshot's own configuration
+	 * (snapshot.h), unless a profile is named; options go over it.
+	 */
+	for (size_t i = 0; !p.profile && i < p.n; i++) {
+		if (p.opts[i].id != OPT_FROM)
+			continue;
+		r = sr_snapshot_config_path(p.opts[i].arg, &from_profile, err);
+		if (r < 0)
+			return sr_error_prefix(err, "option --from");
+		if (access(from_profile, R_OK) < 0)
+			return sr_error_msg(
+			    err, -ENOENT,
+			    "option --from: no snapshot '%s' (sandbox-run snapshots "
+			    "lists them)",
+			    p.opts[i].arg);
+	}
+	r = sr_profile_load(c,
+			    p.profile	   ? p.profile
+			    : from_profile ? from_profile
+					   : SR_DEFAULT_PROFILE,
+			    err);
 	if (r < 0) {
 		/* The record names the profile asked for, above all when it failed. */
 		if (!c->profile)

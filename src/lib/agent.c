@@ -2,6 +2,7 @@
 #include "agent.h"
 #include "json.h"
 #include "hostpath.h"
+#include "snapshot.h"
 #include "log.h"
 #include "util.h"
 
@@ -517,13 +518,29 @@ static int resolve_binds(const struct sr_config *c, struct sr_agent *a, struct s
 	return 0;
 }
 
+/* create --from NAME: the snapshot's files are the archive, restored part by part (mounts.c). */
+static int resolve_snapshot(const struct sr_config *c, struct sr_agent *a, struct sr_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	int k = sr_snapshot_files(c->from, &dir, err);
+
+	if (k < 0)
+		return k;
+	a->kind = SR_AGENT_ARCHIVE;
+	a->snapshot = true;
+	a->archive_path = steal_pointer(&dir);
+	return 0;
+}
+
 int sr_agent_resolve(const struct sr_config *c, const struct sr_sink *sink, struct sr_agent *ret,
 		     struct sr_error *err)
 {
 	_cleanup_(sr_agent_free) struct sr_agent a = {};
 	int k;
 
-	if (c->command_mode || (c->no_entry && c->argc < 1))
+	if (c->from)
+		k = resolve_snapshot(c, &a, err);
+	else if (c->command_mode || (c->no_entry && c->argc < 1))
 		k = resolve_command(c, sink, &a, err);
 	else if (c->argc < 1 || !c->argv[0])
 		k = sr_error_msg(err, -EINVAL, "no AGENT given (see --help)");

@@ -21,6 +21,7 @@ struct sr_agent {
 	enum sr_agent_kind kind;
 	char *host_dir;	    /* absolute; NULL for an archive or an empty workspace */
 	char *archive_path; /* absolute; SR_AGENT_ARCHIVE only */
+	bool snapshot;	    /* the archive is a snapshot's (create --from: state.h) */
 	/*
 	 * SR_AGENT_FILE outside the workspace: the file (absolute, no symbolic
 	 * link), copied into it as SR_WORKSPACE/NAME; else NULL.

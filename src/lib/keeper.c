@@ -10,7 +10,9 @@
 #include "env.h"
 #include "proc.h"
 #include "protocol.h"
+#include "relay.h"
 #include "result.h"
+#include "snapshot.h"
 #include "sandbox.h"
 #include "state.h"
 #include "cgroup.h"
@@ -24,6 +26,8 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -33,16 +37,34 @@
 #define LOG_MAX (1 << 20)
 /* Connections at once: each is an fd and a little memory; past this, refused. */
 #define CLIENTS_MAX 512
+/* Relayed connections to published ports at once: 128 KiB of buffers each. */
+#define CONNS_MAX 256
+#define PORTS_MAX 64
 
 struct client {
 	int fd;
-	pid_t pid;     /* the process it exec'd, 0 before (or none) */
-	uint32_t work; /* the worker it waits for (cp), 0 for none */
+	pid_t pid;		     /* the process it exec'd, 0 before (or none) */
+	uint32_t work;		     /* the worker it waits for (cp, snapshot), 0 for none */
+	struct sr_snapshot_new snap; /* a snapshot being made for it (name set) */
 	int64_t start_ns;
 	int timerfd; /* its --timeout, -1 for none */
 	bool timed_out;
 	bool waits_end; /* rm: answered once the sandbox is gone */
 	bool hung_up;	/* gone: its process is killed, nobody is told */
+};
+
+/* A published port: 127.0.0.1:host_port on the host, port on the sandbox's loopback. */
+struct port {
+	int port, host_port;
+	int listen_fd;
+};
+
+/* One connection to a published port: waiting for the sandbox's side, then relayed. */
+struct conn {
+	int host_fd;
+	int sandbox_fd; /* -1 until PID 1 has connected */
+	uint32_t id;	/* the CONNECT's, while waiting */
+	struct sr_relay relay;
 };
 
 struct keeper {
@@ -62,6 +84,10 @@ struct keeper {
 	int deadline_fd;
 	struct client **clients;
 	size_t n_clients;
+	struct port *ports;
+	size_t n_ports;
+	struct conn **conns;
+	size_t n_conns;
 	const char *end_reason; /* NULL until the sandbox is ending */
 	bool done;
 };
@@ -237,6 +263,7 @@ static void drop_client(struct keeper *k, size_t i)
 {
 	struct client *cl = k->clients[i];
 
+	sr_snapshot_abort(&cl->snap);
 	sr_closep(&cl->fd);
 	sr_closep(&cl->timerfd);
 	free(cl);
@@ -351,18 +378,175 @@ static void on_worked(void *ctx, struct sr_sandbox *sb, uint32_t id, const struc
 	(void)sb;
 	for (size_t i = 0; i < k->n_clients; i++) {
 		struct client *cl = k->clients[i];
+		struct sr_error cerr = {0};
+		json_t *meta = NULL;
 
 		if (cl->work != id)
 			continue;
 		cl->work = 0;
-		reply(cl, err->code ? sr_ctl_error_reply(err) : json_pack("{sb}", "ok", 1), NULL,
-		      0);
 		cl->hung_up = true;
+		if (!cl->snap.name) {
+			reply(cl, err->code ? sr_ctl_error_reply(err) : json_pack("{sb}", "ok", 1),
+			      NULL, 0);
+			continue;
+		}
+		/* A snapshot's files are written: its configuration beside them, then its name. */
+		if (err->code ||
+		    sr_snapshot_commit(&cl->snap, k->config, k->id, &meta, &cerr) < 0) {
+			reply(cl, sr_ctl_error_reply(err->code ? err : &cerr), NULL, 0);
+		} else {
+			json_object_set_new(meta, "ok", json_true());
+			reply(cl, meta, NULL, 0);
+		}
+		sr_snapshot_abort(&cl->snap);
 	}
 }
 
+static void drop_conn(struct keeper *k, size_t i)
+{
+	struct conn *c = k->conns[i];
+
+	sr_closep(&c->host_fd);
+	sr_closep(&c->sandbox_fd);
+	free(c);
+	k->conns[i] = k->conns[--k->n_conns];
+}
+
+static void on_connected(void *ctx, struct sr_sandbox *sb, uint32_t id, int fd,
+			 const struct sr_error *err)
+{
+	struct keeper *k = ctx;
+
+	(void)sb;
+	(void)err;
+	for (size_t i = 0; i < k->n_conns; i++) {
+		struct conn *c = k->conns[i];
+
+		if (c->sandbox_fd >= 0 || c->id != id)
+			continue;
+		/* Nothing listens on the port inside: the host's connection is refused, as it would
+		 * be. */
+		if (fd < 0) {
+			drop_conn(k, i);
+			return;
+		}
+		c->sandbox_fd = fd;
+		sr_relay_init(&c->relay, c->host_fd, c->sandbox_fd);
+		return;
+	}
+	sr_closep(&fd);
+}
+
 static const struct sr_sandbox_ops keeper_ops = {
-    .exited = on_exited, .ended = on_ended, .worked = on_worked};
+    .exited = on_exited, .ended = on_ended, .worked = on_worked, .connected = on_connected};
+
+/* 127.0.0.1:port, or the kernel's choice of port when that one is taken (or privileged). */
+static int listen_loopback(int port, int *ret_port)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_port = htons((uint16_t)(attempt ? 0 : port)),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		socklen_t len = sizeof(sa);
+		int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		if (fd < 0)
+			return sr_negerrno();
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 128) == 0 &&
+		    getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
+			*ret_port = ntohs(sa.sin_port);
+			return fd;
+		}
+		close(fd);
+		if (errno != EADDRINUSE && errno != EACCES)
+			return sr_negerrno();
+	}
+	return -EADDRINUSE;
+}
+
+static json_t *port_json(const struct port *p)
+{
+	char url[64];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", p->host_port);
+	return json_pack("{sisiss}", "port", p->port, "host_port", p->host_port, "url", url);
+}
+
+static void save_ports(struct keeper *k)
+{
+	json_t *ports = json_array();
+
+	for (size_t i = 0; i < k->n_ports; i++)
+		json_array_append_new(ports, port_json(&k->ports[i]));
+	json_object_set_new(k->state, "ports", ports);
+	save_state(k);
+}
+
+/*
+ * `port ID PORT`: the sandbox's PORT on the host's 127.0.0.1 only. Each
+ * connection accepted there is relayed to one PID 1 makes inside (on_connect
+ * in init.c): the keeper never enters the sandbox's network namespace, and
+ * nothing reaches the sandbox but through this relay.
+ */
+static void do_port(struct keeper *k, struct client *cl, json_t *req)
+{
+	json_t *port = json_object_get(req, "port");
+	struct port *np;
+	int p, fd, host_port;
+
+	if (!json_is_integer(port) || json_integer_value(port) < 1 ||
+	    json_integer_value(port) > 65535)
+		return reply_error(cl, -EINVAL, 125, "port: a port is 1-65535");
+	p = (int)json_integer_value(port);
+	for (size_t i = 0; i < k->n_ports; i++)
+		if (k->ports[i].port == p)
+			return reply(cl,
+				     json_pack("{sbso}", "ok", 1, "port", port_json(&k->ports[i])),
+				     NULL, 0);
+	if (k->n_ports >= PORTS_MAX)
+		return reply_error(cl, -ENOSPC, 125, "port: %d ports are published already",
+				   PORTS_MAX);
+	fd = listen_loopback(p, &host_port);
+	if (fd < 0)
+		return reply_error(cl, fd, 125, "port: listen on 127.0.0.1: %s", strerror(-fd));
+	np = realloc(k->ports, sizeof(*np) * (k->n_ports + 1));
+	if (!np) {
+		close(fd);
+		return reply_error(cl, -ENOMEM, 125, "port: out of memory");
+	}
+	k->ports = np;
+	k->ports[k->n_ports++] = (struct port){.port = p, .host_port = host_port, .listen_fd = fd};
+	save_ports(k);
+	reply(cl, json_pack("{sbso}", "ok", 1, "port", port_json(&k->ports[k->n_ports - 1])), NULL,
+	      0);
+}
+
+static void on_port_connection(struct keeper *k, struct port *p)
+{
+	struct conn **nv, *c;
+	int fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	if (k->end_reason || k->n_conns >= CONNS_MAX) {
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	nv = c ? realloc(k->conns, sizeof(*nv) * (k->n_conns + 1)) : NULL;
+	if (!nv || sr_sandbox_connect(k->sb, p->port, &c->id) < 0) {
+		if (nv)
+			k->conns = nv;
+		free(c);
+		close(fd);
+		return;
+	}
+	k->conns = nv;
+	c->host_fd = fd;
+	c->sandbox_fd = -1;
+	k->conns[k->n_conns++] = c;
+}
 
 /* The sandbox's environment with the exec's KEY=VALUE pairs over it (a later one wins). */
 static int exec_env(struct keeper *k, json_t *env, struct sr_strv *ret, struct sr_error *err)
@@ -520,6 +704,32 @@ static void do_copy(struct keeper *k, struct client *cl, json_t *req, int kind, 
 		return reply_error(cl, r, 125, "cp: %s", strerror(-r));
 }
 
+/*
+ * snapshot NAME: the sandbox's files, written by a worker inside (work.c)
+ * into a file of the user's data directory opened here, then the
+ * configuration beside it (snapshot.h).
+ */
+static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
+{
+	const char *name = json_string_value(json_object_get(req, "name"));
+	struct sr_error err = {0};
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (!name)
+		return reply_error(cl, -EINVAL, 125, "snapshot: a malformed request");
+	if (k->end_reason || cl->work)
+		return reply_error(cl, -EBUSY, 125, "snapshot: %s",
+				   k->end_reason ? "the sandbox is ending" : "one per connection");
+	if (sr_snapshot_begin(name, &cl->snap, &fd, &err) < 0)
+		return reply(cl, sr_ctl_error_reply(&err), NULL, 0);
+	r = sr_sandbox_work(k->sb, SR_WORK_SNAPSHOT, NULL, fd, &cl->work);
+	if (r < 0) {
+		sr_snapshot_abort(&cl->snap);
+		return reply_error(cl, r, 125, "snapshot: %s", strerror(-r));
+	}
+}
+
 static void do_timeout(struct keeper *k, struct client *cl, json_t *req)
 {
 	json_t *ms = json_object_get(req, "ms");
@@ -563,6 +773,10 @@ static void on_request(struct keeper *k, struct client *cl)
 	} else if (sr_streq(op, "cp_out") || sr_streq(op, "cp_in")) {
 		do_copy(k, cl, req, sr_streq(op, "cp_out") ? SR_WORK_TAR_OUT : SR_WORK_TAR_IN, fds,
 			n_fds);
+	} else if (sr_streq(op, "snapshot")) {
+		do_snapshot(k, cl, req);
+	} else if (sr_streq(op, "port")) {
+		do_port(k, cl, req);
 	} else if (sr_streq(op, "inspect")) {
 		reply(cl, inspect_json(k), NULL, 0);
 	} else if (sr_streq(op, "timeout")) {
@@ -626,16 +840,29 @@ static void on_exec_timeout(struct keeper *k, struct client *cl)
 	sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
 }
 
-enum slot_kind { SLOT_LISTEN, SLOT_SIGNAL, SLOT_DEADLINE, SLOT_SANDBOX, SLOT_CLIENT, SLOT_TIMER };
+enum slot_kind {
+	SLOT_LISTEN,
+	SLOT_SIGNAL,
+	SLOT_DEADLINE,
+	SLOT_SANDBOX,
+	SLOT_CLIENT,
+	SLOT_TIMER,
+	SLOT_PORT,
+	SLOT_RELAY_HOST,
+	SLOT_RELAY_SANDBOX,
+};
 
 static void loop(struct keeper *k)
 {
 	while (!k->done) {
-		size_t cap = 3 + SR_SANDBOX_POLL_FDS + 2 * k->n_clients, n = 0;
+		size_t cap =
+			   3 + SR_SANDBOX_POLL_FDS + 2 * k->n_clients + k->n_ports + 2 * k->n_conns,
+		       n = 0;
 		_cleanup_free_ struct pollfd *fds = calloc(cap, sizeof(*fds));
 		_cleanup_free_ struct {
 			enum slot_kind kind;
 			struct client *cl;
+			size_t index; /* a port's or a relayed connection's */
 		} *slots = calloc(cap, sizeof(*slots));
 		int sbfds[SR_SANDBOX_POLL_FDS];
 		bool sandbox = false;
@@ -644,12 +871,14 @@ static void loop(struct keeper *k)
 			sr_sandbox_kill(k->sb);
 			return;
 		}
-#define ADD(f, k_, c_)                                                 \
-	do {                                                           \
-		fds[n] = (struct pollfd){.fd = (f), .events = POLLIN}; \
-		slots[n].kind = (k_);                                  \
-		slots[n++].cl = (c_);                                  \
+#define ADD_EV(f, ev, k_, c_, i_)                                    \
+	do {                                                         \
+		fds[n] = (struct pollfd){.fd = (f), .events = (ev)}; \
+		slots[n].kind = (k_);                                \
+		slots[n].index = (i_);                               \
+		slots[n++].cl = (c_);                                \
 	} while (0)
+#define ADD(f, k_, c_) ADD_EV(f, POLLIN, k_, c_, 0)
 		ADD(k->end_reason ? -1 : k->listen_fd, SLOT_LISTEN, NULL);
 		ADD(k->sigfd, SLOT_SIGNAL, NULL);
 		ADD(k->deadline_fd, SLOT_DEADLINE, NULL);
@@ -660,12 +889,35 @@ static void loop(struct keeper *k)
 			ADD(k->clients[i]->fd, SLOT_CLIENT, k->clients[i]);
 			ADD(k->clients[i]->timerfd, SLOT_TIMER, k->clients[i]);
 		}
+		for (size_t i = 0; i < k->n_ports; i++)
+			ADD_EV(k->ports[i].listen_fd, POLLIN, SLOT_PORT, NULL, i);
+		for (size_t i = 0; i < k->n_conns; i++) {
+			struct conn *c = k->conns[i];
+
+			if (c->sandbox_fd < 0)
+				continue;
+			ADD_EV(c->host_fd, sr_relay_events(&c->relay, 0), SLOT_RELAY_HOST, NULL, i);
+			ADD_EV(c->sandbox_fd, sr_relay_events(&c->relay, 1), SLOT_RELAY_SANDBOX,
+			       NULL, i);
+		}
 #undef ADD
+#undef ADD_EV
 		if (poll(fds, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			sr_sandbox_kill(k->sb);
 		}
+		/* The relays first, from the same poll: their slots name them by index. */
+		for (size_t i = 0; i + 1 < n; i++) {
+			if (slots[i].kind != SLOT_RELAY_HOST)
+				continue;
+			k->conns[slots[i].index]->relay.failed |= !sr_relay_step(
+			    &k->conns[slots[i].index]->relay, fds[i].revents, fds[i + 1].revents);
+			fds[i].revents = fds[i + 1].revents = 0;
+		}
+		for (size_t i = k->n_conns; i-- > 0;)
+			if (k->conns[i]->sandbox_fd >= 0 && k->conns[i]->relay.failed)
+				drop_conn(k, i);
 		for (size_t i = 0; i < n; i++) {
 			if (!fds[i].revents)
 				continue;
@@ -693,6 +945,12 @@ static void loop(struct keeper *k)
 			case SLOT_TIMER:
 				if (slots[i].cl->timerfd >= 0)
 					on_exec_timeout(k, slots[i].cl);
+				break;
+			case SLOT_PORT:
+				on_port_connection(k, &k->ports[slots[i].index]);
+				break;
+			case SLOT_RELAY_HOST:
+			case SLOT_RELAY_SANDBOX:
 				break;
 			}
 		}
@@ -823,6 +1081,13 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 			loop(&k);
 	}
 	sr_sandbox_free(k.sb);
+	/* Published ports close with the sandbox, before anyone hears it is gone. */
+	while (k.n_conns)
+		drop_conn(&k, k.n_conns - 1);
+	free(k.conns);
+	for (size_t i = 0; i < k.n_ports; i++)
+		sr_closep(&k.ports[i].listen_fd);
+	free(k.ports);
 	/* The helper, reaped: nothing of the sandbox is left once rm has its answer. */
 	for (int i = 0; i < 200 && waitpid(-1, NULL, WNOHANG) >= 0; i++)
 		usleep(10000);

@@ -381,6 +381,19 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 	case SR_MSG_ENDED:
 		sb->disk_used = m->value;
 		break;
+	case SR_MSG_CONNECTED:
+	case SR_MSG_CONNECT_FAILED:
+		if (sb->opts.ops && sb->opts.ops->connected) {
+			struct sr_error cerr = {0};
+			int fd = -1;
+
+			if (m->type == SR_MSG_CONNECTED && ex->n_fds == 1)
+				fd = steal_fd(&ex->fds[0]);
+			else
+				sr_error_errno(&cerr, m->code ? m->code : -EPROTO, "connect");
+			sb->opts.ops->connected(sb->opts.ctx, sb, m->id, fd, &cerr);
+		}
+		break;
 	case SR_MSG_WORKED:
 		if (sb->opts.ops && sb->opts.ops->worked) {
 			struct sr_error werr = {0};
@@ -641,6 +654,21 @@ int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, u
 		return -ESRCH;
 	m.id = ++sb->next_id;
 	r = sr_msg_send_full(sb->sock, &m, path, path ? strlen(path) + 1 : 0, &fd, 1);
+	if (r < 0)
+		return r;
+	*ret_id = m.id;
+	return 0;
+}
+
+int sr_sandbox_connect(struct sr_sandbox *sb, int port, uint32_t *ret_id)
+{
+	struct sr_msg m = {.type = SR_MSG_CONNECT, .flags = port};
+	int r;
+
+	if (sb->sock < 0 || sb->reaped)
+		return -ESRCH;
+	m.id = ++sb->next_id;
+	r = sr_msg_send(sb->sock, &m);
 	if (r < 0)
 		return r;
 	*ret_id = m.id;

@@ -48,6 +48,12 @@ struct sr_sandbox_ops {
 	void (*ended)(void *ctx, struct sr_sandbox *sb, const struct sr_exit *ends);
 	/* A worker of sr_sandbox_work() is done: err->code 0, or why it failed. */
 	void (*worked)(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct sr_error *err);
+	/*
+	 * A connection of sr_sandbox_connect(): fd (the callee's, connecting:
+	 * non-blocking, to be checked with SO_ERROR), or -1 and why.
+	 */
+	void (*connected)(void *ctx, struct sr_sandbox *sb, uint32_t id, int fd,
+			  const struct sr_error *err);
 };
 
 struct sr_sandbox_opts {
@@ -103,6 +109,8 @@ int sr_sandbox_stat(struct sr_sandbox *sb, struct sr_usage *ret);
  * callback, which comes through dispatch once it is done.
  */
 int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, uint32_t *ret_id);
+/* Asks PID 1 for a TCP connection to port on the sandbox's loopback (connected callback). */
+int sr_sandbox_connect(struct sr_sandbox *sb, int port, uint32_t *ret_id);
 /* Sends sig to the process group of spawned process pid. */
 int sr_sandbox_signal(struct sr_sandbox *sb, pid_t pid, int sig);
 /*

@@ -282,10 +282,76 @@ t_other_user() {
 	sr rm "$sb"
 }
 
+# listening ID PORT: something listens on PORT of the sandbox's loopback.
+listening() {
+	as_user "$SR" exec "$1" -- python3 -c "import socket; socket.create_connection(('127.0.0.1', $2))" \
+		</dev/null >/dev/null 2>&1
+}
+
+# port: a server inside, reached from the host at the printed URL only.
+t_port() {
+	local port url st
+	port=$((20000 + ($$ % 5000) * 2)) && [ "$SR_AS" = root ] || port=$((port + 1))
+	new_sandbox --timeout 60
+	sr exec "$sb" -- sh -c "mkdir -p /tmp/www && echo served-from-$SR_AS > /tmp/www/index.html &&
+		cd /tmp/www && setsid python3 -m http.server $port --bind 127.0.0.1 >/dev/null 2>&1 &"
+	until_ok 10 listening "$sb" "$port"
+	sr port "$sb" "$port"
+	url=$out
+	assert_match "port prints a 127.0.0.1 URL" '^http://127\.0\.0\.1:[0-9]+$' "$url"
+	assert_eq "the server inside answers there (its own page)" "served-from-$SR_AS" "$(curl -s -m 5 "$url/index.html")"
+	assert_eq "on the host's loopback only" "" \
+		"$(ss -Hltn "sport = :${url##*:}" | awk '{print $4}' | grep -v '^127\.0\.0\.1:')"
+	sr port "$sb" "$port"
+	assert_eq "publishing it again: the same URL" "$url" "$out"
+	sr inspect "$sb"
+	assert_match "inspect lists it" "\"ports\":\[\{\"port\":$port," "$out"
+	sr rm "$sb"
+	curl -s -m 5 "$url/" >/dev/null
+	st=$?
+	assert_eq "after rm nothing listens there (connection refused)" 7 "$st"
+	sr port nosuch 80
+	assert_eq "port of no sandbox: 125" 125 "$rc"
+}
+
+t_snapshot() {
+	local a b
+	new_sandbox --timeout 60 --memory 512M
+	sr exec "$sb" -- sh -c 'echo ws > w.txt; ln -s w.txt l; echo home > ~/h; mkdir /tmp/t; echo tmp > /tmp/t/x'
+	sr snapshot "$sb" "snap-$SR_AS"
+	assert_eq "snapshot: status 0" 0 "$rc"
+	sr snapshots --json
+	assert_eq "snapshots lists it, with its sandbox" "snap-$SR_AS $sb" \
+		"$(python3 -c 'import json,sys; m=json.load(sys.stdin)[0]; print(m["name"], m["sandbox_id"])' <<<"$out")"
+	sr snapshot "$sb" "snap-$SR_AS"
+	assert_eq "a name in use: refused" 125 "$rc"
+	sr rm "$sb"
+	new_sandbox --from "snap-$SR_AS"
+	a=$sb
+	new_sandbox --from "snap-$SR_AS" --timeout 30
+	b=$sb
+	sr exec "$a" -- sh -c 'cat w.txt ~/h /tmp/t/x; readlink l; echo changed > w.txt'
+	assert_eq "create --from: the snapshot's files, all three parts, links too" \
+		"$(printf 'ws\nhome\ntmp\nw.txt')" "$out"
+	sr exec "$b" -- cat w.txt
+	assert_eq "a second one from it: independent of the first" "ws" "$out"
+	sr inspect "$a"
+	assert_match "its configuration came with it (--memory 512M)" '"memory_bytes":536870912' "$out"
+	assert_match "and says where it came from" "\"from\":\"snap-$SR_AS\"" "$out"
+	sr inspect "$b"
+	assert_match "options over the snapshot's configuration (--timeout 30)" '"timeout_s":30' "$out"
+	sr rm "$a" "$b"
+	sr snapshots rm "snap-$SR_AS"
+	assert_eq "snapshots rm: status 0" 0 "$rc"
+	sr create --from "snap-$SR_AS"
+	assert_eq "create --from a snapshot that is gone: 125" 125 "$rc"
+	assert_match "saying so" "no snapshot 'snap-$SR_AS'" "$errout"
+}
+
 mkdir -p "$SR_TMP/examples" && cp -r "$SR_SRCDIR/examples/echo-agent" "$SR_TMP/examples/"
 chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
-	t_keeper_killed t_fifty t_other_user
+	t_keeper_killed t_fifty t_other_user t_port t_snapshot
 done_testing

@@ -20,16 +20,19 @@
 #include "protocol.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <malloc.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -470,6 +473,46 @@ static void on_stat(struct init *in, const struct sr_msg *req)
 	send_or_die(in->p->sock, &m);
 }
 
+/*
+ * A TCP connection to a port of the sandbox's loopback, for the host to
+ * relay a published port to (`sandbox-run port`): made here, in the
+ * sandbox's network namespace, with the sandbox's own rights, so the host
+ * needs no way into the namespace. 127.0.0.1 first, then ::1; the
+ * connect completes on the host's side (non-blocking).
+ */
+static void on_connect(struct init *in, const struct sr_msg *req)
+{
+	struct sr_msg m = {.type = SR_MSG_CONNECTED, .id = req->id};
+	struct sockaddr_in v4 = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)req->flags),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in6 v6 = {.sin6_family = AF_INET6,
+				  .sin6_port = htons((uint16_t)req->flags),
+				  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	const struct sockaddr *addrs[] = {(struct sockaddr *)&v4, (struct sockaddr *)&v6};
+	const socklen_t lens[] = {sizeof(v4), sizeof(v6)};
+	int e = -EINVAL;
+
+	for (size_t i = 0; req->flags > 0 && req->flags < 65536 && i < 2; i++) {
+		_cleanup_close_ int fd =
+		    socket(addrs[i]->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		if (fd < 0) {
+			e = sr_negerrno();
+			continue;
+		}
+		if (connect(fd, addrs[i], lens[i]) < 0 && errno != EINPROGRESS) {
+			e = sr_negerrno();
+			continue;
+		}
+		if (sr_msg_send_fd(in->p->sock, &m, fd) < 0)
+			_exit(125);
+		return;
+	}
+	m = (struct sr_msg){.type = SR_MSG_CONNECT_FAILED, .id = req->id, .code = e};
+	send_or_die(in->p->sock, &m);
+}
+
 /* A worker for a tar stream in or out (cp, snapshot): WORKED says how it went, once it ends. */
 static void on_work(struct init *in, const struct sr_msg *req, struct sr_msg_extra *ex)
 {
@@ -550,6 +593,9 @@ static void on_request(struct init *in)
 		break;
 	case SR_MSG_WORK:
 		on_work(in, &m, &ex);
+		break;
+	case SR_MSG_CONNECT:
+		on_connect(in, &m);
 		break;
 	case SR_MSG_END:
 		end_sandbox(in);

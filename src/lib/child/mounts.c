@@ -444,7 +444,8 @@ static int bind_user_paths(const struct sr_plan *p, const struct sr_sources *src
 }
 
 /* The extracting process: confine, extract, report. Never returns. */
-static _Noreturn void extract_worker(int archive_fd, int ws, uint64_t max_bytes, int report)
+static _Noreturn void extract_worker(int archive_fd, int ws, const struct sr_extract_opts *o,
+				     int report)
 {
 	struct sr_error e = {0};
 	int keep[] = {archive_fd, ws, report};
@@ -463,7 +464,7 @@ static _Noreturn void extract_worker(int archive_fd, int ws, uint64_t max_bytes,
 	else if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		r = sr_error_errno(&e, sr_negerrno(), "confine the extraction: close fds");
 	else if ((r = sr_caps_drop_all(&e)) >= 0 && (r = sr_seccomp_apply(&e)) >= 0)
-		r = sr_archive_extract(archive_fd, ws, max_bytes, &e);
+		r = sr_archive_extract_opts(archive_fd, ws, o, &e);
 	if (r < 0)
 		(void)!sr_write_all(report, &e, sizeof(e));
 	_exit(r < 0 ? 1 : 0);
@@ -483,7 +484,8 @@ static _Noreturn void extract_worker(int archive_fd, int ws, uint64_t max_bytes,
  * are PID 1's uid's, as before. libarchive and the locale are loaded
  * first: nothing can be opened in the chroot.
  */
-static int extract_confined(int archive_fd, int ws, uint64_t max_bytes, struct sr_error *err)
+static int extract_confined(int archive_fd, int ws, const struct sr_extract_opts *o,
+			    struct sr_error *err)
 {
 	struct clone_args args = {
 	    .flags = CLONE_NEWNET | CLONE_NEWPID,
@@ -512,7 +514,7 @@ static int extract_confined(int archive_fd, int ws, uint64_t max_bytes, struct s
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		extract_worker(archive_fd, ws, max_bytes, pipefd[1]);
+		extract_worker(archive_fd, ws, o, pipefd[1]);
 	}
 	close(pipefd[1]);
 	/* One report, or EOF once the worker (and all it started) is gone. */
@@ -539,17 +541,35 @@ static int extract_confined(int archive_fd, int ws, uint64_t max_bytes, struct s
 	return 0;
 }
 
+/* A snapshot's parts (work.c writes them): each restored where it was. */
+static const char *const snapshot_parts[] = {"workspace", "home", "tmp", NULL};
+
 static int extract_archive(const struct sr_plan *p, int data, struct sr_error *err)
 {
 	const struct sr_config *c = p->config;
-	_cleanup_close_ int ws = openat(data, "workspace", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct sr_extract_opts o = {.max_bytes = c->disk_bytes};
+	_cleanup_close_ int ws = -1;
 	int r;
 
+	/*
+	 * A snapshot is the sandbox's disk as it was: extracted at the disk's
+	 * root, into its three parts only, bounded by the disk (as many
+	 * files as it holds: no count of the agents' archives').
+	 */
+	if (p->agent->snapshot) {
+		o.tops = snapshot_parts;
+		o.max_entries = SIZE_MAX;
+		ws = openat(data, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		ws = openat(data, "workspace", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
 	if (ws < 0)
 		return sr_error_errno(err, sr_negerrno(), "open workspace");
-	r = extract_confined(p->agent_fd, ws, c->disk_bytes, err);
+	r = extract_confined(p->agent_fd, ws, &o, err);
 	if (r < 0)
-		return sr_error_prefix(err, "agent archive %s", p->agent->archive_path);
+		return sr_error_prefix(err, "%s %s",
+				       p->agent->snapshot ? "snapshot" : "agent archive",
+				       p->agent->archive_path);
 	if (c->no_entry)
 		return 0;
 	return sr_agent_detect_entry_in(ws, c->argv[0], c->entry, c->argv + 1, c->argc - 1,

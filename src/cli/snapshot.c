@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sandbox-run snapshot ID NAME`: the living sandbox's files and
+ * configuration kept as NAME (snapshot.h); `sandbox-run create --from
+ * NAME` makes new sandboxes of it. `sandbox-run snapshots [--json]` lists
+ * them, `sandbox-run snapshots rm NAME...` removes them.
+ */
+#include "control.h"
+#include "options.h"
+#include "snapshot.h"
+#include "state.h"
+#include "util.h"
+#include "verbs.h"
+
+static bool is_help(const struct sr_verb_args *a)
+{
+	return a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0);
+}
+
+int sr_verb_snapshot(const struct sr_verb_args *a)
+{
+	_cleanup_free_ char *statedir = NULL;
+	struct sr_entry e = {0};
+	struct sr_error err = {0};
+	struct sr_sink sink;
+	json_t *req, *reply = NULL;
+	int r;
+
+	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
+	if (is_help(a)) {
+		fputs("Usage: sandbox-run snapshot ID NAME\n"
+		      "Keep the files of the living sandbox ID (/workspace, /home/user, /tmp) and "
+		      "its\n"
+		      "configuration as the snapshot NAME; `sandbox-run create --from NAME` makes "
+		      "new\n"
+		      "sandboxes of it, each independent of the others. Running processes and\n"
+		      "memory are not kept.\n",
+		      stdout);
+		return sr_cli_stdout_status("--help");
+	}
+	if (a->argc != 3) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "snapshot: usage: sandbox-run snapshot ID NAME");
+		return SR_EXIT_FAILURE;
+	}
+	req = json_pack("{ssss}", "op", "snapshot", "name", a->argv[2]);
+	r = req ? sr_state_dir(&statedir, &err) : sr_error_errno(&err, -ENOMEM, "snapshot");
+	if (r >= 0)
+		r = sr_state_find(statedir, a->argv[1], &e, &err);
+	if (r >= 0)
+		r = sr_ctl_call(e.dir, req, &reply, &err);
+	if (req)
+		json_decref(req);
+	sr_entry_free(&e);
+	if (r < 0) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "%s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
+	json_decref(reply);
+	return 0;
+}
+
+static void print_table(json_t *all)
+{
+	size_t i;
+	json_t *m;
+
+	printf("%-24s  %-20s  %-12s  %s\n", "NAME", "CREATED", "SIZE", "FROM");
+	json_array_foreach (all, i, m) {
+		json_t *size = json_object_get(m, "size_bytes");
+
+		printf("%-24s  %-20s  %-12lld  %.12s\n",
+		       json_string_value(json_object_get(m, "name")) ?: "?",
+		       json_string_value(json_object_get(m, "created")) ?: "?",
+		       json_is_integer(size) ? (long long)json_integer_value(size) : -1LL,
+		       json_string_value(json_object_get(m, "sandbox_id")) ?: "-");
+	}
+}
+
+int sr_verb_snapshots(const struct sr_verb_args *a)
+{
+	struct sr_error err = {0};
+	struct sr_sink sink;
+	json_t *all = NULL;
+	int status = 0;
+
+	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
+	if (is_help(a)) {
+		fputs("Usage: sandbox-run snapshots [--json]\n"
+		      "       sandbox-run snapshots rm NAME...\n"
+		      "List your snapshots (name, when, size, the sandbox it came from), or\n"
+		      "remove some.\n",
+		      stdout);
+		return sr_cli_stdout_status("--help");
+	}
+	if (a->argc >= 2 && strcmp(a->argv[1], "rm") == 0) {
+		if (a->argc < 3) {
+			sr_sink_log(&sink, SR_LOG_ERROR, "snapshots rm: which? (NAME...)");
+			return SR_EXIT_FAILURE;
+		}
+		for (int i = 2; i < a->argc; i++)
+			if (sr_snapshot_remove(a->argv[i], &err) < 0) {
+				sr_sink_log(&sink, SR_LOG_ERROR, "snapshots rm: %s", err.msg);
+				status = SR_EXIT_FAILURE;
+			}
+		return status;
+	}
+	if (a->argc > 2 || (a->argc == 2 && strcmp(a->argv[1], "--json") != 0)) {
+		sr_sink_log(&sink, SR_LOG_ERROR,
+			    "snapshots: usage: sandbox-run snapshots [--json] | rm NAME...");
+		return SR_EXIT_FAILURE;
+	}
+	if (sr_snapshot_list(&all, &err) < 0) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "snapshots: %s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
+	if (a->argc == 2) {
+		_cleanup_free_ char *text = NULL;
+
+		if (sr_json_dump_line(all, &text) == 0)
+			fputs(text, stdout);
+	} else {
+		print_table(all);
+	}
+	json_decref(all);
+	return sr_cli_stdout_status("snapshots");
+}

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+#include "snapshot.h"
+#include "state.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define META_MAX (64 * 1024)
+
+static const char *const files[] = {"files.tar.zst", "config.ini", "meta.json"};
+
+static int snapshot_dir(const char *name, char **ret, struct sr_error *err)
+{
+	_cleanup_free_ char *data = NULL;
+	int r;
+
+	if (!sr_state_valid_name(name))
+		return sr_error_msg(
+		    err, -EINVAL,
+		    "bad snapshot name '%s' (1-64 of letters, digits, '_', '.', '-', "
+		    "starting with a letter or digit)",
+		    name);
+	r = sr_data_dir("snapshots", &data, err);
+	if (r < 0)
+		return r;
+	if (asprintf(ret, "%s/%s", data, name) < 0)
+		return sr_error_errno(err, -ENOMEM, "snapshot");
+	return 0;
+}
+
+int sr_snapshot_files(const char *name, char **ret, struct sr_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	int r = snapshot_dir(name, &dir, err);
+
+	if (r < 0)
+		return r;
+	if (asprintf(ret, "%s/files.tar.zst", dir) < 0)
+		return sr_error_errno(err, -ENOMEM, "snapshot");
+	if (access(*ret, R_OK) < 0) {
+		r = sr_negerrno();
+		free(steal_pointer(ret));
+		if (r == -ENOENT)
+			return sr_error_msg(
+			    err, r, "no snapshot '%s' (sandbox-run snapshots lists them)", name);
+		return sr_error_errno(err, r, "snapshot '%s'", name);
+	}
+	return 0;
+}
+
+int sr_snapshot_config_path(const char *name, char **ret, struct sr_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	int r = snapshot_dir(name, &dir, err);
+
+	if (r < 0)
+		return r;
+	if (asprintf(ret, "%s/config.ini", dir) < 0)
+		return sr_error_errno(err, -ENOMEM, "snapshot");
+	return 0;
+}
+
+/* Removes dir's snapshot files and dir itself. */
+static void remove_dir(const char *dir)
+{
+	_cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(files); i++)
+		(void)unlinkat(fd, files[i], 0);
+	(void)rmdir(dir);
+}
+
+int sr_snapshot_begin(const char *name, struct sr_snapshot_new *ret, int *ret_fd,
+		      struct sr_error *err)
+{
+	struct sr_snapshot_new s = {0};
+	_cleanup_free_ char *path = NULL;
+	uint32_t rnd = 0;
+	int fd, r;
+
+	r = snapshot_dir(name, &s.final_dir, err);
+	if (r < 0)
+		return r;
+	if (access(s.final_dir, F_OK) == 0) {
+		sr_snapshot_abort(&s);
+		return sr_error_msg(
+		    err, -EEXIST,
+		    "a snapshot is named '%s' already (sandbox-run snapshots rm %s, "
+		    "or choose another name)",
+		    name, name);
+	}
+	(void)!getrandom(&rnd, sizeof(rnd), 0);
+	s.name = strdup(name);
+	if (!s.name || asprintf(&s.tmp_dir, "%s.new-%08x", s.final_dir, rnd) < 0 ||
+	    asprintf(&path, "%s.new-%08x/files.tar.zst", s.final_dir, rnd) < 0) {
+		s.tmp_dir = NULL;
+		sr_snapshot_abort(&s);
+		return sr_error_errno(err, -ENOMEM, "snapshot");
+	}
+	if (mkdir(s.tmp_dir, 0700) < 0) {
+		r = sr_error_errno(err, sr_negerrno(), "snapshot: create %s", s.tmp_dir);
+		free(steal_pointer(&s.tmp_dir));
+		sr_snapshot_abort(&s);
+		return r;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		r = sr_error_errno(err, sr_negerrno(), "snapshot: create %s", path);
+		sr_snapshot_abort(&s);
+		return r;
+	}
+	*ret = s;
+	*ret_fd = fd;
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int sr_snapshot_commit(struct sr_snapshot_new *s, const struct sr_config *c, const char *sandbox_id,
+		       json_t **ret_meta, struct sr_error *err)
+{
+	_cleanup_free_ char *cfg = NULL, *meta_path = NULL, *files_path = NULL, *text = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	char when[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	struct stat st;
+	json_t *meta;
+	int r;
+
+	if (asprintf(&cfg, "%s/config.ini", s->tmp_dir) < 0 ||
+	    asprintf(&meta_path, "%s/meta.json", s->tmp_dir) < 0 ||
+	    asprintf(&files_path, "%s/files.tar.zst", s->tmp_dir) < 0)
+		return sr_error_errno(err, -ENOMEM, "snapshot");
+	f = fopen(cfg, "wxe");
+	if (!f)
+		return sr_error_errno(err, sr_negerrno(), "snapshot: %s", cfg);
+	r = sr_config_print(c, f);
+	if (r < 0 || fclose(steal_pointer(&f)) != 0)
+		return sr_error_errno(err, r < 0 ? r : sr_negerrno(), "snapshot: write %s", cfg);
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	meta = json_pack("{sosssssIsIsoso}", "name", sr_json_string(s->name), "created", when,
+			 "sandbox_id", sandbox_id, "created_ms", (json_int_t)now_ms(), "size_bytes",
+			 (json_int_t)(stat(files_path, &st) == 0 ? st.st_size : 0), "profile",
+			 sr_json_string(c->profile), "holds",
+			 json_pack("[sss]", "/workspace", "/home/user", "/tmp"));
+	if (!meta || sr_json_dump_line(meta, &text) < 0) {
+		if (meta)
+			json_decref(meta);
+		return sr_error_errno(err, -ENOMEM, "snapshot");
+	}
+	f = fopen(meta_path, "wxe");
+	if (!f || fputs(text, f) < 0 || fclose(steal_pointer(&f)) != 0) {
+		json_decref(meta);
+		return sr_error_errno(err, sr_negerrno(), "snapshot: write %s", meta_path);
+	}
+	/* Whole, then named: rename(2) of a directory onto a name nobody has. */
+	if (rename(s->tmp_dir, s->final_dir) < 0) {
+		r = sr_negerrno();
+		json_decref(meta);
+		if (r == -EEXIST || r == -ENOTEMPTY)
+			return sr_error_msg(err, -EEXIST, "a snapshot is named '%s' already",
+					    s->name);
+		return sr_error_errno(err, r, "snapshot: rename to %s", s->final_dir);
+	}
+	free(steal_pointer(&s->tmp_dir));
+	*ret_meta = meta;
+	return 0;
+}
+
+void sr_snapshot_abort(struct sr_snapshot_new *s)
+{
+	if (s->tmp_dir)
+		remove_dir(s->tmp_dir);
+	free(s->name);
+	free(s->final_dir);
+	free(s->tmp_dir);
+	*s = (struct sr_snapshot_new){0};
+}
+
+static json_t *read_meta(int dirfd, const char *name)
+{
+	char path[300];
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = malloc(META_MAX);
+	json_t *j = NULL;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/meta.json", name);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || !buf)
+		return NULL;
+	n = SR_RETRY(read(fd, buf, META_MAX));
+	if (n <= 0 || sr_json_parse(buf, (size_t)n, 0, 8, &j) < 0)
+		return NULL;
+	return j;
+}
+
+int sr_snapshot_list(json_t **ret, struct sr_error *err)
+{
+	_cleanup_free_ char *data = NULL;
+	json_t *all = json_array();
+	struct dirent *de;
+	DIR *d;
+	int r = sr_data_dir("snapshots", &data, err);
+
+	if (r < 0 || !all) {
+		if (all)
+			json_decref(all);
+		return r < 0 ? r : sr_error_errno(err, -ENOMEM, "snapshots");
+	}
+	d = opendir(data);
+	if (!d) {
+		json_decref(all);
+		return sr_error_errno(err, sr_negerrno(), "%s", data);
+	}
+	while ((de = readdir(d))) {
+		json_t *meta;
+
+		/* Being made (NAME.new-XXXXXXXX) or not ours: not a snapshot yet. */
+		if (!sr_state_valid_name(de->d_name) || strstr(de->d_name, ".new-"))
+			continue;
+		meta = read_meta(dirfd(d), de->d_name);
+		if (meta)
+			json_array_append_new(all, meta);
+	}
+	closedir(d);
+	*ret = all;
+	return 0;
+}
+
+int sr_snapshot_remove(const char *name, struct sr_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	int r = snapshot_dir(name, &dir, err);
+
+	if (r < 0)
+		return r;
+	if (access(dir, F_OK) < 0)
+		return sr_error_msg(err, -ENOENT,
+				    "no snapshot '%s' (sandbox-run snapshots lists them)", name);
+	remove_dir(dir);
+	if (access(dir, F_OK) == 0)
+		return sr_error_errno(err, -ENOTEMPTY, "snapshot '%s': remove %s", name, dir);
+	return 0;
+}
