@@ -83,7 +83,7 @@ static const struct {
 };
 
 /* Verbs of later versions: a clear message rather than "agent 'deploy' not found". */
-static const char *const future_verbs[] = {"deploy", "invoke", "sessions", "snapshots", NULL};
+static const char *const future_verbs[] = {"deploy", "invoke", "sessions", NULL};
 
 struct collected {
 	int id;
@@ -477,6 +477,13 @@ void sr_options_usage(FILE *f)
 	      "  -h, --help               print this help and exit\n"
 	      "\n"
 	      "Exit status: the agent's own; 124 timeout; 125 sandbox-run failed;\n"
-	      "126 cannot execute; 127 not found; 128+N killed by signal N.\n",
+	      "126 cannot execute; 127 not found; 128+N killed by signal N.\n"
+	      "\n"
+	      "Sandboxes that live (each verb has its own --help):\n"
+	      "  create [OPTIONS] [--name NAME] [AGENT | --workspace DIR | --from SNAPSHOT]\n"
+	      "  exec [-i] [-t] [--env K=V] [--workdir DIR] [--timeout D] ID -- COMMAND\n"
+	      "  ls [--json]   inspect ID   timeout ID DURATION   port ID PORT\n"
+	      "  cp ID:PATH HOSTPATH | HOSTPATH ID:PATH   rm [-f] ID...\n"
+	      "  snapshot ID NAME   snapshots [--json | rm NAME...]\n",
 	      f);
 }

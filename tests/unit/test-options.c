@@ -232,8 +232,8 @@ START_TEST(test_verbs)
 	ck_assert_int_eq(run.r, -ENOTSUP);
 	sr_config_free(&run.c);
 
-	PARSE(&run, "-p", "tx", "snapshots");
-	ck_assert_ptr_nonnull(strstr(parse_error(&run), "'snapshots' is not available yet"));
+	PARSE(&run, "-p", "tx", "sessions");
+	ck_assert_ptr_nonnull(strstr(parse_error(&run), "'sessions' is not available yet"));
 	sr_config_free(&run.c);
 
 	/* An existing path is always AGENT, even when named like a verb. */

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The escape battery against living sandboxes: what a process started by
+# `exec` (a second one, a later one) could try against the keeper, PID 1,
+# another sandbox, the caller and the host, as root and as a user.
+. "$(dirname "$0")/../integration/libtest.sh"
+
+if [ -z "$SR_PROBE" ] || [ ! -x "$SR_PROBE" ]; then
+	echo "1..0 # SKIP the static probe (tests/helpers/sr-probe) is not built"
+	exit 0
+fi
+
+P=/probe/sr-probe
+SECRET="hunter2-$$"
+
+# new_sandbox ARGS...: one with the probe inside, its id in $sb.
+new_sandbox() {
+	sr create --net none --ro-bind "$PROBE_DIR" /probe --env "API_KEY=$SECRET" --timeout 120 "$@"
+	sb=$out
+}
+
+keeper_of() {
+	local dir
+	if [ "$SR_AS" = user ]; then dir="$SR_TMP/state-user"; else dir="$SANDBOX_RUN_STATE_DIR"; fi
+	json_get "$dir/$1/state.json" keeper_pid
+}
+
+t_keeper_out_of_reach() {
+	local kp
+	new_sandbox
+	kp=$(keeper_of "$sb")
+	sr exec "$sb" -- sh -c "ls /proc | grep -c '^[0-9]'; $P ptrace 1; $P open-exe 1; $P kill 1 KILL; $P kill $kp TERM"
+	# PID 1, the exec's sh, its ls/grep, the probe: the keeper is not among them.
+	assert_match "only the sandbox's own processes are in its /proc" "^[0-9]$" "$(sed -n 1p <<<"$out")"
+	assert_eq "ptrace(PID 1): EPERM (non-dumpable)" "ptrace 1: EPERM" "$(sed -n 2p <<<"$out")"
+	assert_match "/proc/1/exe (the runner on the host): EACCES, even O_PATH" \
+		"open-exe 1 O_WRONLY: EACCES.open-exe 1 O_PATH: EACCES" "$(tr '\n' . <<<"$out")"
+	assert_match "kill(1, SIGKILL): dropped by the kernel" "kill 1 KILL: ok" "$out"
+	assert_match "the keeper's pid names nothing inside" "kill $kp TERM: ESRCH" "$out"
+	sr exec "$sb" -- true
+	assert_eq "and the sandbox lives on" 0 "$rc"
+	check "the keeper too" kill -0 "$kp"
+	sr exec "$sb" -- sh -c "test -e '$(dirname "$SANDBOX_RUN_STATE_DIR")' && echo visible; $P fds"
+	assert_eq "the state directory is not there; no fd above 2 is open" "fds: none" "$out"
+	sr rm "$sb"
+}
+
+t_no_secret_in_cmdlines() {
+	local kp
+	new_sandbox
+	kp=$(keeper_of "$sb")
+	sr exec "$sb" -- sh -c "tr -d '\\0' </proc/1/cmdline"
+	assert_eq "PID 1's command line: its name, not the create command's" "sandbox-run-init" \
+		"$(tr -d '\0' <<<"$out")"
+	assert_no_match "the keeper's command line on the host shows no --env value" "$SECRET" \
+		"$(tr '\0' ' ' </proc/"$kp"/cmdline)"
+	sr exec "$sb" -- sh -c 'echo "$API_KEY"'
+	assert_eq "while the exec's environment has it" "$SECRET" "$out"
+	sr rm "$sb"
+}
+
+t_other_sandbox() {
+	local a b
+	new_sandbox
+	a=$sb
+	new_sandbox
+	b=$sb
+	sr exec "$a" -- sh -c 'echo a-secret > /workspace/s; echo a-secret > /tmp/s; echo a-secret > ~/s'
+	sr exec "$b" -- sh -c 'cat /workspace/s /tmp/s ~/s 2>&1; grep -rl a-secret /workspace /tmp /home /dev/shm 2>/dev/null; ls /proc | grep -c "^[0-9]"'
+	assert_match "another sandbox's files are not there" "No such file" "$out"
+	assert_no_match "nowhere" "^/" "$out"
+	sr exec "$b" -- "$P" connect-abstract "sr-$a"
+	assert_match "no abstract socket of the other's (network namespaces apart)" "ECONNREFUSED" "$out"
+	sr rm "$a" "$b"
+}
+
+# Nothing an exec starts outlives rm: a daemon, a double fork, a new session.
+t_nothing_outlives_rm() {
+	local marker="srex$$$SR_AS"
+	new_sandbox
+	sr exec "$sb" -- sh -c "(setsid sh -c 'trap \"\" HUP TERM; sleep 1000; :' $marker &) ; nohup sh -c 'sleep 1000; :' ${marker}b >/dev/null 2>&1 &"
+	until_ok 5 running "$marker"
+	check "the exec's daemons run" running "${marker}b"
+	sr rm "$sb"
+	assert_eq "rm: status 0" 0 "$rc"
+	check "none of them outlives rm" not_running "$marker"
+}
+
+# An exec whose client goes away takes its process with it.
+t_client_gone() {
+	local pid marker="srcl$$$SR_AS"
+	new_sandbox
+	(as_user_exec "$SR" exec "$sb" -- sh -c 'sleep 1000; :' "$marker" </dev/null >/dev/null 2>&1) &
+	pid=$!
+	until_ok 10 as_user "$SR" exec "$sb" -- sh -c "ps -eo args | grep -q '[s]leep 1000'"
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null
+	until_ok 10 _fails as_user "$SR" exec "$sb" -- sh -c "ps -eo args | grep -q '[s]leep 1000'"
+	sr exec "$sb" -- sh -c "ps -eo args | grep -c '[s]leep 1000'"
+	assert_eq "kill -9 of exec: its process is killed in the sandbox" 0 "$out"
+	sr rm "$sb"
+}
+
+# The pty of exec -t is the sandbox's: TIOCSTI is refused, the caller's terminal untouched.
+t_tty_contained() {
+	new_sandbox
+	said=$(as_user script -qec "$SR exec -t $sb -- $P tiocsti" /dev/null </dev/null)
+	assert_match "TIOCSTI on exec -t's terminal (fd 0, /dev/tty): EPERM" "TIOCSTI fd 0: EPERM.*TIOCSTI /dev/tty: EPERM" "$(tr "\\r\\n" ".." <<<"$said")"
+	sr rm "$sb"
+}
+
+for_each_user t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
+	t_client_gone t_tty_contained
+done_testing
