@@ -2,6 +2,9 @@
 #include "proc.h"
 #include "util.h"
 
+#include <stdbool.h>
+
+#include <sys/mman.h>
 #include <sys/prctl.h>
 
 void sr_proc_set_cmdline(const char *text, const char *comm)
@@ -22,4 +25,52 @@ void sr_proc_set_cmdline(const char *text, const char *comm)
 		return;
 	memset(start, 0, len);
 	snprintf(start, len, "%s", text);
+}
+
+/* A mapping to drop: private, not writable, file-backed, and none of its pages its own copy. */
+struct mapping {
+	unsigned long start, end;
+	bool candidate;
+};
+
+static void drop(const struct mapping *m, unsigned long anon_kib)
+{
+	/*
+	 * Anonymous pages in a private file mapping are copies we wrote to
+	 * (relocations in a RELRO segment, made read-only after): dropping
+	 * them would bring back the file's unrelocated bytes. Only mappings
+	 * with none are dropped.
+	 */
+	if (m->candidate && anon_kib == 0)
+		(void)madvise((void *)m->start, m->end - m->start, MADV_DONTNEED);
+}
+
+void sr_proc_drop_clean_pages(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/smaps", "re");
+	struct mapping m = {0};
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end, kib;
+		char perms[5];
+		int path = 0;
+
+		if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &start, &end, perms, &path) == 3) {
+			m = (struct mapping){
+			    .start = start,
+			    .end = end,
+			    .candidate =
+				perms[1] != 'w' && perms[3] == 'p' && path > 0 && line[path] == '/',
+			};
+			continue;
+		}
+		/* The last field that matters comes after Rss; it closes the mapping's block. */
+		if (sscanf(line, "Anonymous: %lu kB", &kib) == 1) {
+			drop(&m, kib);
+			m.candidate = false;
+		}
+	}
 }

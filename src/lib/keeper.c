@@ -1077,6 +1077,12 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 		answer_create(&k, status, err.msg);
 	} else {
 		hide_cmdline(k.id);
+		/*
+		 * It lives as long as its sandbox and mostly waits: the code only
+		 * the set-up ran (option parsing, the profile, the network's) is
+		 * no longer its to keep resident.
+		 */
+		sr_proc_drop_clean_pages();
 		if (answer_create(&k, 0, NULL))
 			loop(&k);
 	}
