@@ -90,7 +90,7 @@ size_t sr_msg_fds_allowed(const struct sr_msg *m)
 {
 	switch (m->type) {
 	case SR_MSG_SPAWN:
-		return m->flags & SR_SPAWN_PTY ? 0 : 3;
+		return 3 - (size_t)__builtin_popcount((unsigned)m->flags & SR_SPAWN_PTY);
 	case SR_MSG_SPAWNED:
 		return m->flags & SR_SPAWN_PTY ? 1 : 0;
 	case SR_MSG_TAP:

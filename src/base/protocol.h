@@ -41,8 +41,8 @@
  * Requests carry a number (id), echoed by their reply, so a host that
  * has several in flight matches them. Payloads (SPAWN's command) ride in
  * the same datagram after the fixed part; fds (SCM_RIGHTS) only with the
- * messages that take them: SPAWN (3: stdin, stdout, stderr; none with
- * SR_SPAWN_PTY), SPAWNED (1 with SR_SPAWN_PTY: the pty's master), TAP,
+ * messages that take them: SPAWN (stdin, stdout, stderr, but those on a
+ * pty: SR_SPAWN_PTY_*), SPAWNED (1 with a pty: its master), TAP,
  * WORK and CONNECTED (1 each). Anything else that brings an fd is malformed,
  * and the fd is closed unread.
  */
@@ -83,8 +83,14 @@ enum {
 	SR_SPAWN_AGENT = 1 << 0,
 	/* When this process exits, the sandbox ends (a run, an invocation). */
 	SR_SPAWN_ENDS_SANDBOX = 1 << 1,
-	/* Its stdio is a new pty of the sandbox's devpts, its controlling terminal. */
-	SR_SPAWN_PTY = 1 << 2,
+	/*
+	 * These of its stdin, stdout, stderr are a new pty of the sandbox's
+	 * devpts, its controlling terminal (the others come as fds).
+	 */
+	SR_SPAWN_PTY_STDIN = 1 << 2,
+	SR_SPAWN_PTY_STDOUT = 1 << 3,
+	SR_SPAWN_PTY_STDERR = 1 << 4,
+	SR_SPAWN_PTY = SR_SPAWN_PTY_STDIN | SR_SPAWN_PTY_STDOUT | SR_SPAWN_PTY_STDERR,
 };
 
 /*

@@ -9,8 +9,10 @@
  */
 #include "control.h"
 #include "options.h"
+#include "protocol.h"
 #include "result.h"
 #include "state.h"
+#include "stdio-relay.h"
 #include "units.h"
 #include "util.h"
 #include "verbs.h"
@@ -20,7 +22,6 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
-#include <termios.h>
 
 struct exec {
 	bool interactive, tty;
@@ -32,9 +33,8 @@ struct exec {
 	char **argv;
 	int argc;
 	struct sr_sink sink;
-	int ctl, sigfd, pty;
-	bool raw;
-	struct termios saved;
+	int ctl, sigfd;
+	struct sr_stdio stdio;
 };
 
 static void usage(FILE *f)
@@ -139,19 +139,15 @@ static json_t *request(struct exec *x)
 
 	for (int i = 0; i < x->argc; i++)
 		json_array_append_new(argv, sr_json_string(x->argv[i]));
-	req = json_pack("{sssosOsbsI}", "op", "exec", "argv", argv, "env", x->env, "tty", x->tty,
-			"timeout_ms", (json_int_t)x->timeout_ms);
+	req = json_pack("{sssosOsisI}", "op", "exec", "argv", argv, "env", x->env, "pty",
+			(int)x->stdio.pty_mask, "timeout_ms", (json_int_t)x->timeout_ms);
 	if (req && x->workdir)
 		json_object_set_new(req, "cwd", sr_json_string(x->workdir));
-	if (req && x->tty) {
-		struct winsize ws;
+	if (req && x->stdio.pty_mask) {
 		const char *term = getenv("TERM");
 
-		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 ||
-		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
-			json_object_set_new(req, "rows", json_integer(ws.ws_row));
-			json_object_set_new(req, "cols", json_integer(ws.ws_col));
-		}
+		json_object_set_new(req, "rows", json_integer(x->stdio.rows));
+		json_object_set_new(req, "cols", json_integer(x->stdio.cols));
 		/* The terminal it will talk to is ours: its type too, unless given. */
 		if (term && *term) {
 			char kv[256];
@@ -161,26 +157,6 @@ static json_t *request(struct exec *x)
 		}
 	}
 	return req;
-}
-
-/* Our terminal raw while the sandbox's pty has it: its line discipline does the work. */
-static void raw_mode(struct exec *x)
-{
-	struct termios t;
-
-	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &x->saved) < 0)
-		return;
-	t = x->saved;
-	cfmakeraw(&t);
-	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
-		x->raw = true;
-}
-
-static void restore_mode(struct exec *x)
-{
-	if (x->raw)
-		tcsetattr(STDIN_FILENO, TCSADRAIN, &x->saved);
-	x->raw = false;
 }
 
 static int setup_signals(struct exec *x)
@@ -206,72 +182,42 @@ static void on_signal(struct exec *x)
 	while (read(x->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		json_t *m;
 
-		if (si.ssi_signo == SIGWINCH && x->pty >= 0) {
-			struct winsize ws;
-
-			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
-				ioctl(x->pty, TIOCSWINSZ, &ws);
+		if (si.ssi_signo == SIGWINCH && sr_stdio_winch(&x->stdio))
 			continue;
-		}
+		if (si.ssi_signo == SIGCONT)
+			sr_stdio_foreground(&x->stdio, true);
 		m = json_pack("{sssi}", "op", "signal", "sig", (int)si.ssi_signo);
 		if (m) {
 			(void)sr_ctl_send(x->ctl, m, NULL, 0);
 			json_decref(m);
 		}
-	}
-}
-
-/* Copies what is there from in to out; false at EOF or an error (of either). */
-static bool relay(int in, int out)
-{
-	char buf[16384];
-	ssize_t n = read(in, buf, sizeof(buf));
-
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return true;
-	return n > 0 && sr_write_all(out, buf, (size_t)n) == 0;
-}
-
-/* The pty's last output, after the process ended: what is there, not what a daemon may add. */
-static void drain_pty(struct exec *x)
-{
-	for (int i = 0; i < 100; i++) {
-		struct pollfd p = {.fd = x->pty, .events = POLLIN};
-
-		if (poll(&p, 1, 20) <= 0 || !relay(x->pty, STDOUT_FILENO))
-			return;
+		if (si.ssi_signo == SIGTSTP || si.ssi_signo == SIGTTIN || si.ssi_signo == SIGTTOU)
+			sr_stdio_stop_as(&x->stdio, (int)si.ssi_signo);
 	}
 }
 
 /* Until the exit event: the record's JSON (malloc'd) and the exit status. */
 static int wait_exit(struct exec *x, char **ret_record, struct sr_error *err)
 {
-	bool stdin_open = x->tty && x->interactive, pty_open = x->pty >= 0;
-
 	for (;;) {
-		struct pollfd fds[4] = {
+		struct pollfd fds[2 + SR_STDIO_POLL_FDS] = {
 		    {.fd = x->ctl, .events = POLLIN},
 		    {.fd = x->sigfd, .events = POLLIN},
-		    {.fd = pty_open ? x->pty : -1, .events = POLLIN},
-		    {.fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN},
 		};
+		size_t n = 2 + sr_stdio_poll_fds(&x->stdio, fds + 2);
 		json_t *ev = NULL;
 		int passed[SR_CTL_FDS_MAX];
 		size_t n_fds;
 		int r;
 
-		if (poll(fds, 4, -1) < 0) {
+		if (poll(fds, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return sr_error_errno(err, sr_negerrno(), "exec: poll");
 		}
 		if (fds[1].revents)
 			on_signal(x);
-		/* EIO: every holder of the slave has closed it; the exit comes next. */
-		if (fds[2].revents && !relay(x->pty, STDOUT_FILENO))
-			pty_open = false;
-		if (fds[3].revents && !relay(STDIN_FILENO, x->pty))
-			stdin_open = false;
+		sr_stdio_dispatch(&x->stdio, fds + 2, n - 2);
 		if (!fds[0].revents)
 			continue;
 		r = sr_ctl_recv(x->ctl, &ev, passed, &n_fds);
@@ -301,8 +247,8 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 	_cleanup_close_ int null = -1;
 	struct sr_entry e = {0};
 	json_t *req = NULL, *reply = NULL;
-	int fds[3], passed[SR_CTL_FDS_MAX];
-	size_t n_fds = 0;
+	int fds[3], passed[SR_CTL_FDS_MAX], pass[3];
+	size_t n_fds = 0, n_pass = 0;
 	int r, status;
 
 	if ((r = sr_state_dir(&statedir, err)) < 0 ||
@@ -316,6 +262,14 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 	fds[0] = x->interactive ? STDIN_FILENO : null;
 	fds[1] = STDOUT_FILENO;
 	fds[2] = STDERR_FILENO;
+	/*
+	 * The caller's terminals and files are not the process's to hold
+	 * (stdio-relay.h); -t gives it a pty whatever they are, all its
+	 * signals with it (the job control inside is its own).
+	 */
+	r = sr_stdio_prepare(&x->stdio, fds, x->interactive, x->tty, !x->tty, err);
+	if (r < 0)
+		return r;
 	req = request(x);
 	if (!req)
 		return sr_error_errno(err, -ENOMEM, "exec");
@@ -323,42 +277,30 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 		json_decref(req);
 		return sr_error_errno(err, sr_negerrno(), "exec: signals");
 	}
-	/* Raw before the process starts: nothing typed meanwhile is echoed twice. */
-	if (x->tty)
-		raw_mode(x);
-	r = sr_ctl_send(x->ctl, req, x->tty ? NULL : fds, x->tty ? 0 : 3);
+	for (int i = 0; i < 3; i++)
+		if (!(x->stdio.pty_mask & (SR_SPAWN_PTY_STDIN << i)))
+			pass[n_pass++] = x->stdio.pass[i];
+	r = sr_ctl_send(x->ctl, req, pass, n_pass);
 	json_decref(req);
 	if (r == -EMSGSIZE)
 		return sr_error_msg(err, r, "exec: the command and its environment are too long");
 	if (r < 0)
 		return sr_error_errno(err, r, "exec: talk to the sandbox's keeper");
 	r = sr_ctl_recv(x->ctl, &reply, passed, &n_fds);
-	if (r <= 0) {
-		restore_mode(x);
+	if (r <= 0)
 		return sr_error_msg(err, -ECONNRESET, "exec: the sandbox's keeper hung up");
-	}
 	if (sr_ctl_reply_error(reply, err) < 0) {
-		restore_mode(x);
 		for (size_t i = 0; i < n_fds; i++)
 			close(passed[i]);
 		json_decref(reply);
 		return -EIO;
 	}
 	json_decref(reply);
-	if (x->tty) {
-		if (n_fds != 1) {
-			restore_mode(x);
-			return sr_error_msg(err, -EPROTO, "exec: no pty came back");
-		}
-		x->pty = passed[0];
-		fcntl(x->pty, F_SETFL, O_NONBLOCK);
-	}
+	if (x->stdio.pty_mask && n_fds != 1)
+		return sr_error_msg(err, -EPROTO, "exec: no pty came back");
+	sr_stdio_started(&x->stdio, x->stdio.pty_mask ? passed[0] : -1);
 	status = wait_exit(x, &record, err);
-	if (x->pty >= 0) {
-		drain_pty(x);
-		close(x->pty);
-	}
-	restore_mode(x);
+	sr_stdio_finish(&x->stdio, 50);
 	if (status < 0)
 		return status;
 	if (x->result && target) {
@@ -377,7 +319,13 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 
 int sr_verb_exec(const struct sr_verb_args *a)
 {
-	struct exec x = {.ctl = -1, .sigfd = -1, .pty = -1, .env = json_array()};
+	struct exec x = {.ctl = -1,
+			 .sigfd = -1,
+			 .env = json_array(),
+			 .stdio = {.master = -1,
+				   .term_in = -1,
+				   .term_out = -1,
+				   .files = {{.pipe = -1}, {.pipe = -1}, {.pipe = -1}}}};
 	struct sr_result_target target = SR_RESULT_TARGET_INIT;
 	struct sr_error err = {0};
 	int status;

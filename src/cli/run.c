@@ -10,6 +10,7 @@
 #include "protocol.h"
 #include "result.h"
 #include "sandbox.h"
+#include "stdio-relay.h"
 #include "tty.h"
 #include "units.h"
 #include "util.h"
@@ -55,6 +56,7 @@ struct run {
 	struct sr_exit exit; /* the agent's, once exit_seen */
 	sigset_t saved_mask; /* before setup_signals() */
 	bool mask_saved;
+	struct sr_stdio stdio;	 /* the caller's, as the agent gets it (stdio-relay.h) */
 	struct sr_tty_state tty; /* the caller's terminal, before the run */
 };
 
@@ -98,22 +100,6 @@ static int start_timer(struct run *run, struct sr_error *err)
 	return 0;
 }
 
-/*
- * A stop signal, once passed on: we stop too, as its default action would
- * have stopped us, so that the shell sees its job stopped. Raised while
- * blocked, it is taken when unblocked; SIGCONT resumes us there.
- */
-static void stop_as(int sig)
-{
-	sigset_t one;
-
-	sigemptyset(&one);
-	sigaddset(&one, sig);
-	raise(sig);
-	sigprocmask(SIG_UNBLOCK, &one, NULL);
-	sigprocmask(SIG_BLOCK, &one, NULL);
-}
-
 static void on_signal(struct run *run)
 {
 	struct signalfd_siginfo si;
@@ -124,10 +110,13 @@ static void on_signal(struct run *run)
 		/* Our children are the sandbox's PID 1 and the helper: each has a pidfd. */
 		if (sig == SIGCHLD)
 			continue;
+		/* A pty takes the terminal's size: the kernel tells its foreground group. */
+		if (sig == SIGWINCH && sr_stdio_winch(&run->stdio))
+			continue;
 		if (run->agent > 0 && !sr_sandbox_ended(run->sb))
 			sr_sandbox_signal(run->sb, run->agent, sig);
 		if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-			stop_as(sig);
+			sr_stdio_stop_as(&run->stdio, sig);
 	}
 }
 
@@ -157,15 +146,17 @@ static const struct sr_sandbox_ops run_ops = {.ended = on_ended};
 static void wait_sandbox(struct run *run)
 {
 	while (!sr_sandbox_ended(run->sb)) {
-		struct pollfd fds[2 + SR_SANDBOX_POLL_FDS];
+		struct pollfd fds[2 + SR_SANDBOX_POLL_FDS + SR_STDIO_POLL_FDS];
 		int sbfds[SR_SANDBOX_POLL_FDS];
+		size_t n = 2 + SR_SANDBOX_POLL_FDS;
 
 		sr_sandbox_poll_fds(run->sb, sbfds);
 		fds[0] = (struct pollfd){.fd = run->sigfd, .events = POLLIN};
 		fds[1] = (struct pollfd){.fd = run->timerfd, .events = POLLIN};
 		for (size_t i = 0; i < SR_SANDBOX_POLL_FDS; i++)
 			fds[2 + i] = (struct pollfd){.fd = sbfds[i], .events = POLLIN};
-		if (poll(fds, SR_ARRAY_SIZE(fds), -1) < 0) {
+		n += sr_stdio_poll_fds(&run->stdio, fds + n);
+		if (poll(fds, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			/* Cannot wait any more: end the sandbox rather than leave it. */
@@ -177,6 +168,8 @@ static void wait_sandbox(struct run *run)
 			on_timeout(run);
 		if (fds[0].revents)
 			on_signal(run);
+		sr_stdio_dispatch(&run->stdio, fds + 2 + SR_SANDBOX_POLL_FDS,
+				  n - 2 - SR_SANDBOX_POLL_FDS);
 		sr_sandbox_dispatch(run->sb);
 	}
 }
@@ -277,11 +270,9 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 {
 	const struct sr_config *c = run->config;
 	struct sr_sandbox_opts o = {.sink = &run->sink, .ops = &run_ops, .ctx = run};
-	struct sr_spawn agent = {
-	    .flags = SR_SPAWN_AGENT | SR_SPAWN_ENDS_SANDBOX,
-	    .stdio = {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO},
-	};
-	int e;
+	static const int caller[3] = {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO};
+	struct sr_spawn agent = {.flags = SR_SPAWN_AGENT | SR_SPAWN_ENDS_SANDBOX};
+	int e, pty = -1;
 
 	if (c->timeout_ms)
 		o.deadline_ns = run->start_ns + (int64_t)c->timeout_ms * 1000000;
@@ -296,12 +287,25 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 		fail_result(run, r, err, false);
 		return e;
 	}
-	if ((e = sr_sandbox_spawn(run->sb, &agent, &run->agent, NULL, err)) < 0 ||
-	    (e = start_timer(run, err)) < 0) {
+	/* The caller's terminals and files are not the agent's to hold (stdio-relay.h). */
+	if ((e = sr_stdio_prepare(&run->stdio, caller, true, false, true, err)) < 0) {
+		fail_result(run, r, err, false);
+		return e;
+	}
+	agent.flags |= run->stdio.pty_mask;
+	memcpy(agent.stdio, run->stdio.pass, sizeof(agent.stdio));
+	agent.rows = run->stdio.rows;
+	agent.cols = run->stdio.cols;
+	e = sr_sandbox_spawn(run->sb, &agent, &run->agent, &pty, err);
+	sr_stdio_started(&run->stdio, pty);
+	if (e < 0 || (e = start_timer(run, err)) < 0) {
 		fail_result(run, r, err, false);
 		return e;
 	}
 	wait_sandbox(run);
+	/* Everything the agent wrote is out before the record is written (it may be /dev/stdout).
+	 */
+	sr_stdio_finish(&run->stdio, 100);
 	fill_result(run, r, err);
 	log_end(run, r);
 	return r->status == SR_STATUS_ERROR ? (err->code ? err->code : -EPROTO) : 0;
@@ -309,6 +313,7 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 
 static void run_cleanup(struct run *run)
 {
+	sr_stdio_finish(&run->stdio, 0);
 	/* After PID 1 is reaped: its namespace's tasks are gone, the cgroup can go. */
 	sr_sandbox_free(steal_pointer(&run->sb));
 	sr_tty_restore(&run->tty);
@@ -346,7 +351,13 @@ int sr_verb_run(const struct sr_verb_args *a)
 	struct sr_result r;
 	struct sr_result_target target = SR_RESULT_TARGET_INIT;
 	enum sr_action action = SR_ACTION_RUN;
-	struct run run = {.config = &c, .sigfd = -1, .timerfd = -1};
+	struct run run = {.config = &c,
+			  .sigfd = -1,
+			  .timerfd = -1,
+			  .stdio = {.master = -1,
+				    .term_in = -1,
+				    .term_out = -1,
+				    .files = {{.pipe = -1}, {.pipe = -1}, {.pipe = -1}}}};
 	sigset_t pipe;
 	int status;
 

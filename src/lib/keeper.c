@@ -601,12 +601,13 @@ static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 {
 	json_t *argv_j = json_object_get(req, "argv"), *cwd = json_object_get(req, "cwd");
 	json_t *timeout = json_object_get(req, "timeout_ms");
-	bool tty = json_is_true(json_object_get(req, "tty"));
+	json_t *mask_j = json_object_get(req, "pty");
+	unsigned mask = json_is_integer(mask_j) ? (unsigned)json_integer_value(mask_j) : 0;
 	_cleanup_free_ char **argv = NULL;
 	struct sr_strv env = {0};
 	struct sr_error err = {0};
 	json_t *rows = json_object_get(req, "rows"), *cols = json_object_get(req, "cols");
-	struct sr_spawn s = {.flags = tty ? SR_SPAWN_PTY : 0};
+	struct sr_spawn s = {.flags = mask & SR_SPAWN_PTY};
 	size_t n = json_array_size(argv_j);
 	int pty = -1;
 
@@ -614,7 +615,9 @@ static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 		return reply_error(cl, -EBUSY, 125, "exec: %s",
 				   k->end_reason ? "the sandbox is ending"
 						 : "one exec per connection");
-	if (n == 0 || (!tty && n_fds != 3) || (tty && n_fds != 0) ||
+	/* Those of its stdio not on a pty come as fds, in order (protocol.h). */
+	if (n == 0 || (mask & ~(unsigned)SR_SPAWN_PTY) ||
+	    n_fds != 3 - (size_t)__builtin_popcount(mask) ||
 	    (cwd && !json_is_null(cwd) && !json_is_string(cwd)) ||
 	    (timeout && !json_is_integer(timeout)))
 		return reply_error(cl, -EINVAL, 125, "exec: a malformed request");
@@ -636,8 +639,8 @@ static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 		s.rows = (unsigned short)json_integer_value(rows);
 		s.cols = (unsigned short)json_integer_value(cols);
 	}
-	for (size_t i = 0; i < n_fds; i++)
-		s.stdio[i] = fds[i];
+	for (int i = 0, next = 0; i < 3; i++)
+		s.stdio[i] = mask & (SR_SPAWN_PTY_STDIN << i) ? -1 : fds[next++];
 	cl->start_ns = sr_monotonic_ns();
 	if (arm_exec_timeout(cl, timeout ? json_integer_value(timeout) : 0) < 0 ||
 	    sr_sandbox_spawn(k->sb, &s, &cl->pid, &pty, &err) < 0) {

@@ -591,8 +591,9 @@ int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret
 			   .value = (int64_t)s->rows << 16 | s->cols},
 		      reply;
 	struct sr_msg_extra ex = {0};
-	size_t len = 0;
+	size_t len = 0, n_fds = 0;
 	bool pty = s->flags & SR_SPAWN_PTY;
+	int fds[3];
 	int r;
 
 	if (ret_pty)
@@ -607,7 +608,10 @@ int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret
 		if (r < 0)
 			return sr_error_errno(err, r, "spawn");
 	}
-	r = request(sb, &m, payload, len, pty ? NULL : s->stdio, pty ? 0 : 3, &reply, &ex);
+	for (int i = 0; i < 3; i++)
+		if (!(s->flags & (SR_SPAWN_PTY_STDIN << i)))
+			fds[n_fds++] = s->stdio[i];
+	r = request(sb, &m, payload, len, fds, n_fds, &reply, &ex);
 	if (r == -ESRCH)
 		return sr_error_msg(err, r, "the sandbox has ended");
 	if (r < 0)

@@ -79,17 +79,17 @@ int sr_sandbox_create(const struct sr_config *c, const struct sr_sandbox_opts *o
 		      struct sr_result *r, struct sr_sandbox **ret, struct sr_error *err);
 
 struct sr_spawn {
-	unsigned flags;		   /* SR_SPAWN_* (protocol.h) */
-	char *const *argv;	   /* NULL with SR_SPAWN_AGENT */
-	char *const *envp;	   /* the whole environment; NULL with SR_SPAWN_AGENT */
-	const char *cwd;	   /* NULL: /workspace */
-	int stdio[3];		   /* the process's stdin, stdout, stderr (not with SR_SPAWN_PTY) */
-	unsigned short rows, cols; /* SR_SPAWN_PTY: the terminal's size (0: unknown) */
+	unsigned flags;	   /* SR_SPAWN_* (protocol.h) */
+	char *const *argv; /* NULL with SR_SPAWN_AGENT */
+	char *const *envp; /* the whole environment; NULL with SR_SPAWN_AGENT */
+	const char *cwd;   /* NULL: /workspace */
+	int stdio[3];	   /* its stdin, stdout, stderr (those not on the pty: SR_SPAWN_PTY_*) */
+	unsigned short rows, cols; /* with a pty: the terminal's size (0: unknown) */
 };
 
 /*
  * Starts a process in the sandbox; its pid inside in *ret_pid. With
- * SR_SPAWN_PTY, *ret_pty is the master of its pty (else -1). A process
+ * any SR_SPAWN_PTY_*, *ret_pty is the master of its pty (else -1). A process
  * that could not be started: err->status 126/127 (as a shell's), 125 for
  * a bad working directory.
  */

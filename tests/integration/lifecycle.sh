@@ -257,21 +257,25 @@ print("alive")'
 # Job control: PID 1 has a process group of its own, so a terminal's ^Z
 # and the shell's fg reach the agent only through sandbox-run.
 t_job_control() {
-	local pid
-	(as_user_exec "$SR" -q --net none -- python3 -c 'import signal, sys, time
+	local pid d="$SR_OUT/jobs-$SR_AS"
+	# What the agent writes reaches the file through sandbox-run (stdio-relay.h), which
+	# is stopped with its job: the agent writes into a bind instead.
+	mkdir -p "$d" && chmod 0777 "$d" && rm -f "$d/said"
+	(as_user_exec "$SR" -q --net none --bind "$d" /out -- python3 -c 'import signal, sys, time
+out = open("/out/said", "a", buffering=1)
 for s in (signal.SIGTSTP, signal.SIGCONT):
-    signal.signal(s, lambda n, f: print("got", signal.Signals(n).name, flush=True))
-print("ready", flush=True)
-time.sleep(2)' </dev/null >"$SR_TMP/jobs-$SR_AS.out" 2>&1) &
+    signal.signal(s, lambda n, f: print("got", signal.Signals(n).name, file=out))
+print("ready", file=out)
+time.sleep(2)' </dev/null >/dev/null 2>&1) &
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-	until_ok 10 grep -q ready "$SR_TMP/jobs-$SR_AS.out"
+	until_ok 10 grep -q ready "$d/said"
 	kill -TSTP "$pid"
-	until_ok 5 grep -q "got SIGTSTP" "$SR_TMP/jobs-$SR_AS.out"
+	until_ok 5 grep -q "got SIGTSTP" "$d/said"
 	kill -CONT "$pid"
 	wait "$pid"
 	assert_eq "SIGTSTP and SIGCONT to sandbox-run reach the agent" "got SIGTSTP got SIGCONT" \
-		"$(grep '^got' "$SR_TMP/jobs-$SR_AS.out" | tr '\n' ' ' | sed 's/ $//')"
+		"$(grep '^got' "$d/said" | tr '\n' ' ' | sed 's/ $//')"
 }
 
 # cgroup_left RECORD: the run's cgroup directories still on the host.

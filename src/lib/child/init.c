@@ -127,7 +127,7 @@ struct spawn {
 	char *const *envp;
 	const char *cwd; /* NULL: stay in /workspace */
 	int stdio[3];	 /* become 0, 1, 2 */
-	bool pty;	 /* stdio[0] is a pty's slave: the controlling terminal */
+	int pty;	 /* a pty's slave, to be the controlling terminal; -1: none */
 	int report_fd;
 };
 
@@ -145,7 +145,7 @@ SR_SPAWNED __attribute__((noreturn)) static void spawned_child(const struct spaw
 	 */
 	if (setsid() < 0)
 		r = -errno;
-	if (r == 0 && s->pty && ioctl(s->stdio[0], TIOCSCTTY, 0) < 0)
+	if (r == 0 && s->pty >= 0 && ioctl(s->pty, TIOCSCTTY, 0) < 0)
 		r = -errno;
 	for (int i = 0; r == 0 && i < 3; i++)
 		if (dup2(s->stdio[i], i) < 0)
@@ -345,7 +345,7 @@ static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_ex
 {
 	struct sr_msg m = {.type = SR_MSG_SPAWNED, .id = req->id, .flags = req->flags};
 	struct sr_spawn_spec spec = {0};
-	struct spawn s = {.stdio = {-1, -1, -1}};
+	struct spawn s = {.stdio = {-1, -1, -1}, .pty = -1};
 	struct sr_error err = {0};
 	_cleanup_close_ int master = -1, slave = -1;
 	bool pty = req->flags & SR_SPAWN_PTY;
@@ -372,14 +372,18 @@ static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_ex
 		/* Before the process starts: a shell reads its size once, at once. */
 		if (ws.ws_row && ws.ws_col)
 			(void)ioctl(master, TIOCSWINSZ, &ws);
-		s.stdio[0] = s.stdio[1] = s.stdio[2] = slave;
-		s.pty = true;
-	} else if (ex->n_fds == 3) {
-		for (int i = 0; i < 3; i++)
-			s.stdio[i] = ex->fds[i];
-	} else {
-		sr_error_msg(&err, -EBADMSG, "spawn: no stdio");
-		goto fail;
+		s.pty = slave;
+	}
+	/* The pty where asked, the fds it brought (in order) for the rest. */
+	for (int i = 0, next = 0; i < 3; i++) {
+		if (req->flags & (SR_SPAWN_PTY_STDIN << i))
+			s.stdio[i] = slave;
+		else if ((size_t)next < ex->n_fds)
+			s.stdio[i] = ex->fds[next++];
+		else {
+			sr_error_msg(&err, -EBADMSG, "spawn: no stdio");
+			goto fail;
+		}
 	}
 	pid = spawn(&s, &err);
 	if (pid < 0)

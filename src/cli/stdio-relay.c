@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+#include "stdio-relay.h"
+#include "protocol.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SPLICE_CHUNK (64 * 1024)
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], bool input, bool force_pty,
+		     bool keep_signals, struct sr_error *err)
+{
+	static const unsigned bit[3] = {SR_SPAWN_PTY_STDIN, SR_SPAWN_PTY_STDOUT,
+					SR_SPAWN_PTY_STDERR};
+	bool tty[3];
+
+	*s = (struct sr_stdio){
+	    .master = -1, .term_in = -1, .term_out = -1, .keep_signals = keep_signals};
+	for (int i = 0; i < 3; i++) {
+		s->pass[i] = fds[i];
+		s->files[i].pipe = -1;
+		tty[i] = isatty(fds[i]);
+		if (force_pty || tty[i])
+			s->pty_mask |= bit[i];
+	}
+	for (int i = 0; i < 3; i++) {
+		struct stat st;
+		int p[2];
+
+		if ((s->pty_mask & bit[i]) || fstat(fds[i], &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return sr_error_errno(err, sr_negerrno(), "stdio: pipe");
+		/* For stdin we write the file into the pipe; for stdout/stderr we read the pipe
+		 * out. */
+		s->pass[i] = i == 0 ? p[0] : p[1];
+		s->files[i].pipe = i == 0 ? p[1] : p[0];
+		s->files[i].caller = fds[i];
+		s->files[i].open = true;
+		s->files[i].splice = true;
+		nonblock(s->files[i].pipe);
+	}
+	if (!s->pty_mask)
+		return 0;
+	if (input && (s->pty_mask & SR_SPAWN_PTY_STDIN))
+		s->term_in = fds[0];
+	for (int i = 1; i < 4 && s->term_out < 0; i++)
+		if (s->pty_mask & bit[i % 3])
+			s->term_out = fds[i % 3];
+	for (int i = 0; i < 3; i++) {
+		struct winsize ws;
+
+		if (tty[i] && ioctl(fds[i], TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+			s->rows = ws.ws_row;
+			s->cols = ws.ws_col;
+			break;
+		}
+	}
+	return 0;
+}
+
+static bool in_foreground(int fd)
+{
+	return tcgetpgrp(fd) == getpgrp();
+}
+
+/*
+ * Raw while the pty has the terminal: its line discipline (inside) edits,
+ * echoes and turns ^C into signals -- unless the caller's job control
+ * keeps ^C, ^Z, ^\ here (keep_signals), to reach the process through us.
+ */
+static void set_raw(struct sr_stdio *s)
+{
+	struct termios t;
+
+	if (s->raw || s->term_in < 0 || !isatty(s->term_in) || !in_foreground(s->term_in) ||
+	    tcgetattr(s->term_in, &s->saved) < 0)
+		return;
+	t = s->saved;
+	cfmakeraw(&t);
+	if (s->keep_signals)
+		t.c_lflag |= ISIG;
+	if (tcsetattr(s->term_in, TCSADRAIN, &t) == 0)
+		s->raw = true;
+}
+
+static void unset_raw(struct sr_stdio *s)
+{
+	if (s->raw)
+		(void)tcsetattr(s->term_in, TCSADRAIN, &s->saved);
+	s->raw = false;
+}
+
+void sr_stdio_started(struct sr_stdio *s, int master)
+{
+	for (int i = 0; i < 3; i++)
+		if (s->files[i].pipe >= 0)
+			close_fd(&s->pass[i]);
+	s->master = master;
+	if (master < 0)
+		return;
+	nonblock(master);
+	s->master_open = true;
+	s->term_in_open = s->term_in >= 0;
+	set_raw(s);
+}
+
+void sr_stdio_foreground(struct sr_stdio *s, bool fg)
+{
+	if (fg)
+		set_raw(s);
+	else
+		unset_raw(s);
+}
+
+bool sr_stdio_winch(struct sr_stdio *s)
+{
+	struct winsize ws;
+	int from = s->term_out >= 0 ? s->term_out : s->term_in;
+
+	if (s->master < 0)
+		return false;
+	if (from >= 0 && ioctl(from, TIOCGWINSZ, &ws) == 0)
+		(void)ioctl(s->master, TIOCSWINSZ, &ws);
+	return true;
+}
+
+size_t sr_stdio_poll_fds(struct sr_stdio *s, struct pollfd *fds)
+{
+	size_t n = 0;
+
+	/* The terminal is read only in the foreground, as any job reads it. */
+	if (s->term_in_open && s->in_len == 0 && (!isatty(s->term_in) || in_foreground(s->term_in)))
+		fds[n++] = (struct pollfd){.fd = s->term_in, .events = POLLIN};
+	if (s->master_open)
+		fds[n++] = (struct pollfd){
+		    .fd = s->master,
+		    .events = (short)((s->out_len == 0 ? POLLIN : 0) | (s->in_len ? POLLOUT : 0))};
+	if (s->out_len && s->term_out >= 0)
+		fds[n++] = (struct pollfd){.fd = s->term_out, .events = POLLOUT};
+	for (int i = 0; i < 3; i++)
+		if (s->files[i].open)
+			fds[n++] = (struct pollfd){.fd = s->files[i].pipe,
+						   .events = i == 0 ? POLLOUT : POLLIN};
+	return n;
+}
+
+/* One chunk of a file relay; false once that relay is over. */
+static bool move_file(struct sr_stdio *s, int i)
+{
+	int src = i == 0 ? s->files[i].caller : s->files[i].pipe;
+	int dst = i == 0 ? s->files[i].pipe : s->files[i].caller;
+	ssize_t n = -1;
+
+	if (s->files[i].splice) {
+		n = splice(src, NULL, dst, NULL, SPLICE_CHUNK, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		/* EINVAL: an O_APPEND file, which splice(2) does not write. */
+		if (n < 0 && errno == EINVAL)
+			s->files[i].splice = false;
+	}
+	if (!s->files[i].splice) {
+		char buf[SPLICE_CHUNK];
+
+		n = read(src, buf, sizeof(buf));
+		if (n > 0 && sr_write_all(dst, buf, (size_t)n) < 0)
+			n = -1;
+	}
+	if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+		return true;
+	s->files[i].open = false;
+	close_fd(&s->files[i].pipe);
+	return false;
+}
+
+static void from_terminal(struct sr_stdio *s)
+{
+	ssize_t n = read(s->term_in, s->in_buf, sizeof(s->in_buf));
+
+	if (n > 0)
+		s->in_len = (size_t)n;
+	else if (n == 0 || (errno != EAGAIN && errno != EINTR && errno != EIO))
+		s->term_in_open = false; /* EOF: nothing more to type in */
+}
+
+static void to_pty(struct sr_stdio *s)
+{
+	ssize_t n = write(s->master, s->in_buf, s->in_len);
+
+	if (n > 0) {
+		memmove(s->in_buf, s->in_buf + n, s->in_len - (size_t)n);
+		s->in_len -= (size_t)n;
+	}
+}
+
+/* EIO from the master: every holder of the slave has closed it. */
+static void from_pty(struct sr_stdio *s)
+{
+	ssize_t n = read(s->master, s->buf, sizeof(s->buf));
+
+	if (n > 0)
+		s->out_len = (size_t)n;
+	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		s->master_open = false;
+}
+
+static void to_terminal(struct sr_stdio *s)
+{
+	if (s->term_out < 0 || sr_write_all(s->term_out, s->buf, s->out_len) < 0) {
+		s->out_len = 0;
+		return;
+	}
+	s->out_len = 0;
+}
+
+void sr_stdio_dispatch(struct sr_stdio *s, const struct pollfd *fds, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!fds[k].revents)
+			continue;
+		if (fds[k].fd == s->term_in && s->term_in_open && s->in_len == 0)
+			from_terminal(s);
+		if (fds[k].fd == s->master && s->master_open) {
+			if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) && s->out_len == 0)
+				from_pty(s);
+			if ((fds[k].revents & POLLOUT) && s->in_len)
+				to_pty(s);
+		}
+		for (int i = 0; i < 3; i++)
+			if (s->files[i].open && fds[k].fd == s->files[i].pipe)
+				move_file(s, i);
+	}
+	/* A terminal takes what the pty said at once (it is written whole, blocking). */
+	if (s->out_len)
+		to_terminal(s);
+	if (s->in_len && s->master_open)
+		to_pty(s);
+}
+
+void sr_stdio_finish(struct sr_stdio *s, int wait_ms)
+{
+	/* Nobody reads stdin any more. */
+	s->files[0].open = false;
+	close_fd(&s->files[0].pipe);
+	s->term_in_open = false;
+	for (;;) {
+		struct pollfd fds[SR_STDIO_POLL_FDS];
+		size_t n = sr_stdio_poll_fds(s, fds);
+
+		if (n == 0 || poll(fds, n, wait_ms) <= 0)
+			break;
+		sr_stdio_dispatch(s, fds, n);
+	}
+	unset_raw(s);
+	for (int i = 0; i < 3; i++) {
+		if (s->files[i].pipe >= 0 && s->pass[i] != s->files[i].caller)
+			close_fd(&s->pass[i]);
+		close_fd(&s->files[i].pipe);
+		s->files[i].open = false;
+	}
+	close_fd(&s->master);
+	s->master_open = false;
+}
+
+void sr_stdio_stop_as(struct sr_stdio *s, int sig)
+{
+	sigset_t one;
+
+	/* The terminal as the shell expects it while we are stopped, ours again after. */
+	unset_raw(s);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	raise(sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	sigprocmask(SIG_BLOCK, &one, NULL);
+	set_raw(s);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The caller's stdio, as a process in a sandbox gets it (run, exec).
+ *
+ * A pipe, a socket, /dev/null: passed as it is (PID 1 gets the fd;
+ * nothing is copied). Two kinds are not, since the process could use them
+ * against the caller:
+ *
+ * - a regular file: the process could reopen it through /proc/self/fd,
+ *   an inode of the caller's (unprivileged, its own uid), and chmod it
+ *   (make it a set-uid program of the caller's), truncate it, rewrite it.
+ *   It gets a pipe instead, and this side moves the bytes (splice(2):
+ *   no copy through user space where the kernel can do it);
+ * - a terminal: the process would hold the caller's terminal, and read
+ *   what the user types into the shell once the run is in the background
+ *   (it has no controlling terminal, so no SIGTTIN stops it). It gets a
+ *   new pty of the sandbox's own instead, sized as the terminal, and this
+ *   side relays it -- reading the terminal only while in the foreground,
+ *   as any job does. The terminal is set raw while we are in the
+ *   foreground, but for its signals when keep_signals: ^C and ^Z stay
+ *   the caller's job control (run), else they go to the pty (exec -t).
+ */
+#pragma once
+
+#include "log.h"
+
+#include <poll.h>
+#include <stdbool.h>
+#include <termios.h>
+
+struct sr_stdio {
+	unsigned pty_mask;	   /* SR_SPAWN_PTY_* of the fds that get the pty */
+	int pass[3];		   /* what the process gets for the others */
+	unsigned short rows, cols; /* the terminal's size, for the pty */
+	int master;		   /* the pty's master, once spawned; -1 */
+	int term_in;		   /* the caller's terminal to read, when stdin is one; -1 */
+	int term_out;		   /* the caller's terminal the pty's output goes to; -1 */
+	bool keep_signals;
+	bool raw;
+	bool master_open, term_in_open;
+	struct termios saved;
+	struct {
+		int pipe;   /* our end: the writer for stdin, the reader for stdout/stderr */
+		int caller; /* the caller's file */
+		bool open;
+		bool splice; /* false once splice(2) refused the file (O_APPEND) */
+	} files[3];
+	char buf[16384]; /* the pty's relay */
+	size_t in_len, out_len;
+	char in_buf[4096];
+};
+
+/*
+ * Looks at the process's stdin, stdout, stderr to be (fds): terminals get
+ * the pty (all three with force_pty, as exec -t has it), regular files a
+ * pipe. input: the pty's input comes from fds[0]. 0 or -errno (err).
+ */
+int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], bool input, bool force_pty,
+		     bool keep_signals, struct sr_error *err);
+/* After the spawn: the pty's master (-1 if none); our copies of the passed pipe ends go. */
+void sr_stdio_started(struct sr_stdio *s, int master);
+/* Adds what to poll (at most SR_STDIO_POLL_FDS entries at fds); returns how many. */
+#define SR_STDIO_POLL_FDS 6
+size_t sr_stdio_poll_fds(struct sr_stdio *s, struct pollfd *fds);
+/* Moves what is there, after poll (fds as sr_stdio_poll_fds filled them, n of them). */
+void sr_stdio_dispatch(struct sr_stdio *s, const struct pollfd *fds, size_t n);
+/* SIGWINCH: the terminal's size to the pty (true if there is a pty to take it). */
+bool sr_stdio_winch(struct sr_stdio *s);
+/*
+ * A stop signal, once passed on: we stop too, as its default action
+ * would have stopped us, so that the shell sees its job stopped (sig is
+ * blocked: raised, it is taken when unblocked; SIGCONT resumes us there),
+ * the terminal put back meanwhile.
+ */
+void sr_stdio_stop_as(struct sr_stdio *s, int sig);
+/* Stopped (false) or continued (true): the terminal's settings follow. */
+void sr_stdio_foreground(struct sr_stdio *s, bool fg);
+/*
+ * The process has ended: what it wrote is moved out (until its end, or
+ * wait_ms without anything new where something else may still hold it),
+ * the terminal restored, everything closed.
+ */
+void sr_stdio_finish(struct sr_stdio *s, int wait_ms);
