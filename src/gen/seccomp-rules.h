@@ -20,6 +20,7 @@ enum sr_seccomp_cmp {
 #define SR_SCMP_VALUES_MAX 6
 
 struct sr_seccomp_rule {
+	/* A name libseccomp knows, or one of seccomp-syscalls.c. */
 	const char *syscall;
 	int err; /* errno returned */
 	enum sr_seccomp_cmp cmp;

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/audit.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -39,6 +40,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "seccomp-syscalls.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define CHILD_FAILED  255 /* exit code of a child that could not attempt */
@@ -327,6 +330,52 @@ static int cmd_list(char **argv)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(probe_calls); i++)
 		printf("%s\n", probe_calls[i].name);
+	return 0;
+}
+
+/* ---- nr ---- */
+
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#else
+#define NATIVE_ARCH 0 /* no column in seccomp-syscalls.c: numbers only */
+#endif
+
+static int try_nr(const void *arg)
+{
+	/* -1 and zeros: an invalid descriptor or pointer for every call tried. */
+	return errno_of(syscall(*(const long *)arg, -1L, 0L, 0L, 0L, 0L, 0L));
+}
+
+/*
+ * A call by number, for those newer than the libc headers: a NAME of
+ * seccomp-syscalls.c (statmount, open_tree_attr, ...), a number, or
+ * "next", the first number above every call the table knows. Prints
+ * "NAME (NUMBER): RESULT", "NUMBER: RESULT".
+ */
+static int cmd_nr(char **argv)
+{
+	for (; *argv; argv++) {
+		char label[128], *end;
+		long nr;
+
+		errno = 0;
+		nr = strtol(*argv, &end, 10);
+		if (errno == 0 && *end == '\0' && end != *argv && nr >= 0 && nr < 100000) {
+			snprintf(label, sizeof(label), "%ld", nr);
+		} else {
+			nr = strcmp(*argv, "next") == 0 ? sr_syscall_number_next(NATIVE_ARCH)
+							: sr_syscall_number(*argv, NATIVE_ARCH);
+			if (nr < 0) {
+				fprintf(stderr, "sr-probe: nr: no number for '%s' here\n", *argv);
+				return 2;
+			}
+			snprintf(label, sizeof(label), "%s (%ld)", *argv, nr);
+		}
+		attempt_in_child(label, try_nr, &nr, true);
+	}
 	return 0;
 }
 
@@ -715,6 +764,7 @@ static const struct command {
 } commands[] = {
     {"syscall", 1, -1, cmd_syscall, "syscall NAME...|all"},
     {"list", 0, 0, cmd_list, "list                   names for 'syscall'"},
+    {"nr", 1, -1, cmd_nr, "nr NUMBER|NAME|next...  a call by number"},
     {"caps", 0, 0, cmd_caps, "caps"},
     {"tiocsti", 0, 0, cmd_tiocsti, "tiocsti"},
     {"ldisc", 0, 1, cmd_ldisc, "ldisc [N]              fd 0's line discipline (set to N first)"},

@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/keyctl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -24,6 +25,7 @@
 #include "caps.h"
 #include "seccomp-bpf.h"
 #include "seccomp-rules.h"
+#include "seccomp-syscalls.h"
 #include "seccomp.h"
 #include "util.h"
 
@@ -34,6 +36,16 @@
 #define PROBE_SETUP_FAILED 200
 
 /* ---- the table ---- */
+
+/* A row's number on ARCH: libseccomp's, else seccomp-syscalls.c's; < 0 if none. */
+static int row_nr(const char *name, uint32_t arch)
+{
+	int nr = seccomp_syscall_resolve_name_arch(arch, name);
+
+	if (nr == __NR_SCMP_ERROR)
+		nr = sr_syscall_number(name, arch);
+	return nr;
+}
 
 START_TEST(test_rules_well_formed)
 {
@@ -95,13 +107,43 @@ START_TEST(test_rules_resolve_x86_64)
 {
 	for (size_t i = 0; i < sr_seccomp_n_rules; i++) {
 		const struct sr_seccomp_rule *r = &sr_seccomp_rules[i];
-		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, r->syscall);
+		int nr = row_nr(r->syscall, SCMP_ARCH_X86_64);
 
 		/* Optional rows must still be real names somewhere. */
-		ck_assert_msg(nr != __NR_SCMP_ERROR, "%s: unknown to libseccomp", r->syscall);
+		ck_assert_msg(nr != __NR_SCMP_ERROR && nr != -ENOENT, "%s: unknown", r->syscall);
 		if (!r->optional)
 			ck_assert_msg(nr >= 0, "%s: not a system call on x86_64", r->syscall);
 	}
+}
+END_TEST
+
+START_TEST(test_numbers_table)
+{
+	for (size_t i = 0; i < sr_n_syscall_numbers; i++) {
+		const struct sr_syscall_number *s = &sr_syscall_numbers[i];
+		int lib_x86_64 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, s->name);
+		int lib_aarch64 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_AARCH64, s->name);
+
+		ck_assert_msg(s->since && *s->since, "%s: no kernel version", s->name);
+		ck_assert_msg(s->x86_64 >= 0 || s->aarch64 >= 0, "%s: no number", s->name);
+		/* Where libseccomp knows the call, the table must agree with it. */
+		if (lib_x86_64 != __NR_SCMP_ERROR)
+			ck_assert_int_eq(lib_x86_64 < 0 ? -1 : lib_x86_64, s->x86_64);
+		if (lib_aarch64 != __NR_SCMP_ERROR)
+			ck_assert_int_eq(lib_aarch64 < 0 ? -1 : lib_aarch64, s->aarch64);
+		/* Since Linux 5.1 a new call has one number everywhere it exists. */
+		if (s->x86_64 >= 424 && s->aarch64 >= 0)
+			ck_assert_int_eq(s->x86_64, s->aarch64);
+		ck_assert_int_eq(sr_syscall_number(s->name, AUDIT_ARCH_X86_64),
+				 s->x86_64 < 0 ? -ENOSYS : s->x86_64);
+	}
+	ck_assert_int_eq(sr_syscall_number("read", AUDIT_ARCH_X86_64), -ENOENT);
+	ck_assert_int_eq(sr_syscall_number("statmount", AUDIT_ARCH_S390X), -ENOENT);
+	ck_assert_int_eq(sr_syscall_number("uretprobe", AUDIT_ARCH_AARCH64), -ENOSYS);
+	/* listns (470, Linux 6.19) is the newest the table knows. */
+	ck_assert_int_eq(sr_syscall_number_next(AUDIT_ARCH_X86_64), 471);
+	ck_assert_int_eq(sr_syscall_number_next(AUDIT_ARCH_AARCH64), 471);
+	ck_assert_int_eq(sr_syscall_number_next(AUDIT_ARCH_S390X), -ENOENT);
 }
 END_TEST
 
@@ -121,7 +163,8 @@ START_TEST(test_rules_cover_required)
 	    "kexec_file_load bpf perf_event_open userfaultfd keyctl add_key "
 	    "request_key io_uring_setup io_uring_enter io_uring_register mount "
 	    "umount2 pivot_root chroot fsopen fsconfig fsmount fspick open_tree "
-	    "move_mount mount_setattr setns unshare clone clone3 open_by_handle_at "
+	    "move_mount mount_setattr open_tree_attr statmount listmount setns unshare "
+	    "clone clone3 open_by_handle_at "
 	    "name_to_handle_at reboot swapon swapoff acct syslog quotactl "
 	    "lookup_dcookie nfsservctl personality settimeofday clock_settime "
 	    "clock_adjtime adjtimex iopl ioperm vm86 vm86old ustat sysfs _sysctl "
@@ -368,6 +411,34 @@ static int try_thread(void)
 	return r ? r : ret == &thread_token ? 0 : EIO;
 }
 
+/* A call by number with invalid arguments (-1, NULL): EBADF or EFAULT from the kernel. */
+static int by_number(long nr)
+{
+	return errno_of(syscall(nr, -1L, 0L, 0L, 0L, 0L, 0L));
+}
+
+static int try_by_table(const char *name)
+{
+	int nr = sr_syscall_number(name, seccomp_arch_native());
+
+	return nr < 0 ? PROBE_SETUP_FAILED : by_number(nr);
+}
+
+static int try_statmount(void)
+{
+	return try_by_table("statmount");
+}
+
+static int try_listmount(void)
+{
+	return try_by_table("listmount");
+}
+
+static int try_open_tree_attr(void)
+{
+	return try_by_table("open_tree_attr");
+}
+
 START_TEST(test_filter_refuses)
 {
 	assert_filtered(try_keyctl, EPERM);
@@ -387,6 +458,10 @@ START_TEST(test_filter_refuses)
 	assert_filtered(try_personality_norandom, EPERM);
 	assert_filtered(try_personality_norandom_high, EPERM);
 	assert_filtered(try_clone3, ENOSYS);
+	/* The newest mount API, refused by number (libseccomp 2.5 does not know it). */
+	assert_filtered(try_statmount, EPERM);
+	assert_filtered(try_listmount, EPERM);
+	assert_filtered(try_open_tree_attr, EPERM);
 }
 END_TEST
 
@@ -409,6 +484,9 @@ START_TEST(test_unfiltered_control)
 	assert_probe(try_clone3, false, EINVAL, "try_clone3");
 	assert_probe(try_setns, false, EBADF, "try_setns");
 	assert_probe(try_mount, false, EINVAL, "try_mount");
+	/* EFAULT since Linux 6.8 and 6.15; ENOSYS before: never EPERM. */
+	ck_assert_int_ne(WEXITSTATUS(run_probe(try_statmount, false)), EPERM);
+	ck_assert_int_ne(WEXITSTATUS(run_probe(try_open_tree_attr, false)), EPERM);
 }
 END_TEST
 
@@ -664,6 +742,7 @@ static Suite *seccomp_suite(void)
 	tcase_add_test(table, test_rules_well_formed);
 	tcase_add_test(table, test_rules_unique);
 	tcase_add_test(table, test_rules_resolve_x86_64);
+	tcase_add_test(table, test_numbers_table);
 	tcase_add_test(table, test_rules_cover_required);
 	tcase_add_test(table, test_program_checks_arch_first);
 	suite_add_tcase(s, table);
