@@ -23,91 +23,160 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/*
+ * The allow list names the 64-bit ABIs' calls. A 32-bit build would need
+ * stat64, _llseek, mmap2, socketcall and the *_time64 calls, which every
+ * program there makes: without them its filter would refuse everything.
+ */
+#if !defined(__LP64__)
+#error "the seccomp allow list is written for 64-bit architectures"
+#endif
+
 static void ctx_releasep(scmp_filter_ctx *ctx)
 {
 	if (*ctx)
 		seccomp_release(*ctx);
 }
 
-static int add_masked_eq(scmp_filter_ctx ctx, const struct sr_seccomp_rule *r, int nr,
-			 uint64_t mask, uint64_t value)
+/*
+ * The values (arg & mask) == value of one argument, a "cube": mask 0
+ * matches every value. A row's condition is a set of cubes, and so is
+ * everything the generator derives from rows.
+ */
+struct cube {
+	uint64_t mask, value;
+};
+
+struct cubes {
+	struct cube *items;
+	size_t n, cap;
+};
+
+static void cubes_free(struct cubes *c)
 {
-	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint16_t)r->err), nr, 1,
-				SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, mask, value));
+	free(c->items);
+	*c = (struct cubes){0};
+}
+
+static int cubes_add(struct cubes *c, uint64_t mask, uint64_t value)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		struct cube *items = realloc(c->items, cap * sizeof(*items));
+
+		if (!items)
+			return -ENOMEM;
+		c->items = items;
+		c->cap = cap;
+	}
+	c->items[c->n++] = (struct cube){mask, value & mask};
+	return 0;
+}
+
+/* Whether two cubes share a value. */
+static bool cubes_meet(struct cube a, struct cube b)
+{
+	return ((a.value ^ b.value) & a.mask & b.mask) == 0;
 }
 
 /*
- * libseccomp has no "not in" comparison and allows one comparison per
- * argument in a rule, but rules for one call are OR-ed. So "(arg & mask)
- * is none of values[]" becomes a set of MASKED_EQ rules covering every
- * masked value except the allowed ones: walk the mask bit by bit, and
- * whenever a branch holds no allowed value, refuse that whole branch with
- * one rule. Bits on which all remaining allowed values agree are taken
- * first, which keeps the cover small (60 rules for personality).
+ * Adds to `out` disjoint cubes covering exactly the values in `region`
+ * that no cube of `in` holds. The region is split one bit at a time until
+ * each part is either inside some cube of `in` (dropped) or meets none
+ * (kept whole). Bits on which every cube still in play agrees are split
+ * first: one side then meets none of them and is kept as one cube, which
+ * keeps the result small (5 values out of 2^32 leave 60 cubes).
  */
-static int add_not_in(scmp_filter_ctx ctx, const struct sr_seccomp_rule *r, int nr,
-		      uint64_t fixed_mask, uint64_t fixed_value, const uint64_t *values, size_t n)
+static int complement(const struct cube *in, size_t n, struct cube region, struct cubes *out)
 {
-	uint64_t free_bits = r->mask & ~fixed_mask;
-	uint64_t bit = 0;
-	int rc;
+	_cleanup_free_ struct cube *live = NULL;
+	uint64_t free_bits = 0, bit = 0;
+	size_t m = 0;
+	int r;
 
-	if (n == 0)
-		return add_masked_eq(ctx, r, nr, fixed_mask, fixed_value);
-	if (free_bits == 0)
-		return 0;
-
+	live = malloc((n ? n : 1) * sizeof(*live));
+	if (!live)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (cubes_meet(in[i], region))
+			live[m++] = in[i];
+	if (m == 0)
+		return cubes_add(out, region.mask, region.value);
+	for (size_t i = 0; i < m; i++) {
+		if ((live[i].mask & ~region.mask) == 0)
+			return 0; /* the whole region is inside live[i] */
+		free_bits |= live[i].mask & ~region.mask;
+	}
 	for (uint64_t b = free_bits; b && !bit; b &= b - 1) {
 		uint64_t candidate = b & -b;
-		size_t set = 0;
+		size_t set = 0, constrained = 0;
 
-		for (size_t i = 0; i < n; i++)
-			set += (values[i] & candidate) != 0;
-		if (set == 0 || set == n)
+		for (size_t i = 0; i < m; i++) {
+			constrained += (live[i].mask & candidate) != 0;
+			set += (live[i].value & candidate) != 0;
+		}
+		if (constrained == m && (set == 0 || set == m))
 			bit = candidate;
 	}
 	if (!bit)
 		bit = free_bits & -free_bits;
-
 	for (int side = 0; side < 2; side++) {
-		uint64_t want = side ? bit : 0;
-		uint64_t branch[SR_SCMP_VALUES_MAX];
-		size_t m = 0;
+		struct cube half = {region.mask | bit, region.value | (side ? bit : 0)};
 
-		for (size_t i = 0; i < n; i++)
-			if ((values[i] & bit) == want)
-				branch[m++] = values[i];
-		rc = add_not_in(ctx, r, nr, fixed_mask | bit, fixed_value | want, branch, m);
-		if (rc < 0)
-			return rc;
+		r = complement(live, m, half, out);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
 
-static int add_rule(scmp_filter_ctx ctx, const struct sr_seccomp_rule *r, int nr)
+/* The values a row's condition matches, as cubes of its argument. */
+static int row_cubes(const struct sr_seccomp_rule *r, struct cubes *out)
 {
+	struct cube values[SR_SCMP_VALUES_MAX];
+
 	switch (r->cmp) {
 	case SR_SCMP_ALWAYS:
-		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint16_t)r->err), nr, 0);
+		return cubes_add(out, 0, 0);
 	case SR_SCMP_ARG_MASKED_EQ:
-		return add_masked_eq(ctx, r, nr, r->mask, r->values[0]);
+		return cubes_add(out, r->mask, r->values[0]);
 	case SR_SCMP_ARG_MASKED_NOT_IN:
 		if (r->n_values == 0 || r->n_values > SR_SCMP_VALUES_MAX)
 			return -EINVAL;
-		for (size_t i = 0; i < r->n_values; i++)
+		for (size_t i = 0; i < r->n_values; i++) {
 			if (r->values[i] & ~r->mask)
 				return -EINVAL;
-		return add_not_in(ctx, r, nr, 0, 0, r->values, r->n_values);
+			values[i] = (struct cube){r->mask, r->values[i]};
+		}
+		return complement(values, r->n_values, (struct cube){0, 0}, out);
 	case _SR_SCMP_CMP_MAX:
 		break;
 	}
 	return -EINVAL;
 }
 
+static const char *errno_name(int e)
+{
+	switch (e) {
+	case 0:
+		return "ALLOW";
+	case EPERM:
+		return "EPERM";
+	case ENOSYS:
+		return "ENOSYS";
+	case EAFNOSUPPORT:
+		return "EAFNOSUPPORT";
+	default:
+		return NULL;
+	}
+}
+
 static void describe(FILE *out, const struct sr_seccomp_rule *r)
 {
-	if (r->err == EPERM || r->err == ENOSYS)
-		fprintf(out, "%s -> %s", r->syscall, r->err == EPERM ? "EPERM" : "ENOSYS");
+	const char *name = errno_name(r->err);
+
+	if (name)
+		fprintf(out, "%s -> %s", r->syscall, name);
 	else
 		fprintf(out, "%s -> errno %d", r->syscall, r->err);
 
@@ -149,58 +218,211 @@ static int resolve(const char *name, int *ret_nr, bool *ret_from_table)
 	return 0;
 }
 
-static int add_rules(FILE *out, scmp_filter_ctx ctx)
+static int add_cube_rule(scmp_filter_ctx ctx, uint32_t action, int nr, unsigned arg, struct cube c)
+{
+	if (c.mask == 0)
+		return seccomp_rule_add(ctx, action, nr, 0);
+	return seccomp_rule_add(ctx, action, nr, 1,
+				SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, c.mask, c.value));
+}
+
+/*
+ * All rows of one call, first seen at row `first`: the refused cubes with
+ * their errno, then, for an allowed call, the complement of all of them
+ * allowed. libseccomp cannot be left to combine an unconditional allow
+ * with conditional refusals: it keeps the allow and drops the rest.
+ */
+static int add_call(scmp_filter_ctx ctx, size_t first, int nr)
+{
+	const char *name = sr_seccomp_rules[first].syscall;
+	__attribute__((cleanup(cubes_free))) struct cubes denied = {0};
+	__attribute__((cleanup(cubes_free))) struct cubes allowed = {0};
+	_cleanup_free_ int *errs = NULL;
+	bool allow = false, have_arg = false;
+	unsigned arg = 0;
+	int r;
+
+	for (size_t i = first; i < sr_seccomp_n_rules; i++) {
+		const struct sr_seccomp_rule *row = &sr_seccomp_rules[i];
+		size_t before = denied.n;
+		int *e;
+
+		if (strcmp(row->syscall, name) != 0)
+			continue;
+		if (row->err == 0) {
+			if (row->cmp != SR_SCMP_ALWAYS) {
+				fprintf(stderr,
+					"sr-seccomp-gen: rule %zu (%s): an allow row has no "
+					"condition; write the refused case as a row of its own\n",
+					i, name);
+				return -EINVAL;
+			}
+			allow = true;
+			continue;
+		}
+		if (row->cmp != SR_SCMP_ALWAYS) {
+			if (have_arg && row->arg != arg) {
+				fprintf(stderr,
+					"sr-seccomp-gen: rule %zu (%s): the rows of one call must "
+					"test one argument\n",
+					i, name);
+				return -EINVAL;
+			}
+			arg = row->arg;
+			have_arg = true;
+		}
+		r = row_cubes(row, &denied);
+		if (r < 0)
+			return r;
+		e = realloc(errs, denied.n * sizeof(*errs));
+		if (!e)
+			return -ENOMEM;
+		errs = e;
+		for (size_t k = before; k < denied.n; k++)
+			errs[k] = row->err;
+	}
+
+	/* Overlapping refusals with different errnos would leave the answer to libseccomp. */
+	for (size_t a = 0; a < denied.n; a++)
+		for (size_t b = a + 1; b < denied.n; b++)
+			if (errs[a] != errs[b] && cubes_meet(denied.items[a], denied.items[b])) {
+				fprintf(stderr,
+					"sr-seccomp-gen: %s: rows with different errnos "
+					"match the same call\n",
+					name);
+				return -EINVAL;
+			}
+
+	for (size_t k = 0; k < denied.n; k++) {
+		/* What the default answers anyway: libseccomp refuses such a rule. */
+		if (errs[k] == SR_SECCOMP_DEFAULT_ERRNO)
+			continue;
+		r = add_cube_rule(ctx, SCMP_ACT_ERRNO((uint16_t)errs[k]), nr, arg, denied.items[k]);
+		if (r < 0)
+			return r;
+	}
+	if (!allow)
+		return 0;
+	r = complement(denied.items, denied.n, (struct cube){0, 0}, &allowed);
+	if (r < 0)
+		return r;
+	if (allowed.n == 0) {
+		fprintf(stderr, "sr-seccomp-gen: %s: allowed, but every case is refused\n", name);
+		return -EINVAL;
+	}
+	for (size_t k = 0; k < allowed.n; k++) {
+		r = add_cube_rule(ctx, SCMP_ACT_ALLOW, nr, arg, allowed.items[k]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Whether row i is the first of its call. */
+static bool first_of_call(size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(sr_seccomp_rules[j].syscall, sr_seccomp_rules[i].syscall) == 0)
+			return false;
+	return true;
+}
+
+/* How a row's name was resolved: where it came from and what it says. */
+struct resolved {
+	int nr; /* -ENOSYS: not a system call on this architecture */
+	bool from_table;
+};
+
+static const char *note(const struct resolved *res, char *buf, size_t size)
+{
+	if (res->nr < 0)
+		return " [skipped: not a system call on this architecture]";
+	if (!res->from_table)
+		return "";
+	snprintf(buf, size, " [number %d from seccomp-syscalls.c]", res->nr);
+	return buf;
+}
+
+/* The header's comment: what the program does, row by row. */
+static void print_summary(FILE *out, const struct resolved *res)
 {
 	const struct scmp_version *v = seccomp_version();
+	size_t n_allowed = 0, column = 0;
+	char buf[64];
 
+	for (size_t i = 0; i < sr_seccomp_n_rules; i++)
+		n_allowed += sr_seccomp_rules[i].err == 0;
 	fprintf(out,
 		"/*\n * Generated by sr-seccomp-gen from src/gen/seccomp-rules.c with libseccomp "
 		"%u.%u.%u. Do not edit.\n",
 		v->major, v->minor, v->micro);
-	fprintf(out, " * Default action: allow. Other architectures (i386 via int 0x80, x32):\n"
-		     " * kill the process.\n *\n * Refused:\n");
+	fprintf(out,
+		" * Default action: ENOSYS, for every call the table does not name.\n"
+		" * Other architectures (i386 via int 0x80, x32): kill the process.\n"
+		" *\n * Allowed (%zu rows; the refused cases below excepted):\n *  ",
+		n_allowed);
+	for (size_t i = 0; i < sr_seccomp_n_rules; i++) {
+		const char *name = sr_seccomp_rules[i].syscall;
+
+		if (sr_seccomp_rules[i].err != 0 || res[i].nr < 0)
+			continue;
+		if (column + strlen(name) + 1 > 72) {
+			fprintf(out, "\n *  ");
+			column = 0;
+		}
+		column += (size_t)fprintf(out, " %s", name);
+	}
+	fprintf(out, "\n *\n");
+	for (size_t i = 0; i < sr_seccomp_n_rules; i++)
+		if (sr_seccomp_rules[i].err == 0 && (res[i].nr < 0 || res[i].from_table))
+			fprintf(out, " *   %s%s\n", sr_seccomp_rules[i].syscall,
+				note(&res[i], buf, sizeof(buf)));
+	fprintf(out, " *\n * Refused:\n");
 	for (size_t i = 0; i < sr_seccomp_n_rules; i++) {
 		const struct sr_seccomp_rule *r = &sr_seccomp_rules[i];
-		bool from_table = false;
-		int nr = -1, rc;
 
-		rc = resolve(r->syscall, &nr, &from_table);
+		if (r->err == 0)
+			continue;
+		fprintf(out, " *   ");
+		describe(out, r);
+		if (res[i].nr >= 0 && r->err == SR_SECCOMP_DEFAULT_ERRNO &&
+		    r->cmp == SR_SCMP_ALWAYS)
+			fprintf(out, " [the default action]");
+		fprintf(out, "%s\n", note(&res[i], buf, sizeof(buf)));
+	}
+	fprintf(out, " */\n");
+}
+
+static int add_rules(FILE *out, scmp_filter_ctx ctx)
+{
+	_cleanup_free_ struct resolved *res = NULL;
+	int rc;
+
+	res = calloc(sr_seccomp_n_rules, sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	for (size_t i = 0; i < sr_seccomp_n_rules; i++) {
+		rc = resolve(sr_seccomp_rules[i].syscall, &res[i].nr, &res[i].from_table);
 		if (rc == -ENOENT)
 			fprintf(stderr,
 				"sr-seccomp-gen: rule %zu (%s): unknown to libseccomp %u.%u and "
 				"not in seccomp-syscalls.c\n",
-				i, r->syscall, v->major, v->minor);
+				i, sr_seccomp_rules[i].syscall, seccomp_version()->major,
+				seccomp_version()->minor);
 		if (rc < 0)
 			return rc;
-		/*
-		 * A row the filter cannot hold is a hole in it: only rows
-		 * marked optional (calls that exist on some architectures)
-		 * may be left out, and the build fails for any other.
-		 */
-		if (nr < 0 && !r->optional) {
-			fprintf(stderr,
-				"sr-seccomp-gen: rule %zu (%s): not a system call on this "
-				"architecture (or the row must be optional)\n",
-				i, r->syscall);
-			return -ENOENT;
-		}
-		fprintf(out, " *   ");
-		describe(out, r);
-		if (nr < 0) {
-			fprintf(out, " [skipped: not a system call on this architecture]\n");
+	}
+	print_summary(out, res);
+	for (size_t i = 0; i < sr_seccomp_n_rules; i++) {
+		if (res[i].nr < 0 || !first_of_call(i))
 			continue;
-		}
-		if (from_table)
-			fprintf(out, " [number %d from seccomp-syscalls.c]", nr);
-		fprintf(out, "\n");
-		rc = add_rule(ctx, r, nr);
+		rc = add_call(ctx, i, res[i].nr);
 		if (rc < 0) {
-			fprintf(stderr, "sr-seccomp-gen: rule %zu (%s): %s\n", i, r->syscall,
-				strerror(-rc));
+			fprintf(stderr, "sr-seccomp-gen: rule %zu (%s): %s\n", i,
+				sr_seccomp_rules[i].syscall, strerror(-rc));
 			return rc;
 		}
 	}
-	fprintf(out, " */\n");
 	return 0;
 }
 
@@ -239,7 +461,7 @@ int main(void)
 	size_t n = 0;
 	int rc;
 
-	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	ctx = seccomp_init(SCMP_ACT_ERRNO(SR_SECCOMP_DEFAULT_ERRNO));
 	if (!ctx) {
 		fprintf(stderr, "sr-seccomp-gen: seccomp_init failed\n");
 		return 1;
@@ -256,8 +478,8 @@ int main(void)
 	 */
 	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	/*
-	 * With a default-allow list, every allowed call would walk all rows
-	 * in a linear program; a binary tree makes that ~log2(rows) jumps.
+	 * Every call walks the program until its number matches: a binary
+	 * tree makes that ~log2(calls) jumps instead of a scan of ~300.
 	 */
 	if (rc == 0)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);

@@ -2,13 +2,22 @@
 /* The seccomp rule table, shared by the build-time generator and the unit tests. */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /*
- * When a row matches. The filter's default action is ALLOW: a row lists
- * calls to refuse, so every condition describes the refused case.
+ * What a call the table does not name gets: ENOSYS, as on a kernel too old
+ * to have it, so that a C library or runtime falls back to an older call
+ * (as glibc does from clone3 to clone, from fchmodat2 to fchmodat).
+ */
+#define SR_SECCOMP_DEFAULT_ERRNO ENOSYS
+
+/*
+ * When a row matches. An allow row (err 0) is unconditional; the refused
+ * cases of an allowed call are rows of their own (the generator allows
+ * the rest), so every condition describes the refused case.
  */
 enum sr_seccomp_cmp {
 	SR_SCMP_ALWAYS,		   /* every call */
@@ -20,19 +29,19 @@ enum sr_seccomp_cmp {
 #define SR_SCMP_VALUES_MAX 6
 
 struct sr_seccomp_rule {
-	/* A name libseccomp knows, or one of seccomp-syscalls.c. */
+	/*
+	 * A name libseccomp knows, or one of seccomp-syscalls.c. A call that
+	 * does not exist on the architecture built for (vm86 on x86_64, open
+	 * on aarch64) is left out of the program, with a note.
+	 */
 	const char *syscall;
-	int err; /* errno returned */
+	/* 0: allowed; otherwise the errno returned. */
+	int err;
 	enum sr_seccomp_cmp cmp;
 	unsigned arg;
 	uint64_t mask;
 	size_t n_values;
 	uint64_t values[SR_SCMP_VALUES_MAX];
-	/*
-	 * Not a system call on every architecture (vm86 is i386-only): the
-	 * generator skips it with a note where it does not exist.
-	 */
-	bool optional;
 	const char *why;
 };
 

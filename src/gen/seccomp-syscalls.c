@@ -7,9 +7,10 @@
  * columns agree but for calls only one of them has.
  *
  * A row here says what a number is, not what the filter does with it: the
- * rule table (seccomp-rules.c) decides that. When a new kernel adds calls,
- * add them here (so that sr_syscall_number_next() stays above them) and
- * decide in the rule table what the filter answers.
+ * rule table (seccomp-rules.c) decides that, and a call it does not name
+ * gets the default, ENOSYS. When a new kernel adds calls, add them here
+ * (so that sr_syscall_number_next() stays above them) and decide in the
+ * rule table whether any of them must be refused with EPERM instead.
  */
 #include "config.h"
 
