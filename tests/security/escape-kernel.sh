@@ -124,6 +124,12 @@ t_syscalls() {
 	expect_call personality EPERM
 	# The host name is the sandbox's (needs CAP_SYS_ADMIN besides).
 	expect_call sethostname EPERM
+	# File system monitoring beyond inotify.
+	expect_call fanotify_init EPERM
+	# 16-bit segments (x86 only), a history of bugs in the LDT code.
+	if [ "$(uname -m)" = x86_64 ]; then
+		expect_call modify_ldt EPERM
+	fi
 	# PID 1 is non-dumpable: ptrace is allowed by the filter, refused by the kernel.
 	expect_call ptrace EPERM
 	# Not in the filter: no CAP_MKNOD in the sandbox (probe path "" gives ENOENT first).
