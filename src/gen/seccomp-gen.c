@@ -226,92 +226,125 @@ static int add_cube_rule(scmp_filter_ctx ctx, uint32_t action, int nr, unsigned 
 				SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, c.mask, c.value));
 }
 
-/*
- * All rows of one call, first seen at row `first`: the refused cubes with
- * their errno, then, for an allowed call, the complement of all of them
- * allowed. libseccomp cannot be left to combine an unconditional allow
- * with conditional refusals: it keeps the allow and drops the rest.
- */
-static int add_call(scmp_filter_ctx ctx, size_t first, int nr)
+/* The rows of one call, read: its refusals as cubes, each with its errno. */
+struct call_rows {
+	struct cubes denied;
+	int *errs;    /* errs[k]: the errno of denied.items[k] */
+	unsigned arg; /* the argument every conditional refusal tests */
+	bool allowed; /* an allow row names the call */
+};
+
+static void call_rows_free(struct call_rows *c)
+{
+	cubes_free(&c->denied);
+	free(c->errs);
+}
+
+static int add_refusal(struct call_rows *c, const struct sr_seccomp_rule *row)
+{
+	size_t before = c->denied.n;
+	int *errs, r;
+
+	r = row_cubes(row, &c->denied);
+	if (r < 0)
+		return r;
+	errs = realloc(c->errs, c->denied.n * sizeof(*errs));
+	if (!errs)
+		return -ENOMEM;
+	c->errs = errs;
+	for (size_t k = before; k < c->denied.n; k++)
+		errs[k] = row->err;
+	return 0;
+}
+
+/* Reads every row of the call first named at row `first`. */
+static int read_call(size_t first, struct call_rows *c)
 {
 	const char *name = sr_seccomp_rules[first].syscall;
-	__attribute__((cleanup(cubes_free))) struct cubes denied = {0};
-	__attribute__((cleanup(cubes_free))) struct cubes allowed = {0};
-	_cleanup_free_ int *errs = NULL;
-	bool allow = false, have_arg = false;
-	unsigned arg = 0;
+	bool have_arg = false;
 	int r;
 
 	for (size_t i = first; i < sr_seccomp_n_rules; i++) {
 		const struct sr_seccomp_rule *row = &sr_seccomp_rules[i];
-		size_t before = denied.n;
-		int *e;
 
 		if (strcmp(row->syscall, name) != 0)
 			continue;
+		if (row->err == 0 && row->cmp != SR_SCMP_ALWAYS) {
+			fprintf(stderr,
+				"sr-seccomp-gen: rule %zu (%s): an allow row has no condition; "
+				"write the refused case as a row of its own\n",
+				i, name);
+			return -EINVAL;
+		}
 		if (row->err == 0) {
-			if (row->cmp != SR_SCMP_ALWAYS) {
-				fprintf(stderr,
-					"sr-seccomp-gen: rule %zu (%s): an allow row has no "
-					"condition; write the refused case as a row of its own\n",
-					i, name);
-				return -EINVAL;
-			}
-			allow = true;
+			c->allowed = true;
 			continue;
 		}
 		if (row->cmp != SR_SCMP_ALWAYS) {
-			if (have_arg && row->arg != arg) {
+			if (have_arg && row->arg != c->arg) {
 				fprintf(stderr,
 					"sr-seccomp-gen: rule %zu (%s): the rows of one call must "
 					"test one argument\n",
 					i, name);
 				return -EINVAL;
 			}
-			arg = row->arg;
+			c->arg = row->arg;
 			have_arg = true;
 		}
-		r = row_cubes(row, &denied);
+		r = add_refusal(c, row);
 		if (r < 0)
 			return r;
-		e = realloc(errs, denied.n * sizeof(*errs));
-		if (!e)
-			return -ENOMEM;
-		errs = e;
-		for (size_t k = before; k < denied.n; k++)
-			errs[k] = row->err;
 	}
-
 	/* Overlapping refusals with different errnos would leave the answer to libseccomp. */
-	for (size_t a = 0; a < denied.n; a++)
-		for (size_t b = a + 1; b < denied.n; b++)
-			if (errs[a] != errs[b] && cubes_meet(denied.items[a], denied.items[b])) {
+	for (size_t a = 0; a < c->denied.n; a++)
+		for (size_t b = a + 1; b < c->denied.n; b++)
+			if (c->errs[a] != c->errs[b] &&
+			    cubes_meet(c->denied.items[a], c->denied.items[b])) {
 				fprintf(stderr,
-					"sr-seccomp-gen: %s: rows with different errnos "
-					"match the same call\n",
+					"sr-seccomp-gen: %s: rows with different errnos match the "
+					"same call\n",
 					name);
 				return -EINVAL;
 			}
+	return 0;
+}
 
-	for (size_t k = 0; k < denied.n; k++) {
+/*
+ * The rules for the call first named at row `first`: its refusals with
+ * their errnos, then, for an allowed call, exactly the complement of the
+ * refusals allowed. libseccomp cannot be left to combine an unconditional
+ * allow with conditional refusals: it keeps the allow and drops the rest.
+ */
+static int add_call(scmp_filter_ctx ctx, size_t first, int nr)
+{
+	__attribute__((cleanup(call_rows_free))) struct call_rows c = {0};
+	__attribute__((cleanup(cubes_free))) struct cubes allowed = {0};
+	int r;
+
+	r = read_call(first, &c);
+	if (r < 0)
+		return r;
+	for (size_t k = 0; k < c.denied.n; k++) {
 		/* What the default answers anyway: libseccomp refuses such a rule. */
-		if (errs[k] == SR_SECCOMP_DEFAULT_ERRNO)
+		if (c.errs[k] == SR_SECCOMP_DEFAULT_ERRNO)
 			continue;
-		r = add_cube_rule(ctx, SCMP_ACT_ERRNO((uint16_t)errs[k]), nr, arg, denied.items[k]);
+		r = add_cube_rule(ctx, SCMP_ACT_ERRNO((uint16_t)c.errs[k]), nr, c.arg,
+				  c.denied.items[k]);
 		if (r < 0)
 			return r;
 	}
-	if (!allow)
+	if (!c.allowed)
 		return 0;
-	r = complement(denied.items, denied.n, (struct cube){0, 0}, &allowed);
+	r = complement(c.denied.items, c.denied.n, (struct cube){0, 0}, &allowed);
 	if (r < 0)
 		return r;
 	if (allowed.n == 0) {
-		fprintf(stderr, "sr-seccomp-gen: %s: allowed, but every case is refused\n", name);
+		fprintf(stderr, "sr-seccomp-gen: %s: allowed, but every case is refused\n",
+			sr_seccomp_rules[first].syscall);
 		return -EINVAL;
 	}
 	for (size_t k = 0; k < allowed.n; k++) {
-		r = add_cube_rule(ctx, SCMP_ACT_ALLOW, nr, arg, allowed.items[k]);
+		r = add_cube_rule(ctx, SCMP_ACT_ALLOW, nr, c.arg, allowed.items[k]);
 		if (r < 0)
 			return r;
 	}

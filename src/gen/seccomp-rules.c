@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The syscall policy: default-deny, in the spirit of Docker's default
- * profile (which crun, runc and Podman load too).
+ * The syscall policy: default-deny, as Docker's and Podman's default
+ * profiles are.
  *
  * Three answers:
  * - Allowed: the rows of the first half, grouped by purpose, each with
@@ -19,8 +19,7 @@
  *   needs, and every call newer than this table. A C library treats
  *   ENOSYS as "kernel too old" and falls back, so a newer libc keeps
  *   working, while new kernel code stays out of reach until a row here
- *   allows it. (The old policy allowed every call it did not name, so
- *   open_tree_attr, listmount and statmount were reachable.)
+ *   allows it.
  *
  * The agent has no capabilities, so the kernel itself refuses many of
  * the refused calls; the filter is the second wall, and it removes
@@ -55,8 +54,8 @@
  * Deliberately left to the default (ENOSYS), because nothing a sandbox
  * runs needs them and each is kernel code the agent need not reach:
  * process_madvise (advice on another process's memory), memfd_secret,
- * cachestat (page-cache residency of any readable file: the side
- * channel mincore() was restricted for), lsm_* (LSM attributes; libraries
+ * cachestat (page-cache residency of files, the kind of side channel
+ * mincore() was restricted for), lsm_* (LSM attributes; libraries
  * read /proc/self/attr instead), file_getattr/file_setattr (the
  * FS_IOC_FSGETXATTR ioctls by path), and the calls that were never
  * implemented (tuxcall, vserver, epoll_ctl_old, ...).
@@ -253,7 +252,7 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
     ALLOW("timerfd_settime", "timers as descriptors"),
     ALLOW("timerfd_gettime", "timers as descriptors"),
 
-    /* Asynchronous I/O (the POSIX AIO kind; io_uring is refused below). */
+    /* Linux native asynchronous I/O (libaio); io_uring is refused below. */
     ALLOW("io_setup", "asynchronous I/O context (libaio, databases)"),
     ALLOW("io_destroy", "asynchronous I/O"),
     ALLOW("io_submit", "asynchronous I/O"),
