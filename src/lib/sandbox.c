@@ -45,6 +45,7 @@ struct sr_sandbox {
 	int sock;     /* our end of the protocol socket */
 	int pidfd;    /* PID 1 */
 	int endfd;    /* timerfd: the grace of an END, -1 when none is running */
+	int uid_lock; /* root callers: the lock on the host uid this sandbox has (userns.h) */
 	pid_t pid;    /* PID 1, as we see it */
 	uint32_t next_id;
 	bool ready, reaped, end_sent;
@@ -200,6 +201,17 @@ static void log_start(const struct sr_sandbox *sb, const struct sr_result *r)
 		sr_net_helper_path(sb->net) ? sr_net_helper_path(sb->net) : "");
 }
 
+/* Half the value of a sysctl of the host's (at least 1), 0 if it cannot be read. */
+static uint64_t half_of(const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	unsigned long long v = 0;
+
+	if (!f || fscanf(f, "%llu", &v) != 1 || v == 0)
+		return 0;
+	return v / 2 ? v / 2 : 1;
+}
+
 static int prepare(struct sr_sandbox *sb, struct sr_result *r, struct sr_error *err)
 {
 	const struct sr_config *c = sb->config;
@@ -207,7 +219,10 @@ static int prepare(struct sr_sandbox *sb, struct sr_result *r, struct sr_error *
 	int e;
 
 	/* Whom "user" is on the host: the network helper runs with these ids too. */
-	sr_userns_host_ids(getuid(), getgid(), &sb->plan.host_uid, &sb->plan.host_gid);
+	sr_userns_host_ids(getuid(), getgid(), &sb->plan.host_uid, &sb->plan.host_gid,
+			   &sb->uid_lock);
+	sb->plan.max_inotify_instances = half_of("/proc/sys/fs/inotify/max_user_instances");
+	sb->plan.max_inotify_watches = half_of("/proc/sys/fs/inotify/max_user_watches");
 	if ((e = sr_agent_resolve(c, sink, &sb->agent, err)) < 0 || (e = open_agent(sb, err)) < 0 ||
 	    (e = sr_env_build(c, environ, &sb->plan.envp, err)) < 0 ||
 	    (e = sr_net_prepare(c, sink, sb->plan.host_uid, sb->plan.host_gid, &sb->net, err)) <
@@ -504,6 +519,7 @@ int sr_sandbox_create(const struct sr_config *c, const struct sr_sandbox_opts *o
 	    .sock = -1,
 	    .pidfd = -1,
 	    .endfd = -1,
+	    .uid_lock = -1,
 	    .init_status = -1,
 	    .disk_used = -1,
 	    .ends = {.pid = -1},
@@ -843,6 +859,7 @@ void sr_sandbox_free(struct sr_sandbox *sb)
 	sr_closep(&sb->sock);
 	sr_closep(&sb->pidfd);
 	sr_closep(&sb->endfd);
+	sr_closep(&sb->uid_lock);
 	sr_closep(&sb->plan.agent_fd);
 	sr_closep(&sb->plan.workspace_tree);
 	sr_strv_free(&sb->plan.envp);

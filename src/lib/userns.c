@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "userns.h"
 #include "setup.h"
+#include "state.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -9,47 +10,115 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 /* Debian's overflow ("nobody") id: owns no files a sandbox could reach. */
 #define SR_FALLBACK_HOST_ID 65534
+/* Root's living sandboxes with a host uid of their own, at most. */
+#define SR_ROOT_SLOTS_MAX 1024
 
-static unsigned first_subid(const char *path, const char *user)
+/* user's first subordinate id in path and how many follow it; false: none. */
+static bool subid_range(const char *path, const char *user, unsigned *ret_start,
+			unsigned *ret_count)
 {
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	char line[256];
 	size_t ul = strlen(user);
 
 	if (!f)
-		return SR_FALLBACK_HOST_ID;
+		return false;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long start, count;
 
 		if (strncmp(line, user, ul) != 0 || line[ul] != ':')
 			continue;
 		if (sscanf(line + ul + 1, "%lu:%lu", &start, &count) == 2 && count > 0 &&
-		    start > 0 && start < 0xfffffffful)
-			return (unsigned)start;
+		    start > 0 && start + count <= 0xfffffffful) {
+			*ret_start = (unsigned)start;
+			*ret_count =
+			    count > SR_ROOT_SLOTS_MAX ? SR_ROOT_SLOTS_MAX : (unsigned)count;
+			return true;
+		}
 	}
-	return SR_FALLBACK_HOST_ID;
+	return false;
 }
 
-void sr_userns_host_ids(uid_t caller_uid, gid_t caller_gid, uid_t *ret_uid, gid_t *ret_gid)
+/*
+ * A slot of root's subordinate ranges no other living sandbox holds: the
+ * lowest whose lock file in <state>/uids we can lock, held (*ret_lock)
+ * for as long as the sandbox lives. -1 where there is none to take.
+ */
+static int take_slot(unsigned count, int *ret_lock)
 {
+	_cleanup_free_ char *state = NULL, *dir = NULL;
+	struct sr_error err = {0};
+
+	if (sr_state_dir(&state, &err) < 0 || asprintf(&dir, "%s/uids", state) < 0)
+		return -1;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	for (unsigned k = 0; k < count; k++) {
+		char name[16];
+		_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		int fd;
+
+		snprintf(name, sizeof(name), "%u", k);
+		fd = dfd < 0 ? -1
+			     : openat(dfd, name, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			return -1;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			*ret_lock = fd;
+			return (int)k;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+void sr_userns_host_ids(uid_t caller_uid, gid_t caller_gid, uid_t *ret_uid, gid_t *ret_gid,
+			int *ret_lock)
+{
+	*ret_lock = -1;
 	if (caller_uid != 0) {
 		*ret_uid = caller_uid;
 		*ret_gid = caller_gid;
 		return;
 	}
+	sr_userns_root_ids("/etc/subuid", "/etc/subgid", ret_uid, ret_gid, ret_lock);
+}
+
+void sr_userns_root_ids(const char *subuid, const char *subgid, uid_t *ret_uid, gid_t *ret_gid,
+			int *ret_lock)
+{
+	unsigned ustart, ucount, gstart, gcount;
+	int slot;
+
+	*ret_lock = -1;
 	/*
 	 * Never map host root: the agent would own every root-owned file it can
-	 * reach. Root's first subordinate id is an id nothing else uses.
+	 * reach. A subordinate id of root's is an id nothing else uses; each
+	 * living sandbox of root's gets one of its own, so that the per-user
+	 * counts of the kernel (processes, inotify, message queues, pipe
+	 * buffers) of one sandbox are not another's. Without a range, every
+	 * sandbox shares the overflow id.
 	 */
-	*ret_uid = first_subid("/etc/subuid", "root");
-	*ret_gid = first_subid("/etc/subgid", "root");
+	if (!subid_range(subuid, "root", &ustart, &ucount) ||
+	    !subid_range(subgid, "root", &gstart, &gcount)) {
+		*ret_uid = SR_FALLBACK_HOST_ID;
+		*ret_gid = SR_FALLBACK_HOST_ID;
+		return;
+	}
+	slot = take_slot(ucount < gcount ? ucount : gcount, ret_lock);
+	if (slot < 0)
+		slot = 0; /* every slot taken: share the first, as before */
+	*ret_uid = ustart + (unsigned)slot;
+	*ret_gid = gstart + (unsigned)slot;
 }
 
 int sr_userns_map_text(unsigned inside, unsigned outside, char *buf, size_t len)

@@ -22,10 +22,17 @@
 #include <sys/types.h>
 
 /*
- * The host ids the sandbox user maps to: the caller's own, or for root the
- * first id of root's /etc/subuid and /etc/subgid ranges, else 65534.
+ * The host ids the sandbox user maps to: the caller's own, or for root an
+ * id of root's /etc/subuid and /etc/subgid ranges no other sandbox of
+ * root's holds (the first free one of the first 1024: the lowest whose
+ * lock in the state directory we take, *ret_lock, to close when the
+ * sandbox is gone; -1 for none), else 65534.
  */
-void sr_userns_host_ids(uid_t caller_uid, gid_t caller_gid, uid_t *ret_uid, gid_t *ret_gid);
+void sr_userns_host_ids(uid_t caller_uid, gid_t caller_gid, uid_t *ret_uid, gid_t *ret_gid,
+			int *ret_lock);
+/* The root caller's case, from the subordinate-id files named (unit tests use their own). */
+void sr_userns_root_ids(const char *subuid, const char *subgid, uid_t *ret_uid, gid_t *ret_gid,
+			int *ret_lock);
 
 /* "1000 HOSTID 1\n" */
 int sr_userns_map_text(unsigned inside, unsigned outside, char *buf, size_t len);

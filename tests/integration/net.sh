@@ -227,11 +227,18 @@ confined() {
 	comm=$(cat "/proc/$helper/comm" 2>/dev/null)
 	[ "$name" = pasta ] && [ "${comm#passt}" != "$comm" ] && comm=pasta
 	assert_eq "$name: the helper is $name" "$name" "$comm"
-	# A user: the caller's own uid. Root: the sandbox's unprivileged host id, never 0.
-	want_uid=$(as_user id -u)
-	[ "$SR_AS" = root ] && want_uid=$(awk -F: '$1 == "root" {print $2; exit}' /etc/subuid 2>/dev/null)
-	assert_eq "$name runs as ${want_uid:-65534} on the host (never 0)" "${want_uid:-65534}" \
-		"$(awk '/^Uid:/ {print $3}' "/proc/$helper/status")"
+	# A user: the caller's own uid. Root: the sandbox's unprivileged host id, never 0:
+	# one of root's subordinate range, that sandbox's own (userns.h), or 65534 without one.
+	local uid lo=65534 hi=65534
+	uid=$(awk '/^Uid:/ {print $3}' "/proc/$helper/status")
+	if [ "$SR_AS" = root ]; then
+		read -r lo hi < <(awk -F: '$1 == "root" {print $2, $2 + $3 - 1; exit}' /etc/subuid 2>/dev/null)
+		: "${lo:=65534}" "${hi:=65534}"
+	else
+		lo=$(as_user id -u) hi=$lo
+	fi
+	check "$name runs as the sandbox's host uid ($uid, in $lo-$hi; never 0)" \
+		test "$uid" -ge "$lo" -a "$uid" -le "$hi" -a "$uid" != 0
 	host_ns=$(readlink /proc/self/ns/user)
 	check "$name is in a user namespace of its own (its capabilities apply there only)" \
 		test "$(readlink "/proc/$helper/ns/user")" != "$host_ns"

@@ -745,6 +745,39 @@ static int mask_host_facts(int root, int proc, struct sr_error *err)
 	return r;
 }
 
+/*
+ * inotify instances and watches are counted per user, and charged at
+ * every level of user namespaces up to the host's: an unprivileged
+ * caller's agent is the caller's uid there, and could use up the caller's
+ * own (fs.inotify.max_user_instances, 128 here: its editor's and its
+ * build tools' file watchers then fail with EMFILE). The sandbox's user
+ * namespace gets half of the host's limits; the caller keeps the rest.
+ */
+static int limit_ucounts(const struct sr_plan *p, int proc, struct sr_error *err)
+{
+	const struct {
+		const char *name;
+		uint64_t value;
+	} limits[] = {
+	    {"sys/user/max_inotify_instances", p->max_inotify_instances},
+	    {"sys/user/max_inotify_watches", p->max_inotify_watches},
+	};
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(limits); i++) {
+		_cleanup_close_ int fd = -1;
+		char text[32];
+		int n;
+
+		if (!limits[i].value)
+			continue;
+		fd = openat(proc, limits[i].name, O_WRONLY | O_CLOEXEC);
+		n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)limits[i].value);
+		if (fd < 0 || write(fd, text, (size_t)n) != n)
+			return sr_error_errno(err, sr_negerrno(), "limit /proc/%s", limits[i].name);
+	}
+	return 0;
+}
+
 static int mount_proc(const struct sr_plan *p, int root, struct sr_error *err)
 {
 	_cleanup_close_ int proc = -1, devnull = -1;
@@ -774,6 +807,9 @@ static int mount_proc(const struct sr_plan *p, int root, struct sr_error *err)
 			return sr_error_errno(err, sr_negerrno(),
 					      "limit nested user namespaces to %c", max[0]);
 	}
+	r = limit_ucounts(p, proc, err);
+	if (r < 0)
+		return r;
 
 	for (size_t i = 0; i < SR_ARRAY_SIZE(proc_hidden_files); i++) {
 		if (faccessat(proc, proc_hidden_files[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
@@ -804,6 +840,14 @@ static int mount_proc(const struct sr_plan *p, int root, struct sr_error *err)
 	}
 	return mask_host_facts(root, proc, err);
 }
+
+/*
+ * Ptys: every devpts instance draws from one host-wide pool
+ * (kernel.pty.max, 4096, of which kernel.pty.reserve, 1024, only the
+ * host's own instance may use): a sandbox that opened them all would
+ * leave other sandboxes none. 64 each; the host keeps its reserve.
+ */
+#define SR_PTYS_MAX "64"
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 
@@ -850,7 +894,7 @@ static int mount_dev(int root, int data, struct sr_error *err)
 	if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
 		return sr_error_errno(err, sr_negerrno(), "mkdir /dev/pts");
 	if (mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=0620") < 0)
+		  "newinstance,ptmxmode=0666,mode=0620,max=" SR_PTYS_MAX) < 0)
 		return sr_error_errno(err, sr_negerrno(), "mount /dev/pts");
 	r = bind_tree(data, "shm", dev, "shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/dev/shm",
 		      err);

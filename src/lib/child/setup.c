@@ -124,9 +124,21 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 {
 	/* Core dumps would land in the workspace and eat the disk limit. */
 	const struct rlimit core = {0, 0};
+	struct rlimit mq;
 
 	if (setrlimit(RLIMIT_CORE, &core) < 0)
 		return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_CORE");
+	/*
+	 * POSIX message queues are counted per real uid against the
+	 * creator's RLIMIT_MSGQUEUE: half of it for the sandbox, so that the
+	 * caller (the same uid, unprivileged) keeps the other half.
+	 */
+	if (getrlimit(RLIMIT_MSGQUEUE, &mq) == 0 && mq.rlim_cur != RLIM_INFINITY) {
+		mq.rlim_cur /= 2;
+		mq.rlim_max = mq.rlim_cur;
+		if (setrlimit(RLIMIT_MSGQUEUE, &mq) < 0)
+			return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_MSGQUEUE");
+	}
 	return sr_cgroup_child(p->cgroup, err);
 }
 

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct sr_net;
@@ -35,6 +36,13 @@ struct sr_plan {
 	int sock;	     /* the child's end of the protocol socket */
 	uid_t host_uid;	     /* who "user" (uid 1000 inside) is on the host */
 	gid_t host_gid;
+	/*
+	 * Per-user kernel counts the sandbox shares with its host uid (the
+	 * caller's own, unprivileged): its user namespace's limits, set to
+	 * half of the host's so that the caller keeps the other half
+	 * (userns.h); 0: leave as it is.
+	 */
+	uint64_t max_inotify_instances, max_inotify_watches;
 	bool drop_groups;	   /* the caller is root: shed its supplementary groups */
 	bool nested_userns;	   /* set up as 0 in an outer user namespace (userns.h) */
 	struct sr_sources sources; /* child only */

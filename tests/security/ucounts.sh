@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Per-user kernel counts a sandbox shares with its host uid (security round
+# 2, finding 4): an unprivileged caller's agent runs as the caller's uid on
+# the host, so without limits of its own it used up the caller's inotify
+# instances and POSIX message queue quota; any sandbox could take the
+# whole host-wide pool of ptys; and every sandbox of root's ran as the same
+# host uid. Each case checks what the caller (or another sandbox) keeps.
+. "$(dirname "$0")/../integration/libtest.sh"
+
+# hog KIND: an agent in the background that takes as many KIND as it can,
+# writes how many to /out/count, and holds them until /out/stop exists.
+cat >"$SR_TMP/hog.py" <<'EOF'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+kind, n, held = sys.argv[1], 0, []
+class Attr(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
+                ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long), ("pad", ctypes.c_long * 4)]
+attr = Attr(0, 10, 8192, 0)
+while n < 400:
+    if kind == "inotify":
+        fd = libc.inotify_init1(0)
+    elif kind == "mqueue":
+        fd = libc.mq_open(("/hog%d" % n).encode(), os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(attr))
+    else:
+        try:
+            fd = os.openpty()[0]
+        except OSError as e:
+            fd, err = -1, e.errno
+    if fd < 0:
+        break
+    held.append(fd)
+    n += 1
+open("/out/count", "w").write("%d\n" % n)
+while not os.path.exists("/out/stop"):
+    time.sleep(0.05)
+EOF
+# probe KIND: whether the caller can still take one.
+cat >"$SR_TMP/one.py" <<'EOF'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Attr(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
+                ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long), ("pad", ctypes.c_long * 4)]
+if sys.argv[1] == "inotify":
+    fd = libc.inotify_init1(0)
+else:
+    name = ("/sr-probe-%d" % os.getpid()).encode()
+    fd = libc.mq_open(name, os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(Attr(0, 10, 8192, 0)))
+    if fd >= 0:
+        libc.mq_unlink(name)
+print("ok" if fd >= 0 else os.strerror(ctypes.get_errno()))
+EOF
+chmod a+r "$SR_TMP/hog.py" "$SR_TMP/one.py"
+
+# while_hogging KIND: runs the hog, then the caller's probe; sets $count and $caller.
+while_hogging() {
+	local d="$SR_OUT/hog-$1-$SR_AS" pid
+	rm -rf "$d" && mkdir -p "$d" && chmod 0777 "$d" && cp "$SR_TMP/hog.py" "$d/"
+	(as_user_exec "$SR" -q --net none --bind "$d" /out -- python3 /out/hog.py "$1" \
+		</dev/null >/dev/null 2>&1) &
+	pid=$!
+	until_ok 20 test -s "$d/count"
+	count=$(cat "$d/count" 2>/dev/null)
+	caller=$(as_user python3 "$SR_TMP/one.py" "$1" 2>&1)
+	touch "$d/stop"
+	wait "$pid"
+}
+
+t_inotify() {
+	local max
+	max=$(cat /proc/sys/fs/inotify/max_user_instances)
+	while_hogging inotify
+	check "a sandbox takes at most half of the caller's inotify instances ($count of $max)" \
+		test "${count:-999}" -le $((max / 2))
+	assert_eq "and the caller can still watch files" ok "$caller"
+}
+
+t_mqueue() {
+	while_hogging mqueue
+	check "a sandbox takes part of the message queue quota ($count queues of 80 KiB)" \
+		test "${count:-0}" -ge 1
+	assert_eq "and the caller can still make a queue" ok "$caller"
+}
+
+t_ptys() {
+	while_hogging pty
+	assert_eq "a sandbox opens at most 64 ptys of the host-wide pool" 64 "$count"
+}
+
+# Root's sandboxes each have a host uid of their own, from root's subuid
+# range. Where the host gives root none, the test gives it one in a mount
+# namespace of its own (the host's /etc/subuid is left as it is).
+t_root_uids() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_OUT/uids" a b ua ub wrap=""
+	rm -rf "$d" && mkdir -p "$d" && chmod 0777 "$d"
+	if ! awk -F: '$1 == "root" {f = 1} END {exit !f}' /etc/subuid /etc/subgid 2>/dev/null; then
+		printf 'root:300000:65536\n' >"$SR_OUT/subid"
+		wrap="mount --bind $SR_OUT/subid /etc/subuid && mount --bind $SR_OUT/subid /etc/subgid &&"
+	fi
+	a=$(unshare -m sh -c "$wrap exec \"\$0\" create --net none --bind $d /out --timeout 60" "$SR" </dev/null)
+	b=$(unshare -m sh -c "$wrap exec \"\$0\" create --net none --bind $d /out --timeout 60" "$SR" </dev/null)
+	check "two living sandboxes of root's were made" test -n "$a" -a -n "$b"
+	sr exec "$a" -- touch /out/a
+	sr exec "$b" -- touch /out/b
+	ua=$(stat -c %u "$d/a" 2>/dev/null) ub=$(stat -c %u "$d/b" 2>/dev/null)
+	check "two living sandboxes of root's: two host uids ($ua and $ub)" \
+		test -n "$ua" -a -n "$ub" -a "$ua" != "$ub"
+	check "neither of them root nor the overflow id" \
+		test "$ua" != 0 -a "$ub" != 0 -a "$ua" != 65534 -a "$ub" != 65534
+	sr rm "$a" "$b"
+}
+
+for_each_user t_inotify t_mqueue t_ptys t_root_uids
+done_testing
