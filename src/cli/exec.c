@@ -267,7 +267,10 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 	 * (stdio-relay.h); -t gives it a pty whatever they are, all its
 	 * signals with it (the job control inside is its own).
 	 */
-	r = sr_stdio_prepare(&x->stdio, fds, x->interactive, x->tty, !x->tty, err);
+	r = sr_stdio_prepare(&x->stdio, fds,
+			     SR_STDIO_RELAY_ALL | (x->interactive ? SR_STDIO_INPUT : 0) |
+				 (x->tty ? SR_STDIO_FORCE_PTY : SR_STDIO_KEEP_SIGNALS),
+			     err);
 	if (r < 0)
 		return r;
 	req = request(x);

@@ -288,7 +288,8 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 		return e;
 	}
 	/* The caller's terminals and files are not the agent's to hold (stdio-relay.h). */
-	if ((e = sr_stdio_prepare(&run->stdio, caller, true, false, true, err)) < 0) {
+	if ((e = sr_stdio_prepare(&run->stdio, caller, SR_STDIO_INPUT | SR_STDIO_KEEP_SIGNALS,
+				  err)) < 0) {
 		fail_result(run, r, err, false);
 		return e;
 	}

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define SPLICE_CHUNK (64 * 1024)
@@ -26,27 +27,41 @@ static void nonblock(int fd)
 		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], bool input, bool force_pty,
-		     bool keep_signals, struct sr_error *err)
+/* Whether the caller's fd goes through a pipe of ours rather than as it is. */
+static bool relayed(int fd, unsigned flags)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return false; /* not open: the process gets a closed fd too */
+	if (S_ISREG(st.st_mode))
+		return true;
+	/* /dev/null: nothing to keep, nothing to read. */
+	return (flags & SR_STDIO_RELAY_ALL) &&
+	       !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3));
+}
+
+int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], unsigned flags, struct sr_error *err)
 {
 	static const unsigned bit[3] = {SR_SPAWN_PTY_STDIN, SR_SPAWN_PTY_STDOUT,
 					SR_SPAWN_PTY_STDERR};
 	bool tty[3];
 
-	*s = (struct sr_stdio){
-	    .master = -1, .term_in = -1, .term_out = -1, .keep_signals = keep_signals};
+	*s = (struct sr_stdio){.master = -1,
+			       .term_in = -1,
+			       .term_out = -1,
+			       .keep_signals = flags & SR_STDIO_KEEP_SIGNALS};
 	for (int i = 0; i < 3; i++) {
 		s->pass[i] = fds[i];
 		s->files[i].pipe = -1;
 		tty[i] = isatty(fds[i]);
-		if (force_pty || tty[i])
+		if ((flags & SR_STDIO_FORCE_PTY) || tty[i])
 			s->pty_mask |= bit[i];
 	}
 	for (int i = 0; i < 3; i++) {
-		struct stat st;
 		int p[2];
 
-		if ((s->pty_mask & bit[i]) || fstat(fds[i], &st) < 0 || !S_ISREG(st.st_mode))
+		if ((s->pty_mask & bit[i]) || !relayed(fds[i], flags))
 			continue;
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return sr_error_errno(err, sr_negerrno(), "stdio: pipe");
@@ -61,7 +76,7 @@ int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], bool input, bool forc
 	}
 	if (!s->pty_mask)
 		return 0;
-	if (input && (s->pty_mask & SR_SPAWN_PTY_STDIN))
+	if ((flags & SR_STDIO_INPUT) && (s->pty_mask & SR_SPAWN_PTY_STDIN))
 		s->term_in = fds[0];
 	for (int i = 1; i < 4 && s->term_out < 0; i++)
 		if (s->pty_mask & bit[i % 3])
@@ -157,10 +172,19 @@ size_t sr_stdio_poll_fds(struct sr_stdio *s, struct pollfd *fds)
 		    .events = (short)((s->out_len == 0 ? POLLIN : 0) | (s->in_len ? POLLOUT : 0))};
 	if (s->out_len && s->term_out >= 0)
 		fds[n++] = (struct pollfd){.fd = s->term_out, .events = POLLOUT};
-	for (int i = 0; i < 3; i++)
+	/*
+	 * A relay waits for its source to have something, or, when the last
+	 * move found the destination full, for the destination to take more
+	 * (the caller's pipe may be full as well as ours).
+	 */
+	for (int i = 0; i < 3; i++) {
+		int src = i == 0 ? s->files[i].caller : s->files[i].pipe;
+		int dst = i == 0 ? s->files[i].pipe : s->files[i].caller;
+
 		if (s->files[i].open)
-			fds[n++] = (struct pollfd){.fd = s->files[i].pipe,
-						   .events = i == 0 ? POLLOUT : POLLIN};
+			fds[n++] = s->files[i].full ? (struct pollfd){.fd = dst, .events = POLLOUT}
+						    : (struct pollfd){.fd = src, .events = POLLIN};
+	}
 	return n;
 }
 
@@ -171,11 +195,18 @@ static bool move_file(struct sr_stdio *s, int i)
 	int dst = i == 0 ? s->files[i].pipe : s->files[i].caller;
 	ssize_t n = -1;
 
+	if (s->files[i].full) {
+		s->files[i].full = false; /* it has room again (polled for POLLOUT) */
+		return true;
+	}
 	if (s->files[i].splice) {
 		n = splice(src, NULL, dst, NULL, SPLICE_CHUNK, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		/* EINVAL: an O_APPEND file, which splice(2) does not write. */
 		if (n < 0 && errno == EINVAL)
 			s->files[i].splice = false;
+		/* Polled readable, so the destination (a pipe) is the one that is full. */
+		if (n < 0 && errno == EAGAIN)
+			s->files[i].full = true;
 	}
 	if (!s->files[i].splice) {
 		char buf[SPLICE_CHUNK];
@@ -245,7 +276,8 @@ void sr_stdio_dispatch(struct sr_stdio *s, const struct pollfd *fds, size_t n)
 				to_pty(s);
 		}
 		for (int i = 0; i < 3; i++)
-			if (s->files[i].open && fds[k].fd == s->files[i].pipe)
+			if (s->files[i].open &&
+			    (fds[k].fd == s->files[i].pipe || fds[k].fd == s->files[i].caller))
 				move_file(s, i);
 	}
 	/* A terminal takes what the pty said at once (it is written whole, blocking). */

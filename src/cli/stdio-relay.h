@@ -2,9 +2,15 @@
 /*
  * The caller's stdio, as a process in a sandbox gets it (run, exec).
  *
- * A pipe, a socket, /dev/null: passed as it is (PID 1 gets the fd;
- * nothing is copied). Two kinds are not, since the process could use them
- * against the caller:
+ * A pipe, a socket, /dev/null: passed as it is to a run (PID 1 gets the
+ * fd; nothing is copied), whose every process ends with it. Not to a
+ * living sandbox (SR_STDIO_RELAY_ALL, exec): a process left running there
+ * -- a background child, or another exec's, which can take any fd of the
+ * same uid's processes with pidfd_getfd(2) -- would keep writing to the
+ * caller's pipeline or reading its input after the exec returned. There
+ * everything but /dev/null is relayed through a pipe of ours, which is
+ * closed when the exec ends. Two kinds are never passed, since the
+ * process could use them against the caller:
  *
  * - a regular file: the process could reopen it through /proc/self/fd,
  *   an inode of the caller's (unprivileged, its own uid), and chmod it
@@ -44,19 +50,26 @@ struct sr_stdio {
 		int caller; /* the caller's file */
 		bool open;
 		bool splice; /* false once splice(2) refused the file (O_APPEND) */
+		bool full;   /* the last move found the destination full: wait for it */
 	} files[3];
 	char buf[16384]; /* the pty's relay */
 	size_t in_len, out_len;
 	char in_buf[4096];
 };
 
+enum {
+	SR_STDIO_INPUT = 1 << 0,	/* the pty's input comes from fds[0] */
+	SR_STDIO_FORCE_PTY = 1 << 1,	/* all three get the pty, as exec -t has it */
+	SR_STDIO_KEEP_SIGNALS = 1 << 2, /* ^C, ^Z, ^\ stay the caller's job control */
+	SR_STDIO_RELAY_ALL = 1 << 3,	/* relay pipes and sockets too (a living sandbox) */
+};
+
 /*
  * Looks at the process's stdin, stdout, stderr to be (fds): terminals get
- * the pty (all three with force_pty, as exec -t has it), regular files a
- * pipe. input: the pty's input comes from fds[0]. 0 or -errno (err).
+ * the pty, regular files (and with SR_STDIO_RELAY_ALL everything but
+ * /dev/null) a pipe. flags: SR_STDIO_*. 0 or -errno (err).
  */
-int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], bool input, bool force_pty,
-		     bool keep_signals, struct sr_error *err);
+int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], unsigned flags, struct sr_error *err);
 /* After the spawn: the pty's master (-1 if none); our copies of the passed pipe ends go. */
 void sr_stdio_started(struct sr_stdio *s, int master);
 /* Adds what to poll (at most SR_STDIO_POLL_FDS entries at fds); returns how many. */

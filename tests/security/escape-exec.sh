@@ -108,6 +108,31 @@ t_tty_contained() {
 	sr rm "$sb"
 }
 
-for_each_user t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
+# Nothing of the caller's stays in the sandbox once exec returns: its
+# pipes are relayed, not passed, so what the process leaves running (or
+# another exec's process, with pidfd_getfd) cannot keep writing to the
+# caller's pipeline or reading its input.
+t_stdio_not_kept() {
+	local fifo="$SR_TMP/exec-in" wpid got
+	new_sandbox
+	got=$(as_user "$SR" exec "$sb" -- sh -c '(sleep 1; echo LATE) & echo early' </dev/null 2>/dev/null | cat)
+	assert_eq "exec's stdout, a pipe: only what came before the process ended" early "$got"
+	rm -f "$fifo" && mkfifo -m 0666 "$fifo"
+	(
+		exec 3>"$fifo"
+		echo one >&3
+		sleep 1.5
+		echo two >&3
+	) 2>/dev/null &
+	wpid=$!
+	as_user "$SR" exec -i "$sb" -- sh -c 'exec 3<&0; cat <&3 >/tmp/got & sleep 0.5' <"$fifo" >/dev/null 2>&1
+	wait "$wpid" 2>/dev/null
+	sr exec "$sb" -- cat /tmp/got
+	assert_eq "exec -i from a pipe: what it left running got only what came meanwhile" one "$out"
+	rm -f "$fifo"
+	sr rm "$sb"
+}
+
+for_each_user t_stdio_not_kept t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained
 done_testing
