@@ -96,6 +96,13 @@ bool sr_fault_fail(const char *name)
 	return fail && strcmp(fail, name) == 0;
 }
 
+const char *sr_fault_proc_sys(void)
+{
+	const char *v = getenv(SR_FAULT_PROC_SYS_ENV);
+
+	return v && *v ? v : "/proc/sys";
+}
+
 void sr_fault_point(const char *side, const char *what)
 {
 	char name[128];

@@ -29,6 +29,15 @@
  * failure is not fatal, so a test can see the run go on and say so.
  */
 #define SR_FAULT_FAIL_ENV "SANDBOX_RUN_TEST_FAIL"
+/*
+ * SANDBOX_RUN_TEST_PROC_SYS=DIR: doctor, and the diagnosis a failed run
+ * prints (doctor.h), read the user-namespace sysctls under DIR instead of
+ * /proc/sys, so that a test can show them hosts this one is not (Ubuntu's
+ * AppArmor restriction, Debian's unprivileged_userns_clone=0). They only
+ * read it; still test builds only, as the rest: what a shipped binary
+ * reports must be the host's, whoever set its environment.
+ */
+#define SR_FAULT_PROC_SYS_ENV "SANDBOX_RUN_TEST_PROC_SYS"
 
 #ifdef SR_FAULT_INJECTION
 /* Refuses a value that names no point, so a test cannot silently stop nowhere. */
@@ -39,6 +48,8 @@ void sr_fault_point(const char *side, const char *what);
 void sr_fault_step(const char *when, const char *step);
 /* Whether the variable asks step `name` to fail. */
 bool sr_fault_fail(const char *name);
+/* The /proc/sys to read sysctls from: "/proc/sys" unless the variable says otherwise. */
+const char *sr_fault_proc_sys(void);
 #else
 static inline int sr_fault_validate(struct sr_error *err)
 {
@@ -56,5 +67,10 @@ static inline void sr_fault_step(const char *when, const char *step)
 static inline bool sr_fault_fail(const char *name)
 {
 	return false;
+}
+
+static inline const char *sr_fault_proc_sys(void)
+{
+	return "/proc/sys";
 }
 #endif

@@ -33,6 +33,7 @@ static const struct verb verbs[] = {
     {"port", sr_verb_port},
     {"snapshot", sr_verb_snapshot},
     {"snapshots", sr_verb_snapshots},
+    {"doctor", sr_verb_doctor},
 };
 
 int sr_cli_stdout_status(const char *what)

@@ -9,6 +9,7 @@
 #include "sandbox.h"
 #include "agent.h"
 #include "cgroup.h"
+#include "doctor.h"
 #include "env.h"
 #include "fault.h"
 #include "net.h"
@@ -296,8 +297,8 @@ static int clone_sandbox(struct sr_sandbox *sb, struct sr_error *err)
 		close(steal_fd(&sb->plan.sock));
 		if (e == -EPERM || e == -ENOSPC || e == -EUSERS)
 			return sr_error_errno(err, e,
-					      "create namespaces (are unprivileged user namespaces "
-					      "enabled? sysctl user.max_user_namespaces)");
+					      "create namespaces (sandbox-run doctor checks this "
+					      "host)");
 		return sr_error_errno(err, e, "create namespaces");
 	}
 	if (pid == 0)
@@ -558,6 +559,8 @@ int sr_sandbox_create(const struct sr_config *c, const struct sr_sandbox_opts *o
 	*ret = sb;
 	return 0;
 fail:
+	/* A sysctl or AppArmor behind it: doctor's own diagnosis, in the same words. */
+	sr_doctor_explain(err);
 	sr_sandbox_free(sb);
 	return e;
 }
