@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: MIT
+# fish completion for sandbox-run: verbs, options, profile names, and the
+# ids and names of your living sandboxes (from `sandbox-run ls`).
+
+set -l verbs run create exec ls inspect timeout rm cp doctor
+
+function __sandbox_run_profiles
+    printf '%s\n' default offline tx e2b ci
+    set -l conf $XDG_CONFIG_HOME
+    test -n "$conf"; or set conf $HOME/.config
+    for f in $conf/sandbox-run/profiles/*.ini /usr/share/sandbox-run/profiles/*.ini /usr/local/share/sandbox-run/profiles/*.ini
+        basename $f .ini
+    end
+end
+
+function __sandbox_run_ids
+    sandbox-run ls 2>/dev/null | awk 'NR > 1 { print $1; if ($2 != "-") print $2 }'
+end
+
+complete -c sandbox-run -f
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a run -d 'Run an agent or a command in a fresh sandbox'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a create -d 'Create a living sandbox'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a exec -d 'Run a command in a living sandbox'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a ls -d 'List your living sandboxes'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a inspect -d 'What a living sandbox is'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a timeout -d "Set a living sandbox's deadline"
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a rm -d 'End living sandboxes'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a cp -d 'Copy files into or out of a living sandbox'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a doctor -d 'Can this host run sandboxes, and how well'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from exec ls inspect timeout rm cp doctor" -F
+
+# run and create (and no verb): the run options.
+set -l runlike "not __fish_seen_subcommand_from exec ls inspect timeout rm cp doctor"
+complete -c sandbox-run -n $runlike -s p -l profile -x -a '(__sandbox_run_profiles)' -d 'Profile to start from'
+complete -c sandbox-run -n $runlike -l memory -x -d 'Memory limit (512M, 2G, 0)'
+complete -c sandbox-run -n $runlike -l cpus -x -d 'CPUs (0.5, 2)'
+complete -c sandbox-run -n $runlike -l pids -x -d 'Process limit'
+complete -c sandbox-run -n $runlike -l timeout -x -d 'Timeout (90s, 5m, 0)'
+complete -c sandbox-run -n $runlike -l disk -x -d 'Disk limit'
+complete -c sandbox-run -n $runlike -l net -x -a 'none egress' -d 'Network mode'
+complete -c sandbox-run -n $runlike -l net-helper -x -a 'auto slirp4netns pasta' -d 'Egress helper'
+complete -c sandbox-run -n $runlike -l allow -x -d 'Egress allowlist entry'
+complete -c sandbox-run -n $runlike -l deny -x -d 'Refused destination'
+complete -c sandbox-run -n $runlike -l env -x -d 'KEY=VALUE'
+complete -c sandbox-run -n $runlike -l env-file -r -F -d 'KEY=VALUE file'
+complete -c sandbox-run -n $runlike -l pass-env -x -a '(set -n)' -d 'Copy a variable'
+complete -c sandbox-run -n $runlike -l ro-bind -r -F -d 'Read-only host path'
+complete -c sandbox-run -n $runlike -l bind -r -F -d 'Writable host path'
+complete -c sandbox-run -n $runlike -l workspace -r -a '(__fish_complete_directories)' -d 'Workspace directory'
+complete -c sandbox-run -n $runlike -l entry -x -d 'Entry command'
+complete -c sandbox-run -n $runlike -l result -r -F -d 'Write the result record'
+complete -c sandbox-run -n $runlike -l strict -d 'Refuse limits that cannot be enforced'
+complete -c sandbox-run -n $runlike -l print-config -d 'Print the effective configuration'
+complete -c sandbox-run -n $runlike -s q -l quiet -d 'Fewer messages'
+complete -c sandbox-run -n $runlike -s v -l verbose -d 'More messages'
+complete -c sandbox-run -n $runlike -l version -d 'Print the version'
+complete -c sandbox-run -s h -l help -d 'Print help'
+complete -c sandbox-run -n '__fish_seen_subcommand_from create' -l name -x -d 'A name for it'
+complete -c sandbox-run -n '__fish_seen_subcommand_from create' -l from -x -d 'Snapshot'
+
+complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -s i -l interactive -d 'Keep stdin open'
+complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -s t -l tty -d 'A terminal'
+complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l env -x -d 'KEY=VALUE'
+complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l workdir -x -d 'Working directory'
+complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l timeout -x -d 'Timeout'
+complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l result -r -F -d 'Result record'
+complete -c sandbox-run -n '__fish_seen_subcommand_from exec inspect timeout rm' -x -a '(__sandbox_run_ids)'
+complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -x -a '(__sandbox_run_ids | sed "s/\$/:/"; __fish_complete_path)'
+complete -c sandbox-run -n '__fish_seen_subcommand_from rm' -s f -l force -d 'Kill at once'
+complete -c sandbox-run -n '__fish_seen_subcommand_from ls doctor' -l json -d 'JSON output'
