@@ -84,5 +84,13 @@ if command -v zsh >/dev/null; then
 fi
 if command -v fish >/dev/null; then
 	check "fish parses the fish completion" fish --no-execute "$COMP/fish/sandbox-run.fish"
+	fish_complete() {
+		(cd "$SR_TMP/cwd" && PATH="$SR_TMP/bin:$PATH" fish -c 'source $argv[1]; complete -C"$argv[2]"' \
+			"$COMP/fish/sandbox-run.fish" "$1" | cut -f1)
+	}
+	assert_eq "fish: 'do' completes to doctor" doctor "$(fish_complete 'sandbox-run do')"
+	assert_eq "fish: --net's modes" "egress
+none" "$(fish_complete 'sandbox-run --net ')"
+	assert_eq "fish: doctor's --json" --json "$(fish_complete 'sandbox-run doctor --j')"
 fi
 done_testing
