@@ -8,42 +8,10 @@
 #
 # Environment: SR_SRCDIR, SR_PKG_CACHE (the fresh root is made anew each
 # time; only apt's downloads are kept there).
-set -u
-SR_SRCDIR=${SR_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-SR_PKG_CACHE=${SR_PKG_CACHE:-$SR_SRCDIR/tests/packaging/cache}
-MIRROR=${SR_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-SUITE=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
-# show FILE: a log, as TAP comments.
-show() { sed 's/^/# /' "$1" | tail -n "${2:-40}"; }
-finish() { echo "1..$n"; [ "$failed" -eq 0 ]; exit; }
-
-if [ "$(id -u)" != 0 ]; then
-	echo "1..0 # SKIP needs root (debootstrap, a mount namespace for the fresh root)"
-	exit 0
-fi
-
-tmp=$(mktemp -d /var/tmp/sr-deb.XXXXXX)
-cleanup() {
-	# Whatever a failed step left mounted in the fresh root goes first.
-	if [ -d "$tmp/root" ]; then
-		grep -o " $tmp/root[^ ]*" /proc/self/mountinfo | sort -r | xargs -r -n1 umount -l 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 
 # The build: a copy of the source (dpkg-buildpackage cleans its tree).
-mkdir -p "$tmp/src/sandbox-run"
-if git -C "$SR_SRCDIR" rev-parse --git-dir >/dev/null 2>&1; then
-	git -C "$SR_SRCDIR" ls-files -z -c -o --exclude-standard |
-		(cd "$SR_SRCDIR" && xargs -0 cp --parents -t "$tmp/src/sandbox-run")
-else
-	cp -a "$SR_SRCDIR/." "$tmp/src/sandbox-run"
-fi
+copy_source "$tmp/src/sandbox-run"
 (cd "$tmp/src/sandbox-run" && DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" \
 	dpkg-buildpackage -us -uc -b) >"$tmp/build.log" 2>&1
 rc=$?
@@ -75,27 +43,13 @@ check "its postinst loads the profile where AppArmor is enabled (dh_apparmor)" \
 	grep -q 'apparmor_parser.*sandbox-run\|/etc/apparmor.d/sandbox-run' "$tmp/control/postinst"
 
 # A fresh root, from the mirror: nothing of this host's packages.
-mkdir -p "$SR_PKG_CACHE/debootstrap"
-debootstrap --variant=minbase --cache-dir="$SR_PKG_CACHE/debootstrap" "$SUITE" "$tmp/root" \
-	"$MIRROR" >"$tmp/debootstrap.log" 2>&1
+fresh_root
 rc=$?
 check "debootstrap makes a fresh $SUITE root" test "$rc" = 0
-[ "$rc" = 0 ] || { show "$tmp/debootstrap.log"; finish; }
+[ "$rc" = 0 ] || finish
 cp "$deb" "$tmp/root/tmp/"
-cp /etc/resolv.conf "$tmp/root/etc/resolv.conf"
 
-# in_root CMD...: CMD in the fresh root, in a mount namespace whose root it
-# is (pivot_root, not chroot: the kernel refuses user namespaces to a
-# chrooted process), with /proc, /sys and /dev.
-in_root() {
-	unshare --mount --propagation private --fork -- /bin/sh -c '
-		r=$1; shift
-		mount --bind "$r" "$r" && mount --rbind /dev "$r/dev" && mount --rbind /sys "$r/sys" &&
-			mount -t proc proc "$r/proc" || exit 1
-		cd "$r" && mkdir -p .old && pivot_root . .old && umount -l /.old && rmdir /.old &&
-			exec "$@"' _ "$tmp/root" "$@"
-}
-in_root env DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -c \
+in_root env DEBIAN_FRONTEND=noninteractive sh -c \
 	'apt-get update -qq && apt-get install -y -qq --no-install-recommends /tmp/sandbox-run_*.deb' \
 	>"$tmp/install.log" 2>&1
 rc=$?
