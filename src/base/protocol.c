@@ -132,6 +132,12 @@ static int recv_msg(int fd, int flags, struct sr_msg *ret, struct sr_msg_extra *
 	    (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || count != got.n_fds ||
 	    got.n_fds > sr_msg_fds_allowed(&m) || (!ex && got.n_fds)) {
 		sr_msg_extra_close(&got);
+		/* A whole header of a known type: the receiver may answer it (a request it drops).
+		 */
+		if (n >= (ssize_t)sizeof(m) && m.type > 0 && m.type < _SR_MSG_TYPE_MAX) {
+			m.text[sizeof(m.text) - 1] = '\0';
+			*ret = m;
+		}
 		return -EBADMSG;
 	}
 	m.text[sizeof(m.text) - 1] = '\0';

@@ -145,7 +145,9 @@ int sr_msg_send_full(int fd, const struct sr_msg *m, const void *payload, size_t
 /*
  * 1 on a message, 0 on EOF, negative errno on error or a malformed message
  * (wrong size, unknown type, fds with a type that takes none, more fds
- * than the type takes, a payload with no buffer for it). ex: NULL
+ * than the type takes, a payload with no buffer for it; on -EBADMSG, *ret
+ * holds the header when a whole one of a known type came, so that a
+ * request can be answered as failed, else is untouched). ex: NULL
  * refuses any payload or fd (-EBADMSG); else filled, the fds released
  * with sr_msg_extra_close(). The *ret_fd form: one fd (TAP)
  * or -1, no payload.

@@ -30,6 +30,7 @@ static inline void sr_freep(void *p)
 	free(*(void **)p);
 }
 
+/* Closes *fd if open and marks it closed (-1): never closed twice, nor polled once closed. */
 static inline void sr_closep(int *fd)
 {
 	if (*fd >= 0) {
@@ -37,6 +38,7 @@ static inline void sr_closep(int *fd)
 		close(*fd);
 		errno = saved;
 	}
+	*fd = -1;
 }
 
 /* name(&p) calls fn(p) unless p is NULL: a function for _cleanup_(name). */

@@ -196,6 +196,49 @@ static void on_signal(struct exec *x)
 	}
 }
 
+/*
+ * The keeper's answer to the request: the process started (ok), could not
+ * (an error), or the exec ended before it did (an exit event: a signal of
+ * ours while PID 1 had not started it, or the sandbox's end). Signals to
+ * us are passed on meanwhile, so that ^C ends an exec that waits. 1, or
+ * 0 when the keeper hung up.
+ */
+static int first_reply(struct exec *x, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds)
+{
+	for (;;) {
+		struct pollfd p[2] = {
+		    {.fd = x->ctl, .events = POLLIN},
+		    {.fd = x->sigfd, .events = POLLIN},
+		};
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 0;
+		}
+		if (p[1].revents)
+			on_signal(x);
+		if (p[0].revents)
+			return sr_ctl_recv(x->ctl, ret, fds, n_fds) > 0;
+	}
+}
+
+/* The exit status an exit event carries, its record in *ret_record (malloc'd). */
+static int exit_event(json_t *ev, char **ret_record)
+{
+	json_t *code = json_object_get(ev, "exit_code");
+	json_t *record = json_object_get(ev, "record");
+
+	if (json_is_object(record))
+		sr_json_dump_line(record, ret_record);
+	return json_is_integer(code) ? (int)json_integer_value(code) : 125;
+}
+
+static bool is_exit_event(json_t *ev)
+{
+	return sr_streq(json_string_value(json_object_get(ev, "event")), "exit");
+}
+
 /* Until the exit event: the record's JSON (malloc'd) and the exit status. */
 static int wait_exit(struct exec *x, char **ret_record, struct sr_error *err)
 {
@@ -227,13 +270,9 @@ static int wait_exit(struct exec *x, char **ret_record, struct sr_error *err)
 			return sr_error_msg(err, -ECONNRESET,
 					    "exec: the sandbox's keeper hung up (the sandbox is "
 					    "gone)");
-		if (sr_streq(json_string_value(json_object_get(ev, "event")), "exit")) {
-			json_t *code = json_object_get(ev, "exit_code");
-			json_t *record = json_object_get(ev, "record");
-			int status = json_is_integer(code) ? (int)json_integer_value(code) : 125;
+		if (is_exit_event(ev)) {
+			int status = exit_event(ev, ret_record);
 
-			if (json_is_object(record))
-				sr_json_dump_line(record, ret_record);
 			json_decref(ev);
 			return status;
 		}
@@ -289,9 +328,16 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 		return sr_error_msg(err, r, "exec: the command and its environment are too long");
 	if (r < 0)
 		return sr_error_errno(err, r, "exec: talk to the sandbox's keeper");
-	r = sr_ctl_recv(x->ctl, &reply, passed, &n_fds);
-	if (r <= 0)
+	if (!first_reply(x, &reply, passed, &n_fds))
 		return sr_error_msg(err, -ECONNRESET, "exec: the sandbox's keeper hung up");
+	if (is_exit_event(reply)) {
+		status = exit_event(reply, &record);
+		json_decref(reply);
+		for (size_t i = 0; i < n_fds; i++)
+			close(passed[i]);
+		sr_stdio_finish(&x->stdio, 0);
+		goto done;
+	}
 	if (sr_ctl_reply_error(reply, err) < 0) {
 		for (size_t i = 0; i < n_fds; i++)
 			close(passed[i]);
@@ -304,6 +350,7 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 	sr_stdio_started(&x->stdio, x->stdio.pty_mask ? passed[0] : -1);
 	status = wait_exit(x, &record, err);
 	sr_stdio_finish(&x->stdio, 50);
+done:
 	if (status < 0)
 		return status;
 	if (x->result && target) {

@@ -55,8 +55,10 @@ static void print_table(struct sr_entry *v, size_t n)
 
 		if (json_is_integer(created))
 			span(now_ms() - json_integer_value(created) / 1000000, age, sizeof(age));
-		if (json_is_integer(expires))
+		if (json_is_integer(expires) && json_integer_value(expires) > now_ms())
 			span(json_integer_value(expires) - now_ms(), left, sizeof(left));
+		else if (json_is_integer(expires))
+			snprintf(left, sizeof(left), "overdue"); /* its keeper is ending it */
 		printf("%-12.12s  %-20s  %-8s  %-8s  %-8s  %s\n", v[i].id, str(s, "name", "-"),
 		       str(s, "state", "unknown"), age, left, str(s, "profile", "-"));
 	}

@@ -510,6 +510,16 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
     DENY_ERRNO("clone3", ENOSYS, "flags out of the filter's reach; fall back to clone"),
 
     /*
+     * Another process's limits. Every process of the sandbox has PID 1's
+     * uid, which is all prlimit(2) asks for: an agent could lower PID
+     * 1's RLIMIT_NOFILE until requests with fds no longer reach it, or
+     * its RLIMIT_CPU to end the sandbox. pid 0 (the caller itself, as
+     * setrlimit(2) and ulimit use it) stays allowed.
+     */
+    DENY_IF_ANY("prlimit64", 0, ARG32_MASK,
+		"another process's limits: PID 1's are the sandbox's to keep"),
+
+    /*
      * vsock is not network-namespaced: one port space per machine, to the
      * hypervisor (CID 2) and the host's own vsock services, beside the
      * sandbox's network namespace and out of the nftables policy's sight.

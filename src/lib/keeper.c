@@ -27,7 +27,9 @@
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -35,8 +37,20 @@
 #define END_GRACE_MS 1000
 /* keeper.log stops growing here: a flapping helper must not fill the disk. */
 #define LOG_MAX (1 << 20)
-/* Connections at once: each is an fd and a little memory; past this, refused. */
-#define CLIENTS_MAX 512
+/*
+ * Connections at once: each is an fd and a little memory. Past this an
+ * idle one (connected, asking nothing) makes room for a new one, so that
+ * the user's idle connections cannot keep out an rm; past the reserve,
+ * refused.
+ */
+#define CLIENTS_MAX	512
+#define CLIENTS_RESERVE 32
+/* inspect's wait for PID 1's count; without it, the keeper's own numbers. */
+#define STAT_WAIT_MS 1000
+/* A living sandbox's deadline, at most: a year and a day. */
+#define DEADLINE_MAX_MS (366ULL * 24 * 3600 * 1000)
+/* After accept(2) ran out of fds: the listeners rest this long (not a busy loop). */
+#define ACCEPT_PAUSE_MS 100
 /* Relayed connections to published ports at once: 128 KiB of buffers each. */
 #define CONNS_MAX 256
 #define PORTS_MAX 64
@@ -44,13 +58,18 @@
 struct client {
 	int fd;
 	pid_t pid;		     /* the process it exec'd, 0 before (or none) */
+	uint32_t spawn;		     /* its exec's SPAWN, until PID 1 answers; 0 for none */
+	uint32_t stat;		     /* its inspect's STAT, until PID 1 answers; 0 for none */
 	uint32_t work;		     /* the worker it waits for (cp, snapshot), 0 for none */
+	int64_t since_ns;	     /* connected */
 	struct sr_snapshot_new snap; /* a snapshot being made for it (name set) */
 	int64_t start_ns;
 	int timerfd; /* its --timeout, -1 for none */
 	bool timed_out;
 	bool waits_end; /* rm: answered once the sandbox is gone */
 	bool hung_up;	/* gone: its process is killed, nobody is told */
+	bool killed;	/* that kill is sent */
+	int cancel_sig; /* the signal that ended its exec before PID 1 started it; 0 */
 };
 
 /* A published port: 127.0.0.1:host_port on the host, port on the sandbox's loopback. */
@@ -88,9 +107,12 @@ struct keeper {
 	size_t n_ports;
 	struct conn **conns;
 	size_t n_conns;
-	const char *end_reason; /* NULL until the sandbox is ending */
+	const char *end_reason;	  /* NULL until the sandbox is ending */
+	int64_t accept_paused_ns; /* CLOCK_MONOTONIC until which nothing is accepted */
 	bool done;
 };
+
+static json_t *inspect_json(struct keeper *k, const struct sr_usage *u);
 
 static int64_t wall_ms(void)
 {
@@ -270,10 +292,25 @@ static void drop_client(struct keeper *k, size_t i)
 	k->clients[i] = k->clients[--k->n_clients];
 }
 
+/*
+ * The client has gone, or reads nothing (its socket is full): it is done
+ * with, and its exec's process is killed (the loop sends that).
+ */
+static void hang_up(struct client *cl)
+{
+	sr_closep(&cl->fd);
+	cl->hung_up = true;
+}
+
+/*
+ * Client sockets never block the keeper: a client that does not read its
+ * answers is hung up on rather than waited for -- the deadline, rm and
+ * every other client depend on this loop.
+ */
 static void reply(struct client *cl, json_t *msg, const int *fds, size_t n_fds)
 {
-	if (msg && cl->fd >= 0)
-		(void)sr_ctl_send(cl->fd, msg, fds, n_fds);
+	if (msg && cl->fd >= 0 && sr_ctl_send(cl->fd, msg, fds, n_fds) < 0)
+		hang_up(cl);
 	if (msg)
 		json_decref(msg);
 }
@@ -315,13 +352,13 @@ static void exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 		r.sys_ms = e->sys_ms;
 		r.disk_used_bytes = e->disk_used;
 	}
-	if ((e && cl->timed_out) || (!e && sr_streq(k->end_reason, "timeout"))) {
+	if (cl->timed_out || (!e && sr_streq(k->end_reason, "timeout"))) {
 		r.status = SR_STATUS_TIMEOUT;
 		r.exit_code = 124;
 	} else if (!e || WIFSIGNALED(e->status)) {
 		/* The sandbox ended under it (rm, a signal to the keeper): killed, as kill -9. */
 		r.status = SR_STATUS_SIGNALED;
-		r.signal = e ? WTERMSIG(e->status) : SIGKILL;
+		r.signal = e ? WTERMSIG(e->status) : cl->cancel_sig ? cl->cancel_sig : SIGKILL;
 		r.exit_code = 128 + r.signal;
 	} else {
 		r.status = SR_STATUS_EXITED;
@@ -347,7 +384,7 @@ static void on_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e)
 	exec_ended(k, cl, e);
 	/* Done with: dropped at the end of this round of the loop. */
 	cl->pid = 0;
-	cl->hung_up = true;
+	hang_up(cl);
 }
 
 static void on_ended(void *ctx, struct sr_sandbox *sb, const struct sr_exit *ends)
@@ -361,14 +398,67 @@ static void on_ended(void *ctx, struct sr_sandbox *sb, const struct sr_exit *end
 	for (size_t i = 0; i < k->n_clients; i++) {
 		struct client *cl = k->clients[i];
 
-		if (cl->pid > 0 && !cl->hung_up)
+		if ((cl->pid > 0 || cl->spawn) && !cl->hung_up)
 			exec_ended(k, cl, NULL);
 		if (cl->work)
 			reply_error(cl, -ESRCH, 125, "the sandbox ended (%s)", k->end_reason);
+		if (cl->stat)
+			reply(cl, inspect_json(k, NULL), NULL, 0);
 		cl->pid = 0;
-		cl->work = 0;
+		cl->spawn = cl->stat = cl->work = 0;
 	}
 	k->done = true;
+}
+
+/*
+ * An exec's process has started (or could not). Its client may have hung
+ * up, or timed out, meanwhile: the process is killed then, and its exit
+ * awaited before the client is dropped.
+ */
+static void on_spawned(void *ctx, struct sr_sandbox *sb, uint32_t id, pid_t pid, int pty,
+		       const struct sr_error *err)
+{
+	struct keeper *k = ctx;
+	struct client *cl = NULL;
+
+	for (size_t i = 0; i < k->n_clients && !cl; i++)
+		if (k->clients[i]->spawn == id)
+			cl = k->clients[i];
+	if (!cl) {
+		if (pid > 0)
+			sr_sandbox_signal(sb, pid, SIGKILL);
+		sr_closep(&pty);
+		return;
+	}
+	cl->spawn = 0;
+	if (pid <= 0) {
+		reply(cl, sr_ctl_error_reply(err), NULL, 0);
+		sr_closep(&cl->timerfd);
+		hang_up(cl);
+	} else {
+		cl->pid = pid;
+		if (!cl->hung_up)
+			reply(cl, json_pack("{sbsi}", "ok", 1, "pid", (int)pid),
+			      pty >= 0 ? &pty : NULL, pty >= 0 ? 1 : 0);
+	}
+	sr_closep(&pty);
+}
+
+static void on_stats(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct sr_usage *u)
+{
+	struct keeper *k = ctx;
+
+	(void)sb;
+	for (size_t i = 0; i < k->n_clients; i++) {
+		struct client *cl = k->clients[i];
+
+		if (cl->stat != id)
+			continue;
+		cl->stat = 0;
+		sr_closep(&cl->timerfd);
+		reply(cl, inspect_json(k, u), NULL, 0);
+		return;
+	}
 }
 
 static void on_worked(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct sr_error *err)
@@ -437,8 +527,12 @@ static void on_connected(void *ctx, struct sr_sandbox *sb, uint32_t id, int fd,
 	sr_closep(&fd);
 }
 
-static const struct sr_sandbox_ops keeper_ops = {
-    .exited = on_exited, .ended = on_ended, .worked = on_worked, .connected = on_connected};
+static const struct sr_sandbox_ops keeper_ops = {.exited = on_exited,
+						 .ended = on_ended,
+						 .worked = on_worked,
+						 .connected = on_connected,
+						 .spawned = on_spawned,
+						 .stats = on_stats};
 
 /* 127.0.0.1:port, or the kernel's choice of port when that one is taken (or privileged). */
 static int listen_loopback(int port, int *ret_port)
@@ -522,13 +616,43 @@ static void do_port(struct keeper *k, struct client *cl, json_t *req)
 	      0);
 }
 
+/* Whether a client only holds its connection: nothing asked, nothing under way. */
+static bool idle(const struct client *cl)
+{
+	return cl->fd >= 0 && !cl->hung_up && cl->pid <= 0 && !cl->spawn && !cl->stat &&
+	       !cl->work && !cl->waits_end;
+}
+
+/* Hangs up on the longest-idle client; false if none is idle. */
+static bool evict_idle(struct keeper *k)
+{
+	struct client *oldest = NULL;
+
+	for (size_t i = 0; i < k->n_clients; i++)
+		if (idle(k->clients[i]) && (!oldest || k->clients[i]->since_ns < oldest->since_ns))
+			oldest = k->clients[i];
+	if (oldest)
+		hang_up(oldest);
+	return oldest != NULL;
+}
+
+/* accept(2) found no fd to give: room is made, or the listeners rest a while. */
+static void out_of_fds(struct keeper *k)
+{
+	if (!evict_idle(k))
+		k->accept_paused_ns = sr_monotonic_ns() + ACCEPT_PAUSE_MS * 1000000LL;
+}
+
 static void on_port_connection(struct keeper *k, struct port *p)
 {
 	struct conn **nv, *c;
 	int fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			out_of_fds(k);
 		return;
+	}
 	if (k->end_reason || k->n_conns >= CONNS_MAX) {
 		close(fd);
 		return;
@@ -609,9 +733,8 @@ static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 	json_t *rows = json_object_get(req, "rows"), *cols = json_object_get(req, "cols");
 	struct sr_spawn s = {.flags = mask & SR_SPAWN_PTY};
 	size_t n = json_array_size(argv_j);
-	int pty = -1;
 
-	if (cl->pid > 0 || k->end_reason)
+	if (cl->pid > 0 || cl->spawn || k->end_reason)
 		return reply_error(cl, -EBUSY, 125, "exec: %s",
 				   k->end_reason ? "the sandbox is ending"
 						 : "one exec per connection");
@@ -642,37 +765,36 @@ static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 	for (int i = 0, next = 0; i < 3; i++)
 		s.stdio[i] = mask & (SR_SPAWN_PTY_STDIN << i) ? -1 : fds[next++];
 	cl->start_ns = sr_monotonic_ns();
+	/* Answered when PID 1 has started it (on_spawned): the loop does not wait for that. */
 	if (arm_exec_timeout(cl, timeout ? json_integer_value(timeout) : 0) < 0 ||
-	    sr_sandbox_spawn(k->sb, &s, &cl->pid, &pty, &err) < 0) {
+	    sr_sandbox_spawn_start(k->sb, &s, &cl->spawn, &err) < 0) {
 		sr_strv_free(&env);
 		if (!err.code)
 			sr_error_errno(&err, sr_negerrno(), "exec: timer");
-		cl->pid = 0;
+		cl->spawn = 0;
+		sr_closep(&cl->timerfd);
 		return reply(cl, sr_ctl_error_reply(&err), NULL, 0);
 	}
 	sr_strv_free(&env);
-	reply(cl, json_pack("{sbsi}", "ok", 1, "pid", (int)cl->pid), pty >= 0 ? &pty : NULL,
-	      pty >= 0 ? 1 : 0);
-	sr_closep(&pty);
 }
 
-static json_t *inspect_json(struct keeper *k)
+/* state.json with the usage: the cgroup's and ours, and PID 1's count u where it answered. */
+static json_t *inspect_json(struct keeper *k, const struct sr_usage *u)
 {
 	json_t *j = json_deep_copy(k->state), *usage = json_object();
 	struct sr_result r;
-	struct sr_usage u;
 	size_t running = 0;
 
 	sr_result_init(&r);
 	sr_sandbox_usage(k->sb, &r);
-	if (sr_sandbox_stat(k->sb, &u) == 0) {
-		json_object_set_new(usage, "processes", json_integer(u.processes));
+	json_object_set_new(usage, "processes", u ? json_integer(u->processes) : json_null());
+	if (u) {
 		/* A cgroup counts CPU time better (the kernel's own); PID 1's count otherwise. */
 		if (!sr_sandbox_cgroup(k->sb) || r.user_ms <= 0) {
-			r.user_ms = u.user_ms;
-			r.sys_ms = u.sys_ms;
+			r.user_ms = u->user_ms;
+			r.sys_ms = u->sys_ms;
 		}
-		r.disk_used_bytes = u.disk_used;
+		r.disk_used_bytes = u->disk_used;
 	}
 	for (size_t i = 0; i < k->n_clients; i++)
 		running += k->clients[i]->pid > 0;
@@ -739,10 +861,41 @@ static void do_timeout(struct keeper *k, struct client *cl, json_t *req)
 
 	if (!json_is_integer(ms) || json_integer_value(ms) < 0)
 		return reply_error(cl, -EINVAL, 125, "timeout: a malformed request");
+	if ((uint64_t)json_integer_value(ms) > DEADLINE_MAX_MS)
+		return reply_error(cl, -EINVAL, 125, "timeout: at most 366 days");
 	if (set_deadline(k, (uint64_t)json_integer_value(ms)) < 0)
 		return reply_error(cl, sr_negerrno(), 125, "timeout: %s", strerror(errno));
 	reply(cl, json_pack("{sbsO}", "ok", 1, "expires", json_object_get(k->state, "expires")),
 	      NULL, 0);
+}
+
+/* Answered with PID 1's count (on_stats), or without it once STAT_WAIT_MS have passed. */
+static void do_inspect(struct keeper *k, struct client *cl)
+{
+	if (cl->stat || cl->pid > 0 || cl->spawn)
+		return reply_error(cl, -EBUSY, 125, "inspect: this connection is busy");
+	if (sr_sandbox_stat_start(k->sb, &cl->stat) < 0 || arm_exec_timeout(cl, STAT_WAIT_MS) < 0) {
+		cl->stat = 0;
+		sr_closep(&cl->timerfd);
+		reply(cl, inspect_json(k, NULL), NULL, 0);
+	}
+}
+
+/*
+ * A signal for an exec whose process PID 1 has not started (and may
+ * never, if the agent keeps it busy): one that would end the process
+ * ends the exec now, as its process would have (128+N); the process is
+ * killed if it starts after all.
+ */
+static void cancel_spawn(struct keeper *k, struct client *cl, int sig)
+{
+	if (sig == SIGCONT || sig == SIGWINCH || sig == SIGCHLD || sig == SIGURG ||
+	    sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig <= 0 ||
+	    sig >= NSIG)
+		return;
+	cl->cancel_sig = sig;
+	exec_ended(k, cl, NULL);
+	hang_up(cl);
 }
 
 static void on_request(struct keeper *k, struct client *cl)
@@ -759,10 +912,7 @@ static void on_request(struct keeper *k, struct client *cl)
 		 * client outlives it. A cp's worker ends on its own, at the end
 		 * of its pipe.
 		 */
-		if (cl->pid > 0)
-			sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
-		cl->hung_up = true;
-		close(steal_fd(&cl->fd));
+		hang_up(cl);
 		return;
 	}
 	op = json_string_value(json_object_get(req, "op"));
@@ -773,6 +923,8 @@ static void on_request(struct keeper *k, struct client *cl)
 
 		if (cl->pid > 0 && json_is_integer(sig))
 			sr_sandbox_signal(k->sb, cl->pid, (int)json_integer_value(sig));
+		else if (cl->spawn && json_is_integer(sig))
+			cancel_spawn(k, cl, (int)json_integer_value(sig));
 	} else if (sr_streq(op, "cp_out") || sr_streq(op, "cp_in")) {
 		do_copy(k, cl, req, sr_streq(op, "cp_out") ? SR_WORK_TAR_OUT : SR_WORK_TAR_IN, fds,
 			n_fds);
@@ -781,7 +933,7 @@ static void on_request(struct keeper *k, struct client *cl)
 	} else if (sr_streq(op, "port")) {
 		do_port(k, cl, req);
 	} else if (sr_streq(op, "inspect")) {
-		reply(cl, inspect_json(k), NULL, 0);
+		do_inspect(k, cl);
 	} else if (sr_streq(op, "timeout")) {
 		do_timeout(k, cl, req);
 	} else if (sr_streq(op, "rm")) {
@@ -802,10 +954,14 @@ static void on_connection(struct keeper *k)
 	struct client **nv, *cl;
 	int fd = accept4(k->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			out_of_fds(k);
 		return;
+	}
 	/* The state directory is the user's own already; the peer's uid is checked all the same. */
-	if (sr_ctl_peer_is_us(fd) < 0 || k->n_clients >= CLIENTS_MAX) {
+	if (sr_ctl_peer_is_us(fd) < 0 || (k->n_clients >= CLIENTS_MAX && !evict_idle(k) &&
+					  k->n_clients >= CLIENTS_MAX + CLIENTS_RESERVE)) {
 		close(fd);
 		return;
 	}
@@ -816,9 +972,8 @@ static void on_connection(struct keeper *k)
 		close(fd);
 		return;
 	}
-	/* Blocking again: replies are small, and each client reads its own. */
-	fcntl(fd, F_SETFL, 0);
-	*cl = (struct client){.fd = fd, .timerfd = -1};
+	/* Non-blocking, for good: see reply(). */
+	*cl = (struct client){.fd = fd, .timerfd = -1, .since_ns = sr_monotonic_ns()};
 	k->clients = nv;
 	k->clients[k->n_clients++] = cl;
 }
@@ -831,16 +986,31 @@ static void on_signal(struct keeper *k)
 		begin_end(k, "signal");
 }
 
-static void on_exec_timeout(struct keeper *k, struct client *cl)
+/*
+ * A client's timer: its inspect has waited long enough for PID 1, or its
+ * exec's --timeout is over -- also when PID 1 has not started the
+ * process yet (it is killed once it has): the client hears 124 now.
+ */
+static void on_client_timer(struct keeper *k, struct client *cl)
 {
 	uint64_t x;
 
 	(void)!read(cl->timerfd, &x, sizeof(x));
 	sr_closep(&cl->timerfd);
-	if (cl->pid <= 0)
+	if (cl->stat) {
+		cl->stat = 0;
+		reply(cl, inspect_json(k, NULL), NULL, 0);
+		return;
+	}
+	if (cl->pid <= 0 && !cl->spawn)
 		return;
 	cl->timed_out = true;
-	sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
+	if (cl->pid > 0) {
+		sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
+		return;
+	}
+	exec_ended(k, cl, NULL);
+	hang_up(cl);
 }
 
 enum slot_kind {
@@ -868,7 +1038,8 @@ static void loop(struct keeper *k)
 			size_t index; /* a port's or a relayed connection's */
 		} *slots = calloc(cap, sizeof(*slots));
 		int sbfds[SR_SANDBOX_POLL_FDS];
-		bool sandbox = false;
+		int64_t pause = k->accept_paused_ns - sr_monotonic_ns();
+		bool sandbox = false, accepting = pause <= 0;
 
 		if (!fds || !slots) {
 			sr_sandbox_kill(k->sb);
@@ -882,7 +1053,7 @@ static void loop(struct keeper *k)
 		slots[n++].cl = (c_);                                \
 	} while (0)
 #define ADD(f, k_, c_) ADD_EV(f, POLLIN, k_, c_, 0)
-		ADD(k->end_reason ? -1 : k->listen_fd, SLOT_LISTEN, NULL);
+		ADD(k->end_reason || !accepting ? -1 : k->listen_fd, SLOT_LISTEN, NULL);
 		ADD(k->sigfd, SLOT_SIGNAL, NULL);
 		ADD(k->deadline_fd, SLOT_DEADLINE, NULL);
 		sr_sandbox_poll_fds(k->sb, sbfds);
@@ -893,7 +1064,7 @@ static void loop(struct keeper *k)
 			ADD(k->clients[i]->timerfd, SLOT_TIMER, k->clients[i]);
 		}
 		for (size_t i = 0; i < k->n_ports; i++)
-			ADD_EV(k->ports[i].listen_fd, POLLIN, SLOT_PORT, NULL, i);
+			ADD_EV(accepting ? k->ports[i].listen_fd : -1, POLLIN, SLOT_PORT, NULL, i);
 		for (size_t i = 0; i < k->n_conns; i++) {
 			struct conn *c = k->conns[i];
 
@@ -905,7 +1076,7 @@ static void loop(struct keeper *k)
 		}
 #undef ADD
 #undef ADD_EV
-		if (poll(fds, n, -1) < 0) {
+		if (poll(fds, n, accepting ? -1 : (int)(pause / 1000000) + 1) < 0) {
 			if (errno == EINTR)
 				continue;
 			sr_sandbox_kill(k->sb);
@@ -947,7 +1118,7 @@ static void loop(struct keeper *k)
 				break;
 			case SLOT_TIMER:
 				if (slots[i].cl->timerfd >= 0)
-					on_exec_timeout(k, slots[i].cl);
+					on_client_timer(k, slots[i].cl);
 				break;
 			case SLOT_PORT:
 				on_port_connection(k, &k->ports[slots[i].index]);
@@ -959,10 +1130,20 @@ static void loop(struct keeper *k)
 		}
 		if (sandbox)
 			sr_sandbox_dispatch(k->sb);
-		/* Clients done with (answered, or hung up and their process gone). */
-		for (size_t i = k->n_clients; i-- > 0;)
-			if (k->clients[i]->hung_up && k->clients[i]->pid <= 0)
+		/*
+		 * Clients done with: hung up (or answered), their exec's process
+		 * killed and gone, PID 1 no longer to answer them.
+		 */
+		for (size_t i = k->n_clients; i-- > 0;) {
+			struct client *cl = k->clients[i];
+
+			if (cl->hung_up && cl->pid > 0 && !cl->killed) {
+				sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
+				cl->killed = true;
+			}
+			if (cl->hung_up && cl->pid <= 0 && !cl->spawn && !cl->stat)
 				drop_client(k, i);
+		}
 	}
 }
 
@@ -1027,6 +1208,9 @@ static int start(struct keeper *k, struct sr_error *err)
 	json_t *cg;
 	int r;
 
+	if (k->config->timeout_ms > DEADLINE_MAX_MS)
+		return sr_error_msg(err, -EINVAL,
+				    "--timeout: at most 366 days for a living sandbox");
 	sr_sandbox_new_id(k->id);
 	k->state = initial_state(k);
 	if (!k->state)
@@ -1059,8 +1243,53 @@ static int start(struct keeper *k, struct sr_error *err)
 	return 0;
 }
 
+/*
+ * What the create command had open above stdio, but the pipe to it: not
+ * the keeper's to hold for the sandbox's life (a `create 3>&1 | cat`
+ * would wait for rm). Taken once the sandbox is made -- its agent may be
+ * one of them (/dev/fd/N) -- and closed then.
+ */
+static void inherited_fds(int ready_fd, struct sr_strv *ret)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int fd = atoi(de->d_name);
+
+		if (de->d_name[0] != '.' && fd > 2 && fd != ready_fd && fd != dirfd(d))
+			(void)sr_strv_push(ret, de->d_name);
+	}
+	closedir(d);
+}
+
+static void close_inherited(struct sr_strv *fds)
+{
+	for (size_t i = 0; i < fds->n; i++)
+		close(atoi(fds->items[i]));
+	sr_strv_free(fds);
+}
+
+/*
+ * Clients, their timers and published ports' connections take fds: the
+ * soft limit up to the hard one (after the sandbox is made: its
+ * processes keep the caller's).
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready_fd)
 {
+	struct sr_strv caller_fds = {0};
 	struct keeper k = {
 	    .config = c,
 	    .ready_fd = ready_fd,
@@ -1071,11 +1300,18 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 	    .deadline_fd = -1,
 	};
 	struct sr_error err = {0};
-	int status = 0;
+	int status = 0, r;
 
 	k.sink = (struct sr_sink){.level = level, .write = keeper_write, .ctx = &k};
 	sr_result_init(&k.record);
-	if (start(&k, &err) < 0) {
+	inherited_fds(ready_fd, &caller_fds);
+	r = start(&k, &err);
+	/* Nor the caller's working directory (a relative agent path was resolved by now). */
+	close_inherited(&caller_fds);
+	if (chdir("/") < 0 && r >= 0)
+		r = sr_error_errno(&err, sr_negerrno(), "chdir /");
+	raise_fd_limit();
+	if (r < 0) {
 		status = err.status ? err.status : 125;
 		answer_create(&k, status, err.msg);
 	} else {

@@ -273,6 +273,17 @@ static int clone_sandbox(struct sr_sandbox *sb, struct sr_error *err)
 		return sr_error_errno(err, sr_negerrno(), "socketpair");
 	sb->sock = sv[0];
 	sb->plan.sock = sv[1];
+	/*
+	 * Our end never blocks: the agent can keep PID 1 from reading (it
+	 * can stop a process PID 1 waits for), and a full queue of requests
+	 * must then fail them, not freeze whoever serves the sandbox.
+	 */
+	if (fcntl(sb->sock, F_SETFL, O_NONBLOCK) < 0) {
+		int e = sr_negerrno();
+
+		close(steal_fd(&sb->plan.sock));
+		return sr_error_errno(err, e, "socketpair");
+	}
 
 	/* A fork(): no CLONE_VM, so the child has its own copy of everything. */
 	pid = syscall(SYS_clone3, &args, sizeof(args));
@@ -352,7 +363,7 @@ static double us_to_ms(int64_t us)
 	return (double)us / 1e3;
 }
 
-/* One message from PID 1 (spawn's replies aside: wait_reply() takes those). */
+/* One message from PID 1 (but the reply request() waits for). */
 static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_msg_extra *ex)
 {
 	struct sr_error err = {0};
@@ -408,6 +419,35 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 			else
 				sr_error_errno(&cerr, m->code ? m->code : -EPROTO, "connect");
 			sb->opts.ops->connected(sb->opts.ctx, sb, m->id, fd, &cerr);
+		}
+		break;
+	case SR_MSG_SPAWNED:
+	case SR_MSG_SPAWN_FAILED:
+		if (sb->opts.ops && sb->opts.ops->spawned) {
+			struct sr_error serr = {0};
+			int pty = -1;
+
+			if (m->type == SR_MSG_SPAWN_FAILED) {
+				serr.status = m->status;
+				sr_error_msg(&serr, m->code < 0 ? m->code : -EIO, "%s", m->text);
+			} else if (ex->n_fds == 1) {
+				pty = steal_fd(&ex->fds[0]);
+			}
+			sb->opts.ops->spawned(sb->opts.ctx, sb, m->id,
+					      m->type == SR_MSG_SPAWNED ? m->pid : 0, pty, &serr);
+		}
+		break;
+	case SR_MSG_STATS:
+		sb->disk_used = m->value;
+		if (sb->opts.ops && sb->opts.ops->stats) {
+			const struct sr_usage u = {
+			    .processes = m->pid,
+			    .user_ms = us_to_ms(m->user_us),
+			    .sys_ms = us_to_ms(m->sys_us),
+			    .disk_used = m->value,
+			};
+
+			sb->opts.ops->stats(sb->opts.ctx, sb, m->id, &u);
 		}
 		break;
 	case SR_MSG_WORKED:
@@ -565,29 +605,53 @@ fail:
 	return e;
 }
 
-/* Whether m answers a request (and is for request() to take, not on_message()). */
-static bool is_reply(const struct sr_msg *m)
-{
-	return m->type == SR_MSG_SPAWNED || m->type == SR_MSG_SPAWN_FAILED ||
-	       m->type == SR_MSG_STATS;
-}
+/*
+ * How long a request waits for room on PID 1's socket. The queue fills
+ * only while PID 1 does not read it -- when the agent keeps it waiting
+ * (it can stop a process PID 1 is starting) -- and the request fails
+ * then rather than hold up whoever serves the sandbox.
+ */
+#define SEND_WAIT_MS 1000
 
-/* Sends a request and reads until its reply (answering everything else that comes meanwhile). */
-static int request(struct sr_sandbox *sb, struct sr_msg *m, const void *payload, size_t len,
-		   const int *fds, size_t n_fds, struct sr_msg *ret, struct sr_msg_extra *ret_ex)
+static int send_request(struct sr_sandbox *sb, struct sr_msg *m, const void *payload, size_t len,
+			const int *fds, size_t n_fds)
 {
 	int r;
 
-	m->id = ++sb->next_id;
 	if (sb->sock < 0 || sb->reaped)
 		return -ESRCH;
+	m->id = ++sb->next_id;
 	r = sr_msg_send_full(sb->sock, m, payload, len, fds, n_fds);
-	if (r < 0)
-		return r;
+	if (r == -EAGAIN) {
+		struct pollfd p = {.fd = sb->sock, .events = POLLOUT};
+
+		if (SR_RETRY(poll(&p, 1, SEND_WAIT_MS)) == 1)
+			r = sr_msg_send_full(sb->sock, m, payload, len, fds, n_fds);
+	}
+	return r;
+}
+
+/* The error of a request that could not be sent. */
+static int request_failed(int r, const char *what, struct sr_error *err)
+{
+	if (r == -ESRCH)
+		return sr_error_msg(err, r, "the sandbox has ended");
+	if (r == -EAGAIN)
+		return sr_error_msg(err, r,
+				    "%s: the sandbox takes no requests (its PID 1 is kept busy "
+				    "from inside)",
+				    what);
+	return sr_error_errno(err, r, "%s", what);
+}
+
+/* Reads until the reply to request id (answering everything else that comes meanwhile). */
+static int wait_reply(struct sr_sandbox *sb, uint32_t id, struct sr_msg *ret,
+		      struct sr_msg_extra *ret_ex)
+{
 	for (;;) {
 		struct pollfd p = {.fd = sb->sock, .events = POLLIN};
+		int r = read_message(sb, ret, ret_ex);
 
-		r = read_message(sb, ret, ret_ex);
 		if (r == 0)
 			return -ESRCH;
 		if (r == -EAGAIN) {
@@ -595,30 +659,26 @@ static int request(struct sr_sandbox *sb, struct sr_msg *m, const void *payload,
 				return sr_negerrno();
 			continue;
 		}
-		if (ret->id == m->id && is_reply(ret))
+		if (ret->id == id &&
+		    (ret->type == SR_MSG_SPAWNED || ret->type == SR_MSG_SPAWN_FAILED))
 			return 0;
 		on_message(sb, ret, ret_ex);
 	}
 }
 
-int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret_pid, int *ret_pty,
-		     struct sr_error *err)
+/* SPAWN's message for s: its payload (argv, envp, cwd) and the fds it passes. */
+static int spawn_message(const struct sr_spawn *s, struct sr_msg *m, char **ret_payload,
+			 size_t *ret_len, int fds[3], size_t *ret_n_fds, struct sr_error *err)
 {
-	_cleanup_free_ char *payload = NULL;
-	struct sr_msg m = {.type = SR_MSG_SPAWN,
-			   .flags = (int32_t)s->flags,
-			   .value = (int64_t)s->rows << 16 | s->cols},
-		      reply;
-	struct sr_msg_extra ex = {0};
-	size_t len = 0, n_fds = 0;
-	bool pty = s->flags & SR_SPAWN_PTY;
-	int fds[3];
-	int r;
-
-	if (ret_pty)
-		*ret_pty = -1;
+	*m = (struct sr_msg){.type = SR_MSG_SPAWN,
+			     .flags = (int32_t)s->flags,
+			     .value = (int64_t)s->rows << 16 | s->cols};
+	*ret_payload = NULL;
+	*ret_len = 0;
+	*ret_n_fds = 0;
 	if (!(s->flags & SR_SPAWN_AGENT)) {
-		r = sr_spawn_encode(s->argv, s->envp, s->cwd, &payload, &len);
+		int r = sr_spawn_encode(s->argv, s->envp, s->cwd, ret_payload, ret_len);
+
 		if (r == -E2BIG)
 			return sr_error_msg(err, r,
 					    "the command's arguments, environment and working "
@@ -629,12 +689,52 @@ int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret
 	}
 	for (int i = 0; i < 3; i++)
 		if (!(s->flags & (SR_SPAWN_PTY_STDIN << i)))
-			fds[n_fds++] = s->stdio[i];
-	r = request(sb, &m, payload, len, fds, n_fds, &reply, &ex);
-	if (r == -ESRCH)
-		return sr_error_msg(err, r, "the sandbox has ended");
+			fds[(*ret_n_fds)++] = s->stdio[i];
+	return 0;
+}
+
+int sr_sandbox_spawn_start(struct sr_sandbox *sb, const struct sr_spawn *s, uint32_t *ret_id,
+			   struct sr_error *err)
+{
+	_cleanup_free_ char *payload = NULL;
+	struct sr_msg m;
+	size_t len, n_fds;
+	int fds[3];
+	int r;
+
+	if (s->flags & SR_SPAWN_ENDS_SANDBOX)
+		return sr_error_msg(err, -EINVAL,
+				    "spawn: a process that ends the sandbox is "
+				    "started with sr_sandbox_spawn()");
+	if ((r = spawn_message(s, &m, &payload, &len, fds, &n_fds, err)) < 0)
+		return r;
+	r = send_request(sb, &m, payload, len, fds, n_fds);
 	if (r < 0)
-		return sr_error_errno(err, r, "spawn");
+		return request_failed(r, "spawn", err);
+	*ret_id = m.id;
+	return 0;
+}
+
+int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret_pid, int *ret_pty,
+		     struct sr_error *err)
+{
+	_cleanup_free_ char *payload = NULL;
+	struct sr_msg m, reply;
+	struct sr_msg_extra ex = {0};
+	bool pty = s->flags & SR_SPAWN_PTY;
+	size_t len, n_fds;
+	int fds[3];
+	int r;
+
+	if (ret_pty)
+		*ret_pty = -1;
+	if ((r = spawn_message(s, &m, &payload, &len, fds, &n_fds, err)) < 0)
+		return r;
+	r = send_request(sb, &m, payload, len, fds, n_fds);
+	if (r == 0)
+		r = wait_reply(sb, m.id, &reply, &ex);
+	if (r < 0)
+		return request_failed(r, "spawn", err);
 	if (reply.type == SR_MSG_SPAWN_FAILED) {
 		sr_msg_extra_close(&ex);
 		err->status = reply.status;
@@ -649,34 +749,22 @@ int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret
 	return 0;
 }
 
-int sr_sandbox_stat(struct sr_sandbox *sb, struct sr_usage *ret)
+int sr_sandbox_stat_start(struct sr_sandbox *sb, uint32_t *ret_id)
 {
-	struct sr_msg m = {.type = SR_MSG_STAT}, reply;
-	struct sr_msg_extra ex = {0};
-	int r = request(sb, &m, NULL, 0, NULL, 0, &reply, &ex);
+	struct sr_msg m = {.type = SR_MSG_STAT};
+	int r = send_request(sb, &m, NULL, 0, NULL, 0);
 
-	sr_msg_extra_close(&ex);
 	if (r < 0)
 		return r;
-	*ret = (struct sr_usage){
-	    .processes = reply.pid,
-	    .user_ms = us_to_ms(reply.user_us),
-	    .sys_ms = us_to_ms(reply.sys_us),
-	    .disk_used = reply.value,
-	};
-	sb->disk_used = reply.value;
+	*ret_id = m.id;
 	return 0;
 }
 
 int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, uint32_t *ret_id)
 {
 	struct sr_msg m = {.type = SR_MSG_WORK, .flags = kind};
-	int r;
+	int r = send_request(sb, &m, path, path ? strlen(path) + 1 : 0, &fd, 1);
 
-	if (sb->sock < 0 || sb->reaped)
-		return -ESRCH;
-	m.id = ++sb->next_id;
-	r = sr_msg_send_full(sb->sock, &m, path, path ? strlen(path) + 1 : 0, &fd, 1);
 	if (r < 0)
 		return r;
 	*ret_id = m.id;
@@ -686,12 +774,8 @@ int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, u
 int sr_sandbox_connect(struct sr_sandbox *sb, int port, uint32_t *ret_id)
 {
 	struct sr_msg m = {.type = SR_MSG_CONNECT, .flags = port};
-	int r;
+	int r = send_request(sb, &m, NULL, 0, NULL, 0);
 
-	if (sb->sock < 0 || sb->reaped)
-		return -ESRCH;
-	m.id = ++sb->next_id;
-	r = sr_msg_send(sb->sock, &m);
 	if (r < 0)
 		return r;
 	*ret_id = m.id;
@@ -702,10 +786,7 @@ int sr_sandbox_signal(struct sr_sandbox *sb, pid_t pid, int sig)
 {
 	struct sr_msg m = {.type = SR_MSG_SIGNAL, .pid = pid, .flags = sig};
 
-	if (sb->sock < 0 || sb->reaped)
-		return -ESRCH;
-	m.id = ++sb->next_id;
-	return sr_msg_send(sb->sock, &m);
+	return send_request(sb, &m, NULL, 0, NULL, 0);
 }
 
 void sr_sandbox_kill(struct sr_sandbox *sb)

@@ -38,6 +38,14 @@ struct sr_exit {
 	int64_t disk_used; /* bytes on the sandbox's disk then, -1 unknown */
 };
 
+/* Usage so far, as PID 1 counts it (where no cgroup does). */
+struct sr_usage {
+	int processes;	/* alive now, PID 1 aside */
+	double user_ms; /* CPU time so far: PID 1, the living and the reaped */
+	double sys_ms;
+	int64_t disk_used; /* bytes on the sandbox's disk, -1 unknown */
+};
+
 struct sr_sandbox_ops {
 	/* A spawned process ended (not called for one that ends the sandbox: see ended). */
 	void (*exited)(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e);
@@ -54,6 +62,15 @@ struct sr_sandbox_ops {
 	 */
 	void (*connected)(void *ctx, struct sr_sandbox *sb, uint32_t id, int fd,
 			  const struct sr_error *err);
+	/*
+	 * A process of sr_sandbox_spawn_start(): its pid inside and the
+	 * master of its pty (-1 without one; the callee's), or pid 0 and why
+	 * (err->status 126/127/125 as sr_sandbox_spawn() has them).
+	 */
+	void (*spawned)(void *ctx, struct sr_sandbox *sb, uint32_t id, pid_t pid, int pty,
+			const struct sr_error *err);
+	/* The answer to sr_sandbox_stat_start(). */
+	void (*stats)(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct sr_usage *u);
 };
 
 struct sr_sandbox_opts {
@@ -95,14 +112,15 @@ struct sr_spawn {
  */
 int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret_pid, int *ret_pty,
 		     struct sr_error *err);
-/* Usage so far, as PID 1 counts it (where no cgroup does). */
-struct sr_usage {
-	int processes;	/* alive now, PID 1 aside */
-	double user_ms; /* CPU time so far: PID 1, the living and the reaped */
-	double sys_ms;
-	int64_t disk_used; /* bytes on the sandbox's disk, -1 unknown */
-};
-int sr_sandbox_stat(struct sr_sandbox *sb, struct sr_usage *ret);
+/*
+ * The same without waiting: *ret_id names the request to the spawned
+ * callback, which comes through dispatch. What serves many clients uses
+ * this one: PID 1 answers late, or never, when the agent keeps it busy.
+ */
+int sr_sandbox_spawn_start(struct sr_sandbox *sb, const struct sr_spawn *s, uint32_t *ret_id,
+			   struct sr_error *err);
+/* Asks PID 1 for the usage it counts; the stats callback answers. 0, -ESRCH or -EAGAIN. */
+int sr_sandbox_stat_start(struct sr_sandbox *sb, uint32_t *ret_id);
 /*
  * Starts a worker in the sandbox (work.h: SR_WORK_*) on path and the
  * stream fd (the caller keeps its copy); *ret_id names it to the worked

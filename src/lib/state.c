@@ -65,6 +65,46 @@ static const char *home_dir(void)
 	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 }
 
+/*
+ * Without a runtime directory: /tmp/sandbox-run-UID. Anyone may make that
+ * name first (sticky /tmp: its owner alone can remove it again), which
+ * would keep the user from living sandboxes altogether; the user's own
+ * state directory in the home directory serves then, for as long as the
+ * squatter's is there.
+ */
+static int tmp_state_dir(char **ret, struct sr_error *err)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = home_dir();
+	_cleanup_free_ char *tmp = NULL, *own = NULL;
+	struct sr_error squat = {0};
+	int r;
+
+	if (asprintf(&tmp, "/tmp/sandbox-run-%u", (unsigned)geteuid()) < 0)
+		return sr_error_errno(err, -ENOMEM, "state directory");
+	r = private_dir(tmp, &squat);
+	if (r >= 0) {
+		*ret = steal_pointer(&tmp);
+		return 0;
+	}
+	if (r != -EPERM && r != -ENOTDIR) {
+		*err = squat;
+		return r;
+	}
+	if (xdg && xdg[0] == '/')
+		r = asprintf(&own, "%s/sandbox-run/run", xdg);
+	else if (home)
+		r = asprintf(&own, "%s/.local/state/sandbox-run/run", home);
+	else
+		return sr_error_msg(err, r, "%s (set %s, or XDG_RUNTIME_DIR)", squat.msg,
+				    SR_STATE_DIR_ENV);
+	if (r < 0)
+		return sr_error_errno(err, -ENOMEM, "state directory");
+	if ((r = make_parents(own, err)) < 0 || (r = private_dir(own, err)) < 0)
+		return r;
+	*ret = steal_pointer(&own);
+	return 0;
+}
+
 int sr_state_dir(char **ret, struct sr_error *err)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR"), *over = getenv(SR_STATE_DIR_ENV);
@@ -78,7 +118,7 @@ int sr_state_dir(char **ret, struct sr_error *err)
 	else if (xdg && xdg[0] == '/' && access(xdg, W_OK | X_OK) == 0)
 		r = asprintf(&path, "%s/sandbox-run", xdg) < 0 ? -ENOMEM : 0;
 	else
-		r = asprintf(&path, "/tmp/sandbox-run-%u", (unsigned)geteuid()) < 0 ? -ENOMEM : 0;
+		return tmp_state_dir(ret, err);
 	if (!path)
 		return sr_error_errno(err, -ENOMEM, "state directory");
 	r = private_dir(path, err);

@@ -718,6 +718,38 @@ static int cmd_kill(char **argv)
 	return 0;
 }
 
+/*
+ * Stops the next process made in this PID namespace (the last pid + 1)
+ * as soon as it exists: one PID 1 is starting is caught before its exec,
+ * while PID 1 waits for that exec (CLONE_VFORK). Writes "ready" to
+ * READY_PATH once spinning; prints the pid stopped.
+ */
+static int cmd_stop_next(char **argv)
+{
+	char buf[32] = "";
+	int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	pid_t next;
+
+	if (n <= 0) {
+		perror("sr-probe: stop-next: ns_last_pid");
+		return 2;
+	}
+	close(fd);
+	next = (pid_t)atoi(buf) + 1;
+	fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "ready\n", 6) != 6) {
+		perror("sr-probe: stop-next: ready file");
+		return 2;
+	}
+	close(fd);
+	while (kill(next, SIGSTOP) < 0)
+		if (errno != ESRCH)
+			break;
+	printf("stopped %d\n", (int)next);
+	return 0;
+}
+
 static int cmd_ptrace(char **argv)
 {
 	char label[64];
@@ -782,6 +814,7 @@ static const struct command {
     {"open-exe", 1, 1, cmd_open_exe, "open-exe PID"},
     {"kill", 2, 2, cmd_kill, "kill PID SIGNAL"},
     {"ptrace", 1, 1, cmd_ptrace, "ptrace PID"},
+    {"stop-next", 1, 1, cmd_stop_next, "stop-next READY_PATH  SIGSTOP the next process made"},
     {"connect-abstract", 1, 1, cmd_connect_abstract, "connect-abstract NAME"},
 };
 

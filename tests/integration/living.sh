@@ -226,6 +226,75 @@ t_timeout_verb() {
 	assert_eq "a bad duration: 125" 125 "$rc"
 }
 
+# Durations past any sensible deadline are refused, not overflowed; a
+# deadline the keeper has not acted on yet shows as overdue, not as time
+# left.
+t_deadline_bounds() {
+	local kp
+	new_sandbox --timeout 2
+	sr timeout "$sb" 9223372036854775807ms
+	assert_eq "timeout of 2^63-1 ms: refused, 125" 125 "$rc"
+	assert_match "and says why" "at most 366 days" "$errout"
+	sr create --net none --timeout 400d
+	assert_eq "create --timeout 400d: refused, 125" 125 "$rc"
+	kp=$(keeper_of "$sb")
+	kill -STOP "$kp"
+	sleep 2.5
+	sr ls
+	kill -CONT "$kp"
+	assert_match "ls: a deadline passed shows as overdue" "overdue" "$(grep "${sb:0:12}" <<<"$out")"
+	until_ok 10 nothing_left "$sb"
+}
+
+# The keeper lives on after create returns: it keeps none of the create
+# command's descriptors (a pipeline on them would never end) nor its
+# working directory.
+t_keeper_holds_nothing() {
+	local kp id
+	mkdir -p "$SR_TMP/keeper-cwd" && chmod 0777 "$SR_TMP/keeper-cwd"
+	id=$(cd "$SR_TMP/keeper-cwd" && as_user timeout -s KILL 20 bash -c \
+		'exec 7>/dev/null; "$0" create --net none --timeout 60 3>&1 </dev/null | cat' "$SR")
+	check "create 3>&1 | cat returns (the keeper holds no copy of the pipe)" test -n "$id"
+	sb=$id
+	kp=$(keeper_of "$sb")
+	assert_eq "the keeper's working directory is /" / "$(readlink /proc/"$kp"/cwd)"
+	check "it holds the create command's fd 7 no longer" _fails test -e /proc/"$kp"/fd/7 -a \
+		"$(readlink /proc/"$kp"/fd/7 2>/dev/null)" = /dev/null
+	sr rm "$sb"
+}
+
+# Without XDG_RUNTIME_DIR the state is in /tmp/sandbox-run-UID, which
+# another user can make first: the user's own state directory serves
+# then, and living sandboxes work as before.
+t_state_dir_squatted() {
+	local uid squat id restore=0
+	[ "$SR_AS" = user ] || return 0
+	uid=$(id -u "$SR_TEST_USER")
+	squat=/tmp/sandbox-run-$uid
+	# The user's own, empty (an earlier run's): put back afterwards.
+	if [ -d "$squat" ] && [ "$(stat -c %U "$squat")" = "$SR_TEST_USER" ] && rmdir "$squat" 2>/dev/null; then
+		restore=1
+	fi
+	if [ -e "$squat" ]; then
+		skip "a squatted /tmp/sandbox-run-UID" "$squat exists already"
+		return
+	fi
+	mkdir -m 0755 "$squat" # root's: another user's
+	id=$(as_user env -u SANDBOX_RUN_STATE_DIR -u XDG_RUNTIME_DIR "$SR" create --net none --timeout 60 </dev/null 2>"$SR_TMP/squat.err")
+	check "create works though another user made $squat ($(cat "$SR_TMP/squat.err"))" test -n "$id"
+	check "its state is in the user's own state directory" \
+		test -d "$SR_TMP/home-user/.local/state/sandbox-run/run/$id"
+	assert_match "ls finds it there" "${id:0:12}" \
+		"$(as_user env -u SANDBOX_RUN_STATE_DIR -u XDG_RUNTIME_DIR "$SR" ls 2>&1)"
+	as_user env -u SANDBOX_RUN_STATE_DIR -u XDG_RUNTIME_DIR "$SR" rm "$id" >/dev/null 2>&1
+	assert_eq "and rm" 0 "$?"
+	rmdir "$squat"
+	rm -rf "$SR_TMP/home-user/.local/state"
+	if [ "$restore" = 1 ]; then
+		mkdir -m 0700 "$squat" && chown "$SR_TEST_USER:" "$squat"
+	fi
+}
+
 # kill -9 of the keeper in the middle of an exec: nothing is left.
 t_keeper_killed() {
 	local marker="srkill$$$SR_AS" kp pid
@@ -352,6 +421,6 @@ mkdir -p "$SR_TMP/examples" && cp -r "$SR_SRCDIR/examples/echo-agent" "$SR_TMP/e
 chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
-for_each_user t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
+for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
 	t_keeper_killed t_fifty t_other_user t_port t_snapshot
 done_testing

@@ -133,6 +133,97 @@ t_stdio_not_kept() {
 	sr rm "$sb"
 }
 
-for_each_user t_stdio_not_kept t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
+# state_of ID: the sandbox's state directory.
+state_of() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user/$1"; else echo "$SANDBOX_RUN_STATE_DIR/$1"; fi
+}
+
+# stopped_before_exec KEEPER: a child of PID 1 stopped before its exec
+# (still PID 1's image), so that PID 1 waits in its vfork.
+stopped_before_exec() {
+	local init c
+	init=$(cut -d' ' -f1 /proc/"$1"/task/*/children 2>/dev/null | head -1)
+	[ -n "$init" ] || return 1
+	for c in $(cat /proc/"$init"/task/*/children 2>/dev/null); do
+		[ "$(awk '/^State:/ {print $2}' /proc/"$c"/status 2>/dev/null)" = T ] &&
+			[ "$(cat /proc/"$c"/comm)" = "$(cat /proc/"$init"/comm)" ] && return 0
+	done
+	return 1
+}
+
+# The agent can keep PID 1 from answering: it may stop a process PID 1 is
+# starting (every process inside is the same uid), and PID 1 then waits
+# for its exec for ever. Whatever it does, the keeper answers, a waiting
+# exec ends on its --timeout or a signal, and rm and the deadline end the
+# sandbox (an outside review found the keeper frozen, past its deadline).
+t_keeper_not_frozen() {
+	local d="$SR_OUT/frozen" kp stopper path rc
+	rm -rf "$d" && mkdir -p "$d" && chmod 0777 "$d"
+	new_sandbox --bind "$d" /out
+	kp=$(keeper_of "$sb")
+	(as_user_exec "$SR" exec "$sb" -- $P stop-next /out/ready </dev/null >"$d/stopper" 2>&1) &
+	stopper=$!
+	until_ok 10 test -e "$d/ready"
+	# The next process made inside is the victim: a long PATH keeps it
+	# before its exec long enough to be stopped there.
+	path=$(printf '/nonexistent/%d:' $(seq 300))/usr/bin
+	as_user timeout -s KILL 3 "$SR" exec --env "PATH=$path" "$sb" -- true </dev/null >/dev/null 2>&1
+	until_ok 5 grep -q stopped "$d/stopper"
+	check "the agent stopped a process PID 1 was starting, before its exec" stopped_before_exec "$kp"
+	as_user timeout -s KILL 20 "$SR" exec --timeout 1 "$sb" -- true </dev/null >/dev/null 2>&1
+	assert_eq "exec --timeout 1 meanwhile: 124, though PID 1 never started it" 124 "$?"
+	as_user timeout -s TERM 3 "$SR" exec "$sb" -- true </dev/null >/dev/null 2>&1
+	assert_eq "an exec that waits ends on SIGTERM (timeout(1)'s 124, not a kill)" 124 "$?"
+	as_user timeout -s KILL 20 "$SR" inspect "$sb" </dev/null >"$d/inspect" 2>/dev/null
+	rc=$?
+	assert_eq "inspect answers, without PID 1's count" "0 null" "$rc $(json_get "$d/inspect" usage.processes)"
+	as_user timeout -s KILL 20 "$SR" rm "$sb" </dev/null >/dev/null 2>&1
+	assert_eq "rm ends the sandbox" 0 "$?"
+	check "its keeper and every process with it" until_ok 10 _fails kill -0 "$kp"
+	wait "$stopper" 2>/dev/null
+	rm -rf "$d"
+}
+
+# Clients of the user's own cannot block the keeper: one that floods it
+# with requests and reads no answer, hundreds that connect and say
+# nothing. The keeper drops the one and makes room among the others.
+t_keeper_clients() {
+	local log="$SR_OUT/clients" holder
+	new_sandbox
+	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$log" 2>&1 <<'PY' &
+import socket, sys, time
+path = sys.argv[1]
+flood = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+flood.connect(path)
+flood.setblocking(False)
+sent = 0
+try:
+    for _ in range(5000):
+        flood.send(b'{"op":"inspect"}')
+        sent += 1
+except OSError:
+    pass
+idle = []
+for _ in range(600):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(path)
+    idle.append(c)
+print("ready", sent, len(idle), flush=True)
+time.sleep(60)
+PY
+	holder=$!
+	until_ok 20 grep -q ready "$log"
+	as_user timeout -s KILL 10 "$SR" timeout "$sb" 10m </dev/null >/dev/null 2>&1
+	assert_eq "timeout answers beside a client that reads nothing ($(cat "$log"))" 0 "$?"
+	as_user timeout -s KILL 10 "$SR" inspect "$sb" </dev/null >/dev/null 2>&1
+	assert_eq "inspect answers beside 600 idle connections" 0 "$?"
+	as_user timeout -s KILL 10 "$SR" exec "$sb" -- true </dev/null >/dev/null 2>&1
+	assert_eq "and exec" 0 "$?"
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	sr rm "$sb"
+}
+
+for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained
 done_testing

@@ -572,19 +572,53 @@ static __attribute__((noreturn)) void end_sandbox(struct init *in)
 	_exit(0);
 }
 
+/*
+ * A request that came broken: its fds did not all fit (the agent, of
+ * PID 1's uid, can lower its RLIMIT_NOFILE where the filter lets it), or
+ * it is malformed. Answered as failed, so that nobody on the host waits
+ * for it; m: its header, NULL when none came whole.
+ */
+static void refuse(struct init *in, const struct sr_msg *req)
+{
+	struct sr_error err = {0};
+	struct sr_msg m;
+
+	if (!req)
+		return;
+	sr_error_msg(&err, -EBADMSG, "PID 1 could not take the request whole");
+	switch (req->type) {
+	case SR_MSG_SPAWN:
+		spawn_failed(in, req->id, &err);
+		break;
+	case SR_MSG_WORK:
+		m = (struct sr_msg){.type = SR_MSG_WORKED, .id = req->id, .code = err.code};
+		snprintf(m.text, sizeof(m.text), "%s", err.msg);
+		send_or_die(in->p->sock, &m);
+		break;
+	case SR_MSG_CONNECT:
+		m = (struct sr_msg){.type = SR_MSG_CONNECT_FAILED, .id = req->id, .code = err.code};
+		send_or_die(in->p->sock, &m);
+		break;
+	default:
+		break;
+	}
+}
+
 /* One request from the host; EOF: the host is gone, and the sandbox with it. */
 static void on_request(struct init *in)
 {
 	struct sr_msg_extra ex = {.payload = in->payload, .cap = SR_MSG_PAYLOAD_MAX + 1};
-	struct sr_msg m;
+	struct sr_msg m = {0};
 	int r = sr_msg_recv_full(in->p->sock, &m, &ex);
 
 	if (r == 0) {
 		end_all();
 		_exit(0);
 	}
-	if (r < 0)
-		return; /* malformed: dropped (the host sent it; nothing to answer) */
+	if (r < 0) {
+		refuse(in, r == -EBADMSG ? &m : NULL);
+		return;
+	}
 	switch (m.type) {
 	case SR_MSG_SPAWN:
 		on_spawn(in, &m, &ex);
