@@ -20,6 +20,7 @@
 #include "mounts.h"
 #include "archive.h"
 #include "caps.h"
+#include "layout.h"
 #include "net.h"
 #include "seccomp.h"
 #include "util.h"
@@ -194,60 +195,11 @@ static int mirror_entry(int host_dirfd, int root_dirfd, const char *name, const 
 			 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, what, err);
 }
 
-/* The host runtime: /usr and the top-level links or directories into it. */
-static const char *const host_top[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
-
-/*
- * The parts of /etc that programs need: the dynamic linker's cache, name
- * service and TLS configuration, time zone, alternatives. Not the rest:
- * host accounts, hostname, network and service configuration stay hidden.
- *
- * Of /etc/ssl and /etc/pki, what TLS clients read -- the trusted
- * certificates, OpenSSL's configuration -- and not the rest: /etc/ssl/private
- * and /etc/pki/tls/private hold the host's private keys, readable by
- * group ssl-cert (Debian) or root, and an unprivileged caller's groups
- * stay in force inside (docs/security.md). Debian and Alpine keep the
- * certificates in ssl/certs, Arch and SUSE a bundle beside them, Fedora
- * in pki/tls and pki/ca-trust/extracted (with crypto-policies).
- */
-static const char *const host_etc[] = {
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "nsswitch.conf",
-    "host.conf",
-    "gai.conf",
-    "services",
-    "protocols",
-    "mime.types",
-    "localtime",
-    "timezone",
-    "os-release",
-    "debian_version",
-    "ssl/certs",
-    "ssl/openssl.cnf",
-    "ssl/cert.pem",
-    "ssl/ca-bundle.pem",
-    "ca-certificates",
-    "ca-certificates.conf",
-    "alternatives",
-    "pki/tls/certs",
-    "pki/tls/cert.pem",
-    "pki/tls/openssl.cnf",
-    "pki/tls/ct_log_list.cnf",
-    "pki/ca-trust/extracted",
-    "pki/java",
-    "crypto-policies",
-    "inputrc",
-    "mailcap",
-};
-
 static int build_etc(const struct sr_plan *p, int root, struct sr_error *err)
 {
 	_cleanup_close_ int host = open("/etc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_close_ int etc = -1;
 	const char *resolv = sr_net_resolv_conf(p->net);
-	char passwd[512], group[256];
 	int r;
 
 	if (host < 0)
@@ -257,28 +209,18 @@ static int build_etc(const struct sr_plan *p, int root, struct sr_error *err)
 	etc = openat(root, "etc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (etc < 0)
 		return sr_error_errno(err, sr_negerrno(), "open /etc");
-	for (size_t i = 0; i < SR_ARRAY_SIZE(host_etc); i++) {
+	for (size_t i = 0; i < sr_layout_n_host_etc; i++) {
 		char what[64];
 
-		snprintf(what, sizeof(what), "/etc/%s", host_etc[i]);
-		r = mirror_entry(host, etc, host_etc[i], what, err);
+		snprintf(what, sizeof(what), "/etc/%s", sr_layout_host_etc[i]);
+		r = mirror_entry(host, etc, sr_layout_host_etc[i], what, err);
 		if (r < 0)
 			return r;
 	}
-	snprintf(passwd, sizeof(passwd),
-		 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-		 "%s:x:%d:%d:%s:%s:/bin/sh\n"
-		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-		 SR_SANDBOX_USER, SR_SANDBOX_UID, SR_SANDBOX_GID, SR_SANDBOX_USER, SR_SANDBOX_HOME);
-	snprintf(group, sizeof(group), "root:x:0:\n%s:x:%d:\nnogroup:x:65534:\n", SR_SANDBOX_USER,
-		 SR_SANDBOX_GID);
-	if ((r = write_file_at(etc, "passwd", passwd, 0644, err)) < 0 ||
-	    (r = write_file_at(etc, "group", group, 0644, err)) < 0 ||
-	    (r = write_file_at(etc, "hostname", SR_SANDBOX_HOSTNAME "\n", 0644, err)) < 0 ||
-	    (r = write_file_at(etc, "hosts",
-			       "127.0.0.1\tlocalhost\n127.0.1.1\t" SR_SANDBOX_HOSTNAME "\n"
-			       "::1\tlocalhost ip6-localhost ip6-loopback\n",
-			       0644, err)) < 0)
+	if ((r = write_file_at(etc, "passwd", sr_layout_passwd, 0644, err)) < 0 ||
+	    (r = write_file_at(etc, "group", sr_layout_group, 0644, err)) < 0 ||
+	    (r = write_file_at(etc, "hostname", sr_layout_hostname, 0644, err)) < 0 ||
+	    (r = write_file_at(etc, "hosts", sr_layout_hosts, 0644, err)) < 0)
 		return r;
 	if (resolv && (r = write_file_at(etc, "resolv.conf", resolv, 0644, err)) < 0)
 		return r;
@@ -679,15 +621,6 @@ static int mount_workspace(struct sr_plan *p, int ws, int root, int data, struct
 	return copy_agent_file(p, file, dir, err);
 }
 
-/* Entries of /proc that reveal or change the host kernel: hidden or read-only. */
-static const char *const proc_hidden_files[] = {
-    "kcore",	     "keys",	  "timer_list",	 "sched_debug",	 "latency_stats",
-    "timer_stats",   "kallsyms",  "kpagecount",	 "kpageflags",	 "kpagecgroup",
-    "sysrq-trigger", "config.gz", "vmallocinfo", "pagetypeinfo",
-};
-static const char *const proc_hidden_dirs[] = {"acpi", "asound", "scsi", "firmware", "driver"};
-static const char *const proc_readonly[] = {"sys", "bus", "fs", "irq"};
-
 /*
  * Covers /proc/NAME with a read-only file holding text. The file is made
  * on the new root's tmpfs, bound, and unlinked again: the mount keeps it,
@@ -811,45 +744,35 @@ static int mount_proc(const struct sr_plan *p, int root, struct sr_error *err)
 	if (r < 0)
 		return r;
 
-	for (size_t i = 0; i < SR_ARRAY_SIZE(proc_hidden_files); i++) {
-		if (faccessat(proc, proc_hidden_files[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	for (size_t i = 0; i < sr_layout_n_proc_hidden_files; i++) {
+		if (faccessat(proc, sr_layout_proc_hidden_files[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		r = bind_tree(devnull, "", proc, proc_hidden_files[i], 0, proc_hidden_files[i],
-			      err);
+		r = bind_tree(devnull, "", proc, sr_layout_proc_hidden_files[i], 0,
+			      sr_layout_proc_hidden_files[i], err);
 		if (r < 0)
 			return r;
 	}
-	for (size_t i = 0; i < SR_ARRAY_SIZE(proc_hidden_dirs); i++) {
+	for (size_t i = 0; i < sr_layout_n_proc_hidden_dirs; i++) {
 		char path[64];
 
-		if (faccessat(proc, proc_hidden_dirs[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		if (faccessat(proc, sr_layout_proc_hidden_dirs[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		snprintf(path, sizeof(path), NEWROOT "/proc/%s", proc_hidden_dirs[i]);
+		snprintf(path, sizeof(path), NEWROOT "/proc/%s", sr_layout_proc_hidden_dirs[i]);
 		if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "size=0,nr_inodes=1,mode=0555") < 0)
 			return sr_error_errno(err, sr_negerrno(), "hide /proc/%s",
-					      proc_hidden_dirs[i]);
+					      sr_layout_proc_hidden_dirs[i]);
 	}
-	for (size_t i = 0; i < SR_ARRAY_SIZE(proc_readonly); i++) {
-		if (faccessat(proc, proc_readonly[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	for (size_t i = 0; i < sr_layout_n_proc_readonly; i++) {
+		if (faccessat(proc, sr_layout_proc_readonly[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		r = bind_tree(proc, proc_readonly[i], proc, proc_readonly[i], ro, proc_readonly[i],
-			      err);
+		r = bind_tree(proc, sr_layout_proc_readonly[i], proc, sr_layout_proc_readonly[i],
+			      ro, sr_layout_proc_readonly[i], err);
 		if (r < 0)
 			return r;
 	}
 	return mask_host_facts(root, proc, err);
 }
-
-/*
- * Ptys: every devpts instance draws from one host-wide pool
- * (kernel.pty.max, 4096, of which kernel.pty.reserve, 1024, only the
- * host's own instance may use): a sandbox that opened them all would
- * leave other sandboxes none. 64 each; the host keeps its reserve.
- */
-#define SR_PTYS_MAX "64"
-
-static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 
 /*
  * A minimal /dev: the host's harmless character devices bound in (a user
@@ -875,15 +798,17 @@ static int mount_dev(int root, int data, struct sr_error *err)
 	dev = openat(root, "dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dev < 0)
 		return sr_error_errno(err, sr_negerrno(), "open /dev");
-	for (size_t i = 0; i < SR_ARRAY_SIZE(dev_nodes); i++) {
+	for (size_t i = 0; i < sr_layout_n_dev_nodes; i++) {
 		_cleanup_close_ int fd = -1;
 		char what[32];
 
-		fd = openat(dev, dev_nodes[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		fd = openat(dev, sr_layout_dev_nodes[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			    0666);
 		if (fd < 0)
-			return sr_error_errno(err, sr_negerrno(), "create /dev/%s", dev_nodes[i]);
-		snprintf(what, sizeof(what), "/dev/%s", dev_nodes[i]);
-		r = bind_tree(host, dev_nodes[i], dev, dev_nodes[i],
+			return sr_error_errno(err, sr_negerrno(), "create /dev/%s",
+					      sr_layout_dev_nodes[i]);
+		snprintf(what, sizeof(what), "/dev/%s", sr_layout_dev_nodes[i]);
+		r = bind_tree(host, sr_layout_dev_nodes[i], dev, sr_layout_dev_nodes[i],
 			      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, what, err);
 		if (r < 0)
 			return r;
@@ -894,7 +819,7 @@ static int mount_dev(int root, int data, struct sr_error *err)
 	if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
 		return sr_error_errno(err, sr_negerrno(), "mkdir /dev/pts");
 	if (mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=0620,max=" SR_PTYS_MAX) < 0)
+		  "newinstance,ptmxmode=0666,mode=0620,max=" SR_LAYOUT_PTYS_MAX) < 0)
 		return sr_error_errno(err, sr_negerrno(), "mount /dev/pts");
 	r = bind_tree(data, "shm", dev, "shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/dev/shm",
 		      err);
@@ -905,17 +830,12 @@ static int mount_dev(int root, int data, struct sr_error *err)
 
 static int make_skeleton(int root, struct sr_error *err)
 {
-	static const struct {
-		const char *path;
-		mode_t mode;
-	} dirs[] = {
-	    {"proc", 0555},	 {"dev", 0755}, {"tmp", 01777}, {"home", 0755}, {"home/user", 0755},
-	    {"workspace", 0755}, {"run", 0755}, {"var", 0755},	{DATA, 0700},
-	};
-
-	for (size_t i = 0; i < SR_ARRAY_SIZE(dirs); i++)
-		if (mkdirat(root, dirs[i].path, dirs[i].mode) < 0)
-			return sr_error_errno(err, sr_negerrno(), "mkdir /%s", dirs[i].path);
+	for (size_t i = 0; i < sr_layout_n_skeleton; i++)
+		if (mkdirat(root, sr_layout_skeleton[i].path, sr_layout_skeleton[i].mode) < 0)
+			return sr_error_errno(err, sr_negerrno(), "mkdir /%s",
+					      sr_layout_skeleton[i].path);
+	if (mkdirat(root, DATA, 0700) < 0)
+		return sr_error_errno(err, sr_negerrno(), "mkdir /" DATA);
 	if (symlinkat("../tmp", root, "var/tmp") < 0)
 		return sr_error_errno(err, sr_negerrno(), "symlink /var/tmp");
 	return 0;
@@ -972,11 +892,11 @@ static int build_root(struct sr_plan *p, const struct sr_sources *srcs, int root
 
 	if (hostroot < 0)
 		return sr_error_errno(err, sr_negerrno(), "open /");
-	for (size_t i = 0; i < SR_ARRAY_SIZE(host_top); i++) {
+	for (size_t i = 0; i < sr_layout_n_host_top; i++) {
 		char what[16];
 
-		snprintf(what, sizeof(what), "/%s", host_top[i]);
-		r = mirror_entry(hostroot, root, host_top[i], what, err);
+		snprintf(what, sizeof(what), "/%s", sr_layout_host_top[i]);
+		r = mirror_entry(hostroot, root, sr_layout_host_top[i], what, err);
 		if (r < 0)
 			return r;
 	}
