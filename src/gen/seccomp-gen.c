@@ -4,6 +4,13 @@
  * BPF program with libseccomp and prints it as a C header. Run at build
  * time only; sandbox-run installs the result without libseccomp.
  *
+ * With --oci it prints the same rules, call by call and case by case, as
+ * the seccomp profile of the OCI runtime spec (config.json's
+ * linux.seccomp; Kubernetes' and Docker's profile files have the same
+ * shape), also as a C header: `sandbox-run export` hands it to crun or a
+ * cluster, which compiles it with their own libseccomp. One table, one
+ * reading of it, two outputs.
+ *
  * The output depends only on the table, the host architecture and the
  * libseccomp version, never on the time or the build directory.
  */
@@ -15,6 +22,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <linux/filter.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -310,15 +318,70 @@ static int read_call(size_t first, struct call_rows *c)
 }
 
 /*
+ * The same rules as an OCI profile: unconditional ones gathered by action
+ * (the allow list, the EPERM list, ...), each conditional case an entry of
+ * its own. Built beside the BPF program, from the same cubes.
+ */
+struct oci {
+	json_t *allow;	 /* names allowed in every case */
+	json_t *refused; /* errno (as text) -> names refused in every case */
+	json_t *entries; /* the conditional cases */
+};
+
+static void oci_free(struct oci *o)
+{
+	json_decref(o->allow);
+	json_decref(o->refused);
+	json_decref(o->entries);
+}
+
+static int oci_add(struct oci *o, const char *name, int err, unsigned arg, struct cube c)
+{
+	json_t *entry, *cond;
+	char key[16];
+
+	if (!o)
+		return 0;
+	if (c.mask == 0 && err == 0)
+		return json_array_append_new(o->allow, json_string(name)) < 0 ? -ENOMEM : 0;
+	if (c.mask == 0) {
+		json_t *names;
+
+		snprintf(key, sizeof(key), "%d", err);
+		names = json_object_get(o->refused, key);
+		if (!names && json_object_set_new(o->refused, key, names = json_array()) < 0)
+			return -ENOMEM;
+		return json_array_append_new(names, json_string(name)) < 0 ? -ENOMEM : 0;
+	}
+	/* jansson writes signed 64-bit integers; the spec's values are unsigned. */
+	if (c.mask > INT64_MAX)
+		return -ERANGE;
+	cond =
+	    json_pack("{s:I, s:I, s:I, s:s}", "index", (json_int_t)arg, "value", (json_int_t)c.mask,
+		      "valueTwo", (json_int_t)c.value, "op", "SCMP_CMP_MASKED_EQ");
+	/* "o" takes cond's reference, also when packing fails. */
+	entry = json_pack("{s:[s], s:s, s:[o]}", "names", name, "action",
+			  err ? "SCMP_ACT_ERRNO" : "SCMP_ACT_ALLOW", "args", cond);
+	if (!entry || (err && json_object_set_new(entry, "errnoRet", json_integer(err)) < 0)) {
+		json_decref(entry);
+		return -ENOMEM;
+	}
+	return json_array_append_new(o->entries, entry) < 0 ? -ENOMEM : 0;
+}
+
+/*
  * The rules for the call first named at row `first`: its refusals with
  * their errnos, then, for an allowed call, exactly the complement of the
  * refusals allowed. libseccomp cannot be left to combine an unconditional
  * allow with conditional refusals: it keeps the allow and drops the rest.
+ * The OCI profile (o, when not NULL) gets the same rules, for the same
+ * reason: a runtime compiles it with libseccomp too.
  */
-static int add_call(scmp_filter_ctx ctx, size_t first, int nr)
+static int add_call(scmp_filter_ctx ctx, struct oci *o, size_t first, int nr)
 {
 	__attribute__((cleanup(call_rows_free))) struct call_rows c = {0};
 	__attribute__((cleanup(cubes_free))) struct cubes allowed = {0};
+	const char *name = sr_seccomp_rules[first].syscall;
 	int r;
 
 	r = read_call(first, &c);
@@ -330,6 +393,8 @@ static int add_call(scmp_filter_ctx ctx, size_t first, int nr)
 			continue;
 		r = add_cube_rule(ctx, SCMP_ACT_ERRNO((uint16_t)c.errs[k]), nr, c.arg,
 				  c.denied.items[k]);
+		if (r >= 0)
+			r = oci_add(o, name, c.errs[k], c.arg, c.denied.items[k]);
 		if (r < 0)
 			return r;
 	}
@@ -339,12 +404,13 @@ static int add_call(scmp_filter_ctx ctx, size_t first, int nr)
 	if (r < 0)
 		return r;
 	if (allowed.n == 0) {
-		fprintf(stderr, "sr-seccomp-gen: %s: allowed, but every case is refused\n",
-			sr_seccomp_rules[first].syscall);
+		fprintf(stderr, "sr-seccomp-gen: %s: allowed, but every case is refused\n", name);
 		return -EINVAL;
 	}
 	for (size_t k = 0; k < allowed.n; k++) {
 		r = add_cube_rule(ctx, SCMP_ACT_ALLOW, nr, c.arg, allowed.items[k]);
+		if (r >= 0)
+			r = oci_add(o, name, 0, c.arg, allowed.items[k]);
 		if (r < 0)
 			return r;
 	}
@@ -426,7 +492,7 @@ static void print_summary(FILE *out, const struct resolved *res)
 	fprintf(out, " */\n");
 }
 
-static int add_rules(FILE *out, scmp_filter_ctx ctx)
+static int add_rules(FILE *out, scmp_filter_ctx ctx, struct oci *o)
 {
 	_cleanup_free_ struct resolved *res = NULL;
 	int rc;
@@ -445,11 +511,12 @@ static int add_rules(FILE *out, scmp_filter_ctx ctx)
 		if (rc < 0)
 			return rc;
 	}
-	print_summary(out, res);
+	if (!o)
+		print_summary(out, res);
 	for (size_t i = 0; i < sr_seccomp_n_rules; i++) {
 		if (res[i].nr < 0 || !first_of_call(i))
 			continue;
-		rc = add_call(ctx, i, res[i].nr);
+		rc = add_call(ctx, o, i, res[i].nr);
 		if (rc < 0) {
 			fprintf(stderr, "sr-seccomp-gen: rule %zu (%s): %s\n", i,
 				sr_seccomp_rules[i].syscall, strerror(-rc));
@@ -487,13 +554,115 @@ static int export_program(scmp_filter_ctx ctx, struct sock_filter **ret_insns, s
 	return 0;
 }
 
-int main(void)
+/* The profile's name for the architecture the program is built for. */
+static const char *oci_arch(void)
+{
+	switch (seccomp_arch_native()) {
+	case SCMP_ARCH_X86_64:
+		return "SCMP_ARCH_X86_64";
+	case SCMP_ARCH_AARCH64:
+		return "SCMP_ARCH_AARCH64";
+	case SCMP_ARCH_PPC64LE:
+		return "SCMP_ARCH_PPC64LE";
+	case SCMP_ARCH_S390X:
+		return "SCMP_ARCH_S390X";
+	case SCMP_ARCH_RISCV64:
+		return "SCMP_ARCH_RISCV64";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * The profile: ENOSYS by default, as the program's; the native
+ * architecture alone, so that a runtime's libseccomp answers a call
+ * through another ABI with its bad-architecture action (a kill), as the
+ * program does; then the allowed names, the refused ones by errno, and
+ * every conditional case.
+ */
+static json_t *oci_profile(struct oci *o)
+{
+	json_t *syscalls = json_array(), *profile;
+	const char *key;
+	json_t *names;
+
+	if (!syscalls || !oci_arch() ||
+	    json_array_append_new(syscalls, json_pack("{s:O, s:s}", "names", o->allow, "action",
+						      "SCMP_ACT_ALLOW")) < 0)
+		goto fail;
+	json_object_foreach (o->refused, key, names) {
+		if (json_array_append_new(syscalls,
+					  json_pack("{s:O, s:s, s:i}", "names", names, "action",
+						    "SCMP_ACT_ERRNO", "errnoRet", atoi(key))) < 0)
+			goto fail;
+	}
+	if (json_array_extend(syscalls, o->entries) < 0)
+		goto fail;
+	profile = json_pack("{s:s, s:i, s:[s], s:o}", "defaultAction", "SCMP_ACT_ERRNO",
+			    "defaultErrnoRet", SR_SECCOMP_DEFAULT_ERRNO, "architectures",
+			    oci_arch(), "syscalls", syscalls);
+	return profile;
+fail:
+	json_decref(syscalls);
+	return NULL;
+}
+
+/* The profile as a C string, cut into lines of adjacent literals. */
+static int print_oci(FILE *out, struct oci *o)
+{
+	const struct scmp_version *v = seccomp_version();
+	json_t *profile = oci_profile(o);
+	char *text = profile ? json_dumps(profile, JSON_COMPACT) : NULL;
+	size_t col = 0;
+
+	json_decref(profile);
+	if (!text) {
+		fprintf(stderr, "sr-seccomp-gen: --oci: cannot build the profile\n");
+		return -ENOMEM;
+	}
+	fprintf(out,
+		"/*\n * Generated by sr-seccomp-gen --oci from src/gen/seccomp-rules.c with "
+		"libseccomp %u.%u.%u. Do not edit.\n"
+		" * The rules of seccomp-bpf.h as an OCI runtime-spec seccomp profile\n"
+		" * (linux.seccomp of config.json; Kubernetes' Localhost profiles read the\n"
+		" * same JSON): what `sandbox-run export` writes.\n */\n"
+		"#pragma once\n\nstatic const char sr_seccomp_oci_json[] =\n\t\"",
+		v->major, v->minor, v->micro);
+	for (const char *c = text; *c; c++) {
+		/* Names, numbers and the spec's words: no byte but '"' needs escaping. */
+		if (*c == '"' || *c == '\\')
+			fputc('\\', out);
+		fputc(*c, out);
+		if (++col >= 80 && *c == ',' && c[1]) {
+			fputs("\"\n\t\"", out);
+			col = 0;
+		}
+	}
+	fputs("\";\n", out);
+	free(text);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	__attribute__((cleanup(ctx_releasep))) scmp_filter_ctx ctx = NULL;
+	__attribute__((cleanup(oci_free))) struct oci oci = {0};
 	_cleanup_free_ struct sock_filter *insns = NULL;
+	bool want_oci = argc == 2 && strcmp(argv[1], "--oci") == 0;
 	size_t n = 0;
 	int rc;
 
+	if (argc > 1 && !want_oci) {
+		fprintf(stderr, "usage: sr-seccomp-gen [--oci]\n");
+		return 2;
+	}
+	if (want_oci) {
+		oci.allow = json_array();
+		oci.refused = json_object();
+		oci.entries = json_array();
+		if (!oci.allow || !oci.refused || !oci.entries)
+			return 1;
+	}
 	ctx = seccomp_init(SCMP_ACT_ERRNO(SR_SECCOMP_DEFAULT_ERRNO));
 	if (!ctx) {
 		fprintf(stderr, "sr-seccomp-gen: seccomp_init failed\n");
@@ -522,7 +691,7 @@ int main(void)
 	}
 
 	fprintf(stdout, "/* SPDX-License-Identifier: MIT */\n");
-	if (add_rules(stdout, ctx) < 0)
+	if (add_rules(stdout, ctx, want_oci ? &oci : NULL) < 0)
 		return 1;
 	rc = export_program(ctx, &insns, &n);
 	if (rc < 0) {
@@ -535,12 +704,17 @@ int main(void)
 		return 1;
 	}
 
-	fprintf(stdout, "#pragma once\n\n#include <linux/filter.h>\n\n"
-			"static const struct sock_filter sr_seccomp_bpf[] = {\n");
-	for (size_t i = 0; i < n; i++)
-		fprintf(stdout, "\t{0x%02x, %u, %u, 0x%08x},\n", insns[i].code, insns[i].jt,
-			insns[i].jf, insns[i].k);
-	fprintf(stdout, "};\n");
+	if (want_oci) {
+		if (print_oci(stdout, &oci) < 0)
+			return 1;
+	} else {
+		fprintf(stdout, "#pragma once\n\n#include <linux/filter.h>\n\n"
+				"static const struct sock_filter sr_seccomp_bpf[] = {\n");
+		for (size_t i = 0; i < n; i++)
+			fprintf(stdout, "\t{0x%02x, %u, %u, 0x%08x},\n", insns[i].code, insns[i].jt,
+				insns[i].jf, insns[i].k);
+		fprintf(stdout, "};\n");
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "sr-seccomp-gen: write: %s\n", strerror(errno));
 		return 1;

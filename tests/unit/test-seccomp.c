@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <check.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/keyctl.h>
@@ -28,6 +29,7 @@
 #include <sys/wait.h>
 
 #include "caps.h"
+#include "json.h"
 #include "seccomp-bpf.h"
 #include "seccomp-rules.h"
 #include "seccomp-syscalls.h"
@@ -357,26 +359,31 @@ static uint64_t next_random(uint64_t *state)
 	return *state * 0x2545f4914f6cdd1dULL;
 }
 
-static void assert_same(int nr, const uint64_t args[6])
-{
-	uint32_t want = table_says(nr, args), got = program_says(nr, args);
+typedef uint32_t says_fn(int nr, const uint64_t args[6]);
 
-	ck_assert_msg(got == want, "nr %d, args 0x%llx 0x%llx: program 0x%x, table 0x%x", nr,
-		      (unsigned long long)args[0], (unsigned long long)args[1], got, want);
+static void assert_same_as(says_fn *says, const char *what, int nr, const uint64_t args[6])
+{
+	uint32_t want = table_says(nr, args), got = says(nr, args);
+
+	ck_assert_msg(got == want, "nr %d, args 0x%llx 0x%llx: %s 0x%x, table 0x%x", nr,
+		      (unsigned long long)args[0], (unsigned long long)args[1], what, got, want);
 }
 
-START_TEST(test_program_matches_table)
+/*
+ * Every number up to well past the newest call with plain arguments, and
+ * the calls with conditions: each value, its neighbours bit by bit,
+ * random ones.
+ */
+static void assert_matches_table(says_fn *says, const char *what)
 {
 	uint64_t state = 0x5eed5eed5eedULL;
 	uint64_t zero[6] = {0}, ones[6];
 
 	memset(ones, 0xff, sizeof(ones));
-	/* Every number up to well past the newest call, with plain arguments. */
 	for (int nr = 0; nr < 1024; nr++) {
-		assert_same(nr, zero);
-		assert_same(nr, ones);
+		assert_same_as(says, what, nr, zero);
+		assert_same_as(says, what, nr, ones);
 	}
-	/* The calls with conditions: each value, its neighbours bit by bit, random ones. */
 	for (size_t i = 0; i < sr_seccomp_n_rules; i++) {
 		const struct sr_seccomp_rule *r = &sr_seccomp_rules[i];
 		int nr = row_nr(r->syscall, seccomp_arch_native());
@@ -387,16 +394,178 @@ START_TEST(test_program_matches_table)
 		for (size_t v = 0; v < r->n_values; v++) {
 			for (int bit = -1; bit < 64; bit++) {
 				args[r->arg] = r->values[v] ^ (bit < 0 ? 0 : 1ULL << bit);
-				assert_same(nr, args);
+				assert_same_as(says, what, nr, args);
 			}
 		}
 		for (int k = 0; k < 2000; k++) {
 			args[r->arg] = next_random(&state);
 			if (k % 2)
 				args[r->arg] &= r->mask | (1ULL << 40); /* near the values */
-			assert_same(nr, args);
+			assert_same_as(says, what, nr, args);
 		}
 	}
+}
+
+START_TEST(test_program_matches_table)
+{
+	assert_matches_table(program_says, "program");
+}
+END_TEST
+
+/* ---- the OCI profile (sandbox-run export), compiled as a runtime does ---- */
+
+static struct sock_filter *oci_prog;
+static size_t oci_len;
+
+/*
+ * What crun does with linux.seccomp (src/libcrun/seccomp.c): seccomp_init
+ * with the default action, the architectures added, then one rule per
+ * name of each entry, its args as conditions; a name this libseccomp
+ * does not know is skipped. The program exported to BPF, unoptimized.
+ */
+static void oci_compile(void)
+{
+	_cleanup_(sr_json_decrefp) json_t *profile = NULL;
+	struct sr_error err = {0};
+	scmp_filter_ctx ctx;
+	json_t *entry, *name, *arch;
+	size_t i, k;
+	int fd;
+	off_t size;
+
+	if (oci_prog)
+		return;
+	ck_assert_msg(sr_seccomp_oci_profile(&profile, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(json_string_value(json_object_get(profile, "defaultAction")),
+			 "SCMP_ACT_ERRNO");
+	ctx = seccomp_init(SCMP_ACT_ERRNO(
+	    (uint16_t)json_integer_value(json_object_get(profile, "defaultErrnoRet"))));
+	ck_assert_ptr_nonnull(ctx);
+	/* The native one alone: SCMP_ARCH_X86_64 is libseccomp's "x86_64". */
+	json_array_foreach (json_object_get(profile, "architectures"), i, arch) {
+		char lower[32] = "";
+		const char *a = json_string_value(arch);
+
+		ck_assert(a && strncmp(a, "SCMP_ARCH_", 10) == 0 && strlen(a) < 10 + sizeof(lower));
+		for (k = 0; a[10 + k]; k++)
+			lower[k] = (char)tolower((unsigned char)a[10 + k]);
+		ck_assert_uint_eq(seccomp_arch_resolve_name(lower), seccomp_arch_native());
+	}
+	json_array_foreach (json_object_get(profile, "syscalls"), i, entry) {
+		const char *action = json_string_value(json_object_get(entry, "action"));
+		json_t *errno_ret = json_object_get(entry, "errnoRet");
+		struct scmp_arg_cmp conds[6];
+		json_t *arg;
+		size_t n = 0;
+		uint32_t act;
+
+		ck_assert_ptr_nonnull(action);
+		if (strcmp(action, "SCMP_ACT_ALLOW") == 0) {
+			act = SCMP_ACT_ALLOW;
+		} else {
+			ck_assert_str_eq(action, "SCMP_ACT_ERRNO");
+			ck_assert(json_is_integer(errno_ret));
+			act = SCMP_ACT_ERRNO((uint16_t)json_integer_value(errno_ret));
+		}
+		json_array_foreach (json_object_get(entry, "args"), k, arg) {
+			ck_assert_uint_lt(n, SR_ARRAY_SIZE(conds));
+			ck_assert_str_eq(json_string_value(json_object_get(arg, "op")),
+					 "SCMP_CMP_MASKED_EQ");
+			conds[n++] = SCMP_CMP(
+			    (unsigned)json_integer_value(json_object_get(arg, "index")),
+			    SCMP_CMP_MASKED_EQ,
+			    (scmp_datum_t)json_integer_value(json_object_get(arg, "value")),
+			    (scmp_datum_t)json_integer_value(json_object_get(arg, "valueTwo")));
+		}
+		json_array_foreach (json_object_get(entry, "names"), k, name) {
+			int nr = seccomp_syscall_resolve_name(json_string_value(name));
+
+			if (nr == __NR_SCMP_ERROR)
+				continue;
+			ck_assert_msg(seccomp_rule_add_array(ctx, act, nr, (unsigned)n, conds) == 0,
+				      "rule for %s refused", json_string_value(name));
+		}
+	}
+	fd = memfd_create("oci-bpf", MFD_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(seccomp_export_bpf(ctx, fd), 0);
+	size = lseek(fd, 0, SEEK_END);
+	ck_assert_int_gt(size, 0);
+	oci_prog = malloc((size_t)size);
+	ck_assert_ptr_nonnull(oci_prog);
+	ck_assert_int_eq(pread(fd, oci_prog, (size_t)size, 0), size);
+	oci_len = (size_t)size / sizeof(*oci_prog);
+	close(fd);
+	seccomp_release(ctx);
+}
+
+/*
+ * The profile, as this libseccomp compiles it. A call it does not know by
+ * name (newer than it: statmount, open_tree_attr, ...) is not in its
+ * program, and gets the default: so does it under a runtime with such a
+ * libseccomp (docs/scale-out.md). The table's answer otherwise.
+ */
+static uint32_t oci_says(int nr, const uint64_t args[6])
+{
+	struct seccomp_data d = {.nr = nr, .arch = seccomp_arch_native()};
+
+	oci_compile();
+	memcpy(d.args, args, sizeof(d.args));
+	return bpf_run(oci_prog, oci_len, &d);
+}
+
+static uint32_t oci_or_unknown_says(int nr, const uint64_t args[6])
+{
+	for (size_t i = 0; i < sr_n_syscall_numbers; i++)
+		if (sr_syscall_number(sr_syscall_numbers[i].name, seccomp_arch_native()) == nr &&
+		    seccomp_syscall_resolve_name(sr_syscall_numbers[i].name) == __NR_SCMP_ERROR) {
+			ck_assert_uint_eq(oci_says(nr, args),
+					  SECCOMP_RET_ERRNO | SR_SECCOMP_DEFAULT_ERRNO);
+			return table_says(nr, args);
+		}
+	return oci_says(nr, args);
+}
+
+START_TEST(test_oci_profile_matches_table)
+{
+	assert_matches_table(oci_or_unknown_says, "OCI profile");
+}
+END_TEST
+
+START_TEST(test_oci_profile_names)
+{
+	_cleanup_(sr_json_decrefp) json_t *profile = NULL;
+	struct sr_error err = {0};
+	json_t *entry, *name;
+	size_t i, k, named = 0, calls = 0;
+
+	ck_assert_int_eq(sr_seccomp_oci_profile(&profile, &err), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(profile, "defaultErrnoRet")), ENOSYS);
+	ck_assert_int_eq(json_array_size(json_object_get(profile, "architectures")), 1);
+	/* Every call of the table that exists here is named, none other. */
+	for (size_t r = 0; r < sr_seccomp_n_rules; r++) {
+		bool first = true, found = false;
+
+		for (size_t j = 0; j < r; j++)
+			first = first &&
+				strcmp(sr_seccomp_rules[j].syscall, sr_seccomp_rules[r].syscall);
+		if (!first || row_nr(sr_seccomp_rules[r].syscall, seccomp_arch_native()) < 0)
+			continue;
+		calls++;
+		json_array_foreach (json_object_get(profile, "syscalls"), i, entry)
+			json_array_foreach (json_object_get(entry, "names"), k, name)
+				found = found || strcmp(json_string_value(name),
+							sr_seccomp_rules[r].syscall) == 0;
+		/* clone3 is refused with the default's ENOSYS: no rule of its own. */
+		ck_assert_msg(found || strcmp(sr_seccomp_rules[r].syscall, "clone3") == 0,
+			      "%s missing from the profile", sr_seccomp_rules[r].syscall);
+	}
+	json_array_foreach (json_object_get(profile, "syscalls"), i, entry)
+		json_array_foreach (json_object_get(entry, "names"), k, name) {
+			ck_assert_int_ge(row_nr(json_string_value(name), seccomp_arch_native()), 0);
+			named++;
+		}
+	ck_assert_uint_ge(named, calls - 1);
 }
 END_TEST
 
@@ -1039,6 +1208,8 @@ static Suite *seccomp_suite(void)
 	tcase_add_test(table, test_program_checks_arch_first);
 	tcase_add_test(table, test_program_matches_table);
 	tcase_add_test(table, test_program_examples);
+	tcase_add_test(table, test_oci_profile_matches_table);
+	tcase_add_test(table, test_oci_profile_names);
 	suite_add_tcase(s, table);
 
 	tcase_add_test(filter, test_filter_refuses);

@@ -8,5 +8,14 @@
 
 #include "log.h"
 
+#include <jansson.h>
+
 /* Installs the filter on the calling thread. Requires no_new_privs. */
 int sr_seccomp_apply(struct sr_error *err);
+
+/*
+ * The same rules as an OCI runtime-spec seccomp profile (config.json's
+ * linux.seccomp, a Kubernetes Localhost profile), generated from the same
+ * table by sr-seccomp-gen --oci: a new reference in *ret.
+ */
+int sr_seccomp_oci_profile(json_t **ret, struct sr_error *err);
