@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <nftables/libnftables.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/wait.h>
 
@@ -415,6 +416,43 @@ static void install_bad(int fd)
 	}
 }
 
+START_TEST(test_public_dest)
+{
+	struct sr_nft_dest d, range;
+	struct sr_error err = {0};
+	char buf[64];
+	size_t n = 0;
+
+	ck_assert_int_eq(sr_nft_parse_dest("::ffff:192.0.2.7:443", &d, &err), -EINVAL);
+	ck_assert_int_eq(sr_nft_parse_dest("[::ffff:192.0.2.7]:443", &d, &err), 0);
+	ck_assert_int_eq(d.family, AF_INET);
+	ck_assert_uint_eq(d.port, 443);
+	sr_nft_format_cidr(&d, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "192.0.2.7/32");
+	/* Host bits go, as in the ruleset. */
+	ck_assert_int_eq(sr_nft_parse_dest("10.1.2.3/8", &range, &err), 0);
+	sr_nft_format_cidr(&range, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "10.0.0.0/8");
+	ck_assert_int_eq(sr_nft_parse_dest("10.200.0.0/16:22", &d, &err), 0);
+	ck_assert(sr_nft_dest_covers(&range, &d));
+	ck_assert(!sr_nft_dest_covers(&d, &range));
+	ck_assert_int_eq(sr_nft_parse_dest("2001:db8::/32", &d, &err), 0);
+	ck_assert(!sr_nft_dest_covers(&range, &d));
+	sr_nft_format_cidr(&d, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2001:db8::/32");
+	ck_assert_int_eq(sr_nft_parse_dest("example.com", &d, &err), -EINVAL);
+	/* The defaults: the metadata address among them, each one parses. */
+	ck_assert_int_eq(sr_nft_parse_dest("169.254.169.254", &d, &err), 0);
+	for (const char *r; (r = sr_nft_refused_default(n)); n++) {
+		ck_assert_int_eq(sr_nft_parse_dest(r, &range, &err), 0);
+		if (sr_nft_dest_covers(&range, &d))
+			d.port = 1; /* found */
+	}
+	ck_assert_uint_gt(n, 10);
+	ck_assert_uint_eq(d.port, 1);
+}
+END_TEST
+
 START_TEST(test_install)
 {
 	in_netns(install_default);
@@ -437,6 +475,7 @@ static Suite *nft_suite(void)
 	tcase_add_test(tc, test_v4_mapped);
 	tcase_add_test(tc, test_bad_entries);
 	tcase_add_test(tc, test_split_dest);
+	tcase_add_test(tc, test_public_dest);
 	tcase_add_test(tc, test_install);
 	suite_add_tcase(s, tc);
 	return s;

@@ -146,6 +146,53 @@ static int parse_dest(const char *s, struct dest *ret, struct sr_error *err)
 	return 0;
 }
 
+static void to_public(const struct dest *d, struct sr_nft_dest *ret)
+{
+	*ret = (struct sr_nft_dest){.family = d->family, .prefix = d->prefix, .port = d->port};
+	memcpy(ret->addr, d->addr, sizeof(ret->addr));
+}
+
+static void from_public(const struct sr_nft_dest *d, struct dest *ret)
+{
+	*ret = (struct dest){.family = d->family, .prefix = d->prefix, .port = d->port};
+	memcpy(ret->addr, d->addr, sizeof(ret->addr));
+}
+
+int sr_nft_parse_dest(const char *s, struct sr_nft_dest *ret, struct sr_error *err)
+{
+	struct dest d;
+	int r = parse_dest(s, &d, err);
+
+	if (r < 0)
+		return r;
+	to_public(&d, ret);
+	return 0;
+}
+
+void sr_nft_format_cidr(const struct sr_nft_dest *d, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "";
+
+	inet_ntop(d->family, d->addr, a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, d->prefix);
+}
+
+static bool covers(const struct dest *range, const struct dest *d);
+
+bool sr_nft_dest_covers(const struct sr_nft_dest *range, const struct sr_nft_dest *d)
+{
+	struct dest r, x;
+
+	from_public(range, &r);
+	from_public(d, &x);
+	return covers(&r, &x);
+}
+
+const char *sr_nft_refused_default(size_t i)
+{
+	return i < SR_ARRAY_SIZE(refused_default) ? refused_default[i] : NULL;
+}
+
 /*
  * One rule per destination, never interval sets: user entries may overlap
  * the defaults (--deny 10.1.0.0/16), which an nft set refuses. Addresses

@@ -38,5 +38,25 @@ int sr_nft_split_dest(const char *s, char **ret_host, unsigned *ret_port, struct
 /* Whether host is an IP address or a CIDR (and not a name to resolve). */
 bool sr_nft_is_address(const char *host);
 
+/*
+ * A destination written as an address, as the ruleset reads it: an
+ * IPv4-mapped IPv6 address is IPv4, host bits beyond the prefix cleared.
+ * For whoever states the policy elsewhere (export's NetworkPolicy).
+ */
+struct sr_nft_dest {
+	int family; /* AF_INET or AF_INET6 */
+	unsigned char addr[16];
+	unsigned prefix;
+	unsigned port; /* 0: any */
+};
+
+int sr_nft_parse_dest(const char *s, struct sr_nft_dest *ret, struct sr_error *err);
+/* "ADDR/PREFIX", the port left out. */
+void sr_nft_format_cidr(const struct sr_nft_dest *d, char *buf, size_t len);
+/* Whether range holds every address of d. */
+bool sr_nft_dest_covers(const struct sr_nft_dest *range, const struct sr_nft_dest *d);
+/* The ranges refused by default (docs/network.md), one by one: NULL past the last. */
+const char *sr_nft_refused_default(size_t i);
+
 /* Installs text in the current network namespace (libnftables, in-process). */
 int sr_nft_install(const char *text, struct sr_error *err);
