@@ -93,6 +93,8 @@ struct collected {
 
 struct parsed {
 	enum sr_options_verb verb;
+	const struct option *options;	      /* long_options, then the verb's own */
+	const struct sr_options_extra *extra; /* the verb's own, or NULL */
 	struct collected *opts;
 	size_t n;
 	const char *profile;
@@ -103,9 +105,9 @@ struct parsed {
 	enum sr_action action;
 };
 
-static const char *option_name(int id)
+static const char *option_name(const struct parsed *p, int id)
 {
-	for (const struct option *o = long_options; o->name; o++)
+	for (const struct option *o = p->options; o->name; o++)
 		if (o->val == id)
 			return o->name;
 	return "?";
@@ -118,10 +120,10 @@ static bool path_exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
-static int unknown_option(int argc, char **argv, struct sr_error *err)
+static int unknown_option(const struct parsed *p, int argc, char **argv, struct sr_error *err)
 {
-	const char *names[SR_ARRAY_SIZE(long_options)];
 	const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
+	_cleanup_free_ const char **names = NULL;
 	_cleanup_free_ char *word = NULL;
 	const char *s;
 	size_t n = 0;
@@ -130,9 +132,13 @@ static int unknown_option(int argc, char **argv, struct sr_error *err)
 		return sr_error_msg(err, -EINVAL, "unknown option '-%c' (see --help)",
 				    optopt > ' ' && optopt < 127 ? optopt : '?');
 	word = strndup(bad + 2, strcspn(bad + 2, "="));
-	if (!word)
+	for (const struct option *o = p->options; o->name; o++)
+		n++;
+	names = calloc(n + 1, sizeof(*names));
+	if (!word || !names)
 		return sr_error_errno(err, -ENOMEM, "options");
-	for (const struct option *o = long_options; o->name; o++) {
+	n = 0;
+	for (const struct option *o = p->options; o->name; o++) {
 		if (strcmp(o->name, word) == 0)
 			return sr_error_msg(err, -EINVAL, "option --%s takes no value", word);
 		names[n++] = o->name;
@@ -183,11 +189,12 @@ static int first_word(int argc, char **argv, int last_end, bool *verb_seen, stru
 	return 0;
 }
 
-static int two_args(int id, int argc, char **argv, struct collected *o, struct sr_error *err)
+static int two_args(const struct parsed *p, int id, int argc, char **argv, struct collected *o,
+		    struct sr_error *err)
 {
 	if (optind >= argc)
 		return sr_error_msg(err, -EINVAL, "option --%s needs two values: SRC DST",
-				    option_name(id));
+				    option_name(p, id));
 	o->arg2 = argv[optind++];
 	return 0;
 }
@@ -201,7 +208,7 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 	optind = 0;
 	opterr = 0;
 	for (;;) {
-		int o = getopt_long(argc, argv, "+:p:qvh", long_options, NULL);
+		int o = getopt_long(argc, argv, "+:p:qvh", p->options, NULL);
 		struct collected *c = &p->opts[p->n];
 
 		if (o == -1) {
@@ -216,10 +223,10 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 		}
 		switch (o) {
 		case '?':
-			return unknown_option(argc, argv, err);
+			return unknown_option(p, argc, argv, err);
 		case ':':
 			return sr_error_msg(err, -EINVAL, "option --%s needs a value (see --help)",
-					    option_name(optopt));
+					    option_name(p, optopt));
 		case OPT_HELP:
 		case OPT_VERSION:
 			p->action = o == OPT_HELP ? SR_ACTION_HELP : SR_ACTION_VERSION;
@@ -238,22 +245,31 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 			break;
 		case OPT_NAME:
 		case OPT_FROM:
-			if (p->verb != SR_OPTIONS_CREATE)
+			if (p->verb != SR_OPTIONS_CREATE &&
+			    !(p->verb == SR_OPTIONS_EXPORT && o == OPT_NAME))
 				return sr_error_msg(
 				    err, -EINVAL,
 				    "option --%s is for sandbox-run create (see --help)",
-				    option_name(o));
+				    option_name(p, o));
 			c->id = o;
 			c->arg = optarg;
 			p->n++;
 			break;
 		case OPT_RO_BIND:
 		case OPT_BIND:
-			r = two_args(o, argc, argv, c, err);
+			r = two_args(p, o, argc, argv, c, err);
 			if (r < 0)
 				return r;
 			__attribute__((fallthrough));
 		default:
+			if (o >= SR_OPTIONS_EXTRA_FIRST && p->extra) {
+				/* The verb's own: no profile key, taken as it comes. */
+				r = p->extra->take(p->extra->ctx, o, optarg, err);
+				if (r < 0)
+					return sr_error_prefix(err, "option --%s",
+							       option_name(p, o));
+				break;
+			}
 			c->id = o;
 			c->arg = optarg;
 			p->n++;
@@ -345,12 +361,41 @@ int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action 
 int sr_options_parse_verb(int argc, char **argv, enum sr_options_verb verb, struct sr_config *c,
 			  enum sr_action *ret_action, struct sr_error *err)
 {
+	return sr_options_parse_extra(argc, argv, verb, NULL, c, ret_action, err);
+}
+
+/* long_options, then the verb's own. */
+static struct option *merge_options(const struct sr_options_extra *extra)
+{
+	size_t n = SR_ARRAY_SIZE(long_options) - 1, m = 0;
+	struct option *all;
+
+	while (extra && extra->options[m].name)
+		m++;
+	all = calloc(n + m + 1, sizeof(*all));
+	if (!all)
+		return NULL;
+	memcpy(all, long_options, n * sizeof(*all));
+	if (m)
+		memcpy(all + n, extra->options, m * sizeof(*all));
+	return all;
+}
+
+int sr_options_parse_extra(int argc, char **argv, enum sr_options_verb verb,
+			   const struct sr_options_extra *extra, struct sr_config *c,
+			   enum sr_action *ret_action, struct sr_error *err)
+{
 	_cleanup_free_ struct collected *opts = calloc((size_t)argc + 1, sizeof(*opts));
-	struct parsed p = {.verb = verb, .opts = opts, .action = SR_ACTION_RUN};
+	_cleanup_free_ struct option *options = merge_options(extra);
+	struct parsed p = {.verb = verb,
+			   .options = options,
+			   .extra = extra,
+			   .opts = opts,
+			   .action = SR_ACTION_RUN};
 	_cleanup_free_ char *from_profile = NULL;
 	int r;
 
-	if (!opts)
+	if (!opts || !options)
 		return sr_error_errno(err, -ENOMEM, "options");
 	if (argc < 1)
 		return sr_error_msg(err, -EINVAL, "empty command line");
@@ -405,7 +450,7 @@ int sr_options_parse_verb(int argc, char **argv, enum sr_options_verb verb, stru
 	for (size_t i = 0; i < p.n; i++) {
 		r = apply_one(c, &p.opts[i], err);
 		if (r < 0)
-			return sr_error_prefix(err, "option --%s", option_name(p.opts[i].id));
+			return sr_error_prefix(err, "option --%s", option_name(&p, p.opts[i].id));
 		if (p.opts[i].id == OPT_ENTRY)
 			c->entry_given = c->entry != NULL;
 	}
@@ -428,7 +473,7 @@ int sr_options_parse_verb(int argc, char **argv, enum sr_options_verb verb, stru
 			return sr_error_msg(err, -EINVAL,
 					    "--from SNAPSHOT is the workspace: no AGENT or "
 					    "--workspace with it");
-	} else if (c->argc == 0 && !c->print_config) {
+	} else if (c->argc == 0 && !c->print_config && verb != SR_OPTIONS_EXPORT) {
 		if (c->command_mode)
 			return sr_error_msg(err, -EINVAL,
 					    "missing COMMAND after '--' (see --help)");

@@ -4,6 +4,8 @@
 
 #include "config.h"
 
+#include <getopt.h>
+
 enum sr_action {
 	SR_ACTION_RUN,
 	SR_ACTION_PRINT_CONFIG,
@@ -20,13 +22,34 @@ enum sr_action {
 int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action *ret_action,
 		     struct sr_error *err);
 
-/* Whose options: run's, or create's (run's and --name, --from; one AGENT at most, no COMMAND). */
+/*
+ * Whose options: run's, create's (run's and --name, --from; one AGENT at
+ * most, no COMMAND), or export's (run's and --name; AGENT or COMMAND
+ * optional).
+ */
 enum sr_options_verb {
 	SR_OPTIONS_RUN,
 	SR_OPTIONS_CREATE,
+	SR_OPTIONS_EXPORT,
 };
 int sr_options_parse_verb(int argc, char **argv, enum sr_options_verb verb, struct sr_config *c,
 			  enum sr_action *ret_action, struct sr_error *err);
+
+/*
+ * A verb's options of its own, beside run's (no profile key): take() gets
+ * each as it comes, with its value (NULL for no_argument), and an error
+ * it returns is prefixed with the option's name. Their ids (struct
+ * option's val) start at SR_OPTIONS_EXTRA_FIRST.
+ */
+#define SR_OPTIONS_EXTRA_FIRST 0x1000
+struct sr_options_extra {
+	const struct option *options; /* terminated by an entry with a NULL name */
+	int (*take)(void *ctx, int id, const char *arg, struct sr_error *err);
+	void *ctx;
+};
+int sr_options_parse_extra(int argc, char **argv, enum sr_options_verb verb,
+			   const struct sr_options_extra *extra, struct sr_config *c,
+			   enum sr_action *ret_action, struct sr_error *err);
 
 void sr_options_usage(FILE *f);
 /* The level of sandbox-run's own messages for verbosity (-v count minus -q count). */
