@@ -90,9 +90,9 @@ json_t *sr_json_string(const char *s)
 	return json_string_nocheck(clean);
 }
 
-int sr_json_dump_line(const json_t *j, char **ret)
+static int dump(const json_t *j, size_t flags, char **ret)
 {
-	char *s = json_dumps(j, SR_JSON_DUMP_FLAGS), *line;
+	char *s = json_dumps(j, flags), *line;
 	size_t n;
 
 	if (!s)
@@ -107,6 +107,16 @@ int sr_json_dump_line(const json_t *j, char **ret)
 	line[n + 1] = '\0';
 	*ret = line;
 	return 0;
+}
+
+int sr_json_dump_line(const json_t *j, char **ret)
+{
+	return dump(j, SR_JSON_DUMP_FLAGS, ret);
+}
+
+int sr_json_dump_document(const json_t *j, char **ret)
+{
+	return dump(j, (SR_JSON_DUMP_FLAGS & ~(size_t)JSON_COMPACT) | JSON_INDENT(2), ret);
 }
 
 /* Whether j nests at most `left` arrays and objects, itself included. */

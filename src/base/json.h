@@ -44,6 +44,12 @@ json_t *sr_json_string(const char *s);
 
 /* j as one line of JSON (SR_JSON_DUMP_FLAGS) and a '\n', malloc'd. */
 int sr_json_dump_line(const json_t *j, char **ret);
+/*
+ * j indented by two spaces a level, and a '\n', malloc'd: documents people
+ * read and edit (an OCI bundle's config.json, Kubernetes objects).
+ * Otherwise as sr_json_dump_line.
+ */
+int sr_json_dump_document(const json_t *j, char **ret);
 
 /*
  * Parses the len bytes at text (no terminator needed) with jansson's

@@ -180,6 +180,19 @@ static void check_reals(void)
 	ck_assert_str_eq(real_text(1e15), "1e15");
 }
 
+START_TEST(test_dump_document)
+{
+	_cleanup_(sr_json_decrefp) json_t *j =
+	    json_pack("{s:[i, s], s:{}, s:s}", "b", 1, "x", "e", "a", "\x1b");
+	_cleanup_free_ char *text = NULL;
+
+	/* Two spaces a level, keys in order, escapes as in one line. */
+	ck_assert_int_eq(sr_json_dump_document(j, &text), 0);
+	ck_assert_str_eq(text, "{\n  \"b\": [\n    1,\n    \"x\"\n  ],\n  \"e\": {},\n"
+			       "  \"a\": \"\\u001B\"\n}\n");
+}
+END_TEST
+
 START_TEST(test_reals)
 {
 	check_reals();
@@ -262,6 +275,7 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, test_sanitize_agrees_with_jansson);
 	tcase_add_test(tc, test_string_escapes);
 	tcase_add_test(tc, test_dump_line);
+	tcase_add_test(tc, test_dump_document);
 	tcase_add_test(tc, test_reals);
 	tcase_add_test(tc, test_reals_comma_locale);
 	tcase_add_test(tc, test_parse);
