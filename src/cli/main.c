@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "log.h"
+#include "oci-init.h"
 #include "options.h"
 #include "util.h"
 #include "verbs.h"
@@ -87,6 +88,11 @@ int main(int argc, char **argv)
 	sigset_t pipe;
 	int i = 1, verbosity = 0;
 	struct stat st;
+	const char *name = argc > 0 ? strrchr(argv[0], '/') : NULL;
+
+	/* PID 1 of an exported bundle's container (oci-init.h): known by its name. */
+	if (argc > 0 && strcmp(name ? name + 1 : argv[0], SR_OCI_INIT_NAME) == 0)
+		return sr_oci_init_main(argc, argv);
 
 	/*
 	 * A closed pipe on stderr, or on stdout for --result /dev/stdout, must
