@@ -35,6 +35,7 @@ static const struct verb verbs[] = {
     {"snapshot", sr_verb_snapshot},
     {"snapshots", sr_verb_snapshots},
     {"doctor", sr_verb_doctor},
+    {"export", sr_verb_export},
 };
 
 int sr_cli_stdout_status(const char *what)

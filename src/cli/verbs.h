@@ -30,6 +30,7 @@ int sr_verb_port(const struct sr_verb_args *a);
 int sr_verb_snapshot(const struct sr_verb_args *a);
 int sr_verb_snapshots(const struct sr_verb_args *a);
 int sr_verb_doctor(const struct sr_verb_args *a);
+int sr_verb_export(const struct sr_verb_args *a);
 
 /*
  * What --help and --version wrote must have reached stdout (a full disk,

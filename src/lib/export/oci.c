@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.json of an exported bundle (oci.h): runtime-spec 1.0.2, what
+ * crun 1.8 (Debian 12) and later and runc read. Pure: every host fact is
+ * in the spec.
+ */
+#include "oci.h"
+#include "json.h"
+#include "layout.h"
+#include "oci-init.h"
+#include "seccomp.h"
+#include "setup.h"
+#include "units.h"
+#include "util.h"
+
+#include <inttypes.h>
+
+/* Adds a mount: destination, type, source, then the options, NULL-terminated. */
+static int add_mount(json_t *mounts, const char *dst, const char *type, const char *src, ...)
+{
+	json_t *opts = json_array(), *m;
+	va_list ap;
+
+	if (!opts)
+		return -ENOMEM;
+	va_start(ap, src);
+	for (const char *o; (o = va_arg(ap, const char *));)
+		if (json_array_append_new(opts, sr_json_string(o)) < 0) {
+			va_end(ap);
+			json_decref(opts);
+			return -ENOMEM;
+		}
+	va_end(ap);
+	m = json_pack("{s:o, s:s, s:o, s:o}", "destination", sr_json_string(dst), "type", type,
+		      "source", sr_json_string(src), "options", opts);
+	return m && json_array_append_new(mounts, m) == 0 ? 0 : -ENOMEM;
+}
+
+/*
+ * Where the agent writes: a tmpfs each, sized by the disk limit (a run
+ * has one tmpfs for all of them: an OCI runtime mounts each on its own).
+ */
+static int add_disk(json_t *mounts, const char *dst, const char *size, const char *mode,
+		    bool copyup)
+{
+	const char *owner = strcmp(dst, "/dev/shm") == 0 ? NULL : "uid=" SR_LAYOUT_UID;
+
+	/* uid= and gid= are read in the container's user namespace: its 1000. */
+	if (copyup)
+		return add_mount(mounts, dst, "tmpfs", "tmpfs", "tmpcopyup", "nosuid", "nodev",
+				 mode, owner, "gid=" SR_LAYOUT_GID, size, NULL);
+	if (!owner)
+		return add_mount(mounts, dst, "tmpfs", "tmpfs", "nosuid", "nodev", mode, size,
+				 NULL);
+	return add_mount(mounts, dst, "tmpfs", "tmpfs", "nosuid", "nodev", mode, owner,
+			 "gid=" SR_LAYOUT_GID, size, NULL);
+}
+
+static int add_mounts(const struct sr_oci_spec *s, json_t *mounts)
+{
+	const struct sr_config *c = s->config;
+	char size[64] = "size=0";
+	int r = 0;
+
+	/* tmpfs's size=0 is no limit, as a run's --disk 0. */
+	if (c->disk_bytes)
+		snprintf(size, sizeof(size), "size=%" PRIu64, c->disk_bytes);
+	r = add_mount(mounts, "/proc", "proc", "proc", "nosuid", "nodev", "noexec", NULL);
+	/* A small /dev: the runtime binds the host's null, zero, full, random, urandom, tty. */
+	if (r >= 0)
+		r = add_mount(mounts, "/dev", "tmpfs", "tmpfs", "nosuid", "noexec", "mode=0755",
+			      "size=64k", "nr_inodes=64", NULL);
+	if (r >= 0)
+		r = add_mount(mounts, "/dev/pts", "devpts", "devpts", "nosuid", "noexec",
+			      "newinstance", "ptmxmode=0666", "mode=0620",
+			      "max=" SR_LAYOUT_PTYS_MAX, NULL);
+	if (r >= 0)
+		r = add_disk(mounts, "/dev/shm", size, "mode=1777", false);
+	for (size_t i = 0; r >= 0 && s->mirrored && i < s->mirrored->n; i++)
+		r = add_mount(mounts, s->mirrored->items[i], "bind", s->mirrored->items[i], "rbind",
+			      "rro", "nosuid", "nodev", NULL);
+	if (r >= 0)
+		r = add_disk(mounts, SR_WORKSPACE, size, "mode=0755", true);
+	if (r >= 0)
+		r = add_disk(mounts, "/tmp", size, "mode=1777", false);
+	if (r >= 0)
+		r = add_disk(mounts, SR_SANDBOX_HOME, size, "mode=0755", false);
+	if (r >= 0 && s->boot_id)
+		r = add_mount(mounts, "/proc/sys/kernel/random/boot_id", "bind", s->boot_id, "bind",
+			      "ro", "nosuid", "nodev", "noexec", NULL);
+	if (r >= 0 && s->init)
+		r = add_mount(mounts, SR_OCI_INIT, "bind", s->init, "bind", "ro", "nosuid", "nodev",
+			      NULL);
+	/* The caller's binds last, over the workspace too, as a run mounts them. */
+	for (size_t i = 0; r >= 0 && i < c->n_binds; i++) {
+		const char *src = s->bind_sources && i < s->bind_sources->n
+				      ? s->bind_sources->items[i]
+				      : c->binds[i].src;
+
+		r = add_mount(mounts, c->binds[i].dst, "bind", src, "rbind",
+			      c->binds[i].writable ? "rw" : "rro", "nosuid", "nodev", NULL);
+	}
+	return r;
+}
+
+static json_t *strv_json(const char *first, char *const *v)
+{
+	json_t *a = json_array();
+
+	if (a && first &&
+	    (json_array_append_new(a, json_string(first)) < 0 ||
+	     json_array_append_new(a, json_string("--")) < 0))
+		return json_decref(a), NULL;
+	for (; a && v && *v; v++)
+		if (json_array_append_new(a, sr_json_string(*v)) < 0)
+			return json_decref(a), NULL;
+	return a;
+}
+
+/*
+ * The process: uid 1000 with no other group, every capability set empty,
+ * no_new_privs, no core dumps, half the creator's message-queue bytes (as
+ * a run: child/setup.c), the agent's command, environment and cwd.
+ */
+static json_t *process(const struct sr_oci_spec *s)
+{
+	json_t *rlimits =
+	    json_pack("[{s:s, s:i, s:i}]", "type", "RLIMIT_CORE", "hard", 0, "soft", 0);
+
+	if (rlimits && s->msgqueue &&
+	    json_array_append_new(rlimits, json_pack("{s:s, s:I, s:I}", "type", "RLIMIT_MSGQUEUE",
+						     "hard", (json_int_t)s->msgqueue, "soft",
+						     (json_int_t)s->msgqueue)) < 0)
+		return json_decref(rlimits), NULL;
+	return json_pack(
+	    "{s:b, s:{s:i, s:i, s:[]}, s:o, s:o, s:s, s:{s:[], s:[], s:[], s:[], s:[]},"
+	    " s:o, s:b}",
+	    "terminal", false, "user", "uid", SR_SANDBOX_UID, "gid", SR_SANDBOX_GID,
+	    "additionalGids", "args", strv_json(s->init ? SR_OCI_INIT : NULL, s->argv), "env",
+	    strv_json(NULL, s->envp), "cwd", SR_WORKSPACE, "capabilities", "bounding", "effective",
+	    "inheritable", "permitted", "ambient", "rlimits", rlimits, "noNewPrivileges", true);
+}
+
+/*
+ * linux.resources: memory (swap no further: memsw at the same value),
+ * cpus as a quota per 100 ms, pids. A limit of 0 is none, as in a run.
+ */
+static json_t *resources(const struct sr_config *c)
+{
+	json_t *r = json_object();
+
+	if (!r)
+		return NULL;
+	if (c->memory_bytes &&
+	    json_object_set_new(r, "memory",
+				json_pack("{s:I, s:I}", "limit", (json_int_t)c->memory_bytes,
+					  "swap", (json_int_t)c->memory_bytes)) < 0)
+		goto fail;
+	if (c->cpus_milli &&
+	    json_object_set_new(r, "cpu",
+				json_pack("{s:I, s:I}", "quota", (json_int_t)c->cpus_milli * 100,
+					  "period", (json_int_t)100000)) < 0)
+		goto fail;
+	if (c->pids &&
+	    json_object_set_new(r, "pids", json_pack("{s:I}", "limit", (json_int_t)c->pids)) < 0)
+		goto fail;
+	return r;
+fail:
+	json_decref(r);
+	return NULL;
+}
+
+static json_t *proc_paths(const char *const *names, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%s", names[i]);
+		if (json_array_append_new(a, json_string(path)) < 0)
+			return json_decref(a), NULL;
+	}
+	return a;
+}
+
+static json_t *id_map(unsigned host)
+{
+	return json_pack("[{s:i, s:I, s:i}]", "containerID", SR_SANDBOX_UID, "hostID",
+			 (json_int_t)host, "size", 1);
+}
+
+/*
+ * The /proc entries a run hides: files and directories masked (a runtime
+ * covers a file with /dev/null and a directory with an empty read-only
+ * tmpfs, as a run does), /proc/cmdline too (a run shows an empty line);
+ * sys, bus, fs, irq read-only.
+ */
+static json_t *linux_section(const struct sr_oci_spec *s, json_t *seccomp)
+{
+	json_t *masked = proc_paths(sr_layout_proc_hidden_files, sr_layout_n_proc_hidden_files);
+	json_t *dirs = proc_paths(sr_layout_proc_hidden_dirs, sr_layout_n_proc_hidden_dirs);
+
+	if (!masked || !dirs || json_array_extend(masked, dirs) < 0 ||
+	    json_array_append_new(masked, json_string("/proc/cmdline")) < 0) {
+		json_decref(masked);
+		json_decref(dirs);
+		json_decref(seccomp);
+		return NULL;
+	}
+	json_decref(dirs);
+	return json_pack("{s:[{s:s},{s:s},{s:s},{s:s},{s:s},{s:s},{s:s}], s:o, s:o, s:o, s:o, s:o, "
+			 "s:o}",
+			 "namespaces", "type", "user", "type", "pid", "type", "mount", "type",
+			 "ipc", "type", "uts", "type", "network", "type", "cgroup", "uidMappings",
+			 id_map(s->host_uid), "gidMappings", id_map(s->host_gid), "resources",
+			 resources(s->config), "seccomp", seccomp, "maskedPaths", masked,
+			 "readonlyPaths",
+			 proc_paths(sr_layout_proc_readonly, sr_layout_n_proc_readonly));
+}
+
+/*
+ * What the runtime cannot hold, said where a wrapper can read it: the
+ * timeout (`timeout 120 crun run` is the caller's to add).
+ */
+static json_t *annotations(const struct sr_config *c)
+{
+	char timeout[SR_UNITS_BUF_MAX];
+
+	sr_format_duration(c->timeout_ms, timeout, sizeof(timeout));
+	return json_pack("{s:s, s:o, s:s}", "sandbox-run.version", PACKAGE_VERSION,
+			 "sandbox-run.profile", sr_json_string(c->profile ? c->profile : ""),
+			 "sandbox-run.timeout", timeout);
+}
+
+int sr_oci_config(const struct sr_oci_spec *s, json_t **ret, struct sr_error *err)
+{
+	_cleanup_(sr_json_decrefp) json_t *mounts = json_array();
+	json_t *seccomp = NULL, *config;
+	int r;
+
+	if (!mounts)
+		return sr_error_errno(err, -ENOMEM, "config.json");
+	r = add_mounts(s, mounts);
+	if (r < 0)
+		return sr_error_errno(err, r, "config.json: mounts");
+	r = sr_seccomp_oci_profile(&seccomp, err);
+	if (r < 0)
+		return r;
+	config =
+	    json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:O, s:o, s:o}", "ociVersion", SR_OCI_VERSION,
+		      "process", process(s), "root", "path", "rootfs", "readonly", true, "hostname",
+		      SR_SANDBOX_HOSTNAME, "mounts", mounts, "linux", linux_section(s, seccomp),
+		      "annotations", annotations(s->config));
+	if (!config)
+		return sr_error_errno(err, -ENOMEM, "config.json");
+	*ret = config;
+	return 0;
+}
