@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * export's builders, pure: config.json of an OCI bundle (oci.h), every
- * mapped field checked against the configuration it came from.
+ * export's builders, pure: config.json of an OCI bundle (oci.h) and the
+ * Kubernetes objects (k8s.h), every mapped field checked against the
+ * configuration it came from.
  */
 #include "config.h"
 #include "json.h"
+#include "k8s.h"
 #include "oci.h"
 #include "util.h"
 #include "testutil.h"
@@ -238,15 +240,309 @@ START_TEST(test_oci_mounts)
 }
 END_TEST
 
+/* ---- Kubernetes ---- */
+
+static void sink_collect(void *ctx, enum sr_log_level level, const char *text)
+{
+	char *buf = ctx;
+
+	(void)level;
+	strncat(buf, text, 4096 - strlen(buf) - 2);
+	strcat(buf, "\n");
+}
+
+static char warnings[4096];
+
+static json_t *k8s(const struct sr_config *c, bool agent_sandbox, int expect)
+{
+	static char *const cmd[] = {"node", "/workspace/index.js", NULL};
+	struct sr_strv keys = {0};
+	struct sr_sink sink = {.level = SR_LOG_WARNING, .write = sink_collect, .ctx = warnings};
+	struct sr_k8s_spec s = {
+	    .config = c,
+	    .name = "agent-1",
+	    .namespace_ = "agents",
+	    .image = "registry.example/agent:1",
+	    .runtime_class = "gvisor",
+	    .secret = "agent-1-secrets",
+	    .seccomp = "sandbox-run.json",
+	    .command = cmd,
+	    .workspace = true,
+	    .secret_keys = &keys,
+	    .agent_sandbox = agent_sandbox,
+	    .warm = 3,
+	    .now_s = 1700000000,
+	};
+	struct sr_error err = {0};
+	json_t *j = NULL;
+
+	warnings[0] = '\0';
+	ck_assert_int_eq(sr_strv_push(&keys, "API_KEY"), 0);
+	ck_assert_int_eq(sr_strv_push(&keys, "MODE"), 0);
+	ck_assert_int_eq(sr_k8s_objects(&s, &sink, &j, &err), expect);
+	sr_strv_free(&keys);
+	return j;
+}
+
+START_TEST(test_k8s_job)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	_cleanup_(sr_json_decrefp) json_t *j = NULL;
+	json_t *job, *pod, *ctr, *sc, *env;
+
+	config(&c);
+	ck_assert_int_eq(sr_config_set_env(&c, "MODE", "fast", &err), 0);
+	j = k8s(&c, false, 0);
+	ck_assert_str_eq(str(get(j, "kind", NULL)), "List");
+	job = get(j, "items", "0", NULL);
+	ck_assert_str_eq(str(get(job, "kind", NULL)), "Job");
+	ck_assert_str_eq(str(get(job, "apiVersion", NULL)), "batch/v1");
+	ck_assert_str_eq(str(get(job, "metadata", "name", NULL)), "agent-1");
+	ck_assert_str_eq(str(get(job, "metadata", "namespace", NULL)), "agents");
+	ck_assert_int_eq(json_integer_value(get(job, "spec", "backoffLimit", NULL)), 0);
+	ck_assert_int_eq(json_integer_value(get(job, "spec", "activeDeadlineSeconds", NULL)), 90);
+	pod = get(job, "spec", "template", "spec", NULL);
+	ck_assert_str_eq(str(get(pod, "restartPolicy", NULL)), "Never");
+	ck_assert(json_is_false(get(pod, "automountServiceAccountToken", NULL)));
+	ck_assert(json_is_false(get(pod, "hostUsers", NULL)));
+	ck_assert_str_eq(str(get(pod, "runtimeClassName", NULL)), "gvisor");
+	ck_assert(json_is_true(get(pod, "securityContext", "runAsNonRoot", NULL)));
+	ck_assert_int_eq(json_integer_value(get(pod, "securityContext", "runAsUser", NULL)), 1000);
+	ctr = get(pod, "containers", "0", NULL);
+	ck_assert_str_eq(str(get(ctr, "image", NULL)), "registry.example/agent:1");
+	ck_assert_str_eq(str(get(ctr, "command", "1", NULL)), "/workspace/index.js");
+	ck_assert_str_eq(str(get(ctr, "workingDir", NULL)), "/workspace");
+	ck_assert(json_is_true(get(ctr, "stdin", NULL)));
+	sc = get(ctr, "securityContext", NULL);
+	ck_assert(json_is_true(get(sc, "runAsNonRoot", NULL)));
+	ck_assert_int_eq(json_integer_value(get(sc, "runAsUser", NULL)), 1000);
+	ck_assert(json_is_false(get(sc, "allowPrivilegeEscalation", NULL)));
+	ck_assert(json_is_true(get(sc, "readOnlyRootFilesystem", NULL)));
+	ck_assert_str_eq(str(get(sc, "capabilities", "drop", "0", NULL)), "ALL");
+	ck_assert_int_eq(json_array_size(get(sc, "capabilities", "drop", NULL)), 1);
+	ck_assert_ptr_null(get(sc, "capabilities", "add", NULL));
+	ck_assert_str_eq(str(get(sc, "seccompProfile", "type", NULL)), "Localhost");
+	ck_assert_str_eq(str(get(sc, "seccompProfile", "localhostProfile", NULL)),
+			 "sandbox-run.json");
+	/* Requests are the limits: 512M, 1.5 CPUs, the 1G disk. */
+	ck_assert_str_eq(str(get(ctr, "resources", "limits", "memory", NULL)), "512Mi");
+	ck_assert_str_eq(str(get(ctr, "resources", "requests", "memory", NULL)), "512Mi");
+	ck_assert_str_eq(str(get(ctr, "resources", "limits", "cpu", NULL)), "1500m");
+	ck_assert_str_eq(str(get(ctr, "resources", "limits", "ephemeral-storage", NULL)), "1Gi");
+	ck_assert_str_eq(
+	    str(get(find(get(pod, "volumes", NULL), "name", "tmp"), "emptyDir", "sizeLimit", NULL)),
+	    "1Gi");
+	/* The agent's files from the image's /agent. */
+	ck_assert_str_eq(str(get(pod, "initContainers", "0", "command", "2", NULL)), "/agent/.");
+	/* --env by value; the secret keys by reference, but one --env sets. */
+	env = get(ctr, "env", NULL);
+	ck_assert_str_eq(str(get(find(env, "name", "MODE"), "value", NULL)), "fast");
+	ck_assert_str_eq(
+	    str(get(find(env, "name", "API_KEY"), "valueFrom", "secretKeyRef", "name", NULL)),
+	    "agent-1-secrets");
+	ck_assert_str_eq(
+	    str(get(find(env, "name", "API_KEY"), "valueFrom", "secretKeyRef", "key", NULL)),
+	    "API_KEY");
+	ck_assert_ptr_null(get(find(env, "name", "API_KEY"), "value", NULL));
+	ck_assert_ptr_null(get(find(env, "name", "MODE"), "valueFrom", NULL));
+	sr_config_free(&c);
+}
+END_TEST
+
+static json_t *egress_of(json_t *j)
+{
+	json_t *np = get(j, "items", "1", NULL);
+
+	ck_assert_str_eq(str(get(np, "kind", NULL)), "NetworkPolicy");
+	ck_assert(has_string(get(np, "spec", "policyTypes", NULL), "Ingress"));
+	ck_assert(has_string(get(np, "spec", "policyTypes", NULL), "Egress"));
+	ck_assert_int_eq(json_array_size(get(np, "spec", "ingress", NULL)), 0);
+	ck_assert_str_eq(
+	    str(get(np, "spec", "podSelector", "matchLabels", "app.kubernetes.io/instance", NULL)),
+	    "agent-1");
+	return get(np, "spec", "egress", NULL);
+}
+
+START_TEST(test_k8s_policy_default)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	_cleanup_(sr_json_decrefp) json_t *j = NULL;
+	json_t *egress, *v4, *v6;
+	static const char *const refused4[] = {
+	    "10.0.0.0/8",    "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16",
+	    "100.64.0.0/10", "127.0.0.0/8",   "224.0.0.0/4",	"8.8.8.8/32",
+	};
+	static const char *const refused6[] = {
+	    "fc00::/7", "fe80::/10", "ff00::/8", "::1/128", "2001:db8::/32",
+	};
+
+	config(&c);
+	ck_assert_int_eq(sr_config_set(&c, "network", "deny", "8.8.8.8:53", &err), 0);
+	ck_assert_int_eq(sr_config_set(&c, "network", "deny", "2001:db8::/32", &err), 0);
+	j = k8s(&c, false, 0);
+	egress = egress_of(j);
+	ck_assert_int_eq(json_array_size(egress), 2);
+	/* DNS to kube-dns only. */
+	ck_assert_str_eq(
+	    str(get(egress, "0", "to", "0", "podSelector", "matchLabels", "k8s-app", NULL)),
+	    "kube-dns");
+	ck_assert_int_eq(json_integer_value(get(egress, "0", "ports", "0", "port", NULL)), 53);
+	v4 = get(egress, "1", "to", "0", "ipBlock", NULL);
+	v6 = get(egress, "1", "to", "1", "ipBlock", NULL);
+	ck_assert_str_eq(str(get(v4, "cidr", NULL)), "0.0.0.0/0");
+	ck_assert_str_eq(str(get(v6, "cidr", NULL)), "::/0");
+	for (size_t i = 0; i < SR_ARRAY_SIZE(refused4); i++)
+		ck_assert_msg(has_string(get(v4, "except", NULL), refused4[i]), "%s not excepted",
+			      refused4[i]);
+	for (size_t i = 0; i < SR_ARRAY_SIZE(refused6); i++)
+		ck_assert_msg(has_string(get(v6, "except", NULL), refused6[i]), "%s not excepted",
+			      refused6[i]);
+	ck_assert_ptr_nonnull(strstr(warnings, "every port"));
+	sr_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_k8s_policy_allowlist)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	_cleanup_(sr_json_decrefp) json_t *j = NULL;
+	json_t *egress;
+
+	config(&c);
+	ck_assert_int_eq(sr_config_set(&c, "network", "allow", "203.0.113.9:443", &err), 0);
+	ck_assert_int_eq(sr_config_set(&c, "network", "allow", "10.0.5.0/24", &err), 0);
+	ck_assert_int_eq(sr_config_set(&c, "network", "allow", "api.example.com", &err), 0);
+	ck_assert_int_eq(sr_config_set(&c, "network", "allow", "198.51.100.7", &err), 0);
+	ck_assert_int_eq(sr_config_set(&c, "network", "deny", "10.0.5.7", &err), 0);
+	ck_assert_int_eq(sr_config_set(&c, "network", "deny", "198.51.100.0/24", &err), 0);
+	j = k8s(&c, false, 0);
+	egress = egress_of(j);
+	/* DNS, the address with its port, the private range but its denied address; not the
+	 * name, nor the address a --deny covers. */
+	ck_assert_int_eq(json_array_size(egress), 3);
+	ck_assert_str_eq(str(get(egress, "1", "to", "0", "ipBlock", "cidr", NULL)),
+			 "203.0.113.9/32");
+	ck_assert_int_eq(json_integer_value(get(egress, "1", "ports", "0", "port", NULL)), 443);
+	ck_assert_str_eq(str(get(egress, "1", "ports", "0", "protocol", NULL)), "TCP");
+	ck_assert_str_eq(str(get(egress, "1", "ports", "1", "protocol", NULL)), "UDP");
+	ck_assert_str_eq(str(get(egress, "2", "to", "0", "ipBlock", "cidr", NULL)), "10.0.5.0/24");
+	ck_assert_str_eq(str(get(egress, "2", "to", "0", "ipBlock", "except", "0", NULL)),
+			 "10.0.5.7/32");
+	ck_assert_ptr_null(get(egress, "2", "ports", NULL));
+	ck_assert_ptr_nonnull(strstr(warnings, "api.example.com"));
+	sr_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_k8s_policy_none)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	_cleanup_(sr_json_decrefp) json_t *j = NULL;
+
+	config(&c);
+	ck_assert_int_eq(sr_config_set(&c, "network", "mode", "none", &err), 0);
+	j = k8s(&c, false, 0);
+	/* Not even DNS. */
+	ck_assert_int_eq(json_array_size(egress_of(j)), 0);
+	ck_assert(json_is_array(egress_of(j)));
+	sr_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_k8s_deny_by_name)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	json_t *j;
+
+	/* A name cannot be refused in a NetworkPolicy: an error, never an open policy. */
+	config(&c);
+	ck_assert_int_eq(sr_config_set(&c, "network", "deny", "evil.example", &err), 0);
+	j = k8s(&c, false, -EINVAL);
+	ck_assert_ptr_null(j);
+	sr_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_k8s_agent_sandbox)
+{
+	struct sr_config c;
+	_cleanup_(sr_json_decrefp) json_t *j = NULL;
+	json_t *t, *pool, *claim;
+
+	config(&c);
+	j = k8s(&c, true, 0);
+	ck_assert_int_eq(json_array_size(get(j, "items", NULL)), 3);
+	t = get(j, "items", "0", NULL);
+	pool = get(j, "items", "1", NULL);
+	claim = get(j, "items", "2", NULL);
+	ck_assert_str_eq(str(get(t, "apiVersion", NULL)), "extensions.agents.x-k8s.io/v1beta1");
+	ck_assert_str_eq(str(get(t, "kind", NULL)), "SandboxTemplate");
+	ck_assert_str_eq(str(get(pool, "kind", NULL)), "SandboxWarmPool");
+	ck_assert_str_eq(str(get(claim, "kind", NULL)), "SandboxClaim");
+	ck_assert_str_eq(str(get(t, "spec", "podTemplate", "spec", "containers", "0",
+				 "securityContext", "seccompProfile", "type", NULL)),
+			 "Localhost");
+	ck_assert_str_eq(str(get(t, "spec", "networkPolicyManagement", NULL)), "Managed");
+	ck_assert_str_eq(
+	    str(get(t, "spec", "networkPolicy", "egress", "1", "to", "0", "ipBlock", "cidr", NULL)),
+	    "0.0.0.0/0");
+	ck_assert_ptr_null(get(t, "spec", "networkPolicy", "ingress", NULL));
+	ck_assert_int_eq(json_integer_value(get(pool, "spec", "replicas", NULL)), 3);
+	ck_assert_str_eq(str(get(pool, "spec", "sandboxTemplateRef", "name", NULL)), "agent-1");
+	ck_assert_str_eq(str(get(claim, "spec", "warmPoolRef", "name", NULL)), "agent-1");
+	/* The timeout from "now": 1700000000 + 90 s. */
+	ck_assert_str_eq(str(get(claim, "spec", "lifecycle", "shutdownTime", NULL)),
+			 "2023-11-14T22:14:50Z");
+	ck_assert_str_eq(str(get(claim, "spec", "lifecycle", "shutdownPolicy", NULL)), "Delete");
+	sr_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_k8s_quantities)
+{
+	char buf[32];
+
+	sr_k8s_bytes(2ULL << 30, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2Gi");
+	sr_k8s_bytes(1536ULL << 20, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1536Mi");
+	sr_k8s_bytes(1000, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1000");
+	sr_k8s_cpus(2000, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2");
+	sr_k8s_cpus(250, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "250m");
+	ck_assert(sr_k8s_valid_name("agent-1"));
+	ck_assert(!sr_k8s_valid_name("Agent"));
+	ck_assert(!sr_k8s_valid_name("-a"));
+	ck_assert(!sr_k8s_valid_name("a_b"));
+	ck_assert(!sr_k8s_valid_name(""));
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
 	Suite *s = suite_create("export");
 	TCase *o = tcase_create("oci");
+	TCase *k = tcase_create("k8s");
 
 	tcase_add_test(o, test_oci_process);
 	tcase_add_test(o, test_oci_linux);
 	tcase_add_test(o, test_oci_mounts);
 	suite_add_tcase(s, o);
+	tcase_add_test(k, test_k8s_job);
+	tcase_add_test(k, test_k8s_policy_default);
+	tcase_add_test(k, test_k8s_policy_allowlist);
+	tcase_add_test(k, test_k8s_policy_none);
+	tcase_add_test(k, test_k8s_deny_by_name);
+	tcase_add_test(k, test_k8s_agent_sandbox);
+	tcase_add_test(k, test_k8s_quantities);
+	suite_add_tcase(s, k);
 	return s;
 }
 
