@@ -1,0 +1,386 @@
+#!/usr/bin/env bash
+# sandbox-run export: an OCI bundle that crun runs with the same stdout and
+# exit status as sandbox-run (the example agents, a seccomp refusal, an
+# unknown call number), crun's cgroup holding the run's limits; Kubernetes
+# objects that parse, with every mapped field and no secret value. As
+# root and as an unprivileged user (rootless crun).
+. "$(dirname "$0")/libtest.sh"
+
+# The examples live in the source tree, which the unprivileged round may
+# not reach.
+mkdir -p "$SR_TMP/examples"
+cp -r "$SR_SRCDIR/examples/." "$SR_TMP/examples/"
+chmod -R a+rX "$SR_TMP/examples"
+printf 'the quick brown fox\n' >"$SR_TMP/prompt"
+chmod a+r "$SR_TMP/prompt"
+
+CRUN=$(command -v crun || true)
+PY=$(command -v python3 || true)
+n=0
+
+# A hybrid cgroup host whose cgroup2 hierarchy holds a controller (this
+# development VM: hugetlb) is one crun refuses to run on at all ("cgroups
+# in hybrid mode not supported", even with --cgroup-manager=disabled). The
+# test then runs crun in a mount namespace of its own where that
+# hierarchy is unmounted: crun sees a v1 host; the host is unchanged.
+hybrid_v2_busy() {
+	[ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = tmpfs ] &&
+		[ -n "$(cat /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null)" ]
+}
+
+# Why crun cannot run here, or nothing.
+crun_missing() {
+	if [ -z "$CRUN" ]; then
+		echo "crun is not installed (apt-get install crun; tools/bootstrap does)"
+	elif hybrid_v2_busy && [ "$(id -u)" != 0 ]; then
+		echo "crun refuses this hybrid cgroup host, and only root can hide its cgroup2 here"
+	fi
+}
+
+# crun's state, the round's own.
+crun_root() {
+	local d="$SR_TMP/crun-$SR_AS"
+	if [ ! -d "$d" ]; then
+		mkdir -p "$d"
+		own "$d"
+	fi
+	echo "$d"
+}
+
+# crun_cmd ARGS...: the command line that runs crun ARGS as the round's
+# user (rootless crun in the user round), on this host.
+crun_cmd() {
+	local root
+	root=$(crun_root)
+	cmd=("$CRUN" --root "$root" "$@")
+	if [ "$SR_AS" = user ] && [ "$(id -u)" = 0 ]; then
+		cmd=(setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups
+			--inh-caps=-all -- env XDG_RUNTIME_DIR="$root" "${cmd[@]}")
+	fi
+	if hybrid_v2_busy; then
+		cmd=(unshare -m sh -c 'umount -l /sys/fs/cgroup/unified && exec "$@"' sh "${cmd[@]}")
+	fi
+}
+
+# crun_run BUNDLE: runs it to its end (no cgroup of its own: the limits
+# case makes one), stdin from $SR_STDIN; sets rc, out, errout.
+crun_run() {
+	local o="$SR_TMP/.out" e="$SR_TMP/.err"
+	n=$((n + 1))
+	crun_cmd --cgroup-manager=disabled run --bundle "$1" "sr-export-$$-$n"
+	"${cmd[@]}" <"${SR_STDIN:-/dev/null}" >"$o" 2>"$e"
+	rc=$?
+	out=$(cat "$o")
+	errout=$(cat "$e")
+}
+
+# export_oci NAME ARGS...: a bundle of ARGS in $bundle (the round's user's).
+export_oci() {
+	bundle="$SR_OUT/bundle-$SR_AS-$1"
+	shift
+	rm -rf "$bundle"
+	sr export -q --oci "$bundle" "$@"
+}
+
+# same_as_run NAME ARGS...: the agent's stdout and status under sandbox-run
+# and under crun, from the bundle export makes of the same ARGS.
+same_as_run() {
+	local name=$1 want_out want_rc
+	shift
+	sr --net none "$@"
+	want_out=$out want_rc=$rc
+	export_oci "$name" --net none "$@"
+	assert_eq "$name: export --oci succeeds" 0 "$rc"
+	crun_run "$bundle"
+	assert_eq "$name: the same exit status under crun ($want_rc)" "$want_rc" "$rc"
+	assert_eq "$name: the same stdout under crun" "$want_out" "$out"
+	rm -rf "$bundle"
+}
+
+t_examples() {
+	local why
+	why=$(crun_missing)
+	if [ -n "$why" ]; then
+		skip "the example agents under crun" "$why"
+		return
+	fi
+	SR_STDIN="$SR_TMP/prompt" same_as_run echo-agent "$SR_TMP/examples/echo-agent"
+	SR_STDIN="$SR_TMP/prompt" same_as_run node-agent "$SR_TMP/examples/node-agent"
+	SR_STDIN="$SR_TMP/prompt" same_as_run python-agent "$SR_TMP/examples/python-agent"
+	assert_match "python-agent: it wrote in /workspace and printed it" '"cwd": "/workspace"' "$out"
+	same_as_run status-7 "$(make_agent status-7 'echo seven; exit 7')"
+	# PID 1 of a namespace ignores signals it has no handler for: the bundle's is sandbox-run's.
+	same_as_run killed "$(make_agent killed 'echo before; kill -SEGV $$')"
+	same_as_run terminated -- sh -c 'kill -TERM $$; echo not-reached'
+	# What the agent leaves behind ends with it, as in a run.
+	SECONDS=0
+	same_as_run daemon -- sh -c 'sleep 60 & echo started'
+	check "daemon: its leftover process did not hold the container (${SECONDS}s)" \
+		test "$SECONDS" -lt 30
+	same_as_run not-found -- no-such-command
+	assert_eq "not found: 127, as a run" 127 "$rc"
+	same_as_run identity -- sh -c 'id; hostname; cat /etc/passwd; ls /workspace /home'
+	assert_match "identity: uid 1000, host name sandbox" 'uid=1000\(user\).*sandbox' "$(echo $out)"
+}
+
+# The probe's lines under sandbox-run and crun: every call the same, ptrace
+# of PID 1 included (the bundle's PID 1 is sandbox-run's, non-dumpable, as
+# a run's). What may differ (docs/scale-out.md): the securebits, which the
+# runtime spec has no field for.
+t_seccomp() {
+	local why want
+	why=$(crun_missing)
+	if [ -n "$why" ]; then
+		skip "seccomp under crun" "$why"
+		return
+	fi
+	sr --net none "$PROBE_DIR/sr-probe" syscall all
+	want=$out
+	export_oci seccomp --net none "$PROBE_DIR/sr-probe" syscall all
+	crun_run "$bundle"
+	assert_eq "every probed call: the same answer under crun" "$want" "$out"
+	assert_match "ptrace of PID 1: EPERM under crun (it is non-dumpable)" $'(^|\n)ptrace: EPERM' "$out"
+	assert_match "keyctl: EPERM under crun" $'(^|\n)keyctl: EPERM' "$out"
+	assert_match "mount: EPERM under crun" $'(^|\n)mount: EPERM' "$out"
+	assert_match "unshare(CLONE_NEWUSER): EPERM under crun" $'(^|\n)unshare: EPERM' "$out"
+	rm -rf "$bundle"
+
+	sr --net none "$PROBE_DIR/sr-probe" nr 1000 next
+	want=$out
+	export_oci nr --net none "$PROBE_DIR/sr-probe" nr 1000 next
+	crun_run "$bundle"
+	assert_eq "unknown call numbers: the same answer under crun" "$want" "$out"
+	assert_match "number 1000: ENOSYS under crun" '1000: ENOSYS' "$out"
+	rm -rf "$bundle"
+
+	sr --net none "$PROBE_DIR/sr-probe" caps
+	want=$(grep -v '^Securebits' <<<"$out")
+	export_oci caps --net none "$PROBE_DIR/sr-probe" caps
+	crun_run "$bundle"
+	assert_eq "capabilities: none under crun either" "$want" "$(grep -v '^Securebits' <<<"$out")"
+	rm -rf "$bundle"
+
+	export_oci x32 --net none "$PROBE_DIR/sr-probe" x32
+	crun_run "$bundle"
+	assert_match "another ABI: killed under crun too" 'killed by SIGSYS' "$out"
+	rm -rf "$bundle"
+}
+
+# path_of HIERARCHY: our cgroup in it (v1: the named controller; v2: "").
+path_of() {
+	awk -F: -v h="$1" '$2 == h { print $3 }' /proc/self/cgroup
+}
+
+# crun's cgroup holds the run's limits (root: the unprivileged round's
+# crun has no cgroup it may write on a host without delegation). Beneath
+# our own cgroup, never elsewhere; what crun made is removed after.
+t_limits() {
+	local why base dir v2= made=() d p mem pids cpu
+	why=$(crun_missing)
+	if [ -n "$why" ]; then
+		skip "limits under crun" "$why"
+		return
+	fi
+	if [ "$SR_AS" != root ]; then
+		skip "limits under crun" "rootless crun gets no cgroup without a delegated one"
+		return
+	fi
+	export_oci limits --net none --memory 256M --cpus 0.5 --pids 64 -- true
+	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		# Beside our own cgroup: cgroup v2 gives controllers to leaves only.
+		v2=1
+		base=$(dirname "$(path_of "")")
+	else
+		# v1: crun uses one path in every hierarchy; ours is the memory one's.
+		base=$(path_of memory)
+		for d in /sys/fs/cgroup/*/; do
+			p=
+			for c in $(tr / ' ' <<<"$base"); do
+				p="$p/$c"
+				[ -d "${d%/}$p" ] || made=("${d%/}$p" "${made[@]}")
+			done
+		done
+	fi
+	dir="${base%/}/sr-export-$$"
+	"$PY" - "$bundle/config.json" "$dir" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["linux"]["cgroupsPath"] = sys.argv[2]
+		json.dump(c, open(sys.argv[1], "w"))
+	EOF
+	n=$((n + 1))
+	# create: the cgroup made and limited, the agent not started; read; delete.
+	crun_cmd create --bundle "$bundle" "sr-export-$$-$n"
+	"${cmd[@]}" </dev/null >/dev/null 2>"$SR_TMP/.err"
+	rc=$?
+	if [ -n "$v2" ]; then
+		mem=$(cat "/sys/fs/cgroup$dir/memory.max" 2>/dev/null)
+		pids=$(cat "/sys/fs/cgroup$dir/pids.max" 2>/dev/null)
+		cpu=$(cut -d' ' -f1 "/sys/fs/cgroup$dir/cpu.max" 2>/dev/null)
+	else
+		mem=$(cat "/sys/fs/cgroup/memory$dir/memory.limit_in_bytes" 2>/dev/null)
+		pids=$(cat "/sys/fs/cgroup/pids$dir/pids.max" 2>/dev/null)
+		cpu=$(cat "/sys/fs/cgroup/cpu$dir/cpu.cfs_quota_us" 2>/dev/null)
+	fi
+	crun_cmd delete --force "sr-export-$$-$n"
+	"${cmd[@]}" >/dev/null 2>&1
+	errout=$(cat "$SR_TMP/.err")
+	assert_eq "limits: crun create succeeds" 0 "$rc"
+	assert_eq "limits: --memory 256M is crun's memory limit" 268435456 "$mem"
+	assert_eq "limits: --pids 64 is crun's pids limit" 64 "$pids"
+	assert_eq "limits: --cpus 0.5 is 50 ms per 100 ms" 50000 "$cpu"
+	# The parents crun made where we had none (deepest first).
+	for d in "${made[@]}"; do
+		rmdir "$d" 2>/dev/null
+	done
+	check "limits: no cgroup of crun's left" test -z "$(find /sys/fs/cgroup -maxdepth 8 \
+		-name "sr-export-$$*" 2>/dev/null)"
+	check "limits: no parent crun made is left" test -z "$(for d in "${made[@]}"; do
+		ls -d "$d" 2>/dev/null; done)"
+	rm -rf "$bundle"
+}
+
+t_bundle() {
+	local mode
+	export_oci layout --net none "$SR_TMP/examples/echo-agent"
+	assert_eq "export --oci: status 0" 0 "$rc"
+	mode=$(stat -c %a "$bundle/config.json")
+	assert_eq "config.json is the caller's alone (it may hold secrets)" 600 "$mode"
+	check "the workspace holds the agent's files" test -x "$bundle/rootfs/workspace/agent"
+	assert_eq "the copy is the sandbox user's alone (others cannot read the agent's files)" \
+		700 "$(stat -c %a "$bundle/rootfs/workspace")"
+	check "passwd is the sandbox's" grep -q '^user:x:1000:1000:' "$bundle/rootfs/etc/passwd"
+	check "the host's passwd is not copied" sh -c "! cmp -s /etc/passwd '$bundle/rootfs/etc/passwd'"
+	check "no private key directory" test ! -e "$bundle/rootfs/etc/ssl/private"
+	sr export --oci "$bundle" "$SR_TMP/examples/echo-agent"
+	assert_eq "export --oci into a non-empty directory: 125" 125 "$rc"
+	assert_match "and says so" 'not empty' "$errout"
+	rm -rf "$bundle"
+	sr export --oci "$SR_OUT/bundle-$SR_AS-egress" --strict "$SR_TMP/examples/echo-agent"
+	assert_eq "--strict with --net egress: 125 (no egress policy in a bundle)" 125 "$rc"
+	sr export --oci "$SR_OUT/bundle-$SR_AS-egress2" "$SR_TMP/examples/echo-agent"
+	assert_match "--net egress: a warning says the bundle's network is lo alone" \
+		'network is lo alone' "$errout"
+	rm -rf "$SR_OUT/bundle-$SR_AS-egress" "$SR_OUT/bundle-$SR_AS-egress2"
+	sr export "$SR_TMP/examples/echo-agent"
+	assert_eq "export without --oci or --k8s: 125" 125 "$rc"
+}
+
+# k8s_check JSONFILE PYTHON: runs PYTHON with `d`, the parsed objects.
+k8s_check() {
+	"$PY" -c "import json, sys
+d = json.load(open(sys.argv[1]))
+items = {i['kind']: i for i in d['items']}
+$2" "$1"
+}
+
+t_k8s() {
+	local env_file="$SR_TMP/k8s-$SR_AS.env" f="$SR_OUT/k8s-$SR_AS.json" prof="$SR_OUT/prof-$SR_AS.json"
+	if [ -z "$PY" ]; then
+		skip "export --k8s" "no python3 to parse the output"
+		return
+	fi
+	printf 'API_KEY=sk-secret-value-1234\nORG=also-secret-5678\n' >"$env_file"
+	chmod 600 "$env_file"
+	own "$env_file"
+	SR_EXPORT_TOKEN=tok-secret-9999 sr export --k8s --image registry.example/agent:1 \
+		--name agent-1 --namespace agents --runtime-class gvisor --secret EXTRA_TOKEN \
+		--env-file "$env_file" --pass-env SR_EXPORT_TOKEN \
+		--env MODE=fast --memory 1G --cpus 1.5 --timeout 90s --disk 2G \
+		--allow 203.0.113.9:443 --allow 10.0.5.0/24 --allow api.example.com \
+		--deny 10.0.5.7 --seccomp-profile "$prof" "$SR_TMP/examples/node-agent"
+	assert_eq "export --k8s: status 0" 0 "$rc"
+	printf '%s\n' "$out" >"$f"
+	check "the output parses (JSON, which is YAML)" k8s_check "$f" "assert d['kind'] == 'List'"
+	check "a Job and a NetworkPolicy" k8s_check "$f" \
+		"assert sorted(items) == ['Job', 'NetworkPolicy'], sorted(items)"
+	check "Job: one try, the timeout as its deadline" k8s_check "$f" "
+j = items['Job']['spec']
+assert j['backoffLimit'] == 0 and j['activeDeadlineSeconds'] == 90, j"
+	check "resources: requests are the limits" k8s_check "$f" "
+c = items['Job']['spec']['template']['spec']['containers'][0]
+want = {'memory': '1Gi', 'cpu': '1500m', 'ephemeral-storage': '2Gi'}
+assert c['resources'] == {'requests': want, 'limits': want}, c['resources']"
+	check "securityContext: non-root 1000, no escalation, read-only root, no capability, Localhost seccomp" k8s_check "$f" "
+p = items['Job']['spec']['template']['spec']
+s = p['containers'][0]['securityContext']
+assert s['runAsNonRoot'] is True and s['runAsUser'] == 1000 and s['runAsGroup'] == 1000
+assert s['allowPrivilegeEscalation'] is False and s['readOnlyRootFilesystem'] is True
+assert s['capabilities'] == {'drop': ['ALL']}, s['capabilities']
+assert s['seccompProfile'] == {'type': 'Localhost', 'localhostProfile': 'prof-$SR_AS.json'}
+assert p['hostUsers'] is False and p['automountServiceAccountToken'] is False
+assert p['runtimeClassName'] == 'gvisor'
+assert p['initContainers'][0]['securityContext'] == s"
+	check "the agent's command, detected as a run detects it" k8s_check "$f" "
+c = items['Job']['spec']['template']['spec']['containers'][0]
+assert c['command'] == ['node', '/workspace/index.js'] and c['workingDir'] == '/workspace', c"
+	check "NetworkPolicy: egress only, DNS, the allowed CIDRs, the denied one excepted" k8s_check "$f" "
+s = items['NetworkPolicy']['spec']
+assert s['policyTypes'] == ['Ingress', 'Egress'] and s['ingress'] == []
+e = s['egress']
+assert e[0]['ports'] == [{'protocol': 'UDP', 'port': 53}, {'protocol': 'TCP', 'port': 53}]
+assert e[1] == {'to': [{'ipBlock': {'cidr': '203.0.113.9/32'}}], 'ports': [{'protocol': 'TCP', 'port': 443}, {'protocol': 'UDP', 'port': 443}]}, e[1]
+assert e[2] == {'to': [{'ipBlock': {'cidr': '10.0.5.0/24', 'except': ['10.0.5.7/32']}}]}, e[2]
+assert len(e) == 3
+assert s['podSelector']['matchLabels'] == items['Job']['spec']['template']['metadata']['labels']"
+	assert_match "a host name is said to be refused in the cluster" 'api.example.com: a NetworkPolicy names no hosts' "$errout"
+	check "secrets: Secret references, by name" k8s_check "$f" "
+env = {e['name']: e for e in items['Job']['spec']['template']['spec']['containers'][0]['env']}
+for k in ['API_KEY', 'ORG', 'EXTRA_TOKEN', 'SR_EXPORT_TOKEN']:
+    assert env[k] == {'name': k, 'valueFrom': {'secretKeyRef': {'name': 'agent-1-secrets', 'key': k}}}, env[k]
+assert env['MODE'] == {'name': 'MODE', 'value': 'fast'}"
+	check "no secret value anywhere in the output" sh -c "! grep -e sk-secret-value -e also-secret '$f'"
+	check "--pass-env's value is not printed either" sh -c "! grep -e tok-secret '$f'"
+	check "the seccomp profile written is the bundle's" sh -c "
+		'$SR' export -q --net none --oci '$SR_OUT/bundle-$SR_AS-prof' -- true &&
+		'$PY' -c 'import json, sys; a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))[\"linux\"][\"seccomp\"]; assert a == b' '$prof' '$SR_OUT/bundle-$SR_AS-prof/config.json'"
+	rm -rf "$SR_OUT/bundle-$SR_AS-prof"
+
+	sr export --k8s --image img --net none -- sh -c 'echo hi'
+	printf '%s\n' "$out" >"$f"
+	check "--net none: no egress at all, not even DNS" k8s_check "$f" "
+assert items['NetworkPolicy']['spec']['egress'] == []
+assert items['Job']['spec']['template']['spec']['containers'][0]['command'] == ['sh', '-c', 'echo hi']"
+	sr export --k8s --image img --deny 10.9.9.9 --deny 2001:db8::/32 "$SR_TMP/examples/echo-agent"
+	printf '%s\n' "$out" >"$f"
+	check "default egress: every address but the default refusals and --deny" k8s_check "$f" "
+to = items['NetworkPolicy']['spec']['egress'][1]['to']
+v4, v6 = to[0]['ipBlock'], to[1]['ipBlock']
+assert v4['cidr'] == '0.0.0.0/0' and v6['cidr'] == '::/0'
+for r in ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '100.64.0.0/10', '127.0.0.0/8', '224.0.0.0/4']:
+    assert r in v4['except'], r
+for r in ['fc00::/7', 'fe80::/10', 'ff00::/8', '2001:db8::/32']:
+    assert r in v6['except'], r
+assert '10.9.9.9/32' not in v4['except']  # inside 10/8 already: nothing to add
+assert items['Job']['metadata']['name'] == 'echo-agent'"
+	sr export --k8s --image img --agent-sandbox --warm 2 "$SR_TMP/examples/echo-agent"
+	printf '%s\n' "$out" >"$f"
+	check "--agent-sandbox: SandboxTemplate, SandboxWarmPool, SandboxClaim" k8s_check "$f" "
+assert [i['kind'] for i in d['items']] == ['SandboxTemplate', 'SandboxWarmPool', 'SandboxClaim']
+for i in d['items']:
+    assert i['apiVersion'] == 'extensions.agents.x-k8s.io/v1beta1'
+t, p, c = d['items']
+assert t['spec']['podTemplate']['spec']['containers'][0]['securityContext']['readOnlyRootFilesystem'] is True
+assert t['spec']['networkPolicy']['egress'][1]['to'][0]['ipBlock']['cidr'] == '0.0.0.0/0'
+assert p['spec'] == {'replicas': 2, 'sandboxTemplateRef': {'name': 'echo-agent'}}
+assert c['spec']['warmPoolRef'] == {'name': 'echo-agent'}
+assert c['spec']['lifecycle']['shutdownPolicy'] == 'Delete'"
+
+	sr export --k8s --image img --deny bad.example "$SR_TMP/examples/echo-agent"
+	assert_eq "--deny by name: 125 (a NetworkPolicy cannot refuse it)" 125 "$rc"
+	sr export --k8s "$SR_TMP/examples/echo-agent"
+	assert_eq "--k8s without --image: 125" 125 "$rc"
+	assert_match "and says what to give" 'needs --image' "$errout"
+	rm -f "$f" "$prof" "$env_file"
+}
+
+t_nothing_left() {
+	if [ -n "$CRUN" ] && [ -z "$(crun_missing)" ]; then
+		crun_cmd list --quiet
+		check "no container of the test's left in crun" test -z "$("${cmd[@]}" 2>/dev/null)"
+	fi
+	check "no bundle left" test -z "$(ls -d "$SR_OUT"/bundle-* 2>/dev/null)"
+}
+
+for_each_user t_examples t_seccomp t_limits t_bundle t_k8s t_nothing_left
+done_testing
