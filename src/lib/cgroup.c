@@ -477,6 +477,24 @@ int sr_cgroup_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret)
 	return r;
 }
 
+int sr_cgroup_memory_files(const struct sr_cgroup *cg, int *ret_usage, int *ret_stat)
+{
+	bool v2 = cg->v2.fd >= 0;
+	int dfd = v2 ? cg->v2.fd : cg->v1[CG_V1_MEMORY].fd;
+	_cleanup_close_ int usage = -1, stat = -1;
+
+	/* Files, never the directory: with v2 delegation its files are the caller's to write. */
+	if (dfd < 0)
+		return -ENOENT;
+	usage = openat(dfd, v2 ? "memory.current" : "memory.usage_in_bytes", O_RDONLY | O_CLOEXEC);
+	stat = openat(dfd, "memory.stat", O_RDONLY | O_CLOEXEC);
+	if (usage < 0 || stat < 0)
+		return sr_negerrno();
+	*ret_usage = steal_fd(&usage);
+	*ret_stat = steal_fd(&stat);
+	return 0;
+}
+
 void sr_cgroup_free(struct sr_cgroup *cg)
 {
 	if (!cg)

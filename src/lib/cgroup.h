@@ -38,6 +38,12 @@ int sr_cgroup_child(const struct sr_cgroup *cg, struct sr_error *err);
 /* Kills every process in the sandbox's cgroup (timeout). */
 int sr_cgroup_kill(struct sr_cgroup *cg);
 int sr_cgroup_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret);
+/*
+ * Read-only fds of the sandbox's memory use and memory.stat (v2:
+ * memory.current; v1: memory.usage_in_bytes), for the view PID 1 serves
+ * (procview.h); -ENOENT where no memory cgroup holds the sandbox.
+ */
+int sr_cgroup_memory_files(const struct sr_cgroup *cg, int *ret_usage, int *ret_stat);
 /* Removes the cgroup; NULL is fine. */
 void sr_cgroup_free(struct sr_cgroup *cg);
 /*
