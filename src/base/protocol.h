@@ -93,6 +93,15 @@ enum {
 	SR_SPAWN_PTY = SR_SPAWN_PTY_STDIN | SR_SPAWN_PTY_STDOUT | SR_SPAWN_PTY_STDERR,
 };
 
+/* READY's flags. */
+enum {
+	/*
+	 * /proc/meminfo (stat, cpuinfo) are snapshots of the start, not live
+	 * views (viewfs.h); the text says why. For -v.
+	 */
+	SR_READY_VIEWS_FROZEN = 1 << 0,
+};
+
 /*
  * WORK's kinds (its flags): what a worker does with the stream on its fd.
  * The payload is a path in the sandbox (relative: to /workspace).
@@ -111,12 +120,12 @@ struct sr_msg {
 	int32_t status; /* ERROR, SPAWN_FAILED: exit status; EXIT: the wait status */
 	int32_t pid; /* SPAWNED, EXIT, SIGNAL: the process's pid in the sandbox; STATS: processes */
 	int32_t flags;	 /* SPAWN, SPAWNED: SR_SPAWN_*; SIGNAL: the signal; WORK: SR_WORK_*;
-			    CONNECT: the port */
+			    CONNECT: the port; READY: SR_READY_* */
 	int64_t value;	 /* EXIT, ENDED, STATS: bytes used on the sandbox's disk, -1 unknown;
 			    SPAWN with SR_SPAWN_PTY: the terminal's rows << 16 | columns */
 	int64_t user_us; /* EXIT: CPU time of the process and what it waited for; STATS: all */
 	int64_t sys_us;
-	char text[SR_ERROR_MSG_MAX]; /* ERROR, WARNING, SPAWN_FAILED, WORKED: the message */
+	char text[SR_ERROR_MSG_MAX]; /* ERROR, WARNING, SPAWN_FAILED, WORKED, READY: the message */
 };
 
 /* The largest payload (SPAWN's argv, environment and working directory together). */

@@ -13,6 +13,7 @@
 #include "env.h"
 #include "fault.h"
 #include "net.h"
+#include "procview.h"
 #include "protocol.h"
 #include "setup.h"
 #include "units.h"
@@ -231,6 +232,7 @@ static int prepare(struct sr_sandbox *sb, struct sr_result *r, struct sr_error *
 	    (e = sr_cgroup_prepare(c, sb->id, &sb->cgroup, &sb->clone_fd, r->enforced, err)) < 0 ||
 	    (e = check_enforcement(sb, r, err)) < 0)
 		return e;
+	sr_procview_prepare(c, sb->cgroup, &sb->plan.view);
 	log_start(sb, r);
 	sb->plan.config = c;
 	sb->plan.cgroup = sb->cgroup;
@@ -321,6 +323,7 @@ static int clone_sandbox(struct sr_sandbox *sb, struct sr_error *err)
 	 */
 	(void)setpgid((pid_t)pid, (pid_t)pid);
 	close(steal_fd(&sb->plan.sock));
+	sr_procview_plan_close(&sb->plan.view); /* PID 1's, not ours */
 	sb->pid = (pid_t)pid;
 	if (pidfd < 0)
 		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
@@ -371,6 +374,12 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 	switch (m->type) {
 	case SR_MSG_READY:
 		sb->ready = true;
+		if (m->flags & SR_READY_VIEWS_FROZEN)
+			sr_info(sb->opts.sink,
+				"sandbox %s: /proc/meminfo%s show%s the sandbox as it was at its "
+				"start, not live (%s; see docs/limits.md)",
+				sb->id, sb->plan.view.pinned ? ", stat and cpuinfo" : "",
+				sb->plan.view.pinned ? "" : "s", m->text);
 		sr_net_agent_started(sb->net);
 		break;
 	case SR_MSG_ERROR:
@@ -567,6 +576,7 @@ int sr_sandbox_create(const struct sr_config *c, const struct sr_sandbox_opts *o
 	};
 	sb->plan.agent_fd = -1;
 	sb->plan.workspace_tree = -1;
+	sr_procview_plan_init(&sb->plan.view);
 	sb->plan.sources.workspace = -1;
 	sb->plan.sources.tap = -1;
 	sb->plan.sock = -1;
@@ -946,6 +956,7 @@ void sr_sandbox_free(struct sr_sandbox *sb)
 	sr_closep(&sb->uid_lock);
 	sr_closep(&sb->plan.agent_fd);
 	sr_closep(&sb->plan.workspace_tree);
+	sr_procview_plan_close(&sb->plan.view);
 	sr_strv_free(&sb->plan.envp);
 	sr_agent_free(&sb->agent);
 	free(sb);

@@ -19,6 +19,7 @@
 #include "work.h"
 #include "protocol.h"
 #include "util.h"
+#include "viewfs.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -748,6 +749,10 @@ void sr_init_run(struct sr_plan *p)
 		_exit(125);
 	}
 	close(null);
+	if (*sr_viewfs_frozen(p->views)) {
+		m.flags = SR_READY_VIEWS_FROZEN;
+		snprintf(m.text, sizeof(m.text), "%s", sr_viewfs_frozen(p->views));
+	}
 	send_or_die(p->sock, &m);
 	/*
 	 * pasta starts now, on the tap (net.h): its start-up (~70 ms to its
@@ -764,10 +769,12 @@ void sr_init_run(struct sr_plan *p)
 
 	trim_at = sr_monotonic_ns() + TRIM_AFTER_MS * 1000000LL;
 	for (;;) {
-		struct pollfd fds[2] = {
+		struct pollfd fds[2 + _SR_VIEW_MAX] = {
 		    {.fd = p->sock, .events = POLLIN},
 		    {.fd = in.sigfd, .events = POLLIN},
 		};
+		/* The views of /proc PID 1 serves (viewfs.h), each a FUSE connection. */
+		size_t n = 2 + sr_viewfs_pollfds(p->views, fds + 2);
 		int64_t left = (trim_at - sr_monotonic_ns()) / 1000000;
 
 		if (!trimmed && left <= 0) {
@@ -776,12 +783,13 @@ void sr_init_run(struct sr_plan *p)
 #endif
 			trimmed = true;
 		}
-		if (poll(fds, 2, trimmed ? -1 : (int)left + 1) < 0)
+		if (poll(fds, n, trimmed ? -1 : (int)left + 1) < 0)
 			continue;
 		/* Exits first: an EXIT the host reads before a later SPAWNED of the same pid. */
 		if (fds[1].revents)
 			on_signals(&in);
 		if (fds[0].revents)
 			on_request(&in);
+		sr_viewfs_serve(p->views, fds + 2, n - 2);
 	}
 }

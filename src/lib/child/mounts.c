@@ -24,6 +24,7 @@
 #include "net.h"
 #include "seccomp.h"
 #include "util.h"
+#include "viewfs.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -711,7 +712,28 @@ static int limit_ucounts(const struct sr_plan *p, int proc, struct sr_error *err
 	return 0;
 }
 
-static int mount_proc(const struct sr_plan *p, int root, struct sr_error *err)
+/*
+ * What the agent sees of its machine (procview.h): /proc/meminfo, and
+ * where the sandbox is pinned stat and cpuinfo, as the sandbox's, served
+ * live by PID 1 (viewfs.h) or covered by a snapshot of now. Last in
+ * /proc, and nothing of the set-up reads them after: PID 1 is their
+ * server, and serves only once the set-up is done.
+ */
+static int mount_views(struct sr_plan *p, int root, int proc, struct sr_error *err)
+{
+	for (size_t v = 0; v < _SR_VIEW_MAX; v++) {
+		_cleanup_free_ char *text = NULL;
+		int r = sr_viewfs_mount(p, v, proc, NEWROOT "/proc", &text, err);
+
+		if (r > 0)
+			r = cover_with_text(root, proc, sr_viewfs_name(v), text, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int mount_proc(struct sr_plan *p, int root, struct sr_error *err)
 {
 	_cleanup_close_ int proc = -1, devnull = -1;
 	const uint64_t ro =
@@ -771,7 +793,8 @@ static int mount_proc(const struct sr_plan *p, int root, struct sr_error *err)
 		if (r < 0)
 			return r;
 	}
-	return mask_host_facts(root, proc, err);
+	r = mask_host_facts(root, proc, err);
+	return r < 0 ? r : mount_views(p, root, proc, err);
 }
 
 /*

@@ -7,10 +7,13 @@
  *
  * The order is the security argument:
  *  - sources first, with the caller's own rights: the workspace and the
- *    --bind paths are opened before the id switch and before any mount;
+ *    --bind paths are opened before the id switch and before any mount,
+ *    /dev/fuse for the views of /proc (viewfs.h) in this user namespace;
  *  - then user ids: every file the setup creates is owned by "user";
  *  - mounts need CAP_SYS_ADMIN and the host's tree (sources), so they come
- *    before anything that drops either, and end with pivot_root;
+ *    before anything that drops either, and end with pivot_root; the views
+ *    of /proc, last in /proc, are read by nothing after (PID 1 serves them,
+ *    once the set-up is done);
  *  - network and hostname need CAP_NET_ADMIN / CAP_SYS_ADMIN in the new
  *    namespaces;
  *  - nested (--net egress, userns.h): everything above ran as 0 in the
@@ -38,6 +41,7 @@
 #include "seccomp.h"
 #include "userns.h"
 #include "util.h"
+#include "viewfs.h"
 
 #include <linux/close_range.h>
 #include <poll.h>
@@ -68,6 +72,8 @@ static int step_sources(struct sr_plan *p, struct sr_error *err)
 {
 	int r = sr_mounts_open_sources(p, err);
 
+	if (r >= 0)
+		r = sr_viewfs_open(p, err);
 	return r < 0 ? r : sr_net_child_open(p->net, &p->sources.tap, err);
 }
 
@@ -125,6 +131,7 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 	/* Core dumps would land in the workspace and eat the disk limit. */
 	const struct rlimit core = {0, 0};
 	struct rlimit mq;
+	int r;
 
 	if (setrlimit(RLIMIT_CORE, &core) < 0)
 		return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_CORE");
@@ -139,7 +146,9 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 		if (setrlimit(RLIMIT_MSGQUEUE, &mq) < 0)
 			return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_MSGQUEUE");
 	}
-	return sr_cgroup_child(p->cgroup, err);
+	/* The CPUs the sandbox sees (procview.h): a view, so the agent may widen it again. */
+	r = sr_viewfs_pin(p, err);
+	return r < 0 ? r : sr_cgroup_child(p->cgroup, err);
 }
 
 /* Nested only: the agent's own user (and IPC) namespace, owning none of the others. */
@@ -199,7 +208,8 @@ int sr_close_fds_except(int *keep, size_t n)
 
 void sr_setup_child(struct sr_plan *p)
 {
-	int keep[] = {p->sock, p->agent_fd, p->workspace_tree, sr_net_child_fd(p->net)};
+	int keep[] = {p->sock,		p->agent_fd,	p->workspace_tree, sr_net_child_fd(p->net),
+		      p->view.usage_fd, p->view.stat_fd};
 	struct sr_error err = {0};
 	struct sr_msg m;
 	sigset_t ttou;

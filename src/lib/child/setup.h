@@ -4,6 +4,7 @@
 
 #include "agent.h"
 #include "config.h"
+#include "procview.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 
 struct sr_net;
 struct sr_cgroup;
+struct sr_viewfs;
 
 /* Host paths the filesystem is built from, opened by the child first (mounts.c). */
 struct sr_sources {
@@ -46,6 +48,11 @@ struct sr_plan {
 	bool drop_groups;	   /* the caller is root: shed its supplementary groups */
 	bool nested_userns;	   /* set up as 0 in an outer user namespace (userns.h) */
 	struct sr_sources sources; /* child only */
+
+	/* What the agent sees of its machine (procview.h); child only: its server (viewfs.h). */
+	struct sr_procview_plan view;
+	struct sr_viewfs *views;
+
 	const struct sr_net *net;
 	const struct sr_cgroup *cgroup;
 };

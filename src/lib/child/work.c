@@ -108,7 +108,12 @@ static __attribute__((noreturn)) void worker(const struct sr_plan *p, int kind, 
 	int keep[] = {fd, report};
 	int r;
 
-	/* A session of its own: a kill(0, sig) of libarchive's reaches nobody of PID 1's group. */
+	/*
+	 * A session of its own: a kill(0, sig) of libarchive's reaches nobody
+	 * of PID 1's group. Of PID 1's fds only these two stay: not its
+	 * protocol socket, nor the FUSE connections of the /proc views it
+	 * serves (viewfs.h), which a worker holding would keep alive.
+	 */
 	if (setsid() < 0)
 		r = sr_error_errno(&e, sr_negerrno(), "worker: setsid");
 	else if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
