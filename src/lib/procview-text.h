@@ -2,7 +2,7 @@
 /*
  * The texts of the sandbox's view of its machine (procview.h): the host's
  * /proc/meminfo, /proc/stat and /proc/cpuinfo rewritten for the sandbox's
- * memory limit and the CPUs it is pinned to, from the host's own text and
+ * memory limit and the CPUs it may run on, from the host's own text and
  * its memory cgroup's counts. Pure: each function reads only its
  * arguments (unit-tested with recorded host texts, tests/unit/procview/).
  */
@@ -67,7 +67,7 @@ struct sr_procview_mem {
 ssize_t sr_procview_meminfo(const char *host, const struct sr_procview_mem *m, char **ret);
 
 /*
- * /proc/stat for a sandbox pinned to cpus: the cpuN lines of those CPUs
+ * /proc/stat for a sandbox that runs on cpus: the cpuN lines of those CPUs
  * alone (their real numbers and counts), the aggregate "cpu" line summed
  * over them, every other line the host's. Where the text has none of
  * them, it is returned as it is. Length of *ret or -ENOMEM.
@@ -75,7 +75,7 @@ ssize_t sr_procview_meminfo(const char *host, const struct sr_procview_mem *m, c
 ssize_t sr_procview_stat(const char *host, const cpu_set_t *cpus, char **ret);
 
 /*
- * /proc/cpuinfo for a sandbox pinned to cpus: the blocks of those CPUs
+ * /proc/cpuinfo for a sandbox that runs on cpus: the blocks of those CPUs
  * ("processor : N", x86 and arm64 alike) and any block that names no
  * processor (arm's trailing "Hardware" block); as it is where no block of
  * theirs is found. Length of *ret or -ENOMEM.

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <sys/random.h>
+#include <sys/sysinfo.h>
 
 void sr_procview_plan_init(struct sr_procview_plan *v)
 {
@@ -21,14 +22,18 @@ void sr_procview_plan_init(struct sr_procview_plan *v)
  */
 static void pick_cpus(const struct sr_config *c, struct sr_procview_plan *v)
 {
-	unsigned want = (c->cpus_milli + 999) / 1000, start = 0;
+	unsigned want = (c->cpus_milli + 999) / 1000, start = 0, n;
 	cpu_set_t allowed;
 
-	if (want == 0 || sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
-		return; /* no limit; or more CPUs than a cpu_set_t holds: not pinned */
-	if (getrandom(&start, sizeof(start), GRND_NONBLOCK) != (ssize_t)sizeof(start))
+	/* More CPUs than a cpu_set_t holds (EINVAL): neither pinned nor shown. */
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		return;
+	if (want && getrandom(&start, sizeof(start), GRND_NONBLOCK) != (ssize_t)sizeof(start))
 		start = (unsigned)sr_monotonic_ns();
-	v->pinned = sr_procview_pick_cpus(&allowed, want, start, &v->cpus) > want;
+	n = sr_procview_pick_cpus(&allowed, want, start, &v->cpus);
+	v->pinned = want && want < n;
+	/* glibc's count of the online CPUs: /sys/devices/system/cpu/online. */
+	v->cpu_views = v->pinned || n < (unsigned)get_nprocs();
 }
 
 void sr_procview_prepare(const struct sr_config *c, const struct sr_cgroup *cg,

@@ -3,7 +3,7 @@
  * What the agent sees of its machine: /proc/meminfo shows the sandbox's
  * memory limit and use, not the host's; and where the sandbox may use
  * fewer CPUs than the caller has, it is pinned to as many (rounded up) of
- * them, and /proc/stat and /proc/cpuinfo show those alone, so that
+ * them, and /proc/stat and /proc/cpuinfo show the CPUs it runs on alone, so that
  * `nproc`, os.cpus(), os.totalmem() and a runtime's own sizing (V8's heap,
  * worker pools) see the machine production gives the agent
  * (docs/limits.md, "What the agent sees").
@@ -32,9 +32,10 @@ struct sr_procview_plan {
 	 * (the rlimit strategy).
 	 */
 	int usage_fd, stat_fd;
-	bool no_swap; /* the cgroup holds the sandbox's swap at 0 */
-	bool pinned;  /* to cpus, which /proc/stat and /proc/cpuinfo show alone */
-	cpu_set_t cpus;
+	bool no_swap;	/* the cgroup holds the sandbox's swap at 0 */
+	bool pinned;	/* PID 1 pins itself to cpus */
+	bool cpu_views; /* cpus are fewer than the host's: /proc/stat and cpuinfo show them alone */
+	cpu_set_t cpus; /* the CPUs the sandbox may run on */
 };
 
 /* Every fd -1, nothing pinned: a plan with no view. */
@@ -45,7 +46,10 @@ void sr_procview_plan_init(struct sr_procview_plan *v);
  * shows and the cgroup files it reads (no files is no error: the view is
  * then the limit over the host's figures), and the CPUs to pin to, from a
  * random start among those of our own affinity, so that sandboxes spread
- * over them.
+ * over them. Where there is nothing to pin, the sandbox's CPUs are still
+ * those of our affinity, which may be fewer than the host's (taskset, a
+ * container's cpuset): /proc/stat and cpuinfo then show those, as nproc
+ * does.
  */
 void sr_procview_prepare(const struct sr_config *c, const struct sr_cgroup *cg,
 			 struct sr_procview_plan *ret);

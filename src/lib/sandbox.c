@@ -378,8 +378,8 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 			sr_info(sb->opts.sink,
 				"sandbox %s: /proc/meminfo%s show%s the sandbox as it was at its "
 				"start, not live (%s; see docs/limits.md)",
-				sb->id, sb->plan.view.pinned ? ", stat and cpuinfo" : "",
-				sb->plan.view.pinned ? "" : "s", m->text);
+				sb->id, sb->plan.view.cpu_views ? ", stat and cpuinfo" : "",
+				sb->plan.view.cpu_views ? "" : "s", m->text);
 		sr_net_agent_started(sb->net);
 		break;
 	case SR_MSG_ERROR:

@@ -84,6 +84,20 @@ print(len(os.sched_getaffinity(0)))"
 0" "$out"
 }
 
+# A caller confined to fewer CPUs than the host has (taskset, a container's
+# cpuset): the sandbox's CPUs are those, in /proc/stat and cpuinfo too.
+t_caller_affinity() {
+	if [ "$host_cpus" -lt 2 ] || ! command -v taskset >/dev/null; then
+		skip "a caller with fewer CPUs than the host" "one CPU here, or no taskset"
+		return
+	fi
+	out=$(as_user taskset -c 0 "$SR" --net none --cpus 2 -- sh -c "nproc
+node -e 'console.log(require(\"os\").cpus().length)'; grep '^cpu[0-9]' /proc/stat | cut -d' ' -f1" 2>/dev/null)
+	assert_eq "taskset -c 0, --cpus 2: nproc, os.cpus() and /proc/stat agree on cpu0" "1
+1
+cpu0" "$out"
+}
+
 # A python agent that reads /proc/meminfo through one fd kept open (as
 # free and top do), allocates and touches 200 MiB, and frees it again.
 cat >"$SR_TMP/touch.py" <<'EOF'
@@ -247,6 +261,6 @@ $want\$" "$out"
 	check "nor is its state left" test ! -e "$(state_dir)/$sb"
 }
 
-for_each_user t_default_profile t_small t_live_memory t_live_stat t_live_or_snapshot t_read_only \
+for_each_user t_default_profile t_small t_caller_affinity t_live_memory t_live_stat t_live_or_snapshot t_read_only \
 	t_fallback t_living
 done_testing

@@ -714,7 +714,7 @@ static int limit_ucounts(const struct sr_plan *p, int proc, struct sr_error *err
 
 /*
  * What the agent sees of its machine (procview.h): /proc/meminfo, and
- * where the sandbox is pinned stat and cpuinfo, as the sandbox's, served
+ * where it has fewer CPUs than the host stat and cpuinfo, as the sandbox's, served
  * live by PID 1 (viewfs.h) or covered by a snapshot of now. Last in
  * /proc, and nothing of the set-up reads them after: PID 1 is their
  * server, and serves only once the set-up is done.

@@ -74,7 +74,7 @@ const char *sr_viewfs_name(enum sr_view v)
 
 static bool wanted(const struct sr_procview_plan *plan, enum sr_view v)
 {
-	return v == SR_VIEW_MEMINFO ? plan->memory_bytes > 0 : plan->pinned;
+	return v == SR_VIEW_MEMINFO ? plan->memory_bytes > 0 : plan->cpu_views;
 }
 
 static void set_frozen(struct sr_viewfs *vf, int e, const char *what)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sandbox's view of its machine (procview.h), inside: /proc/meminfo,
- * and where the sandbox is pinned /proc/stat and /proc/cpuinfo, covered
+ * and where it has fewer CPUs than the host /proc/stat and /proc/cpuinfo, covered
  * by files PID 1 serves over FUSE from its event loop, so that what
  * `free`, top or a runtime reads follows the sandbox as it goes; where
  * FUSE cannot be had (/dev/fuse missing or closed to the caller), by a
