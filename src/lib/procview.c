@@ -49,6 +49,13 @@ void sr_procview_prepare(const struct sr_config *c, const struct sr_cgroup *cg,
 	*ret = v;
 }
 
+int sr_procview_parent(const struct sr_procview_plan *v, pid_t pid, struct sr_error *err)
+{
+	if (v->pinned && sched_setaffinity(pid, sizeof(v->cpus), &v->cpus) < 0)
+		return sr_error_errno(err, sr_negerrno(), "pin to %d CPUs", CPU_COUNT(&v->cpus));
+	return 0;
+}
+
 void sr_procview_plan_close(struct sr_procview_plan *v)
 {
 	sr_closep(&v->usage_fd);

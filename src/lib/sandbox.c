@@ -350,6 +350,10 @@ static int parent_steps(struct sr_sandbox *sb, struct sr_error *err)
 	if (r < 0)
 		return sr_error_prefix(err, "cgroup");
 	sr_fault_point("supervisor", "cgroup");
+	/* The CPUs the sandbox sees (procview.h): a view the agent may widen again. */
+	r = sr_procview_parent(&sb->plan.view, sb->pid, err);
+	if (r < 0)
+		return r;
 	r = sr_net_parent(sb->net, sb->pid, err);
 	if (r < 0)
 		return sr_error_prefix(err, "network");

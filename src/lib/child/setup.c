@@ -131,7 +131,6 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 	/* Core dumps would land in the workspace and eat the disk limit. */
 	const struct rlimit core = {0, 0};
 	struct rlimit mq;
-	int r;
 
 	if (setrlimit(RLIMIT_CORE, &core) < 0)
 		return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_CORE");
@@ -146,9 +145,7 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 		if (setrlimit(RLIMIT_MSGQUEUE, &mq) < 0)
 			return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_MSGQUEUE");
 	}
-	/* The CPUs the sandbox sees (procview.h): a view, so the agent may widen it again. */
-	r = sr_viewfs_pin(p, err);
-	return r < 0 ? r : sr_cgroup_child(p->cgroup, err);
+	return sr_cgroup_child(p->cgroup, err);
 }
 
 /* Nested only: the agent's own user (and IPC) namespace, owning none of the others. */

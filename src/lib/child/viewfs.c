@@ -15,7 +15,6 @@
 #include "util.h"
 
 #include <linux/fuse.h>
-#include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -219,14 +218,6 @@ int sr_viewfs_mount(struct sr_plan *p, enum sr_view v, int proc, const char *dir
 	if (r < 0)
 		return sr_error_errno(err, (int)r, "the sandbox's /proc/%s", names[v]);
 	return 1;
-}
-
-int sr_viewfs_pin(const struct sr_plan *p, struct sr_error *err)
-{
-	if (p->view.pinned && sched_setaffinity(0, sizeof(p->view.cpus), &p->view.cpus) < 0)
-		return sr_error_errno(err, sr_negerrno(), "pin to %d CPUs",
-				      CPU_COUNT(&p->view.cpus));
-	return 0;
 }
 
 /* Serving. */

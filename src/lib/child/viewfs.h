@@ -52,9 +52,6 @@ int sr_viewfs_open(struct sr_plan *p, struct sr_error *err);
 int sr_viewfs_mount(struct sr_plan *p, enum sr_view v, int proc, const char *dir, char **ret_text,
 		    struct sr_error *err);
 
-/* Child, limits step: pins PID 1 (and all it will start) to the plan's CPUs. */
-int sr_viewfs_pin(const struct sr_plan *p, struct sr_error *err);
-
 /* PID 1: the connections to poll (up to _SR_VIEW_MAX), and their requests served. */
 size_t sr_viewfs_pollfds(const struct sr_viewfs *vf, struct pollfd *fds);
 void sr_viewfs_serve(struct sr_viewfs *vf, const struct pollfd *fds, size_t n);
