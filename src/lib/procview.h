@@ -3,15 +3,15 @@
  * What the agent sees of its machine: /proc/meminfo shows the sandbox's
  * memory limit and use, not the host's; and where the sandbox may use
  * fewer CPUs than the caller has, it is pinned to as many (rounded up) of
- * them, and /proc/stat and /proc/cpuinfo show the CPUs it runs on alone, so that
- * `nproc`, os.cpus(), os.totalmem() and a runtime's own sizing (V8's heap,
- * worker pools) see the machine production gives the agent
+ * them, and /proc/stat and /proc/cpuinfo show the CPUs it runs on alone,
+ * so that `nproc`, os.cpus(), os.totalmem() and a runtime's own sizing
+ * (V8's heap, worker pools) see the machine production gives the agent
  * (docs/limits.md, "What the agent sees").
  *
- * This side runs in the supervisor before clone: it picks the CPUs and
+ * This side runs in the supervisor: before clone it picks the CPUs and
  * opens, read-only, the two files of the sandbox's memory cgroup the view
- * is computed from. The child serves the views (child/viewfs.h); the
- * texts are procview-text.h's.
+ * is computed from; after clone it pins PID 1. The child serves the
+ * views (child/viewfs.h); the texts are procview-text.h's.
  */
 #pragma once
 

@@ -714,10 +714,10 @@ static int limit_ucounts(const struct sr_plan *p, int proc, struct sr_error *err
 
 /*
  * What the agent sees of its machine (procview.h): /proc/meminfo, and
- * where it has fewer CPUs than the host stat and cpuinfo, as the sandbox's, served
- * live by PID 1 (viewfs.h) or covered by a snapshot of now. Last in
- * /proc, and nothing of the set-up reads them after: PID 1 is their
- * server, and serves only once the set-up is done.
+ * where the sandbox has fewer CPUs than the host stat and cpuinfo, as
+ * the sandbox's, served live by PID 1 (viewfs.h) or covered by a
+ * snapshot of now. Last in /proc, and nothing of the set-up reads them
+ * after: PID 1 is their server, and serves only once the set-up is done.
  */
 static int mount_views(struct sr_plan *p, int root, int proc, struct sr_error *err)
 {

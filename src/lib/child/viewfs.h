@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sandbox's view of its machine (procview.h), inside: /proc/meminfo,
- * and where it has fewer CPUs than the host /proc/stat and /proc/cpuinfo, covered
- * by files PID 1 serves over FUSE from its event loop, so that what
- * `free`, top or a runtime reads follows the sandbox as it goes; where
- * FUSE cannot be had (/dev/fuse missing or closed to the caller), by a
- * snapshot made at the start.
+ * and where the sandbox has fewer CPUs than the host /proc/stat and
+ * /proc/cpuinfo, covered by files PID 1 serves over FUSE from its event
+ * loop, so that what `free`, top or a runtime reads follows the sandbox
+ * as it goes; where FUSE cannot be had (/dev/fuse missing or closed to
+ * the caller), by a snapshot made at the start.
  *
  * Deadlock rules. PID 1 is the views' only server and serves only from
  * its event loop (init.c), so:
