@@ -721,31 +721,55 @@ static int cmd_kill(char **argv)
 /*
  * Stops the next process made in this PID namespace (the last pid + 1)
  * as soon as it exists: one PID 1 is starting is caught before its exec,
- * while PID 1 waits for that exec (CLONE_VFORK). Writes "ready" to
- * READY_PATH once spinning; prints the pid stopped.
+ * while PID 1 waits for that exec (CLONE_VFORK). Two spinners (this
+ * process and a child made first), so that one is likely on a CPU when
+ * it appears. Writes "ready" to READY_PATH once spinning; prints the pid
+ * stopped.
  */
 static int cmd_stop_next(char **argv)
 {
 	char buf[32] = "";
-	int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	pid_t next;
+	pid_t child = fork(), next;
+	int fd;
+	ssize_t n;
 
-	if (n <= 0) {
-		perror("sr-probe: stop-next: ns_last_pid");
+	if (child < 0) {
+		perror("sr-probe: stop-next: fork");
 		return 2;
 	}
-	close(fd);
-	next = (pid_t)atoi(buf) + 1;
-	fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, "ready\n", 6) != 6) {
-		perror("sr-probe: stop-next: ready file");
-		return 2;
+	if (child > 0) {
+		fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+		n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (n <= 0) {
+			perror("sr-probe: stop-next: ns_last_pid");
+			kill(child, SIGKILL);
+			return 2;
+		}
+		close(fd);
+		next = (pid_t)atoi(buf) + 1;
+		/* The child spins on next too: it gets the number through a pipe-less way, its own
+		 * pid + 1. */
+		if (next != child + 1) {
+			fprintf(stderr, "sr-probe: stop-next: a process was made meanwhile\n");
+			kill(child, SIGKILL);
+			return 2;
+		}
+		fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0 || write(fd, "ready\n", 6) != 6) {
+			perror("sr-probe: stop-next: ready file");
+			kill(child, SIGKILL);
+			return 2;
+		}
+		close(fd);
+	} else {
+		next = getpid() + 1;
 	}
-	close(fd);
 	while (kill(next, SIGSTOP) < 0)
 		if (errno != ESRCH)
 			break;
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
 	printf("stopped %d\n", (int)next);
 	return 0;
 }
