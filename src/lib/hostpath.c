@@ -186,7 +186,8 @@ int sr_hostpath_resolve(const char *what, const char *path, const char *const *a
 			return sr_error_errno(err, n < 0 ? sr_negerrno() : -ENOENT, "%s %s", what,
 					      path);
 		target[n] = '\0';
-		snprintf(at, sizeof(at), "%s/%s", seen, name);
+		if (snprintf(at, sizeof(at), "%s/%s", seen, name) >= (int)sizeof(at))
+			return sr_error_errno(err, -ENAMETOOLONG, "%s %s", what, path);
 		l = (struct link){at, target, &st, &dir, in_tree(seen, agent_trees)};
 		if (l.tree || st.st_uid != 0 || dir.st_uid != 0)
 			return refuse(what, path, &l, err);
