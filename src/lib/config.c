@@ -62,10 +62,13 @@ static const struct key_def keys[] = {
     {"filesystem", "ro-bind", KEY_BIND, 0, false},
     {"filesystem", "bind", KEY_BIND, 0, true},
     {"agent", "entry", KEY_STRING, FIELD(entry), false},
+    {"deploy", "install", KEY_STRING, FIELD(install), false},
+    {"deploy", "install-timeout", KEY_DURATION, FIELD(install_timeout_ms), false},
+    {"deploy", "keep", KEY_COUNT, FIELD(keep_versions), false},
 };
 
 static const char *const sections[] = {
-    "profile", "limits", "network", "env", "filesystem", "agent", NULL,
+    "profile", "limits", "network", "env", "filesystem", "agent", "deploy", NULL,
 };
 
 static const char *const hints[_KEY_KIND_MAX] = {
@@ -152,6 +155,8 @@ void sr_config_init(struct sr_config *c)
 	    .timeout_ms = 120 * 1000,
 	    .disk_bytes = UINT64_C(10) << 30,
 	    .net = SR_NET_EGRESS,
+	    .install_timeout_ms = SR_DEFAULT_INSTALL_TIMEOUT_MS,
+	    .keep_versions = SR_DEFAULT_KEEP_VERSIONS,
 	    .log_level = SR_LOG_WARNING,
 	};
 }
@@ -167,6 +172,14 @@ static void binds_free(struct sr_config *c)
 	c->n_binds = 0;
 }
 
+/* Secret values are wiped, not only freed: a later core dump or heap reuse shows none. */
+static void secrets_free(struct sr_strv *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		explicit_bzero(v->items[i], strlen(v->items[i]));
+	sr_strv_free(v);
+}
+
 void sr_config_free(struct sr_config *c)
 {
 	free(c->profile);
@@ -178,6 +191,8 @@ void sr_config_free(struct sr_config *c)
 	sr_strv_free(&c->pass_env);
 	binds_free(c);
 	free(c->entry);
+	free(c->install);
+	secrets_free(&c->secrets);
 	free(c->workspace);
 	free(c->result_path);
 	free(c->name);
@@ -827,6 +842,22 @@ static void print_limits(const struct sr_config *c, FILE *f)
 	fprintf(f, "strict = %s\n", c->strict ? "true" : "false");
 }
 
+/* Only where it differs from the defaults: a run's configuration has no use for it. */
+static void print_deploy(const struct sr_config *c, FILE *f)
+{
+	char buf[SR_UNITS_BUF_MAX];
+
+	if (!c->install && c->install_timeout_ms == SR_DEFAULT_INSTALL_TIMEOUT_MS &&
+	    c->keep_versions == SR_DEFAULT_KEEP_VERSIONS)
+		return;
+	fputs("\n[deploy]\n", f);
+	if (c->install)
+		print_kv(f, "install", c->install);
+	sr_format_duration(c->install_timeout_ms, buf, sizeof(buf));
+	fprintf(f, "install-timeout = %s\n", buf);
+	fprintf(f, "keep = %" PRIu64 "\n", c->keep_versions);
+}
+
 int sr_config_print(const struct sr_config *c, FILE *f)
 {
 	fputs("# sandbox-run: effective configuration", f);
@@ -880,6 +911,8 @@ int sr_config_print(const struct sr_config *c, FILE *f)
 		fputs("\n[agent]\n", f);
 		print_kv(f, "entry", c->entry);
 	}
+	print_deploy(c, f);
+	/* c->secrets never: they are the deployment's store's alone (deploy.h). */
 	if (fflush(f) != 0 || ferror(f))
 		return sr_negerrno();
 	return 0;

@@ -17,6 +17,9 @@
 /* The sandbox's disk while the root is built (mounts.c): "/" SR_DATA_DIR, gone before the agent
  * runs. */
 #define SR_DATA_DIR ".sr-data"
+/* [deploy]: how long an install step may take, and how many versions a deployment keeps. */
+#define SR_DEFAULT_INSTALL_TIMEOUT_MS (10 * 60 * 1000)
+#define SR_DEFAULT_KEEP_VERSIONS      3
 
 enum sr_net_mode {
 	SR_NET_NONE,
@@ -81,6 +84,19 @@ struct sr_config {
 
 	/* [agent] */
 	char *entry; /* shell-free command line, split on blanks */
+
+	/* [deploy] (deploy.h) */
+	char *install;		     /* the install step, run by /bin/sh -c; NULL: detected */
+	uint64_t install_timeout_ms; /* 0: none */
+	uint64_t keep_versions;	     /* versions a deployment keeps; 0: all */
+
+	/*
+	 * A deployment's secrets, "KEY=VALUE" (deploy.h): set only from its
+	 * 0600 store, given to the agent after [env] file and before [env]
+	 * values, and never printed (--print-config, a snapshot's
+	 * configuration) or logged. Wiped when freed.
+	 */
+	struct sr_strv secrets;
 
 	/* command line only */
 	char *workspace;   /* -- COMMAND, create: host directory, or NULL for empty */

@@ -154,6 +154,9 @@ int sr_env_build(const struct sr_config *c, char *const *caller_env, struct sr_s
 			return r;
 		}
 	}
+	for (size_t i = 0; i < c->secrets.n; i++)
+		if (env_set(&v, c->secrets.items[i]) < 0)
+			goto oom;
 	for (size_t i = 0; i < c->env.n; i++)
 		if (env_set(&v, c->env.items[i]) < 0)
 			goto oom;

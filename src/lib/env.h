@@ -2,7 +2,8 @@
 /*
  * The agent's environment: clean, never the caller's. PATH, HOME, LANG and
  * TERM, then --pass-env names copied from the caller, then the --env-file
- * (secrets), then [env]/--env values; a later KEY replaces an earlier one.
+ * (secrets), then a deployment's secrets (config.h), then [env]/--env
+ * values; a later KEY replaces an earlier one.
  * Values are never logged.
  */
 #pragma once
