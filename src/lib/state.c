@@ -38,6 +38,11 @@ static int private_dir(const char *path, struct sr_error *err)
 	return 0;
 }
 
+int sr_private_dir(const char *path, struct sr_error *err)
+{
+	return private_dir(path, err);
+}
+
 /* mkdir -p of the parents of path (0755 as mkdir(1) would, less the umask), not path itself. */
 static int make_parents(const char *path, struct sr_error *err)
 {

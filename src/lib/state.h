@@ -39,6 +39,8 @@
 int sr_state_dir(char **ret, struct sr_error *err);
 /* The data directory, likewise; sub (e.g. "snapshots") made in it when not NULL. */
 int sr_data_dir(const char *sub, char **ret, struct sr_error *err);
+/* path made if missing (0700) and checked as those are: a directory, ours, closed to others. */
+int sr_private_dir(const char *path, struct sr_error *err);
 
 struct sr_entry {
 	char id[33];

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+#include "secrets.h"
+#include "env.h"
+#include "state.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+static int check_names(const char *name, const char *key, struct sr_error *err)
+{
+	if (!sr_state_valid_name(name))
+		return sr_error_msg(err, -EINVAL,
+				    "bad deployment name '%s' (1-64 of letters, digits, '_', '.', "
+				    "'-', starting with a letter or digit)",
+				    name);
+	if (key && !sr_env_valid_name(key, strlen(key)))
+		return sr_error_msg(err, -EINVAL,
+				    "bad secret name '%s' (an environment variable's: letters, "
+				    "digits and '_', not starting with a digit)",
+				    key);
+	return 0;
+}
+
+/* <data>/secrets/NAME, made (0700) when create, else -ENOENT when missing. */
+static int secrets_dir(const char *name, bool create, char **ret, struct sr_error *err)
+{
+	_cleanup_free_ char *top = NULL, *dir = NULL;
+	struct stat st;
+	int r = sr_data_dir("secrets", &top, err);
+
+	if (r < 0)
+		return r;
+	if (asprintf(&dir, "%s/%s", top, name) < 0)
+		return sr_error_errno(err, -ENOMEM, "secrets");
+	if (!create && lstat(dir, &st) < 0 && errno == ENOENT)
+		return -ENOENT;
+	r = sr_private_dir(dir, err);
+	if (r < 0)
+		return r;
+	*ret = steal_pointer(&dir);
+	return 0;
+}
+
+int sr_secret_set(const char *name, const char *key, const char *value, size_t len,
+		  struct sr_error *err)
+{
+	_cleanup_free_ char *dir = NULL, *tmp = NULL, *path = NULL;
+	_cleanup_close_ int fd = -1;
+	uint32_t rnd = 0;
+	int r = check_names(name, key, err);
+
+	if (r < 0)
+		return r;
+	/* The messages name the key, never the value. */
+	if (len == 0)
+		return sr_error_msg(err, -EINVAL,
+				    "secret %s: empty value (sandbox-run secrets rm %s %s removes "
+				    "it)",
+				    key, name, key);
+	if (memchr(value, '\0', len))
+		return sr_error_msg(err, -EINVAL,
+				    "secret %s: the value holds a NUL byte, which no environment "
+				    "variable can",
+				    key);
+	if (len > SR_SECRET_MAX)
+		return sr_error_msg(err, -EFBIG, "secret %s: the value is larger than %d KiB", key,
+				    SR_SECRET_MAX / 1024);
+	r = secrets_dir(name, true, &dir, err);
+	if (r < 0)
+		return r;
+	(void)!getrandom(&rnd, sizeof(rnd), 0);
+	if (asprintf(&tmp, "%s/.%s.new-%08x", dir, key, rnd) < 0 ||
+	    asprintf(&path, "%s/%s", dir, key) < 0)
+		return sr_error_errno(err, -ENOMEM, "secret %s", key);
+	/* 0600 whatever the umask: created so, and fchmod'ed in case the umask took more. */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "secret %s: create %s", key, tmp);
+	r = fchmod(fd, 0600) < 0 ? sr_negerrno() : 0;
+	if (r == 0)
+		r = sr_write_all(fd, value, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = sr_negerrno();
+	if (r == 0 && rename(tmp, path) < 0)
+		r = sr_negerrno();
+	if (r < 0) {
+		(void)unlink(tmp);
+		return sr_error_errno(err, r, "secret %s: write %s", key, path);
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sr_secret_list(const char *name, struct sr_strv *ret, struct sr_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	struct sr_strv keys = {0};
+	struct dirent *de;
+	DIR *d;
+	int r = check_names(name, NULL, err);
+
+	if (r < 0)
+		return r;
+	r = secrets_dir(name, false, &dir, err);
+	if (r == -ENOENT) {
+		*ret = keys;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	d = opendir(dir);
+	if (!d)
+		return sr_error_errno(err, sr_negerrno(), "secrets: %s", dir);
+	while ((de = readdir(d))) {
+		/* Hidden names are values being written (.KEY.new-XXXXXXXX). */
+		if (!sr_env_valid_name(de->d_name, strlen(de->d_name)))
+			continue;
+		if (sr_strv_push(&keys, de->d_name) < 0) {
+			closedir(d);
+			sr_strv_free(&keys);
+			return sr_error_errno(err, -ENOMEM, "secrets");
+		}
+	}
+	closedir(d);
+	if (keys.n > 1)
+		qsort(keys.items, keys.n, sizeof(*keys.items), cmp_str);
+	*ret = keys;
+	return 0;
+}
+
+int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
+{
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	int r = check_names(name, key, err);
+
+	if (r < 0)
+		return r;
+	r = secrets_dir(name, false, &dir, err);
+	if (r == -ENOENT)
+		return sr_error_msg(err, r, "no secret %s for '%s' (sandbox-run secrets ls %s)",
+				    key, name, name);
+	if (r < 0)
+		return r;
+	if (asprintf(&path, "%s/%s", dir, key) < 0)
+		return sr_error_errno(err, -ENOMEM, "secret %s", key);
+	if (unlink(path) < 0) {
+		r = sr_negerrno();
+		if (r == -ENOENT)
+			return sr_error_msg(err, r,
+					    "no secret %s for '%s' (sandbox-run secrets ls %s)",
+					    key, name, name);
+		return sr_error_errno(err, r, "secret %s: remove %s", key, path);
+	}
+	return 0;
+}
+
+int sr_secret_remove_all(const char *name, struct sr_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int fd = -1;
+	struct dirent *de;
+	DIR *d;
+	int r = check_names(name, NULL, err);
+
+	if (r < 0)
+		return r;
+	r = secrets_dir(name, false, &dir, err);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d)
+		return sr_error_errno(err, sr_negerrno(), "secrets: %s", dir);
+	fd = -1;
+	while ((de = readdir(d)))
+		if (!sr_streq(de->d_name, ".") && !sr_streq(de->d_name, ".."))
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+	if (rmdir(dir) < 0)
+		return sr_error_errno(err, sr_negerrno(), "secrets: remove %s", dir);
+	return 0;
+}
+
+/* One secret's "KEY=VALUE", read from the open directory. */
+static int load_one(int dirfd, const char *key, struct sr_strv *out, struct sr_error *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_free_ char *buf = NULL;
+	size_t klen = strlen(key), len = 0;
+	struct stat st;
+	ssize_t n = 0;
+	int r;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return sr_error_errno(err, sr_negerrno(), "secret %s", key);
+	/* Checked on the opened file, so it cannot be swapped after the check. */
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return sr_error_msg(err, -EPERM,
+				    "secret %s: not a regular file of yours closed to group and "
+				    "others (set it again: sandbox-run secrets set)",
+				    key);
+	if (st.st_size > SR_SECRET_MAX)
+		return sr_error_msg(err, -EFBIG, "secret %s: larger than %d KiB", key,
+				    SR_SECRET_MAX / 1024);
+	buf = malloc(klen + 1 + (size_t)st.st_size + 1);
+	if (!buf)
+		return sr_error_errno(err, -ENOMEM, "secret %s", key);
+	memcpy(buf, key, klen);
+	buf[klen] = '=';
+	while (len < (size_t)st.st_size &&
+	       (n = SR_RETRY(read(fd, buf + klen + 1 + len, (size_t)st.st_size - len))) > 0)
+		len += (size_t)n;
+	if (n < 0) {
+		r = sr_negerrno();
+		explicit_bzero(buf, klen + 1 + len);
+		return sr_error_errno(err, r, "secret %s", key);
+	}
+	buf[klen + 1 + len] = '\0';
+	r = memchr(buf + klen + 1, '\0', len) ? -EINVAL : sr_strv_push(out, buf);
+	explicit_bzero(buf, klen + 1 + len);
+	if (r == -EINVAL)
+		return sr_error_msg(err, r, "secret %s: holds a NUL byte", key);
+	if (r < 0)
+		return sr_error_errno(err, r, "secret %s", key);
+	return 0;
+}
+
+int sr_secret_load(const char *name, struct sr_strv *ret, struct sr_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int fd = -1;
+	struct sr_strv keys = {0};
+	int r = sr_secret_list(name, &keys, err);
+
+	if (r < 0 || keys.n == 0)
+		return r;
+	r = secrets_dir(name, false, &dir, err);
+	if (r >= 0) {
+		fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			r = sr_error_errno(err, sr_negerrno(), "secrets: %s", dir);
+	}
+	for (size_t i = 0; r >= 0 && i < keys.n; i++)
+		r = load_one(fd, keys.items[i], ret, err);
+	sr_strv_free(&keys);
+	return r < 0 ? r : 0;
+}

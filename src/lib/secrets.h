@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A deployment's secrets: environment variables its invocations get
+ * (config.h: c->secrets), kept apart from everything else. In the user's
+ * data directory (state.h), one file per secret:
+ *
+ *   secrets/NAME/KEY   the value, exactly, 0600 in 0700 directories
+ *
+ * A value never appears in a message, a log, a configuration printed or
+ * kept (--print-config, a version's config.ini), a result record or a
+ * command line: it travels from the store to the sandbox's environment in
+ * memory only. Secrets are not given to the install step (production
+ * injects them after `npm install` too).
+ */
+#pragma once
+
+#include "config.h"
+#include "log.h"
+
+#include <stddef.h>
+
+/* The largest value kept: an API key, a PEM key, not a file. */
+#define SR_SECRET_MAX (64 * 1024)
+
+/*
+ * Sets KEY of deployment name (which need not be deployed yet) to value
+ * (len bytes, no NUL), replacing any earlier value atomically.
+ */
+int sr_secret_set(const char *name, const char *key, const char *value, size_t len,
+		  struct sr_error *err);
+/* The keys of name, sorted; none is fine (an empty list). */
+int sr_secret_list(const char *name, struct sr_strv *ret, struct sr_error *err);
+/* Removes KEY of name; -ENOENT says there was none. */
+int sr_secret_remove(const char *name, const char *key, struct sr_error *err);
+/* Removes every secret of name (deployments rm). */
+int sr_secret_remove_all(const char *name, struct sr_error *err);
+/*
+ * Appends "KEY=VALUE" for each secret of name to ret. A file another user
+ * owns, or one open to group or others, is refused (naming the key, never
+ * the value), as an env file is.
+ */
+int sr_secret_load(const char *name, struct sr_strv *ret, struct sr_error *err);
