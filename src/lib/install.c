@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: MIT */
+#include "install.h"
+#include "archive.h"
+#include "deploy.h"
+#include "json.h"
+#include "protocol.h"
+#include "sandbox.h"
+#include "state.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#define PACKAGE_JSON_MAX (4 * 1024 * 1024)
+/* node_modules holds tens of thousands of files; the disk limit bounds the bytes. */
+#define INSTALL_MAX_ENTRIES (10 * 1000 * 1000)
+#define LINE_MAX_SHOWN	    4096
+#define TICK_MS		    100
+
+/* The steps' environment, over the sandbox's: quiet, non-interactive, cached. */
+static const char *const step_env[] = {
+    "npm_config_cache=/home/user/.cache/npm",
+    "npm_config_prefer_offline=true",
+    "npm_config_update_notifier=false",
+    "npm_config_fund=false",
+    "npm_config_audit=false",
+    "npm_config_progress=false",
+    "PIP_DISABLE_PIP_VERSION_CHECK=1",
+    "PIP_NO_INPUT=1",
+    "PIP_PROGRESS_BAR=off",
+    "PYTHONDONTWRITEBYTECODE=1",
+};
+
+static int add_step(struct sr_install_plan *p, const char *what, const char *const *argv)
+{
+	struct sr_install_step *steps = reallocarray(p->steps, p->n + 1, sizeof(*steps));
+	struct sr_install_step s = {0};
+	size_t n = 0;
+
+	if (!steps)
+		return -ENOMEM;
+	p->steps = steps;
+	while (argv[n])
+		n++;
+	s.what = strdup(what);
+	s.argv = calloc(n + 1, sizeof(*s.argv));
+	for (size_t i = 0; s.argv && i < n; i++)
+		if (!(s.argv[i] = strdup(argv[i])))
+			n = 0;
+	if (!s.what || !s.argv || (n == 0 && argv[0])) {
+		for (size_t i = 0; s.argv && s.argv[i]; i++)
+			free(s.argv[i]);
+		free(s.argv);
+		free(s.what);
+		return -ENOMEM;
+	}
+	p->steps[p->n++] = s;
+	return 0;
+}
+
+void sr_install_plan_free(struct sr_install_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		for (char **a = p->steps[i].argv; a && *a; a++)
+			free(*a);
+		free(p->steps[i].argv);
+		free(p->steps[i].what);
+	}
+	free(p->steps);
+	*p = (struct sr_install_plan){0};
+}
+
+static bool has_file(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A small regular file of dirfd, whole (malloc'd); NULL when absent or too large. */
+static char *read_small(int dirfd, const char *name, size_t max, size_t *ret_len)
+{
+	_cleanup_close_ int fd =
+	    openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	char *buf;
+	size_t len = 0;
+	ssize_t n = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)max)
+		return NULL;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return NULL;
+	while (len < (size_t)st.st_size &&
+	       (n = SR_RETRY(read(fd, buf + len, (size_t)st.st_size - len))) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	*ret_len = len;
+	return buf;
+}
+
+bool sr_install_package_has_deps(const char *json, size_t len)
+{
+	static const char *const kinds[] = {"dependencies", "devDependencies",
+					    "optionalDependencies"};
+	json_t *j = NULL;
+	bool any = false;
+
+	if (sr_json_parse(json, len, 0, 512, &j) < 0)
+		return false;
+	for (size_t i = 0; json_is_object(j) && i < SR_ARRAY_SIZE(kinds); i++) {
+		json_t *d = json_object_get(j, kinds[i]);
+
+		any |= json_is_object(d) && json_object_size(d) > 0;
+	}
+	json_decref(j);
+	return any;
+}
+
+int sr_install_plan(int dirfd, const char *custom, struct sr_install_plan *ret,
+		    struct sr_error *err)
+{
+	static const char *const npm_ci[] = {"npm", "ci", NULL};
+	static const char *const npm_install[] = {"npm", "install", NULL};
+	static const char *const pip[] = {
+	    "python3",		"-m", "pip", "install", "--target", SR_INSTALL_PYTHON_DIR, "-r",
+	    "requirements.txt", NULL};
+	struct sr_install_plan p = {0};
+	int r = 0;
+
+	if (custom && *custom) {
+		const char *const sh[] = {"/bin/sh", "-c", custom, NULL};
+
+		r = add_step(&p, custom, sh);
+	} else {
+		_cleanup_free_ char *pkg = NULL;
+		size_t len = 0;
+
+		if (has_file(dirfd, "package.json")) {
+			pkg = read_small(dirfd, "package.json", PACKAGE_JSON_MAX, &len);
+			if (has_file(dirfd, "package-lock.json") ||
+			    has_file(dirfd, "npm-shrinkwrap.json"))
+				r = add_step(&p, "npm ci", npm_ci);
+			else if (pkg && sr_install_package_has_deps(pkg, len))
+				r = add_step(&p, "npm install", npm_install);
+		}
+		if (r == 0 && has_file(dirfd, "requirements.txt")) {
+			r = add_step(&p, "pip install -r requirements.txt", pip);
+			p.python = r == 0;
+		}
+	}
+	if (r < 0) {
+		sr_install_plan_free(&p);
+		return sr_error_errno(err, r, "install plan");
+	}
+	*ret = p;
+	return 0;
+}
+
+int sr_install_count_npm(const char *json, size_t len)
+{
+	json_t *j = NULL, *pkgs;
+	const char *key;
+	json_t *v;
+	int n = 0;
+
+	if (sr_json_parse(json, len, 0, 64, &j) < 0)
+		return -1;
+	pkgs = json_object_get(j, "packages");
+	if (!json_is_object(pkgs)) {
+		json_decref(j);
+		return -1;
+	}
+	/* "" is the project itself; links (workspaces) are not installed packages. */
+	json_object_foreach (pkgs, key, v) {
+		if (*key && !json_is_true(json_object_get(v, "link")))
+			n++;
+	}
+	json_decref(j);
+	return n;
+}
+
+int sr_install_count_packages(int dirfd)
+{
+	_cleanup_close_ int py = -1;
+	_cleanup_free_ char *lock = NULL;
+	size_t len = 0;
+	int n = 0, npm;
+	DIR *d;
+	struct dirent *de;
+
+	lock = read_small(dirfd, "node_modules/.package-lock.json", 64 * 1024 * 1024, &len);
+	npm = lock ? sr_install_count_npm(lock, len) : -1;
+	if (npm > 0)
+		n += npm;
+	py = openat(dirfd, SR_INSTALL_PYTHON_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = py >= 0 ? fdopendir(py) : NULL;
+	if (d) {
+		py = -1;
+		while ((de = readdir(d))) {
+			size_t l = strlen(de->d_name);
+
+			n += l > 10 && strcmp(de->d_name + l - 10, ".dist-info") == 0;
+		}
+		closedir(d);
+	}
+	return n;
+}
+
+int64_t sr_install_tree_size(int dir)
+{
+	int fd = fcntl(dir, F_DUPFD_CLOEXEC, 3);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	int64_t total = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, "..") ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sub = openat(
+			    dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub >= 0)
+				total += sr_install_tree_size(sub);
+		} else {
+			total += st.st_size;
+		}
+	}
+	closedir(d);
+	return total;
+}
+
+/* One install: the sandbox, what it reported, the steps' output. */
+struct inst {
+	struct sr_config *c;
+	const struct sr_install_opts *o;
+	struct sr_sandbox *sb;
+	int out; /* the steps' stdout and stderr, -1 once closed */
+	char line[LINE_MAX_SHOWN + 1];
+	size_t linelen;
+	bool line_long; /* the line being read passed LINE_MAX_SHOWN */
+	int64_t deadline_ns;
+	bool exited, worked;
+	struct sr_exit exit;
+	struct sr_error work_err;
+};
+
+static void on_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e)
+{
+	struct inst *in = ctx;
+
+	(void)sb;
+	in->exit = *e;
+	in->exited = true;
+}
+
+static void on_worked(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct sr_error *err)
+{
+	struct inst *in = ctx;
+
+	(void)sb;
+	(void)id;
+	in->work_err = *err;
+	in->worked = true;
+}
+
+static const struct sr_sandbox_ops inst_ops = {.exited = on_exited, .worked = on_worked};
+
+static void emit_line(struct inst *in)
+{
+	in->line[in->linelen] = '\0';
+	if (in->linelen && in->line[in->linelen - 1] == '\r')
+		in->line[--in->linelen] = '\0';
+	if (in->o->ops && in->o->ops->line)
+		in->o->ops->line(in->o->ctx, in->line);
+	in->linelen = 0;
+	in->line_long = false;
+}
+
+/* Reads what the steps printed: all of it to the log, whole lines to the caller. */
+static void drain(struct inst *in)
+{
+	char buf[16384];
+	ssize_t n = -1;
+
+	while (in->out >= 0 && (n = read(in->out, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN) {
+				close(in->out);
+				in->out = -1;
+			}
+			return;
+		}
+		if (in->o->log_fd >= 0)
+			(void)sr_write_all(in->o->log_fd, buf, (size_t)n);
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				emit_line(in);
+				continue;
+			}
+			/* A line too long to show is shown cut; the log has it whole. */
+			if (in->linelen < LINE_MAX_SHOWN)
+				in->line[in->linelen++] = buf[i];
+			else
+				in->line_long = true;
+		}
+	}
+	if (n == 0) {
+		if (in->linelen)
+			emit_line(in);
+		close(in->out);
+		in->out = -1;
+	}
+}
+
+/*
+ * Waits (dispatching the sandbox's events, reading the steps' output,
+ * ticking) until *flag is set. The sandbox ending first, the timeout, a
+ * cancel: an error.
+ */
+static int wait_for(struct inst *in, const bool *flag, struct sr_error *err)
+{
+	while (!*flag) {
+		struct pollfd fds[SR_SANDBOX_POLL_FDS + 2];
+		int sbfds[SR_SANDBOX_POLL_FDS];
+		int64_t left = in->deadline_ns ? in->deadline_ns - sr_monotonic_ns() : INT64_MAX;
+		int timeout = TICK_MS;
+
+		if (sr_sandbox_ended(in->sb)) {
+			const struct sr_error *e = sr_sandbox_error(in->sb);
+
+			if (e && e->code)
+				*err = *e;
+			else
+				sr_error_msg(err, -EPROTO,
+					     "the install sandbox ended unexpectedly");
+			return err->code;
+		}
+		if (left <= 0) {
+			sr_error_msg(err, -ETIME, "the install did not end within its timeout");
+			err->status = 124;
+			return -ETIME;
+		}
+		if (left / 1000000 < timeout)
+			timeout = (int)(left / 1000000) + 1;
+		sr_sandbox_poll_fds(in->sb, sbfds);
+		for (size_t i = 0; i < SR_SANDBOX_POLL_FDS; i++)
+			fds[i] = (struct pollfd){.fd = sbfds[i], .events = POLLIN};
+		fds[SR_SANDBOX_POLL_FDS] = (struct pollfd){.fd = in->out, .events = POLLIN};
+		fds[SR_SANDBOX_POLL_FDS + 1] =
+		    (struct pollfd){.fd = in->o->cancel_fd, .events = POLLIN};
+		if (poll(fds, SR_ARRAY_SIZE(fds), timeout) < 0 && errno != EINTR)
+			return sr_error_errno(err, sr_negerrno(), "poll");
+		if (fds[SR_SANDBOX_POLL_FDS + 1].revents)
+			return sr_error_msg(err, -ECANCELED, "interrupted");
+		if (fds[SR_SANDBOX_POLL_FDS].revents)
+			drain(in);
+		sr_sandbox_dispatch(in->sb);
+		if (in->o->ops && in->o->ops->tick)
+			in->o->ops->tick(in->o->ctx);
+	}
+	return 0;
+}
+
+static void step_begins(struct inst *in, const char *what)
+{
+	if (in->o->ops && in->o->ops->step)
+		in->o->ops->step(in->o->ctx, what);
+}
+
+/* The environment of a step: the sandbox's, then step_env. */
+static int step_environment(struct inst *in, struct sr_strv *ret)
+{
+	char *const *base = sr_sandbox_env(in->sb);
+	struct sr_strv v = {0};
+
+	for (size_t i = 0; base && base[i]; i++)
+		if (sr_strv_push(&v, base[i]) < 0)
+			goto oom;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(step_env); i++)
+		if (sr_strv_push(&v, step_env[i]) < 0)
+			goto oom;
+	*ret = v;
+	return 0;
+oom:
+	sr_strv_free(&v);
+	return -ENOMEM;
+}
+
+static int run_step(struct inst *in, const struct sr_install_step *s, struct sr_error *err)
+{
+	struct sr_spawn sp = {.argv = s->argv, .cwd = "/workspace"};
+	_cleanup_close_ int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int wr = -1;
+	struct sr_strv env = {0};
+	int p[2], pty = -1, r;
+	pid_t pid;
+
+	step_begins(in, s->what);
+	if (null < 0 || pipe2(p, O_CLOEXEC) < 0)
+		return sr_error_errno(err, sr_negerrno(), "install: pipe");
+	in->out = p[0];
+	wr = p[1];
+	(void)fcntl(in->out, F_SETFL, O_NONBLOCK);
+	if (step_environment(in, &env) < 0)
+		return sr_error_errno(err, -ENOMEM, "install");
+	sp.envp = env.items;
+	sp.stdio[0] = null;
+	sp.stdio[1] = wr;
+	sp.stdio[2] = wr;
+	in->exited = false;
+	r = sr_sandbox_spawn(in->sb, &sp, &pid, &pty, err);
+	sr_strv_free(&env);
+	/* Only the step holds the write end now: its end (and its children's) is our EOF. */
+	sr_closep(&wr);
+	wr = -1;
+	if (r < 0)
+		return sr_error_prefix(err, "install step '%s'", s->what);
+	r = wait_for(in, &in->exited, err);
+	/* What it printed last, also what a child that outlives it is still printing. */
+	drain(in);
+	if (in->out >= 0) {
+		close(in->out);
+		in->out = -1;
+	}
+	if (r < 0)
+		return r == -ETIME || r == -ECANCELED
+			   ? r
+			   : sr_error_prefix(err, "install step '%s'", s->what);
+	if (WIFEXITED(in->exit.status) && WEXITSTATUS(in->exit.status) == 0)
+		return 0;
+	if (WIFSIGNALED(in->exit.status)) {
+		sr_error_msg(err, -ECHILD, "install step '%s' was killed by signal %d", s->what,
+			     WTERMSIG(in->exit.status));
+		err->status = 128 + WTERMSIG(in->exit.status);
+	} else {
+		sr_error_msg(err, -ECHILD, "install step '%s' failed with exit status %d", s->what,
+			     WEXITSTATUS(in->exit.status));
+		err->status = WEXITSTATUS(in->exit.status);
+	}
+	return -ECHILD;
+}
+
+/* The user's cache directory into the sandbox as /home/user/.cache. */
+static int cache_in(struct inst *in, int datafd, struct sr_error *err)
+{
+	struct sr_archive_writer *w = NULL;
+	struct stat st;
+	struct sr_error werr = {0};
+	int p[2], r;
+	uint32_t id;
+
+	if (fstatat(datafd, "cache", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	step_begins(in, "restore the package cache");
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return sr_error_errno(err, sr_negerrno(), "package cache: pipe");
+	in->worked = false;
+	r = sr_sandbox_work(in->sb, SR_WORK_TAR_IN, "/home/user", p[0], &id);
+	close(p[0]);
+	if (r < 0) {
+		close(p[1]);
+		return sr_error_errno(err, r, "package cache");
+	}
+	/* A worker that failed closes its end: our write fails, and it says why. */
+	if ((r = sr_archive_writer_new(p[1], false, &w, &werr)) >= 0 &&
+	    (r = sr_archive_write_tree(w, datafd, "cache", ".cache", &werr)) >= 0)
+		r = sr_archive_writer_end(w, NULL, NULL, &werr);
+	sr_archive_writer_free(w);
+	close(p[1]);
+	if (wait_for(in, &in->worked, err) < 0)
+		return err->code;
+	if (in->work_err.code) {
+		*err = in->work_err;
+		return sr_error_prefix(err, "package cache");
+	}
+	if (r < 0) {
+		*err = werr;
+		return sr_error_prefix(err, "package cache");
+	}
+	return 0;
+}
+
+/* A tar of path in the sandbox, extracted into (dirfd, as). */
+static int copy_out(struct inst *in, const char *path, int dirfd, const char *as,
+		    struct sr_error *err)
+{
+	struct sr_extract_opts x = {
+	    .max_bytes = in->c->disk_bytes,
+	    .rename_top = as,
+	    .max_entries = INSTALL_MAX_ENTRIES,
+	};
+	struct sr_error xerr = {0};
+	int p[2], r;
+	uint32_t id;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return sr_error_errno(err, sr_negerrno(), "pipe");
+	in->worked = false;
+	r = sr_sandbox_work(in->sb, SR_WORK_TAR_OUT, path, p[1], &id);
+	close(p[1]);
+	if (r < 0) {
+		close(p[0]);
+		return sr_error_errno(err, r, "copy %s", path);
+	}
+	r = sr_archive_extract_opts(p[0], dirfd, &x, &xerr);
+	close(p[0]);
+	if (wait_for(in, &in->worked, err) < 0)
+		return err->code;
+	if (in->work_err.code) {
+		*err = in->work_err;
+		return err->code;
+	}
+	if (r < 0) {
+		*err = xerr;
+		return r;
+	}
+	return 0;
+}
+
+/* /home/user/.cache back to <data>/cache, replacing it whole: a best effort. */
+static void cache_out(struct inst *in, int datafd)
+{
+	char tmp[48], old[48];
+	struct sr_error err = {0};
+	uint32_t rnd = 0;
+
+	step_begins(in, "save the package cache");
+	(void)!getrandom(&rnd, sizeof(rnd), 0);
+	snprintf(tmp, sizeof(tmp), "cache.new-%08x", rnd);
+	snprintf(old, sizeof(old), "cache.old-%08x", rnd);
+	if (copy_out(in, "/home/user/.cache", datafd, tmp, &err) < 0) {
+		/* Nothing cached (no step wrote there) is no news. */
+		if (err.code != -ENOENT)
+			sr_warn(in->o->sink, "package cache not saved: %s", err.msg);
+		(void)sr_deploy_remove_tree(datafd, tmp);
+		return;
+	}
+	if (renameat2(datafd, tmp, datafd, "cache", RENAME_EXCHANGE) == 0) {
+		(void)renameat(datafd, tmp, datafd, old);
+		(void)sr_deploy_remove_tree(datafd, old);
+	} else if (renameat(datafd, tmp, datafd, "cache") < 0) {
+		sr_warn(in->o->sink, "package cache not saved: %s", strerror(errno));
+		(void)sr_deploy_remove_tree(datafd, tmp);
+	}
+}
+
+static int install(struct inst *in, const struct sr_install_plan *plan, int datafd,
+		   struct sr_error *err)
+{
+	struct sr_sandbox_opts so = {.sink = in->o->sink, .ops = &inst_ops, .ctx = in};
+	struct sr_result r;
+	int e;
+
+	sr_result_init(&r);
+	so.deadline_ns = in->deadline_ns;
+	step_begins(in, "start the sandbox");
+	e = sr_sandbox_create(in->c, &so, &r, &in->sb, err);
+	if (e < 0)
+		return e == -ETIME ? (err->status = 124, e) : e;
+	if (in->o->cache && datafd >= 0 && (e = cache_in(in, datafd, err)) < 0)
+		return e;
+	for (size_t i = 0; i < plan->n; i++)
+		if ((e = run_step(in, &plan->steps[i], err)) < 0)
+			return e;
+	step_begins(in, "copy the installed tree");
+	e = copy_out(in, "/workspace", in->o->dest_dirfd, "app", err);
+	if (e < 0)
+		return sr_error_prefix(err, "copy the installed tree out");
+	if (in->o->cache && datafd >= 0)
+		cache_out(in, datafd);
+	return 0;
+}
+
+int sr_install_run(struct sr_config *c, const struct sr_install_plan *plan,
+		   const struct sr_install_opts *o, struct sr_error *err)
+{
+	/* The install's own sandbox: the code as workspace, nothing run but the steps. */
+	char *saved_ws = c->workspace, **saved_argv = c->argv;
+	int saved_argc = c->argc;
+	bool saved_cmd = c->command_mode, saved_no_entry = c->no_entry;
+	struct inst in = {.c = c, .o = o, .out = -1};
+	_cleanup_free_ char *data = NULL, *ws = strdup(o->code_dir);
+	_cleanup_close_ int datafd = -1;
+	int r;
+
+	if (!ws)
+		return sr_error_errno(err, -ENOMEM, "install");
+	if (o->cache && sr_data_dir(NULL, &data, err) >= 0)
+		datafd = open(data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->install_timeout_ms)
+		in.deadline_ns = sr_monotonic_ns() + (int64_t)c->install_timeout_ms * 1000000;
+	c->workspace = ws;
+	c->argv = NULL;
+	c->argc = 0;
+	c->command_mode = false;
+	c->no_entry = true;
+	r = install(&in, plan, datafd, err);
+	/* Whatever is left (a step's daemon, a step cut short) is killed with the sandbox. */
+	sr_sandbox_free(in.sb);
+	if (in.out >= 0)
+		close(in.out);
+	c->workspace = saved_ws;
+	c->argv = saved_argv;
+	c->argc = saved_argc;
+	c->command_mode = saved_cmd;
+	c->no_entry = saved_no_entry;
+	return r;
+}
