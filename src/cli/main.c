@@ -36,6 +36,10 @@ static const struct verb verbs[] = {
     {"snapshots", sr_verb_snapshots},
     {"doctor", sr_verb_doctor},
     {"export", sr_verb_export},
+    {"deploy", sr_verb_deploy},
+    {"invoke", sr_verb_invoke},
+    {"deployments", sr_verb_deployments},
+    {"secrets", sr_verb_secrets},
 };
 
 int sr_cli_stdout_status(const char *what)

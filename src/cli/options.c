@@ -36,6 +36,9 @@ enum {
 	OPT_VERSION,
 	OPT_NAME,
 	OPT_FROM,
+	OPT_INSTALL,
+	OPT_INSTALL_TIMEOUT,
+	OPT_KEEP,
 };
 
 static const struct option long_options[] = {
@@ -65,6 +68,9 @@ static const struct option long_options[] = {
     {"help", no_argument, NULL, OPT_HELP},
     {"name", required_argument, NULL, OPT_NAME},
     {"from", required_argument, NULL, OPT_FROM},
+    {"install", required_argument, NULL, OPT_INSTALL},
+    {"install-timeout", required_argument, NULL, OPT_INSTALL_TIMEOUT},
+    {"keep", required_argument, NULL, OPT_KEEP},
     {},
 };
 
@@ -80,10 +86,12 @@ static const struct {
     {OPT_NET_HELPER, "network", "helper"}, {OPT_ALLOW, "network", "allow"},
     {OPT_DENY, "network", "deny"},	   {OPT_ENV_FILE, "env", "file"},
     {OPT_PASS_ENV, "env", "pass"},	   {OPT_ENTRY, "agent", "entry"},
+    {OPT_INSTALL, "deploy", "install"},	   {OPT_INSTALL_TIMEOUT, "deploy", "install-timeout"},
+    {OPT_KEEP, "deploy", "keep"},
 };
 
 /* Verbs of later versions: a clear message rather than "agent 'deploy' not found". */
-static const char *const future_verbs[] = {"deploy", "invoke", "sessions", NULL};
+static const char *const future_verbs[] = {"sessions", NULL};
 
 struct collected {
 	int id;
@@ -167,6 +175,11 @@ static int first_word(int argc, char **argv, int last_end, bool *verb_seen, stru
 			    err, -EINVAL,
 			    "create runs nothing: make the sandbox, then run commands "
 			    "in it with sandbox-run exec ID -- COMMAND");
+		if (p->verb == SR_OPTIONS_DEPLOY || p->verb == SR_OPTIONS_INVOKE)
+			return sr_error_msg(err, -EINVAL,
+					    "%s takes no COMMAND: the agent's entry point runs "
+					    "(--entry CMD names another)",
+					    p->verb == SR_OPTIONS_DEPLOY ? "deploy" : "invoke");
 		p->command_mode = true;
 		return 0;
 	}
@@ -246,10 +259,23 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 		case OPT_NAME:
 		case OPT_FROM:
 			if (p->verb != SR_OPTIONS_CREATE &&
-			    !(p->verb == SR_OPTIONS_EXPORT && o == OPT_NAME))
+			    !(o == OPT_NAME &&
+			      (p->verb == SR_OPTIONS_DEPLOY || p->verb == SR_OPTIONS_EXPORT)))
+				return sr_error_msg(
+				    err, -EINVAL, "option --%s is for sandbox-run %s (see --help)",
+				    option_name(p, o),
+				    o == OPT_NAME ? "create, deploy or export" : "create");
+			c->id = o;
+			c->arg = optarg;
+			p->n++;
+			break;
+		case OPT_INSTALL:
+		case OPT_INSTALL_TIMEOUT:
+		case OPT_KEEP:
+			if (p->verb != SR_OPTIONS_DEPLOY)
 				return sr_error_msg(
 				    err, -EINVAL,
-				    "option --%s is for sandbox-run create (see --help)",
+				    "option --%s is for sandbox-run deploy (see --help)",
 				    option_name(p, o));
 			c->id = o;
 			c->arg = optarg;
@@ -358,10 +384,28 @@ int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action 
 	return sr_options_parse_verb(argc, argv, SR_OPTIONS_RUN, c, ret_action, err);
 }
 
+static int parse(int argc, char **argv, enum sr_options_verb verb, const char *base_profile,
+		 const struct sr_options_extra *extra, struct sr_config *c,
+		 enum sr_action *ret_action, struct sr_error *err);
+
 int sr_options_parse_verb(int argc, char **argv, enum sr_options_verb verb, struct sr_config *c,
 			  enum sr_action *ret_action, struct sr_error *err)
 {
-	return sr_options_parse_extra(argc, argv, verb, NULL, c, ret_action, err);
+	return parse(argc, argv, verb, NULL, NULL, c, ret_action, err);
+}
+
+int sr_options_parse_from(int argc, char **argv, enum sr_options_verb verb,
+			  const char *base_profile, struct sr_config *c, enum sr_action *ret_action,
+			  struct sr_error *err)
+{
+	return parse(argc, argv, verb, base_profile, NULL, c, ret_action, err);
+}
+
+int sr_options_parse_extra(int argc, char **argv, enum sr_options_verb verb,
+			   const struct sr_options_extra *extra, struct sr_config *c,
+			   enum sr_action *ret_action, struct sr_error *err)
+{
+	return parse(argc, argv, verb, NULL, extra, c, ret_action, err);
 }
 
 /* long_options, then the verb's own. */
@@ -381,9 +425,32 @@ static struct option *merge_options(const struct sr_options_extra *extra)
 	return all;
 }
 
-int sr_options_parse_extra(int argc, char **argv, enum sr_options_verb verb,
-			   const struct sr_options_extra *extra, struct sr_config *c,
-			   enum sr_action *ret_action, struct sr_error *err)
+/* After the options, deploy's AGENT or invoke's NAME: exactly one, and no --workspace. */
+static int one_word(const struct sr_config *c, enum sr_options_verb verb, struct sr_error *err)
+{
+	const char *verb_name = verb == SR_OPTIONS_DEPLOY ? "deploy" : "invoke";
+	const char *what = verb == SR_OPTIONS_DEPLOY ? "AGENT" : "NAME";
+
+	if (c->workspace)
+		return sr_error_msg(err, -EINVAL, "%s takes no --workspace: %s", verb_name,
+				    verb == SR_OPTIONS_DEPLOY
+					? "the AGENT directory or archive is the code"
+					: "the deployment's version is the workspace");
+	if (c->argc == 0)
+		return sr_error_msg(err, -EINVAL, "%s: missing %s (see sandbox-run %s --help)",
+				    verb_name, what, verb_name);
+	if (c->argc > 1)
+		return sr_error_msg(
+		    err, -EINVAL, "%s takes one %s ('%s' follows it)%s", verb_name, what,
+		    c->argv[1],
+		    verb == SR_OPTIONS_INVOKE ? ": the prompt comes on standard input" : "");
+	return 0;
+}
+
+/* The options of verb, over base_profile (NULL: the default) where no -p names one. */
+static int parse(int argc, char **argv, enum sr_options_verb verb, const char *base_profile,
+		 const struct sr_options_extra *extra, struct sr_config *c,
+		 enum sr_action *ret_action, struct sr_error *err)
 {
 	_cleanup_free_ struct collected *opts = calloc((size_t)argc + 1, sizeof(*opts));
 	_cleanup_free_ struct option *options = merge_options(extra);
@@ -439,6 +506,7 @@ int sr_options_parse_extra(int argc, char **argv, enum sr_options_verb verb,
 	r = sr_profile_load(c,
 			    p.profile	   ? p.profile
 			    : from_profile ? from_profile
+			    : base_profile ? base_profile
 					   : SR_DEFAULT_PROFILE,
 			    err);
 	if (r < 0) {
@@ -473,6 +541,10 @@ int sr_options_parse_extra(int argc, char **argv, enum sr_options_verb verb,
 			return sr_error_msg(err, -EINVAL,
 					    "--from SNAPSHOT is the workspace: no AGENT or "
 					    "--workspace with it");
+	} else if (verb == SR_OPTIONS_DEPLOY || verb == SR_OPTIONS_INVOKE) {
+		r = one_word(c, verb, err);
+		if (r < 0)
+			return r;
 	} else if (c->argc == 0 && !c->print_config && verb != SR_OPTIONS_EXPORT) {
 		if (c->command_mode)
 			return sr_error_msg(err, -EINVAL,

@@ -31,9 +31,18 @@ enum sr_options_verb {
 	SR_OPTIONS_RUN,
 	SR_OPTIONS_CREATE,
 	SR_OPTIONS_EXPORT,
+	SR_OPTIONS_DEPLOY, /* run's, --name, --install, --install-timeout, --keep; one AGENT */
+	SR_OPTIONS_INVOKE, /* run's; one NAME, no COMMAND or --workspace */
 };
 int sr_options_parse_verb(int argc, char **argv, enum sr_options_verb verb, struct sr_config *c,
 			  enum sr_action *ret_action, struct sr_error *err);
+/*
+ * The same, starting from base_profile (a path: a deployment's
+ * config.ini) rather than the default profile when no -p is given.
+ */
+int sr_options_parse_from(int argc, char **argv, enum sr_options_verb verb,
+			  const char *base_profile, struct sr_config *c, enum sr_action *ret_action,
+			  struct sr_error *err);
 
 /*
  * A verb's options of its own, beside run's (no profile key): take() gets

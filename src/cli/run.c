@@ -345,28 +345,76 @@ static int bad_input(struct sr_config *c, struct sr_result *r, struct sr_error *
 	return status;
 }
 
-int sr_verb_run(const struct sr_verb_args *a)
+int sr_cli_bad_input(struct sr_config *c, struct sr_error *err)
 {
-	struct sr_config c;
+	struct sr_result r;
+	struct sr_sink sink;
+
+	sr_result_init(&r);
+	sr_sink_stderr(&sink, SR_LOG_WARNING);
+	return bad_input(c, &r, err, &sink);
+}
+
+int sr_cli_run(struct sr_config *c)
+{
 	struct sr_error err = {0};
 	struct sr_result r;
 	struct sr_result_target target = SR_RESULT_TARGET_INIT;
-	enum sr_action action = SR_ACTION_RUN;
-	struct run run = {.config = &c,
+	struct run run = {.config = c,
 			  .sigfd = -1,
 			  .timerfd = -1,
 			  .stdio = {.master = -1,
 				    .term_in = -1,
 				    .term_out = -1,
 				    .files = {{.pipe = -1}, {.pipe = -1}, {.pipe = -1}}}};
+	int status;
+
+	sr_result_init(&r);
+	sr_sink_stderr(&run.sink, c->log_level);
+	/*
+	 * Before the agent runs, which may be able to write the record's
+	 * directory (result.h). A record that could not be written is no
+	 * reason to run: said now, not after the run.
+	 */
+	if (c->result_path && sr_result_target_open(c->result_path, &target, &err) < 0) {
+		sr_sink_log(&run.sink, SR_LOG_ERROR, "%s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
+	run.start_ns = sr_monotonic_ns();
+	sr_tty_save(&run.tty);
+	if (run_sandbox(&run, &r, &err) < 0)
+		sr_sink_log(&run.sink, SR_LOG_ERROR, "%s", err.msg);
+	run_cleanup(&run);
+	status = r.exit_code;
+	/* The agent's own status stands; only a clean run turns into a failure. */
+	if (c->result_path) {
+		struct sr_error werr = {0};
+
+		if (sr_result_target_write(&target, &r, c, &werr) < 0) {
+			sr_sink_log(&run.sink, SR_LOG_ERROR, "%s", werr.msg);
+			if (status == 0)
+				status = SR_EXIT_FAILURE;
+		}
+		sr_result_target_close(&target);
+	}
+	return status;
+}
+
+int sr_verb_run(const struct sr_verb_args *a)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	struct sr_result r;
+	struct sr_sink sink;
+	enum sr_action action = SR_ACTION_RUN;
 	sigset_t pipe;
 	int status;
 
 	sr_config_init(&c);
 	sr_result_init(&r);
-	sr_sink_stderr(&run.sink, SR_LOG_WARNING);
+	sr_sink_stderr(&sink, SR_LOG_WARNING);
 	if (sr_options_parse(a->argc, a->argv, &c, &action, &err) < 0) {
-		status = bad_input(&c, &r, &err, &run.sink);
+		status = bad_input(&c, &r, &err, &sink);
 		sr_config_free(&c);
 		return status;
 	}
@@ -385,47 +433,27 @@ int sr_verb_run(const struct sr_verb_args *a)
 		sr_config_free(&c);
 		return sr_cli_stdout_status("--version");
 	case SR_ACTION_PRINT_CONFIG:
-		status = sr_config_print(&c, stdout);
-		if (status == -ENOMEM)
-			sr_sink_log(&run.sink, SR_LOG_ERROR, "--print-config: %s",
-				    strerror(ENOMEM));
-		else if (status < 0)
-			sr_sink_log(&run.sink, SR_LOG_ERROR,
-				    "--print-config: write standard output: %s", strerror(-status));
+		status = sr_cli_print_config(&c);
 		sr_config_free(&c);
-		return status < 0 ? SR_EXIT_FAILURE : 0;
+		return status;
 	default:
 		break;
 	}
-	run.sink.level = c.log_level;
-
-	/*
-	 * Before the agent runs, which may be able to write the record's
-	 * directory (result.h). A record that could not be written is no
-	 * reason to run: said now, not after the run.
-	 */
-	if (c.result_path && sr_result_target_open(c.result_path, &target, &err) < 0) {
-		sr_sink_log(&run.sink, SR_LOG_ERROR, "%s", err.msg);
-		sr_config_free(&c);
-		return SR_EXIT_FAILURE;
-	}
-	run.start_ns = sr_monotonic_ns();
-	sr_tty_save(&run.tty);
-	if (run_sandbox(&run, &r, &err) < 0)
-		sr_sink_log(&run.sink, SR_LOG_ERROR, "%s", err.msg);
-	run_cleanup(&run);
-	status = r.exit_code;
-	/* The agent's own status stands; only a clean run turns into a failure. */
-	if (c.result_path) {
-		struct sr_error werr = {0};
-
-		if (sr_result_target_write(&target, &r, &c, &werr) < 0) {
-			sr_sink_log(&run.sink, SR_LOG_ERROR, "%s", werr.msg);
-			if (status == 0)
-				status = SR_EXIT_FAILURE;
-		}
-		sr_result_target_close(&target);
-	}
+	status = sr_cli_run(&c);
 	sr_config_free(&c);
 	return status;
+}
+
+int sr_cli_print_config(const struct sr_config *c)
+{
+	struct sr_sink sink;
+	int r = sr_config_print(c, stdout);
+
+	sr_sink_stderr(&sink, SR_LOG_WARNING);
+	if (r == -ENOMEM)
+		sr_sink_log(&sink, SR_LOG_ERROR, "--print-config: %s", strerror(ENOMEM));
+	else if (r < 0)
+		sr_sink_log(&sink, SR_LOG_ERROR, "--print-config: write standard output: %s",
+			    strerror(-r));
+	return r < 0 ? SR_EXIT_FAILURE : 0;
 }

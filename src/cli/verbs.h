@@ -32,6 +32,24 @@ int sr_verb_snapshots(const struct sr_verb_args *a);
 int sr_verb_doctor(const struct sr_verb_args *a);
 int sr_verb_export(const struct sr_verb_args *a);
 
+int sr_verb_deploy(const struct sr_verb_args *a);
+int sr_verb_invoke(const struct sr_verb_args *a);
+int sr_verb_deployments(const struct sr_verb_args *a);
+int sr_verb_secrets(const struct sr_verb_args *a);
+
+/*
+ * A run of c, parsed and validated (run.c): the sandbox, the agent with
+ * the caller's stdio, signals passed on, the timeout, the record; its exit
+ * status. invoke is a run over a deployment's version.
+ */
+struct sr_config;
+int sr_cli_run(struct sr_config *c);
+/* Bad input before a run: said on stderr, and in c's record if one was asked for; the status. */
+struct sr_error;
+int sr_cli_bad_input(struct sr_config *c, struct sr_error *err);
+/* --print-config of c on stdout: 0, or 125 with a message. */
+int sr_cli_print_config(const struct sr_config *c);
+
 /*
  * What --help and --version wrote must have reached stdout (a full disk,
  * a closed pipe): 0, or 125 with a message naming what.

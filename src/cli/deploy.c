@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sandbox-run deploy [OPTIONS] [--name NAME] AGENT`: a new version of a
+ * deployment (deploy.h). The code (a directory, or an archive extracted
+ * here; one whose entries all sit under one folder, as `npm pack` makes,
+ * is entered), the install step in a sandbox with the deployment's limits
+ * and network (install.h), the installed tree kept as the version's
+ * read-only layer, then made current and old versions pruned. Progress:
+ * one live line on a terminal, plain lines elsewhere, nothing with -q; a
+ * failed install shows its output's last lines and leaves the current
+ * version as it was.
+ */
+#include "agent.h"
+#include "archive.h"
+#include "deploy.h"
+#include "install.h"
+#include "options.h"
+#include "util.h"
+#include "verbs.h"
+
+#include <dirent.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define TAIL_LINES  20
+#define MAX_ENTRIES (10 * 1000 * 1000)
+
+static void usage(FILE *f)
+{
+	fputs("Usage: sandbox-run deploy [OPTIONS] [--name NAME] AGENT\n"
+	      "Install AGENT (a directory or an archive) once, in a sandbox, as a new version\n"
+	      "of the deployment NAME; `sandbox-run invoke NAME` then runs it, a fresh sandbox\n"
+	      "per prompt. The install step reaches the network (--net egress) and never\n"
+	      "runs on the host: `npm ci` with a lock file, else `npm install` when\n"
+	      "package.json has dependencies; `pip install -r requirements.txt`; or yours.\n"
+	      "\n"
+	      "  --name NAME             the deployment (default: package.json's name, else\n"
+	      "                          AGENT's file name)\n"
+	      "  --install CMD           the install step instead, run by /bin/sh -c in\n"
+	      "                          /workspace ([deploy] install)\n"
+	      "  --install-timeout D     how long it may take (default 10m; [deploy])\n"
+	      "  --keep N                versions kept (default 3, 0: all; [deploy] keep)\n"
+	      "  -q, --quiet             nothing but errors\n"
+	      "  -v, --verbose           the install step's output as it comes\n"
+	      "\n"
+	      "Every option of `sandbox-run run` applies (-p, --memory, --cpus, --timeout,\n"
+	      "--net, --allow, --env, ...): the install runs with them, and the deployment\n"
+	      "keeps them for its invocations, whose own options go over them. Secrets are\n"
+	      "set apart: sandbox-run secrets set NAME KEY.\n"
+	      "\n"
+	      "Exit status: 0 deployed; 125 failed (the current version stays current).\n",
+	      f);
+}
+
+struct progress {
+	enum sr_log_level level;
+	bool tty;
+	const char *name;
+	unsigned version;
+	char step[256];
+	char last[512];
+	int64_t start_ns, step_ns;
+	int64_t shown_tenths;
+	bool drawn;
+};
+
+static int term_width(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+		return ws.ws_col;
+	return 80;
+}
+
+/* The live line, redrawn in place: step, elapsed time, the step's last line. */
+static void draw(struct progress *p)
+{
+	char line[1024];
+	int w = term_width(), n;
+	double secs = (double)(sr_monotonic_ns() - p->start_ns) / 1e9;
+
+	n = snprintf(line, sizeof(line), "\r\033[K%s v%u: %s %.1fs%s%s", p->name, p->version,
+		     p->step, secs, *p->last ? "  " : "", p->last);
+	if (n < 0)
+		return;
+	/* One terminal row, or the next redraw would leave the rest behind. */
+	if (n > w + 4)
+		n = w + 4;
+	for (int i = 4; i < n; i++)
+		if ((unsigned char)line[i] < ' ')
+			line[i] = ' ';
+	(void)!write(STDERR_FILENO, line, (size_t)n);
+	p->drawn = true;
+}
+
+static void clear_line(struct progress *p)
+{
+	if (p->drawn)
+		(void)!write(STDERR_FILENO, "\r\033[K", 4);
+	p->drawn = false;
+}
+
+static void on_step(void *ctx, const char *what)
+{
+	struct progress *p = ctx;
+
+	snprintf(p->step, sizeof(p->step), "%s", what);
+	p->last[0] = '\0';
+	p->step_ns = sr_monotonic_ns();
+	if (p->level < SR_LOG_WARNING)
+		return;
+	if (p->tty)
+		draw(p);
+	else
+		fprintf(stderr, "sandbox-run: deploy %s v%u: %s\n", p->name, p->version, what);
+}
+
+static void on_line(void *ctx, const char *line)
+{
+	struct progress *p = ctx;
+
+	if (!*line)
+		return;
+	snprintf(p->last, sizeof(p->last), "%s", line);
+	if (p->level >= SR_LOG_INFO) {
+		clear_line(p);
+		fprintf(stderr, "  | %s\n", line);
+	}
+	if (p->tty && p->level >= SR_LOG_WARNING)
+		draw(p);
+}
+
+static void on_tick(void *ctx)
+{
+	struct progress *p = ctx;
+	int64_t tenths = (sr_monotonic_ns() - p->start_ns) / 100000000;
+
+	if (!p->tty || p->level < SR_LOG_WARNING || tenths == p->shown_tenths)
+		return;
+	p->shown_tenths = tenths;
+	draw(p);
+}
+
+static const struct sr_install_ops progress_ops = {
+    .step = on_step, .line = on_line, .tick = on_tick};
+
+static void human_size(int64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < SR_ARRAY_SIZE(units)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+/* "my-agent-1.2.0.tgz" -> "my-agent": npm pack's names end in -VERSION. */
+static void strip_version(char *s)
+{
+	for (char *dash = strrchr(s, '-'); dash; dash = NULL) {
+		const char *v = dash + 1;
+		int dots = 0;
+
+		if (*v < '0' || *v > '9')
+			return;
+		for (; *v; v++) {
+			if (*v == '.')
+				dots++;
+			else if ((*v < '0' || *v > '9') && dots < 2)
+				return;
+		}
+		if (dots >= 2)
+			*dash = '\0';
+	}
+}
+
+/*
+ * The deployment's name when --name is not given: package.json's "name"
+ * (a scoped one's last part), else the directory's or archive's name,
+ * less its extension and npm pack's version.
+ */
+static int default_name(const char *agent, bool archive, char **ret, struct sr_error *err)
+{
+	static const char *const exts[] = {".tar.gz", ".tar.xz", ".tar.zst", ".tar.bz2", ".tgz",
+					   ".txz",    ".tzst",	 ".tar",     ".zip"};
+	_cleanup_free_ char *copy = strdup(agent), *name = NULL;
+	char *base;
+
+	if (!copy)
+		return sr_error_errno(err, -ENOMEM, "deploy");
+	if (!archive) {
+		_cleanup_close_ int fd = -1;
+		_cleanup_free_ char *pkg = NULL, *path = NULL;
+
+		if (asprintf(&path, "%s/package.json", agent) >= 0)
+			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0 && (pkg = calloc(1, 256 * 1024))) {
+			ssize_t n = SR_RETRY(read(fd, pkg, 256 * 1024 - 1));
+			json_t *j = NULL;
+
+			if (n > 0 && sr_json_parse(pkg, (size_t)n, 0, 64, &j) == 0) {
+				const char *s = json_string_value(json_object_get(j, "name"));
+				const char *slash = s ? strrchr(s, '/') : NULL;
+
+				if (s && sr_deploy_valid_name(slash ? slash + 1 : s))
+					name = strdup(slash ? slash + 1 : s);
+				json_decref(j);
+			}
+		}
+	}
+	if (!name) {
+		size_t n = strlen(copy);
+
+		while (n > 1 && copy[n - 1] == '/')
+			copy[--n] = '\0';
+		base = basename(copy);
+		for (size_t i = 0; archive && i < SR_ARRAY_SIZE(exts); i++) {
+			size_t l = strlen(base), e = strlen(exts[i]);
+
+			if (l > e && strcmp(base + l - e, exts[i]) == 0) {
+				base[l - e] = '\0';
+				strip_version(base);
+				break;
+			}
+		}
+		name = strdup(base);
+	}
+	if (!name)
+		return sr_error_errno(err, -ENOMEM, "deploy");
+	if (!sr_deploy_valid_name(name))
+		return sr_error_msg(err, -EINVAL,
+				    "'%s' is no deployment name (1-64 of letters, digits, '_', "
+				    "'.', '-'): name it with --name NAME",
+				    name);
+	*ret = steal_pointer(&name);
+	return 0;
+}
+
+/*
+ * The code to install: a directory as it is; an archive extracted into
+ * the version's src/ and, when all its entries sit under one folder (npm
+ * pack's package/), that folder.
+ */
+static int prepare_code(const char *agent, bool archive, struct sr_deploy_new *v,
+			const struct sr_config *c, char **ret, struct sr_error *err)
+{
+	struct sr_extract_opts x = {.max_bytes = c->disk_bytes, .max_entries = MAX_ENTRIES};
+	_cleanup_close_ int fd = -1, src = -1;
+	_cleanup_free_ char *path = NULL, *top = NULL;
+	struct dirent *de;
+	DIR *d;
+	int entries = 0, r;
+
+	if (!archive) {
+		path = realpath(agent, NULL);
+		if (!path)
+			return sr_error_errno(err, sr_negerrno(), "%s", agent);
+		*ret = steal_pointer(&path);
+		return 0;
+	}
+	fd = open(agent, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s", agent);
+	if (mkdirat(v->vdirfd, "src", 0700) < 0 ||
+	    (src = openat(v->vdirfd, "src", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s/src", v->vdir);
+	r = sr_archive_extract_opts(fd, src, &x, err);
+	if (r < 0)
+		return sr_error_prefix(err, "%s", agent);
+	d = fdopendir(fcntl(src, F_DUPFD_CLOEXEC, 3));
+	if (!d)
+		return sr_error_errno(err, sr_negerrno(), "%s/src", v->vdir);
+	while ((de = readdir(d))) {
+		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
+			continue;
+		entries++;
+		free(top);
+		top = de->d_type == DT_DIR ? strdup(de->d_name) : NULL;
+	}
+	closedir(d);
+	if (entries == 0)
+		return sr_error_msg(err, -ENOENT, "%s: an empty archive", agent);
+	if (asprintf(&path, "%s/src%s%s", v->vdir, entries == 1 && top ? "/" : "",
+		     entries == 1 && top ? top : "") < 0)
+		return sr_error_errno(err, -ENOMEM, "deploy");
+	*ret = steal_pointer(&path);
+	return 0;
+}
+
+static bool is_archive(const char *agent, bool *ret, struct sr_error *err)
+{
+	struct stat st;
+
+	if (stat(agent, &st) < 0) {
+		sr_error_errno(err, sr_negerrno(), "%s", agent);
+		return false;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		*ret = false;
+		return true;
+	}
+	if (S_ISREG(st.st_mode) && sr_agent_is_archive_name(agent)) {
+		*ret = true;
+		return true;
+	}
+	sr_error_msg(err, -EINVAL,
+		     "%s: deploy takes a directory or an archive (.tar, .tar.gz, .tgz, .tar.xz, "
+		     ".tar.zst, .zip)",
+		     agent);
+	return false;
+}
+
+/* The signals that end a deploy: its install is stopped, the version failed. */
+static int cancel_fd(sigset_t *saved)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &set, saved) < 0)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static json_t *meta_new(const char *agent, const struct sr_install_plan *plan)
+{
+	char when[32];
+	time_t t = time(NULL);
+	struct timespec ts;
+	struct tm tm;
+	json_t *m, *steps = json_array();
+	_cleanup_free_ char *abs = realpath(agent, NULL);
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	for (size_t i = 0; steps && plan && i < plan->n; i++)
+		json_array_append_new(steps, sr_json_string(plan->steps[i].what));
+	m = json_pack("{sssIsoso}", "created", when, "created_ms",
+		      (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, "source",
+		      sr_json_string(abs ? abs : agent), "install", steps ? steps : json_array());
+	return m;
+}
+
+/* What a failed install printed last, indented under the error. */
+static void show_tail(const struct sr_deploy_new *v, const struct sr_sink *sink)
+{
+	_cleanup_free_ char *log = NULL, *tail = NULL;
+	struct sr_error err = {0};
+
+	if (asprintf(&log, "%s/install.log", v->vdir) < 0 ||
+	    sr_deploy_tail(log, TAIL_LINES, &tail, &err) < 0 || !*tail)
+		return;
+	sr_sink_log(sink, SR_LOG_ERROR, "deploy %s: the install's last lines:", v->name);
+	for (char *l = tail, *nl; l; l = nl) {
+		nl = strchr(l, '\n');
+		if (nl)
+			*nl++ = '\0';
+		fprintf(stderr, "  | %s\n", l);
+	}
+}
+
+struct deploy {
+	struct sr_config *c;
+	const char *agent;
+	bool archive;
+	struct sr_sink sink;
+	struct progress prog;
+	struct sr_deploy_new v;
+	struct sr_install_plan plan;
+	int cancel;
+	int64_t install_ms;
+};
+
+/* Install and keep: 0, or err (the version failed). */
+static int make_version(struct deploy *dp, json_t *meta, struct sr_error *err)
+{
+	struct sr_config *c = dp->c;
+	_cleanup_free_ char *code = NULL;
+	_cleanup_close_ int log = -1, codefd = -1, app = -1;
+	struct sr_strv argv = {0};
+	struct sr_install_opts o = {
+	    .sink = &dp->sink,
+	    .ops = &progress_ops,
+	    .ctx = &dp->prog,
+	    .dest_dirfd = dp->v.vdirfd,
+	    .cancel_fd = dp->cancel,
+	    .cache = true,
+	};
+	int64_t t0;
+	int r;
+
+	log = openat(dp->v.vdirfd, "install.log",
+		     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0600);
+	if (log < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s/install.log", dp->v.vdir);
+	on_step(&dp->prog, dp->archive ? "extract the archive" : "read the agent");
+	if ((r = prepare_code(dp->agent, dp->archive, &dp->v, c, &code, err)) < 0)
+		return r;
+	codefd = open(code, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (codefd < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s", code);
+	if ((r = sr_install_plan(codefd, c->install, &dp->plan, err)) < 0)
+		return r;
+	json_object_set_new(meta, "install", json_array());
+	for (size_t i = 0; i < dp->plan.n; i++)
+		json_array_append_new(json_object_get(meta, "install"),
+				      sr_json_string(dp->plan.steps[i].what));
+	o.code_dir = code;
+	o.log_fd = log;
+	t0 = sr_monotonic_ns();
+	r = sr_install_run(c, &dp->plan, &o, err);
+	dp->install_ms = (sr_monotonic_ns() - t0) / 1000000;
+	if (r < 0)
+		return r;
+	(void)sr_deploy_remove_tree(dp->v.vdirfd, "src");
+	app = openat(dp->v.vdirfd, "app", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (app < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s/app", dp->v.vdir);
+	/* An entry point now, not at the first invocation. */
+	r = sr_agent_detect_entry_in(app, dp->agent, c->entry, NULL, 0, &argv, err);
+	sr_strv_free(&argv);
+	if (r < 0)
+		return r;
+	if (dp->plan.python &&
+	    faccessat(app, SR_INSTALL_PYTHON_DIR, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		bool set = false;
+
+		for (size_t i = 0; i < c->env.n; i++)
+			set |= strncmp(c->env.items[i], "PYTHONPATH=", 11) == 0;
+		if (!set && sr_config_set_env(c, "PYTHONPATH", "/workspace/" SR_INSTALL_PYTHON_DIR,
+					      err) < 0)
+			return err->code;
+	}
+	json_object_set_new(meta, "size_bytes", json_integer(sr_install_tree_size(app)));
+	json_object_set_new(meta, "dependencies", json_integer(sr_install_count_packages(app)));
+	json_object_set_new(meta, "install_ms", json_integer(dp->install_ms));
+	return 0;
+}
+
+static void summary(struct deploy *dp, json_t *meta, unsigned pruned)
+{
+	char size[32];
+	json_int_t deps = json_integer_value(json_object_get(meta, "dependencies"));
+	double secs = (double)(sr_monotonic_ns() - dp->prog.start_ns) / 1e9;
+
+	clear_line(&dp->prog);
+	if (dp->prog.level < SR_LOG_WARNING)
+		return;
+	human_size(json_integer_value(json_object_get(meta, "size_bytes")), size, sizeof(size));
+	fprintf(stderr,
+		"sandbox-run: deployed %s version %u: %s, %lld dependenc%s, %.1f s (install %.1f "
+		"s)%s\n",
+		dp->v.name, dp->v.version, size, (long long)deps, deps == 1 ? "y" : "ies", secs,
+		(double)dp->install_ms / 1e3, dp->plan.n ? "" : ", nothing to install");
+	if (pruned)
+		fprintf(stderr, "sandbox-run: %s: %u old version%s pruned\n", dp->v.name, pruned,
+			pruned == 1 ? "" : "s");
+	fprintf(stderr, "sandbox-run: invoke it: echo PROMPT | sandbox-run invoke %s\n",
+		dp->v.name);
+}
+
+static int deploy(struct deploy *dp)
+{
+	struct sr_error err = {0};
+	_cleanup_free_ char *name = NULL;
+	json_t *meta = NULL;
+	unsigned pruned = 0, current;
+	int r;
+
+	if (!is_archive(dp->agent, &dp->archive, &err))
+		goto fail_early;
+	if (dp->c->name)
+		name = strdup(dp->c->name);
+	else if (default_name(dp->agent, dp->archive, &name, &err) < 0)
+		goto fail_early;
+	if (!name || sr_deploy_begin(name, &dp->v, &err) < 0) {
+		if (!name)
+			sr_error_errno(&err, -ENOMEM, "deploy");
+		goto fail_early;
+	}
+	dp->prog.name = dp->v.name;
+	dp->prog.version = dp->v.version;
+	meta = meta_new(dp->agent, NULL);
+	if (!meta) {
+		sr_error_errno(&err, -ENOMEM, "deploy");
+		goto fail;
+	}
+	r = make_version(dp, meta, &err);
+	if (r == 0 && sr_deploy_publish(&dp->v, dp->c, meta, &err) == 0) {
+		struct sr_error perr = {0};
+
+		if (sr_deploy_prune(dp->v.name, dp->c->keep_versions, &pruned, &perr) < 0)
+			sr_warn(&dp->sink, "%s", perr.msg);
+		summary(dp, meta, pruned);
+		json_decref(meta);
+		return 0;
+	}
+fail:
+	clear_line(&dp->prog);
+	sr_sink_log(&dp->sink, SR_LOG_ERROR, "deploy %s: %s", dp->v.name, err.msg);
+	if (err.code == -ECHILD || err.code == -ETIME)
+		show_tail(&dp->v, &dp->sink);
+	if (meta) {
+		struct sr_error ferr = {0};
+
+		json_object_set_new(meta, "error", sr_json_string(err.msg));
+		if (sr_deploy_fail(&dp->v, meta, &ferr) < 0)
+			sr_warn(&dp->sink, "%s", ferr.msg);
+		json_decref(meta);
+	}
+	current = sr_deploy_current(dp->v.name);
+	if (current)
+		sr_sink_log(&dp->sink, SR_LOG_ERROR,
+			    "deploy %s: version %u failed; version %u stays the active one (full "
+			    "log: %s/install.log)",
+			    dp->v.name, dp->v.version, current, dp->v.vdir);
+	else
+		sr_sink_log(&dp->sink, SR_LOG_ERROR,
+			    "deploy %s: version %u failed (full log: %s/install.log)", dp->v.name,
+			    dp->v.version, dp->v.vdir);
+	return err.code == -ECANCELED ? 128 + SIGINT : SR_EXIT_FAILURE;
+fail_early:
+	sr_sink_log(&dp->sink, SR_LOG_ERROR, "deploy: %s", err.msg);
+	return SR_EXIT_FAILURE;
+}
+
+int sr_verb_deploy(const struct sr_verb_args *a)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	enum sr_action action = SR_ACTION_RUN;
+	struct deploy dp = {.c = &c, .cancel = -1};
+	sigset_t saved;
+	int status;
+
+	sr_config_init(&c);
+	sr_sink_stderr(&dp.sink, SR_LOG_WARNING);
+	if (sr_options_parse_verb(a->argc, a->argv, SR_OPTIONS_DEPLOY, &c, &action, &err) < 0) {
+		sr_sink_log(&dp.sink, SR_LOG_ERROR, "deploy: %s", err.msg);
+		sr_config_free(&c);
+		return SR_EXIT_FAILURE;
+	}
+	if (action == SR_ACTION_HELP || action == SR_ACTION_VERSION) {
+		usage(stdout);
+		sr_config_free(&c);
+		return sr_cli_stdout_status("--help");
+	}
+	if (action == SR_ACTION_PRINT_CONFIG) {
+		status = sr_cli_print_config(&c);
+		sr_config_free(&c);
+		return status;
+	}
+	c.log_level = sr_options_log_level((int)c.log_level - SR_LOG_WARNING + a->verbosity);
+	dp.sink.level = c.log_level;
+	dp.agent = c.argv[0];
+	dp.prog.level = c.log_level;
+	dp.prog.tty = isatty(STDERR_FILENO);
+	dp.prog.start_ns = sr_monotonic_ns();
+	dp.prog.name = "?";
+	dp.cancel = cancel_fd(&saved);
+	status = deploy(&dp);
+	sr_install_plan_free(&dp.plan);
+	sr_deploy_new_free(&dp.v);
+	sr_closep(&dp.cancel);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	sr_config_free(&c);
+	return status;
+}

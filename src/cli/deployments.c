@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sandbox-run deployments [--json]`: every version of every deployment
+ * (deploy.h); `deployments rollback NAME [VERSION]`, `deployments rm
+ * NAME...`, `deployments log NAME [VERSION]` (the install log).
+ */
+#include "deploy.h"
+#include "options.h"
+#include "util.h"
+#include "verbs.h"
+
+#include <time.h>
+
+static void usage(FILE *f)
+{
+	fputs("Usage: sandbox-run deployments [--json]\n"
+	      "       sandbox-run deployments rollback NAME [VERSION]\n"
+	      "       sandbox-run deployments rm NAME...\n"
+	      "       sandbox-run deployments log NAME [VERSION]\n"
+	      "List your deployments' versions (name, version, when, size, dependencies,\n"
+	      "status: active, ready, failed, installing); make an older version current\n"
+	      "again (default: the newest ready one older than the current); remove a\n"
+	      "deployment with every version and its secrets; print a version's install\n"
+	      "log (default: the newest).\n",
+	      f);
+}
+
+static bool parse_version(const char *s, unsigned *ret)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s)
+		return *ret = 0, true;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || v == 0 || v > 999999 || s[0] == '-' || s[0] == '+')
+		return false;
+	*ret = (unsigned)v;
+	return true;
+}
+
+static void print_table(json_t *all)
+{
+	size_t i;
+	json_t *m;
+
+	printf("%-24s  %-7s  %-20s  %-10s  %-5s  %s\n", "NAME", "VERSION", "CREATED", "SIZE",
+	       "DEPS", "STATUS");
+	json_array_foreach (all, i, m) {
+		json_t *size = json_object_get(m, "size_bytes");
+		json_t *deps = json_object_get(m, "dependencies");
+		char sz[32] = "-", dp[16] = "-";
+
+		if (json_is_integer(size))
+			snprintf(sz, sizeof(sz), "%lld", (long long)json_integer_value(size));
+		if (json_is_integer(deps))
+			snprintf(dp, sizeof(dp), "%lld", (long long)json_integer_value(deps));
+		printf("%-24s  %-7lld  %-20s  %-10s  %-5s  %s\n",
+		       json_string_value(json_object_get(m, "name")) ?: "?",
+		       (long long)json_integer_value(json_object_get(m, "version")),
+		       json_string_value(json_object_get(m, "created")) ?: "-", sz, dp,
+		       json_string_value(json_object_get(m, "status")) ?: "?");
+	}
+}
+
+static int list(bool as_json, const struct sr_sink *sink)
+{
+	struct sr_error err = {0};
+	json_t *all = NULL;
+
+	if (sr_deploy_list(&all, &err) < 0) {
+		sr_sink_log(sink, SR_LOG_ERROR, "deployments: %s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
+	if (as_json) {
+		_cleanup_free_ char *text = NULL;
+
+		if (sr_json_dump_line(all, &text) == 0)
+			fputs(text, stdout);
+	} else {
+		print_table(all);
+	}
+	json_decref(all);
+	return sr_cli_stdout_status("deployments");
+}
+
+/* The install log of name's version (0: the newest that has one) on stdout. */
+static int show_log(const char *name, unsigned version, const struct sr_sink *sink)
+{
+	struct sr_error err = {0};
+	json_t *all = NULL, *m, *pick = NULL;
+	_cleanup_close_ int fd = -1;
+	char buf[65536];
+	ssize_t n;
+	size_t i;
+
+	if (sr_deploy_list(&all, &err) < 0) {
+		sr_sink_log(sink, SR_LOG_ERROR, "deployments log: %s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
+	json_array_foreach (all, i, m) {
+		if (!sr_streq(json_string_value(json_object_get(m, "name")), name))
+			continue;
+		if (!version || json_integer_value(json_object_get(m, "version")) == version)
+			pick = m;
+	}
+	if (pick)
+		fd = open(json_string_value(json_object_get(pick, "log")),
+			  O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	json_decref(all);
+	if (fd < 0) {
+		sr_sink_log(sink, SR_LOG_ERROR,
+			    "deployments log: no install log of '%s'%s (sandbox-run deployments "
+			    "lists them)",
+			    name, version ? " at that version" : "");
+		return SR_EXIT_FAILURE;
+	}
+	while ((n = SR_RETRY(read(fd, buf, sizeof(buf)))) > 0)
+		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+			break;
+	return sr_cli_stdout_status("deployments log");
+}
+
+int sr_verb_deployments(const struct sr_verb_args *a)
+{
+	struct sr_error err = {0};
+	struct sr_sink sink;
+	const char *sub = a->argc > 1 ? a->argv[1] : NULL;
+	unsigned version = 0;
+	int status = 0;
+
+	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
+	if (sr_streq(sub, "-h") || sr_streq(sub, "--help")) {
+		usage(stdout);
+		return sr_cli_stdout_status("--help");
+	}
+	if (!sub || (sr_streq(sub, "--json") && a->argc == 2))
+		return list(sub != NULL, &sink);
+	if (sr_streq(sub, "rm") && a->argc >= 3) {
+		for (int i = 2; i < a->argc; i++)
+			if (sr_deploy_remove(a->argv[i], &err) < 0) {
+				sr_sink_log(&sink, SR_LOG_ERROR, "deployments rm: %s", err.msg);
+				status = SR_EXIT_FAILURE;
+			}
+		return status;
+	}
+	if (sr_streq(sub, "rollback") && (a->argc == 3 || a->argc == 4)) {
+		if (!parse_version(a->argc == 4 ? a->argv[3] : NULL, &version)) {
+			sr_sink_log(&sink, SR_LOG_ERROR, "deployments rollback: bad version '%s'",
+				    a->argv[3]);
+			return SR_EXIT_FAILURE;
+		}
+		if (sr_deploy_rollback(a->argv[2], version, &version, &err) < 0) {
+			sr_sink_log(&sink, SR_LOG_ERROR, "deployments rollback: %s", err.msg);
+			return SR_EXIT_FAILURE;
+		}
+		if (sr_sink_enabled(&sink, SR_LOG_WARNING))
+			fprintf(stderr, "sandbox-run: %s: version %u is current\n", a->argv[2],
+				version);
+		return 0;
+	}
+	if (sr_streq(sub, "log") && (a->argc == 3 || a->argc == 4)) {
+		if (!parse_version(a->argc == 4 ? a->argv[3] : NULL, &version)) {
+			sr_sink_log(&sink, SR_LOG_ERROR, "deployments log: bad version '%s'",
+				    a->argv[3]);
+			return SR_EXIT_FAILURE;
+		}
+		return show_log(a->argv[2], version, &sink);
+	}
+	sr_sink_log(&sink, SR_LOG_ERROR,
+		    "deployments: usage: sandbox-run deployments [--json] | rollback NAME "
+		    "[VERSION] | rm NAME... | log NAME [VERSION]");
+	return SR_EXIT_FAILURE;
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sandbox-run secrets set NAME KEY` (the value from stdin, not echoed on
+ * a terminal), `secrets ls NAME [--json]` (names only), `secrets rm NAME
+ * KEY`: a deployment's secrets (secrets.h). The value never comes on the
+ * command line, where ps would show it to every user.
+ */
+#include "json.h"
+#include "options.h"
+#include "secrets.h"
+#include "util.h"
+#include "verbs.h"
+
+#include <termios.h>
+
+static void usage(FILE *f)
+{
+	fputs("Usage: sandbox-run secrets set NAME KEY   (the value on standard input)\n"
+	      "       sandbox-run secrets ls NAME [--json]\n"
+	      "       sandbox-run secrets rm NAME KEY\n"
+	      "Keep the secrets of deployment NAME: each invocation gets KEY=VALUE in its\n"
+	      "environment. Values are kept in files only you can read, and never shown:\n"
+	      "ls lists names. On a terminal, set asks for the value without echoing it;\n"
+	      "otherwise it reads standard input to its end, less one final newline:\n"
+	      "\n"
+	      "  printf %s \"$OPENAI_API_KEY\" | sandbox-run secrets set my-agent OPENAI_API_KEY\n",
+	      f);
+}
+
+/* One line from the terminal, not echoed; the line without its newline. */
+static ssize_t read_terminal(const char *key, char *buf, size_t len)
+{
+	struct termios saved, quiet;
+	ssize_t n = 0;
+	char ch;
+
+	fprintf(stderr, "Value of %s (not shown): ", key);
+	fflush(stderr);
+	if (tcgetattr(STDIN_FILENO, &saved) < 0)
+		return -1;
+	quiet = saved;
+	quiet.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet) < 0)
+		return -1;
+	while ((size_t)n < len && SR_RETRY(read(STDIN_FILENO, &ch, 1)) == 1 && ch != '\n')
+		buf[n++] = ch;
+	(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
+	fputc('\n', stderr);
+	return n;
+}
+
+/* All of stdin, less one final newline ("\n" or "\r\n"), as `echo VALUE |` sends it. */
+static ssize_t read_stream(char *buf, size_t len)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < len && (r = SR_RETRY(read(STDIN_FILENO, buf + n, len - n))) > 0)
+		n += (size_t)r;
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n > 0 && buf[n - 1] == '\r')
+		n--;
+	return (ssize_t)n;
+}
+
+static int set(const char *name, const char *key, const struct sr_sink *sink)
+{
+	/* One byte more than a value may hold: a longer one is refused, not cut. */
+	_cleanup_free_ char *buf = malloc(SR_SECRET_MAX + 2);
+	struct sr_error err = {0};
+	ssize_t n;
+	int r;
+
+	if (!buf)
+		return SR_EXIT_FAILURE;
+	n = isatty(STDIN_FILENO) ? read_terminal(key, buf, SR_SECRET_MAX + 1)
+				 : read_stream(buf, SR_SECRET_MAX + 2);
+	if (n < 0) {
+		sr_sink_log(sink, SR_LOG_ERROR, "secrets set: read the value: %s", strerror(errno));
+		return SR_EXIT_FAILURE;
+	}
+	r = sr_secret_set(name, key, buf, (size_t)n, &err);
+	explicit_bzero(buf, SR_SECRET_MAX + 2);
+	if (r < 0) {
+		sr_sink_log(sink, SR_LOG_ERROR, "secrets set: %s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
+	return 0;
+}
+
+static int ls(const char *name, bool as_json, const struct sr_sink *sink)
+{
+	struct sr_error err = {0};
+	struct sr_strv keys = {0};
+
+	if (sr_secret_list(name, &keys, &err) < 0) {
+		sr_sink_log(sink, SR_LOG_ERROR, "secrets ls: %s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
+	if (as_json) {
+		json_t *a = json_array();
+		_cleanup_free_ char *text = NULL;
+
+		for (size_t i = 0; a && i < keys.n; i++)
+			json_array_append_new(a, json_string(keys.items[i]));
+		if (a && sr_json_dump_line(a, &text) == 0)
+			fputs(text, stdout);
+		if (a)
+			json_decref(a);
+	} else {
+		for (size_t i = 0; i < keys.n; i++)
+			printf("%s\n", keys.items[i]);
+	}
+	sr_strv_free(&keys);
+	return sr_cli_stdout_status("secrets ls");
+}
+
+int sr_verb_secrets(const struct sr_verb_args *a)
+{
+	struct sr_error err = {0};
+	struct sr_sink sink;
+	const char *sub = a->argc > 1 ? a->argv[1] : NULL;
+
+	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
+	if (sr_streq(sub, "-h") || sr_streq(sub, "--help")) {
+		usage(stdout);
+		return sr_cli_stdout_status("--help");
+	}
+	if (sr_streq(sub, "set") && a->argc == 4)
+		return set(a->argv[2], a->argv[3], &sink);
+	if (sr_streq(sub, "ls") &&
+	    (a->argc == 3 || (a->argc == 4 && sr_streq(a->argv[3], "--json"))))
+		return ls(a->argv[2], a->argc == 4, &sink);
+	if (sr_streq(sub, "rm") && a->argc == 4) {
+		if (sr_secret_remove(a->argv[2], a->argv[3], &err) < 0) {
+			sr_sink_log(&sink, SR_LOG_ERROR, "secrets rm: %s", err.msg);
+			return SR_EXIT_FAILURE;
+		}
+		return 0;
+	}
+	if (sr_streq(sub, "set") && a->argc > 4)
+		sr_sink_log(&sink, SR_LOG_ERROR,
+			    "secrets set: the value comes on standard input, never on the command "
+			    "line (ps shows every user a command line): sandbox-run secrets set "
+			    "NAME KEY");
+	else
+		sr_sink_log(&sink, SR_LOG_ERROR,
+			    "secrets: usage: sandbox-run secrets set NAME KEY | ls NAME [--json] | "
+			    "rm NAME KEY");
+	return SR_EXIT_FAILURE;
+}
