@@ -92,6 +92,8 @@ static const struct {
 
 /* Verbs of later versions: a clear message rather than "agent 'deploy' not found". */
 static const char *const future_verbs[] = {"sessions", NULL};
+/* Verbs with options of their own, named after run's options: say where the options go. */
+static const char *const own_option_verbs[] = {"deploy", "invoke", "deployments", "secrets", NULL};
 
 struct collected {
 	int id;
@@ -193,6 +195,12 @@ static int first_word(int argc, char **argv, int last_end, bool *verb_seen, stru
 		optind++;
 		return 1;
 	}
+	for (size_t i = 0; own_option_verbs[i]; i++)
+		if (strcmp(w, own_option_verbs[i]) == 0)
+			return sr_error_msg(err, -EINVAL,
+					    "'%s' is a verb: its options follow it (sandbox-run %s "
+					    "[OPTIONS] ...; see sandbox-run %s --help)",
+					    w, w, w);
 	for (size_t i = 0; future_verbs[i]; i++)
 		if (strcmp(w, future_verbs[i]) == 0)
 			return sr_error_msg(err, -ENOTSUP,

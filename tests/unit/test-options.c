@@ -226,10 +226,12 @@ START_TEST(test_verbs)
 	ck_assert_str_eq(run.c.argv[0], "run");
 	sr_config_free(&run.c);
 
-	PARSE(&run, "deploy", "./agent");
-	ck_assert_str_eq(parse_error(&run), "'deploy' is not available yet in this version (use "
-					    "sandbox-run [run] AGENT or sandbox-run -- COMMAND)");
-	ck_assert_int_eq(run.r, -ENOTSUP);
+	/* A verb with options of its own, reached through run's options: where they go. */
+	PARSE(&run, "--memory", "1G", "deploy", "./agent");
+	ck_assert_str_eq(parse_error(&run), "'deploy' is a verb: its options follow it "
+					    "(sandbox-run deploy [OPTIONS] ...; see sandbox-run "
+					    "deploy --help)");
+	ck_assert_int_eq(run.r, -EINVAL);
 	sr_config_free(&run.c);
 
 	PARSE(&run, "-p", "tx", "sessions");
@@ -503,6 +505,108 @@ START_TEST(test_usage_lists_every_option)
 }
 END_TEST
 
+/* A verb's parse: argv[0] is the verb's name, as main.c hands it. */
+static void parse_verb(struct run *run, enum sr_options_verb verb, const char *base, char **args)
+{
+	static char *argv[64];
+	int argc = 0;
+
+	argv[argc++] = verb == SR_OPTIONS_DEPLOY ? "deploy" : "invoke";
+	while (*args)
+		argv[argc++] = *args++;
+	argv[argc] = NULL;
+	memset(run, 0, sizeof(*run));
+	sr_config_init(&run->c);
+	run->r = sr_options_parse_from(argc, argv, verb, base, &run->c, &run->action, &run->err);
+}
+
+#define PARSE_VERB(run, verb, base, ...) parse_verb(run, verb, base, (char *[]){__VA_ARGS__, NULL})
+
+START_TEST(test_deploy_and_invoke)
+{
+	struct run run;
+	FILE *f;
+
+	PARSE_VERB(&run, SR_OPTIONS_DEPLOY, NULL, "--name", "web", "--install", "npm run build",
+		   "--install-timeout", "20m", "--keep", "5", "--memory", "1G", "./agent");
+	parse_ok(&run);
+	ck_assert_str_eq(run.c.name, "web");
+	ck_assert_str_eq(run.c.install, "npm run build");
+	ck_assert_uint_eq(run.c.install_timeout_ms, 20 * 60 * 1000);
+	ck_assert_uint_eq(run.c.keep_versions, 5);
+	ck_assert_int_eq(run.c.argc, 1);
+	sr_config_free(&run.c);
+
+	PARSE_VERB(&run, SR_OPTIONS_DEPLOY, NULL, "./a", "./b");
+	ck_assert_str_eq(parse_error(&run), "deploy takes one AGENT ('./b' follows it)");
+	sr_config_free(&run.c);
+	PARSE_VERB(&run, SR_OPTIONS_DEPLOY, NULL, "--", "npm", "start");
+	ck_assert_ptr_nonnull(strstr(parse_error(&run), "deploy takes no COMMAND"));
+	sr_config_free(&run.c);
+	PARSE_VERB(&run, SR_OPTIONS_DEPLOY, NULL, "--name", "../x", "./a");
+	ck_assert_ptr_nonnull(strstr(parse_error(&run), "bad name '../x'"));
+	sr_config_free(&run.c);
+
+	/* invoke: NAME alone, deploy's own options refused, the prompt on stdin. */
+	PARSE_VERB(&run, SR_OPTIONS_INVOKE, NULL, "--install", "true", "web");
+	ck_assert_str_eq(parse_error(&run),
+			 "option --install is for sandbox-run deploy (see --help)");
+	sr_config_free(&run.c);
+	PARSE_VERB(&run, SR_OPTIONS_INVOKE, NULL, "--name", "x", "web");
+	ck_assert_ptr_nonnull(strstr(parse_error(&run), "create or deploy"));
+	sr_config_free(&run.c);
+	PARSE_VERB(&run, SR_OPTIONS_INVOKE, NULL, "web", "hello");
+	ck_assert_str_eq(parse_error(&run), "invoke takes one NAME ('hello' follows it): the "
+					    "prompt comes on standard input");
+	sr_config_free(&run.c);
+	PARSE_VERB(&run, SR_OPTIONS_INVOKE, NULL, "--workspace", "/tmp", "web");
+	ck_assert_ptr_nonnull(strstr(parse_error(&run), "invoke takes no --workspace"));
+	sr_config_free(&run.c);
+
+	/* The deployment's configuration is the base; options go over it; -p replaces it. */
+	f = fopen("deployed.ini", "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[limits]\nmemory = 512M\ntimeout = 30s\n[network]\nmode = none\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	PARSE_VERB(&run, SR_OPTIONS_INVOKE, "./deployed.ini", "--timeout", "5s", "web");
+	parse_ok(&run);
+	ck_assert_uint_eq(run.c.memory_bytes, 512 * MiB);
+	ck_assert_uint_eq(run.c.timeout_ms, 5000);
+	ck_assert_int_eq(run.c.net, SR_NET_NONE);
+	ck_assert_str_eq(run.c.argv[0], "web");
+	sr_config_free(&run.c);
+	PARSE_VERB(&run, SR_OPTIONS_INVOKE, "./deployed.ini", "-p", "tx", "web");
+	parse_ok(&run);
+	ck_assert_uint_eq(run.c.memory_bytes, 256 * MiB);
+	sr_config_free(&run.c);
+}
+END_TEST
+
+/* A deployment's secrets are in no printed configuration, whatever else is. */
+START_TEST(test_print_config_has_no_secrets)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	sr_config_init(&c);
+	ck_assert_int_eq(sr_config_set_env(&c, "PLAIN", "shown", &err), 0);
+	ck_assert_int_eq(sr_strv_push(&c.secrets, "API_KEY=hunter2-secret"), 0);
+	ck_assert_int_eq(sr_config_set(&c, "deploy", "install", "make deps", &err), 0);
+	f = open_memstream(&text, &len);
+	ck_assert_int_eq(sr_config_print(&c, f), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, "PLAIN = shown"));
+	ck_assert_ptr_nonnull(strstr(text, "[deploy]\ninstall = make deps"));
+	ck_assert_ptr_null(strstr(text, "hunter2"));
+	ck_assert_ptr_null(strstr(text, "API_KEY"));
+	free(text);
+	sr_config_free(&c);
+}
+END_TEST
+
 static Suite *options_suite(void)
 {
 	Suite *s = suite_create("options");
@@ -519,6 +623,8 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_actions_and_verbosity);
 	tcase_add_test(tc, test_print_config_round_trip);
 	tcase_add_test(tc, test_usage_lists_every_option);
+	tcase_add_test(tc, test_deploy_and_invoke);
+	tcase_add_test(tc, test_print_config_has_no_secrets);
 	suite_add_tcase(s, tc);
 	return s;
 }
