@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# Deploy and invoke (docs/deploy.md): an agent installed once in a sandbox
+# that reaches the npm registry, invoked offline, with secrets that leak
+# nowhere, a broken redeploy that changes nothing, rollback, an npm pack
+# tarball, the package cache offline, an invocation in flight across a
+# redeploy, and Python agents; as root and as an unprivileged user.
+. "$(dirname "$0")/libtest.sh"
+
+# The npm registry, asked through npm itself: an answer is a parsed
+# packument with the version we ask for, not any TCP peer that accepts.
+npm_reachable() {
+	command -v npm >/dev/null && have_egress &&
+		[ "$(timeout 60 npm view is-number@7.0.0 version 2>/dev/null)" = 7.0.0 ]
+}
+if npm_reachable; then NPM=yes; else NPM=""; fi
+
+# PyPI: a TLS-verified HTTPS answer that is the simple index's page for pip.
+pypi_reachable() {
+	timeout 30 python3 - <<'PY' 2>/dev/null
+import sys, urllib.request
+with urllib.request.urlopen("https://pypi.org/simple/six/", timeout=20) as r:
+    body = r.read(1 << 20).decode(errors="replace")
+sys.exit(0 if r.status == 200 and "six-1." in body else 1)
+PY
+}
+
+need_npm() {
+	if [ -z "$NPM" ]; then
+		skip "$1" "the npm registry is not reachable from here (npm view is-number), or no egress helper"
+		return 1
+	fi
+}
+
+data_dir() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
+}
+
+# node_agent DIR VERSION-OF-IS-NUMBER: a Node agent that answers with its dependency.
+node_agent() {
+	local d=$1
+	rm -rf "$d"
+	mkdir -p "$d"
+	cat >"$d/package.json" <<JSON
+{"name": "num-agent", "version": "1.0.0", "main": "index.js",
+ "dependencies": {"is-number": "$2"},
+ "scripts": {"postinstall": "hostname >built-on && id -u >>built-on"}}
+JSON
+	cat >"$d/index.js" <<'JS'
+const isNumber = require('is-number');
+let s = '';
+process.stdin.on('data', (d) => (s += d)).on('end', () => {
+  const p = s.trim();
+  console.log(`${p}: ${isNumber(p) ? 'a number' : 'not a number'}` +
+    (process.env.API_KEY ? ` key=${process.env.API_KEY}` : ''));
+});
+JS
+	chmod -R a+rX "$d"
+	own "$d"
+}
+
+t_deploy_npm() {
+	local d="$SR_TMP/agents/$SR_AS-num" app
+	need_npm "deploy a Node agent with an npm dependency" || return
+	node_agent "$d" 7.0.0
+	sr deploy --name num "$d"
+	check "deploy: installs the dependency (npm install in a sandbox)" [ "$rc" = 0 ]
+	assert_match "deploy: a summary" "deployed num version 1: .*1 dependency" "$errout"
+	check "deploy: nothing installed on the host" [ ! -e "$d/node_modules" ] && [ ! -e "$d/built-on" ]
+	app="$(data_dir)/deployments/num/versions/1/app"
+	assert_eq "deploy: the install script ran inside the sandbox, as its user" \
+		"$(printf 'sandbox\n1000')" "$(cat "$app/built-on" 2>/dev/null)"
+	check "deploy: the version holds the package" [ -f "$app/node_modules/is-number/index.js" ]
+	assert_no_match "deploy: plain lines when not a terminal" $'\r' "$errout"
+	echo 42 >"$SR_TMP/prompt-$SR_AS"
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke --net none num
+	assert_eq "invoke --net none: answers with the dependency" "42: a number" "$out"
+	echo hello >"$SR_TMP/prompt-$SR_AS"
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke --result "$SR_OUT/inv-$SR_AS.json" num
+	assert_eq "invoke: a second prompt, a fresh sandbox" "hello: not a number" "$out"
+	assert_eq "invoke --result: the record of a run" "exited 0" \
+		"$(json_get "$SR_OUT/inv-$SR_AS.json" status) $(json_get "$SR_OUT/inv-$SR_AS.json" exit_code)"
+	sr deployments
+	assert_match "deployments: name, version, created, size, status" \
+		"num +1 +20[0-9-]+T[0-9:]+Z +[0-9]+ +1 +active" "$out"
+	sr -q deploy --name num "$d"
+	assert_eq "deploy -q: silent" "0:" "$rc:$errout"
+}
+
+t_cache_offline() {
+	local d="$SR_TMP/agents/$SR_AS-num" lock
+	need_npm "a redeploy with the same lock file needs no network" || return
+	lock="$(data_dir)/deployments/num/versions/1/app/package-lock.json"
+	cp "$lock" "$d/" && own "$d"
+	sr deploy --name num --net none "$d"
+	check "redeploy --net none, same lock file: npm ci from the package cache" [ "$rc" = 0 ]
+	assert_match "redeploy: npm ci" "npm ci" "$errout"
+	# The network was needed the first time: an empty cache offline fails.
+	sr deploy --name num-cold --net none --install 'npm_config_cache=/tmp/empty npm_config_fetch_retries=0 npm ci' "$d"
+	check "the same, with an empty cache offline: fails" [ "$rc" = 125 ]
+	sr deployments rm num-cold
+}
+
+t_secrets() {
+	local d="$SR_TMP/agents/$SR_AS-num" secret="s3cr3t-$SR_AS-$RANDOM$RANDOM" data
+	need_npm "secrets" || return
+	data=$(data_dir)
+	printf '%s\n' "$secret" >"$SR_TMP/secret-$SR_AS"
+	SR_STDIN="$SR_TMP/secret-$SR_AS" sr secrets set num API_KEY
+	check "secrets set: value from stdin" [ "$rc" = 0 ]
+	rm -f "$SR_TMP/secret-$SR_AS"
+	sr secrets ls num
+	assert_eq "secrets ls: names only" "API_KEY" "$out"
+	check "secrets: 0600 in 0700" [ "$(stat -c %a "$data/secrets/num/API_KEY")" = 600 ] &&
+		[ "$(stat -c %a "$data/secrets/num")" = 700 ] && [ "$(stat -c %a "$data/secrets")" = 700 ]
+	echo 7 >"$SR_TMP/prompt-$SR_AS"
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr -v invoke --result "$SR_OUT/sec-$SR_AS.json" num
+	assert_eq "invoke: the secret is an environment variable" "7: a number key=$secret" "$out"
+	assert_no_match "invoke -v: no secret value in sandbox-run's messages" "$secret" "$errout"
+	check "the result record holds no secret value" _fails grep -q "$secret" "$SR_OUT/sec-$SR_AS.json"
+	sr invoke --print-config num
+	assert_no_match "invoke --print-config: no secret" "$secret|API_KEY" "$out"
+	check "nothing under the deployment (logs, config.ini, meta.json) holds the value" \
+		_fails grep -rq "$secret" "$data/deployments"
+	check "only the secret's own file holds it" \
+		[ "$(grep -rl "$secret" "$data" | sed "s|^$data/||")" = secrets/num/API_KEY ]
+	sr secrets set num API_KEY extra-value-on-the-command-line
+	check "secrets set: never a value on the command line" [ "$rc" = 125 ]
+	sr secrets rm num API_KEY
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke num
+	assert_eq "secrets rm: gone at the next invocation" "7: a number" "$out"
+}
+
+t_broken_redeploy() {
+	local d="$SR_TMP/agents/$SR_AS-broken"
+	need_npm "a broken redeploy" || return
+	node_agent "$d" 999.999.999
+	sr deploy --name num "$d"
+	assert_eq "broken redeploy: status 125" 125 "$rc"
+	assert_match "broken redeploy: the installer's last lines" "npm error.*(notarget|ETARGET)" "$errout"
+	assert_match "broken redeploy: the active version stays" "stays the active one" "$errout"
+	echo 9 >"$SR_TMP/prompt-$SR_AS"
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke num
+	assert_eq "the previous version still answers" "9: a number" "$out"
+	sr deployments
+	assert_match "deployments: the failed version" "num +[0-9]+ .* failed" "$out"
+	sr deployments log num
+	assert_match "deployments log: the whole install log" "notarget" "$out"
+}
+
+t_rollback() {
+	local d="$SR_TMP/agents/$SR_AS-num2"
+	need_npm "rollback" || return
+	node_agent "$d" 7.0.0
+	sed -i 's/a number/A NUMBER (v2)/' "$d/index.js"
+	sr deploy -q --name num "$d"
+	echo 1 >"$SR_TMP/prompt-$SR_AS"
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke num
+	assert_eq "redeploy: the new version answers" "1: A NUMBER (v2)" "$out"
+	sr deployments rollback num
+	check "deployments rollback" [ "$rc" = 0 ]
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke num
+	assert_eq "rollback: the previous version answers" "1: a number" "$out"
+	sr deployments rollback num 999
+	check "rollback to a version that is not there: 125" [ "$rc" = 125 ]
+}
+
+t_npm_pack() {
+	local d="$SR_TMP/agents/$SR_AS-num" tgz="$SR_TMP/agents/$SR_AS-pack"
+	need_npm "deploy an npm pack tarball" || return
+	rm -rf "$tgz" && mkdir -p "$tgz"
+	(cd "$d" && npm pack --silent --pack-destination "$tgz" >/dev/null)
+	chmod -R a+rX "$tgz" && own "$tgz"
+	sr deploy "$tgz/num-agent-1.0.0.tgz"
+	assert_match "deploy an npm pack tarball (package/ entered), named after it" \
+		"deployed num-agent version 1" "$errout"
+	echo 5 >"$SR_TMP/prompt-$SR_AS"
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke --net none num-agent
+	assert_eq "invoke the tarball's deployment" "5: a number" "$out"
+	sr deployments rm num-agent
+	sr deployments --json
+	assert_no_match "deployments rm: gone" "num-agent" "$out"
+}
+
+# An invocation in flight keeps its version through a redeploy and a prune.
+t_in_flight() {
+	local d fifo="$SR_TMP/fifo-$SR_AS"
+	d=$(make_agent "$SR_AS-slow" 'read line; echo "v1 got $line"')
+	sr deploy --net none --name slow "$d"
+	check "deploy an agent with nothing to install" [ "$rc" = 0 ]
+	rm -f "$fifo" && mkfifo -m 0666 "$fifo"
+	(as_user_exec "$SR" invoke slow <"$fifo" >"$SR_OUT/slow-$SR_AS" 2>/dev/null) &
+	exec 7>"$fifo"
+	sleep 0.5
+	printf '#!/bin/sh\nread line; echo "v2 got $line"\n' >"$d/agent"
+	sr deploy --net none --keep 1 --name slow "$d"
+	sr deploy --net none --keep 1 --name slow "$d"
+	check "the version in use is not pruned" [ -d "$(data_dir)/deployments/slow/versions/1/app" ]
+	echo ping >&7
+	exec 7>&-
+	wait $!
+	assert_eq "the invocation in flight ends on its own version" "v1 got ping" \
+		"$(cat "$SR_OUT/slow-$SR_AS")"
+	echo pong >"$SR_TMP/prompt-$SR_AS"
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke slow
+	assert_eq "the next invocation gets the new version" "v2 got pong" "$out"
+	sr deploy --net none --keep 1 --name slow "$d"
+	check "keep 1: the old versions go once free" [ ! -e "$(data_dir)/deployments/slow/versions/1" ]
+	rm -f "$fifo"
+	sr deployments rm slow
+}
+
+t_python() {
+	local d="$SR_TMP/agents/$SR_AS-py"
+	rm -rf "$d" && mkdir -p "$d"
+	printf 'import sys\nprint("py:", sys.stdin.read().strip()[::-1])\n' >"$d/main.py"
+	chmod -R a+rX "$d" && own "$d"
+	sr deploy --net none "$d"
+	check "deploy a Python agent without requirements.txt" [ "$rc" = 0 ]
+	echo abc >"$SR_TMP/prompt-$SR_AS"
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke "$SR_AS-py"
+	assert_eq "invoke the Python agent" "py: cba" "$out"
+	sr deployments rm "$SR_AS-py"
+}
+
+t_python_requirements() {
+	local d="$SR_TMP/agents/$SR_AS-pyreq"
+	if ! have_egress || ! pypi_reachable; then
+		skip "deploy a Python agent with requirements.txt" \
+			"PyPI is not reachable from here (no verified HTTPS answer from pypi.org/simple/)"
+		return
+	fi
+	rm -rf "$d" && mkdir -p "$d"
+	echo 'six==1.16.0' >"$d/requirements.txt"
+	printf 'import six, sys\nprint("six", six.__version__, sys.stdin.read().strip())\n' >"$d/main.py"
+	chmod -R a+rX "$d" && own "$d"
+	sr deploy --name pyreq "$d"
+	check "deploy with requirements.txt: pip install --target in a sandbox" [ "$rc" = 0 ]
+	echo x >"$SR_TMP/prompt-$SR_AS"
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke --net none pyreq
+	assert_eq "invoke: the package from requirements.txt" "six 1.16.0 x" "$out"
+	sr deployments rm pyreq
+}
+
+t_refusals() {
+	local d
+	d=$(make_agent "$SR_AS-refuse" 'echo hi')
+	sr deploy --name ../x "$d"
+	assert_match "deploy --name ../x: refused" "bad name" "$errout"
+	sr invoke nosuch
+	assert_eq "invoke an unknown deployment: 125" 125 "$rc"
+	assert_match "invoke an unknown deployment: says so" "no deployment 'nosuch'" "$errout"
+	sr invoke ../../etc
+	assert_match "invoke ../../etc: refused" "bad deployment name" "$errout"
+	sr secrets set ../x KEY
+	assert_match "secrets for ../x: refused" "bad deployment name" "$errout"
+	sr deploy "$SR_TMP/nonexistent"
+	assert_eq "deploy a missing agent: 125" 125 "$rc"
+	rm -rf "$SR_TMP/agents/$SR_AS-noentry" && mkdir -p "$SR_TMP/agents/$SR_AS-noentry"
+	echo data >"$SR_TMP/agents/$SR_AS-noentry/README"
+	chmod -R a+rX "$SR_TMP/agents/$SR_AS-noentry" && own "$SR_TMP/agents/$SR_AS-noentry"
+	sr deploy --net none "$SR_TMP/agents/$SR_AS-noentry"
+	assert_match "deploy without an entry point: fails at deploy, saying what was looked for" \
+		"no entry point|not found" "$errout"
+	check "deployment directories are 0700" \
+		[ "$(stat -c %a "$(data_dir)/deployments")" = 700 ]
+	sr deployments rm "$SR_AS-noentry" "$SR_AS-refuse"
+}
+
+# A data directory another user made first is not used.
+t_foreign_data_dir() {
+	local foreign="$SR_TMP/foreign-data" d
+	[ "$SR_AS" = root ] || return 0
+	_ensure_test_user || return 0
+	mkdir -p "$foreign" && chown "$SR_TEST_USER" "$foreign" && chmod 0700 "$foreign"
+	d=$(make_agent "foreign" 'echo hi')
+	SANDBOX_RUN_DATA_DIR="$foreign" sr deploy --net none "$d"
+	assert_match "deploy refuses a data directory of another user" "belongs to uid" "$errout"
+}
+
+# On a terminal: one live status line, then the summary.
+t_terminal() {
+	local d
+	command -v python3 >/dev/null || return 0
+	d=$(make_agent "$SR_AS-tty" 'echo hi')
+	as_user python3 -c 'import os, pty, sys
+out = b""
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+while True:
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    out += data
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))' "$SR" deploy --net none --install 'echo step-one; sleep 0.3; echo step-two' --name tty "$d" >"$SR_OUT/tty-$SR_AS" 2>&1
+	out=$(cat "$SR_OUT/tty-$SR_AS")
+	assert_match "on a terminal: a live line redrawn in place, with the installer's last line" \
+		$'\r\e\\[Ktty v1: echo step-one; sleep 0.3; echo step-two [0-9.]+s  step-two' "$out"
+	assert_match "on a terminal: the summary" "deployed tty version 1" "$out"
+	sr deployments rm tty "$SR_AS-tty"
+}
+
+for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
+	t_in_flight t_python t_python_requirements t_refusals t_foreign_data_dir t_terminal
+done_testing
