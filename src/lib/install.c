@@ -574,7 +574,10 @@ static int install(struct inst *in, const struct sr_install_plan *plan, int data
 	e = sr_sandbox_create(in->c, &so, &r, &in->sb, err);
 	if (e < 0)
 		return e == -ETIME ? (err->status = 124, e) : e;
-	if (in->o->cache && datafd >= 0 && (e = cache_in(in, datafd, err)) < 0)
+	/* Nothing to install, nothing to cache: the copy alone. */
+	bool cache = in->o->cache && datafd >= 0 && plan->n > 0;
+
+	if (cache && (e = cache_in(in, datafd, err)) < 0)
 		return e;
 	for (size_t i = 0; i < plan->n; i++)
 		if ((e = run_step(in, &plan->steps[i], err)) < 0)
@@ -583,7 +586,7 @@ static int install(struct inst *in, const struct sr_install_plan *plan, int data
 	e = copy_out(in, "/workspace", in->o->dest_dirfd, "app", err);
 	if (e < 0)
 		return sr_error_prefix(err, "copy the installed tree out");
-	if (in->o->cache && datafd >= 0)
+	if (cache)
 		cache_out(in, datafd);
 	return 0;
 }
