@@ -609,6 +609,12 @@ void sr_options_usage(FILE *f)
 	      "  exec [-i] [-t] [--env K=V] [--workdir DIR] [--timeout D] ID -- COMMAND\n"
 	      "  ls [--json]   inspect ID   timeout ID DURATION   port ID PORT\n"
 	      "  cp ID:PATH HOSTPATH | HOSTPATH ID:PATH   rm [-f] ID...\n"
-	      "  snapshot ID NAME   snapshots [--json | rm NAME...]\n",
+	      "  snapshot ID NAME   snapshots [--json | rm NAME...]\n"
+	      "\n"
+	      "Deployments: install once, a fresh sandbox per prompt (docs/deploy.md):\n"
+	      "  deploy [OPTIONS] [--name NAME] [--install CMD] AGENT\n"
+	      "  invoke [OPTIONS] NAME      the prompt on stdin, the response on stdout\n"
+	      "  deployments [--json | rollback NAME [VERSION] | rm NAME... | log NAME]\n"
+	      "  secrets set NAME KEY (the value on stdin) | ls NAME | rm NAME KEY\n",
 	      f);
 }
