@@ -48,7 +48,7 @@ int sr_verb_invoke(const struct sr_verb_args *a)
 	struct sr_deployment *d = NULL;
 	const char *name = a->argc > 1 ? a->argv[a->argc - 1] : NULL;
 	struct sr_sink sink;
-	int status;
+	int status, r;
 
 	if (wants_help(a)) {
 		usage(stdout);
@@ -57,14 +57,21 @@ int sr_verb_invoke(const struct sr_verb_args *a)
 	sr_config_init(&c);
 	sr_sink_stderr(&sink, SR_LOG_WARNING);
 	/* NAME is the last word: its configuration is the profile the options go over. */
-	if (name && name[0] != '-')
-		(void)sr_deploy_open(name, &d, &open_err);
+	if (name && name[0] != '-' && sr_deploy_open(name, &d, &open_err) < 0)
+		sr_error_prefix(&open_err, "invoke");
 	else
 		sr_error_msg(&open_err, -EINVAL,
 			     "invoke: missing NAME (see sandbox-run invoke --help)");
-	if (sr_options_parse_from(a->argc, a->argv, SR_OPTIONS_INVOKE,
-				  d ? sr_deployment_profile(d) : NULL, &c, &action, &err) < 0 ||
-	    (!d && (err = open_err, true)) || sr_deploy_apply(d, &c, &err) < 0) {
+	r = sr_options_parse_from(a->argc, a->argv, SR_OPTIONS_INVOKE,
+				  d ? sr_deployment_profile(d) : NULL, &c, &action, &err);
+	/* Bad options first; then no such deployment (a record, if asked for, says which). */
+	if (r >= 0 && !d) {
+		err = open_err;
+		r = err.code;
+	}
+	if (r >= 0)
+		r = sr_deploy_apply(d, &c, &err);
+	if (r < 0) {
 		status = sr_cli_bad_input(&c, &err);
 		sr_deployment_close(d);
 		sr_config_free(&c);
