@@ -280,11 +280,15 @@ static int prepare_code(const char *agent, bool archive, struct sr_deploy_new *v
 	if (!d)
 		return sr_error_errno(err, sr_negerrno(), "%s/src", v->vdir);
 	while ((de = readdir(d))) {
+		struct stat st;
+
 		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
 			continue;
 		entries++;
 		free(top);
-		top = de->d_type == DT_DIR ? strdup(de->d_name) : NULL;
+		top = fstatat(src, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)
+			  ? strdup(de->d_name)
+			  : NULL;
 	}
 	closedir(d);
 	if (entries == 0)
