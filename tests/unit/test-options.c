@@ -553,7 +553,7 @@ START_TEST(test_deploy_and_invoke)
 			 "option --install is for sandbox-run deploy (see --help)");
 	sr_config_free(&run.c);
 	PARSE_VERB(&run, SR_OPTIONS_INVOKE, NULL, "--name", "x", "web");
-	ck_assert_ptr_nonnull(strstr(parse_error(&run), "create or deploy"));
+	ck_assert_ptr_nonnull(strstr(parse_error(&run), "create, deploy or export"));
 	sr_config_free(&run.c);
 	PARSE_VERB(&run, SR_OPTIONS_INVOKE, NULL, "web", "hello");
 	ck_assert_str_eq(parse_error(&run), "invoke takes one NAME ('hello' follows it): the "
