@@ -92,7 +92,7 @@ static int copy_out(int ctl, const char *path, const char *dst, struct sr_error 
 {
 	_cleanup_close_ int dirfd = -1;
 	_cleanup_free_ char *name = NULL;
-	struct sr_extract_opts o = {.max_entries = CP_MAX_ENTRIES};
+	struct sr_extract_opts o = {.max_entries = CP_MAX_ENTRIES, .links_within_top = true};
 	struct sr_error xerr = {0};
 	json_t *req;
 	int p[2], r, k;

@@ -22,7 +22,13 @@
  *   ("../../lib/x", not "a/../../x"), with no more ".." than the link's
  *   own depth. Every directory above a link is a real directory (we never
  *   create one through a symlink), so the kernel resolves those ".."
- *   exactly as counted, and no chain of such links can climb out.
+ *   exactly as counted, and no chain of such links can climb out. With
+ *   links_within_top (cp) the depth is counted from the entry's first
+ *   component, the copy's top: "top/a/l" may climb one level, "top/l"
+ *   none, and "top" itself may not be a link. cp puts the copy beside
+ *   the caller's own files (~/), where a link that climbs to its
+ *   destination directory, or a top-level "report -> .ssh", points at
+ *   them.
  * - hard links: to a regular file already extracted, named like any
  *   entry (so inside the tree).
  * - devices, FIFOs, sockets: refused, naming the entry.
@@ -522,17 +528,23 @@ static int make_symlink(struct extract *x, struct archive_entry *e, const char *
 			const char *leaf, struct sr_error *err)
 {
 	const char *target = la.entry_symlink(e) ?: la.entry_symlink_utf8(e);
+	bool within_top = x->o->links_within_top;
 	size_t depth = 0;
 	char shown[256];
 	int k;
 
 	for (const char *p = path; *p; p++)
 		depth += *p == '/';
-	if (!symlink_target_ok(target, depth)) {
+	/* Below the top, one level less: "top/l -> .." would be dest. */
+	if ((within_top && depth == 0) ||
+	    !symlink_target_ok(target, within_top ? depth - 1 : depth)) {
 		sr_printable(target ? target : "(no name)", shown, sizeof(shown));
 		return sr_error_msg(err, -EPERM,
-				    "extract %s: symbolic link to '%s' leaves the archive's tree",
-				    x->shown, shown);
+				    "extract %s: symbolic link to '%s' leaves the %s%s", x->shown,
+				    shown, within_top ? "copied tree" : "archive's tree",
+				    within_top && depth == 0
+					? " (it is the copy itself: copy what it leads to instead)"
+					: "");
 	}
 	if (symlinkat(target, dirfd, leaf) == 0)
 		return 0;

@@ -22,6 +22,13 @@ struct sr_extract_opts {
 	const char *rename_top;	 /* every entry's first component becomes this (cp's DST) */
 	const char *const *tops; /* NULL-terminated: the only first components allowed */
 	size_t max_entries;	 /* 0: the default for agents' archives (100,000) */
+	/*
+	 * cp: the tree is each entry's first component (the copy), not
+	 * dest. A symbolic link climbs at most to that top, never beside
+	 * it, and the top is no link at all: its target would be resolved
+	 * in dest, outside what was copied.
+	 */
+	bool links_within_top;
 };
 int sr_archive_extract_opts(int archive_fd, int dest_dirfd, const struct sr_extract_opts *o,
 			    struct sr_error *err);

@@ -455,6 +455,51 @@ START_TEST(test_symlink_escapes)
 }
 END_TEST
 
+/*
+ * cp (links_within_top): the copied tree is the entry's first component,
+ * not dest, which is the caller's directory (~/). Security review of cp,
+ * finding B: "report -> .ssh" and "out/keys -> ../.ssh" were made in ~/.
+ */
+START_TEST(test_symlink_within_top)
+{
+	static const struct {
+		const char *name, *target;
+		bool ok, ok_in_archive; /* with links_within_top; without (an agent's archive) */
+	} cases[] = {
+	    {"report", ".ssh", false, true},	  {"report", ".", false, true},
+	    {"out/keys", "../.ssh", false, true}, {"out/keys", "..", false, true},
+	    {"out/a/up", "../../x", false, true}, {"out/sib", "a.txt", true, true},
+	    {"out/a/up", "../a.txt", true, true}, {"out/a/b/up", "../../x", true, true},
+	    {"out/self", ".", true, true},	  {"out/abs", "/etc", false, false},
+	};
+	struct sr_error err;
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(cases); i++) {
+		for (int within = 0; within < 2; within++) {
+			struct sr_extract_opts o = {.links_within_top = within};
+			struct ent e = LINK_(cases[i].name, cases[i].target);
+			_cleanup_close_ int fd = make_archive("l.tar", TAR, &e, 1);
+			bool want = within ? cases[i].ok : cases[i].ok_in_archive;
+			int k;
+
+			err = (struct sr_error){};
+			k = sr_archive_extract_opts(fd, destfd, &o, &err);
+			ck_assert_msg((k == 0) == want, "%s -> %s (within top: %d): %d %s",
+				      cases[i].name, cases[i].target, within, k, err.msg);
+			if (!want) {
+				ck_assert_int_eq(k, -EPERM);
+				assert_absent(destfd, cases[i].name);
+			}
+			if (!want && within)
+				ck_assert_ptr_nonnull(strstr(err.msg, "leaves the copied tree"));
+			if (!want && within && !strchr(cases[i].name, '/'))
+				ck_assert_ptr_nonnull(strstr(err.msg, "it is the copy itself"));
+			(void)unlinkat(destfd, cases[i].name, 0);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_hardlink_escapes)
 {
 	static const struct {
@@ -775,6 +820,7 @@ static Suite *archive_suite(void)
 	tcase_add_test(th, test_symlink_absolute_then_file);
 	tcase_add_test(th, test_file_through_inner_symlink);
 	tcase_add_test(th, test_symlink_escapes);
+	tcase_add_test(th, test_symlink_within_top);
 	tcase_add_test(th, test_hardlink_escapes);
 	tcase_add_test(th, test_special_files);
 	tcase_add_test(th, test_dir_over_file);
