@@ -29,20 +29,25 @@ int sr_verb_cp(const struct sr_verb_args *a)
 	const char *src_path = NULL, *dst_path = NULL;
 	struct sr_entry e = {0};
 	struct sr_error err = {0};
+	struct sr_copy_opts o = {0};
 	struct sr_sink sink;
 	bool out, in;
 	int r;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
 	if (a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0)) {
-		fputs("Usage: sandbox-run cp ID:PATH HOSTPATH\n"
-		      "       sandbox-run cp HOSTPATH ID:PATH\n"
-		      "Copy a file or a tree out of or into a living sandbox (a relative PATH is\n"
-		      "relative to /workspace). An existing directory as the destination gets the\n"
-		      "copy inside it; anything else is the copy's name. Modes, mtimes and\n"
-		      "symbolic links are kept; owners, devices, FIFOs, sockets and set-id bits\n"
-		      "are not, and nothing is written outside the destination.\n",
-		      stdout);
+		fputs(
+		    "Usage: sandbox-run cp ID:PATH HOSTPATH\n"
+		    "       sandbox-run cp HOSTPATH ID:PATH\n"
+		    "Copy a file or a tree out of or into a living sandbox (a relative PATH is\n"
+		    "relative to /workspace). An existing directory as the destination gets the\n"
+		    "copy inside it; anything else is the copy's name (a file there is replaced,\n"
+		    "a symbolic link refused). A symbolic link on the way to HOSTPATH is\n"
+		    "followed only where root owns it and its directory, as for --bind sources.\n"
+		    "Modes, mtimes and symbolic links within the copy are kept; owners, devices,\n"
+		    "FIFOs, sockets and set-id bits are not, and nothing is written outside the\n"
+		    "destination.\n",
+		    stdout);
 		return sr_cli_stdout_status("--help");
 	}
 	if (a->argc != 3) {
@@ -63,9 +68,15 @@ int sr_verb_cp(const struct sr_verb_args *a)
 		r = sr_state_find(statedir, out ? src_ref : dst_ref, &e, &err);
 	if (r >= 0)
 		r = sr_ctl_connect(e.dir, &ctl, &err);
-	if (r >= 0)
-		r = out ? sr_copy_out(ctl, src_path, a->argv[2], &err)
-			: sr_copy_in(ctl, a->argv[1], dst_path, &err);
+	if (r >= 0) {
+		/* Its workspace's directory on the host: its author's links are not followed. */
+		const char *ws = json_string_value(json_object_get(e.state, "workspace"));
+		const char *trees[] = {ws && ws[0] == '/' ? ws : NULL, NULL};
+
+		o.agent_trees = trees;
+		r = out ? sr_copy_out(ctl, src_path, a->argv[2], &o, &err)
+			: sr_copy_in(ctl, a->argv[1], dst_path, &o, &err);
+	}
 	sr_entry_free(&e);
 	if (r < 0) {
 		sr_sink_log(&sink, SR_LOG_ERROR, "%s", err.msg);

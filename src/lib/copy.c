@@ -1,51 +1,166 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The host side of `sandbox-run cp` (copy.h): the stream's pipe handed
- * to the keeper, libarchive on this end, the keeper's answer.
+ * The host side of `sandbox-run cp` (copy.h): the host path resolved, the
+ * stream's pipe handed to the keeper, libarchive on this end, the
+ * keeper's answer.
+ *
+ * cp's host paths often lie where someone else writes: a --bind the
+ * agent fills (`ln -s ~/.ssh /mnt/shared/results`, then `cp
+ * u1:authorized_keys ~/shared/results` replaced ~/.ssh/authorized_keys:
+ * the outside review of cp, finding A), the workspace's directory, or
+ * for a root caller another user's directory. So they are resolved as a
+ * --bind source is (hostpath.h): a link on the way is followed only where
+ * root owns it and its directory, outside the sandbox's own files; the
+ * directory reached is opened with no link allowed; its last part, the
+ * copy's name, is never followed at all.
  */
 #include "copy.h"
 #include "archive.h"
 #include "control.h"
+#include "hostpath.h"
 #include "util.h"
 
+#include <limits.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 
 /* cp moves whole trees (node_modules): bounded by the disks on either side, not by a count. */
 #define CP_MAX_ENTRIES (10 * 1000 * 1000)
 
-/* The host destination: the directory to extract into, and the name SRC takes there (or NULL). */
-static int host_dest(const char *dst, int *ret_dirfd, char **ret_name, struct sr_error *err)
-{
-	_cleanup_free_ char *copy = strdup(dst);
-	char *slash, *name;
-	int fd = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#define NO_LINKS (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
-	if (fd >= 0) {
-		*ret_dirfd = fd;
-		*ret_name = NULL;
-		return 0;
-	}
-	if (!copy)
+/* path as given, or beneath the cwd (getcwd() names it with no link in it). */
+static char *absolute(const char *path)
+{
+	_cleanup_free_ char *cwd = NULL;
+	char *abs;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd || asprintf(&abs, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return abs;
+}
+
+/* The last part of path, trailing slashes ignored: what its copy is named ("" for "/"). */
+static char *last_part(const char *path)
+{
+	size_t n = strlen(path);
+	const char *p;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	p = path + n;
+	while (p > path && p[-1] != '/')
+		p--;
+	return strndup(p, (size_t)(path + n - p));
+}
+
+static bool names_a_dir(const char *name)
+{
+	return !*name || sr_streq(name, "/") || sr_streq(name, ".") || sr_streq(name, "..");
+}
+
+/*
+ * The directory holding path's last part, resolved (hostpath.h) and
+ * opened with no link allowed, and that last part, not looked at; or,
+ * where path names a directory itself ("/", "dir/.", ".."), that
+ * directory and NULL.
+ */
+static int host_parent(const char *path, const char *const *trees, int *ret_dirfd, char **ret_name,
+		       struct sr_error *err)
+{
+	_cleanup_free_ char *abs = absolute(path), *name = NULL, *resolved = NULL;
+	int fd, r;
+
+	if (!abs)
+		return sr_error_errno(err, errno ? sr_negerrno() : -ENOMEM, "cp: %s", path);
+	name = last_part(abs);
+	if (!name)
 		return sr_error_errno(err, -ENOMEM, "cp");
-	if (errno != ENOENT)
-		return sr_error_errno(err, sr_negerrno(), "cp: %s", dst);
-	while (strlen(copy) > 1 && copy[strlen(copy) - 1] == '/')
-		copy[strlen(copy) - 1] = '\0';
-	slash = strrchr(copy, '/');
-	name = slash ? slash + 1 : copy;
-	if (!*name || sr_streq(name, ".") || sr_streq(name, ".."))
-		return sr_error_msg(err, -EINVAL, "cp: %s: name a file or directory", dst);
-	if (slash)
-		*slash = '\0';
-	fd = open(slash ? (*copy ? copy : "/") : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (names_a_dir(name)) {
+		free(steal_pointer(&name));
+	} else {
+		/* abs without its last part: "/a//b/" is "/a", "/b" is "/". */
+		char *end = abs + strlen(abs);
+
+		while (end > abs && end[-1] == '/')
+			end--;
+		end -= strlen(name);
+		while (end > abs + 1 && end[-1] == '/')
+			end--;
+		*end = '\0';
+	}
+	r = sr_hostpath_resolve("cp:", abs, trees, &resolved, err);
+	if (r < 0)
+		return r;
+	fd = sr_openat2(AT_FDCWD, resolved, O_RDONLY | O_DIRECTORY, NO_LINKS);
 	if (fd < 0)
-		return sr_error_errno(err, sr_negerrno(), "cp: %s", slash ? copy : ".");
-	*ret_name = strdup(name);
-	if (!*ret_name) {
-		close(fd);
-		return sr_error_errno(err, -ENOMEM, "cp");
-	}
+		return sr_error_errno(err, fd, "cp: %s", resolved);
 	*ret_dirfd = fd;
+	*ret_name = steal_pointer(&name);
+	return 0;
+}
+
+/*
+ * A symbolic link where the copy would be named: whoever made it (an
+ * agent in its --bind), cp neither writes through it nor removes it.
+ */
+static int refuse_link(const char *shown_path, int dirfd, const char *name, struct sr_error *err)
+{
+	char target[PATH_MAX], shown[256];
+	ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+
+	target[n > 0 ? n : 0] = '\0';
+	sr_printable(target, shown, sizeof(shown));
+	return sr_error_msg(err, -ELOOP,
+			    "cp: %s is a symbolic link (to %s), which cp neither follows nor "
+			    "replaces: name the path you mean, or remove the link",
+			    shown_path, shown);
+}
+
+/*
+ * Where the copy of the sandbox's path goes: the directory to extract
+ * into (*ret_dirfd) and the name it takes there (*ret_name). DST an
+ * existing directory: inside it, under the copy's own name (top);
+ * otherwise DST itself, replacing a file there, never a link.
+ */
+static int host_dest(const char *dst, const char *top, const char *const *trees, int *ret_dirfd,
+		     char **ret_name, struct sr_error *err)
+{
+	_cleanup_close_ int dirfd = -1;
+	_cleanup_free_ char *name = NULL, *shown = NULL;
+	struct stat st;
+	int r = host_parent(dst, trees, &dirfd, &name, err);
+
+	if (r < 0)
+		return r;
+	if (name && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return refuse_link(dst, dirfd, name, err);
+		if (S_ISDIR(st.st_mode)) {
+			int fd = sr_openat2(dirfd, name, O_RDONLY | O_DIRECTORY,
+					    NO_LINKS | RESOLVE_BENEATH);
+
+			if (fd < 0)
+				return sr_error_errno(err, fd, "cp: %s", dst);
+			sr_closep(&dirfd);
+			dirfd = fd;
+			free(steal_pointer(&name));
+		}
+	} else if (name && errno != ENOENT) {
+		return sr_error_errno(err, sr_negerrno(), "cp: %s", dst);
+	}
+	if (!name) {
+		name = strdup(top);
+		if (!name || asprintf(&shown, "%s/%s", dst, top) < 0)
+			return sr_error_errno(err, -ENOMEM, "cp");
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+			return refuse_link(shown, dirfd, name, err);
+	}
+	*ret_dirfd = steal_fd(&dirfd);
+	*ret_name = steal_pointer(&name);
 	return 0;
 }
 
@@ -66,32 +181,51 @@ static int keeper_answer(int ctl, struct sr_error *err)
 	return r < 0 ? sr_error_prefix(err, "cp") : 0;
 }
 
-int sr_copy_out(int ctl, const char *path, const char *dst, struct sr_error *err)
+/* A WORK request with our end of the stream's pipe kept in *ret_fd: out, we read it; in, we write.
+ */
+static int request(int ctl, const char *op, const char *path, bool we_read, int *ret_fd,
+		   struct sr_error *err)
 {
-	_cleanup_close_ int dirfd = -1;
-	_cleanup_free_ char *name = NULL;
-	struct sr_extract_opts o = {.max_entries = CP_MAX_ENTRIES, .links_within_top = true};
-	struct sr_error xerr = {0};
 	json_t *req;
-	int p[2], r, k;
+	int p[2], r;
 
-	r = host_dest(dst, &dirfd, &name, err);
-	if (r < 0)
-		return r;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "cp: pipe");
-	req = json_pack("{ssso}", "op", "cp_out", "path", sr_json_string(path));
-	r = req ? sr_ctl_send(ctl, req, &p[1], 1) : -ENOMEM;
+	req = json_pack("{ssso}", "op", op, "path", sr_json_string(path));
+	r = req ? sr_ctl_send(ctl, req, &p[we_read ? 1 : 0], 1) : -ENOMEM;
 	json_decref(req);
-	close(p[1]);
+	close(p[we_read ? 1 : 0]);
 	if (r < 0) {
-		close(p[0]);
+		close(p[we_read ? 0 : 1]);
 		return sr_error_errno(err, r, "cp: talk to the sandbox's keeper");
 	}
+	*ret_fd = p[we_read ? 0 : 1];
+	return 0;
+}
+
+int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy_opts *opts,
+		struct sr_error *err)
+{
+	_cleanup_close_ int dirfd = -1, fd = -1;
+	_cleanup_free_ char *top = last_part(path), *name = NULL;
+	struct sr_extract_opts o = {.max_entries = CP_MAX_ENTRIES, .links_within_top = true};
+	struct sr_error xerr = {0};
+	int r, k;
+
+	if (!top)
+		return sr_error_errno(err, -ENOMEM, "cp");
+	/* The worker refuses these too; refused before anything is asked of it. */
+	if (names_a_dir(top))
+		return sr_error_msg(err, -EINVAL, "cp: %s: name a file or directory", path);
+	r = host_dest(dst, top, opts->agent_trees, &dirfd, &name, err);
+	if (r >= 0)
+		r = request(ctl, "cp_out", path, true, &fd, err);
+	if (r < 0)
+		return r;
 	o.rename_top = name;
-	k = sr_archive_extract_opts(p[0], dirfd, &o, &xerr);
+	k = sr_archive_extract_opts(fd, dirfd, &o, &xerr);
 	/* Closed before the answer: a worker still writing (we stopped) gets EPIPE and ends. */
-	close(p[0]);
+	sr_closep(&fd);
 	r = keeper_answer(ctl, err);
 	if (r < 0)
 		return r;
@@ -102,47 +236,34 @@ int sr_copy_out(int ctl, const char *path, const char *dst, struct sr_error *err
 	return 0;
 }
 
-int sr_copy_in(int ctl, const char *src, const char *path, struct sr_error *err)
+int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_opts *opts,
+	       struct sr_error *err)
 {
-	_cleanup_free_ char *copy = strdup(src);
+	_cleanup_free_ char *name = NULL;
 	struct sr_archive_writer *w = NULL;
-	_cleanup_close_ int dir = -1;
+	_cleanup_close_ int dir = -1, fd = -1;
 	struct sr_error werr = {0};
-	char *slash, *name;
 	struct stat st;
-	json_t *req;
-	int p[2], r, k;
+	int r, k;
 
-	if (!copy)
-		return sr_error_errno(err, -ENOMEM, "cp");
-	while (strlen(copy) > 1 && copy[strlen(copy) - 1] == '/')
-		copy[strlen(copy) - 1] = '\0';
-	slash = strrchr(copy, '/');
-	name = slash ? slash + 1 : copy;
-	if (slash)
-		*slash = '\0';
-	dir = open(slash ? (*copy ? copy : "/") : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0 || fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return sr_error_errno(err, sr_negerrno(), "cp: %s", src);
-	if (!*name || sr_streq(name, ".") || sr_streq(name, ".."))
+	r = host_parent(src, opts->agent_trees, &dir, &name, err);
+	if (r < 0)
+		return r;
+	if (!name)
 		return sr_error_msg(err, -EINVAL, "cp: %s: name a file or directory", src);
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return sr_error_errno(err, sr_negerrno(), "cp: pipe");
-	req = json_pack("{ssso}", "op", "cp_in", "path", sr_json_string(path));
-	r = req ? sr_ctl_send(ctl, req, &p[0], 1) : -ENOMEM;
-	json_decref(req);
-	close(p[0]);
-	if (r < 0) {
-		close(p[1]);
-		return sr_error_errno(err, r, "cp: talk to the sandbox's keeper");
-	}
-	k = sr_archive_writer_new(p[1], false, &w, &werr);
+	/* Not followed: a link is copied as one (and refused inside if it leaves the copy). */
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return sr_error_errno(err, sr_negerrno(), "cp: %s", src);
+	r = request(ctl, "cp_in", path, false, &fd, err);
+	if (r < 0)
+		return r;
+	k = sr_archive_writer_new(fd, false, &w, &werr);
 	if (k >= 0)
 		k = sr_archive_write_tree(w, dir, name, NULL, &werr);
 	if (k >= 0)
 		k = sr_archive_writer_end(w, NULL, NULL, &werr);
 	sr_archive_writer_free(w);
-	close(p[1]);
+	sr_closep(&fd);
 	r = keeper_answer(ctl, err);
 	if (r < 0)
 		return r;

@@ -14,7 +14,24 @@
 
 #include "log.h"
 
-/* The sandbox's PATH to the host's dst. */
-int sr_copy_out(int ctl, const char *path, const char *dst, struct sr_error *err);
-/* The host's src to the sandbox's PATH. */
-int sr_copy_in(int ctl, const char *src, const char *path, struct sr_error *err);
+struct sr_copy_opts {
+	/*
+	 * The sandbox's own files on the host (its workspace directory;
+	 * absolute, NULL-terminated, or NULL): no link is followed there,
+	 * root's included, as for --bind sources (hostpath.h).
+	 */
+	const char *const *agent_trees;
+};
+
+/*
+ * The sandbox's path to the host's dst. Neither the copy's name nor a
+ * link on the way to it is followed, but root's links in root's
+ * directories (hostpath.h); a link at the copy's name is refused, a file
+ * there replaced.
+ */
+int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy_opts *o,
+		struct sr_error *err);
+/* The host's src (resolved the same way; a link at its end is copied as one) to the sandbox's path.
+ */
+int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_opts *o,
+	       struct sr_error *err);

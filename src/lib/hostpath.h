@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Host paths the caller named (the sources of --bind and --ro-bind),
- * resolved so that a symbolic link someone else planted on the way cannot
- * redirect them. Host side: the owners of links are only known there (in
+ * Host paths the caller named (the sources of --bind and --ro-bind, cp's
+ * host paths), resolved so that a symbolic link someone else planted on
+ * the way cannot redirect them. Host side: the owners of links are only known there (in
  * the sandbox's user namespace host root and other users are all
  * "nobody").
  */

@@ -53,5 +53,106 @@ t_links_leave_copy() {
 	sr rm "$sb"
 }
 
-for_each_user t_links_leave_copy
+OTHER=54321
+
+# Finding A, the review's case: the agent leaves a link in a --bind the
+# caller copies into; cp wrote ~/.ssh/authorized_keys through it.
+t_link_at_dest() {
+	local h
+	h=$(victim_home dest)
+	mkdir -m 0777 "$h/shared"
+	own "$h/shared"
+	new_sandbox --bind "$h/shared" /mnt/shared
+	sr exec "$sb" -- sh -c "echo ATTACKER-KEY >/workspace/authorized_keys;
+		ln -s '$h/.ssh' /mnt/shared/results"
+	assert_eq "the agent leaves a link in its bind" 0 "$rc"
+	sr cp "$sb:/workspace/authorized_keys" "$h/shared/results"
+	assert_eq "cp out to it: refused (125)" 125 "$rc"
+	assert_match "saying it is a link cp does not follow" \
+		"$h/shared/results is a symbolic link \(to $h/\.ssh\), which cp neither follows" "$errout"
+	intact "the key is untouched" "$h"
+	check "the link is left as it was" test -L "$h/shared/results"
+	sr cp "$sb:/workspace/authorized_keys" "$h/shared/results/"
+	assert_eq "with a trailing slash: refused too (125)" 125 "$rc"
+	sr cp "$sb:/workspace/authorized_keys" "$h/shared/results/authorized_keys"
+	assert_eq "to a path through it: refused (125)" 125 "$rc"
+	assert_match "saying whose link it is" "results is a symbolic link to $h/\.ssh owned by uid" \
+		"$errout"
+	intact "the key is still untouched" "$h"
+	# The caller's own link at the copy's name is not followed either.
+	as_user ln -s .ssh "$h/mine"
+	sr cp "$sb:/workspace/authorized_keys" "$h/mine"
+	assert_eq "cp to the caller's own link: refused (125)" 125 "$rc"
+	intact "nothing written through it" "$h"
+	# What cp is for still works: a new name, a file replaced, a directory.
+	sr cp "$sb:/workspace/authorized_keys" "$h/shared/copy"
+	sr cp "$sb:/workspace/authorized_keys" "$h/shared/copy"
+	assert_eq "a file at the copy's name is replaced" "0 ATTACKER-KEY" "$rc $(cat "$h/shared/copy")"
+	sr cp "$sb:/workspace/authorized_keys" "$h/shared"
+	assert_eq "into a directory, under its own name" "0 ATTACKER-KEY" \
+		"$rc $(cat "$h/shared/authorized_keys")"
+	sr rm "$sb"
+}
+
+# cp in through a directory the agent swapped for a link: host files read
+# into the sandbox.
+t_link_at_src() {
+	local h
+	h=$(victim_home src)
+	mkdir -m 0777 "$h/shared" "$h/shared/data"
+	echo report >"$h/shared/data/report.txt"
+	own "$h/shared"
+	new_sandbox --bind "$h/shared" /mnt/shared
+	sr cp "$h/shared/data/report.txt" "$sb:/workspace/report.txt"
+	assert_eq "cp in of the caller's file: copied" 0 "$rc"
+	sr exec "$sb" -- sh -c "rm -r /mnt/shared/data && ln -s '$h/.ssh' /mnt/shared/data"
+	sr cp "$h/shared/data/authorized_keys" "$sb:/workspace/stolen"
+	assert_eq "cp in through the swapped directory: refused (125)" 125 "$rc"
+	assert_match "saying why" "data is a symbolic link to $h/\.ssh owned by uid" "$errout"
+	sr exec "$sb" -- cat /workspace/stolen
+	assert_no_match "nothing of the key reached the sandbox" precious "$out"
+	sr cp "$h/shared/data" "$sb:/workspace/stolen"
+	sr exec "$sb" -- sh -c 'cat /workspace/stolen/authorized_keys; readlink /workspace/stolen'
+	assert_no_match "the link itself is not followed either" precious "$out"
+	sr rm "$sb"
+}
+
+# For root: another user's link in that user's directory is no more the
+# caller's to follow than the agent's.
+t_link_of_another_user() {
+	local h d="$SR_TMP/other-$SR_AS"
+	h=$(victim_home other)
+	mkdir -p "$d"
+	chown "$OTHER:$OTHER" "$d"
+	setpriv --reuid=$OTHER --regid=$OTHER --clear-groups -- ln -s "$h/.ssh" "$d/link"
+	new_sandbox
+	sr exec "$sb" -- sh -c 'echo ATTACKER-KEY >authorized_keys'
+	sr cp "$sb:authorized_keys" "$d/link"
+	assert_eq "cp out to another user's link: refused (125)" 125 "$rc"
+	intact "the key is untouched" "$h"
+	sr cp "$sb:authorized_keys" "$d/link/new"
+	assert_eq "cp out through it: refused (125)" 125 "$rc"
+	assert_match "saying whose" "owned by uid $OTHER" "$errout"
+	check "nothing made beside the key" test ! -e "$h/.ssh/new"
+	sr rm "$sb"
+}
+
+# Root's links in root's directories are the system's layout: followed,
+# as for --bind (/var/run -> /run).
+t_root_link_followed() {
+	local d="$SR_TMP/system-$SR_AS"
+	mkdir -p "$d/real"
+	chmod 0755 "$d"
+	chmod 1777 "$d/real"
+	ln -sfn real "$d/link"
+	new_sandbox
+	sr exec "$sb" -- sh -c 'echo layout >f'
+	sr cp "$sb:f" "$d/link/f"
+	assert_eq "root's link in root's directory, on the way: followed" "0 layout" \
+		"$rc $(cat "$d/real/f" 2>&1)"
+	sr rm "$sb"
+}
+
+for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
+	t_root_link_followed
 done_testing
