@@ -36,12 +36,10 @@
  *   (holes in sparse files count: the extent is what later copies cost).
  */
 #include "archive.h"
+#include "archive-internal.h"
 #include "dl.h"
 #include "util.h"
 
-#include <archive.h>
-#include <archive_entry.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -55,70 +53,14 @@
 
 #define RESOLVE_STRICT (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
-/*
- * libarchive is dlopen()ed (see dl.h): this table is filled once per
- * process and never changes afterwards.
- */
-static struct {
-	__typeof__(archive_read_new) *read_new;
-	__typeof__(archive_read_free) *read_free;
-	__typeof__(archive_read_support_filter_gzip) *filter_gzip;
-	__typeof__(archive_read_support_filter_bzip2) *filter_bzip2;
-	__typeof__(archive_read_support_filter_xz) *filter_xz;
-	__typeof__(archive_read_support_filter_zstd) *filter_zstd;
-	__typeof__(archive_read_support_format_tar) *format_tar;
-	__typeof__(archive_read_support_format_zip) *format_zip;
-	__typeof__(archive_read_open_fd) *open_fd;
-	__typeof__(archive_read_next_header) *next_header;
-	__typeof__(archive_read_data_block) *data_block;
-	__typeof__(archive_error_string) *error_string;
-	__typeof__(archive_entry_pathname) *entry_pathname;
-	__typeof__(archive_entry_pathname_utf8) *entry_pathname_utf8;
-	__typeof__(archive_entry_symlink) *entry_symlink;
-	__typeof__(archive_entry_symlink_utf8) *entry_symlink_utf8;
-	__typeof__(archive_entry_hardlink) *entry_hardlink;
-	__typeof__(archive_entry_hardlink_utf8) *entry_hardlink_utf8;
-	__typeof__(archive_entry_filetype) *entry_filetype;
-	__typeof__(archive_entry_mode) *entry_mode;
-	__typeof__(archive_entry_size) *entry_size;
-	__typeof__(archive_entry_size_is_set) *entry_size_is_set;
-	__typeof__(archive_entry_mtime) *entry_mtime;
-	__typeof__(archive_entry_mtime_nsec) *entry_mtime_nsec;
-	__typeof__(archive_entry_mtime_is_set) *entry_mtime_is_set;
-	/* Writing (cp, snapshots). */
-	__typeof__(archive_write_new) *write_new;
-	__typeof__(archive_write_free) *write_free;
-	__typeof__(archive_write_set_format_pax_restricted) *write_format_pax;
-	__typeof__(archive_write_add_filter_zstd) *write_filter_zstd;
-	__typeof__(archive_write_set_bytes_in_last_block) *write_last_block;
-	__typeof__(archive_write_open_fd) *write_open_fd;
-	__typeof__(archive_write_header) *write_header;
-	__typeof__(archive_write_data) *write_data;
-	__typeof__(archive_write_close) *write_close;
-	__typeof__(archive_entry_new) *entry_new;
-	__typeof__(archive_entry_free) *entry_free;
-	__typeof__(archive_entry_clear) *entry_clear;
-	__typeof__(archive_entry_set_pathname) *entry_set_pathname;
-	__typeof__(archive_entry_set_filetype) *entry_set_filetype;
-	__typeof__(archive_entry_set_perm) *entry_set_perm;
-	__typeof__(archive_entry_set_size) *entry_set_size;
-	__typeof__(archive_entry_set_mtime) *entry_set_mtime;
-	__typeof__(archive_entry_set_symlink) *entry_set_symlink;
-	bool loaded, writer_loaded;
-	/*
-	 * C.UTF-8, made once with the library: newlocale() reads locale
-	 * files, which an extraction confined to the workspace cannot open
-	 * (mounts.c). NULL where the system has none.
-	 */
-	locale_t utf8;
-} la;
+struct sr_la sr_la;
 
-#define LA_SYM(field, name)               \
-	{                                 \
-#name, (void **)&la.field \
+#define LA_SYM(field, name)                  \
+	{                                    \
+#name, (void **)&sr_la.field \
 	}
 
-static int load_libarchive(struct sr_error *err)
+int sr_la_load(struct sr_error *err)
 {
 	static const struct sr_dl_sym syms[] = {
 	    LA_SYM(read_new, archive_read_new),
@@ -149,23 +91,23 @@ static int load_libarchive(struct sr_error *err)
 	};
 	int k;
 
-	if (la.loaded)
+	if (sr_la.loaded)
 		return 0;
 	k = sr_dl_load(SR_LIBARCHIVE_SONAME, syms, SR_ARRAY_SIZE(syms), err);
 	if (k < 0)
 		return k;
-	la.utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-	la.loaded = true;
+	sr_la.utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	sr_la.loaded = true;
 	return 0;
 }
 
 int sr_archive_load(struct sr_error *err)
 {
-	return load_libarchive(err);
+	return sr_la_load(err);
 }
 
 /* The writing half, loaded only by what writes (cp, snapshots): extraction never needs it. */
-static int load_writer(struct sr_error *err)
+int sr_la_load_writer(struct sr_error *err)
 {
 	static const struct sr_dl_sym syms[] = {
 	    LA_SYM(write_new, archive_write_new),
@@ -187,18 +129,18 @@ static int load_writer(struct sr_error *err)
 	    LA_SYM(entry_set_mtime, archive_entry_set_mtime),
 	    LA_SYM(entry_set_symlink, archive_entry_set_symlink),
 	};
-	int k = load_libarchive(err);
+	int k = sr_la_load(err);
 
-	if (k < 0 || la.writer_loaded)
+	if (k < 0 || sr_la.writer_loaded)
 		return k;
 	k = sr_dl_load(SR_LIBARCHIVE_SONAME, syms, SR_ARRAY_SIZE(syms), err);
 	if (k < 0)
 		return k;
-	la.writer_loaded = true;
+	sr_la.writer_loaded = true;
 	return 0;
 }
 
-SR_DEFINE_CLEANUP(archive_freep, struct archive *, la.read_free)
+SR_DEFINE_CLEANUP(archive_freep, struct archive *, sr_la.read_free)
 
 struct extract {
 	struct archive *a;
@@ -412,13 +354,13 @@ static int copy_data(struct extract *x, struct archive_entry *e, int fd, struct 
 		const void *buf;
 		size_t size;
 		la_int64_t off;
-		int r = la.data_block(x->a, &buf, &size, &off);
+		int r = sr_la.data_block(x->a, &buf, &size, &off);
 
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 			return sr_error_msg(err, -EIO, "extract %s: %s", x->shown,
-					    la.error_string(x->a) ?: "read error");
+					    sr_la.error_string(x->a) ?: "read error");
 		if (off < 0 || (uint64_t)off < pos)
 			return sr_error_msg(
 			    err, -EIO, "extract %s: corrupt archive (data out of order)", x->shown);
@@ -433,11 +375,12 @@ static int copy_data(struct extract *x, struct archive_entry *e, int fd, struct 
 		pos = (uint64_t)off + size;
 	}
 	/* A file that ends in a hole. */
-	if (la.entry_size_is_set(e) && la.entry_size(e) > 0 && (uint64_t)la.entry_size(e) > pos) {
-		k = charge(x, (uint64_t)la.entry_size(e) - pos, err);
+	if (sr_la.entry_size_is_set(e) && sr_la.entry_size(e) > 0 &&
+	    (uint64_t)sr_la.entry_size(e) > pos) {
+		k = charge(x, (uint64_t)sr_la.entry_size(e) - pos, err);
 		if (k < 0)
 			return k;
-		if (ftruncate(fd, la.entry_size(e)) < 0)
+		if (ftruncate(fd, sr_la.entry_size(e)) < 0)
 			return write_error(x, sr_negerrno(), err);
 	}
 	return 0;
@@ -447,11 +390,12 @@ static int make_file(struct extract *x, struct archive_entry *e, int dirfd, cons
 		     struct sr_error *err)
 {
 	_cleanup_close_ int fd = -1;
-	mode_t mode = la.entry_mode(e) & 0777;
+	mode_t mode = sr_la.entry_mode(e) & 0777;
 	int k;
 
 	/* Fail before writing anything when the header already says it cannot fit. */
-	if (la.entry_size_is_set(e) && la.entry_size(e) > 0 && !fits(x, (uint64_t)la.entry_size(e)))
+	if (sr_la.entry_size_is_set(e) && sr_la.entry_size(e) > 0 &&
+	    !fits(x, (uint64_t)sr_la.entry_size(e)))
 		return limit_error(x, err);
 
 	/* O_EXCL: never open an existing name, so never write through a link. */
@@ -468,10 +412,10 @@ static int make_file(struct extract *x, struct archive_entry *e, int dirfd, cons
 	k = copy_data(x, e, fd, err);
 	if (k < 0)
 		return k;
-	if (la.entry_mtime_is_set(e)) {
+	if (sr_la.entry_mtime_is_set(e)) {
 		struct timespec ts[2] = {
-		    {.tv_sec = la.entry_mtime(e), .tv_nsec = la.entry_mtime_nsec(e)},
-		    {.tv_sec = la.entry_mtime(e), .tv_nsec = la.entry_mtime_nsec(e)},
+		    {.tv_sec = sr_la.entry_mtime(e), .tv_nsec = sr_la.entry_mtime_nsec(e)},
+		    {.tv_sec = sr_la.entry_mtime(e), .tv_nsec = sr_la.entry_mtime_nsec(e)},
 		};
 
 		/* A bogus timestamp is not worth failing the extraction for. */
@@ -486,7 +430,7 @@ static int make_dir(struct extract *x, struct archive_entry *e, int dirfd, const
 		    struct sr_error *err)
 {
 	_cleanup_close_ int fd = -1;
-	mode_t mode = (la.entry_mode(e) & 0777) | 0700;
+	mode_t mode = (sr_la.entry_mode(e) & 0777) | 0700;
 
 	if (mkdirat(dirfd, leaf, mode) == 0)
 		return 0;
@@ -527,7 +471,7 @@ static bool symlink_target_ok(const char *target, size_t depth)
 static int make_symlink(struct extract *x, struct archive_entry *e, const char *path, int dirfd,
 			const char *leaf, struct sr_error *err)
 {
-	const char *target = la.entry_symlink(e) ?: la.entry_symlink_utf8(e);
+	const char *target = sr_la.entry_symlink(e) ?: sr_la.entry_symlink_utf8(e);
 	bool within_top = x->o->links_within_top;
 	size_t depth = 0;
 	char shown[256];
@@ -561,7 +505,8 @@ static int make_symlink(struct extract *x, struct archive_entry *e, const char *
 static int make_hardlink(struct extract *x, struct archive_entry *e, const char *path, int dirfd,
 			 const char *leaf, struct sr_error *err)
 {
-	const char *raw = la.entry_hardlink(e) ?: la.entry_hardlink_utf8(e), *why = NULL, *tleaf;
+	const char *raw = sr_la.entry_hardlink(e) ?: sr_la.entry_hardlink_utf8(e), *why = NULL,
+		   *tleaf;
 	_cleanup_close_ int tfd = -1;
 	char target[PATH_MAX], *slash;
 	struct stat st;
@@ -598,8 +543,9 @@ static int make_hardlink(struct extract *x, struct archive_entry *e, const char 
 
 static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_error *err)
 {
-	const char *raw = la.entry_pathname(e) ?: la.entry_pathname_utf8(e), *why, *leaf = NULL;
-	mode_t type = la.entry_filetype(e);
+	const char *raw = sr_la.entry_pathname(e) ?: sr_la.entry_pathname_utf8(e), *why,
+		   *leaf = NULL;
+	mode_t type = sr_la.entry_filetype(e);
 	char path[PATH_MAX];
 	int dirfd, k;
 
@@ -618,7 +564,7 @@ static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_e
 	if (k < 0)
 		return sr_error_msg(err, k == -EINVAL ? -EPERM : k, "extract %s: %s", x->shown,
 				    why);
-	if (!la.entry_hardlink(e) && !la.entry_hardlink_utf8(e)) {
+	if (!sr_la.entry_hardlink(e) && !sr_la.entry_hardlink_utf8(e)) {
 		switch (type) {
 		case AE_IFREG:
 		case AE_IFDIR:
@@ -643,7 +589,7 @@ static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_e
 	dirfd = parent_of(x, path, &leaf, err);
 	if (dirfd < 0)
 		return dirfd;
-	if (la.entry_hardlink(e) || la.entry_hardlink_utf8(e))
+	if (sr_la.entry_hardlink(e) || sr_la.entry_hardlink_utf8(e))
 		return make_hardlink(x, e, path, dirfd, leaf, err);
 	if (type == AE_IFDIR)
 		return make_dir(x, e, dirfd, leaf, err);
@@ -656,7 +602,7 @@ static int open_archive(int fd, struct archive **ret, struct sr_error *err)
 {
 	_cleanup_(archive_freep) struct archive *a = NULL;
 
-	a = la.read_new();
+	a = sr_la.read_new();
 	if (!a)
 		return sr_error_errno(err, -ENOMEM, "read archive");
 	/*
@@ -664,15 +610,15 @@ static int open_archive(int fd, struct archive **ret, struct sr_error *err)
 	 * running external programs (lrzip, lz4, ...) for formats built
 	 * without a library, which has no place in sandbox setup.
 	 */
-	if (la.filter_gzip(a) < ARCHIVE_WARN || la.filter_bzip2(a) < ARCHIVE_WARN ||
-	    la.filter_xz(a) < ARCHIVE_WARN || la.filter_zstd(a) < ARCHIVE_WARN ||
-	    la.format_tar(a) != ARCHIVE_OK || la.format_zip(a) != ARCHIVE_OK)
+	if (sr_la.filter_gzip(a) < ARCHIVE_WARN || sr_la.filter_bzip2(a) < ARCHIVE_WARN ||
+	    sr_la.filter_xz(a) < ARCHIVE_WARN || sr_la.filter_zstd(a) < ARCHIVE_WARN ||
+	    sr_la.format_tar(a) != ARCHIVE_OK || sr_la.format_zip(a) != ARCHIVE_OK)
 		return sr_error_msg(err, -EIO, "read archive: %s",
-				    la.error_string(a) ?: "cannot enable formats");
+				    sr_la.error_string(a) ?: "cannot enable formats");
 	/* Opening reads the first block to detect the format: failing here is "not an archive". */
-	if (la.open_fd(a, fd, 64 * 1024) != ARCHIVE_OK)
+	if (sr_la.open_fd(a, fd, 64 * 1024) != ARCHIVE_OK)
 		return sr_error_msg(err, -EINVAL, "read archive: %s " EXPECTED_FORMATS,
-				    la.error_string(a) ?: "cannot open");
+				    sr_la.error_string(a) ?: "cannot open");
 	*ret = steal_pointer(&a);
 	return 0;
 }
@@ -693,12 +639,12 @@ static int extract_all(int archive_fd, int dest_dirfd, const struct sr_extract_o
 	umask(x.umask);
 	for (;;) {
 		struct archive_entry *e;
-		int r = la.next_header(a, &e);
+		int r = sr_la.next_header(a, &e);
 
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-			const char *why = la.error_string(a) ?: "read error";
+			const char *why = sr_la.error_string(a) ?: "read error";
 
 			k = x.entries == 0 ? sr_error_msg(err, -EINVAL,
 							  "read archive: %s " EXPECTED_FORMATS, why)
@@ -732,7 +678,7 @@ int sr_archive_extract_opts(int archive_fd, int dest_dirfd, const struct sr_extr
 	locale_t old = (locale_t)0;
 	int k;
 
-	k = load_libarchive(err);
+	k = sr_la_load(err);
 	if (k < 0)
 		return k;
 	/*
@@ -742,207 +688,10 @@ int sr_archive_extract_opts(int archive_fd, int dest_dirfd, const struct sr_extr
 	 * Linux and UTF-8 by convention: extract in C.UTF-8, for this thread
 	 * only.
 	 */
-	if (la.utf8)
-		old = uselocale(la.utf8);
+	if (sr_la.utf8)
+		old = uselocale(sr_la.utf8);
 	k = extract_all(archive_fd, dest_dirfd, o, err);
-	if (la.utf8)
+	if (sr_la.utf8)
 		uselocale(old);
 	return k;
-}
-
-/* Writing. */
-
-/* How deep a tree is walked: deeper is refused, not a stack overflow. */
-#define WRITE_MAX_DEPTH 256
-
-struct sr_archive_writer {
-	struct archive *a;
-	struct archive_entry *e;
-	uint64_t entries, skipped;
-	locale_t old;
-	char buf[65536];
-};
-
-SR_DEFINE_CLEANUP(writer_freep, struct sr_archive_writer *, sr_archive_writer_free)
-
-void sr_archive_writer_free(struct sr_archive_writer *w)
-{
-	if (!w)
-		return;
-	if (w->e)
-		la.entry_free(w->e);
-	if (w->a)
-		la.write_free(w->a);
-	if (la.utf8)
-		uselocale(w->old);
-	free(w);
-}
-
-int sr_archive_writer_new(int out_fd, bool compress, struct sr_archive_writer **ret,
-			  struct sr_error *err)
-{
-	_cleanup_(writer_freep) struct sr_archive_writer *w = NULL;
-	int k = load_writer(err);
-
-	if (k < 0)
-		return k;
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return sr_error_errno(err, -ENOMEM, "write archive");
-	/* Names are bytes, UTF-8 by convention: as for extraction (above). */
-	if (la.utf8)
-		w->old = uselocale(la.utf8);
-	w->a = la.write_new();
-	w->e = la.entry_new();
-	if (!w->a || !w->e)
-		return sr_error_errno(err, -ENOMEM, "write archive");
-	/* pax restricted: ustar where it can, pax headers for long names and big files. */
-	if (la.write_format_pax(w->a) != ARCHIVE_OK ||
-	    (compress && la.write_filter_zstd(w->a) != ARCHIVE_OK) ||
-	    la.write_last_block(w->a, 1) != ARCHIVE_OK ||
-	    la.write_open_fd(w->a, out_fd) != ARCHIVE_OK)
-		return sr_error_msg(err, -EIO, "write archive: %s",
-				    la.error_string(w->a) ?: "cannot start");
-	*ret = steal_pointer(&w);
-	return 0;
-}
-
-static int write_failed(struct sr_archive_writer *w, const char *path, struct sr_error *err)
-{
-	char shown[256];
-
-	sr_printable(path, shown, sizeof(shown));
-	return sr_error_msg(err, -EIO, "archive %s: %s", shown,
-			    la.error_string(w->a) ?: "write error");
-}
-
-static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, char *path,
-		      size_t depth, struct sr_error *err);
-
-static int write_dir(struct sr_archive_writer *w, int fd, char *path, size_t depth,
-		     struct sr_error *err)
-{
-	DIR *d = fdopendir(fd);
-	struct dirent *de;
-	size_t len = strlen(path);
-	int k = 0;
-
-	if (!d) {
-		close(fd);
-		return sr_error_errno(err, sr_negerrno(), "archive %s", path);
-	}
-	while (k >= 0 && (errno = 0, de = readdir(d))) {
-		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
-			continue;
-		if (len + 1 + strlen(de->d_name) >= PATH_MAX) {
-			k = sr_error_msg(err, -ENAMETOOLONG, "archive %s/...: path too long", path);
-			break;
-		}
-		path[len] = '/';
-		strcpy(path + len + 1, de->d_name);
-		k = write_node(w, dirfd(d), de->d_name, path, depth + 1, err);
-		path[len] = '\0';
-	}
-	if (k >= 0 && !de && errno)
-		k = sr_error_errno(err, sr_negerrno(), "archive %s", path);
-	closedir(d);
-	return k;
-}
-
-static int write_file_data(struct sr_archive_writer *w, int fd, uint64_t size, const char *path,
-			   struct sr_error *err)
-{
-	uint64_t done = 0;
-
-	/* What it had when its header was written: a file growing meanwhile is cut there. */
-	while (done < size) {
-		ssize_t n = SR_RETRY(read(fd, w->buf, sizeof(w->buf)));
-
-		if (n < 0)
-			return sr_error_errno(err, sr_negerrno(), "archive %s", path);
-		if (n == 0)
-			break; /* shrank: libarchive pads the entry with zeros */
-		if ((uint64_t)n > size - done)
-			n = (ssize_t)(size - done);
-		if (la.write_data(w->a, w->buf, (size_t)n) != n)
-			return write_failed(w, path, err);
-		done += (uint64_t)n;
-	}
-	return 0;
-}
-
-static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, char *path,
-		      size_t depth, struct sr_error *err)
-{
-	_cleanup_close_ int fd = -1;
-	char target[PATH_MAX];
-	struct stat st;
-	ssize_t n;
-
-	if (depth > WRITE_MAX_DEPTH)
-		return sr_error_msg(err, -ELOOP, "archive %s: deeper than %d levels", path,
-				    WRITE_MAX_DEPTH);
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : sr_error_errno(err, sr_negerrno(), "archive %s", path);
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
-		w->skipped++;
-		return 0;
-	}
-	la.entry_clear(w->e);
-	la.entry_set_pathname(w->e, path);
-	la.entry_set_perm(w->e, st.st_mode & 07777);
-	la.entry_set_mtime(w->e, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	if (S_ISLNK(st.st_mode)) {
-		n = readlinkat(dirfd, name, target, sizeof(target) - 1);
-		if (n < 0)
-			return sr_error_errno(err, sr_negerrno(), "archive %s", path);
-		target[n] = '\0';
-		la.entry_set_filetype(w->e, AE_IFLNK);
-		la.entry_set_symlink(w->e, target);
-	} else {
-		/* O_NOFOLLOW and O_NONBLOCK: never through a link swapped in, never wait on a FIFO.
-		 */
-		fd = openat(dirfd, name,
-			    (S_ISDIR(st.st_mode) ? O_DIRECTORY : O_NONBLOCK) | O_RDONLY |
-				O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st) < 0)
-			return sr_error_errno(err, sr_negerrno(), "archive %s", path);
-		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-			w->skipped++;
-			return 0;
-		}
-		la.entry_set_filetype(w->e, S_ISDIR(st.st_mode) ? AE_IFDIR : AE_IFREG);
-		if (S_ISREG(st.st_mode))
-			la.entry_set_size(w->e, st.st_size);
-	}
-	if (la.write_header(w->a, w->e) != ARCHIVE_OK)
-		return write_failed(w, path, err);
-	w->entries++;
-	if (S_ISDIR(st.st_mode))
-		return write_dir(w, steal_fd(&fd), path, depth, err);
-	if (S_ISREG(st.st_mode))
-		return write_file_data(w, fd, (uint64_t)st.st_size, path, err);
-	return 0;
-}
-
-int sr_archive_write_tree(struct sr_archive_writer *w, int dirfd, const char *name, const char *as,
-			  struct sr_error *err)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s", as ? as : name);
-	return write_node(w, dirfd, name, path, 0, err);
-}
-
-int sr_archive_writer_end(struct sr_archive_writer *w, uint64_t *ret_entries, uint64_t *ret_skipped,
-			  struct sr_error *err)
-{
-	if (la.write_close(w->a) != ARCHIVE_OK)
-		return sr_error_msg(err, -EIO, "write archive: %s",
-				    la.error_string(w->a) ?: "cannot finish");
-	if (ret_entries)
-		*ret_entries = w->entries;
-	if (ret_skipped)
-		*ret_skipped = w->skipped;
-	return 0;
 }

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What archive.c (reading, extraction) and archive-write.c (writing)
+ * share: libarchive's functions. libarchive is dlopen()ed (see dl.h):
+ * this table is filled once per process and never changes afterwards.
+ */
+#pragma once
+
+#include "log.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <locale.h>
+#include <stdbool.h>
+
+struct sr_la {
+	__typeof__(archive_read_new) *read_new;
+	__typeof__(archive_read_free) *read_free;
+	__typeof__(archive_read_support_filter_gzip) *filter_gzip;
+	__typeof__(archive_read_support_filter_bzip2) *filter_bzip2;
+	__typeof__(archive_read_support_filter_xz) *filter_xz;
+	__typeof__(archive_read_support_filter_zstd) *filter_zstd;
+	__typeof__(archive_read_support_format_tar) *format_tar;
+	__typeof__(archive_read_support_format_zip) *format_zip;
+	__typeof__(archive_read_open_fd) *open_fd;
+	__typeof__(archive_read_next_header) *next_header;
+	__typeof__(archive_read_data_block) *data_block;
+	__typeof__(archive_error_string) *error_string;
+	__typeof__(archive_entry_pathname) *entry_pathname;
+	__typeof__(archive_entry_pathname_utf8) *entry_pathname_utf8;
+	__typeof__(archive_entry_symlink) *entry_symlink;
+	__typeof__(archive_entry_symlink_utf8) *entry_symlink_utf8;
+	__typeof__(archive_entry_hardlink) *entry_hardlink;
+	__typeof__(archive_entry_hardlink_utf8) *entry_hardlink_utf8;
+	__typeof__(archive_entry_filetype) *entry_filetype;
+	__typeof__(archive_entry_mode) *entry_mode;
+	__typeof__(archive_entry_size) *entry_size;
+	__typeof__(archive_entry_size_is_set) *entry_size_is_set;
+	__typeof__(archive_entry_mtime) *entry_mtime;
+	__typeof__(archive_entry_mtime_nsec) *entry_mtime_nsec;
+	__typeof__(archive_entry_mtime_is_set) *entry_mtime_is_set;
+	/* Writing (cp, snapshots). */
+	__typeof__(archive_write_new) *write_new;
+	__typeof__(archive_write_free) *write_free;
+	__typeof__(archive_write_set_format_pax_restricted) *write_format_pax;
+	__typeof__(archive_write_add_filter_zstd) *write_filter_zstd;
+	__typeof__(archive_write_set_bytes_in_last_block) *write_last_block;
+	__typeof__(archive_write_open_fd) *write_open_fd;
+	__typeof__(archive_write_header) *write_header;
+	__typeof__(archive_write_data) *write_data;
+	__typeof__(archive_write_close) *write_close;
+	__typeof__(archive_entry_new) *entry_new;
+	__typeof__(archive_entry_free) *entry_free;
+	__typeof__(archive_entry_clear) *entry_clear;
+	__typeof__(archive_entry_set_pathname) *entry_set_pathname;
+	__typeof__(archive_entry_set_filetype) *entry_set_filetype;
+	__typeof__(archive_entry_set_perm) *entry_set_perm;
+	__typeof__(archive_entry_set_size) *entry_set_size;
+	__typeof__(archive_entry_set_mtime) *entry_set_mtime;
+	__typeof__(archive_entry_set_symlink) *entry_set_symlink;
+	bool loaded, writer_loaded;
+	/*
+	 * C.UTF-8, made once with the library: newlocale() reads locale
+	 * files, which an extraction confined to the workspace cannot open
+	 * (mounts.c). NULL where the system has none.
+	 */
+	locale_t utf8;
+};
+
+extern struct sr_la sr_la;
+
+/* The reading half (and the locale); the writing half too, for what writes (cp, snapshots). */
+int sr_la_load(struct sr_error *err);
+int sr_la_load_writer(struct sr_error *err);
