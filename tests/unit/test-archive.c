@@ -792,11 +792,118 @@ START_TEST(test_entry_count_limit)
 }
 END_TEST
 
+/* Writing. */
+
+static void write_at(int dirfd, const char *name, uint64_t off, char c, size_t len)
+{
+	char buf[8192];
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_le(len, sizeof(buf));
+	memset(buf, c, len);
+	ck_assert_int_eq(pwrite(fd, buf, len, (off_t)off), (ssize_t)len);
+	close(fd);
+}
+
+static void set_size(int dirfd, const char *name, uint64_t size)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	close(fd);
+}
+
+/* len bytes of c at off in dest's path. */
+static void assert_bytes(const char *path, uint64_t off, char c, size_t len)
+{
+	char buf[8192];
+	int fd = openat(destfd, path, O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, buf, len, (off_t)off), (ssize_t)len);
+	for (size_t i = 0; i < len; i++)
+		ck_assert_msg(buf[i] == c, "%s at %ju: %d, want %d", path, (uintmax_t)(off + i),
+			      buf[i], c);
+	close(fd);
+}
+
+static void assert_sparse(const char *path, uint64_t size, uint64_t max_allocated)
+{
+	struct stat st;
+
+	ck_assert_int_eq(fstatat(destfd, path, &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, size);
+	ck_assert_msg((uint64_t)st.st_blocks * 512 <= max_allocated, "%s: %ju bytes allocated",
+		      path, (uintmax_t)st.st_blocks * 512);
+}
+
+/*
+ * The outside review of cp, finding C: `truncate -s 2G` in a sandbox of
+ * 50 MB became 2 GB of zeros in the stream and on the host. Holes are
+ * not stored, and extraction makes them holes again.
+ */
+START_TEST(test_write_sparse)
+{
+	_cleanup_close_ int out = -1, srcfd = -1;
+	struct sr_archive_writer *w = NULL;
+	struct sr_error err = {};
+	struct stat st;
+	double t;
+
+	ck_assert_int_eq(mkdirat(tmpfd, "src", 0755), 0);
+	srcfd = openat(tmpfd, "src", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(srcfd, 0);
+	/* Holes around and between two extents, and at the end. */
+	set_size(srcfd, "sp", 256 << 20);
+	write_at(srcfd, "sp", 1 << 20, 'A', 5000);
+	write_at(srcfd, "sp", 128 << 20, 'B', 100);
+	/* Nothing but a hole. */
+	set_size(srcfd, "holes", 256 << 20);
+	/* A hole too short to be one, and data at the very end. */
+	write_at(srcfd, "short", 0, 'C', 10);
+	write_at(srcfd, "short", 20 << 10, 'D', 10);
+	write_at(srcfd, "short", 1 << 20, 'E', 10);
+	write_at(srcfd, "dense", 0, 'F', 8192);
+
+	out = openat(tmpfd, "out.tar", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(out, 0);
+	t = now();
+	ck_assert_int_eq(sr_archive_writer_new(out, false, &w, &err), 0);
+	ck_assert_msg(sr_archive_write_tree(w, tmpfd, "src", NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sr_archive_writer_end(w, NULL, NULL, &err) == 0, "%s", err.msg);
+	sr_archive_writer_free(w);
+	t = now() - t;
+	ck_assert_int_eq(fstat(out, &st), 0);
+	ck_assert_msg(st.st_size < (1 << 20), "archive of %jd bytes", (intmax_t)st.st_size);
+	ck_assert_msg(t < 2.0, "took %.2f s", t);
+
+	ck_assert_int_eq(lseek(out, 0, SEEK_SET), 0);
+	ck_assert_msg(sr_archive_extract(out, destfd, 0, &err) == 0, "%s", err.msg);
+	assert_sparse("src/sp", 256 << 20, 1 << 20);
+	assert_bytes("src/sp", 0, 0, 4096);
+	assert_bytes("src/sp", 1 << 20, 'A', 5000);
+	assert_bytes("src/sp", (1 << 20) + 5000, 0, 4096);
+	assert_bytes("src/sp", 128 << 20, 'B', 100);
+	assert_bytes("src/sp", (256 << 20) - 4096, 0, 4096);
+	assert_sparse("src/holes", 256 << 20, 64 << 10);
+	assert_bytes("src/holes", 100 << 20, 0, 4096);
+	assert_bytes("src/short", 0, 'C', 10);
+	assert_bytes("src/short", 10, 0, 4096);
+	assert_bytes("src/short", 20 << 10, 'D', 10);
+	assert_bytes("src/short", 1 << 20, 'E', 10);
+	assert_sparse("src/short", (1 << 20) + 10, 512 << 10);
+	assert_bytes("src/dense", 0, 'F', 8192);
+}
+END_TEST
+
 static Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
 	TCase *tg = tcase_create("good");
 	TCase *th = tcase_create("hostile");
+	TCase *tw = tcase_create("write");
 
 	tcase_add_unchecked_fixture(tg, setup_base, teardown_base);
 	tcase_add_checked_fixture(tg, setup_tmp, teardown_tmp);
@@ -833,6 +940,12 @@ static Suite *archive_suite(void)
 	tcase_add_test(th, test_long_path);
 	tcase_add_test(th, test_entry_count_limit);
 	suite_add_tcase(s, th);
+
+	tcase_add_unchecked_fixture(tw, setup_base, teardown_base);
+	tcase_add_checked_fixture(tw, setup_tmp, teardown_tmp);
+	tcase_set_timeout(tw, 30);
+	tcase_add_test(tw, test_write_sparse);
+	suite_add_tcase(s, tw);
 	return s;
 }
 
