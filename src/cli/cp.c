@@ -7,8 +7,86 @@
 #include "copy.h"
 #include "options.h"
 #include "state.h"
+#include "units.h"
 #include "util.h"
 #include "verbs.h"
+
+#include <getopt.h>
+
+struct cp {
+	const char *src, *dst;
+	uint64_t max_bytes;
+	bool max_given;
+	struct sr_sink sink;
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: sandbox-run cp [OPTIONS] ID:PATH HOSTPATH\n"
+	      "       sandbox-run cp [OPTIONS] HOSTPATH ID:PATH\n"
+	      "Copy a file or a tree out of or into a living sandbox (a relative PATH is\n"
+	      "relative to /workspace). An existing directory as the destination gets the\n"
+	      "copy inside it; anything else is the copy's name (a file there is replaced,\n"
+	      "a symbolic link refused). A symbolic link on the way to HOSTPATH is\n"
+	      "followed only where root owns it and its directory, as for --bind sources.\n"
+	      "Modes, mtimes, holes and symbolic links within the copy are kept; owners,\n"
+	      "devices, FIFOs, sockets and set-id bits are not, and nothing is written\n"
+	      "outside the destination.\n"
+	      "\n"
+	      "      --max-size SIZE  out: write at most SIZE on the host, holes included\n"
+	      "                       (default: the sandbox's --disk; 0: no bound)\n"
+	      "  -q, --quiet          only errors on stderr\n"
+	      "  -h, --help           print this help and exit\n",
+	      f);
+}
+
+static int parse(int argc, char **argv, struct cp *c, struct sr_error *err)
+{
+	enum { OPT_MAX_SIZE = 0x100 };
+	static const struct option opts[] = {
+	    {"max-size", required_argument, NULL, OPT_MAX_SIZE},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
+	};
+	int o, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":qvh", opts, NULL)) != -1) {
+		switch (o) {
+		case 'q':
+			c->sink.level = SR_LOG_ERROR;
+			break;
+		case 'v':
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case OPT_MAX_SIZE:
+			r = sr_parse_size(optarg, &c->max_bytes);
+			if (r < 0)
+				return sr_error_msg(
+				    err, r,
+				    "--max-size: bad size '%s' (use e.g. 512M, 20G, or 0 for none)",
+				    optarg);
+			c->max_given = true;
+			break;
+		case ':':
+			return sr_error_msg(err, -EINVAL, "option %s needs a value (see --help)",
+					    argv[optind - 1]);
+		default:
+			return sr_error_msg(err, -EINVAL, "unknown option '%s' (see --help)",
+					    argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return sr_error_msg(err, -EINVAL, "usage: sandbox-run cp SRC DST (one is ID:PATH)");
+	c->src = argv[optind];
+	c->dst = argv[optind + 1];
+	return 0;
+}
 
 /* "ID:PATH" (ID with no slash): the sandbox's part in *ret_ref and *ret_path. */
 static bool sandbox_side(const char *arg, char **ret_ref, const char **ret_path)
@@ -22,43 +100,51 @@ static bool sandbox_side(const char *arg, char **ret_ref, const char **ret_path)
 	return *ret_ref != NULL;
 }
 
+/*
+ * How much cp out may write on the host: --max-size, else the sandbox's
+ * disk limit (what it could have made itself, holes aside), else none.
+ */
+static void bound(const struct cp *c, json_t *state, struct sr_copy_opts *o, char *what, size_t len)
+{
+	json_t *disk = json_object_get(json_object_get(state, "limits"), "disk_bytes");
+	char size[SR_UNITS_BUF_MAX];
+
+	o->max_bytes = c->max_given	       ? c->max_bytes
+		       : json_is_integer(disk) ? (uint64_t)json_integer_value(disk)
+					       : 0;
+	sr_format_size(o->max_bytes, size, sizeof(size));
+	if (c->max_given)
+		snprintf(what, len, "the --max-size of %s", size);
+	else
+		snprintf(what, len, "%s, the sandbox's disk limit (--max-size raises it)", size);
+	o->limit_what = what;
+}
+
 int sr_verb_cp(const struct sr_verb_args *a)
 {
 	_cleanup_free_ char *statedir = NULL, *src_ref = NULL, *dst_ref = NULL;
 	_cleanup_close_ int ctl = -1;
 	const char *src_path = NULL, *dst_path = NULL;
+	struct cp c = {0};
 	struct sr_entry e = {0};
 	struct sr_error err = {0};
 	struct sr_copy_opts o = {0};
-	struct sr_sink sink;
+	char what[128];
 	bool out, in;
 	int r;
 
-	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	if (a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0)) {
-		fputs(
-		    "Usage: sandbox-run cp ID:PATH HOSTPATH\n"
-		    "       sandbox-run cp HOSTPATH ID:PATH\n"
-		    "Copy a file or a tree out of or into a living sandbox (a relative PATH is\n"
-		    "relative to /workspace). An existing directory as the destination gets the\n"
-		    "copy inside it; anything else is the copy's name (a file there is replaced,\n"
-		    "a symbolic link refused). A symbolic link on the way to HOSTPATH is\n"
-		    "followed only where root owns it and its directory, as for --bind sources.\n"
-		    "Modes, mtimes and symbolic links within the copy are kept; owners, devices,\n"
-		    "FIFOs, sockets and set-id bits are not, and nothing is written outside the\n"
-		    "destination.\n",
-		    stdout);
+	sr_sink_stderr(&c.sink, sr_options_log_level(a->verbosity));
+	r = parse(a->argc, a->argv, &c, &err);
+	if (r > 0)
 		return sr_cli_stdout_status("--help");
-	}
-	if (a->argc != 3) {
-		sr_sink_log(&sink, SR_LOG_ERROR,
-			    "cp: usage: sandbox-run cp SRC DST (one is ID:PATH)");
+	if (r < 0) {
+		sr_sink_log(&c.sink, SR_LOG_ERROR, "cp: %s", err.msg);
 		return SR_EXIT_FAILURE;
 	}
-	out = sandbox_side(a->argv[1], &src_ref, &src_path);
-	in = sandbox_side(a->argv[2], &dst_ref, &dst_path);
+	out = sandbox_side(c.src, &src_ref, &src_path);
+	in = sandbox_side(c.dst, &dst_ref, &dst_path);
 	if (out == in) {
-		sr_sink_log(&sink, SR_LOG_ERROR,
+		sr_sink_log(&c.sink, SR_LOG_ERROR,
 			    "cp: one of SRC and DST must be ID:PATH, the other a host path (write "
 			    "./a:b for a host path with a colon)");
 		return SR_EXIT_FAILURE;
@@ -74,12 +160,13 @@ int sr_verb_cp(const struct sr_verb_args *a)
 		const char *trees[] = {ws && ws[0] == '/' ? ws : NULL, NULL};
 
 		o.agent_trees = trees;
-		r = out ? sr_copy_out(ctl, src_path, a->argv[2], &o, &err)
-			: sr_copy_in(ctl, a->argv[1], dst_path, &o, &err);
+		bound(&c, e.state, &o, what, sizeof(what));
+		r = out ? sr_copy_out(ctl, src_path, c.dst, &o, &err)
+			: sr_copy_in(ctl, c.src, dst_path, &o, &err);
 	}
 	sr_entry_free(&e);
 	if (r < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "%s", err.msg);
+		sr_sink_log(&c.sink, SR_LOG_ERROR, "%s", err.msg);
 		return SR_EXIT_FAILURE;
 	}
 	return 0;

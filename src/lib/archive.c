@@ -34,6 +34,8 @@
  * - devices, FIFOs, sockets: refused, naming the entry.
  * - at most SR_ARCHIVE_MAX_ENTRIES entries and max_bytes of file data
  *   (holes in sparse files count: the extent is what later copies cost).
+ *   A file the bound or a failure cut short is removed, not left
+ *   half-written under its name.
  */
 #include "archive.h"
 #include "archive-internal.h"
@@ -312,6 +314,9 @@ static bool fits(const struct extract *x, uint64_t bytes)
 
 static int limit_error(const struct extract *x, struct sr_error *err)
 {
+	if (x->o->limit_what)
+		return sr_error_msg(err, -EFBIG, "extract %s: more than %s", x->shown,
+				    x->o->limit_what);
 	return sr_error_msg(err, -ENOSPC,
 			    "extract %s: archive exceeds the disk limit of %" PRIu64 " bytes",
 			    x->shown, x->max_bytes);
@@ -335,7 +340,7 @@ static int charge(struct extract *x, uint64_t bytes, struct sr_error *err)
 
 static int write_error(struct extract *x, int k, struct sr_error *err)
 {
-	if (k == -ENOSPC || k == -EDQUOT)
+	if ((k == -ENOSPC || k == -EDQUOT) && !x->o->limit_what)
 		return sr_error_msg(err, -ENOSPC, "extract %s: archive exceeds the disk limit (%s)",
 				    x->shown, strerror(-k));
 	return sr_error_errno(err, k, "extract %s", x->shown);
@@ -411,8 +416,11 @@ static int make_file(struct extract *x, struct archive_entry *e, int dirfd, cons
 	if (fd < 0)
 		return write_error(x, sr_negerrno(), err);
 	k = copy_data(x, e, fd, err);
-	if (k < 0)
+	if (k < 0) {
+		/* Nothing half-written under the entry's name (a bound, a stream cut). */
+		(void)unlinkat(dirfd, leaf, 0);
 		return k;
+	}
 	if (sr_la.entry_mtime_is_set(e)) {
 		struct timespec ts[2] = {
 		    {.tv_sec = sr_la.entry_mtime(e), .tv_nsec = sr_la.entry_mtime_nsec(e)},
@@ -422,8 +430,11 @@ static int make_file(struct extract *x, struct archive_entry *e, int dirfd, cons
 		/* A bogus timestamp is not worth failing the extraction for. */
 		(void)futimens(fd, ts);
 	}
-	if (close(steal_fd(&fd)) < 0)
-		return write_error(x, sr_negerrno(), err);
+	if (close(steal_fd(&fd)) < 0) {
+		k = write_error(x, sr_negerrno(), err);
+		(void)unlinkat(dirfd, leaf, 0);
+		return k;
+	}
 	return 0;
 }
 

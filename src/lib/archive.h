@@ -29,6 +29,12 @@ struct sr_extract_opts {
 	 * in dest, outside what was copied.
 	 */
 	bool links_within_top;
+	/*
+	 * What max_bytes is, for the error past it ("extract f: more than
+	 * LIMIT_WHAT", -EFBIG); NULL: the disk limit (-ENOSPC), as an
+	 * agent's archive has it.
+	 */
+	const char *limit_what;
 };
 int sr_archive_extract_opts(int archive_fd, int dest_dirfd, const struct sr_extract_opts *o,
 			    struct sr_error *err);

@@ -20,8 +20,12 @@
 #include "hostpath.h"
 #include "util.h"
 
+#include <dirent.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdio.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 /* cp moves whole trees (node_modules): bounded by the disks on either side, not by a count. */
@@ -120,48 +124,127 @@ static int refuse_link(const char *shown_path, int dirfd, const char *name, stru
 			    shown_path, shown);
 }
 
-/*
- * Where the copy of the sandbox's path goes: the directory to extract
- * into (*ret_dirfd) and the name it takes there (*ret_name). DST an
- * existing directory: inside it, under the copy's own name (top);
- * otherwise DST itself, replacing a file there, never a link.
- */
-static int host_dest(const char *dst, const char *top, const char *const *trees, int *ret_dirfd,
-		     char **ret_name, struct sr_error *err)
+/* Where the copy of the sandbox's path goes. */
+struct dest {
+	int dirfd;   /* the directory it goes into */
+	char *name;  /* its name there */
+	char *shown; /* its path, for messages */
+	bool is_dir; /* a directory is there already: the copy goes into it (cp -r) */
+	bool exists; /* something else is: the copy replaces it */
+};
+
+static void dest_free(struct dest *d)
 {
-	_cleanup_close_ int dirfd = -1;
-	_cleanup_free_ char *name = NULL, *shown = NULL;
+	sr_closep(&d->dirfd);
+	free(d->name);
+	free(d->shown);
+}
+
+/*
+ * DST an existing directory: the copy goes inside it, under its own name
+ * (top); otherwise it is DST, replacing a file there. A link at the
+ * copy's name is refused.
+ */
+static int host_dest(const char *dst, const char *top, const char *const *trees, struct dest *d,
+		     struct sr_error *err)
+{
 	struct stat st;
-	int r = host_parent(dst, trees, &dirfd, &name, err);
+	int r = host_parent(dst, trees, &d->dirfd, &d->name, err);
 
 	if (r < 0)
 		return r;
-	if (name && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (d->name && fstatat(d->dirfd, d->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISLNK(st.st_mode))
-			return refuse_link(dst, dirfd, name, err);
+			return refuse_link(dst, d->dirfd, d->name, err);
 		if (S_ISDIR(st.st_mode)) {
-			int fd = sr_openat2(dirfd, name, O_RDONLY | O_DIRECTORY,
+			int fd = sr_openat2(d->dirfd, d->name, O_RDONLY | O_DIRECTORY,
 					    NO_LINKS | RESOLVE_BENEATH);
 
 			if (fd < 0)
 				return sr_error_errno(err, fd, "cp: %s", dst);
-			sr_closep(&dirfd);
-			dirfd = fd;
-			free(steal_pointer(&name));
+			sr_closep(&d->dirfd);
+			d->dirfd = fd;
+			free(steal_pointer(&d->name));
 		}
-	} else if (name && errno != ENOENT) {
+	} else if (d->name && errno != ENOENT) {
 		return sr_error_errno(err, sr_negerrno(), "cp: %s", dst);
 	}
-	if (!name) {
-		name = strdup(top);
-		if (!name || asprintf(&shown, "%s/%s", dst, top) < 0)
-			return sr_error_errno(err, -ENOMEM, "cp");
-		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-			return refuse_link(shown, dirfd, name, err);
+	if (d->name) {
+		d->shown = strdup(dst);
+	} else {
+		d->name = strdup(top);
+		if (asprintf(&d->shown, "%s%s%s", dst, dst[strlen(dst) - 1] == '/' ? "" : "/",
+			     top) < 0)
+			d->shown = NULL;
 	}
-	*ret_dirfd = steal_fd(&dirfd);
-	*ret_name = steal_pointer(&name);
+	if (!d->name || !d->shown)
+		return sr_error_errno(err, -ENOMEM, "cp");
+	if (fstatat(d->dirfd, d->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return refuse_link(d->shown, d->dirfd, d->name, err);
+		d->is_dir = S_ISDIR(st.st_mode);
+		d->exists = !d->is_dir;
+	}
 	return 0;
+}
+
+/*
+ * A name beside the copy's, hidden and not guessable, to make the copy
+ * under and rename once it is whole: a copy cut short (a bound, a
+ * failure, a stuck worker) never appears under its name.
+ */
+static int temp_name(char *buf, size_t len)
+{
+	uint64_t rnd;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -EIO;
+	snprintf(buf, len, ".sandbox-run-cp.%016" PRIx64, rnd);
+	return 0;
+}
+
+/* Deeper than extraction makes (PATH_MAX): whatever is below is left, not a stack overflow. */
+#define REMOVE_MAX_DEPTH 4096
+
+/*
+ * Removes name beneath dirfd, a copy cut short, following no link. It
+ * lies where the agent may write (a --bind): what it finds there is
+ * removed, never what a link points to.
+ */
+static void remove_tree(int at, const char *name, unsigned depth)
+{
+	struct stat st;
+
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (S_ISDIR(st.st_mode) && depth < REMOVE_MAX_DEPTH) {
+		int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+		struct dirent *de;
+
+		if (!dir && fd >= 0)
+			close(fd);
+		while (dir && (de = readdir(dir)))
+			if (!sr_streq(de->d_name, ".") && !sr_streq(de->d_name, ".."))
+				remove_tree(dirfd(dir), de->d_name, depth + 1);
+		if (dir)
+			closedir(dir);
+	}
+	(void)unlinkat(at, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+}
+
+/* The whole copy, made under tmp, takes its name: a file there is replaced, nothing else. */
+static int put_in_place(const struct dest *d, const char *tmp, struct sr_error *err)
+{
+	if (renameat2(d->dirfd, tmp, d->dirfd, d->name, d->exists ? 0 : RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno == ENOTDIR || errno == EISDIR)
+		return sr_error_msg(err, -errno, "cp: %s: exists and is not a %s", d->shown,
+				    errno == ENOTDIR ? "directory" : "file");
+	if (errno == EEXIST)
+		return sr_error_msg(err, -EEXIST,
+				    "cp: %s: made meanwhile; the copy is not put there", d->shown);
+	return sr_error_errno(err, sr_negerrno(), "cp: %s", d->shown);
 }
 
 /* The keeper's answer: how the worker in the sandbox did. */
@@ -203,13 +286,29 @@ static int request(int ctl, const char *op, const char *path, bool we_read, int 
 	return 0;
 }
 
+/*
+ * Extraction failed for the stream's sake (cut, not an archive): the
+ * worker stopped writing it, and its answer says why. Any other failure
+ * (a refusal, the bound, the host's disk, a timeout) is cp's own, and
+ * the worker's answer is only the broken pipe that followed.
+ */
+static bool stream_failed(int k)
+{
+	return k == -EIO || k == -EINVAL;
+}
+
 int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy_opts *opts,
 		struct sr_error *err)
 {
-	_cleanup_close_ int dirfd = -1, fd = -1;
-	_cleanup_free_ char *top = last_part(path), *name = NULL;
-	struct sr_extract_opts o = {.max_entries = CP_MAX_ENTRIES, .links_within_top = true};
-	struct sr_error xerr = {0};
+	_cleanup_(dest_free) struct dest d = {.dirfd = -1};
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *top = last_part(path);
+	struct sr_extract_opts o = {.max_entries = CP_MAX_ENTRIES,
+				    .links_within_top = true,
+				    .max_bytes = opts->max_bytes,
+				    .limit_what = opts->limit_what};
+	struct sr_error xerr = {0}, kerr = {0};
+	char tmp[64];
 	int r, k;
 
 	if (!top)
@@ -217,18 +316,27 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	/* The worker refuses these too; refused before anything is asked of it. */
 	if (names_a_dir(top))
 		return sr_error_msg(err, -EINVAL, "cp: %s: name a file or directory", path);
-	r = host_dest(dst, top, opts->agent_trees, &dirfd, &name, err);
+	r = host_dest(dst, top, opts->agent_trees, &d, err);
+	if (r >= 0 && !d.is_dir && (r = temp_name(tmp, sizeof(tmp))) < 0)
+		sr_error_errno(err, r, "cp: a temporary name");
 	if (r >= 0)
 		r = request(ctl, "cp_out", path, true, &fd, err);
 	if (r < 0)
 		return r;
-	o.rename_top = name;
-	k = sr_archive_extract_opts(fd, dirfd, &o, &xerr);
+	/* Into an existing directory of that name, as cp -r: file by file. */
+	o.rename_top = d.is_dir ? d.name : tmp;
+	k = sr_archive_extract_opts(fd, d.dirfd, &o, &xerr);
 	/* Closed before the answer: a worker still writing (we stopped) gets EPIPE and ends. */
 	sr_closep(&fd);
-	r = keeper_answer(ctl, err);
-	if (r < 0)
+	r = keeper_answer(ctl, &kerr);
+	if (k >= 0 && r >= 0 && !d.is_dir)
+		k = put_in_place(&d, tmp, &xerr);
+	if ((k < 0 || r < 0) && !d.is_dir)
+		remove_tree(d.dirfd, tmp, 0);
+	if (r < 0 && (k >= 0 || stream_failed(k))) {
+		*err = kerr;
 		return r;
+	}
 	if (k < 0) {
 		*err = xerr;
 		return sr_error_prefix(err, "cp");

@@ -14,6 +14,8 @@
 
 #include "log.h"
 
+#include <stdint.h>
+
 struct sr_copy_opts {
 	/*
 	 * The sandbox's own files on the host (its workspace directory;
@@ -21,13 +23,21 @@ struct sr_copy_opts {
 	 * root's included, as for --bind sources (hostpath.h).
 	 */
 	const char *const *agent_trees;
+	/*
+	 * Out: the most cp writes on the host, holes included (0: no bound),
+	 * and what that bound is, for the error past it.
+	 */
+	uint64_t max_bytes;
+	const char *limit_what;
 };
 
 /*
  * The sandbox's path to the host's dst. Neither the copy's name nor a
  * link on the way to it is followed, but root's links in root's
  * directories (hostpath.h); a link at the copy's name is refused, a file
- * there replaced.
+ * there replaced. The copy is made under a temporary name beside it and
+ * renamed once whole (nothing cut short appears under its name), but
+ * into a directory of that name, which it joins file by file, as cp -r.
  */
 int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy_opts *o,
 		struct sr_error *err);

@@ -153,6 +153,43 @@ t_root_link_followed() {
 	sr rm "$sb"
 }
 
+# allocated PATH: the bytes the file system holds for it.
+allocated() {
+	echo $(($(stat -c %b "$1") * $(stat -c %B "$1")))
+}
+
+# Finding C: cp out wrote a sparse file whole, unbounded by the sandbox's
+# disk limit (`truncate -s 100T` would fill the host's disk).
+t_sparse_and_bound() {
+	local d="$SR_OUT/bound-$SR_AS"
+	rm -rf "$d"
+	mkdir -p "$d"
+	own "$d"
+	new_sandbox --disk 50M
+	sr exec "$sb" -- sh -c 'truncate -s 2G sparse; mkdir -p tree/sub; echo small >tree/a;
+		head -c 20000000 /dev/zero >tree/sub/b; head -c 20000000 /dev/zero >tree/sub/c'
+	sr cp "$sb:sparse" "$d/"
+	assert_eq "cp out of a 2G sparse file from a 50M sandbox: refused (125)" 125 "$rc"
+	assert_eq "in one line, saying why and what raises the bound" \
+		"sandbox-run: cp: extract sparse: more than 50M, the sandbox's disk limit (--max-size raises it)" \
+		"$errout"
+	assert_eq "nothing left in the destination" "" "$(ls -A "$d")"
+	sr cp --max-size 3G "$sb:sparse" "$d/"
+	assert_eq "with --max-size 3G: copied" "0 2147483648" "$rc $(stat -c %s "$d/sparse" 2>&1)"
+	check "and sparse on the host (under 1 MiB allocated)" test "$(allocated "$d/sparse")" -lt 1048576
+	rm -f "$d/sparse"
+	sr cp --max-size 30M "$sb:tree" "$d/tree"
+	assert_eq "a tree past --max-size: refused (125)" 125 "$rc"
+	assert_match "saying so" "^sandbox-run: cp: extract tree/sub/[bc]: more than the --max-size of 30M$" \
+		"$errout"
+	assert_eq "nothing of it left, no half-written file" "" "$(ls -A "$d")"
+	sr cp "$sb:tree" "$d/tree"
+	assert_eq "within the sandbox's disk limit: copied" "0 20000000" \
+		"$rc $(stat -c %s "$d/tree/sub/c" 2>&1)"
+	sr rm "$sb"
+	rm -rf "$d"
+}
+
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
-	t_root_link_followed
+	t_root_link_followed t_sparse_and_bound
 done_testing

@@ -664,7 +664,8 @@ START_TEST(test_bomb_streamed)
 	assert_error(k, -ENOSPC, &err,
 		     "extract zeros: archive exceeds the disk limit of 1048576 bytes");
 	ck_assert_msg(t < 1.0, "took %.2f s", t);
-	ck_assert_uint_le(used_bytes("zeros"), 1 << 20);
+	/* Cut short, so not left half-written under its name. */
+	assert_absent(destfd, "zeros");
 }
 END_TEST
 
