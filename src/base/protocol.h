@@ -23,6 +23,7 @@
  *   <------------------------------- STATS
  *   WORK + fd ------------------------> a worker reads or writes a tar
  *   <------------------------------- WORKED  on the fd (cp, snapshot)
+ *   CANCEL (a WORK's id) -------------> kills that worker (WORKED follows)
  *   CONNECT --------------------------> a TCP connection to a port of
  *   <------------------------------- CONNECTED + fd | CONNECT_FAILED
  *                                       the sandbox's loopback (port)
@@ -74,6 +75,7 @@ enum sr_msg_type {
 	SR_MSG_CONNECT,
 	SR_MSG_CONNECTED,
 	SR_MSG_CONNECT_FAILED,
+	SR_MSG_CANCEL,
 	_SR_MSG_TYPE_MAX,
 };
 
@@ -115,7 +117,7 @@ enum {
 
 struct sr_msg {
 	uint32_t type;
-	uint32_t id;	/* requests and their replies: the request's number */
+	uint32_t id;	/* requests and their replies: the request's number; CANCEL: the WORK's */
 	int32_t code;	/* ERROR, SPAWN_FAILED, WORKED: negative errno (WORKED: 0 is done) */
 	int32_t status; /* ERROR, SPAWN_FAILED: exit status; EXIT: the wait status */
 	int32_t pid; /* SPAWNED, EXIT, SIGNAL: the process's pid in the sandbox; STATS: processes */

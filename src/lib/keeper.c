@@ -908,9 +908,9 @@ static void on_request(struct keeper *k, struct client *cl)
 
 	if (r <= 0) {
 		/*
-		 * Hung up (or garbage): an exec of its is killed; nothing of a
-		 * client outlives it. A cp's worker ends on its own, at the end
-		 * of its pipe.
+		 * Hung up (or garbage): an exec of its is killed, and a cp's or
+		 * snapshot's worker (one the agent stopped would never see its
+		 * pipe's end); nothing of a client outlives it.
 		 */
 		hang_up(cl);
 		return;
@@ -1132,7 +1132,8 @@ static void loop(struct keeper *k)
 			sr_sandbox_dispatch(k->sb);
 		/*
 		 * Clients done with: hung up (or answered), their exec's process
-		 * killed and gone, PID 1 no longer to answer them.
+		 * killed and gone, their worker killed, PID 1 no longer to answer
+		 * them.
 		 */
 		for (size_t i = k->n_clients; i-- > 0;) {
 			struct client *cl = k->clients[i];
@@ -1140,6 +1141,10 @@ static void loop(struct keeper *k)
 			if (cl->hung_up && cl->pid > 0 && !cl->killed) {
 				sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
 				cl->killed = true;
+			}
+			if (cl->hung_up && cl->work) {
+				sr_sandbox_cancel(k->sb, cl->work);
+				cl->work = 0;
 			}
 			if (cl->hung_up && cl->pid <= 0 && !cl->spawn && !cl->stat)
 				drop_client(k, i);

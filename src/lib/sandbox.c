@@ -785,6 +785,15 @@ int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, u
 	return 0;
 }
 
+int sr_sandbox_cancel(struct sr_sandbox *sb, uint32_t id)
+{
+	struct sr_msg m = {.type = SR_MSG_CANCEL, .id = id};
+
+	if (sb->sock < 0 || sb->reaped)
+		return -ESRCH;
+	return sr_msg_send(sb->sock, &m);
+}
+
 int sr_sandbox_connect(struct sr_sandbox *sb, int port, uint32_t *ret_id)
 {
 	struct sr_msg m = {.type = SR_MSG_CONNECT, .flags = port};

@@ -127,6 +127,12 @@ int sr_sandbox_stat_start(struct sr_sandbox *sb, uint32_t *ret_id);
  * callback, which comes through dispatch once it is done.
  */
 int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, uint32_t *ret_id);
+/*
+ * Kills the worker of sr_sandbox_work() id, if it still runs: its client
+ * gave up on it (a worker the agent stopped would wait on its pipe
+ * forever). The worked callback follows as for any worker's end.
+ */
+int sr_sandbox_cancel(struct sr_sandbox *sb, uint32_t id);
 /* Asks PID 1 for a TCP connection to port on the sandbox's loopback (connected callback). */
 int sr_sandbox_connect(struct sr_sandbox *sb, int port, uint32_t *ret_id);
 /* Sends sig to the process group of spawned process pid. */

@@ -190,6 +190,91 @@ t_sparse_and_bound() {
 	rm -rf "$d"
 }
 
+# The agent's side of finding D: stops the worker PID 1 forks for a cp
+# (it runs as the agent's uid), once ("stop") or again and again, letting
+# it run 5 ms in every 0.4 s ("throttle"): a copy that progresses, slowly.
+cat >"$SR_TMP/stopper.py" <<'EOF'
+import os, signal, sys, time
+mode, me = sys.argv[1], os.getpid()
+print("ready", flush=True)
+def workers():
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) in (1, me):
+            continue
+        try:
+            st = open("/proc/%s/stat" % p).read()
+        except OSError:
+            continue
+        comm, rest = st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+        if comm == "sandbox-run" and rest[1] == "1":
+            yield int(p)
+end = time.time() + 20
+while time.time() < end:
+    for w in workers():
+        if mode == "stop":
+            os.kill(w, signal.SIGSTOP)
+            sys.exit(print("stopped a worker"))
+        try:
+            while True:
+                os.kill(w, signal.SIGSTOP)
+                time.sleep(0.4)
+                os.kill(w, signal.SIGCONT)
+                time.sleep(0.005)
+        except ProcessLookupError:
+            sys.exit(print("throttled a worker"))
+print("no worker")
+EOF
+chmod 0644 "$SR_TMP/stopper.py"
+
+# stopper MODE: starts it in the sandbox $sb, its output in $SR_TMP/stopper.out.
+# Nothing else may run there meanwhile: an exec's process is PID 1's
+# child too, named as it is until it execs.
+stopper() {
+	: >"$SR_TMP/stopper.out"
+	(as_user_exec "$SR" exec "$sb" -- python3 /tmp/stopper.py "$1" >"$SR_TMP/stopper.out" 2>&1) &
+	stopper_pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $stopper_pid"
+	until_ok 20 grep -q ready "$SR_TMP/stopper.out"
+}
+
+# What the stopper did, once it is done ($stopper_did). Not in a $(...):
+# a subshell cannot wait for it. One that found no worker is stopped here
+# (its exec, our child, by pid): it would stop the next exec's process.
+stopper_done() {
+	until_ok 10 _stopper_gone || kill "$stopper_pid" 2>/dev/null
+	wait "$stopper_pid"
+	stopper_did=$(sed 1d "$SR_TMP/stopper.out")
+}
+_stopper_gone() { ! kill -0 "$stopper_pid" 2>/dev/null; }
+
+# The workers PID 1 has: its children named as it is.
+workers_left() {
+	as_user "$SR" exec "$sb" -- sh -c 'for s in /proc/[0-9]*/stat; do cat "$s"; echo; done' |
+		awk '$2 == "(sandbox-run)" && $4 == 1'
+}
+_no_workers() { [ -z "$(workers_left)" ]; }
+
+# A cp that ends (killed) while the agent keeps its worker stopped: the worker
+# never sees its pipe's end, so the keeper has it killed.
+t_cp_killed() {
+	local cp_pid
+	new_sandbox
+	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	sr exec "$sb" -- sh -c 'head -c 50000000 /dev/zero >big'
+	stopper stop
+	(as_user_exec "$SR" cp "$sb:big" "$SR_OUT/killed-$SR_AS" 2>/dev/null) &
+	cp_pid=$!
+	stopper_done
+	assert_eq "the agent stops cp's worker" "stopped a worker" "$stopper_did"
+	kill -TERM "$cp_pid"
+	wait "$cp_pid"
+	check "once cp is gone, the stopped worker is killed" until_ok 10 _no_workers
+	sr exec "$sb" -- echo alive
+	assert_eq "the sandbox lives on" alive "$out"
+	sr rm "$sb"
+	rm -rf "$SR_OUT/killed-$SR_AS" "$SR_OUT"/.sandbox-run-cp.*
+}
+
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
-	t_root_link_followed t_sparse_and_bound
+	t_root_link_followed t_sparse_and_bound t_cp_killed
 done_testing

@@ -542,6 +542,25 @@ static void on_work(struct init *in, const struct sr_msg *req, struct sr_msg_ext
 	in->procs[in->n_procs - 1].work_id = req->id;
 }
 
+/*
+ * The host gave up on a worker (its client hung up): killed, with its
+ * session. It runs as the agent's uid, so the agent can stop it, and a
+ * stopped worker would wait on its pipe forever; SIGKILL ends it stopped
+ * or not. Its end is reported as any worker's (WORKED).
+ */
+static void on_cancel(struct init *in, const struct sr_msg *req)
+{
+	for (size_t i = 0; i < in->n_procs; i++) {
+		const struct proc *pr = &in->procs[i];
+
+		if (pr->report_fd < 0 || pr->work_id != req->id)
+			continue;
+		/* Its group is its own (setsid()), unless it has not got that far. */
+		kill(-pr->pid, SIGKILL);
+		kill(pr->pid, SIGKILL);
+	}
+}
+
 /* A worker is gone: what it reported (nothing: done), or how it died. */
 static void worked(struct init *in, const struct proc *pr, int status)
 {
@@ -632,6 +651,9 @@ static void on_request(struct init *in)
 		break;
 	case SR_MSG_WORK:
 		on_work(in, &m, &ex);
+		break;
+	case SR_MSG_CANCEL:
+		on_cancel(in, &m);
 		break;
 	case SR_MSG_CONNECT:
 		on_connect(in, &m);
