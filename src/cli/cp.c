@@ -12,10 +12,18 @@
 #include "verbs.h"
 
 #include <getopt.h>
+#include <limits.h>
+
+/*
+ * How long cp waits on a stream that does not move: long enough for any
+ * worker that works (a tree of millions of small files, a slow --bind),
+ * short enough that a stopped one is noticed.
+ */
+#define CP_IDLE_MS (60 * 1000)
 
 struct cp {
 	const char *src, *dst;
-	uint64_t max_bytes;
+	uint64_t max_bytes, idle_ms;
 	bool max_given;
 	struct sr_sink sink;
 };
@@ -35,6 +43,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "      --max-size SIZE  out: write at most SIZE on the host, holes included\n"
 	      "                       (default: the sandbox's --disk; 0: no bound)\n"
+	      "      --idle-timeout DURATION  give up when nothing moves for DURATION (a\n"
+	      "                       worker stopped inside: default 60s; 0: wait)\n"
 	      "  -q, --quiet          only errors on stderr\n"
 	      "  -h, --help           print this help and exit\n",
 	      f);
@@ -42,9 +52,10 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, struct cp *c, struct sr_error *err)
 {
-	enum { OPT_MAX_SIZE = 0x100 };
+	enum { OPT_MAX_SIZE = 0x100, OPT_IDLE_TIMEOUT };
 	static const struct option opts[] = {
 	    {"max-size", required_argument, NULL, OPT_MAX_SIZE},
+	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
@@ -72,6 +83,15 @@ static int parse(int argc, char **argv, struct cp *c, struct sr_error *err)
 				    "--max-size: bad size '%s' (use e.g. 512M, 20G, or 0 for none)",
 				    optarg);
 			c->max_given = true;
+			break;
+		case OPT_IDLE_TIMEOUT:
+			r = sr_parse_duration(optarg, &c->idle_ms);
+			if (r < 0 || c->idle_ms > INT_MAX)
+				return sr_error_msg(
+				    err, r < 0 ? r : -ERANGE,
+				    "--idle-timeout: bad duration '%s' (use e.g. 30s, "
+				    "5m, or 0 to wait as long as it takes)",
+				    optarg);
 			break;
 		case ':':
 			return sr_error_msg(err, -EINVAL, "option %s needs a value (see --help)",
@@ -125,7 +145,7 @@ int sr_verb_cp(const struct sr_verb_args *a)
 	_cleanup_free_ char *statedir = NULL, *src_ref = NULL, *dst_ref = NULL;
 	_cleanup_close_ int ctl = -1;
 	const char *src_path = NULL, *dst_path = NULL;
-	struct cp c = {0};
+	struct cp c = {.idle_ms = CP_IDLE_MS};
 	struct sr_entry e = {0};
 	struct sr_error err = {0};
 	struct sr_copy_opts o = {0};
@@ -160,6 +180,7 @@ int sr_verb_cp(const struct sr_verb_args *a)
 		const char *trees[] = {ws && ws[0] == '/' ? ws : NULL, NULL};
 
 		o.agent_trees = trees;
+		o.idle_ms = (int)c.idle_ms;
 		bound(&c, e.state, &o, what, sizeof(what));
 		r = out ? sr_copy_out(ctl, src_path, c.dst, &o, &err)
 			: sr_copy_in(ctl, c.src, dst_path, &o, &err);

@@ -23,6 +23,7 @@ struct sr_la {
 	__typeof__(archive_read_support_format_tar) *format_tar;
 	__typeof__(archive_read_support_format_zip) *format_zip;
 	__typeof__(archive_read_open_fd) *open_fd;
+	__typeof__(archive_read_open) *read_open;
 	__typeof__(archive_read_next_header) *next_header;
 	__typeof__(archive_read_data_block) *data_block;
 	__typeof__(archive_error_string) *error_string;
@@ -46,6 +47,7 @@ struct sr_la {
 	__typeof__(archive_write_add_filter_zstd) *write_filter_zstd;
 	__typeof__(archive_write_set_bytes_in_last_block) *write_last_block;
 	__typeof__(archive_write_open_fd) *write_open_fd;
+	__typeof__(archive_write_open) *write_open;
 	__typeof__(archive_write_header) *write_header;
 	__typeof__(archive_write_data) *write_data;
 	__typeof__(archive_write_close) *write_close;
@@ -73,3 +75,22 @@ extern struct sr_la sr_la;
 /* The reading half (and the locale); the writing half too, for what writes (cp, snapshots). */
 int sr_la_load(struct sr_error *err);
 int sr_la_load_writer(struct sr_error *err);
+
+/*
+ * A stream read or written through libarchive's callbacks rather than
+ * its own fd functions, so that a peer that stops (a worker the agent
+ * stopped: cp) cannot make it wait forever: nothing in or out for
+ * idle_ms ends it with -ETIMEDOUT.
+ */
+struct sr_la_stream {
+	int fd; /* made non-blocking (sr_la_nonblocking) */
+	int idle_ms;
+	bool timed_out;
+	char buf[64 * 1024]; /* what was read */
+};
+
+int sr_la_nonblocking(int fd);
+/* poll() on fd for events, at most idle_ms: 0, -ETIMEDOUT, or -errno. */
+int sr_la_wait(int fd, short events, int idle_ms);
+/* The error of a stream that timed out: "nothing moved on the stream for 2s". */
+int sr_la_idle_error(const struct sr_la_stream *s, struct sr_error *err);

@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -48,7 +49,8 @@ struct sr_archive_writer {
 	struct archive_entry *e;
 	uint64_t entries, skipped;
 	locale_t old;
-	const void *zeros; /* ZEROS_SIZE bytes, mapped on first use */
+	struct sr_la_stream *s; /* with an idle bound, else NULL */
+	const void *zeros;	/* ZEROS_SIZE bytes, mapped on first use */
 	struct extent ext[SPARSE_MAX_EXTENTS];
 	char buf[65536];
 };
@@ -65,12 +67,49 @@ void sr_archive_writer_free(struct sr_archive_writer *w)
 		sr_la.write_free(w->a);
 	if (w->zeros)
 		munmap((void *)w->zeros, ZEROS_SIZE);
+	free(w->s);
 	if (sr_la.utf8)
 		uselocale(w->old);
 	free(w);
 }
 
-int sr_archive_writer_new(int out_fd, bool compress, struct sr_archive_writer **ret,
+/* The stream's writer with an idle bound (archive-internal.h). */
+static la_ssize_t stream_write(struct archive *a, void *ctx, const void *buf, size_t len)
+{
+	struct sr_la_stream *s = ctx;
+
+	(void)a;
+	for (;;) {
+		ssize_t n = write(s->fd, buf, len);
+		int k;
+
+		if (n >= 0)
+			return n;
+		if (errno != EAGAIN && errno != EINTR)
+			return -1;
+		k = sr_la_wait(s->fd, POLLOUT, s->idle_ms);
+		if (k < 0) {
+			s->timed_out = k == -ETIMEDOUT;
+			errno = -k;
+			return -1;
+		}
+	}
+}
+
+static int open_stream(struct sr_archive_writer *w, int out_fd, int idle_ms)
+{
+	if (idle_ms <= 0)
+		return sr_la.write_open_fd(w->a, out_fd) == ARCHIVE_OK ? 0 : -EIO;
+	w->s = calloc(1, sizeof(*w->s));
+	if (!w->s)
+		return -ENOMEM;
+	*w->s = (struct sr_la_stream){.fd = out_fd, .idle_ms = idle_ms};
+	if (sr_la_nonblocking(out_fd) < 0)
+		return sr_negerrno();
+	return sr_la.write_open(w->a, w->s, NULL, stream_write, NULL) == ARCHIVE_OK ? 0 : -EIO;
+}
+
+int sr_archive_writer_new(int out_fd, const struct sr_write_opts *o, struct sr_archive_writer **ret,
 			  struct sr_error *err)
 {
 	_cleanup_(writer_freep) struct sr_archive_writer *w = NULL;
@@ -90,11 +129,15 @@ int sr_archive_writer_new(int out_fd, bool compress, struct sr_archive_writer **
 		return sr_error_errno(err, -ENOMEM, "write archive");
 	/* pax restricted: ustar where it can, pax headers for long names and big files. */
 	if (sr_la.write_format_pax(w->a) != ARCHIVE_OK ||
-	    (compress && sr_la.write_filter_zstd(w->a) != ARCHIVE_OK) ||
-	    sr_la.write_last_block(w->a, 1) != ARCHIVE_OK ||
-	    sr_la.write_open_fd(w->a, out_fd) != ARCHIVE_OK)
+	    (o->compress && sr_la.write_filter_zstd(w->a) != ARCHIVE_OK) ||
+	    sr_la.write_last_block(w->a, 1) != ARCHIVE_OK)
 		return sr_error_msg(err, -EIO, "write archive: %s",
 				    sr_la.error_string(w->a) ?: "cannot start");
+	k = open_stream(w, out_fd, o->idle_ms);
+	if (k < 0)
+		return k == -EIO ? sr_error_msg(err, k, "write archive: %s",
+						sr_la.error_string(w->a) ?: "cannot start")
+				 : sr_error_errno(err, k, "write archive");
 	*ret = steal_pointer(&w);
 	return 0;
 }
@@ -103,6 +146,8 @@ static int write_failed(struct sr_archive_writer *w, const char *path, struct sr
 {
 	char shown[256];
 
+	if (w->s && w->s->timed_out)
+		return sr_la_idle_error(w->s, err);
 	sr_printable(path, shown, sizeof(shown));
 	return sr_error_msg(err, -EIO, "archive %s: %s", shown,
 			    sr_la.error_string(w->a) ?: "write error");
@@ -346,8 +391,10 @@ int sr_archive_writer_end(struct sr_archive_writer *w, uint64_t *ret_entries, ui
 			  struct sr_error *err)
 {
 	if (sr_la.write_close(w->a) != ARCHIVE_OK)
-		return sr_error_msg(err, -EIO, "write archive: %s",
-				    sr_la.error_string(w->a) ?: "cannot finish");
+		return w->s && w->s->timed_out
+			   ? sr_la_idle_error(w->s, err)
+			   : sr_error_msg(err, -EIO, "write archive: %s",
+					  sr_la.error_string(w->a) ?: "cannot finish");
 	if (ret_entries)
 		*ret_entries = w->entries;
 	if (ret_skipped)

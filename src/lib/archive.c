@@ -40,6 +40,7 @@
 #include "archive.h"
 #include "archive-internal.h"
 #include "dl.h"
+#include "units.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -47,6 +48,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <locale.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -74,6 +76,7 @@ int sr_la_load(struct sr_error *err)
 	    LA_SYM(format_tar, archive_read_support_format_tar),
 	    LA_SYM(format_zip, archive_read_support_format_zip),
 	    LA_SYM(open_fd, archive_read_open_fd),
+	    LA_SYM(read_open, archive_read_open),
 	    LA_SYM(next_header, archive_read_next_header),
 	    LA_SYM(data_block, archive_read_data_block),
 	    LA_SYM(error_string, archive_error_string),
@@ -118,6 +121,7 @@ int sr_la_load_writer(struct sr_error *err)
 	    LA_SYM(write_filter_zstd, archive_write_add_filter_zstd),
 	    LA_SYM(write_last_block, archive_write_set_bytes_in_last_block),
 	    LA_SYM(write_open_fd, archive_write_open_fd),
+	    LA_SYM(write_open, archive_write_open),
 	    LA_SYM(write_header, archive_write_header),
 	    LA_SYM(write_data, archive_write_data),
 	    LA_SYM(write_close, archive_write_close),
@@ -610,9 +614,66 @@ static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_e
 	return make_file(x, e, dirfd, leaf, err);
 }
 
-static int open_archive(int fd, struct archive **ret, struct sr_error *err)
+int sr_la_wait(int fd, short events, int idle_ms)
+{
+	struct pollfd p = {.fd = fd, .events = events};
+	int n;
+
+	do
+		n = poll(&p, 1, idle_ms);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return sr_negerrno();
+	return n == 0 ? -ETIMEDOUT : 0;
+}
+
+int sr_la_nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? sr_negerrno() : 0;
+}
+
+int sr_la_idle_error(const struct sr_la_stream *s, struct sr_error *err)
+{
+	char d[SR_UNITS_BUF_MAX];
+
+	sr_format_duration((uint64_t)s->idle_ms, d, sizeof(d));
+	return sr_error_msg(err, -ETIMEDOUT, "nothing moved on the stream for %s", d);
+}
+
+/*
+ * The stream's reader with an idle bound: libarchive's own (open_fd)
+ * would wait on the pipe forever for a worker stopped or gone.
+ */
+static la_ssize_t stream_read(struct archive *a, void *ctx, const void **ret_buf)
+{
+	struct sr_la_stream *s = ctx;
+
+	(void)a;
+	for (;;) {
+		ssize_t n = read(s->fd, s->buf, sizeof(s->buf));
+		int k;
+
+		if (n >= 0) {
+			*ret_buf = s->buf;
+			return n;
+		}
+		if (errno != EAGAIN && errno != EINTR)
+			return -1;
+		k = sr_la_wait(s->fd, POLLIN, s->idle_ms);
+		if (k < 0) {
+			s->timed_out = k == -ETIMEDOUT;
+			errno = -k;
+			return -1;
+		}
+	}
+}
+
+static int open_archive(int fd, struct sr_la_stream *s, struct archive **ret, struct sr_error *err)
 {
 	_cleanup_(archive_freep) struct archive *a = NULL;
+	int r;
 
 	a = sr_la.read_new();
 	if (!a)
@@ -628,7 +689,8 @@ static int open_archive(int fd, struct archive **ret, struct sr_error *err)
 		return sr_error_msg(err, -EIO, "read archive: %s",
 				    sr_la.error_string(a) ?: "cannot enable formats");
 	/* Opening reads the first block to detect the format: failing here is "not an archive". */
-	if (sr_la.open_fd(a, fd, 64 * 1024) != ARCHIVE_OK)
+	r = s ? sr_la.read_open(a, s, NULL, stream_read, NULL) : sr_la.open_fd(a, fd, 64 * 1024);
+	if (r != ARCHIVE_OK)
 		return sr_error_msg(err, -EINVAL, "read archive: %s " EXPECTED_FORMATS,
 				    sr_la.error_string(a) ?: "cannot open");
 	*ret = steal_pointer(&a);
@@ -639,12 +701,21 @@ static int extract_all(int archive_fd, int dest_dirfd, const struct sr_extract_o
 		       struct sr_error *err)
 {
 	_cleanup_(archive_freep) struct archive *a = NULL;
+	_cleanup_free_ struct sr_la_stream *s = NULL;
 	struct extract x = {.dest = dest_dirfd, .o = o, .max_bytes = o->max_bytes, .parent_fd = -1};
 	int k;
 
-	k = open_archive(archive_fd, &a, err);
+	if (o->idle_ms > 0) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return sr_error_errno(err, -ENOMEM, "read archive");
+		*s = (struct sr_la_stream){.fd = archive_fd, .idle_ms = o->idle_ms};
+		if (sr_la_nonblocking(archive_fd) < 0)
+			return sr_error_errno(err, sr_negerrno(), "read archive");
+	}
+	k = open_archive(archive_fd, s, &a, err);
 	if (k < 0)
-		return k;
+		return s && s->timed_out ? sr_la_idle_error(s, err) : k;
 	x.a = a;
 	/* There is no way to read the umask without setting it; nothing else runs meanwhile. */
 	x.umask = umask(022);
@@ -674,6 +745,8 @@ static int extract_all(int archive_fd, int dest_dirfd, const struct sr_extract_o
 	}
 	if (x.parent_fd >= 0)
 		close(x.parent_fd);
+	if (k < 0 && s && s->timed_out)
+		return sr_la_idle_error(s, err);
 	return k < 0 ? k : 0;
 }
 

@@ -35,6 +35,11 @@ struct sr_extract_opts {
 	 * agent's archive has it.
 	 */
 	const char *limit_what;
+	/*
+	 * Nothing read from archive_fd for this long: -ETIMEDOUT (0: wait as
+	 * long as it takes). archive_fd is made non-blocking then.
+	 */
+	int idle_ms;
 };
 int sr_archive_extract_opts(int archive_fd, int dest_dirfd, const struct sr_extract_opts *o,
 			    struct sr_error *err);
@@ -49,7 +54,15 @@ int sr_archive_extract_opts(int archive_fd, int dest_dirfd, const struct sr_extr
  * then sr_archive_write_end().
  */
 struct sr_archive_writer;
-int sr_archive_writer_new(int out_fd, bool compress, struct sr_archive_writer **ret,
+struct sr_write_opts {
+	bool compress; /* zstd */
+	/*
+	 * out_fd takes nothing for this long: -ETIMEDOUT (0: wait as long as
+	 * it takes). out_fd is made non-blocking then.
+	 */
+	int idle_ms;
+};
+int sr_archive_writer_new(int out_fd, const struct sr_write_opts *o, struct sr_archive_writer **ret,
 			  struct sr_error *err);
 int sr_archive_write_tree(struct sr_archive_writer *w, int dirfd, const char *name, const char *as,
 			  struct sr_error *err);

@@ -18,12 +18,14 @@
 #include "archive.h"
 #include "control.h"
 #include "hostpath.h"
+#include "units.h"
 #include "util.h"
 
 #include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <stdio.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -247,14 +249,25 @@ static int put_in_place(const struct dest *d, const char *tmp, struct sr_error *
 	return sr_error_errno(err, sr_negerrno(), "cp: %s", d->shown);
 }
 
-/* The keeper's answer: how the worker in the sandbox did. */
-static int keeper_answer(int ctl, struct sr_error *err)
+/*
+ * The keeper's answer: how the worker in the sandbox did. Waited for at
+ * most idle_ms (0: as long as it takes) once the stream is over: a
+ * worker the agent stopped before its end never answers.
+ */
+static int keeper_answer(int ctl, int idle_ms, struct sr_error *err)
 {
+	struct pollfd p = {.fd = ctl, .events = POLLIN};
 	json_t *reply = NULL;
 	int fds[SR_CTL_FDS_MAX];
 	size_t n = 0;
-	int r = sr_ctl_recv(ctl, &reply, fds, &n);
+	int r;
 
+	do
+		r = poll(&p, 1, idle_ms > 0 ? idle_ms : -1);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return sr_error_msg(err, -ETIMEDOUT, "cp: the sandbox's worker did not finish");
+	r = sr_ctl_recv(ctl, &reply, fds, &n);
 	for (size_t i = 0; r > 0 && i < n; i++)
 		close(fds[i]);
 	if (r <= 0)
@@ -287,14 +300,41 @@ static int request(int ctl, const char *op, const char *path, bool we_read, int 
 }
 
 /*
- * Extraction failed for the stream's sake (cut, not an archive): the
- * worker stopped writing it, and its answer says why. Any other failure
- * (a refusal, the bound, the host's disk, a timeout) is cp's own, and
- * the worker's answer is only the broken pipe that followed.
+ * How a copy went, from our side's result (k, xerr) and the worker's
+ * answer (r, kerr). Where ours is the stream failing (cut short, or no
+ * longer read: -EIO, -EINVAL), the worker's answer says why; any other
+ * failure of ours (a refusal, the bound, the host's disk, a timeout) is
+ * the reason, and the worker's answer only the broken pipe after it.
  */
-static bool stream_failed(int k)
+static int outcome(const struct sr_copy_opts *opts, bool out, int k, struct sr_error *xerr, int r,
+		   const struct sr_error *kerr, struct sr_error *err)
 {
-	return k == -EIO || k == -EINVAL;
+	bool theirs = r < 0 && (k >= 0 || k == -EIO || k == -EINVAL);
+	char d[SR_UNITS_BUF_MAX];
+
+	sr_format_duration((uint64_t)opts->idle_ms, d, sizeof(d));
+	if (k == -ETIMEDOUT)
+		return sr_error_msg(
+		    err, k,
+		    "cp: %s for %s: its worker is stopped or gone; gave up "
+		    "(--idle-timeout sets how long cp waits)",
+		    out ? "nothing came from the sandbox" : "the sandbox took nothing", d);
+	if (theirs && r == -ETIMEDOUT)
+		return sr_error_msg(
+		    err, r,
+		    "cp: the sandbox's worker did not finish within %s of the stream's "
+		    "end: it is stopped or gone; gave up (--idle-timeout sets how long "
+		    "cp waits)",
+		    d);
+	if (theirs) {
+		*err = *kerr;
+		return r;
+	}
+	if (k < 0) {
+		*err = *xerr;
+		return sr_error_prefix(err, "cp");
+	}
+	return 0;
 }
 
 int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy_opts *opts,
@@ -306,7 +346,8 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	struct sr_extract_opts o = {.max_entries = CP_MAX_ENTRIES,
 				    .links_within_top = true,
 				    .max_bytes = opts->max_bytes,
-				    .limit_what = opts->limit_what};
+				    .limit_what = opts->limit_what,
+				    .idle_ms = opts->idle_ms};
 	struct sr_error xerr = {0}, kerr = {0};
 	char tmp[64];
 	int r, k;
@@ -328,20 +369,13 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	k = sr_archive_extract_opts(fd, d.dirfd, &o, &xerr);
 	/* Closed before the answer: a worker still writing (we stopped) gets EPIPE and ends. */
 	sr_closep(&fd);
-	r = keeper_answer(ctl, &kerr);
+	/* Timed out, the worker will not answer either: our hang-up has the keeper kill it. */
+	r = k == -ETIMEDOUT ? -ETIMEDOUT : keeper_answer(ctl, opts->idle_ms, &kerr);
 	if (k >= 0 && r >= 0 && !d.is_dir)
 		k = put_in_place(&d, tmp, &xerr);
 	if ((k < 0 || r < 0) && !d.is_dir)
 		remove_tree(d.dirfd, tmp, 0);
-	if (r < 0 && (k >= 0 || stream_failed(k))) {
-		*err = kerr;
-		return r;
-	}
-	if (k < 0) {
-		*err = xerr;
-		return sr_error_prefix(err, "cp");
-	}
-	return 0;
+	return outcome(opts, true, k, &xerr, r, &kerr, err);
 }
 
 int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_opts *opts,
@@ -350,7 +384,8 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 	_cleanup_free_ char *name = NULL;
 	struct sr_archive_writer *w = NULL;
 	_cleanup_close_ int dir = -1, fd = -1;
-	struct sr_error werr = {0};
+	struct sr_write_opts wo = {.idle_ms = opts->idle_ms};
+	struct sr_error werr = {0}, kerr = {0};
 	struct stat st;
 	int r, k;
 
@@ -365,19 +400,13 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 	r = request(ctl, "cp_in", path, false, &fd, err);
 	if (r < 0)
 		return r;
-	k = sr_archive_writer_new(fd, false, &w, &werr);
+	k = sr_archive_writer_new(fd, &wo, &w, &werr);
 	if (k >= 0)
 		k = sr_archive_write_tree(w, dir, name, NULL, &werr);
 	if (k >= 0)
 		k = sr_archive_writer_end(w, NULL, NULL, &werr);
 	sr_archive_writer_free(w);
 	sr_closep(&fd);
-	r = keeper_answer(ctl, err);
-	if (r < 0)
-		return r;
-	if (k < 0) {
-		*err = werr;
-		return sr_error_prefix(err, "cp");
-	}
-	return 0;
+	r = k == -ETIMEDOUT ? -ETIMEDOUT : keeper_answer(ctl, opts->idle_ms, &kerr);
+	return outcome(opts, false, k, &werr, r, &kerr, err);
 }

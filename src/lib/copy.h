@@ -29,6 +29,13 @@ struct sr_copy_opts {
 	 */
 	uint64_t max_bytes;
 	const char *limit_what;
+	/*
+	 * Nothing through the stream for this long, or no answer this long
+	 * after its end: cp gives up, and its hang-up has the keeper kill the
+	 * worker (0: wait as long as it takes). The agent can stop the
+	 * worker, which runs as its uid.
+	 */
+	int idle_ms;
 };
 
 /*

@@ -247,6 +247,17 @@ stopper_done() {
 }
 _stopper_gone() { ! kill -0 "$stopper_pid" 2>/dev/null; }
 
+# timed_cp ARGS...: cp, bounded from outside (a hang fails the case, not
+# the suite): $rc, $errout, and $took in ms.
+timed_cp() {
+	local t0
+	t0=$(date +%s%N)
+	as_user timeout 60 "$SR" cp "$@" >/dev/null 2>"$SR_TMP/.cp-err"
+	rc=$?
+	took=$((($(date +%s%N) - t0) / 1000000))
+	errout=$(cat "$SR_TMP/.cp-err")
+}
+
 # The workers PID 1 has: its children named as it is.
 workers_left() {
 	as_user "$SR" exec "$sb" -- sh -c 'for s in /proc/[0-9]*/stat; do cat "$s"; echo; done' |
@@ -275,6 +286,45 @@ t_cp_killed() {
 	rm -rf "$SR_OUT/killed-$SR_AS" "$SR_OUT"/.sandbox-run-cp.*
 }
 
+# Finding D: a worker the agent stopped hung cp for good.
+t_stuck_worker() {
+	local d="$SR_OUT/stuck-$SR_AS"
+	rm -rf "$d"
+	mkdir -p "$d"
+	head -c 20000000 /dev/zero >"$d/in"
+	own "$d"
+	new_sandbox
+	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	sr exec "$sb" -- sh -c 'head -c 50000000 /dev/zero >big'
+	stopper stop
+	timed_cp --idle-timeout 2s "$sb:big" "$d/big"
+	stopper_done
+	assert_eq "the agent stops cp out's worker" "stopped a worker" "$stopper_did"
+	assert_eq "cp gives up (125), not hanging" 125 "$rc"
+	check "within seconds of the idle timeout ($took ms)" test "$took" -lt 10000
+	assert_match "saying why" "nothing came from the sandbox for 2s: its worker is stopped or gone" \
+		"$errout"
+	assert_eq "nothing left at the destination" "in" "$(ls -A "$d")"
+	check "and the stopped worker is killed" until_ok 10 _no_workers
+	stopper stop
+	timed_cp --idle-timeout 2s "$d/in" "$sb:in"
+	stopper_done
+	assert_eq "cp in, its worker stopped: gives up (125)" "125 stopped a worker" "$rc $stopper_did"
+	assert_match "saying why" "the sandbox took nothing for 2s" "$errout"
+	check "and that worker is killed too" until_ok 10 _no_workers
+	sr exec "$sb" -- echo alive
+	assert_eq "the sandbox lives on" alive "$out"
+	# A copy slower than the idle timeout, but moving, is not cut.
+	stopper throttle
+	timed_cp --idle-timeout 1s "$sb:big" "$d/big"
+	stopper_done
+	assert_eq "a throttled copy that keeps moving: copied" "0 50000000 throttled a worker" \
+		"$rc $(stat -c %s "$d/big" 2>&1) $stopper_did"
+	check "though it took longer than the idle timeout ($took ms)" test "$took" -gt 2000
+	sr rm "$sb"
+	rm -rf "$d"
+}
+
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
-	t_root_link_followed t_sparse_and_bound t_cp_killed
+	t_root_link_followed t_sparse_and_bound t_cp_killed t_stuck_worker
 done_testing

@@ -871,7 +871,7 @@ START_TEST(test_write_sparse)
 	out = openat(tmpfd, "out.tar", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	ck_assert_int_ge(out, 0);
 	t = now();
-	ck_assert_int_eq(sr_archive_writer_new(out, false, &w, &err), 0);
+	ck_assert_int_eq(sr_archive_writer_new(out, &(struct sr_write_opts){0}, &w, &err), 0);
 	ck_assert_msg(sr_archive_write_tree(w, tmpfd, "src", NULL, &err) == 0, "%s", err.msg);
 	ck_assert_msg(sr_archive_writer_end(w, NULL, NULL, &err) == 0, "%s", err.msg);
 	sr_archive_writer_free(w);

@@ -48,7 +48,7 @@ static int tar_out(const char *path, int fd, struct sr_error *err)
 	dir = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0 || fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", path);
-	if ((r = sr_archive_writer_new(fd, false, &w, err)) < 0 ||
+	if ((r = sr_archive_writer_new(fd, &(struct sr_write_opts){0}, &w, err)) < 0 ||
 	    (r = sr_archive_write_tree(w, dir, base, NULL, err)) < 0 ||
 	    (r = sr_archive_writer_end(w, NULL, NULL, err)) < 0) {
 		sr_archive_writer_free(w);
@@ -93,7 +93,7 @@ static int snapshot(int fd, struct sr_error *err)
 	int r = root < 0 ? sr_error_errno(err, sr_negerrno(), "/") : 0;
 
 	if (r >= 0)
-		r = sr_archive_writer_new(fd, true, &w, err);
+		r = sr_archive_writer_new(fd, &(struct sr_write_opts){.compress = true}, &w, err);
 	for (size_t i = 0; r >= 0 && i < SR_ARRAY_SIZE(parts); i++)
 		r = sr_archive_write_tree(w, root, parts[i].path + 1, parts[i].as, err);
 	if (r >= 0)
