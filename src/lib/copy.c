@@ -77,9 +77,13 @@ static bool names_a_dir(const char *name)
 static int host_parent(const char *path, const char *const *trees, int *ret_dirfd, char **ret_name,
 		       struct sr_error *err)
 {
-	_cleanup_free_ char *abs = absolute(path), *name = NULL, *resolved = NULL;
+	_cleanup_free_ char *abs = NULL, *name = NULL, *resolved = NULL;
 	int fd, r;
 
+	if (!*path)
+		return sr_error_msg(err, -EINVAL,
+				    "cp: an empty host path: name a file or directory");
+	abs = absolute(path);
 	if (!abs)
 		return sr_error_errno(err, errno ? sr_negerrno() : -ENOMEM, "cp: %s", path);
 	name = last_part(abs);
