@@ -44,6 +44,7 @@ none" "$(complete_words --net "")"
 	assert_eq "bash: doctor's options" "--json" "$(complete_words doctor --j)"
 	assert_match "bash: exec's options" "--workdir" "$(complete_words exec --w)"
 	assert_match "bash: create has --name" "--name" "$(complete_words create --na)"
+	assert_eq "bash: cp's options" "--idle-timeout" "$(complete_words cp --id)"
 }
 
 t_profiles() {
@@ -92,5 +93,6 @@ if command -v fish >/dev/null; then
 	assert_eq "fish: --net's modes" "egress
 none" "$(fish_complete 'sandbox-run --net ')"
 	assert_eq "fish: doctor's --json" --json "$(fish_complete 'sandbox-run doctor --j')"
+	assert_eq "fish: cp's --max-size" --max-size "$(fish_complete 'sandbox-run cp --max')"
 fi
 done_testing
