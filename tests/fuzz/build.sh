@@ -47,7 +47,7 @@ LIBS="$(pkg-config --libs inih jansson) -ldl -lm"
 "$srcdir/tools/embed-profiles" "$srcdir"/profiles/*.ini >"$obj/profiles-builtin.c"
 
 modules="base/log base/units base/json lib/config lib/profile cli/options lib/agent lib/archive base/dl
-	lib/env"
+	lib/env lib/net/dns"
 objs="$obj/profiles-builtin.o $obj/fuzz-common.o"
 # shellcheck disable=SC2086
 "$CLANG" $CFLAGS -c "$obj/profiles-builtin.c" -o "$obj/profiles-builtin.o"
