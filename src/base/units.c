@@ -323,6 +323,10 @@ int sr_parse_dest(const char *s, struct sr_dest *ret)
 	} else if (host_name_valid(addr)) {
 		d.kind = SR_DEST_HOST;
 		strcpy(d.host, addr);
+	} else if (strncmp(addr, "*.", 2) == 0 && host_name_valid(addr + 2)) {
+		d.kind = SR_DEST_HOST;
+		d.wildcard = true;
+		strcpy(d.host, addr + 2);
 	} else {
 		return -EINVAL;
 	}

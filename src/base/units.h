@@ -55,7 +55,8 @@ enum sr_dest_kind {
 
 struct sr_dest {
 	enum sr_dest_kind kind;
-	char host[256];		/* SR_DEST_HOST: the name as written (RFC 1123) */
+	char host[256];		/* SR_DEST_HOST: the name as written (RFC 1123), without "*." */
+	bool wildcard;		/* SR_DEST_HOST written "*.NAME": NAME's subdomains, not NAME */
 	unsigned char addr[16]; /* IPv4 (first 4 bytes) / IPv6, host bits cleared */
 	unsigned prefix;	/* 32 / 128 for a single address */
 	uint16_t port;		/* 0: every port */
@@ -65,9 +66,10 @@ struct sr_dest {
 /*
  * A network policy entry: "example.com", "192.0.2.1", "10.0.0.0/8",
  * "2001:db8::/32", each with an optional ":PORT"; an IPv6 address with a
- * port is written "[2001:db8::1]:443". -ERANGE for a bad port, -EINVAL for
- * anything else. A name made only of numbers ("1.2.3.999") is a malformed
- * address, not a host name.
+ * port is written "[2001:db8::1]:443"; "*.example.com" stands for every name
+ * beneath example.com. -ERANGE for a bad port, -EINVAL for anything else. A
+ * name made only of numbers ("1.2.3.999") is a malformed address, not a
+ * host name.
  */
 int sr_parse_dest(const char *s, struct sr_dest *ret);
 

@@ -23,6 +23,7 @@ enum {
 	OPT_NET_HELPER,
 	OPT_ALLOW,
 	OPT_DENY,
+	OPT_ALLOW_HOST,
 	OPT_ENV,
 	OPT_ENV_FILE,
 	OPT_PASS_ENV,
@@ -52,6 +53,7 @@ static const struct option long_options[] = {
     {"net-helper", required_argument, NULL, OPT_NET_HELPER},
     {"allow", required_argument, NULL, OPT_ALLOW},
     {"deny", required_argument, NULL, OPT_DENY},
+    {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
     {"env", required_argument, NULL, OPT_ENV},
     {"env-file", required_argument, NULL, OPT_ENV_FILE},
     {"pass-env", required_argument, NULL, OPT_PASS_ENV},
@@ -84,7 +86,7 @@ static const struct {
     {OPT_PIDS, "limits", "pids"},	   {OPT_TIMEOUT, "limits", "timeout"},
     {OPT_DISK, "limits", "disk"},	   {OPT_NET, "network", "mode"},
     {OPT_NET_HELPER, "network", "helper"}, {OPT_ALLOW, "network", "allow"},
-    {OPT_DENY, "network", "deny"},	   {OPT_ENV_FILE, "env", "file"},
+    {OPT_DENY, "network", "deny"}, {OPT_ALLOW_HOST, "network", "allow-host"},	   {OPT_ENV_FILE, "env", "file"},
     {OPT_PASS_ENV, "env", "pass"},	   {OPT_ENTRY, "agent", "entry"},
     {OPT_INSTALL, "deploy", "install"},	   {OPT_INSTALL_TIMEOUT, "deploy", "install-timeout"},
     {OPT_KEEP, "deploy", "keep"},
@@ -583,9 +585,11 @@ void sr_options_usage(FILE *f)
 	      "      --disk SIZE          max bytes written in the sandbox\n"
 	      "      --net MODE           none or egress\n"
 	      "      --net-helper NAME    egress through auto (default), slirp4netns or pasta\n"
-	      "      --allow DEST         allow only these destinations (CIDR, IP or host,\n"
-	      "                           optional :PORT); repeatable\n"
+	      "      --allow DEST         allow only these destinations (CIDR, IP, host or\n"
+	      "                           *.domain, optional :PORT); repeatable\n"
 	      "      --deny DEST          refuse these destinations; repeatable\n"
+	      "      --allow-host PORT    open PORT of the host's 127.0.0.1 at 10.0.2.2:PORT;\n"
+	      "                           repeatable\n"
 	      "      --env KEY=VALUE      set a variable; repeatable\n"
 	      "      --env-file FILE      KEY=VALUE lines (secrets); not group/world readable\n"
 	      "      --pass-env KEY       copy a variable from this environment; repeatable\n"

@@ -26,6 +26,7 @@ enum key_kind {
 	KEY_NET_MODE,
 	KEY_NET_HELPER,
 	KEY_DEST_LIST,
+	KEY_PORT_LIST,
 	KEY_ENV_FILE,
 	KEY_ENV_NAME_LIST,
 	KEY_BIND,
@@ -57,6 +58,7 @@ static const struct key_def keys[] = {
     {"network", "helper", KEY_NET_HELPER, FIELD(net_helper), false},
     {"network", "allow", KEY_DEST_LIST, FIELD(allow), false},
     {"network", "deny", KEY_DEST_LIST, FIELD(deny), false},
+    {"network", "allow-host", KEY_PORT_LIST, FIELD(allow_host), false},
     {"env", "file", KEY_ENV_FILE, FIELD(env_file), false},
     {"env", "pass", KEY_ENV_NAME_LIST, FIELD(pass_env), false},
     {"filesystem", "ro-bind", KEY_BIND, 0, false},
@@ -79,7 +81,9 @@ static const char *const hints[_KEY_KIND_MAX] = {
     [KEY_BOOL] = "use true or false",
     [KEY_NET_MODE] = "use none or egress",
     [KEY_NET_HELPER] = "use auto, slirp4netns or pasta",
-    [KEY_DEST_LIST] = "use e.g. 10.0.0.0/8, 192.0.2.1, example.com:443 or [2001:db8::1]:443",
+    [KEY_DEST_LIST] = "use e.g. 10.0.0.0/8, 192.0.2.1, example.com:443, *.example.com or "
+		      "[2001:db8::1]:443",
+    [KEY_PORT_LIST] = "use a port number from 1 to 65535",
     [KEY_ENV_NAME_LIST] = "use letters, digits and '_', not starting with a digit",
     [KEY_BIND] = "use SRC:DST or SRC, e.g. /srv/data:/data",
 };
@@ -93,6 +97,7 @@ static const char *const kind_nouns[_KEY_KIND_MAX] = {
     [KEY_NET_MODE] = "network mode",
     [KEY_NET_HELPER] = "network helper",
     [KEY_DEST_LIST] = "destination",
+    [KEY_PORT_LIST] = "port",
     [KEY_ENV_NAME_LIST] = "variable name",
 };
 
@@ -186,6 +191,7 @@ void sr_config_free(struct sr_config *c)
 	free(c->profile_path);
 	sr_strv_free(&c->allow);
 	sr_strv_free(&c->deny);
+	sr_strv_free(&c->allow_host);
 	sr_strv_free(&c->env);
 	free(c->env_file);
 	sr_strv_free(&c->pass_env);
@@ -607,6 +613,20 @@ static int set_list(const struct key_def *k, struct sr_strv *list, const char *v
 		if (r < 0)
 			return r;
 	}
+	if (k->kind == KEY_PORT_LIST) {
+		uint64_t port;
+		char canon[8];
+
+		if (sr_parse_count(value, &port) < 0 || port == 0 || port > 65535)
+			return sr_error_msg(err, -ERANGE, "bad port '%s' (%s)", value,
+					    hints[k->kind]);
+		snprintf(canon, sizeof(canon), "%u", (unsigned)port);
+		for (size_t i = 0; i < list->n; i++)
+			if (strcmp(list->items[i], canon) == 0)
+				return 0;
+		return sr_strv_push(list, canon) < 0 ? sr_error_errno(err, -ENOMEM, "%s", k->key)
+						     : 0;
+	}
 	if (sr_strv_push(list, value) < 0)
 		return sr_error_errno(err, -ENOMEM, "%s", k->key);
 	return 0;
@@ -651,6 +671,7 @@ static int set_value(struct sr_config *c, const struct key_def *k, const char *v
 		return sr_error_msg(err, -EINVAL, "bad network helper '%s' (%s)", value,
 				    hints[k->kind]);
 	case KEY_DEST_LIST:
+	case KEY_PORT_LIST:
 	case KEY_ENV_NAME_LIST:
 		return set_list(k, field, value, err);
 	case KEY_ENV_FILE: {
@@ -751,6 +772,11 @@ int sr_config_validate(const struct sr_config *c, struct sr_error *err)
 				    "network: allow '%s' given but the network mode is none "
 				    "(use --net egress, or drop the allow entries)",
 				    c->allow.items[0]);
+	if (c->allow_host.n > 0 && c->net == SR_NET_NONE)
+		return sr_error_msg(err, -EINVAL,
+				    "network: allow-host %s given but the network mode is none "
+				    "(use --net egress, or drop the allow-host entries)",
+				    c->allow_host.items[0]);
 	if (c->cpus_milli > SR_CPUS_MAX_MILLI)
 		return sr_error_msg(err, -ERANGE, "cpus: out of range");
 	if (c->pids > PIDS_MAX)
@@ -880,6 +906,8 @@ int sr_config_print(const struct sr_config *c, FILE *f)
 		print_kv(f, "allow", c->allow.items[i]);
 	for (size_t i = 0; i < c->deny.n; i++)
 		print_kv(f, "deny", c->deny.items[i]);
+	for (size_t i = 0; i < c->allow_host.n; i++)
+		print_kv(f, "allow-host", c->allow_host.items[i]);
 
 	if (c->env_file || c->pass_env.n > 0 || c->env.n > 0)
 		fputs("\n[env]\n", f);

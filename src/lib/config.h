@@ -70,8 +70,9 @@ struct sr_config {
 	/* [network] */
 	enum sr_net_mode net;
 	enum sr_net_helper net_helper;
-	struct sr_strv allow; /* "CIDR|IP|HOST[:PORT]" as written */
+	struct sr_strv allow; /* "CIDR|IP|HOST|*.HOST[:PORT]" as written */
 	struct sr_strv deny;
+	struct sr_strv allow_host; /* ports of the host's loopback, decimal, each once */
 
 	/* [env] */
 	struct sr_strv env; /* "KEY=VALUE"; a later KEY replaces an earlier one */

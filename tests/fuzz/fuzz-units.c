@@ -66,7 +66,7 @@ static void format_dest(const struct sr_dest *d, char *buf, size_t len)
 	if (d->port)
 		snprintf(port, sizeof(port), ":%u", d->port);
 	if (d->kind == SR_DEST_HOST) {
-		snprintf(buf, len, "%s%s", d->host, port);
+		snprintf(buf, len, "%s%s%s", d->wildcard ? "*." : "", d->host, port);
 		return;
 	}
 	FUZZ_CHECK(inet_ntop(v6 ? AF_INET6 : AF_INET, d->addr, addr, sizeof(addr)));
@@ -113,7 +113,7 @@ static void check_dest(const char *s)
 	}
 	FUZZ_CHECK(back.kind == d.kind && back.port == d.port && back.prefix == d.prefix);
 	if (d.kind == SR_DEST_HOST)
-		FUZZ_CHECK(strcmp(back.host, d.host) == 0);
+		FUZZ_CHECK(strcmp(back.host, d.host) == 0 && back.wildcard == d.wildcard);
 	else
 		FUZZ_CHECK(memcmp(back.addr, d.addr, d.kind == SR_DEST_IPV4 ? 4 : 16) == 0);
 }

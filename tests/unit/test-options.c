@@ -147,11 +147,17 @@ START_TEST(test_lists_and_binds)
 
 	ck_assert_int_eq(mkdir("data", 0700), 0);
 	PARSE(&run, "--allow", "10.0.0.0/8", "--allow", "example.com:443", "--deny", "192.0.2.1",
-	      "--ro-bind", "data", "/data", "--bind", "/srv", "/srv", "a");
+	      "--allow", "*.example.org", "--allow-host", "8080", "--allow-host", "08080",
+	      "--allow-host", "5432", "--ro-bind", "data", "/data", "--bind", "/srv", "/srv", "a");
 	parse_ok(&run);
-	ck_assert_uint_eq(run.c.allow.n, 2);
+	ck_assert_uint_eq(run.c.allow.n, 3);
 	ck_assert_str_eq(run.c.allow.items[1], "example.com:443");
+	ck_assert_str_eq(run.c.allow.items[2], "*.example.org");
 	ck_assert_uint_eq(run.c.deny.n, 1);
+	/* Each port once, as a number. */
+	ck_assert_uint_eq(run.c.allow_host.n, 2);
+	ck_assert_str_eq(run.c.allow_host.items[0], "8080");
+	ck_assert_str_eq(run.c.allow_host.items[1], "5432");
 	ck_assert_uint_eq(run.c.n_binds, 2);
 	ck_assert_int_eq(run.c.binds[0].src[0], '/');
 	ck_assert_str_eq(run.c.binds[0].src + strlen(run.c.binds[0].src) - 5, "/data");
@@ -339,6 +345,15 @@ START_TEST(test_usage_errors)
 					    "you mean 10.0.0.0/8?)");
 	sr_config_free(&run.c);
 
+	PARSE(&run, "--allow-host", "65536", "a");
+	ck_assert_str_eq(parse_error(&run), "option --allow-host: bad port '65536' (use a port "
+					    "number from 1 to 65535)");
+	sr_config_free(&run.c);
+	PARSE(&run, "-p", "offline", "--allow-host", "8080", "a");
+	ck_assert_str_eq(parse_error(&run), "network: allow-host 8080 given but the network "
+					    "mode is none (use --net egress, or drop the "
+					    "allow-host entries)");
+	sr_config_free(&run.c);
 	PARSE(&run, "-p", "offline", "--allow", "192.0.2.1", "a");
 	ck_assert_str_eq(parse_error(&run), "network: allow '192.0.2.1' given but the network "
 					    "mode is none (use --net egress, or drop the allow "
@@ -436,11 +451,11 @@ START_TEST(test_print_config_round_trip)
 	FILE *f;
 
 	PARSE(&run, "-p", "ci", "--print-config", "--memory", "768M", "--cpus", "1.5", "--timeout",
-	      "1h", "--allow", "[2001:db8::1]:443", "--deny", "10.0.0.0/8", "--env",
-	      "API_URL=https://x.example/v1?a=b", "--env", "EMPTY=", "--pass-env", "HOME",
-	      "--env-file", "/run/secrets.env", "--ro-bind", "/usr/share", "/opt/share", "--bind",
-	      "/srv/out", "/out", "--entry", "node  index.js", "--strict", "--workspace", "/tmp",
-	      "--", "make", "-j2");
+	      "1h", "--allow", "[2001:db8::1]:443", "--allow", "*.example.com:443", "--deny",
+	      "10.0.0.0/8", "--allow-host", "3000", "--env", "API_URL=https://x.example/v1?a=b",
+	      "--env", "EMPTY=", "--pass-env", "HOME", "--env-file", "/run/secrets.env",
+	      "--ro-bind", "/usr/share", "/opt/share", "--bind", "/srv/out", "/out", "--entry",
+	      "node  index.js", "--strict", "--workspace", "/tmp", "--", "make", "-j2");
 	parse_ok(&run);
 	ck_assert_int_eq(run.action, SR_ACTION_PRINT_CONFIG);
 
@@ -466,6 +481,7 @@ START_TEST(test_print_config_round_trip)
 	ck_assert_int_eq(back.net, run.c.net);
 	assert_same_strv(&back.allow, &run.c.allow);
 	assert_same_strv(&back.deny, &run.c.deny);
+	assert_same_strv(&back.allow_host, &run.c.allow_host);
 	assert_same_strv(&back.env, &run.c.env);
 	assert_same_strv(&back.pass_env, &run.c.pass_env);
 	ck_assert_str_eq(back.env_file, run.c.env_file);

@@ -221,7 +221,11 @@ START_TEST(test_errors_name_file_and_line)
 			 "e.g. example.com:443)");
 	ck_assert_str_eq(load_error("[network]\nallow = not a host\n"),
 			 "profile t.ini:2: allow: bad destination 'not a host' (use e.g. "
-			 "10.0.0.0/8, 192.0.2.1, example.com:443 or [2001:db8::1]:443)");
+			 "10.0.0.0/8, 192.0.2.1, example.com:443, *.example.com or "
+			 "[2001:db8::1]:443)");
+	ck_assert_str_eq(load_error("[network]\nallow-host = 0\n"),
+			 "profile t.ini:2: allow-host: bad port '0' (use a port number from 1 to "
+			 "65535)");
 }
 END_TEST
 

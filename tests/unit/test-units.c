@@ -272,6 +272,14 @@ START_TEST(test_dest)
 	ck_assert_str_eq(d.host, "api.example.com");
 	ck_assert_uint_eq(d.port, 443);
 
+	ck_assert(!d.wildcard);
+
+	ck_assert_int_eq(sr_parse_dest("*.example.com:8443", &d), 0);
+	ck_assert_int_eq(d.kind, SR_DEST_HOST);
+	ck_assert(d.wildcard);
+	ck_assert_str_eq(d.host, "example.com");
+	ck_assert_uint_eq(d.port, 8443);
+
 	ck_assert_int_eq(sr_parse_dest("192.0.2.1", &d), 0);
 	ck_assert_int_eq(d.kind, SR_DEST_IPV4);
 	ck_assert_uint_eq(d.prefix, 32);
@@ -309,7 +317,12 @@ START_TEST(test_dest)
 	ck_assert_int_eq(sr_parse_dest("-bad.example", &d), -EINVAL);
 	ck_assert_int_eq(sr_parse_dest("under_score.example", &d), -EINVAL);
 	ck_assert_int_eq(sr_parse_dest("a..b", &d), -EINVAL);
-	ck_assert_int_eq(sr_parse_dest("*.example.com", &d), -EINVAL);
+	ck_assert_int_eq(sr_parse_dest("*", &d), -EINVAL);
+	ck_assert_int_eq(sr_parse_dest("*.", &d), -EINVAL);
+	ck_assert_int_eq(sr_parse_dest("*.*.example.com", &d), -EINVAL);
+	ck_assert_int_eq(sr_parse_dest("a.*.example.com", &d), -EINVAL);
+	ck_assert_int_eq(sr_parse_dest("*example.com", &d), -EINVAL);
+	ck_assert_int_eq(sr_parse_dest("*.10.0.0.1", &d), -EINVAL);
 	ck_assert_int_eq(sr_parse_dest("10.0.0.0/33", &d), -EINVAL);
 	ck_assert_int_eq(sr_parse_dest("10.0.0.0/", &d), -EINVAL);
 	ck_assert_int_eq(sr_parse_dest("example.com/8", &d), -EINVAL);
