@@ -97,6 +97,8 @@ size_t sr_msg_fds_allowed(const struct sr_msg *m)
 	case SR_MSG_WORK:
 	case SR_MSG_CONNECTED:
 		return 1;
+	case SR_MSG_NET:
+		return 3;
 	default:
 		return 0;
 	}

@@ -13,6 +13,7 @@
  *   GO -------------------------------> [2] mounts, pivot_root, network,
  *                                           hostname, caps, seccomp
  *   <------------------------------- WARNING (any number, during [2])
+ *   resolver, sets <----------------- NET + fds (--net egress, in [2])
  *   <------------------------------- READY | ERROR
  *   starts pasta <------------------- TAP + fd (pasta only)
  *   [3] any number of, in any order:
@@ -44,7 +45,9 @@
  * the same datagram after the fixed part; fds (SCM_RIGHTS) only with the
  * messages that take them: SPAWN (stdin, stdout, stderr, but those on a
  * pty: SR_SPAWN_PTY_*), SPAWNED (1 with a pty: its master), TAP,
- * WORK and CONNECTED (1 each). Anything else that brings an fd is malformed,
+ * WORK and CONNECTED (1 each), NET (an nfnetlink socket of the sandbox's
+ * network namespace, then with names in the policy the resolver's UDP and
+ * TCP sockets: net.h). Anything else that brings an fd is malformed,
  * and the fd is closed unread.
  */
 #pragma once
@@ -76,6 +79,7 @@ enum sr_msg_type {
 	SR_MSG_CONNECTED,
 	SR_MSG_CONNECT_FAILED,
 	SR_MSG_CANCEL,
+	SR_MSG_NET,
 	_SR_MSG_TYPE_MAX,
 };
 

@@ -135,6 +135,38 @@ static int add_limits(json_t *rec, const struct sr_result *r, const struct sr_co
 	return fail ? -ENOMEM : 0;
 }
 
+static int add_network(json_t *rec, const struct sr_result_network *n)
+{
+	_cleanup_(sr_json_decrefp) json_t *net = json_object(), *names = json_array(),
+					  *refused = json_array();
+	int fail = !net || !names || !refused;
+
+	for (size_t i = 0; !fail && i < n->n_allowed; i++)
+		fail |= json_array_append_new(names, sr_json_string(n->allowed[i]));
+	for (size_t i = 0; !fail && i < n->n_refused; i++) {
+		const struct sr_result_refused *f = &n->refused[i];
+		json_t *o = json_object();
+
+		if (!o)
+			return -1;
+		if (f->dest[0]) {
+			fail |= json_object_set_new(o, "dest", sr_json_string(f->dest));
+			fail |= json_object_set_new(o, "proto", sr_json_string(f->proto));
+		} else {
+			fail |= json_object_set_new(o, "name", sr_json_string(f->name));
+		}
+		fail |= json_object_set_new(o, "count", json_integer((json_int_t)f->count));
+		fail |= json_array_append_new(refused, o);
+	}
+	if (fail)
+		return -1;
+	fail |= json_object_set(net, "allowed_names", names);
+	fail |= json_object_set(net, "refused", refused);
+	fail |= json_object_set_new(net, "truncated", json_boolean(n->truncated));
+	fail |= json_object_set(rec, "network", net);
+	return fail;
+}
+
 int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json)
 {
 	_cleanup_(sr_json_decrefp) json_t *rec = NULL;
@@ -160,6 +192,8 @@ int sr_result_format(const struct sr_result *r, const struct sr_config *c, char 
 	fail |= json_object_set_new(rec, "profile", sr_json_string(c->profile));
 	fail |= json_object_set_new(rec, "sandbox_id",
 				    sr_json_string(r->sandbox_id[0] ? r->sandbox_id : NULL));
+	if (r->network.recorded)
+		fail |= add_network(rec, &r->network);
 	if (fail)
 		return -ENOMEM;
 	return sr_json_dump_line(rec, ret_json);

@@ -16,12 +16,17 @@
  * - Written with jansson (src/base/json.h): a '.' in every number
  *   whatever LC_NUMERIC says; control characters escaped; invalid UTF-8
  *   in a string written as U+FFFD, one per byte.
+ * - "network" (egress only): {"allowed_names": [NAME...], "refused":
+ *   [{"dest": "ADDR:PORT", "proto": "tcp"|"udp", "count": N} | {"name":
+ *   NAME, "count": N}...], "truncated": BOOL}, destinations first, each
+ *   kind by count, most first.
  * - No environment value ever appears in the record.
  */
 #pragma once
 
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -55,6 +60,31 @@ enum sr_limit {
 	_SR_LIMIT_MAX,
 };
 
+/*
+ * What the egress policy saw ("network", egress runs only): the allowed
+ * names the agent resolved, and what was refused, each destination with
+ * the packets refused to it (TCP and UDP) and each name with the queries
+ * refused for it; bounded (truncated says more were seen).
+ */
+#define SR_RESULT_NAMES_MAX   32
+#define SR_RESULT_REFUSED_MAX 32
+
+struct sr_result_refused {
+	char dest[64];	/* "192.0.2.1:80", "[2001:db8::1]:443", or "" for a name */
+	char proto[4];	/* "tcp", "udp"; "" for a name */
+	char name[256]; /* a refused name, or "" */
+	uint64_t count;
+};
+
+struct sr_result_network {
+	bool recorded; /* written (an egress sandbox) */
+	size_t n_allowed;
+	char allowed[SR_RESULT_NAMES_MAX][256];
+	size_t n_refused;
+	struct sr_result_refused refused[SR_RESULT_REFUSED_MAX];
+	bool truncated;
+};
+
 struct sr_result {
 	enum sr_status status;
 	int exit_code;	  /* the status sandbox-run exits with */
@@ -65,6 +95,7 @@ struct sr_result {
 	int64_t disk_used_bytes;   /* -1: unknown (null) */
 	enum sr_enforce enforced[_SR_LIMIT_MAX];
 	char sandbox_id[33];
+	struct sr_result_network network;
 };
 
 /* status "error" with exit_code 125, unknowns -1, nothing enforced. */

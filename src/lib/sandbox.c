@@ -393,6 +393,14 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 	case SR_MSG_WARNING:
 		sr_warn(sb->opts.sink, "%s", m->text);
 		break;
+	case SR_MSG_NET:
+		/* The set-up waits on nothing here; without its resolver the sandbox does not
+		 * start. */
+		if (sr_net_sockets(sb->net, ex->fds, ex->n_fds, &err) < 0 && !sb->error.code) {
+			sb->error = err;
+			sr_sandbox_kill(sb);
+		}
+		break;
 	case SR_MSG_TAP:
 		/* The policy is in; the sandbox goes on without waiting for the helper. */
 		if (sb->reaped || ex->n_fds != 1)
@@ -517,6 +525,7 @@ static bool reap(struct sr_sandbox *sb, bool block)
 	sb->reaped = true;
 	/* Whatever PID 1 said before it went (EXIT, ENDED) is still queued. */
 	drain(sb);
+	sr_net_ended(sb->net);
 	sr_closep(&sb->endfd);
 	return true;
 }
@@ -878,7 +887,7 @@ void sr_sandbox_dispatch(struct sr_sandbox *sb)
 	 * that, slirp4netns's end is the child's error to report.
 	 */
 	if (fds[3].revents)
-		sr_net_helper_exited(sb->net, sb->ready && !sb->reaped);
+		sr_net_dispatch(sb->net, sb->ready && !sb->reaped);
 	if ((fds[1].revents || sb->sock < 0) && reap(sb, fds[1].revents == 0) && sb->opts.ops &&
 	    sb->opts.ops->ended)
 		sb->opts.ops->ended(sb->opts.ctx, sb, sb->ends_seen ? &sb->ends : NULL);
@@ -897,6 +906,7 @@ void sr_sandbox_usage(struct sr_sandbox *sb, struct sr_result *r)
 	r->sys_ms = (double)sb->ru.ru_stime.tv_sec * 1e3 + (double)sb->ru.ru_stime.tv_usec / 1e3;
 	r->disk_used_bytes = sb->disk_used;
 	r->peak_memory_bytes = -1;
+	sr_net_record(sb->net, &r->network);
 	if (!sb->cgroup)
 		return;
 	sr_cgroup_stats(sb->cgroup, &cs);

@@ -512,9 +512,10 @@ print(s.recvfrom(100)[0].decode())"
 }
 
 t_fail_closed() {
-	sr --net egress --allow no-such-host.invalid -- true
-	assert_eq "an unresolvable --allow name refuses to start" 125 "$rc"
-	assert_match "with one line saying why" "^sandbox-run: .*no-such-host.invalid" "$errout"
+	sr --net egress --allow 10.0.2.2:$LOOP_PORT -- true
+	assert_eq "--allow 10.0.2.2:PORT, which stays refused, refuses to start" 125 "$rc"
+	assert_match "with one line pointing at --allow-host" \
+		"^sandbox-run: --allow 10.0.2.2:$LOOP_PORT: .* use --allow-host $LOOP_PORT" "$errout"
 	expect_refused "the agent cannot lift the policy (no CAP_NET_ADMIN)" \
 		--net egress -- sh -c "nft flush ruleset 2>/dev/null; ip link set lo down 2>/dev/null; $CURL http://$REMOTE:$PORT/"
 	# A slirp4netns that says it is ready, then ends before the agent starts.

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
+#include "nfnl.h"
 #include "nft.h"
 #include "util.h"
 #include "testutil.h"
 
+#include <arpa/inet.h>
 #include <check.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netlink.h>
 #include <nftables/libnftables.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -184,39 +188,49 @@ START_TEST(test_host_addresses)
 END_TEST
 
 /*
- * A host name's addresses are DNS's word, not the caller's: they come
- * after the default refusals, so a name that resolves to the metadata
- * service, a private or loopback address or the host's own is refused
- * all the same. The same address written as an address opens it.
+ * A host name's addresses are DNS's word, not the caller's: the sets the
+ * sandbox's resolver fills come after the default refusals, so a name
+ * that resolves to the metadata service, a private or loopback address or
+ * the host's own is refused all the same. The same address written as an
+ * address opens it.
  */
-START_TEST(test_allow_named)
+START_TEST(test_names)
 {
 	struct sr_nft_policy p = slirp;
 	_cleanup_free_ char *t = NULL, *only = NULL;
-	long literal, metadata, private, named_public, named_metadata;
+	long literal, metadata, private, set4, set6p, lock, last;
 
-	p.allow = STRV("10.200.0.2");
-	p.allow_named = STRV("169.254.169.254", "10.0.0.7:443", "127.0.0.1", "100.64.0.1",
-			     "203.0.113.7", "[fd00:ec2::254]:80", "2001:db8::7");
+	p.allow = STRV("10.200.0.2", "198.51.100.0/24:53");
+	p.names = p.dns_locked = true;
+	p.dns = NULL;
 	p.host = STRV("203.0.113.7", "10.200.0.2");
 	t = ruleset(&p);
 	line_at(t, "\ttype filter hook output priority filter; policy drop;");
+	line_at(t, "set allow4 {\n\t\ttype ipv4_addr\n\t\tflags timeout\n\t\tsize 16384");
+	line_at(t, "set allow6p {\n\t\ttype ipv6_addr . inet_service\n\t\tflags timeout");
+	lock = line_at(t, "\tmeta l4proto { tcp, udp } th dport { 53, 853 } goto refuse");
 	literal = line_at(t, "\tip daddr 10.200.0.2 accept");
 	metadata = line_at(t, "\tip daddr 169.254.0.0/16 goto refuse");
 	private = line_at(t, "\tip daddr 10.0.0.0/8 goto refuse");
 	line_at(t, "\tip daddr 127.0.0.0/8 goto refuse");
 	line_at(t, "\tip daddr 100.64.0.0/10 goto refuse");
 	line_at(t, "\tip6 daddr fd00:ec2::254 goto refuse");
-	named_metadata = line_at(t, "\tip daddr 169.254.169.254 accept");
-	named_public = line_at(t, "\tip6 daddr 2001:db8::7 accept");
-	line_at(t, "\tip daddr 10.0.0.7 meta l4proto { tcp, udp } th dport 443 accept");
+	set4 = line_at(t, "\tip daddr @allow4 accept");
+	line_at(t, "\tmeta l4proto { tcp, udp } ip daddr . th dport @allow4p accept");
+	line_at(t, "\tip6 daddr @allow6 accept");
+	set6p = line_at(t, "\tmeta l4proto { tcp, udp } ip6 daddr . th dport @allow6p accept");
+	last = line_at(t, "\tgoto refuse");
 	/* Written as an address: before the defaults; resolved: after them. */
 	ck_assert_int_lt(literal, private);
-	ck_assert_int_lt(metadata, named_metadata);
-	ck_assert_int_lt(private, named_public);
-	ck_assert_int_lt(named_public, line_at(t, "\tgoto refuse"));
+	ck_assert_int_lt(metadata, set4);
+	ck_assert_int_lt(private, set4);
+	ck_assert_int_lt(set6p, last);
+	/* No DNS but the sandbox's own, even to an address allowed with port 53. */
+	ck_assert_int_lt(lock, line_at(t, "\tip daddr 198.51.100.0/24 meta l4proto { tcp, udp } "
+					  "th dport 53 accept"));
+	ck_assert(!has(t, "10.0.2.3"));
 	/*
-	 * The host's address: the name that resolves to it does not open it
+	 * The host's address: a name that resolves to it does not open it
 	 * (refused before any allow); the one written as an address does.
 	 */
 	ck_assert_int_lt(line_at(t, "\tip daddr 203.0.113.7 goto refuse"), literal);
@@ -224,13 +238,69 @@ START_TEST(test_allow_named)
 
 	/* Names alone are an allowlist too. */
 	p.allow = &empty;
-	p.allow_named = STRV("198.51.100.9");
 	only = ruleset(&p);
 	line_at(only, "\ttype filter hook output priority filter; policy drop;");
 	ck_assert_int_lt(line_at(only, "\tip daddr 169.254.0.0/16 goto refuse"),
-			 line_at(only, "\tip daddr 198.51.100.9 accept"));
-	ck_assert_int_lt(line_at(only, "\tip daddr 198.51.100.9 accept"),
+			 line_at(only, "\tip daddr @allow4 accept"));
+	ck_assert_int_lt(line_at(only, "\tip6 daddr @allow6 accept"),
 			 line_at(only, "\tgoto refuse"));
+}
+END_TEST
+
+/* Denied names alone: DNS is the resolver's, but no allowlist (and no sets). */
+START_TEST(test_dns_locked_default)
+{
+	struct sr_nft_policy p = slirp;
+	_cleanup_free_ char *t = NULL;
+
+	p.dns_locked = true;
+	t = ruleset(&p);
+	line_at(t, "\ttype filter hook output priority filter; policy accept;");
+	line_at(t, "\tmeta l4proto { tcp, udp } th dport { 53, 853 } goto refuse");
+	ck_assert(!has(t, "10.0.2.3"));
+	ck_assert(!has(t, "allow4"));
+}
+END_TEST
+
+/* --allow-host: those ports of the gateway, and nothing else of it. */
+START_TEST(test_host_ports)
+{
+	struct sr_nft_policy p = slirp;
+	_cleanup_free_ char *t = NULL;
+	long open, shut;
+
+	p.host_ports = STRV("8080", "5432");
+	p.gateway6 = "fd00::2";
+	p.allow = STRV("10.0.2.0/24");
+	t = ruleset(&p);
+	open = line_at(t, "\tip daddr 10.0.2.2 meta l4proto { tcp, udp } th dport 8080 accept");
+	line_at(t, "\tip daddr 10.0.2.2 meta l4proto { tcp, udp } th dport 5432 accept");
+	shut = line_at(t, "\tip daddr 10.0.2.2 goto refuse");
+	ck_assert_int_lt(open, shut);
+	ck_assert_int_lt(shut, line_at(t, "\tip daddr 10.0.2.0/24 accept"));
+	line_at(t, "\tip6 daddr fd00::2 goto refuse");
+	p.host_ports = STRV("0");
+	ck_assert_int_eq(sr_nft_ruleset(&p, &(char *){NULL}, &(struct sr_error){0}), -EINVAL);
+}
+END_TEST
+
+/* What was refused is counted, before the refusal, whatever refused it. */
+START_TEST(test_record)
+{
+	struct sr_nft_policy p = slirp;
+	_cleanup_free_ char *t = NULL;
+
+	p.record = true;
+	t = ruleset(&p);
+	line_at(t, "set refused4 {\n\t\ttype ipv4_addr . inet_proto . inet_service\n"
+		   "\t\tsize 256\n\t\tflags dynamic\n\t\tcounter\n\t}");
+	line_at(t, "set refused6 {\n\t\ttype ipv6_addr . inet_proto . inet_service");
+	ck_assert_int_lt(line_at(t,
+				 "\tmeta l4proto { tcp, udp } update @refused4 { ip daddr . meta "
+				 "l4proto . th dport }"),
+			 line_at(t, "\tmeta l4proto tcp reject with tcp reset"));
+	line_at(t, "\tmeta l4proto { tcp, udp } update @refused6 { ip6 daddr . meta l4proto . th "
+		   "dport }");
 }
 END_TEST
 
@@ -396,7 +466,9 @@ static void install_allowlist(int fd)
 	struct sr_nft_policy p = slirp;
 
 	p.allow = STRV("10.200.0.2", "192.0.2.0/24:443", "[2001:db8::5]:8080", "2001:db8:1::/48");
-	p.allow_named = STRV("198.51.100.9:443", "2001:db8::7");
+	p.names = p.dns_locked = p.record = true;
+	p.host_ports = STRV("8080");
+	p.gateway6 = "fd00::2";
 	if (install_and_list(&p,
 			     "ip6 daddr 2001:db8::5 meta l4proto { tcp, udp } th dport 8080 accept",
 			     msg, sizeof(msg)) < 0) {
@@ -453,11 +525,134 @@ START_TEST(test_public_dest)
 }
 END_TEST
 
+/* nft's listing of one set (malloc'd), or NULL. */
+static char *list_set(const char *set)
+{
+	struct nft_ctx *ctx = nft_ctx_new(NFT_CTX_DEFAULT);
+	char cmd[128], *out = NULL;
+
+	nft_ctx_buffer_output(ctx);
+	nft_ctx_buffer_error(ctx);
+	snprintf(cmd, sizeof(cmd), "list set inet " SR_NFT_TABLE " %s", set);
+	if (nft_run_cmd_from_buffer(ctx, cmd) == 0)
+		out = strdup(nft_ctx_get_output_buffer(ctx));
+	nft_ctx_free(ctx);
+	return out;
+}
+
+static int run_nft(const char *cmd)
+{
+	struct nft_ctx *ctx = nft_ctx_new(NFT_CTX_DEFAULT);
+	int r;
+
+	nft_ctx_buffer_output(ctx);
+	nft_ctx_buffer_error(ctx);
+	r = nft_run_cmd_from_buffer(ctx, cmd);
+	nft_ctx_free(ctx);
+	return r;
+}
+
+#define FAIL_IN_NS(fd, ...)                 \
+	do {                                \
+		dprintf((fd), __VA_ARGS__); \
+		_exit(1);                   \
+	} while (0)
+
+/*
+ * The sets from outside (nfnl.h): addresses added with their timeouts,
+ * added again (the timeout starts again, nothing fails), and the refused
+ * destinations read back with their counters.
+ */
+static void nfnl_sets(int fd)
+{
+	struct sr_nft_policy p = slirp;
+	struct sr_nfnl_elem e[3] = {
+	    {.family = AF_INET, .timeout_ms = 60000},
+	    {.family = AF_INET, .port = 443, .timeout_ms = 120000},
+	    {.family = AF_INET6, .timeout_ms = 30000},
+	};
+	struct sr_nfnl_refused got[8];
+	_cleanup_free_ char *t = NULL, *l4 = NULL, *l4p = NULL, *l6 = NULL;
+	struct sr_error err = {0};
+	char a[INET6_ADDRSTRLEN];
+	size_t n = 0;
+	int nl;
+
+	p.names = p.dns_locked = p.record = true;
+	p.dns = NULL;
+	if (sr_nft_ruleset(&p, &t, &err) < 0 || sr_nft_install(t, &err) < 0)
+		FAIL_IN_NS(fd, "%s", err.msg);
+	inet_pton(AF_INET, "198.51.100.7", e[0].addr);
+	inet_pton(AF_INET, "198.51.100.8", e[1].addr);
+	inet_pton(AF_INET6, "2001:db8::9", e[2].addr);
+	nl = sr_nfnl_open();
+	if (nl < 0)
+		FAIL_IN_NS(fd, "sr_nfnl_open: %s", strerror(-nl));
+	if (sr_nfnl_allow(nl, e, 3, &err) < 0 || sr_nfnl_allow(nl, e, 3, &err) < 0)
+		FAIL_IN_NS(fd, "sr_nfnl_allow: %s", err.msg);
+	l4 = list_set(SR_NFT_SET_ALLOW4);
+	l4p = list_set(SR_NFT_SET_ALLOW4_PORT);
+	l6 = list_set(SR_NFT_SET_ALLOW6);
+	if (!l4 || !strstr(l4, "198.51.100.7 timeout 1m expires") || !l4p ||
+	    !strstr(l4p, "198.51.100.8 . 443 timeout 2m expires") || !l6 ||
+	    !strstr(l6, "2001:db8::9 timeout 30s expires"))
+		FAIL_IN_NS(fd, "sets after sr_nfnl_allow:\n%s%s%s", l4 ? l4 : "-", l4p ? l4p : "-",
+			   l6 ? l6 : "-");
+	if (run_nft("add element inet " SR_NFT_TABLE " " SR_NFT_SET_REFUSED4
+		    " { 10.0.0.5 . tcp . 80 counter packets 3 bytes 180 }; add element "
+		    "inet " SR_NFT_TABLE " " SR_NFT_SET_REFUSED6
+		    " { 2001:db8::1 . udp . 53 counter packets 1 bytes 80 }") != 0)
+		FAIL_IN_NS(fd, "nft could not add to the refused sets");
+	if (sr_nfnl_refused(nl, got, 8, &n, &err) < 0)
+		FAIL_IN_NS(fd, "sr_nfnl_refused: %s", err.msg);
+	if (n != 2 || got[0].family != AF_INET || got[0].proto != IPPROTO_TCP ||
+	    got[0].port != 80 || got[0].packets != 3 ||
+	    strcmp(inet_ntop(AF_INET, got[0].addr, a, sizeof(a)), "10.0.0.5") ||
+	    got[1].family != AF_INET6 || got[1].proto != IPPROTO_UDP || got[1].port != 53 ||
+	    got[1].packets != 1)
+		FAIL_IN_NS(fd, "refused: %zu entries, first %d %u %u %llu", n, got[0].family,
+			   got[0].proto, got[0].port, (unsigned long long)got[0].packets);
+	/* Bounded by what the caller takes. */
+	if (sr_nfnl_refused(nl, got, 1, &n, &err) < 0 || n != 1)
+		FAIL_IN_NS(fd, "refused, at most 1: %zu", n);
+	close(nl);
+}
+
+/* The batch itself: begin, three messages per set used, end; acknowledgements asked for each. */
+START_TEST(test_nfnl_batch)
+{
+	struct sr_nfnl_elem e[2] = {{.family = AF_INET, .port = 443}, {.family = AF_INET6}};
+	uint8_t buf[4096];
+	size_t len, off = 0;
+	unsigned acks, msgs = 0;
+
+	ck_assert_int_eq(sr_nfnl_allow_batch(e, 2, 100, buf, sizeof(buf), &len, &acks), 0);
+	ck_assert_uint_eq(acks, 6);
+	while (off < len) {
+		const struct nlmsghdr *h = (const struct nlmsghdr *)(buf + off);
+
+		ck_assert_uint_eq(h->nlmsg_seq, 100 + msgs);
+		if (msgs == 0)
+			ck_assert_uint_eq(h->nlmsg_type, NFNL_MSG_BATCH_BEGIN);
+		else if (off + h->nlmsg_len == len)
+			ck_assert_uint_eq(h->nlmsg_type, NFNL_MSG_BATCH_END);
+		else
+			ck_assert_uint_eq(h->nlmsg_flags & NLM_F_ACK, NLM_F_ACK);
+		off += NLMSG_ALIGN(h->nlmsg_len);
+		msgs++;
+	}
+	ck_assert_uint_eq(off, len);
+	ck_assert_uint_eq(msgs, 8);
+	ck_assert_int_eq(sr_nfnl_allow_batch(e, 2, 100, buf, 64, &len, &acks), -ENOBUFS);
+}
+END_TEST
+
 START_TEST(test_install)
 {
 	in_netns(install_default);
 	in_netns(install_allowlist);
 	in_netns(install_bad);
+	in_netns(nfnl_sets);
 }
 END_TEST
 
@@ -471,11 +666,15 @@ static Suite *nft_suite(void)
 	tcase_add_test(tc, test_deny);
 	tcase_add_test(tc, test_allowlist);
 	tcase_add_test(tc, test_host_addresses);
-	tcase_add_test(tc, test_allow_named);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_dns_locked_default);
+	tcase_add_test(tc, test_host_ports);
+	tcase_add_test(tc, test_record);
 	tcase_add_test(tc, test_v4_mapped);
 	tcase_add_test(tc, test_bad_entries);
 	tcase_add_test(tc, test_split_dest);
 	tcase_add_test(tc, test_public_dest);
+	tcase_add_test(tc, test_nfnl_batch);
 	tcase_add_test(tc, test_install);
 	suite_add_tcase(s, tc);
 	return s;

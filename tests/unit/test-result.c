@@ -128,6 +128,43 @@ START_TEST(test_format_exact)
 }
 END_TEST
 
+/* "network": egress runs only; destinations and names, escaped like any string. */
+START_TEST(test_format_network)
+{
+	_cleanup_free_ char *json = NULL;
+	struct sr_result r;
+	struct sr_config c;
+	struct sr_result_network *n = &r.network;
+
+	sample(&r, &c);
+	n->recorded = true;
+	n->n_allowed = 2;
+	snprintf(n->allowed[0], sizeof(n->allowed[0]), "api.example.com");
+	snprintf(n->allowed[1], sizeof(n->allowed[1]), "cdn.example.com");
+	n->n_refused = 3;
+	n->refused[0] =
+	    (struct sr_result_refused){.dest = "10.0.0.5:80", .proto = "tcp", .count = 3};
+	n->refused[1] =
+	    (struct sr_result_refused){.dest = "[2001:db8::1]:53", .proto = "udp", .count = 1};
+	n->refused[2] = (struct sr_result_refused){.name = "evil\\\"x\x01.example", .count = 2};
+	n->truncated = true;
+	ck_assert_int_eq(sr_result_format(&r, &c, &json), 0);
+	ck_assert_ptr_nonnull(strstr(
+	    json, ",\"sandbox_id\":\"0123456789abcdef\",\"network\":{\"allowed_names\":["
+		  "\"api.example.com\",\"cdn.example.com\"],\"refused\":[{\"dest\":\"10.0.0.5:80\","
+		  "\"proto\":\"tcp\",\"count\":3},{\"dest\":\"[2001:db8::1]:53\",\"proto\":\"udp\","
+		  "\"count\":1},{\"name\":\"evil\\\\\\\"x\\u0001.example\",\"count\":2}],"
+		  "\"truncated\":true}}\n"));
+
+	/* Nothing seen: empty lists. */
+	free(steal_pointer(&json));
+	*n = (struct sr_result_network){.recorded = true};
+	ck_assert_int_eq(sr_result_format(&r, &c, &json), 0);
+	ck_assert_ptr_nonnull(
+	    strstr(json, "\"network\":{\"allowed_names\":[],\"refused\":[],\"truncated\":false}}"));
+}
+END_TEST
+
 START_TEST(test_format_nulls_and_fractions)
 {
 	_cleanup_free_ char *json = NULL;
@@ -629,6 +666,7 @@ static Suite *result_suite(void)
 	tcase_add_test(tc, test_init);
 	tcase_add_test(tc, test_to_string);
 	tcase_add_test(tc, test_format_exact);
+	tcase_add_test(tc, test_format_network);
 	tcase_add_test(tc, test_format_nulls_and_fractions);
 	tcase_add_test(tc, test_format_strings);
 	tcase_add_test(tc, test_format_numbers);

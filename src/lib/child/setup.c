@@ -110,7 +110,7 @@ static int step_mounts(struct sr_plan *p, struct sr_error *err)
 static int step_network(struct sr_plan *p, struct sr_error *err)
 {
 	struct sr_error tuning = {0};
-	int r = sr_net_child(p->net, p->sources.tap, err);
+	int r = sr_net_child(p->net, p->sources.tap, p->sock, err);
 
 	if (r < 0)
 		return r;

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include "net.h"
+#include "egress.h"
 #include "fault.h"
 #include "link.h"
+#include "nfnl.h"
 #include "nft.h"
+#include "protocol.h"
+#include "resolver.h"
+#include "units.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -19,8 +24,10 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <strings.h>
 #include <sys/wait.h>
 
 /*
@@ -60,15 +67,20 @@ struct helper {
 	int stop_signal;
 	/* Handed the sandbox's tap on fd 3 rather than opening one (above). */
 	bool takes_tap;
+	/* The argument that keeps the gateway off the host's loopback, left out for --allow-host.
+	 */
+	const char *no_host_loopback;
 };
 
 #define SR_NET_IFNAME	   "eth0"     /* the helper's tap in the sandbox */
 #define SR_NET_GATEWAY	   "10.0.2.2" /* the helper's alias for the host */
 #define SR_NET_DNS	   "10.0.2.3" /* the helper's resolver, forwarding to the host's */
 #define SR_NET_RESOLV_CONF "nameserver " SR_NET_DNS "\noptions edns0\n"
-#define SR_NET_ADDRESS	   "10.0.2.100" /* the sandbox's */
-#define SR_NET_PREFIX	   "24"
-#define SR_NET_MTU	   65520
+/* With names in the policy: the sandbox's resolver (resolver.h), its only DNS. */
+#define SR_NET_RESOLV_CONF_NAMES "nameserver " SR_RESOLVER_ADDRESS "\noptions edns0\n"
+#define SR_NET_ADDRESS		 "10.0.2.100" /* the sandbox's */
+#define SR_NET_PREFIX		 "24"
+#define SR_NET_MTU		 65520
 /* pasta's, for the gateway and resolver: locally administered, unicast. */
 #define SR_NET_HELPER_MAC "9a:55:9a:55:9a:55"
 
@@ -101,6 +113,11 @@ struct sr_net {
 	bool ended, said;
 	pid_t ended_w;
 	int ended_status;
+	/* --allow-host: the helper takes the gateway to the host's loopback. */
+	bool host_loopback;
+	/* While the sandbox lives: the resolver, the sets, the record (egress.h). */
+	struct sr_egress *egress;
+	int epfd; /* the helper's pidfd and the egress's fd, for sr_net_watch_fd */
 };
 
 static int helper_gone(const struct sr_net *n, struct sr_error *err)
@@ -204,6 +221,7 @@ static const struct helper slirp4netns = {
     .name = "slirp4netns",
     .package = "slirp4netns",
     .argv = slirp4netns_argv,
+    .no_host_loopback = "--disable-host-loopback",
 };
 
 static const struct helper pasta = {
@@ -212,6 +230,7 @@ static const struct helper pasta = {
     .argv = pasta_argv,
     .stop_signal = SIGKILL,
     .takes_tap = true,
+    .no_host_loopback = "--no-map-gw",
 };
 
 /* The tap PID 1 makes for pasta, as pasta expects it. */
@@ -253,50 +272,90 @@ static int push_address(struct sr_strv *v, const struct sockaddr *sa, unsigned p
 }
 
 /*
- * Host names are resolved once, here: the rule pins a name to the
- * addresses it had at start (docs/network.md). Every address, IPv4 and
- * IPv6, is listed, whichever the agent's resolver later picks. An entry
- * written as an address goes to `literal`, a name's addresses to
- * `resolved`: only the caller's own words may open what the policy
- * refuses by default (nft.h, allow_named), and DNS is not the caller.
+ * An entry written as an address goes to the ruleset as it is. A host
+ * name in --allow is the sandbox's resolver's, when the agent asks
+ * (egress.c); one in --deny is refused by the resolver too, and also
+ * resolved here, once, so that its addresses at start are refused by
+ * address as well: in default mode nothing else would stop an agent
+ * that knows them. Every address, IPv4 and IPv6; none, where it does not
+ * resolve. A wildcard names no address to resolve.
  */
-static int resolve(const char *entry, struct sr_strv *literal, struct sr_strv *resolved,
-		   struct sr_error *err)
+static int resolve(const char *entry, struct sr_strv *out, bool names, struct sr_error *err)
 {
 	const struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	_cleanup_free_ char *host = NULL;
 	struct addrinfo *ai = NULL;
-	unsigned port;
-	int r;
+	struct sr_dest d;
+	int r = 0;
 
-	r = sr_nft_split_dest(entry, &host, &port, err);
-	if (r < 0)
-		return r;
-	if (sr_nft_is_address(host))
-		return sr_strv_push(literal, entry) < 0 ? sr_error_errno(err, -ENOMEM, "%s", entry)
-							: 0;
-	r = getaddrinfo(host, NULL, &hints, &ai);
-	if (r != 0)
-		return sr_error_msg(err, -EHOSTUNREACH, "resolve '%s': %s", host,
-				    r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
+	if (sr_parse_dest(entry, &d) < 0)
+		return sr_error_msg(err, -EINVAL, "bad destination '%s'", entry);
+	if (d.kind != SR_DEST_HOST)
+		return sr_strv_push(out, entry) < 0 ? sr_error_errno(err, -ENOMEM, "%s", entry) : 0;
+	if (!names || d.wildcard)
+		return 0;
+	/* One that does not resolve is refused by name all the same. */
+	if (getaddrinfo(d.host, NULL, &hints, &ai) != 0)
+		return 0;
 	for (struct addrinfo *i = ai; i && r >= 0; i = i->ai_next)
 		if (i->ai_family == AF_INET || i->ai_family == AF_INET6)
-			r = push_address(resolved, i->ai_addr, port);
+			r = push_address(out, i->ai_addr, d.port);
 	freeaddrinfo(ai);
 	if (r < 0)
-		return sr_error_errno(err, r, "resolve '%s'", host);
+		return sr_error_errno(err, r, "resolve '%s'", d.host);
 	return 0;
 }
 
-static int resolve_all(const struct sr_strv *in, struct sr_strv *literal, struct sr_strv *resolved,
-		       const char *opt, struct sr_error *err)
+static int resolve_all(const struct sr_strv *in, struct sr_strv *out, bool names, const char *opt,
+		       struct sr_error *err)
 {
 	for (size_t i = 0; i < in->n; i++) {
-		int r = resolve(in->items[i], literal, resolved, err);
+		int r = resolve(in->items[i], out, names, err);
 
 		if (r < 0)
 			return sr_error_prefix(err, "%s", opt);
 	}
+	return 0;
+}
+
+/*
+ * What an --allow entry cannot mean: the host's loopback. The helper's
+ * alias for the host stays refused, and the sandbox's own loopback is not
+ * the host's; both are what a user reaching for a service on the host's
+ * 127.0.0.1 writes, and both would be accepted and do nothing. Said, with
+ * what does it.
+ */
+static int check_allow(const char *entry, struct sr_error *err)
+{
+	static const unsigned char gateway[4] = {10, 0, 2, 2};
+	char port[16] = "PORT";
+	struct sr_dest d;
+	bool loopback;
+
+	if (sr_parse_dest(entry, &d) < 0)
+		return sr_error_msg(err, -EINVAL, "--allow: bad destination '%s'", entry);
+	if (d.port)
+		snprintf(port, sizeof(port), "%u", d.port);
+	loopback =
+	    (d.kind == SR_DEST_IPV4 && d.addr[0] == 127 && d.prefix == 32) ||
+	    (d.kind == SR_DEST_IPV6 && d.prefix == 128 &&
+	     IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)d.addr)) ||
+	    (d.kind == SR_DEST_HOST && !d.wildcard &&
+	     (strcasecmp(d.host, "localhost") == 0 || strcasecmp(d.host, "localhost.") == 0));
+	if (loopback)
+		return sr_error_msg(
+		    err, -EINVAL,
+		    "--allow %s: the sandbox's loopback is its own, not the host's; "
+		    "for the host's 127.0.0.1:%s use --allow-host %s (the sandbox "
+		    "reaches it at " SR_NET_GATEWAY ":%s)",
+		    entry, port, port, port);
+	if (d.kind == SR_DEST_IPV4 && d.prefix == 32 && memcmp(d.addr, gateway, 4) == 0)
+		return sr_error_msg(
+		    err, -EINVAL,
+		    "--allow %s: " SR_NET_GATEWAY " is the network helper's "
+		    "address for the host, which stays refused; for the host's "
+		    "127.0.0.1:%s use --allow-host %s (the sandbox reaches it at " SR_NET_GATEWAY
+		    ":%s)",
+		    entry, port, port, port);
 	return 0;
 }
 
@@ -393,14 +452,14 @@ static int find_helper(enum sr_net_helper want, struct sr_net *n, struct sr_erro
 
 static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr_error *err)
 {
-	struct sr_strv allow = {0}, allow_named = {0}, deny = {0}, host = {0};
+	struct sr_strv allow = {0}, deny = {0}, host = {0};
 	struct sr_nft_policy policy = {
 	    .allow = &allow,
-	    .allow_named = &allow_named,
 	    .deny = &deny,
 	    .host = &host,
-	    .dns = SR_NET_DNS,
 	    .gateway = SR_NET_GATEWAY,
+	    .host_ports = &c->allow_host,
+	    .record = true,
 	};
 	int r;
 
@@ -422,10 +481,14 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 				      geteuid() == 0 && !n->helper->takes_tap
 					  ? ", and slirp4netns runs unprivileged"
 					  : "");
-	r = resolve_all(&c->allow, &allow, &allow_named, "--allow", err);
-	/* A name's addresses are refused like any other: no difference to make there. */
+	for (size_t i = 0; i < c->allow.n && r >= 0; i++)
+		r = check_allow(c->allow.items[i], err);
 	if (r >= 0)
-		r = resolve_all(&c->deny, &deny, &deny, "--deny", err);
+		r = sr_egress_new(c, n->sink, n->helper_uid, n->helper_gid, &n->egress, err);
+	if (r >= 0)
+		r = resolve_all(&c->allow, &allow, false, "--allow", err);
+	if (r >= 0)
+		r = resolve_all(&c->deny, &deny, true, "--deny", err);
 	/*
 	 * The helper's sockets are the host's: without these, an agent could
 	 * reach a service listening on 0.0.0.0 through one of the host's own
@@ -433,14 +496,22 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	 */
 	if (r >= 0)
 		r = sr_link_local_destinations(&host, err);
-	if (r >= 0)
+	if (r >= 0) {
+		policy.names = sr_egress_allows_names(n->egress);
+		policy.dns_locked = sr_egress_names(n->egress);
+		/* With names, the helper's resolver is refused like any other. */
+		policy.dns = policy.dns_locked ? NULL : SR_NET_DNS;
 		r = sr_nft_ruleset(&policy, &n->ruleset, err);
+	}
 	sr_strv_free(&allow);
-	sr_strv_free(&allow_named);
 	sr_strv_free(&deny);
 	sr_strv_free(&host);
 	if (r < 0)
 		return r;
+	n->host_loopback = c->allow_host.n > 0;
+	n->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (n->epfd < 0)
+		return sr_error_errno(err, sr_negerrno(), "epoll");
 	if (!n->helper->takes_tap && pipe2(n->ready, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "pipe");
 	return 0;
@@ -459,7 +530,7 @@ int sr_net_prepare(const struct sr_config *c, const struct sr_sink *sink, uid_t 
 	n->helper_uid = host_uid;
 	n->helper_gid = host_gid;
 	n->ready[0] = n->ready[1] = n->exit_w = -1;
-	n->userns = n->netns = n->pidfd = -1;
+	n->userns = n->netns = n->pidfd = n->epfd = -1;
 	if (n->mode == SR_NET_EGRESS) {
 		r = prepare_egress(c, n, err);
 		if (r < 0) {
@@ -510,12 +581,13 @@ static int open_ns(pid_t child, const char *name, struct sr_error *err)
 struct spawn {
 	pid_t parent;
 	bool show_stderr;
-	bool caller_is_root; /* its groups must go; anyone else's cannot (setgroups denied) */
-	int userns;	     /* the sandbox's outer user namespace, joined before exec */
-	int fds[3];	     /* become 3-5; -1: that one stays closed */
+	bool caller_is_root;  /* its groups must go; anyone else's cannot (setgroups denied) */
+	int userns;	      /* the sandbox's outer user namespace, joined before exec */
+	int fds[3];	      /* become 3-5; -1: that one stays closed */
+	const char *argv[32]; /* the helper's, as run */
 };
 
-static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp)
+static _Noreturn void exec_helper(const struct sr_net *n, struct spawn *sp)
 {
 	sigset_t none;
 	int null;
@@ -565,12 +637,21 @@ static _Noreturn void exec_helper(const struct sr_net *n, const struct spawn *sp
 			_exit(127);
 	if (syscall(SYS_close_range, 6, ~0U, 0) < 0)
 		_exit(127);
+	/* --allow-host: the gateway reaches the host's loopback, which the policy narrows. */
+	for (size_t i = 0, k = 0; k + 1 < SR_ARRAY_SIZE(sp->argv); i++) {
+		const char *a = n->helper->argv[i];
+
+		if (!a || !n->host_loopback || !sr_streq(a, n->helper->no_host_loopback))
+			sp->argv[k++] = a;
+		if (!a)
+			break;
+	}
 	/*
 	 * An empty environment: the caller's may hold credentials, and the
 	 * helper parses the agent's packets. Neither helper needs one (pasta
 	 * reads only $SHELL, to spawn a shell, which --netns never does).
 	 */
-	execve(n->helper_path, (char *const *)n->helper->argv, (char *const[]){NULL});
+	execve(n->helper_path, (char *const *)sp->argv, (char *const[]){NULL});
 	_exit(127);
 }
 
@@ -603,6 +684,10 @@ static int spawn_helper(struct sr_net *n, int fd3, int fd4, struct sr_error *err
 #ifdef SYS_pidfd_open
 	n->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 #endif
+	if (n->pidfd >= 0 &&
+	    epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->pidfd,
+		      &(struct epoll_event){.events = EPOLLIN, .data.fd = n->pidfd}) < 0)
+		return sr_error_errno(err, sr_negerrno(), "watch %s", n->helper->name);
 	return 0;
 }
 
@@ -665,7 +750,7 @@ int sr_net_start_helper(struct sr_net *n, int tap, struct sr_error *err)
 
 int sr_net_watch_fd(const struct sr_net *n)
 {
-	return n->pidfd;
+	return n->epfd;
 }
 
 static void say_ended(struct sr_net *n)
@@ -689,7 +774,7 @@ static void say_ended(struct sr_net *n)
 			n->helper->name, WEXITSTATUS(st));
 }
 
-void sr_net_helper_exited(struct sr_net *n, bool during_run)
+static void helper_exited(struct sr_net *n, bool during_run)
 {
 	pid_t w;
 	int st = 0;
@@ -701,6 +786,8 @@ void sr_net_helper_exited(struct sr_net *n, bool during_run)
 		return; /* not yet: the pidfd stays, readable again */
 	/* Reaped, by us or (ECHILD) not: either way its pid is not ours to signal any more. */
 	n->pid = 0;
+	if (n->pidfd >= 0)
+		epoll_ctl(n->epfd, EPOLL_CTL_DEL, n->pidfd, NULL);
 	close(steal_fd(&n->pidfd));
 	n->ended = true;
 	n->ended_w = w;
@@ -709,8 +796,50 @@ void sr_net_helper_exited(struct sr_net *n, bool during_run)
 		say_ended(n);
 }
 
+void sr_net_dispatch(struct sr_net *n, bool during_run)
+{
+	/* Level-triggered: each party checks without blocking, and what is left stays readable. */
+	helper_exited(n, during_run);
+	sr_egress_dispatch(n->egress, during_run);
+}
+
+int sr_net_sockets(struct sr_net *n, int *fds, size_t n_fds, struct sr_error *err)
+{
+	int r, w;
+
+	if (!n->egress) {
+		for (size_t i = 0; i < n_fds; i++)
+			sr_closep(&fds[i]);
+		return sr_error_msg(err, -EPROTO, "network sockets nobody asked for");
+	}
+	r = sr_egress_sockets(n->egress, fds, n_fds, err);
+	if (r < 0)
+		return r;
+	w = sr_egress_watch_fd(n->egress);
+	if (w >= 0 &&
+	    epoll_ctl(n->epfd, EPOLL_CTL_ADD, w,
+		      &(struct epoll_event){.events = EPOLLIN, .data.fd = w}) < 0 &&
+	    errno != EEXIST)
+		return sr_error_errno(err, sr_negerrno(), "watch the resolver");
+	return 0;
+}
+
+void sr_net_ended(struct sr_net *n)
+{
+	sr_egress_ended(n->egress);
+}
+
+void sr_net_record(struct sr_net *n, struct sr_result_network *ret)
+{
+	if (n->mode == SR_NET_EGRESS)
+		sr_egress_record(n->egress, ret);
+	else
+		*ret = (struct sr_result_network){0};
+}
+
 void sr_net_agent_started(struct sr_net *n)
 {
+	sr_egress_dispatch(n->egress, true);
 	/* Ready, then gone before the agent started: the agent runs without a network. */
 	if (n->ended)
 		say_ended(n);
@@ -771,7 +900,51 @@ static int make_tap(int tun, struct sr_error *err)
 	return sr_link_configure(&tap_config, err);
 }
 
-int sr_net_child(const struct sr_net *n, int tun, struct sr_error *err)
+/* A socket of the sandbox's resolver, on its address inside: port 53 (CAP_NET_BIND_SERVICE). */
+static int resolver_socket(int type, struct sr_error *err)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(53)};
+	_cleanup_close_ int fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	inet_pton(AF_INET, SR_RESOLVER_ADDRESS, &a.sin_addr);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 64) < 0))
+		return sr_error_errno(err, sr_negerrno(), "the resolver's socket on %s:53",
+				      SR_RESOLVER_ADDRESS);
+	return steal_fd(&fd);
+}
+
+/*
+ * What the supervisor needs of this namespace while the sandbox lives
+ * (NET, protocol.h): an nfnetlink socket for the sets (nfnl.h), and with
+ * names the resolver's sockets. Made here, while PID 1 has
+ * CAP_NET_ADMIN over the namespace (the kernel checks the opener's too),
+ * before anything of the agent's runs; PID 1 keeps none of them.
+ */
+static int send_sockets(const struct sr_net *n, int sock, struct sr_error *err)
+{
+	struct sr_msg m = {.type = SR_MSG_NET};
+	int fds[3] = {-1, -1, -1}, r = 0;
+	size_t k = sr_egress_names(n->egress) ? 3 : 1;
+
+	fds[0] = sr_nfnl_open();
+	if (fds[0] < 0)
+		r = sr_error_errno(err, fds[0], "nftables: netlink socket");
+	if (r >= 0 && k == 3 && (fds[1] = resolver_socket(SOCK_DGRAM, err)) < 0)
+		r = fds[1];
+	if (r >= 0 && k == 3 && (fds[2] = resolver_socket(SOCK_STREAM, err)) < 0)
+		r = fds[2];
+	if (r >= 0) {
+		r = sr_msg_send_full(sock, &m, NULL, 0, fds, k);
+		if (r < 0)
+			sr_error_errno(err, r, "send the network's sockets");
+	}
+	for (size_t i = 0; i < SR_ARRAY_SIZE(fds); i++)
+		sr_closep(&fds[i]);
+	return r;
+}
+
+int sr_net_child(const struct sr_net *n, int tun, int sock, struct sr_error *err)
 {
 	int r;
 
@@ -789,6 +962,8 @@ int sr_net_child(const struct sr_net *n, int tun, struct sr_error *err)
 	 * of loading then overlaps the helper's start-up (docs/network.md).
 	 */
 	r = sr_nft_install(n->ruleset, err);
+	if (r >= 0)
+		r = send_sockets(n, sock, err);
 	if (r < 0)
 		return r;
 	if (n->helper->takes_tap)
@@ -821,7 +996,9 @@ int sr_net_child_fd(const struct sr_net *n)
 
 const char *sr_net_resolv_conf(const struct sr_net *n)
 {
-	return n->mode == SR_NET_EGRESS ? SR_NET_RESOLV_CONF : NULL;
+	if (n->mode != SR_NET_EGRESS)
+		return NULL;
+	return sr_egress_names(n->egress) ? SR_NET_RESOLV_CONF_NAMES : SR_NET_RESOLV_CONF;
 }
 
 bool sr_net_nested_userns(const struct sr_net *n)
@@ -858,6 +1035,8 @@ void sr_net_free(struct sr_net *n)
 #endif
 			kill(n->pid, n->helper->stop_signal);
 	}
+	sr_egress_free(n->egress);
+	sr_closep(&n->epfd);
 	sr_closep(&n->pidfd);
 	sr_closep(&n->userns);
 	sr_closep(&n->netns);

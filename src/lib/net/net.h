@@ -34,15 +34,28 @@ int sr_net_parent(struct sr_net *n, pid_t child, struct sr_error *err);
  */
 int sr_net_start_helper(struct sr_net *n, int tap, struct sr_error *err);
 /*
- * Parent: readable once the helper has exited (-1: nothing to watch).
- * Then sr_net_helper_exited reaps it, and warns that the sandbox has lost
- * its network if during_run (the agent has not ended).
+ * Parent, on the child's NET message: the sockets PID 1 made in the
+ * sandbox's network namespace (taken: closed here whatever happens); with
+ * names in the policy, the sandbox's resolver starts on them (egress.h).
+ */
+int sr_net_sockets(struct sr_net *n, int *fds, size_t n_fds, struct sr_error *err);
+/*
+ * Parent: readable when the helper or the resolver has something to say
+ * or has exited (-1: nothing to watch). Then sr_net_dispatch does it: the
+ * resolver's addresses into the policy's sets, a helper or resolver that
+ * ended reaped, and said (the sandbox has lost its network, or its names)
+ * if during_run (the agent has not ended). Never blocks.
  */
 int sr_net_watch_fd(const struct sr_net *n);
-void sr_net_helper_exited(struct sr_net *n, bool during_run);
+void sr_net_dispatch(struct sr_net *n, bool during_run);
+/* Parent, once PID 1 is reaped: what the policy refused, read once more and said at -v. */
+void sr_net_ended(struct sr_net *n);
+/* The result's "network" (egress; zeroed, not recorded, otherwise). */
+void sr_net_record(struct sr_net *n, struct sr_result_network *ret);
 /*
- * Parent, on EXEC: a helper that was ready but has ended since (reaped
- * with during_run false) is said now, the agent running without it.
+ * Parent, on READY: a helper that was ready but has ended since (reaped
+ * with during_run false), or a resolver that has ended, is said now, the
+ * agent running without it.
  */
 void sr_net_agent_started(struct sr_net *n);
 /*
@@ -53,12 +66,13 @@ int sr_net_child_open(const struct sr_net *n, int *ret, struct sr_error *err);
 /*
  * Child, in the new network namespace, with CAP_NET_ADMIN there: lo up,
  * the helper's link up (pasta: tun, sr_net_child_open's, becomes the
- * configured tap), the policy installed; slirp4netns is waited for until
+ * configured tap), the policy installed, the sockets the supervisor needs
+ * sent to it over sock (NET, protocol.h); slirp4netns is waited for until
  * it is ready. Fails closed. pasta is not waited for: PID 1 sends the tap
- * to the supervisor (TAP, protocol.h) once the agent runs, and the
- * supervisor starts pasta on it.
+ * to the supervisor (TAP) once the agent runs, and the supervisor starts
+ * pasta on it.
  */
-int sr_net_child(const struct sr_net *n, int tun, struct sr_error *err);
+int sr_net_child(const struct sr_net *n, int tun, int sock, struct sr_error *err);
 /*
  * Child, after sr_net_child: tunes TCP on the helper's link. A matter of
  * throughput, not of policy: the caller may report a failure as a

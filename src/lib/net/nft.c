@@ -268,7 +268,7 @@ static bool named_in(const struct sr_strv *allow, const struct dest *d)
  * The host's own addresses (the helper's sockets are the host's). In
  * allowlist mode a range that covers one does not open it; naming it
  * exactly does, as for any private address -- as an address: a host name
- * that resolves to it does not (allow_named). In default mode those
+ * that resolves to it does not (the names' sets). In default mode those
  * inside a refused range need no rule of their own.
  */
 static int put_host(FILE *f, const struct sr_nft_policy *p, bool allowlist, struct sr_error *err)
@@ -336,9 +336,85 @@ static bool any(const struct sr_strv *v)
 	return v && v->n > 0;
 }
 
+/*
+ * The allowed names' addresses: DNS's word, so after the default
+ * refusals (put_output). Element timeouts, set by whoever adds them.
+ */
+static void put_allow_sets(FILE *f)
+{
+	static const struct {
+		const char *name, *type;
+	} sets[] = {
+	    {SR_NFT_SET_ALLOW4, "ipv4_addr"},
+	    {SR_NFT_SET_ALLOW6, "ipv6_addr"},
+	    {SR_NFT_SET_ALLOW4_PORT, "ipv4_addr . inet_service"},
+	    {SR_NFT_SET_ALLOW6_PORT, "ipv6_addr . inet_service"},
+	};
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(sets); i++)
+		fprintf(f, "\tset %s {\n\t\ttype %s\n\t\tflags timeout\n\t\tsize %d\n\t}\n",
+			sets[i].name, sets[i].type, SR_NFT_ALLOW_MAX);
+}
+
+/*
+ * What was refused, for the egress record: the first SR_NFT_REFUSED_MAX
+ * destinations, each with a counter. Bounded: once full, a refusal is
+ * still a refusal, only no longer counted.
+ */
+static void put_refused_sets(FILE *f)
+{
+	fprintf(f,
+		"\tset " SR_NFT_SET_REFUSED4 " {\n\t\ttype ipv4_addr . inet_proto . inet_service\n"
+		"\t\tsize %d\n\t\tflags dynamic\n\t\tcounter\n\t}\n"
+		"\tset " SR_NFT_SET_REFUSED6 " {\n\t\ttype ipv6_addr . inet_proto . inet_service\n"
+		"\t\tsize %d\n\t\tflags dynamic\n\t\tcounter\n\t}\n",
+		SR_NFT_REFUSED_MAX, SR_NFT_REFUSED_MAX);
+}
+
+static void put_allow_set_rules(FILE *f)
+{
+	fputs("\t\tip daddr @" SR_NFT_SET_ALLOW4 " accept\n"
+	      "\t\tmeta l4proto { tcp, udp } ip daddr . th dport @" SR_NFT_SET_ALLOW4_PORT
+	      " accept\n"
+	      "\t\tip6 daddr @" SR_NFT_SET_ALLOW6 " accept\n"
+	      "\t\tmeta l4proto { tcp, udp } ip6 daddr . th dport @" SR_NFT_SET_ALLOW6_PORT
+	      " accept\n",
+	      f);
+}
+
+/*
+ * The helper's aliases for the host: refused even where an allow covers
+ * them, but for the ports --allow-host opens on the IPv4 one (which the
+ * helper then takes to the host's loopback: net.c).
+ */
+static int put_gateways(FILE *f, const struct sr_nft_policy *p, struct sr_error *err)
+{
+	int r;
+
+	if (p->gateway) {
+		for (size_t i = 0; p->host_ports && i < p->host_ports->n; i++) {
+			char verdict[64];
+			unsigned port;
+
+			if (parse_uint(p->host_ports->items[i], 65535, &port) < 0 || port == 0)
+				return sr_error_msg(err, -EINVAL, "host port '%s': not a port",
+						    p->host_ports->items[i]);
+			snprintf(verdict, sizeof(verdict),
+				 "meta l4proto { tcp, udp } th dport %u accept", port);
+			r = put_one(f, p->gateway, "gateway", verdict, err);
+			if (r < 0)
+				return r;
+		}
+		r = put_one(f, p->gateway, "gateway", "goto refuse", err);
+		if (r < 0)
+			return r;
+	}
+	return p->gateway6 ? put_one(f, p->gateway6, "gateway", "goto refuse", err) : 0;
+}
+
 static int put_output(FILE *f, const struct sr_nft_policy *p, struct sr_error *err)
 {
-	bool allowlist = any(p->allow) || any(p->allow_named);
+	bool allowlist = any(p->allow) || p->names;
 	int r;
 
 	fprintf(f,
@@ -349,20 +425,24 @@ static int put_output(FILE *f, const struct sr_nft_policy *p, struct sr_error *e
 		"\t\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit }"
 		" accept\n",
 		allowlist ? "drop" : "accept");
+	/*
+	 * The sandbox's own resolver (on lo, above) is its only DNS: queries
+	 * to any other server, plain or over TLS, would resolve names it
+	 * refuses and carry data out in them. Before every allow: an address
+	 * allowed for HTTPS is not thereby a resolver.
+	 */
+	if (p->dns_locked)
+		fputs("\t\tmeta l4proto { tcp, udp } th dport { 53, 853 } goto refuse\n", f);
 	/* The resolver lives in 10/8 (slirp4netns): it must pass before the private ranges. */
-	if (p->dns) {
+	else if (p->dns) {
 		r = put_one(f, p->dns, "resolver", "meta l4proto { tcp, udp } th dport 53 accept",
 			    err);
 		if (r < 0)
 			return r;
 	}
-	/* The helper forwards this address to the host: refused even when an allow covers it. */
-	if (p->gateway) {
-		r = put_one(f, p->gateway, "gateway", "goto refuse", err);
-		if (r < 0)
-			return r;
-	}
-	r = put_list(f, p->deny, "goto refuse", err);
+	r = put_gateways(f, p, err);
+	if (r >= 0)
+		r = put_list(f, p->deny, "goto refuse", err);
 	if (r >= 0)
 		r = put_host(f, p, allowlist, err);
 	if (r < 0)
@@ -381,10 +461,9 @@ static int put_output(FILE *f, const struct sr_nft_policy *p, struct sr_error *e
 	 * the cloud's credentials, the host's services, the LAN. So the
 	 * default refusals come between the two kinds of allow.
 	 */
-	if (r >= 0 && any(p->allow_named)) {
+	if (r >= 0 && p->names) {
 		r = put_refused_default(f, err);
-		if (r >= 0)
-			r = put_list(f, p->allow_named, "accept", err);
+		put_allow_set_rules(f);
 	}
 	if (r < 0)
 		return r;
@@ -404,15 +483,26 @@ int sr_nft_ruleset(const struct sr_nft_policy *p, char **ret_text, struct sr_err
 	if (!f)
 		return sr_error_errno(err, sr_negerrno(), "nft ruleset");
 	fputs("table inet " SR_NFT_TABLE " {\n", f);
+	if (p->names)
+		put_allow_sets(f);
+	if (p->record)
+		put_refused_sets(f);
 	put_input(f);
 	r = put_output(f, p, err);
 	/*
 	 * A reject, not a drop: the agent's connect() fails at once with
 	 * ECONNREFUSED (TCP) or EHOSTUNREACH, rather than hanging until its
-	 * own timeout.
+	 * own timeout. Counted first (the set's add fails once it is full,
+	 * which ends only the counting rule).
 	 */
-	fputs("\tchain refuse {\n"
-	      "\t\tmeta l4proto tcp reject with tcp reset\n"
+	fputs("\tchain refuse {\n", f);
+	if (p->record)
+		fputs("\t\tmeta l4proto { tcp, udp } update @" SR_NFT_SET_REFUSED4
+		      " { ip daddr . meta l4proto . th dport }\n"
+		      "\t\tmeta l4proto { tcp, udp } update @" SR_NFT_SET_REFUSED6
+		      " { ip6 daddr . meta l4proto . th dport }\n",
+		      f);
+	fputs("\t\tmeta l4proto tcp reject with tcp reset\n"
 	      "\t\treject with icmpx type admin-prohibited\n"
 	      "\t}\n"
 	      "}\n",

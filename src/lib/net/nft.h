@@ -10,21 +10,45 @@
 #define SR_NFT_TABLE "sandbox_run"
 
 /*
+ * Its sets. The allowed names' addresses, as the sandbox's resolver
+ * found them, each for its answer's TTL (nfnl.h adds them): any port, or
+ * one port (address . port). The refused destinations (address . protocol
+ * . port), each with a packet counter, for the egress record: the first
+ * SR_NFT_REFUSED_MAX of them.
+ */
+#define SR_NFT_SET_ALLOW4      "allow4"
+#define SR_NFT_SET_ALLOW6      "allow6"
+#define SR_NFT_SET_ALLOW4_PORT "allow4p"
+#define SR_NFT_SET_ALLOW6_PORT "allow6p"
+#define SR_NFT_SET_REFUSED4    "refused4"
+#define SR_NFT_SET_REFUSED6    "refused6"
+#define SR_NFT_ALLOW_MAX       16384
+#define SR_NFT_REFUSED_MAX     256
+
+/*
  * A policy with every host name already resolved. Entries are
  * "ADDR[/LEN][:PORT]", "[ADDR6[/LEN]]:PORT" or a bare "ADDR6[/LEN]"; a port
  * applies to both TCP and UDP.
  */
 struct sr_nft_policy {
-	const struct sr_strv *allow; /* written as addresses; with allow_named, allowlist mode */
+	const struct sr_strv *allow; /* written as addresses; with names, allowlist mode */
 	/*
-	 * The addresses of the allowed host names, as DNS gave them: DNS is
-	 * not the caller, so these never open what the defaults refuse.
+	 * Host names are allowed: the addresses the sandbox's resolver finds
+	 * for them open (the allow sets, above). DNS is not the caller, so
+	 * these never open what the defaults refuse; and the resolver is the
+	 * only DNS: port 53 and 853 anywhere else are refused.
 	 */
-	const struct sr_strv *allow_named;
+	bool names;
+	/* The resolver is the only DNS (names, or a --deny by name): other DNS refused. */
+	bool dns_locked;
 	const struct sr_strv *deny; /* refused, even when also allowed */
 	const struct sr_strv *host; /* the host's own addresses: refused unless named in allow */
 	const char *dns;	    /* the helper's resolver: port 53 allowed; NULL none */
-	const char *gateway;	    /* the helper's alias for the host: always refused; NULL none */
+	const char *gateway;	    /* the helper's alias for the host: refused; NULL none */
+	const char *gateway6;	    /* the same over IPv6: refused; NULL none */
+	/* Ports of the gateway that reach the host's loopback (--allow-host), decimal. */
+	const struct sr_strv *host_ports;
+	bool record; /* count refused destinations (the refused sets) */
 };
 
 /* Ruleset text for the policy (pure: unit-tested). */

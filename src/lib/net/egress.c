@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: MIT */
+#include "egress.h"
+#include "nfnl.h"
+#include "nft.h"
+#include "resolver.h"
+#include "units.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+/*
+ * An allowed address stays in its set at least this long, whatever its
+ * TTL (0 included): an agent connects right after it resolves, and some
+ * runtimes keep an answer a little longer than they should. At most
+ * SR_RESOLVER_TTL_MAX, to which the resolver lowers every TTL.
+ */
+#define TTL_MIN_S 60
+
+/* A name the policy allows, with the port its entry gives (0: any). */
+struct entry {
+	struct sr_resolver_name name;
+	uint16_t port;
+};
+
+struct counted {
+	char name[256];
+	uint64_t count;
+};
+
+struct sr_egress {
+	const struct sr_sink *sink;
+	struct sr_resolver_config rc;
+	struct sr_resolver_name *allow, *deny;
+	struct entry *entries; /* rc.allow, with ports */
+	size_t n_entries;
+	int nfnl; /* the sandbox's nfnetlink socket (nfnl.h), -1 */
+	int epfd; /* the resolver's control socket and pidfd */
+	pid_t pid;
+	int pidfd, ctl;
+	bool ended; /* the sandbox has: the record is final */
+	/* The record. */
+	struct counted allowed[SR_RESULT_NAMES_MAX], refused[SR_RESULT_REFUSED_MAX];
+	size_t n_allowed, n_refused;
+	bool names_truncated;
+	struct sr_nfnl_refused dests[2 * SR_NFT_REFUSED_MAX];
+	size_t n_dests;
+	struct sr_resolver_msg msg;
+};
+
+static int add_name(struct sr_resolver_name **v, size_t *n, const struct sr_dest *d)
+{
+	struct sr_resolver_name *bigger = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!bigger)
+		return -ENOMEM;
+	*v = bigger;
+	snprintf(bigger[*n].name, sizeof(bigger[*n].name), "%s", d->host);
+	bigger[*n].wildcard = d->wildcard;
+	(*n)++;
+	return 0;
+}
+
+/* The names among c's entries (addresses are the ruleset's: nft.h). */
+static int collect_names(struct sr_egress *e, const struct sr_config *c)
+{
+	size_t n_allow = 0, n_deny = 0;
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < c->allow.n; i++) {
+		struct sr_dest d;
+		struct entry *bigger;
+
+		if (sr_parse_dest(c->allow.items[i], &d) < 0 || d.kind != SR_DEST_HOST)
+			continue;
+		r = add_name(&e->allow, &n_allow, &d);
+		bigger = r < 0 ? NULL : realloc(e->entries, n_allow * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		e->entries = bigger;
+		e->entries[n_allow - 1] =
+		    (struct entry){.name = e->allow[n_allow - 1], .port = d.port};
+	}
+	for (size_t i = 0; r >= 0 && i < c->deny.n; i++) {
+		struct sr_dest d;
+
+		if (sr_parse_dest(c->deny.items[i], &d) == 0 && d.kind == SR_DEST_HOST)
+			r = add_name(&e->deny, &n_deny, &d);
+	}
+	e->n_entries = n_allow;
+	e->rc.allow = e->allow;
+	e->rc.n_allow = n_allow;
+	e->rc.deny = e->deny;
+	e->rc.n_deny = n_deny;
+	return r;
+}
+
+int sr_egress_new(const struct sr_config *c, const struct sr_sink *sink, uid_t uid, gid_t gid,
+		  struct sr_egress **ret, struct sr_error *err)
+{
+	struct sr_egress *e = calloc(1, sizeof(*e));
+	int r;
+
+	if (!e)
+		return sr_error_errno(err, -ENOMEM, "network");
+	e->sink = sink;
+	e->nfnl = e->epfd = e->pidfd = e->ctl = -1;
+	e->rc.change_ids = geteuid() == 0;
+	e->rc.uid = uid;
+	e->rc.gid = gid;
+	e->rc.show_stderr = sr_sink_enabled(sink, SR_LOG_DEBUG);
+	r = collect_names(e, c);
+	if (r >= 0 && sr_egress_names(e))
+		r = sr_resolver_read_upstreams("/etc/resolv.conf", &e->rc);
+	if (r < 0) {
+		sr_egress_free(e);
+		return sr_error_errno(err, r, "the sandbox's resolver: /etc/resolv.conf");
+	}
+	*ret = e;
+	return 0;
+}
+
+bool sr_egress_names(const struct sr_egress *e)
+{
+	return e && (e->rc.n_allow > 0 || e->rc.n_deny > 0);
+}
+
+bool sr_egress_allows_names(const struct sr_egress *e)
+{
+	return e && e->rc.n_allow > 0;
+}
+
+static int watch(struct sr_egress *e, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+	if (fd < 0)
+		return 0;
+	if (e->epfd < 0)
+		e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (e->epfd < 0 || epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return sr_negerrno();
+	return 0;
+}
+
+int sr_egress_sockets(struct sr_egress *e, int *fds, size_t n, struct sr_error *err)
+{
+	_cleanup_close_ int udp = n > 1 ? steal_fd(&fds[1]) : -1,
+			    tcp = n > 2 ? steal_fd(&fds[2]) : -1;
+	int r;
+
+	if (n < 1 || e->nfnl >= 0 || (sr_egress_names(e) ? n != 3 : n != 1)) {
+		for (size_t i = 0; i < n; i++)
+			sr_closep(&fds[i]);
+		return sr_error_msg(err, -EPROTO, "network sockets nobody asked for");
+	}
+	e->nfnl = steal_fd(&fds[0]);
+	if (!sr_egress_names(e))
+		return 0;
+	r = sr_resolver_start(&e->rc, udp, tcp, &e->pid, &e->pidfd, &e->ctl, err);
+	if (r < 0)
+		return r;
+	r = watch(e, e->ctl);
+	if (r >= 0)
+		r = watch(e, e->pidfd);
+	if (r < 0)
+		return sr_error_errno(err, r, "watch the resolver");
+	return 0;
+}
+
+int sr_egress_watch_fd(const struct sr_egress *e)
+{
+	return e ? e->epfd : -1;
+}
+
+static void count(struct counted *v, size_t max, size_t *n, bool *truncated, const char *name)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (strcmp(v[i].name, name) == 0) {
+			v[i].count++;
+			return;
+		}
+	}
+	if (*n == max) {
+		*truncated = true;
+		return;
+	}
+	snprintf(v[*n].name, sizeof(v[*n].name), "%s", name);
+	v[(*n)++].count = 1;
+}
+
+/* The elements for an allowed name's addresses: one per address and port its entries give. */
+static size_t elements(const struct sr_egress *e, const struct sr_resolver_msg *m,
+		       struct sr_nfnl_elem *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->n_entries; i++) {
+		const struct entry *en = &e->entries[i];
+
+		if (!sr_dns_name_matches(m->name, en->name.name, en->name.wildcard))
+			continue;
+		for (size_t a = 0; a < m->n_addrs && n < max; a++) {
+			const struct sr_dns_addr *ad = &m->addrs[a];
+			uint32_t ttl = ad->ttl < TTL_MIN_S ? TTL_MIN_S : ad->ttl;
+
+			if (ad->family != AF_INET && ad->family != AF_INET6)
+				continue;
+			if (ttl > SR_RESOLVER_TTL_MAX)
+				ttl = SR_RESOLVER_TTL_MAX;
+			out[n] = (struct sr_nfnl_elem){
+			    .family = ad->family, .port = en->port, .timeout_ms = ttl * 1000};
+			memcpy(out[n].addr, ad->addr, sizeof(out[n].addr));
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * An allowed name's addresses: into the sets, then the resolver may
+ * answer. The name is checked again here: the resolver parses what the
+ * agent sends, and is not trusted to say which names the policy allows.
+ */
+static void on_addresses(struct sr_egress *e, struct sr_resolver_msg *m)
+{
+	struct sr_resolver_msg ack = {.type = SR_RESOLVER_ACK, .id = m->id};
+	struct sr_error err = {0};
+	struct sr_nfnl_elem *elems;
+	size_t max, n;
+
+	m->name[sizeof(m->name) - 1] = '\0';
+	if (m->n_addrs > SR_DNS_ADDRS_MAX || !sr_resolver_allowed(&e->rc, m->name)) {
+		ack.code = -EPERM;
+	} else {
+		max = (size_t)m->n_addrs * (e->n_entries ? e->n_entries : 1);
+		elems = calloc(max ? max : 1, sizeof(*elems));
+		n = elems ? elements(e, m, elems, max) : 0;
+		ack.code = !elems ? -ENOMEM : sr_nfnl_allow(e->nfnl, elems, n, &err);
+		free(elems);
+		if (ack.code < 0)
+			sr_warn(e->sink, "%s: '%s' is answered SERVFAIL", err.msg, m->name);
+		else
+			count(e->allowed, SR_RESULT_NAMES_MAX, &e->n_allowed, &e->names_truncated,
+			      m->name);
+	}
+	(void)send(e->ctl, &ack, sizeof(ack), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+static void resolver_gone(struct sr_egress *e, bool during_run)
+{
+	int st = 0;
+	pid_t w;
+
+	if (e->pid <= 0)
+		return;
+	w = waitpid(e->pid, &st, WNOHANG);
+	if (w == 0)
+		return;
+	e->pid = 0;
+	if (e->epfd >= 0 && e->pidfd >= 0)
+		epoll_ctl(e->epfd, EPOLL_CTL_DEL, e->pidfd, NULL);
+	sr_closep(&e->pidfd);
+	e->pidfd = -1;
+	if (!during_run)
+		return;
+	if (w > 0 && WIFSIGNALED(st))
+		sr_warn(e->sink,
+			"the sandbox's resolver was killed by signal %d: names no longer resolve",
+			WTERMSIG(st));
+	else
+		sr_warn(e->sink,
+			"the sandbox's resolver exited with status %d: names no longer resolve",
+			w > 0 ? WEXITSTATUS(st) : -1);
+}
+
+void sr_egress_dispatch(struct sr_egress *e, bool during_run)
+{
+	if (!e)
+		return;
+	for (int i = 0; e->ctl >= 0 && i < 64; i++) {
+		struct sr_resolver_msg *m = &e->msg;
+		ssize_t k = recv(e->ctl, m, sizeof(*m), MSG_DONTWAIT);
+
+		if (k < 0 && errno == EAGAIN)
+			break;
+		if (k <= 0) {
+			epoll_ctl(e->epfd, EPOLL_CTL_DEL, e->ctl, NULL);
+			sr_closep(&e->ctl);
+			e->ctl = -1;
+			break;
+		}
+		if (k != (ssize_t)sizeof(*m))
+			continue;
+		m->name[sizeof(m->name) - 1] = '\0';
+		if (m->type == SR_RESOLVER_ADDRESSES)
+			on_addresses(e, m);
+		else if (m->type == SR_RESOLVER_REFUSED)
+			count(e->refused, SR_RESULT_REFUSED_MAX, &e->n_refused, &e->names_truncated,
+			      m->name);
+	}
+	resolver_gone(e, during_run);
+}
+
+static void read_refused(struct sr_egress *e)
+{
+	struct sr_error err = {0};
+	size_t n = 0;
+
+	if (e->nfnl < 0)
+		return;
+	if (sr_nfnl_refused(e->nfnl, e->dests, SR_ARRAY_SIZE(e->dests), &n, &err) < 0) {
+		sr_debug(e->sink, "%s", err.msg);
+		return;
+	}
+	e->n_dests = n;
+}
+
+static void format_dest(const struct sr_nfnl_refused *d, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	inet_ntop(d->family, d->addr, a, sizeof(a));
+	snprintf(buf, len, d->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, d->port);
+}
+
+static const char *proto_name(uint8_t p)
+{
+	return p == IPPROTO_TCP ? "tcp" : p == IPPROTO_UDP ? "udp" : "?";
+}
+
+static int by_packets(const void *a, const void *b)
+{
+	const struct sr_nfnl_refused *x = a, *y = b;
+
+	return x->packets < y->packets ? 1 : x->packets > y->packets ? -1 : 0;
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct counted *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : strcmp(x->name, y->name);
+}
+
+void sr_egress_ended(struct sr_egress *e)
+{
+	char dest[64];
+
+	if (!e || e->ended)
+		return;
+	read_refused(e);
+	e->ended = true;
+	qsort(e->dests, e->n_dests, sizeof(e->dests[0]), by_packets);
+	qsort(e->refused, e->n_refused, sizeof(e->refused[0]), by_count);
+	for (size_t i = 0; i < e->n_dests; i++) {
+		format_dest(&e->dests[i], dest, sizeof(dest));
+		sr_info(e->sink, "refused: %s/%s (%llu packet%s)", dest,
+			proto_name(e->dests[i].proto), (unsigned long long)e->dests[i].packets,
+			e->dests[i].packets == 1 ? "" : "s");
+	}
+	for (size_t i = 0; i < e->n_refused; i++)
+		sr_info(e->sink, "refused name: %s (%llu quer%s)", e->refused[i].name,
+			(unsigned long long)e->refused[i].count,
+			e->refused[i].count == 1 ? "y" : "ies");
+}
+
+void sr_egress_record(struct sr_egress *e, struct sr_result_network *ret)
+{
+	size_t n = 0;
+
+	*ret = (struct sr_result_network){.recorded = true};
+	if (!e)
+		return;
+	if (!e->ended) {
+		read_refused(e);
+		qsort(e->dests, e->n_dests, sizeof(e->dests[0]), by_packets);
+		qsort(e->refused, e->n_refused, sizeof(e->refused[0]), by_count);
+	}
+	for (size_t i = 0; i < e->n_allowed; i++)
+		snprintf(ret->allowed[i], sizeof(ret->allowed[i]), "%s", e->allowed[i].name);
+	ret->n_allowed = e->n_allowed;
+	for (size_t i = 0; i < e->n_dests && n < SR_RESULT_REFUSED_MAX; i++, n++) {
+		format_dest(&e->dests[i], ret->refused[n].dest, sizeof(ret->refused[n].dest));
+		snprintf(ret->refused[n].proto, sizeof(ret->refused[n].proto), "%s",
+			 proto_name(e->dests[i].proto));
+		ret->refused[n].count = e->dests[i].packets;
+	}
+	for (size_t i = 0; i < e->n_refused && n < SR_RESULT_REFUSED_MAX; i++, n++) {
+		snprintf(ret->refused[n].name, sizeof(ret->refused[n].name), "%s",
+			 e->refused[i].name);
+		ret->refused[n].count = e->refused[i].count;
+	}
+	ret->n_refused = n;
+	/* The sets hold at most SR_NFT_REFUSED_MAX each: full, some went uncounted. */
+	ret->truncated =
+	    e->names_truncated || n < e->n_dests + e->n_refused || e->n_dests >= SR_NFT_REFUSED_MAX;
+}
+
+void sr_egress_free(struct sr_egress *e)
+{
+	if (!e)
+		return;
+	if (e->pid > 0) {
+		/* Through the pidfd where there is one: it cannot name a reused pid. */
+#ifdef SYS_pidfd_send_signal
+		if (e->pidfd < 0 || syscall(SYS_pidfd_send_signal, e->pidfd, SIGKILL, NULL, 0) < 0)
+#endif
+			kill(e->pid, SIGKILL);
+		/* Killed, it is gone at once: reaped, so that a server does not gather zombies. */
+		(void)waitpid(e->pid, NULL, 0);
+	}
+	sr_closep(&e->pidfd);
+	sr_closep(&e->ctl);
+	sr_closep(&e->epfd);
+	sr_closep(&e->nfnl);
+	free(e->allow);
+	free(e->deny);
+	free(e->entries);
+	free(e);
+}
