@@ -40,6 +40,11 @@ any_pid_exists() {
 	return 1
 }
 
+# has_child PID COMM: a child of PID is named COMM.
+has_child() {
+	ps -o comm= --ppid "$1" | grep -qx "$2"
+}
+
 any_dir_exists() {
 	local d
 	for d in "$@"; do [ -d "$d" ] && return 0; done
@@ -50,11 +55,15 @@ any_dir_exists() {
 kill_at() {
 	local n=$1 net=$2 mark="sr-fault-$$-$1-$2-$SR_AS"
 	local scratch="$SR_TMP/scratch-$SR_AS-$n-$net" e="$SR_OUT/fault-$SR_AS-$n-$net.err"
-	local sup name helpers cgroups t
+	local sup name helpers cgroups t extra what_short
 	mkdir -m 1777 -p "$scratch"
 	(
 		export SANDBOX_RUN_TEST_STOP_AT=$n TMPDIR="$scratch"
-		as_user_exec "$SR" --net "$net" --result "$scratch/result.json" -- sh -c 'sleep 1000' "$mark"
+		# egress: with the sandbox's resolver (a name denied turns it on).
+		extra=()
+		[ "$net" = egress ] && extra=(--deny '*.sr-fault.invalid')
+		as_user_exec "$SR" --net "$net" "${extra[@]}" --result "$scratch/result.json" -- \
+			sh -c 'sleep 1000' "$mark"
 	) </dev/null >/dev/null 2>"$e" &
 	sup=$!
 	for t in $(seq 200); do
@@ -63,6 +72,7 @@ kill_at() {
 		sleep 0.05
 	done
 	name=$(sed -n "s/^sandbox-run: fault injection: stopped at $n (\(.*\))$/\1/p" "$e")
+	what_short="at $n ($name, --net $net)"
 	if [ -z "$name" ]; then
 		not_ok "point $n ($net): reached"
 		sed 's/^/# /' "$e"
@@ -70,8 +80,17 @@ kill_at() {
 		wait "$sup" 2>/dev/null
 		return
 	fi
-	# What this run holds on the host, seen from outside.
-	helpers=$(ps -o pid=,comm= --ppid "$sup" | awk '$2 ~ /^(slirp4netns|pasta|passt)/ {print $1}')
+	# What this run holds on the host, seen from outside. Past the network
+	# step, its resolver (started on PID 1's NET message, which may still be
+	# on its way) too.
+	case "$net:$name" in
+	"egress:child after network" | "egress:child "*" hostname" | "egress:child "*" inner user ids" | \
+		"egress:child "*" limits" | "egress:child "*" capabilities" | "egress:child "*" seccomp" | \
+		"egress:child agent forked")
+		check "$what_short: the run had started its resolver" until_ok 2 has_child "$sup" sr-resolver
+		;;
+	esac
+	helpers=$(ps -o pid=,comm= --ppid "$sup" | awk '$2 ~ /^(slirp4netns|pasta|passt|sr-resolver)/ {print $1}')
 	cgroups=$(for f in /proc/"$sup"/fd/*; do readlink "$f"; done 2>/dev/null | grep '/sandbox-run-[0-9a-f]*$' | sort -u)
 	kill -9 "$sup"
 	wait "$sup" 2>/dev/null
@@ -85,7 +104,8 @@ kill_at() {
 		;;
 	esac
 	if [ -n "$helpers" ]; then
-		check "$what: the network helper (slirp4netns or pasta) exited" until_gone 3 any_pid_exists $helpers
+		check "$what: the network helper (slirp4netns or pasta) and the resolver exited" \
+			until_gone 3 any_pid_exists $helpers
 	fi
 	assert_eq "$what: no mount appeared on the host" "$MOUNTS_BEFORE" "$(cut -d' ' -f4- /proc/self/mountinfo)"
 	assert_eq "$what: no scratch file, no result file" "" "$(ls -A "$scratch")"
