@@ -28,10 +28,20 @@ MOVED=198.51.100.12
 EVIL=203.0.113.5
 SECRET=203.0.113.6
 WS="$SR_TMP/ws"
+# IPv6 test hosts: public (documentation prefix), a ULA, the metadata
+# address, 169.254.169.254 behind the NAT64 prefix.
+API6=2001:db8:b::10
+EVIL6=2001:db8:b::66
+ULA6=fd12::5
+META6=fd00:ec2::254
+NAT64=64:ff9b::a9fe:a9fe
 
 setup_network() {
-	net_up && net_addr "$API" "$CDN" "$MOVED" "$EVIL" "$SECRET" && net_dns &&
-		net_listen "$PORT" && net_listen "$OTHER_PORT" || return 1
+	net_up && net_addr "$API" "$CDN" "$MOVED" "$EVIL" "$SECRET" && net_dns || return 1
+	if [ -n "$NET_V6" ]; then
+		net_addr "$API6" "$EVIL6" "$ULA6" "$META6" "$NAT64" || return 1
+	fi
+	net_listen "$PORT" && net_listen "$OTHER_PORT" || return 1
 	mkdir -p "$WS"
 	cp "$SR_SRCDIR/tests/integration/dnsq.py" "$WS/"
 	chmod -R a+rX "$WS"
@@ -45,7 +55,10 @@ zone_default() {
 		"edge.cdn.sr-net A $CDN 5" "a.wild.sr-test A $CDN" "x.y.wild.sr-test A $API" \
 		"wild.sr-test A $API" "evil.sr-test A $EVIL" "secret.sr-test A $SECRET" \
 		"leak.sr-test CNAME secret.sr-test" "moving.sr-test A $API 1" \
-		"api.sr-test TXT allowed-text" "${big[@]}"
+		"api.sr-test TXT allowed-text" "dup.sr-test A $API" "dup.sr-test A $API" \
+		"api6.sr-test AAAA $API6" "a.v6.sr-test AAAA $API6" "evil6.sr-test AAAA $EVIL6" \
+		"ula6.sr-test AAAA $ULA6" "meta6.sr-test AAAA $META6" "nat64.sr-test AAAA $NAT64" \
+		"both.sr-test A $API" "both.sr-test AAAA $API6" "${big[@]}"
 }
 
 CURL='curl -sS -m 5'
@@ -61,6 +74,8 @@ t_allowed_name() {
 		"sr-marker B $CDN" "$out"
 	sr_a --net egress --allow api.sr-test -- cat /etc/resolv.conf
 	assert_match "resolv.conf names the sandbox's resolver" "^nameserver 127.0.0.53" "$out"
+	sr_a --net egress --allow dup.sr-test -- $CURL "http://dup.sr-test:$PORT/"
+	assert_eq "an answer that repeats an address" "sr-marker B $API" "$out"
 }
 
 t_not_allowed() {
@@ -218,6 +233,61 @@ t_record() {
 		"$(json_get "$f" network)"
 }
 
+# The same refusals and allows over IPv6, through each helper.
+t_ipv6() {
+	local helper C6='curl -sS -m 5 -g'
+	if [ -z "$NET_V6" ]; then
+		skip "IPv6 mirrors IPv4" "the kernel here has no IPv6 (ip -6 addr add failed)"
+		return
+	fi
+	for helper in slirp4netns pasta; do
+		local SR_TAG="IPv6, $helper: "
+		if ! command -v "$helper" >/dev/null; then
+			skip "IPv6" "$helper is not installed"
+			continue
+		fi
+		sr_a --net egress --net-helper "$helper" -- sh -c \
+			"$C6 http://[$API6]:$PORT/; for a in $ULA6 $META6 $NAT64 fe80::1%eth0; do $C6 http://[\$a]:$PORT/; echo \$a=\$?; done"
+		assert_eq "default mode: a public address connects" "sr-marker B $API6" "$(sed -n 1p <<<"$out")"
+		assert_match "a ULA is refused at once" "$ULA6=7" "$out"
+		assert_match "the IPv6 metadata address too" "$META6=7" "$out"
+		assert_match "169.254.169.254 behind the NAT64 prefix too" "$NAT64=7" "$out"
+		assert_match "and link-local" "fe80::1%eth0=7" "$out"
+		assert_no_match "nothing refused answered" "sr-marker B ($ULA6|$META6|$NAT64)" "$out"
+		sr_a --net egress --net-helper "$helper" --allow api6.sr-test --allow '*.v6.sr-test' \
+			--allow ula6.sr-test --allow meta6.sr-test --allow nat64.sr-test -- sh -c \
+			"$C6 http://api6.sr-test:$PORT/; $C6 http://a.v6.sr-test:$PORT/; getent hosts evil6.sr-test; echo getent=\$?; $C6 http://[$EVIL6]:$PORT/; echo direct=\$?; for n in ula6 meta6 nat64; do $C6 http://\$n.sr-test:$PORT/; echo \$n=\$?; done"
+		assert_eq "an allowed name's AAAA connects" "sr-marker B $API6" "$(sed -n 1p <<<"$out")"
+		assert_eq "a wildcard's too" "sr-marker B $API6" "$(sed -n 2p <<<"$out")"
+		assert_match "a name not allowed does not resolve" "getent=2" "$out"
+		assert_match "its address does not connect, dialled directly" "direct=7" "$out"
+		assert_match "a name resolving to a ULA is refused" "ula6=7" "$out"
+		assert_match "one resolving to the metadata address too" "meta6=7" "$out"
+		assert_match "one resolving behind the NAT64 prefix too" "nat64=7" "$out"
+		sr_a --net egress --net-helper "$helper" --allow '*.v6.sr-test' --deny a.v6.sr-test -- \
+			sh -c "getent hosts a.v6.sr-test; echo getent=\$?"
+		assert_match "--deny beats a wildcard" "getent=2" "$out"
+		sr_a --net egress --net-helper "$helper" --allow "[$API6]:$PORT" -- sh -c \
+			"$C6 http://[$API6]:$PORT/; $C6 http://[$API6]:$OTHER_PORT/; echo other=\$?"
+		assert_match "an address with a port, written out: that port" "sr-marker B $API6" "$out"
+		assert_match "and not another" "other=7" "$out"
+	done
+	SR_TAG=""
+	local f="$SR_OUT/names6-$SR_AS.json"
+	sr_a --net egress --allow api6.sr-test --result "$f" -- $CURL -g "http://[$EVIL6]:$PORT/"
+	assert_match "IPv6: the record lists a refused destination" \
+		"\{\"dest\": \"\[$EVIL6\]:$PORT\", \"proto\": \"tcp\", \"count\": 1\}" \
+		"$(json_get "$f" network.refused)"
+	# A host without IPv6: the sandbox has none, its connections fail at once, IPv4 works.
+	nsenter -t "$A_PID" -n ip -6 route del default
+	sr_a --net egress --allow both.sr-test -- sh -c \
+		"ip -6 addr show dev eth0 scope global; $CURL -g http://[$API6]:$PORT/; echo v6=\$?; $CURL http://both.sr-test:$PORT/"
+	nsenter -t "$A_PID" -n ip -6 route add default via "$NET_B_IP6"
+	assert_no_match "a host without IPv6: no IPv6 address in the sandbox" "inet6" "$out"
+	assert_match "IPv6 destinations fail at once" "v6=7" "$out"
+	assert_match "IPv4 works (a name with both)" "sr-marker B $API\$" "$out"
+}
+
 t_through_pasta() {
 	local SR_TAG="pasta: "
 	if ! command -v pasta >/dev/null; then
@@ -237,5 +307,5 @@ if ! setup_network; then
 	exit 1
 fi
 for_each_user t_allowed_name t_not_allowed t_wildcard t_address_change t_dns_elsewhere \
-	t_exfiltration t_deny t_large_answer t_allow_host t_record t_through_pasta
+	t_exfiltration t_deny t_large_answer t_allow_host t_record t_ipv6 t_through_pasta
 done_testing

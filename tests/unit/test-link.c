@@ -407,6 +407,94 @@ START_TEST(test_tune_in_kernel)
 }
 END_TEST
 
+/* IPv6's address (no duplicate address detection: not tentative) and default route via gw. */
+static int check_ipv6(struct nl_sock *sk, const char *ifname, const char *addr, const char *gw,
+		      char *msg, size_t size)
+{
+	struct nl_cache *c = NULL;
+	int ifindex = (int)if_nametoindex(ifname), found = 0;
+	char a[64];
+
+	if (rtnl_addr_alloc_cache(sk, &c) < 0)
+		return snprintf(msg, size, "list addresses");
+	for (struct nl_object *o = nl_cache_get_first(c); o; o = nl_cache_get_next(o)) {
+		struct rtnl_addr *ad = (struct rtnl_addr *)o;
+
+		nl_addr2str(rtnl_addr_get_local(ad), a, sizeof(a));
+		if (rtnl_addr_get_ifindex(ad) == ifindex && strcmp(a, addr) == 0 &&
+		    !(rtnl_addr_get_flags(ad) & IFA_F_TENTATIVE))
+			found = 1;
+	}
+	nl_cache_free(c);
+	if (!found)
+		return snprintf(msg, size, "no usable %s on %s", addr, ifname);
+	if (rtnl_route_alloc_cache(sk, AF_INET6, 0, &c) < 0)
+		return snprintf(msg, size, "list routes");
+	found = 0;
+	for (struct nl_object *o = nl_cache_get_first(c); o; o = nl_cache_get_next(o)) {
+		struct rtnl_route *r = (struct rtnl_route *)o;
+		struct rtnl_nexthop *nh = rtnl_route_nexthop_n(r, 0);
+		struct nl_addr *dst = rtnl_route_get_dst(r);
+
+		if (!nh || !rtnl_route_nh_get_gateway(nh) || (dst && nl_addr_get_prefixlen(dst)))
+			continue;
+		nl_addr2str(rtnl_route_nh_get_gateway(nh), a, sizeof(a));
+		found += strcmp(a, gw) == 0 && rtnl_route_nh_get_ifindex(nh) == ifindex;
+	}
+	nl_cache_free(c);
+	return found == 1 ? 0 : snprintf(msg, size, "%d IPv6 default routes via %s", found, gw);
+}
+
+/* The link with IPv6: pasta's whole (sr_link_configure), slirp4netns's added (sr_link_add_ipv6). */
+static void configure_ipv6(int fd)
+{
+	static const char *const peers6[] = {"10.0.2.2", "fd00::2", NULL};
+	struct sr_link_config c = tap_config;
+	struct ifreq ifr = {.ifr_flags = IFF_TAP | IFF_NO_PI, .ifr_name = "eth0"};
+	struct sr_error err = {0};
+	struct nl_sock *sk = nl_socket_alloc();
+	char msg[512];
+	int tun, tun2;
+
+	tun = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (tun < 0 && (errno == EACCES || errno == ENOENT)) {
+		fprintf(stderr, "test-link: IPv6 not tested: /dev/net/tun: %s\n", strerror(errno));
+		nl_socket_free(sk);
+		return;
+	}
+	FAIL_IF(fd, nl_connect(sk, NETLINK_ROUTE) < 0, "netlink");
+	FAIL_IF(fd, sr_link_loopback_up(&err) < 0, "loopback: %s", err.msg);
+	FAIL_IF(fd, tun < 0 || ioctl(tun, TUNSETIFF, &ifr) < 0, "tap: %s", strerror(errno));
+	c.address6 = "fd00::100/64";
+	c.gateway6 = "fd00::2";
+	c.peers = peers6;
+	FAIL_IF(fd, sr_link_configure(&c, &err) < 0, "configure: %s", err.msg);
+	FAIL_IF(fd, check_ipv6(sk, "eth0", "fd00::100/64", "fd00::2", msg, sizeof(msg)) != 0, "%s",
+		msg);
+	/* slirp4netns's tap (pasta's gone: one default route per family), up: IPv6 added. */
+	close(tun);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "tap1");
+	tun2 = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	FAIL_IF(fd, tun2 < 0 || ioctl(tun2, TUNSETIFF, &ifr) < 0, "tap1: %s", strerror(errno));
+	ifr.ifr_flags = IFF_UP;
+	FAIL_IF(fd, ioctl(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), SIOCSIFFLAGS, &ifr) < 0,
+		"tap1 up: %s", strerror(errno));
+	FAIL_IF(fd, sr_link_add_ipv6("tap1", "fd01::100/64", "fd01::2", &err) < 0, "add: %s",
+		err.msg);
+	FAIL_IF(fd, check_ipv6(sk, "tap1", "fd01::100/64", "fd01::2", msg, sizeof(msg)) != 0, "%s",
+		msg);
+	FAIL_IF(fd, sr_link_add_ipv6("nosuch0", "fd02::1/64", "fd02::2", &err) != -ENODEV,
+		"no link: %s", err.msg);
+	close(tun2);
+	nl_socket_free(sk);
+}
+
+START_TEST(test_ipv6_in_kernel)
+{
+	in_netns(configure_ipv6);
+}
+END_TEST
+
 /* "ADDR/LEN" on lo, as an anycast service address would be. */
 static int add_on_lo(struct nl_sock *sk, const char *text, int family)
 {
@@ -490,6 +578,7 @@ static Suite *link_suite(void)
 	tcase_add_test(tc, test_tuning_refuses_what_it_cannot_copy);
 	tcase_add_test(tc, test_route_is_local);
 	tcase_add_test(tc, test_tune_in_kernel);
+	tcase_add_test(tc, test_ipv6_in_kernel);
 	tcase_add_test(tc, test_local_destinations);
 	suite_add_tcase(s, tc);
 	return s;

@@ -80,6 +80,18 @@ START_TEST(test_default_policy)
 	line_at(t, "\tip6 daddr fc00::/7 goto refuse");
 	line_at(t, "\tip6 daddr fe80::/10 goto refuse");
 	line_at(t, "\tip6 daddr ff00::/8 goto refuse");
+	line_at(t, "\tip6 daddr fec0::/10 goto refuse");
+	line_at(t, "\tip6 daddr :: goto refuse");
+	/* The IPv4 ranges behind the well-known NAT64 prefix; the local-use one whole. */
+	line_at(t, "\tip6 daddr 64:ff9b::a9fe:0/112 goto refuse");
+	line_at(t, "\tip6 daddr 64:ff9b::a00:0/104 goto refuse");
+	line_at(t, "\tip6 daddr 64:ff9b::7f00:0/104 goto refuse");
+	line_at(t, "\tip6 daddr 64:ff9b::6440:0/106 goto refuse");
+	line_at(t, "\tip6 daddr 64:ff9b:1::/48 goto refuse");
+	/* Neighbour discovery in, router advertisements not: PID 1 sets the routes. */
+	line_at(
+	    t, "\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept");
+	ck_assert(!has(t, "nd-router-advert"));
 	line_at(t, "\tmeta l4proto tcp reject with tcp reset");
 	line_at(t, "\treject with icmpx type admin-prohibited");
 	/* Loopback is accepted before 127/8 is refused. */

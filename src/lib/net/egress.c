@@ -194,6 +194,25 @@ static void count(struct counted *v, size_t max, size_t *n, bool *truncated, con
 	v[(*n)++].count = 1;
 }
 
+/*
+ * Adds el to out unless it is there (an answer may repeat an address;
+ * two entries may give the same port): the batch deletes each element it
+ * adds, and a second delete of one would fail it. The longer timeout.
+ */
+static size_t add_elem(struct sr_nfnl_elem *out, size_t n, const struct sr_nfnl_elem *el)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (out[i].family != el->family || out[i].port != el->port ||
+		    memcmp(out[i].addr, el->addr, sizeof(el->addr)) != 0)
+			continue;
+		if (el->timeout_ms > out[i].timeout_ms)
+			out[i].timeout_ms = el->timeout_ms;
+		return n;
+	}
+	out[n] = *el;
+	return n + 1;
+}
+
 /* The elements for an allowed name's addresses: one per address and port its entries give. */
 static size_t elements(const struct sr_egress *e, const struct sr_resolver_msg *m,
 		       struct sr_nfnl_elem *out, size_t max)
@@ -211,12 +230,13 @@ static size_t elements(const struct sr_egress *e, const struct sr_resolver_msg *
 
 			if (ad->family != AF_INET && ad->family != AF_INET6)
 				continue;
-			if (ttl > SR_RESOLVER_TTL_MAX)
-				ttl = SR_RESOLVER_TTL_MAX;
-			out[n] = (struct sr_nfnl_elem){
+			struct sr_nfnl_elem el = {
 			    .family = ad->family, .port = en->port, .timeout_ms = ttl * 1000};
-			memcpy(out[n].addr, ad->addr, sizeof(out[n].addr));
-			n++;
+
+			if (ttl > SR_RESOLVER_TTL_MAX)
+				el.timeout_ms = SR_RESOLVER_TTL_MAX * 1000;
+			memcpy(el.addr, ad->addr, sizeof(el.addr));
+			n = add_elem(out, n, &el);
 		}
 	}
 	return n;

@@ -117,14 +117,14 @@ static void count_default(struct nl_object *o, void *arg)
 		d->first = (struct rtnl_route *)o;
 }
 
-static int list_defaults(struct nl_sock *sk, struct nl_cache **ret_cache, struct defaults *ret,
-			 const char *what, struct sr_error *err)
+static int list_defaults(struct nl_sock *sk, int family, struct nl_cache **ret_cache,
+			 struct defaults *ret, const char *what, struct sr_error *err)
 {
 	_cleanup_(nl_cache_freep) struct nl_cache *routes = NULL;
 	struct defaults d = {0};
 	int r;
 
-	r = rtnl_route_alloc_cache(sk, AF_INET, 0, &routes);
+	r = rtnl_route_alloc_cache(sk, family, 0, &routes);
 	if (r < 0)
 		return nl_error(err, r, what);
 	nl_cache_foreach(routes, count_default, &d);
@@ -141,24 +141,34 @@ static int parse_addr(const char *text, int family, struct nl_addr **ret, struct
 	return r < 0 ? sr_error_msg(err, -EINVAL, "not an address: '%s'", text) : 0;
 }
 
-static int add_address(struct nl_sock *sk, const struct sr_link_config *c, int ifindex,
-		       struct sr_error *err)
+static int family_of(const char *text)
+{
+	return strchr(text, ':') ? AF_INET6 : AF_INET;
+}
+
+/*
+ * An IPv6 one without duplicate address detection: usable at once, not a
+ * second later (on a link whose other end is the helper alone).
+ */
+static int add_address(struct nl_sock *sk, const char *address, int ifindex, struct sr_error *err)
 {
 	_cleanup_(rtnl_addr_putp) struct rtnl_addr *a = rtnl_addr_alloc();
 	_cleanup_(nl_addr_putp) struct nl_addr *local = NULL;
 	int r;
 
 	if (!a)
-		return sr_error_errno(err, -ENOMEM, "address %s", c->address);
-	r = parse_addr(c->address, AF_INET, &local, err);
+		return sr_error_errno(err, -ENOMEM, "address %s", address);
+	r = parse_addr(address, family_of(address), &local, err);
 	if (r < 0)
 		return r;
 	rtnl_addr_set_ifindex(a, ifindex);
+	if (family_of(address) == AF_INET6)
+		rtnl_addr_set_flags(a, IFA_F_NODAD);
 	r = rtnl_addr_set_local(a, local);
 	if (r >= 0)
 		r = rtnl_addr_add(sk, a, 0);
 	if (r < 0)
-		return nl_error(err, r, c->address);
+		return nl_error(err, r, address);
 	return 0;
 }
 
@@ -171,7 +181,7 @@ static int add_neighbour(struct nl_sock *sk, const char *address, struct nl_addr
 
 	if (!n)
 		return sr_error_errno(err, -ENOMEM, "neighbour %s", address);
-	r = parse_addr(address, AF_INET, &dst, err);
+	r = parse_addr(address, family_of(address), &dst, err);
 	if (r < 0)
 		return r;
 	rtnl_neigh_set_ifindex(n, ifindex);
@@ -185,9 +195,10 @@ static int add_neighbour(struct nl_sock *sk, const char *address, struct nl_addr
 	return 0;
 }
 
-static int add_default_route(struct nl_sock *sk, const struct sr_link_config *c, int ifindex,
+static int add_default_route(struct nl_sock *sk, const char *gateway, int ifindex,
 			     struct sr_error *err)
 {
+	int family = family_of(gateway);
 	_cleanup_(rtnl_route_putp) struct rtnl_route *route = rtnl_route_alloc();
 	_cleanup_(nl_addr_putp) struct nl_addr *any = NULL, *gw = NULL;
 	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
@@ -198,9 +209,9 @@ static int add_default_route(struct nl_sock *sk, const struct sr_link_config *c,
 			rtnl_route_nh_free(nh);
 		return sr_error_errno(err, -ENOMEM, "default route");
 	}
-	r = parse_addr(c->gateway, AF_INET, &gw, err);
+	r = parse_addr(gateway, family, &gw, err);
 	if (r >= 0)
-		r = parse_addr("0.0.0.0/0", AF_INET, &any, err);
+		r = parse_addr(family == AF_INET ? "0.0.0.0/0" : "::/0", family, &any, err);
 	if (r < 0) {
 		rtnl_route_nh_free(nh);
 		return r;
@@ -208,7 +219,7 @@ static int add_default_route(struct nl_sock *sk, const struct sr_link_config *c,
 	rtnl_route_nh_set_ifindex(nh, ifindex);
 	rtnl_route_nh_set_gateway(nh, gw);
 	rtnl_route_add_nexthop(route, nh); /* the route owns it now */
-	rtnl_route_set_family(route, AF_INET);
+	rtnl_route_set_family(route, (uint8_t)family);
 	rtnl_route_set_table(route, RT_TABLE_MAIN);
 	rtnl_route_set_scope(route, RT_SCOPE_UNIVERSE);
 	rtnl_route_set_protocol(route, RTPROT_BOOT); /* as `ip route add`, and the helpers */
@@ -229,14 +240,35 @@ int sr_link_configure(const struct sr_link_config *c, struct sr_error *err)
 	if ((r = nl_open(&sk, c->ifname, err)) < 0 ||
 	    (r = parse_addr(c->peer_mac, AF_LLC, &mac, err)) < 0 ||
 	    (r = link_up(sk, c->ifname, c->mtu, &ifindex, err)) < 0 ||
-	    (r = add_address(sk, c, ifindex, err)) < 0)
+	    (r = add_address(sk, c->address, ifindex, err)) < 0 ||
+	    (c->address6 && (r = add_address(sk, c->address6, ifindex, err)) < 0))
 		return r;
 	for (const char *const *p = c->peers; *p; p++) {
+		if (family_of(*p) == AF_INET6 && !c->address6)
+			continue;
 		r = add_neighbour(sk, *p, mac, ifindex, err);
 		if (r < 0)
 			return r;
 	}
-	return add_default_route(sk, c, ifindex, err);
+	r = add_default_route(sk, c->gateway, ifindex, err);
+	if (r >= 0 && c->address6)
+		r = add_default_route(sk, c->gateway6, ifindex, err);
+	return r;
+}
+
+int sr_link_add_ipv6(const char *ifname, const char *address6, const char *gateway6,
+		     struct sr_error *err)
+{
+	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+	int ifindex, r;
+
+	if ((r = nl_open(&sk, ifname, err)) < 0)
+		return r;
+	ifindex = (int)if_nametoindex(ifname);
+	if (ifindex <= 0)
+		return sr_error_errno(err, -ENODEV, "%s", ifname);
+	r = add_address(sk, address6, ifindex, err);
+	return r < 0 ? r : add_default_route(sk, gateway6, ifindex, err);
 }
 
 /*
@@ -333,7 +365,13 @@ int sr_link_route_tuning_msg(struct rtnl_route *r, const struct sr_route_tuning 
 
 int sr_link_tune_default_route(const struct sr_route_tuning *t, struct sr_error *err)
 {
-	const char *what = "tune the default route";
+	return sr_link_tune_default_route_of(AF_INET, t, err);
+}
+
+int sr_link_tune_default_route_of(int family, const struct sr_route_tuning *t, struct sr_error *err)
+{
+	const char *what =
+	    family == AF_INET ? "tune the default route" : "tune the IPv6 default route";
 	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
 	_cleanup_(nl_cache_freep) struct nl_cache *routes = NULL;
 	_cleanup_(nl_msg_freep) struct nl_msg *msg = NULL;
@@ -341,7 +379,7 @@ int sr_link_tune_default_route(const struct sr_route_tuning *t, struct sr_error 
 	int r;
 
 	if ((r = nl_open(&sk, what, err)) < 0 ||
-	    (r = list_defaults(sk, &routes, &d, what, err)) < 0)
+	    (r = list_defaults(sk, family, &routes, &d, what, err)) < 0)
 		return r;
 	if (d.n != 1)
 		return sr_error_msg(err, -EINVAL, "%s: expected one, found %zu", what, d.n);

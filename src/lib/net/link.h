@@ -18,18 +18,26 @@ struct rtnl_route;
 /* A new network namespace has lo, down: even 127.0.0.1 fails until it is up. */
 int sr_link_loopback_up(struct sr_error *err);
 
-/* An IPv4 link to a user-mode helper on its other end. */
+/* A link to a user-mode helper on its other end: IPv4, and IPv6 where address6 is set. */
 struct sr_link_config {
 	const char *ifname;
 	unsigned mtu;
 	const char *address;	  /* ours, with its prefix: "10.0.2.100/24" */
 	const char *gateway;	  /* the default route's, on the link */
+	const char *address6;	  /* ours over IPv6, "fd00::100/64"; NULL: no IPv6 */
+	const char *gateway6;	  /* the IPv6 default route's */
 	const char *peer_mac;	  /* the helper's MAC */
-	const char *const *peers; /* addresses at peer_mac, NULL-terminated: no ARP for them */
+	const char *const *peers; /* addresses at peer_mac, NULL-terminated: no ARP/NDP for them */
 };
 
-/* Brings ifname up as c says: MTU, address, permanent neighbours, default route. */
+/*
+ * Brings ifname up as c says: MTU, addresses (IPv6 without duplicate
+ * address detection), permanent neighbours, default routes.
+ */
 int sr_link_configure(const struct sr_link_config *c, struct sr_error *err);
+/* Adds an IPv6 address (no duplicate address detection) and default route to ifname. */
+int sr_link_add_ipv6(const char *ifname, const char *address6, const char *gateway6,
+		     struct sr_error *err);
 
 /* How TCP over one route behaves: the route metrics congctl and rto_min. */
 struct sr_route_tuning {
@@ -52,6 +60,9 @@ int sr_link_route_tuning_msg(struct rtnl_route *r, const struct sr_route_tuning 
 
 /* Applies the tuning to the main table's IPv4 default route, which must be the only one. */
 int sr_link_tune_default_route(const struct sr_route_tuning *t, struct sr_error *err);
+/* The same for family's (AF_INET, AF_INET6). */
+int sr_link_tune_default_route_of(int family, const struct sr_route_tuning *t,
+				  struct sr_error *err);
 
 /*
  * Every destination the host's kernel delivers to the host itself, as

@@ -67,9 +67,12 @@ struct helper {
 	int stop_signal;
 	/* Handed the sandbox's tap on fd 3 rather than opening one (above). */
 	bool takes_tap;
-	/* The argument that keeps the gateway off the host's loopback, left out for --allow-host.
+	/* The argument that keeps the gateway off the host's loopback: left out for --allow-host.
 	 */
 	const char *no_host_loopback;
+	/* With IPv6 (the host has a default route for it): what to add, and to leave out. */
+	const char *const *ipv6_args;
+	const char *ipv4_only;
 };
 
 #define SR_NET_IFNAME	   "eth0"     /* the helper's tap in the sandbox */
@@ -80,7 +83,17 @@ struct helper {
 #define SR_NET_RESOLV_CONF_NAMES "nameserver " SR_RESOLVER_ADDRESS "\noptions edns0\n"
 #define SR_NET_ADDRESS		 "10.0.2.100" /* the sandbox's */
 #define SR_NET_PREFIX		 "24"
-#define SR_NET_MTU		 65520
+/*
+ * IPv6, slirp4netns's prefix (fd00::/64, a ULA: refused as a destination
+ * like every private range) for both helpers. The sandbox's address and
+ * route are set by PID 1, not learnt from router advertisements: those
+ * would take a second (duplicate address detection), and the policy
+ * drops them.
+ */
+#define SR_NET_ADDRESS6 "fd00::100"
+#define SR_NET_PREFIX6	"64"
+#define SR_NET_GATEWAY6 "fd00::2" /* the helper's, and its alias for the host */
+#define SR_NET_MTU	65520
 /* pasta's, for the gateway and resolver: locally administered, unicast. */
 #define SR_NET_HELPER_MAC "9a:55:9a:55:9a:55"
 
@@ -115,6 +128,8 @@ struct sr_net {
 	int ended_status;
 	/* --allow-host: the helper takes the gateway to the host's loopback. */
 	bool host_loopback;
+	/* The host routes IPv6: the sandbox gets it too. */
+	bool ipv6;
 	/* While the sandbox lives: the resolver, the sets, the record (egress.h). */
 	struct sr_egress *egress;
 	int epfd; /* the helper's pidfd and the egress's fd, for sr_net_watch_fd */
@@ -217,11 +232,17 @@ static const char *const pasta_argv[] = {
 };
 /* clang-format on */
 
+/* slirp4netns 1.2 calls it experimental; it forwards TCP and UDP over IPv6 as over IPv4. */
+static const char *const slirp4netns_ipv6[] = {"--enable-ipv6", NULL};
+static const char *const pasta_ipv6[] = {"--address=" SR_NET_ADDRESS6, "--gateway=" SR_NET_GATEWAY6,
+					 NULL};
+
 static const struct helper slirp4netns = {
     .name = "slirp4netns",
     .package = "slirp4netns",
     .argv = slirp4netns_argv,
     .no_host_loopback = "--disable-host-loopback",
+    .ipv6_args = slirp4netns_ipv6,
 };
 
 static const struct helper pasta = {
@@ -231,10 +252,12 @@ static const struct helper pasta = {
     .stop_signal = SIGKILL,
     .takes_tap = true,
     .no_host_loopback = "--no-map-gw",
+    .ipv6_args = pasta_ipv6,
+    .ipv4_only = "--ipv4-only",
 };
 
-/* The tap PID 1 makes for pasta, as pasta expects it. */
-static const char *const helper_neighbours[] = {SR_NET_GATEWAY, SR_NET_DNS, NULL};
+/* The tap PID 1 makes for pasta, as pasta expects it (IPv6 where the host has it). */
+static const char *const helper_neighbours[] = {SR_NET_GATEWAY, SR_NET_DNS, SR_NET_GATEWAY6, NULL};
 static const struct sr_link_config tap_config = {
     .ifname = SR_NET_IFNAME,
     .mtu = SR_NET_MTU,
@@ -450,6 +473,29 @@ static int find_helper(enum sr_net_helper want, struct sr_net *n, struct sr_erro
 	return 0;
 }
 
+/*
+ * Whether the host has an IPv6 default route (in the network namespace
+ * sandbox-run runs in), which the helper's sockets would take. Without
+ * one the sandbox gets no IPv6 either: its connections fail at once
+ * (no route) rather than wait on a helper that cannot send them.
+ */
+static bool host_routes_ipv6(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/net/ipv6_route", "re");
+	char dst[33], dev[IFNAMSIZ + 1];
+	unsigned plen, flags;
+
+	/* dst plen src plen next-hop metric refcount use flags device */
+	while (f &&
+	       fscanf(f, "%32s %x %*s %*x %*s %*x %*x %*x %x %16s", dst, &plen, &flags, dev) == 4) {
+		/* RTF_UP, not RTF_REJECT (the kernel's own unreachable default on lo). */
+		if (plen == 0 && strspn(dst, "0") == 32 && (flags & 0x0001) && !(flags & 0x0200) &&
+		    strcmp(dev, "lo") != 0)
+			return true;
+	}
+	return false;
+}
+
 static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr_error *err)
 {
 	struct sr_strv allow = {0}, deny = {0}, host = {0};
@@ -458,11 +504,13 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 	    .deny = &deny,
 	    .host = &host,
 	    .gateway = SR_NET_GATEWAY,
+	    .gateway6 = SR_NET_GATEWAY6,
 	    .host_ports = &c->allow_host,
 	    .record = true,
 	};
 	int r;
 
+	n->ipv6 = host_routes_ipv6();
 	r = find_helper(c->net_helper, n, err);
 	if (r < 0)
 		return r;
@@ -637,12 +685,24 @@ static _Noreturn void exec_helper(const struct sr_net *n, struct spawn *sp)
 			_exit(127);
 	if (syscall(SYS_close_range, 6, ~0U, 0) < 0)
 		_exit(127);
-	/* --allow-host: the gateway reaches the host's loopback, which the policy narrows. */
-	for (size_t i = 0, k = 0; k + 1 < SR_ARRAY_SIZE(sp->argv); i++) {
-		const char *a = n->helper->argv[i];
+	/*
+	 * The arguments as run: IPv6's added where the host has it; with
+	 * --allow-host, the gateway reaches the host's loopback, which the
+	 * policy narrows to those ports.
+	 */
+	sp->argv[0] = n->helper->argv[0];
+	for (size_t i = 0, k = 1; k + 1 < SR_ARRAY_SIZE(sp->argv); i++) {
+		const char *a = i == 0 ? NULL : n->helper->argv[i];
 
-		if (!a || !n->host_loopback || !sr_streq(a, n->helper->no_host_loopback))
-			sp->argv[k++] = a;
+		if (i == 0) {
+			for (size_t j = 0; n->ipv6 && n->helper->ipv6_args[j]; j++)
+				sp->argv[k++] = n->helper->ipv6_args[j];
+			continue;
+		}
+		if (a && ((n->host_loopback && sr_streq(a, n->helper->no_host_loopback)) ||
+			  (n->ipv6 && sr_streq(a, n->helper->ipv4_only))))
+			continue;
+		sp->argv[k++] = a;
 		if (!a)
 			break;
 	}
@@ -889,15 +949,20 @@ int sr_net_child_open(const struct sr_net *n, int *ret, struct sr_error *err)
 }
 
 /* The tap on tun, configured as pasta expects it (tap_config). */
-static int make_tap(int tun, struct sr_error *err)
+static int make_tap(const struct sr_net *n, int tun, struct sr_error *err)
 {
 	struct ifreq ifr = {.ifr_flags = IFF_TAP | IFF_NO_PI};
+	struct sr_link_config c = tap_config;
 
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", SR_NET_IFNAME);
 	if (ioctl(tun, TUNSETIFF, &ifr) < 0)
 		return sr_error_errno(err, sr_negerrno(), "create the tap device %s",
 				      SR_NET_IFNAME);
-	return sr_link_configure(&tap_config, err);
+	if (n->ipv6) {
+		c.address6 = SR_NET_ADDRESS6 "/" SR_NET_PREFIX6;
+		c.gateway6 = SR_NET_GATEWAY6;
+	}
+	return sr_link_configure(&c, err);
 }
 
 /* A socket of the sandbox's resolver, on its address inside: port 53 (CAP_NET_BIND_SERVICE). */
@@ -952,7 +1017,7 @@ int sr_net_child(const struct sr_net *n, int tun, int sock, struct sr_error *err
 	if (r < 0 || n->mode != SR_NET_EGRESS)
 		return r;
 	if (n->helper->takes_tap) {
-		r = make_tap(tun, err);
+		r = make_tap(n, tun, err);
 		if (r < 0)
 			return r;
 	}
@@ -970,6 +1035,19 @@ int sr_net_child(const struct sr_net *n, int tun, int sock, struct sr_error *err
 		return 0;
 	r = wait_ready_fd(n, err);
 	close(n->ready[0]);
+	/*
+	 * slirp4netns configures IPv4 only, and its tap exists once it is
+	 * ready. Without IPv6 the sandbox is as safe, and only says so.
+	 */
+	if (r >= 0 && n->ipv6) {
+		struct sr_error v6 = {0};
+
+		if (sr_link_add_ipv6(SR_NET_IFNAME, SR_NET_ADDRESS6 "/" SR_NET_PREFIX6,
+				     SR_NET_GATEWAY6, &v6) < 0) {
+			sr_error_prefix(&v6, "the sandbox has no IPv6");
+			sr_msg_send_warning(sock, &v6);
+		}
+	}
 	return r;
 }
 
@@ -984,6 +1062,8 @@ int sr_net_child_tune(const struct sr_net *n, struct sr_error *err)
 		r = sr_error_msg(err, -EIO, "tune the default route: injected failure");
 	else
 		r = sr_link_tune_default_route(&helper_tuning, err);
+	if (r >= 0 && n->ipv6)
+		r = sr_link_tune_default_route_of(AF_INET6, &helper_tuning, err);
 	if (r < 0)
 		sr_error_prefix(err, "TCP through the network helper is not tuned");
 	return r;

@@ -22,9 +22,18 @@
  */
 static const char *const refused_default[] = {
     "0.0.0.0/8",     "10.0.0.0/8",     "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
-    "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/4",	"240.0.0.0/4", "::1/128",
-    "fd00:ec2::254", "fc00::/7",       "fe80::/10",	"ff00::/8",
+    "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/4",	"240.0.0.0/4", "::/128",
+    "::1/128",	     "fd00:ec2::254",  "fc00::/7",	"fec0::/10",   "fe80::/10",
+    "ff00::/8",	     "64:ff9b:1::/48",
 };
+
+/*
+ * The well-known NAT64 prefix: where the host's network translates it,
+ * 64:ff9b::a9fe:a9fe is 169.254.169.254. Each refused IPv4 range is
+ * refused there too; 64:ff9b:1::/48, the local-use prefix (RFC 8215),
+ * whose translation only the site knows, is refused whole (above).
+ */
+#define NAT64_PREFIX "64:ff9b::"
 
 struct dest {
 	int family;
@@ -306,26 +315,35 @@ static void put_input(FILE *f)
 	 * errors (PMTU, unreachable) are "established,related". Neighbour
 	 * discovery is untracked and must pass for IPv6 to work on the link;
 	 * hop limit 255 proves it came from the link itself (RFC 4861).
+	 * Router advertisements do not: PID 1 sets the sandbox's IPv6 address
+	 * and route, and nothing from the link may add others.
 	 */
-	fputs("\tchain input {\n"
-	      "\t\ttype filter hook input priority filter; policy drop;\n"
-	      "\t\tiif \"lo\" accept\n"
-	      "\t\tct state established,related accept\n"
-	      "\t\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert }"
-	      " ip6 hoplimit 255 accept\n"
-	      "\t}\n",
-	      f);
+	fputs(
+	    "\tchain input {\n"
+	    "\t\ttype filter hook input priority filter; policy drop;\n"
+	    "\t\tiif \"lo\" accept\n"
+	    "\t\tct state established,related accept\n"
+	    "\t\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept\n"
+	    "\t}\n",
+	    f);
 }
 
 static int put_refused_default(FILE *f, struct sr_error *err)
 {
 	for (size_t i = 0; i < SR_ARRAY_SIZE(refused_default); i++) {
-		struct dest d;
+		struct dest d, nat64;
 
-		if (parse_address(refused_default[i], &d) < 0)
+		if (parse_address(refused_default[i], &d) < 0 ||
+		    parse_address(NAT64_PREFIX, &nat64) < 0)
 			return sr_error_msg(err, -EINVAL, "bad built-in range %s",
 					    refused_default[i]);
 		put_match(f, &d);
+		fputs(" goto refuse\n", f);
+		if (d.family != AF_INET)
+			continue;
+		memcpy(nat64.addr + 12, d.addr, 4);
+		nat64.prefix = 96 + d.prefix;
+		put_match(f, &nat64);
 		fputs(" goto refuse\n", f);
 	}
 	return 0;
