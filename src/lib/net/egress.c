@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -40,7 +41,9 @@ struct sr_egress {
 	struct entry *entries; /* rc.allow, with ports */
 	size_t n_entries;
 	int nfnl; /* the sandbox's nfnetlink socket (nfnl.h), -1 */
-	int epfd; /* the resolver's control socket and pidfd */
+	/* The resolver's sockets, until the agent's first query starts it (-1 then). */
+	int udp, tcp;
+	int epfd; /* those, then the resolver's control socket and pidfd */
 	pid_t pid;
 	int pidfd, ctl;
 	bool ended; /* the sandbox has: the record is final */
@@ -109,7 +112,7 @@ int sr_egress_new(const struct sr_config *c, const struct sr_sink *sink, uid_t u
 	if (!e)
 		return sr_error_errno(err, -ENOMEM, "network");
 	e->sink = sink;
-	e->nfnl = e->epfd = e->pidfd = e->ctl = -1;
+	e->nfnl = e->epfd = e->pidfd = e->ctl = e->udp = e->tcp = -1;
 	e->rc.change_ids = geteuid() == 0;
 	e->rc.uid = uid;
 	e->rc.gid = gid;
@@ -150,8 +153,6 @@ static int watch(struct sr_egress *e, int fd)
 
 int sr_egress_sockets(struct sr_egress *e, int *fds, size_t n, struct sr_error *err)
 {
-	_cleanup_close_ int udp = n > 1 ? steal_fd(&fds[1]) : -1,
-			    tcp = n > 2 ? steal_fd(&fds[2]) : -1;
 	int r;
 
 	if (n < 1 || e->nfnl >= 0 || (sr_egress_names(e) ? n != 3 : n != 1)) {
@@ -162,15 +163,47 @@ int sr_egress_sockets(struct sr_egress *e, int *fds, size_t n, struct sr_error *
 	e->nfnl = steal_fd(&fds[0]);
 	if (!sr_egress_names(e))
 		return 0;
-	r = sr_resolver_start(&e->rc, udp, tcp, &e->pid, &e->pidfd, &e->ctl, err);
-	if (r < 0)
-		return r;
-	r = watch(e, e->ctl);
+	/*
+	 * The resolver starts on the agent's first query, not now: a fork
+	 * here, while PID 1 finishes, would slow the set-up on a busy host
+	 * (the supervisor's pages copied on write, two processes on the
+	 * CPUs), and a run that resolves nothing never needs it. The query
+	 * waits in the socket meanwhile.
+	 */
+	e->udp = steal_fd(&fds[1]);
+	e->tcp = steal_fd(&fds[2]);
+	r = watch(e, e->udp);
 	if (r >= 0)
-		r = watch(e, e->pidfd);
+		r = watch(e, e->tcp);
 	if (r < 0)
-		return sr_error_errno(err, r, "watch the resolver");
+		return sr_error_errno(err, r, "watch the resolver's sockets");
 	return 0;
+}
+
+/* On the first query: the resolver takes the sockets. */
+static void start_resolver(struct sr_egress *e)
+{
+	struct sr_error err = {0};
+	int r;
+
+	epoll_ctl(e->epfd, EPOLL_CTL_DEL, e->udp, NULL);
+	epoll_ctl(e->epfd, EPOLL_CTL_DEL, e->tcp, NULL);
+	r = sr_resolver_start(&e->rc, e->udp, e->tcp, &e->pid, &e->pidfd, &e->ctl, &err);
+	if (r >= 0 && ((r = watch(e, e->ctl)) < 0 || (r = watch(e, e->pidfd)) < 0))
+		sr_error_errno(&err, r, "watch the resolver");
+	/* Closed here either way: without a resolver, a query fails at once (no port). */
+	sr_closep(&e->udp);
+	sr_closep(&e->tcp);
+	e->udp = e->tcp = -1;
+	if (r < 0)
+		sr_warn(e->sink, "%s: names do not resolve", err.msg);
+}
+
+static bool readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
 int sr_egress_watch_fd(const struct sr_egress *e)
@@ -303,6 +336,8 @@ void sr_egress_dispatch(struct sr_egress *e, bool during_run)
 {
 	if (!e)
 		return;
+	if (readable(e->udp) || readable(e->tcp))
+		start_resolver(e);
 	for (int i = 0; e->ctl >= 0 && i < 64; i++) {
 		struct sr_resolver_msg *m = &e->msg;
 		ssize_t k = recv(e->ctl, m, sizeof(*m), MSG_DONTWAIT);
@@ -437,6 +472,8 @@ void sr_egress_free(struct sr_egress *e)
 	}
 	sr_closep(&e->pidfd);
 	sr_closep(&e->ctl);
+	sr_closep(&e->udp);
+	sr_closep(&e->tcp);
 	sr_closep(&e->epfd);
 	sr_closep(&e->nfnl);
 	free(e->allow);

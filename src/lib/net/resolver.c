@@ -240,18 +240,27 @@ struct origin {
 struct pending {
 	bool used, waiting; /* waiting: for the supervisor's ACK */
 	struct origin o;
-	uint8_t query[QUERY_IN_MAX];
-	size_t query_len;
-	struct sr_dns_query q;
-	int up; /* the upstream socket, -1 */
+	struct work *w; /* while used */
+	int up;		/* the upstream socket, -1 */
 	unsigned attempt;
 	uint16_t up_id;
-	uint8_t up_msg[2 + SR_DNS_QUERY_MAX]; /* the upstream query, with a TCP length in front */
 	size_t up_len, up_sent;
 	int64_t deadline;
 	uint8_t *ans; /* the answer: UDP_ANSWER_MAX, or TCP_ANSWER_MAX + 2 over TCP */
 	size_t ans_len, ans_need;
 	uint32_t gen;
+};
+
+/*
+ * A pending query's large parts, allocated while it is pending: the slots
+ * themselves stay a few pages, which a new resolver does not fault in one
+ * by one (~10 us each on some VMs).
+ */
+struct work {
+	uint8_t query[QUERY_IN_MAX];
+	size_t query_len;
+	struct sr_dns_query q;
+	uint8_t up_msg[2 + SR_DNS_QUERY_MAX]; /* the upstream query, with a TCP length in front */
 	struct sr_dns_answer a;
 };
 
@@ -314,6 +323,8 @@ static void pending_free(struct pending *p)
 	p->up = -1;
 	free(p->ans);
 	p->ans = NULL;
+	free(p->w);
+	p->w = NULL;
 	p->used = p->waiting = false;
 }
 
@@ -321,7 +332,7 @@ static void fail(struct resolver *rs, struct pending *p, uint16_t rcode)
 {
 	uint8_t out[SR_DNS_QUERY_MAX];
 
-	reply(rs, &p->o, out, sr_dns_error(p->query, p->query_len, &p->q, 0, rcode, out));
+	reply(rs, &p->o, out, sr_dns_error(p->w->query, p->w->query_len, &p->w->q, 0, rcode, out));
 	pending_free(p);
 }
 
@@ -350,9 +361,9 @@ static int ask_upstream(struct resolver *rs, struct pending *p)
 	p->up = -1;
 	if (getrandom(&p->up_id, sizeof(p->up_id), 0) != sizeof(p->up_id))
 		return -EIO;
-	n = sr_dns_build_query(p->query, &p->q, p->up_id, p->up_msg + 2);
-	p->up_msg[0] = (uint8_t)(n >> 8);
-	p->up_msg[1] = (uint8_t)n;
+	n = sr_dns_build_query(p->w->query, &p->w->q, p->up_id, p->w->up_msg + 2);
+	p->w->up_msg[0] = (uint8_t)(n >> 8);
+	p->w->up_msg[1] = (uint8_t)n;
 	p->up_len = tcp ? n + 2 : n;
 	p->up_sent = 0;
 	p->ans_len = 0;
@@ -367,7 +378,7 @@ static int ask_upstream(struct resolver *rs, struct pending *p)
 	if (connect(fd, (const struct sockaddr *)&c->upstream[u], c->upstream_len[u]) < 0 &&
 	    errno != EINPROGRESS)
 		return sr_negerrno();
-	if (!tcp && send(fd, p->up_msg + 2, n, 0) != (ssize_t)n)
+	if (!tcp && send(fd, p->w->up_msg + 2, n, 0) != (ssize_t)n)
 		return sr_negerrno();
 	if (!tcp)
 		p->up_sent = n;
@@ -409,19 +420,24 @@ static void on_query(struct resolver *rs, const uint8_t *msg, size_t len, const 
 		reply(rs, o, out, sr_dns_error(msg, len, &q, 0, SR_DNS_SERVFAIL, out));
 		return;
 	}
+	p->w = malloc(sizeof(*p->w));
+	p->ans = malloc(o->client >= 0 ? TCP_ANSWER_MAX + 2 : UDP_ANSWER_MAX);
+	if (!p->w || !p->ans) {
+		free(p->w);
+		free(p->ans);
+		p->w = NULL;
+		p->ans = NULL;
+		reply(rs, o, out, sr_dns_error(msg, len, &q, 0, SR_DNS_SERVFAIL, out));
+		return;
+	}
 	p->o = *o;
 	p->up = -1;
 	p->waiting = false;
 	p->used = true;
 	p->gen = ++rs->gen;
-	p->q = q;
-	memcpy(p->query, msg, len);
-	p->query_len = len;
-	p->ans = malloc(o->client >= 0 ? TCP_ANSWER_MAX + 2 : UDP_ANSWER_MAX);
-	if (!p->ans) {
-		fail(rs, p, SR_DNS_SERVFAIL);
-		return;
-	}
+	p->w->q = q;
+	memcpy(p->w->query, msg, len);
+	p->w->query_len = len;
 	if (o->client >= 0)
 		rs->cl[o->client].busy = true;
 	p->attempt = 0;
@@ -432,12 +448,12 @@ static void on_query(struct resolver *rs, const uint8_t *msg, size_t len, const 
 /* An answer for p, read from upstream: refused, given, or first to the supervisor. */
 static void on_answer(struct resolver *rs, struct pending *p)
 {
-	struct sr_dns_answer *a = &p->a;
+	struct sr_dns_answer *a = &p->w->a;
 	struct sr_resolver_msg *m = &rs->msg;
 	size_t slot = (size_t)(p - rs->p), cap;
 
-	if (sr_dns_parse_answer(p->ans, p->ans_len, p->query, &p->q, p->up_id, SR_RESOLVER_TTL_MAX,
-				a) < 0) {
+	if (sr_dns_parse_answer(p->ans, p->ans_len, p->w->query, &p->w->q, p->up_id,
+				SR_RESOLVER_TTL_MAX, a) < 0) {
 		/* Not an answer to this query (a spoof, garbage): wait on, or try again. */
 		if (p->o.client >= 0)
 			retry_or_fail(rs, p);
@@ -451,23 +467,23 @@ static void on_answer(struct resolver *rs, struct pending *p)
 	for (size_t i = 1; i < a->n_chain; i++) {
 		if (!sr_resolver_denied(rs->c, a->chain[i]))
 			continue;
-		tell_refused(rs, a->chain[i], p->q.qtype);
+		tell_refused(rs, a->chain[i], p->w->q.qtype);
 		fail(rs, p, SR_DNS_REFUSED);
 		return;
 	}
 	if (a->n_addrs == 0) {
 		cap = p->o.client >= 0 ? TCP_ANSWER_MAX : UDP_ANSWER_MAX;
-		reply(rs, &p->o, p->ans, sr_dns_finish(p->ans, cap, a, &p->q, p->o.client < 0));
+		reply(rs, &p->o, p->ans, sr_dns_finish(p->ans, cap, a, &p->w->q, p->o.client < 0));
 		pending_free(p);
 		return;
 	}
 	memset(m, 0, offsetof(struct sr_resolver_msg, name));
 	m->type = SR_RESOLVER_ADDRESSES;
 	m->id = (uint32_t)slot | p->gen << 8;
-	m->qtype = p->q.qtype;
+	m->qtype = p->w->q.qtype;
 	m->n_addrs = (uint16_t)a->n_addrs;
 	memcpy(m->addrs, a->addrs, a->n_addrs * sizeof(a->addrs[0]));
-	snprintf(m->name, sizeof(m->name), "%s", p->q.name);
+	snprintf(m->name, sizeof(m->name), "%s", p->w->q.name);
 	if (send(FD_CTL, m, sizeof(*m), MSG_DONTWAIT) != (ssize_t)sizeof(*m)) {
 		fail(rs, p, SR_DNS_SERVFAIL);
 		return;
@@ -495,8 +511,8 @@ static void on_ack(struct resolver *rs)
 		return;
 	}
 	reply(rs, &p->o, p->ans,
-	      sr_dns_finish(p->ans, p->o.client >= 0 ? TCP_ANSWER_MAX : UDP_ANSWER_MAX, &p->a,
-			    &p->q, p->o.client < 0));
+	      sr_dns_finish(p->ans, p->o.client >= 0 ? TCP_ANSWER_MAX : UDP_ANSWER_MAX, &p->w->a,
+			    &p->w->q, p->o.client < 0));
 	pending_free(p);
 }
 
@@ -594,7 +610,7 @@ static void on_upstream(struct resolver *rs, struct pending *p, short revents)
 		return;
 	}
 	if (p->up_sent < p->up_len && (revents & POLLOUT)) {
-		k = send(p->up, p->up_msg + p->up_sent, p->up_len - p->up_sent,
+		k = send(p->up, p->w->up_msg + p->up_sent, p->up_len - p->up_sent,
 			 MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (k < 0 && errno != EAGAIN) {
 			retry_or_fail(rs, p);
