@@ -218,7 +218,7 @@ START_TEST(test_names)
 	p.host = STRV("203.0.113.7", "10.200.0.2");
 	t = ruleset(&p);
 	line_at(t, "\ttype filter hook output priority filter; policy drop;");
-	line_at(t, "set allow4 {\n\t\ttype ipv4_addr\n\t\tflags timeout\n\t\tsize 16384");
+	line_at(t, "set allow4 {\n\t\ttype ipv4_addr\n\t\tflags timeout\n\t\tsize 4096\n\t}");
 	line_at(t, "set allow6p {\n\t\ttype ipv6_addr . inet_service\n\t\tflags timeout");
 	lock = line_at(t, "\tmeta l4proto { tcp, udp } th dport { 53, 853 } goto refuse");
 	literal = line_at(t, "\tip daddr 10.200.0.2 accept");

@@ -369,6 +369,12 @@ static void put_allow_sets(FILE *f)
 	    {SR_NFT_SET_ALLOW6_PORT, "ipv6_addr . inet_service"},
 	};
 
+	/*
+	 * A size makes the kernel take a hash with that many buckets at
+	 * install: 16384 a set cost ~0.35 ms of the start-up here, 4096 ~0.07
+	 * ms. ("policy memory", a hash that grows, refuses a second element
+	 * with EEXIST on nft 1.0.6 and Linux 6.18.)
+	 */
 	for (size_t i = 0; i < SR_ARRAY_SIZE(sets); i++)
 		fprintf(f, "\tset %s {\n\t\ttype %s\n\t\tflags timeout\n\t\tsize %d\n\t}\n",
 			sets[i].name, sets[i].type, SR_NFT_ALLOW_MAX);

@@ -22,7 +22,7 @@
 #define SR_NFT_SET_ALLOW6_PORT "allow6p"
 #define SR_NFT_SET_REFUSED4    "refused4"
 #define SR_NFT_SET_REFUSED6    "refused6"
-#define SR_NFT_ALLOW_MAX       16384
+#define SR_NFT_ALLOW_MAX       4096
 #define SR_NFT_REFUSED_MAX     256
 
 /*
