@@ -170,7 +170,8 @@ sr_a() {
 
 	if [ "$SR_AS" = user ]; then
 		as=(setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups
-			--inh-caps=-all -- env HOME="$SR_TMP/home-user" XDG_CONFIG_HOME="$SR_TMP/xdg-user")
+			--inh-caps=-all -- env HOME="$SR_TMP/home-user" XDG_CONFIG_HOME="$SR_TMP/xdg-user"
+			SANDBOX_RUN_STATE_DIR="$SR_TMP/state-user" SANDBOX_RUN_DATA_DIR="$SR_TMP/data-user")
 	fi
 	nsenter -t "$A_PID" -n -m -- "${as[@]}" "$SR" "$@" <"${SR_STDIN:-/dev/null}" >"$o" 2>"$e"
 	rc=$?

@@ -288,6 +288,28 @@ t_ipv6() {
 	assert_match "IPv4 works (a name with both)" "sr-marker B $API\$" "$out"
 }
 
+# A sandbox that lives: its execs share the resolver and the sets; each
+# exec's record has the sandbox's network so far.
+t_living() {
+	local id f="$SR_OUT/names-exec-$SR_AS.json"
+	sr_a create --net egress --allow api.sr-test --timeout 60s
+	id=$out
+	if [ "$rc" != 0 ] || [ -z "$id" ]; then
+		not_ok "create a living sandbox with a name allowed (rc $rc)"
+		return
+	fi
+	sr_a exec "$id" -- $CURL "http://api.sr-test:$PORT/"
+	assert_eq "create + exec: an allowed name resolves and connects" "sr-marker B $API" "$out"
+	sr_a exec --result "$f" "$id" -- sh -c \
+		"getent hosts evil.sr-test; $CURL http://$EVIL:$PORT/; $CURL http://$API:$PORT/"
+	assert_eq "a later exec reaches the address an earlier one resolved" "sr-marker B $API" "$out"
+	assert_match "the exec's record: the sandbox's network so far" \
+		"\"allowed_names\": \[\"api.sr-test\"\], \"refused\": \[\{\"dest\": \"$EVIL:$PORT\"" \
+		"$(json_get "$f" network)"
+	sr_a rm "$id"
+	assert_eq "rm" 0 "$rc"
+}
+
 t_through_pasta() {
 	local SR_TAG="pasta: "
 	if ! command -v pasta >/dev/null; then
@@ -307,5 +329,5 @@ if ! setup_network; then
 	exit 1
 fi
 for_each_user t_allowed_name t_not_allowed t_wildcard t_address_change t_dns_elsewhere \
-	t_exfiltration t_deny t_large_answer t_allow_host t_record t_ipv6 t_through_pasta
+	t_exfiltration t_deny t_large_answer t_allow_host t_record t_ipv6 t_living t_through_pasta
 done_testing
