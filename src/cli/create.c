@@ -27,9 +27,9 @@ static void usage(FILE *f)
 	      "  --timeout DURATION   its deadline, from now (default: the profile's; 0: none)\n"
 	      "\n"
 	      "Every option of `sandbox-run run` applies (see sandbox-run --help): -p,\n"
-	      "--memory, --cpus, --pids, --disk, --net, --allow, --deny, --env, --env-file,\n"
-	      "--pass-env, --ro-bind, --bind, --strict, -q, -v. The limits hold for the\n"
-	      "whole sandbox, every exec in it together.\n",
+	      "--memory, --cpus, --pids, --disk, --net, --allow, --deny, --allow-host, --env,\n"
+	      "--env-file, --pass-env, --ro-bind, --bind, --strict, -q, -v. The limits hold\n"
+	      "for the whole sandbox, every exec in it together.\n",
 	      f);
 }
 
