@@ -2,6 +2,7 @@
 #include "egress.h"
 #include "nfnl.h"
 #include "nft.h"
+#include "protocol.h"
 #include "resolver.h"
 #include "units.h"
 #include "util.h"
@@ -455,6 +456,50 @@ void sr_egress_record(struct sr_egress *e, struct sr_result_network *ret)
 	/* The sets hold at most SR_NFT_REFUSED_MAX each: full, some went uncounted. */
 	ret->truncated =
 	    e->names_truncated || n < e->n_dests + e->n_refused || e->n_dests >= SR_NFT_REFUSED_MAX;
+}
+
+/* A socket of the sandbox's resolver, on its address inside: port 53 (CAP_NET_BIND_SERVICE). */
+static int resolver_socket(int type, struct sr_error *err)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(53)};
+	_cleanup_close_ int fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	inet_pton(AF_INET, SR_RESOLVER_ADDRESS, &a.sin_addr);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 64) < 0))
+		return sr_error_errno(err, sr_negerrno(), "the resolver's socket on %s:53",
+				      SR_RESOLVER_ADDRESS);
+	return steal_fd(&fd);
+}
+
+/*
+ * What the supervisor needs of this namespace while the sandbox lives
+ * (NET, protocol.h): an nfnetlink socket for the sets (nfnl.h), and with
+ * names the resolver's sockets. Made here, while PID 1 has
+ * CAP_NET_ADMIN over the namespace (the kernel checks the opener's too),
+ * before anything of the agent's runs; PID 1 keeps none of them.
+ */
+int sr_egress_child_sockets(const struct sr_egress *e, int sock, struct sr_error *err)
+{
+	struct sr_msg m = {.type = SR_MSG_NET};
+	int fds[3] = {-1, -1, -1}, r = 0;
+	size_t k = sr_egress_names(e) ? 3 : 1;
+
+	fds[0] = sr_nfnl_open();
+	if (fds[0] < 0)
+		r = sr_error_errno(err, fds[0], "nftables: netlink socket");
+	if (r >= 0 && k == 3 && (fds[1] = resolver_socket(SOCK_DGRAM, err)) < 0)
+		r = fds[1];
+	if (r >= 0 && k == 3 && (fds[2] = resolver_socket(SOCK_STREAM, err)) < 0)
+		r = fds[2];
+	if (r >= 0) {
+		r = sr_msg_send_full(sock, &m, NULL, 0, fds, k);
+		if (r < 0)
+			sr_error_errno(err, r, "send the network's sockets");
+	}
+	for (size_t i = 0; i < SR_ARRAY_SIZE(fds); i++)
+		sr_closep(&fds[i]);
+	return r;
 }
 
 void sr_egress_free(struct sr_egress *e)

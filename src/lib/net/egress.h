@@ -5,7 +5,8 @@
  * finds put into the policy's sets (nfnl.h) before it answers, and the
  * record of what the policy refused (the result's "network", -v's lines).
  * Its fds are the supervisor's alone; PID 1 hands it the sockets it made
- * in the sandbox's network namespace (SR_MSG_NET, protocol.h).
+ * in the sandbox's network namespace (SR_MSG_NET, protocol.h), with
+ * sr_egress_child_sockets().
  */
 #pragma once
 
@@ -25,6 +26,12 @@ struct sr_egress;
  */
 int sr_egress_new(const struct sr_config *c, const struct sr_sink *sink, uid_t uid, gid_t gid,
 		  struct sr_egress **ret, struct sr_error *err);
+/*
+ * PID 1, at the network step, while it has CAP_NET_ADMIN and
+ * CAP_NET_BIND_SERVICE over the sandbox's network namespace: the sockets
+ * below made there and sent over sock (NET, protocol.h); PID 1 keeps none.
+ */
+int sr_egress_child_sockets(const struct sr_egress *e, int sock, struct sr_error *err);
 /* Whether the policy names hosts: the sandbox's DNS is the resolver, and nothing else. */
 bool sr_egress_names(const struct sr_egress *e);
 /* Whether --allow names hosts: an allowlist whose names' addresses the resolver opens. */

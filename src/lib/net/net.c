@@ -3,31 +3,26 @@
 #include "egress.h"
 #include "fault.h"
 #include "link.h"
-#include "nfnl.h"
 #include "nft.h"
+#include "policy.h"
 #include "protocol.h"
 #include "resolver.h"
-#include "units.h"
+#include "spawn.h"
 #include "util.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <strings.h>
 #include <sys/wait.h>
 
 /*
@@ -276,112 +271,6 @@ static const struct helper *const helpers[_SR_NET_HELPER_MAX] = {
 /* "auto" takes the first one installed, in this order. */
 static const enum sr_net_helper auto_order[] = {SR_NET_HELPER_SLIRP4NETNS, SR_NET_HELPER_PASTA};
 
-static int push_address(struct sr_strv *v, const struct sockaddr *sa, unsigned port)
-{
-	char a[INET6_ADDRSTRLEN], s[INET6_ADDRSTRLEN + 16];
-	const void *p = sa->sa_family == AF_INET
-			    ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
-			    : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
-
-	if (!inet_ntop(sa->sa_family, p, a, sizeof(a)))
-		return sr_negerrno();
-	if (!port)
-		snprintf(s, sizeof(s), "%s", a);
-	else if (sa->sa_family == AF_INET)
-		snprintf(s, sizeof(s), "%s:%u", a, port);
-	else
-		snprintf(s, sizeof(s), "[%s]:%u", a, port);
-	return sr_strv_push(v, s);
-}
-
-/*
- * An entry written as an address goes to the ruleset as it is. A host
- * name in --allow is the sandbox's resolver's, when the agent asks
- * (egress.c); one in --deny is refused by the resolver too, and also
- * resolved here, once, so that its addresses at start are refused by
- * address as well: in default mode nothing else would stop an agent
- * that knows them. Every address, IPv4 and IPv6; none, where it does not
- * resolve. A wildcard names no address to resolve.
- */
-static int resolve(const char *entry, struct sr_strv *out, bool names, struct sr_error *err)
-{
-	const struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *ai = NULL;
-	struct sr_dest d;
-	int r = 0;
-
-	if (sr_parse_dest(entry, &d) < 0)
-		return sr_error_msg(err, -EINVAL, "bad destination '%s'", entry);
-	if (d.kind != SR_DEST_HOST)
-		return sr_strv_push(out, entry) < 0 ? sr_error_errno(err, -ENOMEM, "%s", entry) : 0;
-	if (!names || d.wildcard)
-		return 0;
-	/* One that does not resolve is refused by name all the same. */
-	if (getaddrinfo(d.host, NULL, &hints, &ai) != 0)
-		return 0;
-	for (struct addrinfo *i = ai; i && r >= 0; i = i->ai_next)
-		if (i->ai_family == AF_INET || i->ai_family == AF_INET6)
-			r = push_address(out, i->ai_addr, d.port);
-	freeaddrinfo(ai);
-	if (r < 0)
-		return sr_error_errno(err, r, "resolve '%s'", d.host);
-	return 0;
-}
-
-static int resolve_all(const struct sr_strv *in, struct sr_strv *out, bool names, const char *opt,
-		       struct sr_error *err)
-{
-	for (size_t i = 0; i < in->n; i++) {
-		int r = resolve(in->items[i], out, names, err);
-
-		if (r < 0)
-			return sr_error_prefix(err, "%s", opt);
-	}
-	return 0;
-}
-
-/*
- * What an --allow entry cannot mean: the host's loopback. The helper's
- * alias for the host stays refused, and the sandbox's own loopback is not
- * the host's; both are what a user reaching for a service on the host's
- * 127.0.0.1 writes, and both would be accepted and do nothing. Said, with
- * what does it.
- */
-static int check_allow(const char *entry, struct sr_error *err)
-{
-	static const unsigned char gateway[4] = {10, 0, 2, 2};
-	char port[16] = "PORT";
-	struct sr_dest d;
-	bool loopback;
-
-	if (sr_parse_dest(entry, &d) < 0)
-		return sr_error_msg(err, -EINVAL, "--allow: bad destination '%s'", entry);
-	if (d.port)
-		snprintf(port, sizeof(port), "%u", d.port);
-	loopback =
-	    (d.kind == SR_DEST_IPV4 && d.addr[0] == 127 && d.prefix == 32) ||
-	    (d.kind == SR_DEST_IPV6 && d.prefix == 128 &&
-	     IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)d.addr)) ||
-	    (d.kind == SR_DEST_HOST && !d.wildcard &&
-	     (strcasecmp(d.host, "localhost") == 0 || strcasecmp(d.host, "localhost.") == 0));
-	if (loopback)
-		return sr_error_msg(
-		    err, -EINVAL,
-		    "--allow %s: the sandbox's loopback is its own, not the host's; "
-		    "for the host's 127.0.0.1:%s use --allow-host %s (the sandbox "
-		    "reaches it at " SR_NET_GATEWAY ":%s)",
-		    entry, port, port, port);
-	if (d.kind == SR_DEST_IPV4 && d.prefix == 32 && memcmp(d.addr, gateway, 4) == 0)
-		return sr_error_msg(
-		    err, -EINVAL,
-		    "--allow %s: " SR_NET_GATEWAY " is the network helper's "
-		    "address for the host, which stays refused; for the host's "
-		    "127.0.0.1:%s use --allow-host %s (the sandbox reaches it at " SR_NET_GATEWAY
-		    ":%s)",
-		    entry, port, port, port);
-	return 0;
-}
-
 /*
  * Whether the helper may open path with `want` (R_OK/W_OK/X_OK), and search
  * every directory above it. It runs as the caller, except that a root
@@ -498,15 +387,10 @@ static bool host_routes_ipv6(void)
 
 static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr_error *err)
 {
-	struct sr_strv allow = {0}, deny = {0}, host = {0};
-	struct sr_nft_policy policy = {
-	    .allow = &allow,
-	    .deny = &deny,
-	    .host = &host,
+	static const struct sr_policy_addressing addressing = {
 	    .gateway = SR_NET_GATEWAY,
 	    .gateway6 = SR_NET_GATEWAY6,
-	    .host_ports = &c->allow_host,
-	    .record = true,
+	    .dns = SR_NET_DNS,
 	};
 	int r;
 
@@ -529,31 +413,12 @@ static int prepare_egress(const struct sr_config *c, struct sr_net *n, struct sr
 				      geteuid() == 0 && !n->helper->takes_tap
 					  ? ", and slirp4netns runs unprivileged"
 					  : "");
-	for (size_t i = 0; i < c->allow.n && r >= 0; i++)
-		r = check_allow(c->allow.items[i], err);
+	r = sr_policy_check(c, &addressing, err);
 	if (r >= 0)
 		r = sr_egress_new(c, n->sink, n->helper_uid, n->helper_gid, &n->egress, err);
 	if (r >= 0)
-		r = resolve_all(&c->allow, &allow, false, "--allow", err);
-	if (r >= 0)
-		r = resolve_all(&c->deny, &deny, true, "--deny", err);
-	/*
-	 * The helper's sockets are the host's: without these, an agent could
-	 * reach a service listening on 0.0.0.0 through one of the host's own
-	 * addresses, whichever interface holds it.
-	 */
-	if (r >= 0)
-		r = sr_link_local_destinations(&host, err);
-	if (r >= 0) {
-		policy.names = sr_egress_allows_names(n->egress);
-		policy.dns_locked = sr_egress_names(n->egress);
-		/* With names, the helper's resolver is refused like any other. */
-		policy.dns = policy.dns_locked ? NULL : SR_NET_DNS;
-		r = sr_nft_ruleset(&policy, &n->ruleset, err);
-	}
-	sr_strv_free(&allow);
-	sr_strv_free(&deny);
-	sr_strv_free(&host);
+		r = sr_policy_ruleset(c, &addressing, sr_egress_allows_names(n->egress),
+				      sr_egress_names(n->egress), &n->ruleset, err);
 	if (r < 0)
 		return r;
 	n->host_loopback = c->allow_host.n > 0;
@@ -618,123 +483,46 @@ static int open_ns(pid_t child, const char *name, struct sr_error *err)
 }
 
 /*
- * In the forked child, so async-signal-safe calls only. The parent-death
- * signal ties the helper to sandbox-run however it dies (pasta has no
- * exit fd). It is set after the helper has joined the sandbox's outer user
- * namespace and taken its ids there (a root caller's host uid changes,
- * which clears it); it survives the exec (the helpers are not set-id) and
- * their dropping capabilities. The signal mask is the
- * supervisor's, which blocks the signals it forwards: not the helper's.
- */
-struct spawn {
-	pid_t parent;
-	bool show_stderr;
-	bool caller_is_root;  /* its groups must go; anyone else's cannot (setgroups denied) */
-	int userns;	      /* the sandbox's outer user namespace, joined before exec */
-	int fds[3];	      /* become 3-5; -1: that one stays closed */
-	const char *argv[32]; /* the helper's, as run */
-};
-
-static _Noreturn void exec_helper(const struct sr_net *n, struct spawn *sp)
-{
-	sigset_t none;
-	int null;
-
-	/*
-	 * Into the sandbox's outer user namespace as its uid 0: the caller, or
-	 * for a root caller the unprivileged id the sandbox maps (userns.h).
-	 * The helper's capabilities then apply to the sandbox's namespaces
-	 * only, never to the host's. Root's groups go; an unprivileged caller
-	 * cannot drop its own (setgroups is denied there).
-	 */
-	if (setns(sp->userns, CLONE_NEWUSER) < 0 ||
-	    (setgroups(0, NULL) < 0 && (sp->caller_is_root || errno != EPERM)) ||
-	    setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
-		_exit(127);
-	/* After the id change, which would clear it. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != sp->parent)
-		_exit(127);
-	/*
-	 * A process group of its own: a terminal's ^C, ^Z or hang-up goes to
-	 * sandbox-run's group, and sandbox-run passes it on to the agent; it
-	 * must not end the agent's network. The death signal above still ties
-	 * the helper to sandbox-run.
-	 */
-	if (setpgid(0, 0) < 0)
-		_exit(127);
-	sigemptyset(&none);
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-		_exit(127);
-	/* Its chatter would land in the agent's stderr; -vv shows it. */
-	if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || (!sp->show_stderr && dup2(null, 2) < 0))
-		_exit(127);
-	/*
-	 * Shown, its stderr may be the terminal, to which its own process
-	 * group is in the background: with `stty tostop` its first write
-	 * would stop it (SIGTTOU), the sandbox's network with it. Ignored,
-	 * the signal is not sent and the write goes through (and stays
-	 * ignored across the exec).
-	 */
-	if (sp->show_stderr &&
-	    sigaction(SIGTTOU, &(struct sigaction){.sa_handler = SIG_IGN}, NULL) < 0)
-		_exit(127);
-	for (int i = 0; i < 3; i++)
-		if (sp->fds[i] >= 0 ? dup2(sp->fds[i], 3 + i) < 0
-				    : close(3 + i) < 0 && errno != EBADF)
-			_exit(127);
-	if (syscall(SYS_close_range, 6, ~0U, 0) < 0)
-		_exit(127);
-	/*
-	 * The arguments as run: IPv6's added where the host has it; with
-	 * --allow-host, the gateway reaches the host's loopback, which the
-	 * policy narrows to those ports.
-	 */
-	sp->argv[0] = n->helper->argv[0];
-	for (size_t i = 0, k = 1; k + 1 < SR_ARRAY_SIZE(sp->argv); i++) {
-		const char *a = i == 0 ? NULL : n->helper->argv[i];
-
-		if (i == 0) {
-			for (size_t j = 0; n->ipv6 && n->helper->ipv6_args[j]; j++)
-				sp->argv[k++] = n->helper->ipv6_args[j];
-			continue;
-		}
-		if (a && ((n->host_loopback && sr_streq(a, n->helper->no_host_loopback)) ||
-			  (n->ipv6 && sr_streq(a, n->helper->ipv4_only))))
-			continue;
-		sp->argv[k++] = a;
-		if (!a)
-			break;
-	}
-	/*
-	 * An empty environment: the caller's may hold credentials, and the
-	 * helper parses the agent's packets. Neither helper needs one (pasta
-	 * reads only $SHELL, to spawn a shell, which --netns never does).
-	 */
-	execve(n->helper_path, (char *const *)sp->argv, (char *const[]){NULL});
-	_exit(127);
-}
-
-/*
  * fd3, fd4: high (>= 10), to become 3 and 4 (-1: closed); 5 is the
  * sandbox's network namespace. The helper's pid and a pidfd on it go in n,
  * and the namespaces are the helper's alone from here on.
  */
 static int spawn_helper(struct sr_net *n, int fd3, int fd4, struct sr_error *err)
 {
-	struct spawn sp = {
+	const char *argv[32];
+	struct sr_helper_exec x = {
+	    .path = n->helper_path,
+	    .argv = argv,
 	    .parent = getpid(),
 	    .show_stderr = sr_sink_enabled(n->sink, SR_LOG_DEBUG),
 	    .caller_is_root = geteuid() == 0,
 	    .userns = n->userns,
 	    .fds = {fd3, fd4, n->netns},
 	};
+	size_t k = 0;
 	pid_t pid;
 
+	/*
+	 * The arguments as run: IPv6's added where the host has it; with
+	 * --allow-host, the gateway reaches the host's loopback, which the
+	 * policy narrows to those ports.
+	 */
+	argv[k++] = n->helper->argv[0];
+	for (size_t j = 0; n->ipv6 && n->helper->ipv6_args[j]; j++)
+		argv[k++] = n->helper->ipv6_args[j];
+	for (size_t i = 1; n->helper->argv[i] && k + 1 < SR_ARRAY_SIZE(argv); i++) {
+		const char *a = n->helper->argv[i];
+
+		if ((n->host_loopback && sr_streq(a, n->helper->no_host_loopback)) ||
+		    (n->ipv6 && sr_streq(a, n->helper->ipv4_only)))
+			continue;
+		argv[k++] = a;
+	}
+	argv[k] = NULL;
 	/* fork, not posix_spawn: the parent-death signal is set between fork and exec. */
 	pid = fork();
 	if (pid == 0)
-		exec_helper(n, &sp);
+		sr_helper_exec(&x);
 	close(steal_fd(&n->userns));
 	close(steal_fd(&n->netns));
 	if (pid < 0)
@@ -965,50 +753,6 @@ static int make_tap(const struct sr_net *n, int tun, struct sr_error *err)
 	return sr_link_configure(&c, err);
 }
 
-/* A socket of the sandbox's resolver, on its address inside: port 53 (CAP_NET_BIND_SERVICE). */
-static int resolver_socket(int type, struct sr_error *err)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(53)};
-	_cleanup_close_ int fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-	inet_pton(AF_INET, SR_RESOLVER_ADDRESS, &a.sin_addr);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    (type == SOCK_STREAM && listen(fd, 64) < 0))
-		return sr_error_errno(err, sr_negerrno(), "the resolver's socket on %s:53",
-				      SR_RESOLVER_ADDRESS);
-	return steal_fd(&fd);
-}
-
-/*
- * What the supervisor needs of this namespace while the sandbox lives
- * (NET, protocol.h): an nfnetlink socket for the sets (nfnl.h), and with
- * names the resolver's sockets. Made here, while PID 1 has
- * CAP_NET_ADMIN over the namespace (the kernel checks the opener's too),
- * before anything of the agent's runs; PID 1 keeps none of them.
- */
-static int send_sockets(const struct sr_net *n, int sock, struct sr_error *err)
-{
-	struct sr_msg m = {.type = SR_MSG_NET};
-	int fds[3] = {-1, -1, -1}, r = 0;
-	size_t k = sr_egress_names(n->egress) ? 3 : 1;
-
-	fds[0] = sr_nfnl_open();
-	if (fds[0] < 0)
-		r = sr_error_errno(err, fds[0], "nftables: netlink socket");
-	if (r >= 0 && k == 3 && (fds[1] = resolver_socket(SOCK_DGRAM, err)) < 0)
-		r = fds[1];
-	if (r >= 0 && k == 3 && (fds[2] = resolver_socket(SOCK_STREAM, err)) < 0)
-		r = fds[2];
-	if (r >= 0) {
-		r = sr_msg_send_full(sock, &m, NULL, 0, fds, k);
-		if (r < 0)
-			sr_error_errno(err, r, "send the network's sockets");
-	}
-	for (size_t i = 0; i < SR_ARRAY_SIZE(fds); i++)
-		sr_closep(&fds[i]);
-	return r;
-}
-
 int sr_net_child(const struct sr_net *n, int tun, int sock, struct sr_error *err)
 {
 	int r;
@@ -1028,7 +772,7 @@ int sr_net_child(const struct sr_net *n, int tun, int sock, struct sr_error *err
 	 */
 	r = sr_nft_install(n->ruleset, err);
 	if (r >= 0)
-		r = send_sockets(n, sock, err);
+		r = sr_egress_child_sockets(n->egress, sock, err);
 	if (r < 0)
 		return r;
 	if (n->helper->takes_tap)
