@@ -209,6 +209,8 @@ t_allow_host() {
 	assert_match "--allow 127.0.0.1:PORT: the same" "loopback is its own, not the host's; .* use --allow-host $PORT" "$errout"
 	sr_a --net egress --allow localhost -- true
 	assert_match "--allow localhost: the same" "^sandbox-run: --allow localhost: .*--allow-host PORT" "$errout"
+	sr_a --net egress --allow "[fd00::2]:$PORT" -- true
+	assert_match "--allow the IPv6 gateway: the same" "^sandbox-run: --allow \[fd00::2\]:$PORT: the network helper's address for the host" "$errout"
 }
 
 # What the policy stopped, in the record and at -v.

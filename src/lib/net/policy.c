@@ -82,15 +82,23 @@ static int resolve_all(const struct sr_strv *in, struct sr_strv *out, bool names
  * 127.0.0.1 writes, and both would be accepted and do nothing. Said, with
  * what does it.
  */
-static int check_allow(const char *entry, const char *gw, struct sr_error *err)
+/* Whether d is exactly the address text (NULL: none). */
+static bool is_address(const struct sr_dest *d, const char *text)
 {
-	unsigned char gateway[4] = {0};
+	struct sr_dest a;
+
+	return text && d->kind != SR_DEST_HOST && sr_parse_dest(text, &a) == 0 &&
+	       a.kind == d->kind && a.prefix == d->prefix && memcmp(a.addr, d->addr, 16) == 0;
+}
+
+static int check_allow(const char *entry, const struct sr_policy_addressing *a,
+		       struct sr_error *err)
+{
+	const char *gw = a->gateway ? a->gateway : "the gateway";
 	char port[16] = "PORT";
 	struct sr_dest d;
 	bool loopback;
 
-	if (gw)
-		inet_pton(AF_INET, gw, gateway);
 	if (sr_parse_dest(entry, &d) < 0)
 		return sr_error_msg(err, -EINVAL, "--allow: bad destination '%s'", entry);
 	if (d.port)
@@ -108,12 +116,12 @@ static int check_allow(const char *entry, const char *gw, struct sr_error *err)
 		    "for the host's 127.0.0.1:%s use --allow-host %s (the sandbox "
 		    "reaches it at %s:%s)",
 		    entry, port, port, gw, port);
-	if (gw && d.kind == SR_DEST_IPV4 && d.prefix == 32 && memcmp(d.addr, gateway, 4) == 0)
+	if (is_address(&d, a->gateway) || is_address(&d, a->gateway6))
 		return sr_error_msg(err, -EINVAL,
-				    "--allow %s: %s is the network helper's address for the host, "
+				    "--allow %s: the network helper's address for the host, "
 				    "which stays refused; for the host's 127.0.0.1:%s use "
 				    "--allow-host %s (the sandbox reaches it at %s:%s)",
-				    entry, gw, port, port, gw, port);
+				    entry, port, port, gw, port);
 	return 0;
 }
 
@@ -121,7 +129,7 @@ int sr_policy_check(const struct sr_config *c, const struct sr_policy_addressing
 		    struct sr_error *err)
 {
 	for (size_t i = 0; i < c->allow.n; i++) {
-		int r = check_allow(c->allow.items[i], a->gateway, err);
+		int r = check_allow(c->allow.items[i], a, err);
 
 		if (r < 0)
 			return r;
