@@ -479,7 +479,7 @@ static int cache_in(struct inst *in, int datafd, struct sr_error *err)
 		return sr_error_errno(err, r, "package cache");
 	}
 	/* A worker that failed closes its end: our write fails, and it says why. */
-	if ((r = sr_archive_writer_new(p[1], false, &w, &werr)) >= 0 &&
+	if ((r = sr_archive_writer_new(p[1], &(struct sr_write_opts){0}, &w, &werr)) >= 0 &&
 	    (r = sr_archive_write_tree(w, datafd, "cache", ".cache", &werr)) >= 0)
 		r = sr_archive_writer_end(w, NULL, NULL, &werr);
 	sr_archive_writer_free(w);
@@ -505,6 +505,9 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 	    .max_bytes = in->c->disk_bytes,
 	    .rename_top = as,
 	    .max_entries = INSTALL_MAX_ENTRIES,
+	    /* As cp's: no link out of the tree; a worker stopped from inside fails the install. */
+	    .links_within_top = true,
+	    .idle_ms = 60 * 1000,
 	};
 	struct sr_error xerr = {0};
 	int p[2], r;
