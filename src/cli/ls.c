@@ -115,14 +115,13 @@ int sr_verb_ls(const struct sr_verb_args *a)
 int sr_verb_inspect(const struct sr_verb_args *a)
 {
 	_cleanup_free_ char *statedir = NULL, *text = NULL;
-	struct sr_entry e = {0};
 	struct sr_error err = {0};
 	struct sr_sink sink;
 	json_t *req, *reply = NULL;
 	int r;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	if (a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0)) {
+	if (sr_cli_is_help(a)) {
 		fputs(
 		    "Usage: sandbox-run inspect ID\n"
 		    "Print what the living sandbox ID is, as one JSON object: its state, when it\n"
@@ -136,13 +135,8 @@ int sr_verb_inspect(const struct sr_verb_args *a)
 		return SR_EXIT_FAILURE;
 	}
 	req = json_pack("{ss}", "op", "inspect");
-	r = sr_state_dir(&statedir, &err);
-	if (r >= 0)
-		r = sr_state_find(statedir, a->argv[1], &e, &err);
-	if (r >= 0)
-		r = sr_ctl_call(e.dir, req, &reply, &err);
+	r = sr_ctl_call_ref(a->argv[1], req, &reply, &err);
 	json_decref(req);
-	sr_entry_free(&e);
 	if (r < 0) {
 		sr_sink_log(&sink, SR_LOG_ERROR, "inspect: %s", err.msg);
 		return SR_EXIT_FAILURE;

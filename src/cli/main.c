@@ -42,6 +42,11 @@ static const struct verb verbs[] = {
     {"secrets", sr_verb_secrets},
 };
 
+bool sr_cli_is_help(const struct sr_verb_args *a)
+{
+	return a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0);
+}
+
 int sr_cli_stdout_status(const char *what)
 {
 	struct sr_sink sink;

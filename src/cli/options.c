@@ -82,13 +82,21 @@ static const struct {
 	const char *section;
 	const char *key;
 } option_keys[] = {
-    {OPT_MEMORY, "limits", "memory"},	   {OPT_CPUS, "limits", "cpus"},
-    {OPT_PIDS, "limits", "pids"},	   {OPT_TIMEOUT, "limits", "timeout"},
-    {OPT_DISK, "limits", "disk"},	   {OPT_NET, "network", "mode"},
-    {OPT_NET_HELPER, "network", "helper"}, {OPT_ALLOW, "network", "allow"},
-    {OPT_DENY, "network", "deny"}, {OPT_ALLOW_HOST, "network", "allow-host"},	   {OPT_ENV_FILE, "env", "file"},
-    {OPT_PASS_ENV, "env", "pass"},	   {OPT_ENTRY, "agent", "entry"},
-    {OPT_INSTALL, "deploy", "install"},	   {OPT_INSTALL_TIMEOUT, "deploy", "install-timeout"},
+    {OPT_MEMORY, "limits", "memory"},
+    {OPT_CPUS, "limits", "cpus"},
+    {OPT_PIDS, "limits", "pids"},
+    {OPT_TIMEOUT, "limits", "timeout"},
+    {OPT_DISK, "limits", "disk"},
+    {OPT_NET, "network", "mode"},
+    {OPT_NET_HELPER, "network", "helper"},
+    {OPT_ALLOW, "network", "allow"},
+    {OPT_DENY, "network", "deny"},
+    {OPT_ALLOW_HOST, "network", "allow-host"},
+    {OPT_ENV_FILE, "env", "file"},
+    {OPT_PASS_ENV, "env", "pass"},
+    {OPT_ENTRY, "agent", "entry"},
+    {OPT_INSTALL, "deploy", "install"},
+    {OPT_INSTALL_TIMEOUT, "deploy", "install-timeout"},
     {OPT_KEEP, "deploy", "keep"},
 };
 

@@ -12,22 +12,15 @@
 #include "util.h"
 #include "verbs.h"
 
-static bool is_help(const struct sr_verb_args *a)
-{
-	return a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0);
-}
-
 int sr_verb_snapshot(const struct sr_verb_args *a)
 {
-	_cleanup_free_ char *statedir = NULL;
-	struct sr_entry e = {0};
 	struct sr_error err = {0};
 	struct sr_sink sink;
 	json_t *req, *reply = NULL;
 	int r;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	if (is_help(a)) {
+	if (sr_cli_is_help(a)) {
 		fputs("Usage: sandbox-run snapshot ID NAME\n"
 		      "Keep the files of the living sandbox ID (/workspace, /home/user, /tmp) and "
 		      "its\n"
@@ -43,14 +36,10 @@ int sr_verb_snapshot(const struct sr_verb_args *a)
 		return SR_EXIT_FAILURE;
 	}
 	req = json_pack("{ssss}", "op", "snapshot", "name", a->argv[2]);
-	r = req ? sr_state_dir(&statedir, &err) : sr_error_errno(&err, -ENOMEM, "snapshot");
-	if (r >= 0)
-		r = sr_state_find(statedir, a->argv[1], &e, &err);
-	if (r >= 0)
-		r = sr_ctl_call(e.dir, req, &reply, &err);
+	r = req ? sr_ctl_call_ref(a->argv[1], req, &reply, &err)
+		: sr_error_errno(&err, -ENOMEM, "snapshot");
 	if (req)
 		json_decref(req);
-	sr_entry_free(&e);
 	if (r < 0) {
 		sr_sink_log(&sink, SR_LOG_ERROR, "%s", err.msg);
 		return SR_EXIT_FAILURE;
@@ -84,7 +73,7 @@ int sr_verb_snapshots(const struct sr_verb_args *a)
 	int status = 0;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	if (is_help(a)) {
+	if (sr_cli_is_help(a)) {
 		fputs("Usage: sandbox-run snapshots [--json]\n"
 		      "       sandbox-run snapshots rm NAME...\n"
 		      "List your snapshots (name, when, size, the sandbox it came from), or\n"

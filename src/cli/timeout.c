@@ -13,8 +13,6 @@
 
 int sr_verb_timeout(const struct sr_verb_args *a)
 {
-	_cleanup_free_ char *statedir = NULL;
-	struct sr_entry e = {0};
 	struct sr_error err = {0};
 	struct sr_sink sink;
 	json_t *req, *reply = NULL, *expires;
@@ -22,7 +20,7 @@ int sr_verb_timeout(const struct sr_verb_args *a)
 	int r;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	if (a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0)) {
+	if (sr_cli_is_help(a)) {
 		fputs(
 		    "Usage: sandbox-run timeout ID DURATION\n"
 		    "Give the living sandbox ID a new deadline, DURATION from now (120, 90s, 5m,\n"
@@ -41,13 +39,8 @@ int sr_verb_timeout(const struct sr_verb_args *a)
 		return SR_EXIT_FAILURE;
 	}
 	req = json_pack("{sssI}", "op", "timeout", "ms", (json_int_t)ms);
-	r = sr_state_dir(&statedir, &err);
-	if (r >= 0)
-		r = sr_state_find(statedir, a->argv[1], &e, &err);
-	if (r >= 0)
-		r = sr_ctl_call(e.dir, req, &reply, &err);
+	r = sr_ctl_call_ref(a->argv[1], req, &reply, &err);
 	json_decref(req);
-	sr_entry_free(&e);
 	if (r < 0) {
 		sr_sink_log(&sink, SR_LOG_ERROR, "timeout: %s", err.msg);
 		return SR_EXIT_FAILURE;

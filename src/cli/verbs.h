@@ -9,6 +9,8 @@
 
 #include "log.h"
 
+#include <stdbool.h>
+
 /* The exit status of sandbox-run itself failing. */
 #define SR_EXIT_FAILURE 125
 
@@ -55,3 +57,6 @@ int sr_cli_print_config(const struct sr_config *c);
  * a closed pipe): 0, or 125 with a message naming what.
  */
 int sr_cli_stdout_status(const char *what);
+
+/* `VERB -h` or `VERB --help`, alone. */
+bool sr_cli_is_help(const struct sr_verb_args *a);

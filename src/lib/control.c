@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "control.h"
+#include "state.h"
 #include "util.h"
 
 #include <sys/socket.h>
@@ -178,5 +179,19 @@ int sr_ctl_call(const char *dir, json_t *req, json_t **ret_reply, struct sr_erro
 		json_decref(reply);
 	else
 		*ret_reply = reply;
+	return r;
+}
+
+int sr_ctl_call_ref(const char *ref, json_t *req, json_t **ret_reply, struct sr_error *err)
+{
+	_cleanup_free_ char *statedir = NULL;
+	struct sr_entry e = {0};
+	int r = sr_state_dir(&statedir, err);
+
+	if (r >= 0)
+		r = sr_state_find(statedir, ref, &e, err);
+	if (r >= 0)
+		r = sr_ctl_call(e.dir, req, ret_reply, err);
+	sr_entry_free(&e);
 	return r;
 }

@@ -41,6 +41,11 @@ int sr_ctl_connect(const char *dir, int *ret, struct sr_error *err);
  * holds the reply otherwise (NULL: not wanted).
  */
 int sr_ctl_call(const char *dir, json_t *req, json_t **ret_reply, struct sr_error *err);
+/*
+ * The same for the user's living sandbox ref (an id, a prefix of one, or
+ * a name: state.h), found in the user's state directory.
+ */
+int sr_ctl_call_ref(const char *ref, json_t *req, json_t **ret_reply, struct sr_error *err);
 /* The same check on a reply already read. */
 int sr_ctl_reply_error(json_t *reply, struct sr_error *err);
 /* {"ok": false, "error": msg, "status": status}, for a keeper's reply. */
