@@ -131,6 +131,7 @@ struct sr_msg {
 			    SPAWN with SR_SPAWN_PTY: the terminal's rows << 16 | columns */
 	int64_t user_us; /* EXIT: CPU time of the process and what it waited for; STATS: all */
 	int64_t sys_us;
+	int64_t peak_rss; /* EXIT, STATS: the largest process's peak resident bytes; -1 unknown */
 	char text[SR_ERROR_MSG_MAX]; /* ERROR, WARNING, SPAWN_FAILED, WORKED, READY: the message */
 };
 

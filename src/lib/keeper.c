@@ -795,6 +795,10 @@ static json_t *inspect_json(struct keeper *k, const struct sr_usage *u)
 			r.sys_ms = u->sys_ms;
 		}
 		r.disk_used_bytes = u->disk_used;
+		if (r.peak_memory_scope != SR_PEAK_SANDBOX && u->peak_rss >= 0) {
+			r.peak_memory_bytes = u->peak_rss;
+			r.peak_memory_scope = SR_PEAK_PROCESS;
+		}
 	}
 	for (size_t i = 0; i < k->n_clients; i++)
 		running += k->clients[i]->pid > 0;
@@ -803,6 +807,10 @@ static json_t *inspect_json(struct keeper *k, const struct sr_usage *u)
 	json_object_set_new(usage, "peak_memory_bytes",
 			    r.peak_memory_bytes >= 0 ? json_integer(r.peak_memory_bytes)
 						     : json_null());
+	json_object_set_new(usage, "peak_memory_scope",
+			    sr_json_string(r.peak_memory_bytes >= 0
+					       ? sr_peak_scope_to_string(r.peak_memory_scope)
+					       : NULL));
 	json_object_set_new(usage, "disk_used_bytes",
 			    r.disk_used_bytes >= 0 ? json_integer(r.disk_used_bytes) : json_null());
 	json_object_set_new(usage, "execs_running", json_integer((json_int_t)running));

@@ -52,6 +52,16 @@ const char *sr_enforce_to_string(enum sr_enforce e)
 	return (unsigned)e < _SR_ENFORCE_MAX ? names[e] : NULL;
 }
 
+const char *sr_peak_scope_to_string(enum sr_peak_scope s)
+{
+	static const char *const names[_SR_PEAK_SCOPE_MAX] = {
+	    [SR_PEAK_SANDBOX] = "sandbox",
+	    [SR_PEAK_PROCESS] = "process",
+	};
+
+	return (unsigned)s < _SR_PEAK_SCOPE_MAX ? names[s] : NULL;
+}
+
 const char *sr_limit_to_string(enum sr_limit l)
 {
 	static const char *const names[_SR_LIMIT_MAX] = {
@@ -187,6 +197,10 @@ int sr_result_format(const struct sr_result *r, const struct sr_config *c, char 
 	fail |= json_object_set_new(rec, "user_ms", ms_value(r->user_ms));
 	fail |= json_object_set_new(rec, "sys_ms", ms_value(r->sys_ms));
 	fail |= json_object_set_new(rec, "peak_memory_bytes", nullable_i64(r->peak_memory_bytes));
+	fail |= json_object_set_new(
+	    rec, "peak_memory_scope",
+	    sr_json_string(r->peak_memory_bytes >= 0 ? sr_peak_scope_to_string(r->peak_memory_scope)
+						     : NULL));
 	fail |= json_object_set_new(rec, "disk_used_bytes", nullable_i64(r->disk_used_bytes));
 	fail |= add_limits(rec, r, c);
 	fail |= json_object_set_new(rec, "profile", sr_json_string(c->profile));

@@ -8,6 +8,9 @@
  *   cpus and timeout_s are numbers with up to 3 decimals (0.5, 2, 1.5).
  * - "signal", "error", "peak_memory_bytes", "disk_used_bytes" and
  *   "sandbox_id" are null when there is none or it is unknown.
+ * - "peak_memory_scope" says what the peak is: "sandbox" (the cgroup's:
+ *   every process together) or "process" (the largest single process,
+ *   from rusage, where limits are rlimits); null with no peak.
  * - wall_ms, user_ms, sys_ms: 1 to 3 decimals (12.3, 4.0), capped just
  *   under 1e12 ms (31 years).
  * - A limit above 2^63 - 1 (8 EiB, or 292 million years of timeout) is
@@ -51,6 +54,18 @@ enum sr_enforce {
 	_SR_ENFORCE_MAX,
 };
 
+/*
+ * What "peak_memory_bytes" measures: the sandbox's cgroup's peak (all its
+ * processes together), or, where no cgroup holds it, the peak resident
+ * size of its largest single process (rusage's ru_maxrss).
+ */
+enum sr_peak_scope {
+	SR_PEAK_NONE, /* no peak known: null */
+	SR_PEAK_SANDBOX,
+	SR_PEAK_PROCESS,
+	_SR_PEAK_SCOPE_MAX,
+};
+
 enum sr_limit {
 	SR_LIMIT_MEMORY,
 	SR_LIMIT_CPUS,
@@ -92,7 +107,8 @@ struct sr_result {
 	char error[1024]; /* "" : null */
 	double wall_ms, user_ms, sys_ms;
 	int64_t peak_memory_bytes; /* -1: unknown (null) */
-	int64_t disk_used_bytes;   /* -1: unknown (null) */
+	enum sr_peak_scope peak_memory_scope;
+	int64_t disk_used_bytes; /* -1: unknown (null) */
 	enum sr_enforce enforced[_SR_LIMIT_MAX];
 	char sandbox_id[33];
 	struct sr_result_network network;
@@ -103,6 +119,7 @@ void sr_result_init(struct sr_result *r);
 const char *sr_status_to_string(enum sr_status s);
 const char *sr_enforce_to_string(enum sr_enforce e);
 const char *sr_limit_to_string(enum sr_limit l);
+const char *sr_peak_scope_to_string(enum sr_peak_scope s); /* NULL for none */
 
 /* The record as one line of JSON (malloc'd). */
 int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json);

@@ -415,6 +415,7 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 		    .user_ms = us_to_ms(m->user_us),
 		    .sys_ms = us_to_ms(m->sys_us),
 		    .disk_used = m->value,
+		    .peak_rss = m->peak_rss,
 		};
 
 		sb->disk_used = m->value;
@@ -466,6 +467,7 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 			    .user_ms = us_to_ms(m->user_us),
 			    .sys_ms = us_to_ms(m->sys_us),
 			    .disk_used = m->value,
+			    .peak_rss = m->peak_rss,
 			};
 
 			sb->opts.ops->stats(sb->opts.ctx, sb, m->id, &u);
@@ -907,10 +909,24 @@ void sr_sandbox_usage(struct sr_sandbox *sb, struct sr_result *r)
 	r->disk_used_bytes = sb->disk_used;
 	r->peak_memory_bytes = -1;
 	sr_net_record(sb->net, &r->network);
+	r->peak_memory_scope = SR_PEAK_NONE;
+	/*
+	 * Without a cgroup's count, the largest process's peak: ru_maxrss of
+	 * PID 1's rusage is the largest of it and everything it reaped.
+	 */
+	if (sb->reaped && sb->ru.ru_maxrss > 0)
+		r->peak_memory_bytes = (int64_t)sb->ru.ru_maxrss * 1024;
+	if (sb->ends_seen && sb->ends.peak_rss > r->peak_memory_bytes)
+		r->peak_memory_bytes = sb->ends.peak_rss;
+	if (r->peak_memory_bytes >= 0)
+		r->peak_memory_scope = SR_PEAK_PROCESS;
 	if (!sb->cgroup)
 		return;
 	sr_cgroup_stats(sb->cgroup, &cs);
-	r->peak_memory_bytes = cs.peak_memory_bytes;
+	if (cs.peak_memory_bytes >= 0) {
+		r->peak_memory_bytes = cs.peak_memory_bytes;
+		r->peak_memory_scope = SR_PEAK_SANDBOX;
+	}
 	if (cs.user_ms >= 0)
 		r->user_ms = cs.user_ms;
 	if (cs.sys_ms >= 0)

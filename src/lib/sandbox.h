@@ -36,6 +36,7 @@ struct sr_exit {
 	double user_ms; /* CPU time of the process and of what it waited for */
 	double sys_ms;
 	int64_t disk_used; /* bytes on the sandbox's disk then, -1 unknown */
+	int64_t peak_rss;  /* its peak resident bytes (and of what it waited for), -1 unknown */
 };
 
 /* Usage so far, as PID 1 counts it (where no cgroup does). */
@@ -44,6 +45,7 @@ struct sr_usage {
 	double user_ms; /* CPU time so far: PID 1, the living and the reaped */
 	double sys_ms;
 	int64_t disk_used; /* bytes on the sandbox's disk, -1 unknown */
+	int64_t peak_rss;  /* the largest process's peak resident bytes so far, -1 unknown */
 };
 
 struct sr_sandbox_ops {
@@ -156,8 +158,10 @@ bool sr_sandbox_ended(const struct sr_sandbox *sb);
 
 /*
  * Usage so far (or at the end): CPU time and peak memory from the cgroup
- * where one holds the sandbox, else from PID 1's rusage once reaped;
- * disk use as last reported. Fills the record's usage fields.
+ * where one holds the sandbox (peak scope "sandbox"), else from PID 1's
+ * rusage once reaped, or the process that ended it (scope "process": the
+ * largest process's peak); disk use as last reported. Fills the record's
+ * usage fields.
  */
 void sr_sandbox_usage(struct sr_sandbox *sb, struct sr_result *r);
 /* Whether the kernel's OOM killer took a process of the sandbox. */

@@ -89,6 +89,7 @@ static void sample(struct sr_result *r, struct sr_config *c)
 	r->user_ms = 4.0;
 	r->sys_ms = 2.1256;
 	r->peak_memory_bytes = 1234567;
+	r->peak_memory_scope = SR_PEAK_SANDBOX;
 	r->disk_used_bytes = 4096;
 	r->enforced[SR_LIMIT_MEMORY] = SR_ENFORCE_CGROUP2;
 	r->enforced[SR_LIMIT_CPUS] = SR_ENFORCE_CGROUP2;
@@ -119,7 +120,8 @@ START_TEST(test_format_exact)
 	ck_assert_str_eq(json,
 			 "{\"version\":1,\"status\":\"exited\",\"exit_code\":3,\"signal\":null,"
 			 "\"error\":null,\"wall_ms\":12.3,\"user_ms\":4.0,\"sys_ms\":2.126,"
-			 "\"peak_memory_bytes\":1234567,\"disk_used_bytes\":4096,"
+			 "\"peak_memory_bytes\":1234567,\"peak_memory_scope\":\"sandbox\","
+			 "\"disk_used_bytes\":4096,"
 			 "\"limits\":{\"memory_bytes\":2147483648,\"cpus\":2,\"pids\":1024,"
 			 "\"timeout_s\":120,\"disk_bytes\":10737418240,\"net\":\"egress\"},"
 			 "\"enforced\":{\"memory\":\"cgroup2\",\"cpus\":\"cgroup2\","
@@ -191,7 +193,15 @@ START_TEST(test_format_nulls_and_fractions)
 	ck_assert_ptr_nonnull(
 	    strstr(json, "\"status\":\"signaled\",\"exit_code\":137,\"signal\":9,"));
 	ck_assert_ptr_nonnull(strstr(json, "\"wall_ms\":0.0,\"user_ms\":0.0,\"sys_ms\":1000.5,"));
-	ck_assert_ptr_nonnull(strstr(json, "\"peak_memory_bytes\":null,\"disk_used_bytes\":null,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"peak_memory_bytes\":null,\"peak_memory_scope\":null,"
+					   "\"disk_used_bytes\":null,"));
+	free(steal_pointer(&json));
+	/* Under rlimits: the largest process's peak, and said so. */
+	r.peak_memory_bytes = 52428800;
+	r.peak_memory_scope = SR_PEAK_PROCESS;
+	ck_assert_int_eq(sr_result_format(&r, &c, &json), 0);
+	ck_assert_ptr_nonnull(
+	    strstr(json, "\"peak_memory_bytes\":52428800,\"peak_memory_scope\":\"process\","));
 	ck_assert_ptr_nonnull(strstr(json,
 				     "{\"memory_bytes\":null,\"cpus\":0.5,\"pids\":null,"
 				     "\"timeout_s\":1.5,\"disk_bytes\":null,\"net\":\"none\"}"));
@@ -307,7 +317,8 @@ START_TEST(test_format_parses_as_json)
 		     "1.25 2147483648 egress rlimit default\n");
 	python_check(path, "sorted(d.keys())",
 		     "['disk_used_bytes', 'enforced', 'error', 'exit_code', 'limits', "
-		     "'peak_memory_bytes', 'profile', 'sandbox_id', 'signal', 'status', "
+		     "'peak_memory_bytes', 'peak_memory_scope', 'profile', 'sandbox_id', 'signal', "
+		     "'status', "
 		     "'sys_ms', 'user_ms', 'version', 'wall_ms']\n");
 }
 END_TEST

@@ -429,6 +429,29 @@ static int64_t ticks_us(unsigned long long t)
 	return (int64_t)(t * 1000000ULL / (unsigned long long)hz);
 }
 
+/* A living process's peak resident bytes (VmHWM), or -1. */
+static int64_t peak_rss_of(const char *pid)
+{
+	char path[300], buf[4096], *p;
+	unsigned long long kib;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nVmHWM:");
+	if (!p || sscanf(p + 7, "%llu", &kib) != 1)
+		return -1;
+	return (int64_t)kib * 1024;
+}
+
 /*
  * How much the sandbox has used so far, for `inspect` where no cgroup
  * counts it: the processes alive now (from their /proc/PID/stat), and CPU
@@ -447,9 +470,12 @@ static void on_stat(struct init *in, const struct sr_msg *req)
 		    self.ru_utime.tv_usec + reaped.ru_utime.tv_usec;
 	m.sys_us = (int64_t)(self.ru_stime.tv_sec + reaped.ru_stime.tv_sec) * 1000000 +
 		   self.ru_stime.tv_usec + reaped.ru_stime.tv_usec;
+	m.peak_rss =
+	    (int64_t)(self.ru_maxrss > reaped.ru_maxrss ? self.ru_maxrss : reaped.ru_maxrss) * 1024;
 	while (d && (de = readdir(d))) {
 		char path[300], buf[1024], *p;
 		unsigned long long ut, st;
+		int64_t hwm;
 		ssize_t n;
 		int fd;
 
@@ -465,6 +491,9 @@ static void on_stat(struct init *in, const struct sr_msg *req)
 			continue;
 		buf[n] = '\0';
 		m.pid++;
+		hwm = peak_rss_of(de->d_name);
+		if (hwm > m.peak_rss)
+			m.peak_rss = hwm;
 		/* After the command's ")", fields 3 on: utime and stime are 14 and 15. */
 		p = strrchr(buf, ')');
 		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
@@ -713,6 +742,7 @@ static void on_signals(struct init *in)
 		m.status = st;
 		m.user_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
 		m.sys_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+		m.peak_rss = (int64_t)ru.ru_maxrss * 1024;
 		if (pr->ends_sandbox) {
 			/*
 			 * That is the end of the sandbox, as in production:
