@@ -510,6 +510,9 @@ static int resolve_binds(const struct sr_config *c, struct sr_agent *a, struct s
 		_cleanup_free_ char *path = NULL;
 		int r = sr_hostpath_resolve("bind", c->binds[i].src, trees, &path, err);
 
+		/* A profile's bind: its file and line, where the path was written. */
+		if (r < 0 && c->binds[i].origin)
+			sr_error_prefix(err, "%s", c->binds[i].origin);
 		if (r < 0)
 			return r;
 		if (sr_strv_push(&a->bind_sources, path) < 0)

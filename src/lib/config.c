@@ -171,6 +171,7 @@ static void binds_free(struct sr_config *c)
 	for (size_t i = 0; i < c->n_binds; i++) {
 		free(c->binds[i].src);
 		free(c->binds[i].dst);
+		free(c->binds[i].origin);
 	}
 	free(c->binds);
 	c->binds = NULL;
@@ -194,6 +195,7 @@ void sr_config_free(struct sr_config *c)
 	sr_strv_free(&c->allow_host);
 	sr_strv_free(&c->env);
 	free(c->env_file);
+	free(c->env_file_origin);
 	sr_strv_free(&c->pass_env);
 	binds_free(c);
 	free(c->entry);
@@ -365,8 +367,13 @@ static void path_tidy(char *p)
 	*out = '\0';
 }
 
-/* "~", "~/x", "rel/x" or "/abs" as an absolute host path. */
-static int host_path(const char *what, const char *path, char **ret, struct sr_error *err)
+/*
+ * "~", "~/x", "rel/x" or "/abs" as an absolute host path: a relative one
+ * against base (a profile's directory, itself absolute or relative to
+ * the current directory) or the current directory.
+ */
+static int host_path(const char *what, const char *path, const char *base, char **ret,
+		     struct sr_error *err)
 {
 	_cleanup_free_ char *cwd = NULL;
 	char *abs = NULL;
@@ -381,6 +388,8 @@ static int host_path(const char *what, const char *path, char **ret, struct sr_e
 			return sr_error_msg(err, -EINVAL,
 					    "%s: cannot expand '%s': $HOME is not set", what, path);
 		r = asprintf(&abs, "%s/%s", home, path + 1);
+	} else if (path[0] != '/' && base && base[0] == '/') {
+		r = asprintf(&abs, "%s/%s", base, path);
 	} else if (path[0] != '/') {
 		cwd = getcwd(NULL, 0);
 		if (!cwd)
@@ -388,7 +397,10 @@ static int host_path(const char *what, const char *path, char **ret, struct sr_e
 			    err, sr_negerrno(),
 			    "%s: '%s' is relative and the current directory is unknown", what,
 			    path);
-		r = asprintf(&abs, "%s/%s", cwd, path);
+		if (base)
+			r = asprintf(&abs, "%s/%s/%s", cwd, base, path);
+		else
+			r = asprintf(&abs, "%s/%s", cwd, path);
 	} else {
 		abs = strdup(path);
 		r = abs ? 0 : -1;
@@ -443,20 +455,24 @@ static int sandbox_path(const char *path, char **ret, struct sr_error *err)
 int sr_config_add_bind(struct sr_config *c, const char *src, const char *dst, bool writable,
 		       struct sr_error *err)
 {
-	_cleanup_free_ char *s = NULL, *d = NULL;
+	_cleanup_free_ char *s = NULL, *d = NULL, *o = NULL;
 	struct sr_bind *binds;
 	int r;
 
-	r = host_path("source", src, &s, err);
+	r = host_path("source", src, c->set_base, &s, err);
 	if (r < 0)
 		return r;
 	r = sandbox_path(dst ? dst : s, &d, err);
 	if (r < 0)
 		return r;
+	if (c->set_origin && !(o = strdup(c->set_origin)))
+		return sr_error_errno(err, -ENOMEM, "bind");
 	for (size_t i = 0; i < c->n_binds; i++) {
 		if (strcmp(c->binds[i].dst, d) == 0) {
 			free(c->binds[i].src);
+			free(c->binds[i].origin);
 			c->binds[i].src = steal_pointer(&s);
+			c->binds[i].origin = steal_pointer(&o);
 			c->binds[i].writable = writable;
 			return 0;
 		}
@@ -469,6 +485,7 @@ int sr_config_add_bind(struct sr_config *c, const char *src, const char *dst, bo
 	    .src = steal_pointer(&s),
 	    .dst = steal_pointer(&d),
 	    .writable = writable,
+	    .origin = steal_pointer(&o),
 	};
 	return 0;
 }
@@ -486,6 +503,7 @@ static int set_bind(struct sr_config *c, const char *value, bool writable, struc
 			if (c->binds[i].writable == writable) {
 				free(c->binds[i].src);
 				free(c->binds[i].dst);
+				free(c->binds[i].origin);
 			} else {
 				c->binds[kept++] = c->binds[i];
 			}
@@ -632,6 +650,23 @@ static int set_list(const struct key_def *k, struct sr_strv *list, const char *v
 	return 0;
 }
 
+/* A host path setting (empty: unset), with the profile line that set it. */
+static int set_host_path(struct sr_config *c, const char *what, const char *value, char **field,
+			 char **origin, struct sr_error *err)
+{
+	_cleanup_free_ char *path = NULL, *o = NULL;
+
+	if (value[0] != '\0' && host_path(what, value, c->set_base, &path, err) < 0)
+		return err->code;
+	if (path && c->set_origin && !(o = strdup(c->set_origin)))
+		return sr_error_errno(err, -ENOMEM, "%s", what);
+	free(*field);
+	free(*origin);
+	*field = steal_pointer(&path);
+	*origin = steal_pointer(&o);
+	return 0;
+}
+
 static int set_value(struct sr_config *c, const struct key_def *k, const char *value,
 		     struct sr_error *err)
 {
@@ -674,15 +709,8 @@ static int set_value(struct sr_config *c, const struct key_def *k, const char *v
 	case KEY_PORT_LIST:
 	case KEY_ENV_NAME_LIST:
 		return set_list(k, field, value, err);
-	case KEY_ENV_FILE: {
-		_cleanup_free_ char *path = NULL;
-
-		if (value[0] != '\0' && host_path("env file", value, &path, err) < 0)
-			return err->code;
-		free(c->env_file);
-		c->env_file = steal_pointer(&path);
-		return 0;
-	}
+	case KEY_ENV_FILE:
+		return set_host_path(c, "env file", value, &c->env_file, &c->env_file_origin, err);
 	case KEY_BIND:
 		return set_bind(c, value, k->writable, err);
 	case KEY_STRING:
@@ -785,163 +813,5 @@ int sr_config_validate(const struct sr_config *c, struct sr_error *err)
 		return sr_error_msg(err, -EINVAL, "network: bad mode");
 	if ((unsigned)c->net_helper >= _SR_NET_HELPER_MAX)
 		return sr_error_msg(err, -EINVAL, "network: bad helper");
-	return 0;
-}
-
-/*
- * What inih cannot read back: it strips blanks around a value, cuts it at a
- * ';' that starts it or follows a blank (an inline comment), cannot continue
- * it past a newline, and reads at most INI_MAX_LINE bytes per line.
- */
-static bool ini_representable(const char *key, const char *v)
-{
-	size_t n = strlen(v);
-
-	if (n > 0 && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1])))
-		return false;
-	if (strlen(key) + strlen(" = ") + n > INI_MAX_LINE - 2)
-		return false;
-	for (const char *p = v; *p; p++) {
-		if (*p == '\n' || *p == '\r')
-			return false;
-		if (*p == ';' && (p == v || isspace((unsigned char)p[-1])))
-			return false;
-	}
-	return true;
-}
-
-static void print_kv(FILE *f, const char *key, const char *value)
-{
-	if (value[0] == '\0')
-		fprintf(f, "%s =\n", key);
-	else if (ini_representable(key, value))
-		fprintf(f, "%s = %s\n", key, value);
-	else
-		fprintf(f,
-			"# %s: value not representable in a profile (blanks at an end, ' ;', "
-			"a newline, or too long)\n",
-			key);
-}
-
-/* A comment line cannot hold a newline: show control characters as '?'. */
-static void print_comment_word(FILE *f, const char *s)
-{
-	fputc(' ', f);
-	for (; *s; s++)
-		fputc(iscntrl((unsigned char)*s) ? '?' : *s, f);
-}
-
-static void print_command_line(const struct sr_config *c, FILE *f)
-{
-	if (c->workspace) {
-		fputs("# --workspace", f);
-		print_comment_word(f, c->workspace);
-		fputc('\n', f);
-	}
-	if (c->result_path) {
-		fputs("# --result", f);
-		print_comment_word(f, c->result_path);
-		fputc('\n', f);
-	}
-	if (c->argc > 0) {
-		fputs(c->command_mode ? "# command:" : "# agent:", f);
-		for (int i = 0; i < c->argc; i++)
-			print_comment_word(f, c->argv[i]);
-		fputc('\n', f);
-	}
-}
-
-static void print_limits(const struct sr_config *c, FILE *f)
-{
-	char buf[SR_UNITS_BUF_MAX];
-
-	fputs("\n[limits]\n", f);
-	sr_format_size(c->memory_bytes, buf, sizeof(buf));
-	fprintf(f, "memory = %s\n", buf);
-	sr_format_cpus(c->cpus_milli, buf, sizeof(buf));
-	fprintf(f, "cpus = %s\n", buf);
-	fprintf(f, "pids = %" PRIu64 "\n", c->pids);
-	sr_format_duration(c->timeout_ms, buf, sizeof(buf));
-	fprintf(f, "timeout = %s\n", buf);
-	sr_format_size(c->disk_bytes, buf, sizeof(buf));
-	fprintf(f, "disk = %s\n", buf);
-	fprintf(f, "strict = %s\n", c->strict ? "true" : "false");
-}
-
-/* Only where it differs from the defaults: a run's configuration has no use for it. */
-static void print_deploy(const struct sr_config *c, FILE *f)
-{
-	char buf[SR_UNITS_BUF_MAX];
-
-	if (!c->install && c->install_timeout_ms == SR_DEFAULT_INSTALL_TIMEOUT_MS &&
-	    c->keep_versions == SR_DEFAULT_KEEP_VERSIONS)
-		return;
-	fputs("\n[deploy]\n", f);
-	if (c->install)
-		print_kv(f, "install", c->install);
-	sr_format_duration(c->install_timeout_ms, buf, sizeof(buf));
-	fprintf(f, "install-timeout = %s\n", buf);
-	fprintf(f, "keep = %" PRIu64 "\n", c->keep_versions);
-}
-
-int sr_config_print(const struct sr_config *c, FILE *f)
-{
-	fputs("# sandbox-run: effective configuration", f);
-	if (c->profile) {
-		fputs(" (profile", f);
-		print_comment_word(f, c->profile);
-		if (c->profile_path && !sr_streq(c->profile, c->profile_path)) {
-			fputs(" from", f);
-			print_comment_word(f, c->profile_path);
-		}
-		fputc(')', f);
-	}
-	fputc('\n', f);
-	print_command_line(c, f);
-	print_limits(c, f);
-
-	fprintf(f, "\n[network]\nmode = %s\nhelper = %s\n", sr_net_mode_to_string(c->net),
-		sr_net_helper_to_string(c->net_helper));
-	for (size_t i = 0; i < c->allow.n; i++)
-		print_kv(f, "allow", c->allow.items[i]);
-	for (size_t i = 0; i < c->deny.n; i++)
-		print_kv(f, "deny", c->deny.items[i]);
-	for (size_t i = 0; i < c->allow_host.n; i++)
-		print_kv(f, "allow-host", c->allow_host.items[i]);
-
-	if (c->env_file || c->pass_env.n > 0 || c->env.n > 0)
-		fputs("\n[env]\n", f);
-	if (c->env_file)
-		print_kv(f, "file", c->env_file);
-	for (size_t i = 0; i < c->pass_env.n; i++)
-		print_kv(f, "pass", c->pass_env.items[i]);
-	for (size_t i = 0; i < c->env.n; i++) {
-		const char *eq = strchr(c->env.items[i], '=');
-		_cleanup_free_ char *name =
-		    strndup(c->env.items[i], (size_t)(eq - c->env.items[i]));
-
-		if (!name)
-			return -ENOMEM;
-		print_kv(f, name, eq + 1);
-	}
-
-	if (c->n_binds > 0)
-		fputs("\n[filesystem]\n", f);
-	for (size_t i = 0; i < c->n_binds; i++) {
-		_cleanup_free_ char *v = NULL;
-
-		if (asprintf(&v, "%s:%s", c->binds[i].src, c->binds[i].dst) < 0)
-			return -ENOMEM;
-		print_kv(f, c->binds[i].writable ? "bind" : "ro-bind", v);
-	}
-
-	if (c->entry) {
-		fputs("\n[agent]\n", f);
-		print_kv(f, "entry", c->entry);
-	}
-	print_deploy(c, f);
-	/* c->secrets never: they are the deployment's store's alone (deploy.h). */
-	if (fflush(f) != 0 || ferror(f))
-		return sr_negerrno();
 	return 0;
 }

@@ -52,6 +52,7 @@ struct sr_bind {
 	char *src; /* absolute host path */
 	char *dst; /* absolute path inside the sandbox */
 	bool writable;
+	char *origin; /* "profile FILE:LINE" that set it, for messages; NULL: an option */
 };
 
 struct sr_config {
@@ -77,6 +78,7 @@ struct sr_config {
 	/* [env] */
 	struct sr_strv env; /* "KEY=VALUE"; a later KEY replaces an earlier one */
 	char *env_file;
+	char *env_file_origin; /* as for sr_bind */
 	struct sr_strv pass_env;
 
 	/* [filesystem] */
@@ -111,6 +113,14 @@ struct sr_config {
 	enum sr_log_level log_level; /* -q / -v: sandbox-run's own messages */
 	char **argv;		     /* AGENT ARG... / COMMAND ARG... (borrowed) */
 	int argc;
+
+	/*
+	 * While a profile file is applied (profile.c): the directory its
+	 * relative paths are taken against and "profile FILE:LINE" for the
+	 * key being set. NULL: the current directory, an option. Borrowed.
+	 */
+	const char *set_base;
+	const char *set_origin;
 };
 
 /* Zeroes c and applies the built-in defaults (those of profiles/default.ini). */
@@ -145,9 +155,9 @@ int sr_config_set_env(struct sr_config *c, const char *name, const char *value,
 /*
  * Adds a bind of host path src at dst (dst NULL: the same path as src).
  * "~" and "~/..." in src expand to $HOME, a relative src is made absolute
- * against the current directory. dst must be absolute, without ".." or
- * ':', and not /, /proc, /dev, /workspace, /.sr-data or anything under
- * /proc, /dev or /.sr-data.
+ * against c->set_base (a profile's directory) or the current directory.
+ * dst must be absolute, without ".." or ':', and not /, /proc, /dev,
+ * /workspace, /.sr-data or anything under /proc, /dev or /.sr-data.
  * A bind to the same dst as an earlier one replaces it.
  */
 int sr_config_add_bind(struct sr_config *c, const char *src, const char *dst, bool writable,

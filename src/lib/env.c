@@ -149,6 +149,8 @@ int sr_env_build(const struct sr_config *c, char *const *caller_env, struct sr_s
 	}
 	if (c->env_file) {
 		r = sr_env_read_file(c->env_file, &v, err);
+		if (r < 0 && c->env_file_origin)
+			sr_error_prefix(err, "%s", c->env_file_origin);
 		if (r < 0) {
 			sr_strv_free(&v);
 			return r;

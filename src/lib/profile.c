@@ -40,6 +40,7 @@ struct source {
 struct parse_state {
 	struct sr_config *c;
 	const char *origin;
+	const char *dir; /* relative paths in the file are relative to it (NULL: the current one) */
 	const char *text;
 	const char *pos;
 	bool first_pass;
@@ -157,6 +158,8 @@ static int handle(void *user, const char *section, const char *name, const char 
 {
 	struct parse_state *st = user;
 	struct sr_error e = {};
+	char where[PATH_MAX + 32];
+	int r;
 
 	if (st->err_line)
 		return 1;
@@ -166,7 +169,14 @@ static int handle(void *user, const char *section, const char *name, const char 
 	}
 	if (strcmp(section, "profile") == 0 && strcmp(name, "inherit") == 0)
 		return st->first_pass ? handle_inherit(st, value) : 1;
-	if (sr_config_set(st->c, section, name, value, &e) < 0) {
+	/* Paths it names are the file's: relative to its directory, errors naming its line. */
+	snprintf(where, sizeof(where), "profile %s:%u", st->origin, st->line);
+	st->c->set_base = st->dir;
+	st->c->set_origin = where;
+	r = sr_config_set(st->c, section, name, value, &e);
+	st->c->set_base = NULL;
+	st->c->set_origin = NULL;
+	if (r < 0) {
 		/* inih only takes ';' after a blank as a comment; '#' stays in the value. */
 		bool hash = strstr(value, " #") || strstr(value, "\t#");
 
@@ -503,6 +513,7 @@ static int load_source(struct sr_config *c, const struct source *src, const char
 {
 	struct parse_state st = {
 	    .origin = src->origin,
+	    .dir = src->dir,
 	    .text = src->text,
 	    .err = err,
 	};

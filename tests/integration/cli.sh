@@ -41,6 +41,28 @@ t_bad_profile() {
 	assert_match "bad value in a profile: file:line" "bad-$SR_AS.ini:2: .*disk" "$errout"
 }
 
+t_profile_paths() {
+	# A profile's paths are the profile's: relative to its file, wherever
+	# sandbox-run runs; a missing one is named with the profile's line.
+	local d="$SR_TMP/paths-$SR_AS"
+	mkdir -p "$d/agent" "$d/elsewhere"
+	printf 'SECRET=from-the-profile-dir\n' >"$d/agent/secrets.env"
+	printf 'SECRET=from-the-cwd\n' >"$d/elsewhere/secrets.env"
+	printf '[env]\nfile = secrets.env\n[filesystem]\nro-bind = data:/data\n' >"$d/agent/prod.ini"
+	mkdir -p "$d/agent/data" && echo hello >"$d/agent/data/f"
+	chmod 600 "$d/agent/secrets.env" "$d/elsewhere/secrets.env"
+	chmod -R a+rX "$d/agent/data" && chmod 644 "$d/agent/prod.ini"
+	own "$d"
+	rc=0
+	out=$(cd "$d/elsewhere" && as_user "$SR" -q --net none -p ../agent/prod.ini -- sh -c 'echo $SECRET; cat /data/f' 2>&1) || rc=$?
+	assert_eq "a profile's env file and bind source: relative to the profile" \
+		"0 from-the-profile-dir hello" "$rc $(echo $out)"
+	rm "$d/agent/secrets.env"
+	out=$(cd "$d/elsewhere" && as_user "$SR" -q --net none -p ../agent/prod.ini -- true 2>&1) || rc=$?
+	assert_match "a missing one: the profile's file and line" \
+		"^sandbox-run: profile \.\./agent/prod\.ini:2: env file $d/elsewhere/\.\./agent/secrets\.env: No such file or directory$" "$out"
+}
+
 t_print_config() {
 	sr -p offline --memory 1G --print-config
 	assert_eq "--print-config exits 0" 0 "$rc"
@@ -226,5 +248,5 @@ t_unsearchable_home() {
 	assert_eq "an unsearchable HOME does not stop the profile lookup" "fine" "$out"
 }
 
-for_each_user t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+for_each_user t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing

@@ -360,6 +360,44 @@ START_TEST(test_binds)
 }
 END_TEST
 
+/* Every path a profile file names is relative to the file, not to where sandbox-run runs. */
+START_TEST(test_paths_relative_to_profile)
+{
+	struct sr_config c;
+	struct sr_error err = {};
+	char dir[PATH_MAX], want[2 * PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/agent", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	write_at(dir, "prod.ini",
+		 "[env]\nfile = secrets.env\n"
+		 "[filesystem]\nbind = out:/out\nro-bind = ~/x:/x\n");
+	sr_config_init(&c);
+	snprintf(want, sizeof(want), "%s/prod.ini", dir);
+	ck_assert_msg(sr_profile_load(&c, want, &err) == 0, "%s", err.msg);
+	snprintf(want, sizeof(want), "%s/secrets.env", dir);
+	ck_assert_str_eq(c.env_file, want);
+	snprintf(want, sizeof(want), "profile %s/prod.ini:2", dir);
+	ck_assert_str_eq(c.env_file_origin, want);
+	snprintf(want, sizeof(want), "%s/out", dir);
+	ck_assert_str_eq(c.binds[0].src, want);
+	snprintf(want, sizeof(want), "profile %s/prod.ini:4", dir);
+	ck_assert_str_eq(c.binds[0].origin, want);
+	/* An option is the caller's: relative to the current directory, no origin. */
+	ck_assert_int_eq(sr_config_apply(&c, "env", "file", "/abs.env", &err), 0);
+	ck_assert_ptr_null(c.env_file_origin);
+	sr_config_free(&c);
+
+	/* A relative -p path: its directory, relative to the current one, is the base. */
+	ck_assert_int_eq(chdir(tmpdir), 0);
+	sr_config_init(&c);
+	ck_assert_msg(sr_profile_load(&c, "./agent/prod.ini", &err) == 0, "%s", err.msg);
+	snprintf(want, sizeof(want), "%s/agent/secrets.env", tmpdir);
+	ck_assert_str_eq(c.env_file, want);
+	sr_config_free(&c);
+}
+END_TEST
+
 START_TEST(test_list_reset)
 {
 	struct sr_config c;
@@ -839,6 +877,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, test_long_line);
 	tcase_add_test(tc, test_env_keys);
 	tcase_add_test(tc, test_binds);
+	tcase_add_test(tc, test_paths_relative_to_profile);
 	tcase_add_test(tc, test_list_reset);
 	tcase_add_test(tc, test_inherit_chain);
 	tcase_add_test(tc, test_inherit_errors);
