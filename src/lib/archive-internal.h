@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What archive.c (reading, extraction) and archive-write.c (writing)
+ * What archive.c (reading, extraction), archive-write.c (writing) and
+ * archive-read.c (entries one by one: the changes files, changes.h)
  * share: libarchive's functions. libarchive is dlopen()ed (see dl.h):
  * this table is filled once per process and never changes afterwards.
  */
@@ -26,6 +27,7 @@ struct sr_la {
 	__typeof__(archive_read_open) *read_open;
 	__typeof__(archive_read_next_header) *next_header;
 	__typeof__(archive_read_data_block) *data_block;
+	__typeof__(archive_read_data) *read_data; /* archive-read.c's alone: loaded by it */
 	__typeof__(archive_error_string) *error_string;
 	__typeof__(archive_entry_pathname) *entry_pathname;
 	__typeof__(archive_entry_pathname_utf8) *entry_pathname_utf8;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Writing tar streams (archive.h): a tree walked with *at() calls, never
- * following a link, as pax for cp and snapshots.
+ * following a link, as pax for cp, snapshots, exports and changes; or
+ * single entries (changes files).
  *
  * A file with holes is stored sparse (GNU sparse 1.0 in pax, which
  * libarchive and GNU tar read): its data extents from SEEK_DATA /
@@ -154,7 +155,7 @@ static int write_failed(struct sr_archive_writer *w, const char *path, struct sr
 }
 
 static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, char *path,
-		      size_t depth, struct sr_error *err);
+		      size_t depth, bool recurse, struct sr_error *err);
 
 static int write_dir(struct sr_archive_writer *w, int fd, char *path, size_t depth,
 		     struct sr_error *err)
@@ -177,7 +178,7 @@ static int write_dir(struct sr_archive_writer *w, int fd, char *path, size_t dep
 		}
 		path[len] = '/';
 		strcpy(path + len + 1, de->d_name);
-		k = write_node(w, dirfd(d), de->d_name, path, depth + 1, err);
+		k = write_node(w, dirfd(d), de->d_name, path, depth + 1, true, err);
 		path[len] = '\0';
 	}
 	if (k >= 0 && !de && errno)
@@ -315,8 +316,9 @@ static int write_sparse_data(struct sr_archive_writer *w, int fd, uint64_t size,
 	return write_hole(w, size - pos, path, err);
 }
 
+/* 1 for a directory not recursed into, else 0 or -errno. */
 static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, char *path,
-		      size_t depth, struct sr_error *err)
+		      size_t depth, bool recurse, struct sr_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	char target[PATH_MAX];
@@ -370,7 +372,7 @@ static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, 
 		return write_failed(w, path, err);
 	w->entries++;
 	if (S_ISDIR(st.st_mode))
-		return write_dir(w, steal_fd(&fd), path, depth, err);
+		return recurse ? write_dir(w, steal_fd(&fd), path, depth, err) : 1;
 	if (S_ISREG(st.st_mode) && n_ext > 0)
 		return write_sparse_data(w, fd, (uint64_t)st.st_size, n_ext, path, err);
 	if (S_ISREG(st.st_mode))
@@ -384,7 +386,48 @@ int sr_archive_write_tree(struct sr_archive_writer *w, int dirfd, const char *na
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s", as ? as : name);
-	return write_node(w, dirfd, name, path, 0, err);
+	return write_node(w, dirfd, name, path, 0, true, err);
+}
+
+int sr_archive_write_one(struct sr_archive_writer *w, int dirfd, const char *name, const char *as,
+			 struct sr_error *err)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s", as) >= (int)sizeof(path))
+		return sr_error_msg(err, -ENAMETOOLONG, "archive: path too long");
+	return write_node(w, dirfd, name, path, 0, false, err);
+}
+
+int sr_archive_write_entry(struct sr_archive_writer *w, const struct sr_archive_entry *e,
+			   struct sr_error *err)
+{
+	if (!S_ISREG(e->type) && !S_ISDIR(e->type) && !S_ISLNK(e->type))
+		return sr_error_msg(err, -EINVAL, "archive %s: not a file, directory or link",
+				    e->path);
+	sr_la.entry_clear(w->e);
+	sr_la.entry_set_pathname(w->e, e->path);
+	sr_la.entry_set_perm(w->e, e->perm & 07777);
+	sr_la.entry_set_mtime(w->e, e->mtime, e->mtime_ns);
+	sr_la.entry_set_filetype(w->e, S_ISDIR(e->type)	  ? AE_IFDIR
+				       : S_ISLNK(e->type) ? AE_IFLNK
+							  : AE_IFREG);
+	if (S_ISLNK(e->type))
+		sr_la.entry_set_symlink(w->e, e->link ? e->link : "");
+	if (S_ISREG(e->type))
+		sr_la.entry_set_size(w->e, e->size > 0 ? e->size : 0);
+	if (sr_la.write_header(w->a, w->e) != ARCHIVE_OK)
+		return write_failed(w, e->path, err);
+	w->entries++;
+	return 0;
+}
+
+int sr_archive_write_data(struct sr_archive_writer *w, const void *buf, size_t len,
+			  struct sr_error *err)
+{
+	if (len && sr_la.write_data(w->a, buf, len) != (la_ssize_t)len)
+		return write_failed(w, "data", err);
+	return 0;
 }
 
 int sr_archive_writer_end(struct sr_archive_writer *w, uint64_t *ret_entries, uint64_t *ret_skipped,

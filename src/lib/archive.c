@@ -228,9 +228,23 @@ static int map_top(const struct extract *x, char *path, size_t len, const char *
 	return 0;
 }
 
-/* Opens directory `path` (clean, relative) beneath dest, creating what is missing if asked. */
-static int open_dir(int dest, const char *path, bool create)
+/* What is made goes to the owner asked for (sr_extract_opts.chown), never through a link. */
+static int give(const struct sr_extract_opts *o, int dirfd, const char *leaf)
 {
+	if (!o || !o->chown)
+		return 0;
+	return fchownat(dirfd, leaf, o->owner_uid, o->owner_gid, AT_SYMLINK_NOFOLLOW) < 0
+		   ? sr_negerrno()
+		   : 0;
+}
+
+/*
+ * Opens directory `path` (clean, relative) beneath dest, creating what is
+ * missing if asked (o: whose it is then; NULL: not creating).
+ */
+static int open_dir(int dest, const char *path, const struct sr_extract_opts *o)
+{
+	bool create = o != NULL;
 	_cleanup_close_ int cur = -1;
 	char buf[PATH_MAX], *comp, *save = NULL;
 	int fd;
@@ -245,8 +259,12 @@ static int open_dir(int dest, const char *path, bool create)
 		return cur;
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
-		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+		if (mkdirat(cur, comp, 0755) == 0) {
+			if (give(o, cur, comp) < 0)
+				return sr_negerrno();
+		} else if (errno != EEXIST) {
 			return sr_negerrno();
+		}
 		fd = sr_openat2(cur, comp, O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
 		if (fd < 0)
 			return fd;
@@ -280,7 +298,7 @@ static int parent_of(struct extract *x, char *path, const char **ret_leaf, struc
 		*slash = '\0';
 	parent = slash ? path : "";
 	if (x->parent_fd < 0 || strcmp(x->parent, parent) != 0) {
-		fd = open_dir(x->dest, parent, true);
+		fd = open_dir(x->dest, parent, x->o);
 		if (fd < 0) {
 			why = open_dir_why(fd);
 			if (slash)
@@ -419,6 +437,11 @@ static int make_file(struct extract *x, struct archive_entry *e, int dirfd, cons
 	}
 	if (fd < 0)
 		return write_error(x, sr_negerrno(), err);
+	if (x->o->chown && fchown(fd, x->o->owner_uid, x->o->owner_gid) < 0) {
+		k = sr_error_errno(err, sr_negerrno(), "extract %s: chown", x->shown);
+		(void)unlinkat(dirfd, leaf, 0);
+		return k;
+	}
 	k = copy_data(x, e, fd, err);
 	if (k < 0) {
 		/* Nothing half-written under the entry's name (a bound, a stream cut). */
@@ -449,7 +472,9 @@ static int make_dir(struct extract *x, struct archive_entry *e, int dirfd, const
 	mode_t mode = (sr_la.entry_mode(e) & 0777) | 0700;
 
 	if (mkdirat(dirfd, leaf, mode) == 0)
-		return 0;
+		return give(x->o, dirfd, leaf) < 0
+			   ? sr_error_errno(err, sr_negerrno(), "extract %s: chown", x->shown)
+			   : 0;
 	if (errno != EEXIST)
 		return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
 	fd = sr_openat2(dirfd, leaf, O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
@@ -462,7 +487,7 @@ static int make_dir(struct extract *x, struct archive_entry *e, int dirfd, const
 }
 
 /* Leading ".." only, no more of them than the link's depth: see the top of the file. */
-static bool symlink_target_ok(const char *target, size_t depth)
+bool sr_archive_symlink_ok(const char *target, size_t depth)
 {
 	size_t ups = 0;
 	bool named = false;
@@ -497,7 +522,7 @@ static int make_symlink(struct extract *x, struct archive_entry *e, const char *
 		depth += *p == '/';
 	/* Below the top, one level less: "top/l -> .." would be dest. */
 	if ((within_top && depth == 0) ||
-	    !symlink_target_ok(target, within_top ? depth - 1 : depth)) {
+	    !sr_archive_symlink_ok(target, within_top ? depth - 1 : depth)) {
 		sr_printable(target ? target : "(no name)", shown, sizeof(shown));
 		return sr_error_msg(err, -EPERM,
 				    "extract %s: symbolic link to '%s' leaves the %s%s", x->shown,
@@ -506,15 +531,17 @@ static int make_symlink(struct extract *x, struct archive_entry *e, const char *
 					? " (it is the copy itself: copy what it leads to instead)"
 					: "");
 	}
-	if (symlinkat(target, dirfd, leaf) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
-	k = make_room(dirfd, leaf);
-	if (k < 0)
-		return replace_error(x, k, err);
-	if (symlinkat(target, dirfd, leaf) < 0)
-		return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
+	if (symlinkat(target, dirfd, leaf) < 0) {
+		if (errno != EEXIST)
+			return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
+		k = make_room(dirfd, leaf);
+		if (k < 0)
+			return replace_error(x, k, err);
+		if (symlinkat(target, dirfd, leaf) < 0)
+			return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
+	}
+	if (give(x->o, dirfd, leaf) < 0)
+		return sr_error_errno(err, sr_negerrno(), "extract %s: chown", x->shown);
 	return 0;
 }
 
@@ -538,7 +565,7 @@ static int make_hardlink(struct extract *x, struct archive_entry *e, const char 
 	if (slash)
 		*slash = '\0';
 	tleaf = slash ? slash + 1 : target;
-	tfd = open_dir(x->dest, slash ? target : "", false);
+	tfd = open_dir(x->dest, slash ? target : "", NULL);
 	/* Regular files only: a hard link to a symlink or device is refused as the original is. */
 	if (tfd < 0 || fstatat(tfd, tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 		return sr_error_msg(err, -EPERM,

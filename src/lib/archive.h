@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 int sr_archive_extract(int archive_fd, int dest_dirfd, uint64_t max_bytes, struct sr_error *err);
 
@@ -40,9 +41,23 @@ struct sr_extract_opts {
 	 * long as it takes). archive_fd is made non-blocking then.
 	 */
 	int idle_ms;
+	/*
+	 * With chown: everything made is given to owner_uid:owner_gid (a root
+	 * caller's export into a user's directory is that user's).
+	 */
+	bool chown;
+	uid_t owner_uid;
+	gid_t owner_gid;
 };
 int sr_archive_extract_opts(int archive_fd, int dest_dirfd, const struct sr_extract_opts *o,
 			    struct sr_error *err);
+
+/*
+ * Whether a symbolic link at depth (its number of parent directories
+ * within the tree) with this target stays in the tree: relative, leading
+ * ".." only, no more of them than depth.
+ */
+bool sr_archive_symlink_ok(const char *target, size_t depth);
 
 /*
  * Writes a tar (pax, uncompressed; zstd with compress) of the tree at
@@ -66,10 +81,49 @@ int sr_archive_writer_new(int out_fd, const struct sr_write_opts *o, struct sr_a
 			  struct sr_error *err);
 int sr_archive_write_tree(struct sr_archive_writer *w, int dirfd, const char *name, const char *as,
 			  struct sr_error *err);
+/*
+ * One node of the tree at (dirfd, name), named as, without descending
+ * into a directory: 1 for a directory, 0 for anything else written or
+ * left out, -errno.
+ */
+int sr_archive_write_one(struct sr_archive_writer *w, int dirfd, const char *name, const char *as,
+			 struct sr_error *err);
+
+/* An entry as written or read: a regular file, a directory, a symbolic link (or, read, other). */
+struct sr_archive_entry {
+	const char *path;
+	mode_t type; /* S_IFREG, S_IFDIR, S_IFLNK; read: also S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK */
+	mode_t perm; /* mode & 07777 */
+	int64_t size;
+	const char *link; /* a symbolic link's target */
+	bool hardlink;	  /* read: a hard link (to link) */
+	int64_t mtime;
+	long mtime_ns;
+};
+/* A header; a regular file's size bytes follow with sr_archive_write_data(). */
+int sr_archive_write_entry(struct sr_archive_writer *w, const struct sr_archive_entry *e,
+			   struct sr_error *err);
+int sr_archive_write_data(struct sr_archive_writer *w, const void *buf, size_t len,
+			  struct sr_error *err);
 /* Closes the archive (its end blocks written); the counts of what went in. */
 int sr_archive_writer_end(struct sr_archive_writer *w, uint64_t *ret_entries, uint64_t *ret_skipped,
 			  struct sr_error *err);
 void sr_archive_writer_free(struct sr_archive_writer *w);
+
+/*
+ * Reading a tar (plain, or compressed as an agent archive may be) entry
+ * by entry, for callers with rules of their own (changes.h). Nothing is
+ * written anywhere: names are as stored, for the caller to check.
+ */
+struct sr_archive_reader;
+int sr_archive_reader_open(int fd, struct sr_archive_reader **ret, struct sr_error *err);
+/* 1 with *ret (valid until the next call), 0 at the end, -errno. */
+int sr_archive_reader_next(struct sr_archive_reader *r, struct sr_archive_entry *ret,
+			   struct sr_error *err);
+/* The current entry's data: bytes read, 0 at its end, -errno. */
+ssize_t sr_archive_reader_data(struct sr_archive_reader *r, void *buf, size_t len,
+			       struct sr_error *err);
+void sr_archive_reader_free(struct sr_archive_reader *r);
 
 /*
  * Loads libarchive now (sr_archive_extract does it too): for a caller
