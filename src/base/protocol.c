@@ -96,6 +96,7 @@ size_t sr_msg_fds_allowed(const struct sr_msg *m)
 	case SR_MSG_TAP:
 	case SR_MSG_WORK:
 	case SR_MSG_CONNECTED:
+	case SR_MSG_READY:
 		return 1;
 	case SR_MSG_NET:
 		return 3;

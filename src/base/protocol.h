@@ -14,7 +14,7 @@
  *                                           hostname, caps, seccomp
  *   <------------------------------- WARNING (any number, during [2])
  *   resolver, sets <----------------- NET + fds (--net egress, in [2])
- *   <------------------------------- READY | ERROR
+ *   <------------------------------- READY (+ the disk's fd) | ERROR
  *   starts pasta <------------------- TAP + fd (pasta only)
  *   [3] any number of, in any order:
  *   SPAWN + stdio fds ----------------> forks, the child execs
@@ -47,8 +47,10 @@
  * pty: SR_SPAWN_PTY_*), SPAWNED (1 with a pty: its master), TAP,
  * WORK and CONNECTED (1 each), NET (an nfnetlink socket of the sandbox's
  * network namespace, then with names in the policy the resolver's UDP and
- * TCP sockets: net.h). Anything else that brings an fd is malformed,
- * and the fd is closed unread.
+ * TCP sockets: net.h), READY (1 or none: the root of the sandbox's disk,
+ * O_PATH, so that the host can count its use even after PID 1 is gone).
+ * Anything else that brings an fd is malformed, and the fd is closed
+ * unread.
  */
 #pragma once
 

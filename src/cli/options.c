@@ -40,6 +40,7 @@ enum {
 	OPT_INSTALL,
 	OPT_INSTALL_TIMEOUT,
 	OPT_KEEP,
+	OPT_DISK_BACKING,
 };
 
 static const struct option long_options[] = {
@@ -73,6 +74,7 @@ static const struct option long_options[] = {
     {"install", required_argument, NULL, OPT_INSTALL},
     {"install-timeout", required_argument, NULL, OPT_INSTALL_TIMEOUT},
     {"keep", required_argument, NULL, OPT_KEEP},
+    {"disk-backing", required_argument, NULL, OPT_DISK_BACKING},
     {},
 };
 
@@ -98,6 +100,7 @@ static const struct {
     {OPT_INSTALL, "deploy", "install"},
     {OPT_INSTALL_TIMEOUT, "deploy", "install-timeout"},
     {OPT_KEEP, "deploy", "keep"},
+    {OPT_DISK_BACKING, "limits", "disk-backing"},
 };
 
 /* Verbs of later versions: a clear message rather than "agent 'deploy' not found". */
@@ -591,6 +594,7 @@ void sr_options_usage(FILE *f)
 	      "      --pids N             max processes and threads\n"
 	      "      --timeout DURATION   e.g. 120, 90s, 5m, 1h; 0 = none\n"
 	      "      --disk SIZE          max bytes written in the sandbox\n"
+	      "      --disk-backing KIND  where its writes live: auto, disk or memory\n"
 	      "      --net MODE           none or egress\n"
 	      "      --net-helper NAME    egress through auto (default), slirp4netns or pasta\n"
 	      "      --allow DEST         allow only these destinations (CIDR, IP, host or\n"

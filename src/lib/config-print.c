@@ -86,6 +86,7 @@ static void print_limits(const struct sr_config *c, FILE *f)
 	fprintf(f, "timeout = %s\n", buf);
 	sr_format_size(c->disk_bytes, buf, sizeof(buf));
 	fprintf(f, "disk = %s\n", buf);
+	fprintf(f, "disk-backing = %s\n", sr_disk_backing_to_string(c->disk_backing));
 	fprintf(f, "strict = %s\n", c->strict ? "true" : "false");
 }
 

@@ -31,6 +31,7 @@ enum key_kind {
 	KEY_ENV_NAME_LIST,
 	KEY_BIND,
 	KEY_STRING,
+	KEY_DISK_BACKING,
 	_KEY_KIND_MAX,
 };
 
@@ -53,6 +54,7 @@ static const struct key_def keys[] = {
     {"limits", "pids", KEY_COUNT, FIELD(pids), false},
     {"limits", "timeout", KEY_DURATION, FIELD(timeout_ms), false},
     {"limits", "disk", KEY_SIZE, FIELD(disk_bytes), false},
+    {"limits", "disk-backing", KEY_DISK_BACKING, FIELD(disk_backing), false},
     {"limits", "strict", KEY_BOOL, FIELD(strict), false},
     {"network", "mode", KEY_NET_MODE, FIELD(net), false},
     {"network", "helper", KEY_NET_HELPER, FIELD(net_helper), false},
@@ -86,6 +88,7 @@ static const char *const hints[_KEY_KIND_MAX] = {
     [KEY_PORT_LIST] = "use a port number from 1 to 65535",
     [KEY_ENV_NAME_LIST] = "use letters, digits and '_', not starting with a digit",
     [KEY_BIND] = "use SRC:DST or SRC, e.g. /srv/data:/data",
+    [KEY_DISK_BACKING] = "use auto, disk or memory",
 };
 
 static const char *const kind_nouns[_KEY_KIND_MAX] = {
@@ -99,6 +102,7 @@ static const char *const kind_nouns[_KEY_KIND_MAX] = {
     [KEY_DEST_LIST] = "destination",
     [KEY_PORT_LIST] = "port",
     [KEY_ENV_NAME_LIST] = "variable name",
+    [KEY_DISK_BACKING] = "disk backing",
 };
 
 static const char *const net_modes[_SR_NET_MODE_MAX] = {
@@ -124,6 +128,19 @@ const char *sr_net_helper_to_string(enum sr_net_helper h)
 	if ((unsigned)h >= _SR_NET_HELPER_MAX)
 		return NULL;
 	return net_helpers[h];
+}
+
+static const char *const disk_backings[_SR_DISK_BACKING_MAX] = {
+    [SR_DISK_BACKING_AUTO] = "auto",
+    [SR_DISK_BACKING_DISK] = "disk",
+    [SR_DISK_BACKING_MEMORY] = "memory",
+};
+
+const char *sr_disk_backing_to_string(enum sr_disk_backing b)
+{
+	if ((unsigned)b >= _SR_DISK_BACKING_MAX)
+		return NULL;
+	return disk_backings[b];
 }
 
 int sr_strv_push(struct sr_strv *v, const char *s)
@@ -711,6 +728,15 @@ static int set_value(struct sr_config *c, const struct key_def *k, const char *v
 		return set_list(k, field, value, err);
 	case KEY_ENV_FILE:
 		return set_host_path(c, "env file", value, &c->env_file, &c->env_file_origin, err);
+	case KEY_DISK_BACKING:
+		for (int d = 0; d < _SR_DISK_BACKING_MAX; d++) {
+			if (strcmp(value, disk_backings[d]) == 0) {
+				*(enum sr_disk_backing *)field = (enum sr_disk_backing)d;
+				return 0;
+			}
+		}
+		return sr_error_msg(err, -EINVAL, "bad disk backing '%s' (%s)", value,
+				    hints[k->kind]);
 	case KEY_BIND:
 		return set_bind(c, value, k->writable, err);
 	case KEY_STRING:
@@ -813,5 +839,7 @@ int sr_config_validate(const struct sr_config *c, struct sr_error *err)
 		return sr_error_msg(err, -EINVAL, "network: bad mode");
 	if ((unsigned)c->net_helper >= _SR_NET_HELPER_MAX)
 		return sr_error_msg(err, -EINVAL, "network: bad helper");
+	if ((unsigned)c->disk_backing >= _SR_DISK_BACKING_MAX)
+		return sr_error_msg(err, -EINVAL, "limits: bad disk backing");
 	return 0;
 }

@@ -38,6 +38,18 @@ enum sr_net_helper {
 	_SR_NET_HELPER_MAX,
 };
 
+/*
+ * Where the sandbox's writable layers live (docs/limits.md): auto picks,
+ * disk keeps them on the host's disk, memory on a tmpfs (the fastest
+ * start; its pages count as memory where a cgroup holds the sandbox).
+ */
+enum sr_disk_backing {
+	SR_DISK_BACKING_AUTO,
+	SR_DISK_BACKING_DISK,
+	SR_DISK_BACKING_MEMORY,
+	_SR_DISK_BACKING_MAX,
+};
+
 /* A growable string list; items is NULL-terminated (execve-ready) once non-empty. */
 struct sr_strv {
 	char **items;
@@ -66,6 +78,7 @@ struct sr_config {
 	uint64_t pids;
 	uint64_t timeout_ms;
 	uint64_t disk_bytes;
+	enum sr_disk_backing disk_backing;
 	bool strict;
 
 	/* [network] */
@@ -192,4 +205,5 @@ int sr_config_validate(const struct sr_config *c, struct sr_error *err);
 int sr_config_print(const struct sr_config *c, FILE *f);
 
 const char *sr_net_mode_to_string(enum sr_net_mode m);
+const char *sr_disk_backing_to_string(enum sr_disk_backing b);
 const char *sr_net_helper_to_string(enum sr_net_helper h);

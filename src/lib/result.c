@@ -46,7 +46,7 @@ const char *sr_enforce_to_string(enum sr_enforce e)
 	    [SR_ENFORCE_NONE] = "none",	      [SR_ENFORCE_CGROUP2] = "cgroup2",
 	    [SR_ENFORCE_CGROUP1] = "cgroup1", [SR_ENFORCE_RLIMIT] = "rlimit",
 	    [SR_ENFORCE_TMPFS] = "tmpfs",     [SR_ENFORCE_NFTABLES] = "nftables",
-	    [SR_ENFORCE_NETNS] = "netns",
+	    [SR_ENFORCE_NETNS] = "netns",     [SR_ENFORCE_EXT4] = "ext4",
 	};
 
 	return (unsigned)e < _SR_ENFORCE_MAX ? names[e] : NULL;

@@ -51,6 +51,7 @@ enum sr_enforce {
 	SR_ENFORCE_TMPFS,
 	SR_ENFORCE_NFTABLES,
 	SR_ENFORCE_NETNS, /* --net none: a network namespace with only lo */
+	SR_ENFORCE_EXT4,  /* the disk: an ext4 image's size (disk.h) */
 	_SR_ENFORCE_MAX,
 };
 

@@ -10,6 +10,7 @@
 #include "agent.h"
 #include "cgroup.h"
 #include "doctor.h"
+#include "disk.h"
 #include "env.h"
 #include "fault.h"
 #include "net.h"
@@ -28,6 +29,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -43,6 +45,7 @@ struct sr_sandbox {
 	struct sr_plan plan;
 	struct sr_net *net;
 	struct sr_cgroup *cgroup;
+	struct sr_disk *disk;
 	int clone_fd; /* the sandbox's cgroup for CLONE_INTO_CGROUP (owned by cgroup), or -1 */
 	int sock;     /* our end of the protocol socket */
 	int pidfd;    /* PID 1 */
@@ -85,12 +88,22 @@ static int check_enforcement(struct sr_sandbox *sb, struct sr_result *r, struct 
 	char limits[1024];
 	int n;
 
-	/*
-	 * The disk is the size of a tmpfs (0: no size, so nothing enforces a
-	 * limit and none is asked for); the network policy fails closed (net.c).
+	/* The disk: disk.h says how (0: no limit asked); the network policy fails closed (net.c).
 	 */
-	r->enforced[SR_LIMIT_DISK] = c->disk_bytes ? SR_ENFORCE_TMPFS : SR_ENFORCE_NONE;
+	r->enforced[SR_LIMIT_DISK] = sr_disk_enforced(sb->disk);
 	r->enforced[SR_LIMIT_NET] = sr_net_enforced(sb->net);
+	if (c->disk_bytes && r->enforced[SR_LIMIT_DISK] == SR_ENFORCE_NONE) {
+		char disk[SR_ERROR_MSG_MAX + 256];
+
+		snprintf(disk, sizeof(disk),
+			 "disk limit not enforced: the sandbox's files are on the host's disk "
+			 "and nothing here bounds them (%s); --disk-backing memory has a tmpfs "
+			 "hold the limit, its pages counted as memory; see docs/limits.md",
+			 sr_disk_reason(sb->disk));
+		if (c->strict)
+			return sr_error_msg(err, -EOPNOTSUPP, "--strict: %s", disk);
+		sr_warn(sink, "%s (--strict refuses)", disk);
+	}
 	n = sr_cgroup_describe(
 	    c, r->enforced,
 	    c->strict || sr_sink_enabled(sink, SR_LOG_INFO) ? sr_cgroup_reason(sb->cgroup) : NULL,
@@ -201,6 +214,85 @@ static void log_start(const struct sr_sandbox *sb, const struct sr_result *r)
 		sr_net_mode_to_string(c->net), sr_enforce_to_string(r->enforced[SR_LIMIT_NET]),
 		sr_net_helper_path(sb->net) ? ", through " : "",
 		sr_net_helper_path(sb->net) ? sr_net_helper_path(sb->net) : "");
+	sr_info(
+	    sink, "sandbox %s: its user (uid %d inside) is host uid %u, gid %u; its disk: %s%s%s%s",
+	    r->sandbox_id, SR_SANDBOX_UID, (unsigned)sb->plan.host_uid, (unsigned)sb->plan.host_gid,
+	    sr_disk_kind_to_string(sr_disk_kind(sb->disk)), sr_disk_dir(sb->disk) ? " (" : "",
+	    sr_disk_dir(sb->disk) ? sr_disk_dir(sb->disk) : "", sr_disk_dir(sb->disk) ? ")" : "");
+	if (*sr_disk_reason(sb->disk))
+		sr_info(sink, "sandbox %s: disk: %s", r->sandbox_id, sr_disk_reason(sb->disk));
+}
+
+/*
+ * The disk (disk.h): tmpfs pages count against --memory where a cgroup
+ * holds it, which is when the host's disk is worth its cost.
+ */
+static int prepare_disk(struct sr_sandbox *sb, const struct sr_result *r, struct sr_error *err)
+{
+	const struct sr_config *c = sb->config;
+	enum sr_enforce mem = r->enforced[SR_LIMIT_MEMORY];
+	bool counted = c->memory_bytes && (mem == SR_ENFORCE_CGROUP2 || mem == SR_ENFORCE_CGROUP1);
+	int k = sr_disk_prepare(c, sb->id, sb->plan.host_uid, sb->plan.host_gid, counted, &sb->disk,
+				err);
+
+	if (k < 0)
+		return k;
+	sb->plan.disk_kind = sr_disk_kind(sb->disk);
+	sb->plan.disk_tree = sr_disk_tree(sb->disk);
+	sb->plan.disk_dir = (char *)sr_disk_dir(sb->disk);
+	sb->plan.disk_counts = sb->plan.disk_kind != SR_DISK_DIR;
+	return 0;
+}
+
+/*
+ * A root caller's writable binds: the sandbox user is an unprivileged
+ * host uid, never root, so a directory of another user's is bound
+ * idmapped -- its owner and group are the sandbox user's inside, and
+ * what the sandbox writes there is that owner's on the host. One of
+ * root's is refused (nothing the sandbox writes may become host root's,
+ * and as the unprivileged uid it could not write there), unless every
+ * user may write it.
+ */
+static int prepare_binds(struct sr_sandbox *sb, struct sr_error *err)
+{
+	const struct sr_config *c = sb->config;
+
+	if (geteuid() != 0 || c->n_binds == 0)
+		return 0;
+	sb->plan.bind_trees = calloc(c->n_binds, sizeof(*sb->plan.bind_trees));
+	if (!sb->plan.bind_trees)
+		return sr_error_errno(err, -ENOMEM, "bind");
+	for (size_t i = 0; i < c->n_binds; i++) {
+		const char *src = sb->agent.bind_sources.items[i];
+		struct stat st;
+		int k;
+
+		sb->plan.bind_trees[i] = -1;
+		if (!c->binds[i].writable)
+			continue;
+		if (stat(src, &st) < 0)
+			return sr_error_errno(err, sr_negerrno(), "bind %s", c->binds[i].src);
+		/*
+		 * Open to every user (/tmp-like, o+w): anyone may write there,
+		 * and the sandbox does as its own unprivileged uid.
+		 */
+		if (st.st_uid == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH))
+			continue;
+		if (st.st_uid == 0)
+			return sr_error_msg(
+			    err, -EPERM,
+			    "bind %s: writable, but owned by root: the sandbox never writes as "
+			    "host "
+			    "root (its user is host uid %u); give it to the user who should own "
+			    "what the sandbox writes there (chown USER %s), or bind it read-only "
+			    "(--ro-bind)",
+			    c->binds[i].src, (unsigned)sb->plan.host_uid, c->binds[i].src);
+		k = sr_userns_idmapped_tree(src, st.st_uid, st.st_gid, sb->plan.host_uid,
+					    sb->plan.host_gid, true, &sb->plan.bind_trees[i], err);
+		if (k < 0)
+			return sr_error_prefix(err, "bind %s", c->binds[i].src);
+	}
+	return 0;
 }
 
 /* Half the value of a sysctl of the host's (at least 1), 0 if it cannot be read. */
@@ -230,7 +322,8 @@ static int prepare(struct sr_sandbox *sb, struct sr_result *r, struct sr_error *
 	    (e = sr_net_prepare(c, sink, sb->plan.host_uid, sb->plan.host_gid, &sb->net, err)) <
 		0 ||
 	    (e = sr_cgroup_prepare(c, sb->id, &sb->cgroup, &sb->clone_fd, r->enforced, err)) < 0 ||
-	    (e = check_enforcement(sb, r, err)) < 0)
+	    (e = prepare_disk(sb, r, err)) < 0 || (e = check_enforcement(sb, r, err)) < 0 ||
+	    (e = prepare_binds(sb, err)) < 0)
 		return e;
 	sr_procview_prepare(c, sb->cgroup, &sb->plan.view);
 	log_start(sb, r);
@@ -242,12 +335,19 @@ static int prepare(struct sr_sandbox *sb, struct sr_result *r, struct sr_error *
 	sb->plan.nested_userns = sr_net_nested_userns(sb->net);
 	if (geteuid() == 0 && sb->agent.host_dir && sb->agent.kind != SR_AGENT_ARCHIVE) {
 		struct sr_error ierr = {0};
+		struct stat st;
 
-		/* Without it the agent can read its root-owned files but not change them. */
-		if (sr_userns_idmapped_tree(sb->agent.host_dir, sb->plan.host_uid,
-					    sb->plan.host_gid, &sb->plan.workspace_tree, &ierr) < 0)
-			sr_warn(sink, "%s: root-owned workspace files stay read-only to the agent",
-				ierr.msg);
+		/*
+		 * The workspace's owner and group are the sandbox user's
+		 * inside (root's checkout, or a user's run by root): without
+		 * it the agent can read their files but not change them.
+		 */
+		if (stat(sb->agent.host_dir, &st) < 0 ||
+		    sr_userns_idmapped_tree(sb->agent.host_dir, st.st_uid, st.st_gid,
+					    sb->plan.host_uid, sb->plan.host_gid, false,
+					    &sb->plan.workspace_tree, &ierr) < 0)
+			sr_warn(sink, "%s: the workspace owner's files stay read-only to the agent",
+				ierr.msg[0] ? ierr.msg : strerror(errno));
 	}
 	/* Test builds only, empty otherwise (fault.h): every host resource exists, no child yet. */
 	sr_fault_point("supervisor", "prepared");
@@ -385,6 +485,9 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 				sb->id, sb->plan.view.cpu_views ? ", stat and cpuinfo" : "",
 				sb->plan.view.cpu_views ? "" : "s", m->text);
 		sr_net_agent_started(sb->net);
+		/* The disk's root: its use counted here, PID 1 alive or not (disk.h). */
+		if (ex->n_fds == 1)
+			sr_disk_set_root(sb->disk, steal_fd(&ex->fds[0]));
 		break;
 	case SR_MSG_ERROR:
 		sb->error = (struct sr_error){.status = m->status};
@@ -592,8 +695,11 @@ int sr_sandbox_create(const struct sr_config *c, const struct sr_sandbox_opts *o
 	sb->plan.agent_fd = -1;
 	sb->plan.workspace_tree = -1;
 	sr_procview_plan_init(&sb->plan.view);
+	sb->plan.disk_tree = -1;
 	sb->plan.sources.workspace = -1;
 	sb->plan.sources.tap = -1;
+	sb->plan.sources.disk = -1;
+	sb->plan.sources.disk_dir = -1;
 	sb->plan.sock = -1;
 	if (o->id)
 		snprintf(sb->id, sizeof(sb->id), "%s", o->id);
@@ -903,10 +1009,16 @@ bool sr_sandbox_ended(const struct sr_sandbox *sb)
 void sr_sandbox_usage(struct sr_sandbox *sb, struct sr_result *r)
 {
 	struct sr_cgroup_stats cs;
+	int64_t used;
 
 	r->user_ms = (double)sb->ru.ru_utime.tv_sec * 1e3 + (double)sb->ru.ru_utime.tv_usec / 1e3;
 	r->sys_ms = (double)sb->ru.ru_stime.tv_sec * 1e3 + (double)sb->ru.ru_stime.tv_usec / 1e3;
 	r->disk_used_bytes = sb->disk_used;
+	/* Counted on the host: also when PID 1 is gone (an OOM kill), or cannot count (a
+	 * directory). */
+	used = sr_disk_used(sb->disk);
+	if (used >= 0)
+		r->disk_used_bytes = used;
 	r->peak_memory_bytes = -1;
 	sr_net_record(sb->net, &r->network);
 	r->peak_memory_scope = SR_PEAK_NONE;
@@ -989,6 +1101,11 @@ void sr_sandbox_free(struct sr_sandbox *sb)
 	/* After PID 1 is reaped: its namespace's tasks are gone, the cgroup can go. */
 	sr_cgroup_free(sb->cgroup);
 	sr_net_free(sb->net);
+	/* After PID 1 too: nothing writes to the disk any more when it goes. */
+	sr_disk_free(sb->disk);
+	for (size_t i = 0; sb->plan.bind_trees && i < sb->config->n_binds; i++)
+		sr_closep(&sb->plan.bind_trees[i]);
+	free(sb->plan.bind_trees);
 	sr_closep(&sb->sock);
 	sr_closep(&sb->pidfd);
 	sr_closep(&sb->endfd);

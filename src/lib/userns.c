@@ -146,9 +146,10 @@ static int write_proc_file(const char *pid, const char *name, const char *text,
 	return 0;
 }
 
-/* setgroups (if deny), uid_map and gid_map of pid: the one id inside is the one outside. */
-static int write_maps(const char *pid, bool deny_setgroups, unsigned inside, uid_t outside_uid,
-		      gid_t outside_gid, struct sr_error *err)
+/* setgroups (if deny), uid_map and gid_map of pid: one uid and one gid mapped. */
+static int write_maps2(const char *pid, bool deny_setgroups, unsigned inside_uid,
+		       unsigned inside_gid, uid_t outside_uid, gid_t outside_gid,
+		       struct sr_error *err)
 {
 	char map[64];
 	int r;
@@ -158,16 +159,23 @@ static int write_maps(const char *pid, bool deny_setgroups, unsigned inside, uid
 		if (r < 0)
 			return r;
 	}
-	r = sr_userns_map_text(inside, outside_uid, map, sizeof(map));
+	r = sr_userns_map_text(inside_uid, outside_uid, map, sizeof(map));
 	if (r < 0)
 		return sr_error_errno(err, r, "uid map");
 	r = write_proc_file(pid, "uid_map", map, err);
 	if (r < 0)
 		return r;
-	r = sr_userns_map_text(inside, outside_gid, map, sizeof(map));
+	r = sr_userns_map_text(inside_gid, outside_gid, map, sizeof(map));
 	if (r < 0)
 		return sr_error_errno(err, r, "gid map");
 	return write_proc_file(pid, "gid_map", map, err);
+}
+
+/* The same id inside for the uid and the gid. */
+static int write_maps(const char *pid, bool deny_setgroups, unsigned inside, uid_t outside_uid,
+		      gid_t outside_gid, struct sr_error *err)
+{
+	return write_maps2(pid, deny_setgroups, inside, inside, outside_uid, outside_gid, err);
 }
 
 int sr_userns_parent(pid_t child, bool nested, uid_t host_uid, gid_t host_gid, struct sr_error *err)
@@ -253,11 +261,13 @@ out:
 }
 
 /*
- * A user namespace that maps id 0 to the host ids, held by a child that
- * only waits: an idmapped mount takes the mapping of a namespace, which
- * must exist while the mount is made. Returns an fd of the namespace.
+ * A user namespace that maps from_uid and from_gid to the host ids, held
+ * by a child that only waits: an idmapped mount takes the mapping of a
+ * namespace, which must exist while the mount is made. Returns an fd of
+ * the namespace.
  */
-static int open_mapping_ns(uid_t host_uid, gid_t host_gid, struct sr_error *err)
+static int open_mapping_ns(uid_t from_uid, gid_t from_gid, uid_t host_uid, gid_t host_gid,
+			   struct sr_error *err)
 {
 	struct clone_args args = {.flags = CLONE_NEWUSER, .exit_signal = SIGCHLD};
 	char path[64];
@@ -280,7 +290,7 @@ static int open_mapping_ns(uid_t host_uid, gid_t host_gid, struct sr_error *err)
 		return sr_error_errno(err, sr_negerrno(), "idmap: user namespace");
 	}
 	snprintf(path, sizeof(path), "%ld", pid);
-	r = write_maps(path, false, 0, host_uid, host_gid, err);
+	r = write_maps2(path, false, from_uid, from_gid, host_uid, host_gid, err);
 	if (r < 0)
 		goto out;
 	snprintf(path, sizeof(path), "/proc/%ld/ns/user", pid);
@@ -295,17 +305,22 @@ out:
 	return r < 0 ? r : fd;
 }
 
-int sr_userns_idmapped_tree(const char *path, uid_t host_uid, gid_t host_gid, int *ret_fd,
-			    struct sr_error *err)
+int sr_userns_idmapped_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t host_uid,
+			    gid_t host_gid, bool writable, int *ret_fd, struct sr_error *err)
 {
 	_cleanup_close_ int ns = -1, tree = -1;
 	struct mount_attr ma = {
-	    .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+	    .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			(writable ? 0 : MOUNT_ATTR_RDONLY),
 	};
 
-	ns = open_mapping_ns(host_uid, host_gid, err);
+	ns = open_mapping_ns(from_uid, from_gid, host_uid, host_gid, err);
 	if (ns < 0)
 		return ns;
+	/*
+	 * The top mount only, as the workspace has always been: an idmap
+	 * needs every mount of a recursive clone to support one.
+	 */
 	tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree < 0)
 		return sr_error_errno(err, sr_negerrno(), "idmap %s: open_tree", path);

@@ -42,14 +42,17 @@ int sr_userns_parent(pid_t child, bool nested, uid_t host_uid, gid_t host_gid,
 		     struct sr_error *err);
 
 /*
- * Root callers only: a detached, read-only clone of the mount tree at
- * path, idmapped so that files owned by host root appear owned by
- * host_uid/host_gid -- the sandbox user. Without it a root caller's
- * workspace (a root-owned checkout) is read-only to its own agent: the
- * sandbox never maps host root, so root's files show as "nobody".
+ * Root callers only: a detached clone of the mount at path, idmapped so
+ * that files owned by from_uid (and group from_gid) appear owned by
+ * host_uid/host_gid -- the sandbox user -- and what the sandbox user
+ * creates there is from_uid's on the disk; read-only unless writable.
+ * nosuid, nodev. The sandbox never maps host root: without this, a root
+ * caller's workspace (a checkout of root's or of another user's) would be
+ * read-only to its own agent, and a --bind'ed directory unwritable, or
+ * written as an anonymous host uid.
  */
-int sr_userns_idmapped_tree(const char *path, uid_t host_uid, gid_t host_gid, int *ret_fd,
-			    struct sr_error *err);
+int sr_userns_idmapped_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t host_uid,
+			    gid_t host_gid, bool writable, int *ret_fd, struct sr_error *err);
 
 /*
  * Child: become uid/gid 1000 (0 if nested) with no supplementary groups,

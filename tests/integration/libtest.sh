@@ -271,6 +271,17 @@ print("rc", rc, lib.nft_ctx_get_output_buffer(ctx).decode(), end="")' 2>&1
 	fi
 }
 
+# disk_backing_of RECORD: how the disk of a run with the default disk-backing
+# (auto) is held, given how its memory was (docs/limits.md, "Disk"): a
+# tmpfs where no cgroup counts its pages against --memory, else an ext4
+# image (root) or a host directory, which nothing bounds (a user).
+disk_backing_of() {
+	case "$(json_get "$1" enforced.memory)" in
+	cgroup1 | cgroup2) if [ "$SR_AS" = root ]; then echo ext4; else echo none; fi ;;
+	*) echo tmpfs ;;
+	esac
+}
+
 done_testing() {
 	echo "1..$_tap_n"
 	[ "$_tap_failed" -eq 0 ]

@@ -53,7 +53,8 @@ case_enforced() {
 	assert_eq "limits: enforced.memory is $want" "$want" "$(res enforced.memory)"
 	assert_eq "limits: enforced.pids is $want" "$want" "$(res enforced.pids)"
 	assert_eq "limits: enforced.cpus is $cpus" "$cpus" "$(res enforced.cpus)"
-	assert_eq "limits: enforced.disk is tmpfs" tmpfs "$(res enforced.disk)"
+	assert_eq "limits: enforced.disk is $(disk_backing_of "$RES")" "$(disk_backing_of "$RES")" \
+		"$(res enforced.disk)"
 	if [ "$cpus" = none ]; then
 		assert_match "limits: warns once about what is not enforced" \
 			"^sandbox-run: warning: cpus limit not enforced.*docs/limits.md" "$errout"

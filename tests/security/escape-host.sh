@@ -248,7 +248,7 @@ t_bind_target_symlink() {
 	assert_eq "a bind target that is a workspace symlink to /etc: refused (125)" 125 "$rc"
 	assert_match "with ELOOP: symlinks are refused" \
 		"sandbox-run: bind target workspace/etclink \\(symlinks are refused\\): Too many levels of symbolic links" "$errout"
-	sr --net none --workspace "$ws" --bind "$PROBE_DIR" /workspace/hostlink/sub -- true
+	sr --net none --workspace "$ws" --ro-bind "$PROBE_DIR" /workspace/hostlink/sub -- true
 	assert_eq "a bind target below a symlink to a host dir: refused (125)" 125 "$rc"
 	assert_match "with ELOOP on the link component" \
 		"sandbox-run: bind target workspace/hostlink/sub \\(symlinks are refused\\): Too many levels" "$errout"

@@ -18,9 +18,11 @@
  * the sandbox's disk use.
  */
 #include "mounts.h"
+#include "workspace.h"
 #include "archive.h"
 #include "caps.h"
 #include "layout.h"
+#include "disk.h"
 #include "net.h"
 #include "seccomp.h"
 #include "util.h"
@@ -39,14 +41,9 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-/* Where the new root is built: shadowing the host's /tmp is harmless in our own namespace. */
-#define NEWROOT "/tmp"
-#define DATA	SR_DATA_DIR /* the disk tmpfs, relative to NEWROOT, detached before pivot */
+#define NEWROOT SR_NEWROOT
+#define DATA	SR_DATA_DIR /* the disk, relative to NEWROOT, detached before pivot */
 /* The disk's files, as mke2fs sizes ext4: an inode per 4 KiB below 512 MiB, per 16 KiB above. */
-#define DISK_SMALL_BYTES	   (512ULL << 20)
-#define DISK_BYTES_PER_INODE_SMALL 4096
-#define DISK_BYTES_PER_INODE	   16384
-#define DISK_MIN_INODES		   4096
 
 static int sys_pivot_root(const char *new_root, const char *put_old)
 {
@@ -59,8 +56,8 @@ static int sys_pivot_root(const char *new_root, const char *put_old)
  * path means the fd itself. open_tree + mount_setattr(AT_RECURSIVE) makes
  * submounts read-only too, which bind + remount does not.
  */
-static int bind_tree(int src_dirfd, const char *src_path, int dst_dirfd, const char *dst_path,
-		     uint64_t attr, const char *what, struct sr_error *err)
+int sr_mounts_bind_tree(int src_dirfd, const char *src_path, int dst_dirfd, const char *dst_path,
+			uint64_t attr, const char *what, struct sr_error *err)
 {
 	struct mount_attr ma = {.attr_set = attr};
 	_cleanup_close_ int tree = -1;
@@ -192,8 +189,9 @@ static int mirror_entry(int host_dirfd, int root_dirfd, const char *name, const 
 		return 0;
 	if (mkdirat(root_dirfd, name, 0755) < 0)
 		return sr_error_errno(err, sr_negerrno(), "mkdir %s", what);
-	return bind_tree(host_dirfd, name, root_dirfd, name,
-			 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, what, err);
+	return sr_mounts_bind_tree(host_dirfd, name, root_dirfd, name,
+				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, what,
+				   err);
 }
 
 static int build_etc(const struct sr_plan *p, int root, struct sr_error *err)
@@ -300,6 +298,18 @@ int sr_mounts_open_sources(struct sr_plan *p, struct sr_error *err)
 		return sr_error_errno(err, sr_negerrno(), "make mounts private");
 	s->workspace = -1;
 	s->agent_file = -1;
+	s->disk = -1;
+	s->disk_dir = -1;
+	/*
+	 * A directory of the host's disk for the sandbox's (disk.h), made by
+	 * the host side in the caller's own data directory: opened here to be
+	 * bound, and with O_PATH, for a root caller's is its sandbox user's.
+	 */
+	if (p->disk_kind == SR_DISK_DIR) {
+		s->disk_dir = open(p->disk_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s->disk_dir < 0)
+			return sr_error_errno(err, sr_negerrno(), "disk %s", p->disk_dir);
+	}
 	if (p->agent->file_path) {
 		/*
 		 * realpath() named it, so a symbolic link here means the path
@@ -379,247 +389,22 @@ static int bind_user_paths(const struct sr_plan *p, const struct sr_sources *src
 			return dst;
 		if (!b->writable)
 			attr |= MOUNT_ATTR_RDONLY;
-		r = bind_tree(src, "", dst, "", attr, b->dst, err);
+		/*
+		 * A root caller's writable bind: the host side's idmapped
+		 * clone (the directory's owner is the sandbox user there,
+		 * userns.h), its attributes set already.
+		 */
+		if (p->bind_trees && p->bind_trees[i] >= 0) {
+			if (move_mount(p->bind_trees[i], "", dst, "",
+				       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+				return sr_error_errno(err, sr_negerrno(), "bind %s", b->dst);
+			continue;
+		}
+		r = sr_mounts_bind_tree(src, "", dst, "", attr, b->dst, err);
 		if (r < 0)
 			return r;
 	}
 	return 0;
-}
-
-/* The extracting process: confine, extract, report. Never returns. */
-static _Noreturn void extract_worker(int archive_fd, int ws, const struct sr_extract_opts *o,
-				     int report)
-{
-	struct sr_error e = {0};
-	int keep[] = {archive_fd, ws, report};
-	int r;
-
-	/*
-	 * A session of its own first: in the caller's process group, kill(0,
-	 * sig) would reach the caller's shell and its jobs, in no namespace of
-	 * ours. The workspace is all it sees; no fd of PID 1's but these three
-	 * stays.
-	 */
-	if (setsid() < 0)
-		r = sr_error_errno(&e, sr_negerrno(), "confine the extraction: setsid");
-	else if (fchdir(ws) < 0 || chroot(".") < 0)
-		r = sr_error_errno(&e, sr_negerrno(), "confine the extraction: chroot");
-	else if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
-		r = sr_error_errno(&e, sr_negerrno(), "confine the extraction: close fds");
-	else if ((r = sr_caps_drop_all(&e)) >= 0 && (r = sr_seccomp_apply(&e)) >= 0)
-		r = sr_archive_extract_opts(archive_fd, ws, o, &e);
-	if (r < 0)
-		(void)!sr_write_all(report, &e, sizeof(e));
-	_exit(r < 0 ? 1 : 0);
-}
-
-/*
- * The archive is the agent's, and libarchive's decoders (tar, zip,
- * gzip, bzip2, xz, zstd) parse it: in a process confined as the agent
- * will be -- chrooted into the workspace, every other fd closed, no
- * capabilities, no_new_privs, the agent's syscall filter -- and more:
- * network and PID namespaces of its own. The sandbox's network may be up
- * here before its policy is (slirp4netns configures the tap while PID 1
- * mounts); the worker's has only lo, down. As PID 1 of its PID namespace,
- * whatever it starts dies with it. A decoder bug is then code of the
- * agent's in its own workspace, not PID 1 with every capability over the
- * sandbox's namespaces and the host's tree in view. The files it creates
- * are PID 1's uid's, as before. libarchive and the locale are loaded
- * first: nothing can be opened in the chroot.
- */
-static int extract_confined(int archive_fd, int ws, const struct sr_extract_opts *o,
-			    struct sr_error *err)
-{
-	struct clone_args args = {
-	    .flags = CLONE_NEWNET | CLONE_NEWPID,
-	    .exit_signal = SIGCHLD,
-	};
-	struct sr_error e = {0};
-	int pipefd[2], status, r;
-	ssize_t n;
-	long pid;
-
-	r = sr_archive_load(err);
-	if (r < 0)
-		return r;
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return sr_error_errno(err, sr_negerrno(), "extract: pipe");
-	/* A fork() into new namespaces: one process, as many as a plain fork (--pids). */
-	pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid < 0 && errno == ENOSYS)
-		pid =
-		    syscall(SYS_clone, (unsigned long)args.flags | SIGCHLD, NULL, NULL, NULL, NULL);
-	if (pid < 0) {
-		r = sr_error_errno(err, sr_negerrno(), "extract: start a confined process");
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return r;
-	}
-	if (pid == 0) {
-		close(pipefd[0]);
-		extract_worker(archive_fd, ws, o, pipefd[1]);
-	}
-	close(pipefd[1]);
-	/* One report, or EOF once the worker (and all it started) is gone. */
-	n = SR_RETRY(read(pipefd[0], &e, sizeof(e)));
-	close(pipefd[0]);
-	if (SR_RETRY(waitpid((pid_t)pid, &status, 0)) < 0)
-		return sr_error_errno(err, sr_negerrno(), "extract: wait");
-	/*
-	 * The worker ran the decoders: of its report only the text is taken,
-	 * as text (sr_log shows it printable), and a negative errno as the
-	 * kernel has them (MAX_ERRNO 4095); never an exit status.
-	 */
-	if (n == (ssize_t)sizeof(e)) {
-		e.msg[sizeof(e.msg) - 1] = '\0';
-		return sr_error_msg(err, e.code < 0 && e.code >= -4095 ? e.code : -EIO, "%s",
-				    e.msg);
-	}
-	if (WIFSIGNALED(status))
-		return sr_error_msg(err, -EIO, "extract: killed by signal %d (a bad archive?)",
-				    WTERMSIG(status));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return sr_error_msg(err, -EIO, "extract: failed without a word (status %d)",
-				    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	return 0;
-}
-
-/* A snapshot's parts (work.c writes them): each restored where it was. */
-static const char *const snapshot_parts[] = {"workspace", "home", "tmp", NULL};
-
-static int extract_archive(const struct sr_plan *p, int data, struct sr_error *err)
-{
-	const struct sr_config *c = p->config;
-	struct sr_extract_opts o = {.max_bytes = c->disk_bytes};
-	_cleanup_close_ int ws = -1;
-	int r;
-
-	/*
-	 * A snapshot is the sandbox's disk as it was: extracted at the disk's
-	 * root, into its three parts only, bounded by the disk (as many
-	 * files as it holds: no count of the agents' archives').
-	 */
-	if (p->agent->snapshot) {
-		o.tops = snapshot_parts;
-		o.max_entries = SIZE_MAX;
-		ws = openat(data, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		ws = openat(data, "workspace", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	}
-	if (ws < 0)
-		return sr_error_errno(err, sr_negerrno(), "open workspace");
-	r = extract_confined(p->agent_fd, ws, &o, err);
-	if (r < 0)
-		return sr_error_prefix(err, "%s %s",
-				       p->agent->snapshot ? "snapshot" : "agent archive",
-				       p->agent->archive_path);
-	if (c->no_entry)
-		return 0;
-	return sr_agent_detect_entry_in(ws, c->argv[0], c->entry, c->argv + 1, c->argc - 1,
-					&p->agent->argv, err);
-}
-
-/*
- * An executable-file agent, copied in as /workspace/NAME: the sandbox
- * user's own file, on the sandbox's disk (within its limit), with no
- * set-id bit. A copy, not a bind of the host file: the agent may change it
- * as it could a file of a directory agent's (overlay), and no host path of
- * the caller's appears in the sandbox's mount table. Never over a file
- * the workspace already has.
- */
-static int copy_agent_file(const struct sr_plan *p, int src, int dir, struct sr_error *err)
-{
-	const char *name = strrchr(p->agent->file_path, '/') + 1;
-	_cleanup_close_ int out = -1;
-	struct stat st;
-	ssize_t n;
-
-	if (fstat(src, &st) < 0)
-		return sr_error_errno(err, sr_negerrno(), "agent %s", p->agent->file_path);
-	if (!S_ISREG(st.st_mode))
-		return sr_error_msg(err, -EINVAL, "agent %s: not a regular file any more",
-				    p->agent->file_path);
-	out = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
-	if (out < 0 && errno == EEXIST)
-		return sr_error_msg(err, -EEXIST,
-				    "agent %s: the workspace already has a %s (run that one, or "
-				    "rename one of them)",
-				    p->agent->file_path, name);
-	if (out < 0 || fchmod(out, 0755) < 0)
-		return sr_error_errno(err, sr_negerrno(), "agent %s: copy into " SR_WORKSPACE,
-				      p->agent->file_path);
-	do
-		n = sendfile(out, src, NULL, 1 << 30);
-	while (n > 0 || (n < 0 && errno == EINTR));
-	if (n < 0) {
-		int e = sr_negerrno();
-
-		return sr_error_errno(err, e, "agent %s: copy into " SR_WORKSPACE "%s",
-				      p->agent->file_path,
-				      e == -ENOSPC ? " (past the disk limit, --disk)" : "");
-	}
-	return 0;
-}
-
-/*
- * /workspace: an overlay whose lower layer is the agent's directory (never
- * written: the host tree stays as it was) and whose upper layer lives on
- * the disk tmpfs; an archive's extracted tree or an empty directory is
- * bound as it is, being ours already. An executable-file agent is copied
- * in last, once the workspace is what the agent will see.
- */
-static int mount_workspace(struct sr_plan *p, int ws, int root, int data, struct sr_error *err)
-{
-	_cleanup_close_ int file = steal_fd(&p->sources.agent_file);
-	_cleanup_close_ int dir = -1;
-	char opts[256];
-	int r;
-
-	if (ws < 0) {
-		if (p->agent->kind == SR_AGENT_ARCHIVE) {
-			r = extract_archive(p, data, err);
-			if (r < 0)
-				return r;
-		}
-		r = bind_tree(data, "workspace", root, "workspace",
-			      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/workspace", err);
-		if (r < 0 || file < 0)
-			return r;
-		dir = openat(data, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dir < 0)
-			return sr_error_errno(err, sr_negerrno(), "open " SR_WORKSPACE);
-		return copy_agent_file(p, file, dir, err);
-	}
-	/*
-	 * lowerdir through /proc/self/fd: the directory opened before any
-	 * mount, not whatever its path names now, and no escaping of ',' or ':' in
-	 * user paths. userxattr: overlay in a user namespace keeps its
-	 * whiteouts and opaque markers in user.* xattrs (tmpfs has them).
-	 */
-	snprintf(opts, sizeof(opts),
-		 "lowerdir=/proc/self/fd/%d,upperdir=" NEWROOT "/" DATA "/upper,workdir=" NEWROOT
-		 "/" DATA "/work,userxattr",
-		 ws);
-	if (mount("overlay", NEWROOT "/workspace", "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
-		int e = sr_negerrno();
-
-		if (e == -EACCES || e == -EPERM)
-			return sr_error_msg(err, e,
-					    "mount overlay on /workspace: %s: the sandbox user "
-					    "cannot read %s%s",
-					    strerror(-e), p->agent->host_dir,
-					    p->drop_groups /* the caller is root */
-						? " (when run as root, make it readable by "
-						  "others: chmod -R o+rX)"
-						: "");
-		return sr_error_errno(err, e, "mount overlay on /workspace");
-	}
-	if (file < 0)
-		return 0;
-	dir = openat(root, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return sr_error_errno(err, sr_negerrno(), "open " SR_WORKSPACE);
-	return copy_agent_file(p, file, dir, err);
 }
 
 /*
@@ -639,10 +424,10 @@ static int cover_with_text(int root, int proc, const char *name, const char *tex
 		return 0;
 	r = write_file_at(root, tmp, text, 0444, err);
 	if (r >= 0)
-		r = bind_tree(root, tmp, proc, name,
-			      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-				  MOUNT_ATTR_NOEXEC,
-			      what, err);
+		r = sr_mounts_bind_tree(root, tmp, proc, name,
+					MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					    MOUNT_ATTR_NOEXEC,
+					what, err);
 	if (unlinkat(root, tmp, 0) < 0 && r >= 0)
 		r = sr_error_errno(err, sr_negerrno(), "cover %s", what);
 	return r;
@@ -769,8 +554,8 @@ static int mount_proc(struct sr_plan *p, int root, struct sr_error *err)
 	for (size_t i = 0; i < sr_layout_n_proc_hidden_files; i++) {
 		if (faccessat(proc, sr_layout_proc_hidden_files[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		r = bind_tree(devnull, "", proc, sr_layout_proc_hidden_files[i], 0,
-			      sr_layout_proc_hidden_files[i], err);
+		r = sr_mounts_bind_tree(devnull, "", proc, sr_layout_proc_hidden_files[i], 0,
+					sr_layout_proc_hidden_files[i], err);
 		if (r < 0)
 			return r;
 	}
@@ -788,8 +573,9 @@ static int mount_proc(struct sr_plan *p, int root, struct sr_error *err)
 	for (size_t i = 0; i < sr_layout_n_proc_readonly; i++) {
 		if (faccessat(proc, sr_layout_proc_readonly[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		r = bind_tree(proc, sr_layout_proc_readonly[i], proc, sr_layout_proc_readonly[i],
-			      ro, sr_layout_proc_readonly[i], err);
+		r = sr_mounts_bind_tree(proc, sr_layout_proc_readonly[i], proc,
+					sr_layout_proc_readonly[i], ro, sr_layout_proc_readonly[i],
+					err);
 		if (r < 0)
 			return r;
 	}
@@ -831,8 +617,8 @@ static int mount_dev(int root, int data, struct sr_error *err)
 			return sr_error_errno(err, sr_negerrno(), "create /dev/%s",
 					      sr_layout_dev_nodes[i]);
 		snprintf(what, sizeof(what), "/dev/%s", sr_layout_dev_nodes[i]);
-		r = bind_tree(host, sr_layout_dev_nodes[i], dev, sr_layout_dev_nodes[i],
-			      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, what, err);
+		r = sr_mounts_bind_tree(host, sr_layout_dev_nodes[i], dev, sr_layout_dev_nodes[i],
+					MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, what, err);
 		if (r < 0)
 			return r;
 	}
@@ -844,8 +630,8 @@ static int mount_dev(int root, int data, struct sr_error *err)
 	if (mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
 		  "newinstance,ptmxmode=0666,mode=0620,max=" SR_LAYOUT_PTYS_MAX) < 0)
 		return sr_error_errno(err, sr_negerrno(), "mount /dev/pts");
-	r = bind_tree(data, "shm", dev, "shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/dev/shm",
-		      err);
+	r = sr_mounts_bind_tree(data, "shm", dev, "shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				"/dev/shm", err);
 	if (r < 0)
 		return r;
 	return set_attr(dev, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, "/dev", err);
@@ -874,22 +660,30 @@ static int mount_data(const struct sr_plan *p, int *ret_fd, struct sr_error *err
 	    {"home", 0755},  {"shm", 01777}, {"workspace", 0755},
 	};
 	uint64_t size = p->config->disk_bytes;
-	uint64_t inodes =
-	    size / (size < DISK_SMALL_BYTES ? DISK_BYTES_PER_INODE_SMALL : DISK_BYTES_PER_INODE);
 	char opts[128];
-	int fd, r;
+	int fd, r = 0;
 
 	/*
-	 * size=0 is tmpfs for "no limit": disk = 0 means unlimited. Files are
-	 * bounded too, as on a real disk of that size: an empty file takes no
-	 * block but an inode, kernel memory no rlimit counts. As many as mke2fs
-	 * gives ext4 (655,360 for 10G), and at least 4096.
+	 * The host side prepared an ext4 image's mount or a directory of its
+	 * disk (disk.h): attached here. Else a tmpfs: size=0 is tmpfs for "no
+	 * limit", as disk = 0 means unlimited. Files are bounded too, as on a
+	 * real disk of that size: an empty file takes no block but an inode,
+	 * kernel memory no rlimit counts. As many as mke2fs gives ext4
+	 * (655,360 for 10G), and at least 4096.
 	 */
-	if (inodes < DISK_MIN_INODES)
-		inodes = DISK_MIN_INODES;
-	snprintf(opts, sizeof(opts), "mode=0755,size=%llu,nr_inodes=%llu", (unsigned long long)size,
-		 (unsigned long long)(size ? inodes : 0));
-	r = mount_tmpfs(NEWROOT "/" DATA, opts, "the sandbox's disk", err);
+	if (p->disk_kind == SR_DISK_EXT4) {
+		if (move_mount(p->disk_tree, "", AT_FDCWD, NEWROOT "/" DATA,
+			       MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			r = sr_error_errno(err, sr_negerrno(), "attach the sandbox's disk (ext4)");
+	} else if (p->disk_kind == SR_DISK_DIR) {
+		r = sr_mounts_bind_tree(p->sources.disk_dir, "", AT_FDCWD, NEWROOT "/" DATA,
+					MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the sandbox's disk",
+					err);
+	} else {
+		snprintf(opts, sizeof(opts), "mode=0755,size=%llu,nr_inodes=%llu",
+			 (unsigned long long)size, (unsigned long long)sr_disk_inodes(size));
+		r = mount_tmpfs(NEWROOT "/" DATA, opts, "the sandbox's disk", err);
+	}
 	if (r < 0)
 		return r;
 	fd = open(NEWROOT "/" DATA, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -925,12 +719,13 @@ static int build_root(struct sr_plan *p, const struct sr_sources *srcs, int root
 	}
 	if ((r = build_etc(p, root, err)) < 0 || (r = mount_dev(root, data, err)) < 0 ||
 	    (r = mount_proc(p, root, err)) < 0 ||
-	    (r = mount_workspace(p, srcs->workspace, root, data, err)) < 0)
+	    (r = sr_workspace_mount(p, srcs->workspace, root, data, err)) < 0)
 		return r;
-	if ((r = bind_tree(data, "tmp", root, "tmp", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/tmp",
-			   err)) < 0 ||
-	    (r = bind_tree(data, "home", root, "home/user", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-			   SR_SANDBOX_HOME, err)) < 0)
+	if ((r = sr_mounts_bind_tree(data, "tmp", root, "tmp", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				     "/tmp", err)) < 0 ||
+	    (r = sr_mounts_bind_tree(data, "home", root, "home/user",
+				     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, SR_SANDBOX_HOME, err)) <
+		0)
 		return r;
 	return bind_user_paths(p, srcs, root, err);
 }
@@ -950,8 +745,11 @@ int sr_mounts_setup(struct sr_plan *p, struct sr_error *err)
 	    (r = build_root(p, &p->sources, root, data, err)) < 0)
 		return r;
 
-	/* The disk tmpfs stays reachable only through its binds. */
-	if (umount2(NEWROOT "/" DATA, MNT_DETACH) < 0 || unlinkat(root, DATA, AT_REMOVEDIR) < 0)
+	/* The disk's root, for the host (with READY); the disk stays reachable only through its
+	 * binds. */
+	p->sources.disk = fcntl(data, F_DUPFD_CLOEXEC, 3);
+	if (p->sources.disk < 0 || umount2(NEWROOT "/" DATA, MNT_DETACH) < 0 ||
+	    unlinkat(root, DATA, AT_REMOVEDIR) < 0)
 		return sr_error_errno(err, sr_negerrno(), "detach the sandbox's disk");
 	r = set_attr(root, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/", err);
 	if (r < 0)

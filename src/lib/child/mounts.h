@@ -4,6 +4,11 @@
 
 #include "setup.h"
 
+#include <stdint.h>
+
+/* Where the new root is built: shadowing the host's /tmp is harmless in our own namespace. */
+#define SR_NEWROOT "/tmp"
+
 /* Opens the sources of the filesystem (p->sources), as the caller. */
 int sr_mounts_open_sources(struct sr_plan *p, struct sr_error *err);
 
@@ -14,3 +19,11 @@ int sr_mounts_open_sources(struct sr_plan *p, struct sr_error *err);
  * detaches the host's tree. Leaves the cwd at /workspace.
  */
 int sr_mounts_setup(struct sr_plan *p, struct sr_error *err);
+
+/*
+ * Clones the mount tree at (src_dirfd, src_path) and attaches it at
+ * (dst_dirfd, dst_path) with attr applied to every mount in it ("": the
+ * fd itself); what names it in errors.
+ */
+int sr_mounts_bind_tree(int src_dirfd, const char *src_path, int dst_dirfd, const char *dst_path,
+			uint64_t attr, const char *what, struct sr_error *err);

@@ -203,10 +203,31 @@ int sr_close_fds_except(int *keep, size_t n)
 	return syscall(SYS_close_range, from, ~0U, 0) < 0 ? sr_negerrno() : 0;
 }
 
+/* The fds the set-up needs: the socket, what the host side prepared, the network's. */
+static int *fds_to_keep(const struct sr_plan *p, size_t *ret_n)
+{
+	size_t n = 0;
+	int *keep = calloc(7 + p->config->n_binds, sizeof(*keep));
+
+	if (!keep)
+		return NULL;
+	keep[n++] = p->sock;
+	keep[n++] = p->agent_fd;
+	keep[n++] = p->workspace_tree;
+	keep[n++] = sr_net_child_fd(p->net);
+	keep[n++] = p->disk_tree;
+	keep[n++] = p->view.usage_fd;
+	keep[n++] = p->view.stat_fd;
+	for (size_t i = 0; p->bind_trees && i < p->config->n_binds; i++)
+		keep[n++] = p->bind_trees[i];
+	*ret_n = n;
+	return keep;
+}
+
 void sr_setup_child(struct sr_plan *p)
 {
-	int keep[] = {p->sock,		p->agent_fd,	p->workspace_tree, sr_net_child_fd(p->net),
-		      p->view.usage_fd, p->view.stat_fd};
+	size_t n_keep = 0;
+	_cleanup_free_ int *keep = fds_to_keep(p, &n_keep);
 	struct sr_error err = {0};
 	struct sr_msg m;
 	sigset_t ttou;
@@ -224,7 +245,7 @@ void sr_setup_child(struct sr_plan *p)
 	if (setpgid(0, 0) < 0 || sigprocmask(SIG_BLOCK, &ttou, NULL) < 0 ||
 	    die_with_supervisor(p->sock) < 0)
 		_exit(125);
-	if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
+	if (!keep || sr_close_fds_except(keep, n_keep) < 0)
 		_exit(125);
 	/* sr_fault_point(): test builds only, empty otherwise (fault.h). */
 	sr_fault_point("child", "started");
@@ -266,6 +287,10 @@ void sr_setup_child(struct sr_plan *p)
 		close(p->sources.workspace);
 	for (size_t i = 0; i < p->sources.n_binds; i++)
 		close(p->sources.binds[i]);
+	sr_closep(&p->disk_tree);
+	sr_closep(&p->sources.disk_dir);
+	for (size_t i = 0; p->bind_trees && i < p->config->n_binds; i++)
+		sr_closep(&p->bind_trees[i]);
 
 	/* [3] PID 1 serves the host: spawns, signals, exits, the end. */
 	sr_init_run(p);

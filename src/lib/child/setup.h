@@ -26,6 +26,12 @@ struct sr_sources {
 	 * once the agent runs (init.c); else -1.
 	 */
 	int tap;
+	/*
+	 * The disk's root (O_PATH), handed to the host with READY for its
+	 * count of the disk's use; -1 after that.
+	 */
+	int disk;
+	int disk_dir; /* SR_DISK_DIR: the host directory, opened to be bound; else -1 */
 };
 
 /* Everything the child needs, prepared by the supervisor before clone. */
@@ -45,8 +51,17 @@ struct sr_plan {
 	 * (userns.h); 0: leave as it is.
 	 */
 	uint64_t max_inotify_instances, max_inotify_watches;
-	bool drop_groups;	   /* the caller is root: shed its supplementary groups */
-	bool nested_userns;	   /* set up as 0 in an outer user namespace (userns.h) */
+	bool drop_groups;   /* the caller is root: shed its supplementary groups */
+	bool nested_userns; /* set up as 0 in an outer user namespace (userns.h) */
+	/*
+	 * The sandbox's disk (disk.h): a tmpfs made here (-1), or the host's
+	 * ext4 image's detached mount or directory, to attach (disk_kind).
+	 */
+	int disk_kind;	  /* enum sr_disk_kind */
+	int disk_tree;	  /* SR_DISK_EXT4: the detached mount; else -1 */
+	char *disk_dir;	  /* SR_DISK_DIR: the host directory (no link on its path) */
+	bool disk_counts; /* statfs of the disk is its own count (not a host filesystem's) */
+	int *bind_trees;  /* per bind: an idmapped detached mount to attach (root callers), or -1 */
 	struct sr_sources sources; /* child only */
 
 	/* What the agent sees of its machine (procview.h); child only: its server (viewfs.h). */
