@@ -23,12 +23,17 @@
  *   STAT -----------------------------> counts processes, CPU time, disk
  *   <------------------------------- STATS
  *   WORK + fd ------------------------> a worker reads or writes a tar
- *   <------------------------------- WORKED  on the fd (cp, snapshot)
+ *   <------------------------------- WORKED  on the fd (cp, snapshot,
+ *                                            export, changes)
  *   CANCEL (a WORK's id) -------------> kills that worker (WORKED follows)
  *   CONNECT --------------------------> a TCP connection to a port of
  *   <------------------------------- CONNECTED + fd | CONNECT_FAILED
  *                                       the sandbox's loopback (port)
  *   <------------------------------- EXIT (a spawned process ended)
+ *   HALT -----------------------------> kills and reaps every process,
+ *   <------------------------------- HALTED (disk use); files held
+ *   [4] held (after HALT, or the exit of a process spawned with
+ *       SR_SPAWN_HOLD): WORK, CANCEL, STAT and END only; no process runs
  *   END ------------------------------> kills and reaps every process
  *   <------------------------------- ENDED (disk use); PID 1 exits
  *
@@ -51,6 +56,11 @@
  * O_PATH, so that the host can count its use even after PID 1 is gone).
  * Anything else that brings an fd is malformed, and the fd is closed
  * unread.
+ *
+ * A held sandbox (HALT, or SR_SPAWN_HOLD) is one whose processes are all
+ * gone but whose files stay, for the host to copy out (exports, changes)
+ * before it sends END; a SPAWN or CONNECT then fails, and a worker past
+ * its time limit (WORK's value) is killed, so that holding is bounded.
  */
 #pragma once
 
@@ -82,6 +92,8 @@ enum sr_msg_type {
 	SR_MSG_CONNECT_FAILED,
 	SR_MSG_CANCEL,
 	SR_MSG_NET,
+	SR_MSG_HALT,
+	SR_MSG_HALTED,
 	_SR_MSG_TYPE_MAX,
 };
 
@@ -99,6 +111,12 @@ enum {
 	SR_SPAWN_PTY_STDOUT = 1 << 3,
 	SR_SPAWN_PTY_STDERR = 1 << 4,
 	SR_SPAWN_PTY = SR_SPAWN_PTY_STDIN | SR_SPAWN_PTY_STDOUT | SR_SPAWN_PTY_STDERR,
+	/*
+	 * With SR_SPAWN_ENDS_SANDBOX: when it exits every other process is
+	 * killed as then, but PID 1 and the sandbox's files stay, held for
+	 * WORK (exports, changes: artifacts.h) until END.
+	 */
+	SR_SPAWN_HOLD = 1 << 5,
 };
 
 /* READY's flags. */
@@ -119,6 +137,7 @@ enum {
 	SR_WORK_TAR_IN,	     /* extracts the tar it reads: into the path if it is a directory,
 				else as the path */
 	SR_WORK_SNAPSHOT,    /* writes a zstd tar of /workspace, /home/user and /tmp (no path) */
+	SR_WORK_CHANGES,     /* writes what changed in /workspace (work.h; no path) */
 };
 
 struct sr_msg {
@@ -129,8 +148,9 @@ struct sr_msg {
 	int32_t pid; /* SPAWNED, EXIT, SIGNAL: the process's pid in the sandbox; STATS: processes */
 	int32_t flags;	 /* SPAWN, SPAWNED: SR_SPAWN_*; SIGNAL: the signal; WORK: SR_WORK_*;
 			    CONNECT: the port; READY: SR_READY_* */
-	int64_t value;	 /* EXIT, ENDED, STATS: bytes used on the sandbox's disk, -1 unknown;
-			    SPAWN with SR_SPAWN_PTY: the terminal's rows << 16 | columns */
+	int64_t value;	 /* EXIT, ENDED, HALTED, STATS: bytes used on the sandbox's disk, -1
+			    unknown; SPAWN with SR_SPAWN_PTY: the terminal's rows << 16 | columns;
+			    WORK: its time limit in ms (0: none), past which it is killed */
 	int64_t user_us; /* EXIT: CPU time of the process and what it waited for; STATS: all */
 	int64_t sys_us;
 	int64_t peak_rss; /* EXIT, STATS: the largest process's peak resident bytes; -1 unknown */

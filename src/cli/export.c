@@ -344,6 +344,10 @@ static int check(const struct sr_config *c, const struct export *e, struct sr_er
 				    "it is run: crun run --bundle DIR NAME)");
 	if (c->result_path)
 		return sr_error_msg(err, -EINVAL, "--result: export runs nothing");
+	if (c->n_exports > 0 || c->changes_path)
+		return sr_error_msg(err, -EINVAL,
+				    "--export, --changes ([artifacts]): export runs nothing, so "
+				    "nothing comes out of it (docs/artifacts.md)");
 	return 0;
 }
 

@@ -40,6 +40,8 @@ static const struct verb verbs[] = {
     {"invoke", sr_verb_invoke},
     {"deployments", sr_verb_deployments},
     {"secrets", sr_verb_secrets},
+    {"diff", sr_verb_diff},
+    {"apply", sr_verb_apply},
 };
 
 bool sr_cli_is_help(const struct sr_verb_args *a)

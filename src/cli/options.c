@@ -41,6 +41,8 @@ enum {
 	OPT_INSTALL_TIMEOUT,
 	OPT_KEEP,
 	OPT_DISK_BACKING,
+	OPT_EXPORT,
+	OPT_CHANGES,
 };
 
 static const struct option long_options[] = {
@@ -75,6 +77,8 @@ static const struct option long_options[] = {
     {"install-timeout", required_argument, NULL, OPT_INSTALL_TIMEOUT},
     {"keep", required_argument, NULL, OPT_KEEP},
     {"disk-backing", required_argument, NULL, OPT_DISK_BACKING},
+    {"export", required_argument, NULL, OPT_EXPORT},
+    {"changes", required_argument, NULL, OPT_CHANGES},
     {},
 };
 
@@ -101,6 +105,8 @@ static const struct {
     {OPT_INSTALL_TIMEOUT, "deploy", "install-timeout"},
     {OPT_KEEP, "deploy", "keep"},
     {OPT_DISK_BACKING, "limits", "disk-backing"},
+    {OPT_EXPORT, "artifacts", "export"},
+    {OPT_CHANGES, "artifacts", "changes"},
 };
 
 /* Verbs of later versions: a clear message rather than "agent 'deploy' not found". */
@@ -610,6 +616,9 @@ void sr_options_usage(FILE *f)
 	      "      --workspace DIR      workspace for -- COMMAND (default: empty)\n"
 	      "      --entry CMD          entry command of a directory agent\n"
 	      "      --result FILE        write the result record (JSON) to FILE\n"
+	      "      --export PATH[:HOSTDIR]  copy PATH out of the sandbox when it ends (also\n"
+	      "                           after a failure or timeout); repeatable\n"
+	      "      --changes FILE       write what changed in /workspace (tar + manifest)\n"
 	      "      --strict             fail (125) when a limit cannot be enforced\n"
 	      "      --print-config       print the effective configuration and exit\n"
 	      "  -q, --quiet              only errors on stderr\n"
@@ -626,6 +635,7 @@ void sr_options_usage(FILE *f)
 	      "  ls [--json]   inspect ID   timeout ID DURATION   port ID PORT\n"
 	      "  cp ID:PATH HOSTPATH | HOSTPATH ID:PATH   rm [-f] ID...\n"
 	      "  snapshot ID NAME   snapshots [--json | rm NAME...]\n"
+	      "  diff ID|FILE [--stat|--patch]   apply ID|FILE [--to DIR] [--force]\n"
 	      "\n"
 	      "Deployments: install once, a fresh sandbox per prompt (docs/deploy.md):\n"
 	      "  deploy [OPTIONS] [--name NAME] [--install CMD] AGENT\n"

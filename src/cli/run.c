@@ -5,6 +5,7 @@
  * + free, with the caller's stdio, signals passed on, the timeout, and the
  * result record.
  */
+#include "artifacts.h"
 #include "config.h"
 #include "options.h"
 #include "protocol.h"
@@ -51,6 +52,12 @@ struct run {
 	int timerfd; /* the timeout, -1 for none */
 	pid_t agent; /* in the sandbox; 0 before it runs */
 	int64_t start_ns;
+	int64_t t0_ns;	  /* CLOCK_REALTIME_COARSE at the start: the changes' base (changes.h) */
+	int64_t ended_ns; /* when its processes were all gone (before the artifacts), or 0 */
+	bool artifacts;	  /* exports or changes to take out before the end (artifacts.h) */
+	struct sr_artifacts *collect; /* while they are taken out */
+	int artifacts_failed;
+	struct sr_error artifacts_err;
 	/* what happened */
 	bool timed_out, exit_seen, oom_elsewhere;
 	struct sr_exit exit; /* the agent's, once exit_seen */
@@ -127,7 +134,11 @@ static void on_timeout(struct run *run)
 	(void)!read(run->timerfd, &expirations, sizeof(expirations));
 	sr_closep(&run->timerfd);
 	run->timed_out = true;
-	sr_sandbox_end(run->sb, END_GRACE_MS);
+	/* Its files stay for the artifacts, its processes go: the timeout holds all the same. */
+	if (run->artifacts)
+		sr_sandbox_halt(run->sb, END_GRACE_MS);
+	else
+		sr_sandbox_end(run->sb, END_GRACE_MS);
 }
 
 static void on_ended(void *ctx, struct sr_sandbox *sb, const struct sr_exit *ends)
@@ -141,11 +152,20 @@ static void on_ended(void *ctx, struct sr_sandbox *sb, const struct sr_exit *end
 	}
 }
 
-static const struct sr_sandbox_ops run_ops = {.ended = on_ended};
-
-static void wait_sandbox(struct run *run)
+static void on_worked(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct sr_error *err)
 {
-	while (!sr_sandbox_ended(run->sb)) {
+	struct run *run = ctx;
+
+	(void)sb;
+	sr_artifacts_worked(run->collect, id, err);
+}
+
+static const struct sr_sandbox_ops run_ops = {.ended = on_ended, .worked = on_worked};
+
+/* Until the sandbox ends, or with until_held, until its files are all that is left of it. */
+static void wait_sandbox(struct run *run, bool until_held)
+{
+	while (!sr_sandbox_ended(run->sb) && !(until_held && sr_sandbox_held(run->sb))) {
 		struct pollfd fds[2 + SR_SANDBOX_POLL_FDS + SR_STDIO_POLL_FDS];
 		int sbfds[SR_SANDBOX_POLL_FDS];
 		size_t n = 2 + SR_SANDBOX_POLL_FDS;
@@ -174,13 +194,53 @@ static void wait_sandbox(struct run *run)
 	}
 }
 
+/*
+ * Held: the agent exited, failed, timed out or was OOM-killed, and
+ * nothing runs any more; its files go out now, within their own time
+ * limit (artifacts.h). The caller's signals wait until then.
+ */
+static void collect_artifacts(struct run *run)
+{
+	int k = sr_artifacts_start(run->sb, run->config, run->t0_ns, &run->sink, &run->collect,
+				   &run->artifacts_err);
+
+	if (k < 0) {
+		sr_sink_log(&run->sink, SR_LOG_ERROR, "%s", run->artifacts_err.msg);
+		run->artifacts_failed = 1;
+		return;
+	}
+	/* Bounded: a worker or taker past the time limit is stopped, a sandbox gone answers ESRCH.
+	 */
+	while (!sr_artifacts_done(run->collect)) {
+		struct pollfd fds[SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS];
+		int raw[SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS];
+
+		sr_sandbox_poll_fds(run->sb, raw);
+		sr_artifacts_poll_fds(run->collect, raw + SR_SANDBOX_POLL_FDS);
+		for (size_t i = 0; i < SR_ARRAY_SIZE(fds); i++)
+			fds[i] = (struct pollfd){.fd = raw[i], .events = POLLIN};
+		if (poll(fds, SR_ARRAY_SIZE(fds), -1) < 0 && errno != EINTR)
+			break;
+		sr_sandbox_dispatch(run->sb);
+		sr_artifacts_dispatch(run->collect);
+	}
+	run->artifacts_failed = sr_artifacts_failed(run->collect, &run->artifacts_err);
+	if (run->artifacts_failed < 0) {
+		sr_error_errno(&run->artifacts_err, sr_negerrno(), "artifacts: wait");
+		sr_sink_log(&run->sink, SR_LOG_ERROR, "%s", run->artifacts_err.msg);
+		run->artifacts_failed = 1;
+	}
+	sr_artifacts_free(steal_pointer(&run->collect));
+}
+
 static void fill_result(struct run *run, struct sr_result *r, struct sr_error *err)
 {
 	int init_status = run->sb ? sr_sandbox_init_status(run->sb) : -1;
 	const struct sr_error *child_err = run->sb ? sr_sandbox_error(run->sb) : NULL;
 	bool oom = run->sb && sr_sandbox_oom_killed(run->sb);
 
-	r->wall_ms = (double)(sr_monotonic_ns() - run->start_ns) / 1e6;
+	r->wall_ms =
+	    (double)((run->ended_ns ? run->ended_ns : sr_monotonic_ns()) - run->start_ns) / 1e6;
 	if (run->sb)
 		sr_sandbox_usage(run->sb, r);
 	if (run->timed_out && !run->exit_seen) {
@@ -294,6 +354,8 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 		return e;
 	}
 	agent.flags |= run->stdio.pty_mask;
+	if (run->artifacts)
+		agent.flags |= SR_SPAWN_HOLD;
 	memcpy(agent.stdio, run->stdio.pass, sizeof(agent.stdio));
 	agent.rows = run->stdio.rows;
 	agent.cols = run->stdio.cols;
@@ -303,7 +365,14 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 		fail_result(run, r, err, false);
 		return e;
 	}
-	wait_sandbox(run);
+	wait_sandbox(run, run->artifacts);
+	/* Held: its files go out, and then the sandbox ends. */
+	if (sr_sandbox_held(run->sb)) {
+		run->ended_ns = sr_monotonic_ns();
+		collect_artifacts(run);
+		sr_sandbox_end(run->sb, END_GRACE_MS);
+		wait_sandbox(run, false);
+	}
 	/* Everything the agent wrote is out before the record is written (it may be /dev/stdout).
 	 */
 	sr_stdio_finish(&run->stdio, 100);
@@ -381,10 +450,22 @@ int sr_cli_run(struct sr_config *c)
 		return SR_EXIT_FAILURE;
 	}
 	run.start_ns = sr_monotonic_ns();
+	{
+		struct timespec t;
+
+		clock_gettime(CLOCK_REALTIME_COARSE, &t);
+		run.t0_ns = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	}
+	run.artifacts = sr_artifacts_wanted(c);
 	sr_tty_save(&run.tty);
 	if (run_sandbox(&run, &r, &err) < 0)
 		sr_sink_log(&run.sink, SR_LOG_ERROR, "%s", err.msg);
 	run_cleanup(&run);
+	/* An artifact that could not be taken out fails a run that succeeded, as a record does. */
+	if (run.artifacts_failed && r.exit_code == 0) {
+		r.exit_code = SR_EXIT_FAILURE;
+		snprintf(r.error, sizeof(r.error), "%s", run.artifacts_err.msg);
+	}
 	status = r.exit_code;
 	/* The agent's own status stands; only a clean run turns into a failure. */
 	if (c->result_path) {

@@ -51,6 +51,12 @@ struct sr_error;
 int sr_cli_bad_input(struct sr_config *c, struct sr_error *err);
 /* --print-config of c on stdout: 0, or 125 with a message. */
 int sr_cli_print_config(const struct sr_config *c);
+int sr_verb_diff(const struct sr_verb_args *a);
+int sr_verb_apply(const struct sr_verb_args *a);
+
+/* diff, apply: FILE (a changes file) or ID (a living sandbox's changes so far), at its start. */
+int sr_cli_open_changes(const char *arg, const struct sr_sink *sink, int *ret_fd,
+			struct sr_error *err);
 
 /*
  * What --help and --version wrote must have reached stdout (a full disk,

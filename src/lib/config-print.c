@@ -161,6 +161,18 @@ int sr_config_print(const struct sr_config *c, FILE *f)
 		fputs("\n[agent]\n", f);
 		print_kv(f, "entry", c->entry);
 	}
+	if (c->n_exports > 0 || c->changes_path)
+		fputs("\n[artifacts]\n", f);
+	for (size_t i = 0; i < c->n_exports; i++) {
+		_cleanup_free_ char *v = NULL;
+
+		if (asprintf(&v, "%s:%s%s", c->exports[i].path, c->exports[i].host,
+			     c->exports[i].into && strcmp(c->exports[i].host, "/") ? "/" : "") < 0)
+			return -ENOMEM;
+		print_kv(f, "export", v);
+	}
+	if (c->changes_path)
+		print_kv(f, "changes", c->changes_path);
 	print_deploy(c, f);
 	/* c->secrets never: they are the deployment's store's alone (deploy.h). */
 	if (fflush(f) != 0 || ferror(f))

@@ -32,6 +32,8 @@ enum key_kind {
 	KEY_BIND,
 	KEY_STRING,
 	KEY_DISK_BACKING,
+	KEY_EXPORT_LIST,
+	KEY_PATH,
 	_KEY_KIND_MAX,
 };
 
@@ -69,10 +71,12 @@ static const struct key_def keys[] = {
     {"deploy", "install", KEY_STRING, FIELD(install), false},
     {"deploy", "install-timeout", KEY_DURATION, FIELD(install_timeout_ms), false},
     {"deploy", "keep", KEY_COUNT, FIELD(keep_versions), false},
+    {"artifacts", "export", KEY_EXPORT_LIST, 0, false},
+    {"artifacts", "changes", KEY_PATH, FIELD(changes_path), false},
 };
 
 static const char *const sections[] = {
-    "profile", "limits", "network", "env", "filesystem", "agent", "deploy", NULL,
+    "profile", "limits", "network", "env", "filesystem", "agent", "deploy", "artifacts", NULL,
 };
 
 static const char *const hints[_KEY_KIND_MAX] = {
@@ -89,6 +93,7 @@ static const char *const hints[_KEY_KIND_MAX] = {
     [KEY_ENV_NAME_LIST] = "use letters, digits and '_', not starting with a digit",
     [KEY_BIND] = "use SRC:DST or SRC, e.g. /srv/data:/data",
     [KEY_DISK_BACKING] = "use auto, disk or memory",
+    [KEY_EXPORT_LIST] = "use PATH or PATH:HOSTDIR, e.g. coverage or reports:out/reports",
 };
 
 static const char *const kind_nouns[_KEY_KIND_MAX] = {
@@ -203,6 +208,18 @@ static void secrets_free(struct sr_strv *v)
 	sr_strv_free(v);
 }
 
+static void exports_free(struct sr_config *c)
+{
+	for (size_t i = 0; i < c->n_exports; i++) {
+		free(c->exports[i].path);
+		free(c->exports[i].host);
+		free(c->exports[i].origin);
+	}
+	free(c->exports);
+	c->exports = NULL;
+	c->n_exports = 0;
+}
+
 void sr_config_free(struct sr_config *c)
 {
 	free(c->profile);
@@ -215,6 +232,9 @@ void sr_config_free(struct sr_config *c)
 	free(c->env_file_origin);
 	sr_strv_free(&c->pass_env);
 	binds_free(c);
+	exports_free(c);
+	free(c->changes_path);
+	free(c->changes_origin);
 	free(c->entry);
 	free(c->install);
 	secrets_free(&c->secrets);
@@ -684,6 +704,68 @@ static int set_host_path(struct sr_config *c, const char *what, const char *valu
 	return 0;
 }
 
+/* A path of the sandbox to export: absolute or relative to /workspace, no "..", no ':'. */
+static int export_path_check(const char *p, struct sr_error *err)
+{
+	const char *c = p;
+
+	if (!*p || strcmp(p, "/") == 0)
+		return sr_error_msg(err, -EINVAL, "'%s' names no file or directory (e.g. coverage)",
+				    p);
+	while (*c) {
+		size_t l = strcspn(c, "/");
+
+		if (l == 2 && c[0] == '.' && c[1] == '.')
+			return sr_error_msg(err, -EINVAL, "'%s' contains '..'", p);
+		c += l;
+		c += strspn(c, "/");
+	}
+	return 0;
+}
+
+int sr_config_add_export(struct sr_config *c, const char *spec, struct sr_error *err)
+{
+	_cleanup_free_ char *path = NULL, *host = NULL, *o = NULL, *def = NULL;
+	const char *colon = strchr(spec, ':'), *last;
+	struct sr_export *v;
+	int r;
+
+	if (spec[0] == '\0') {
+		exports_free(c);
+		return 0;
+	}
+	path = colon ? strndup(spec, (size_t)(colon - spec)) : strdup(spec);
+	if (!path)
+		return sr_error_errno(err, -ENOMEM, "export");
+	if ((r = export_path_check(path, err)) < 0)
+		return r;
+	path_tidy(path);
+	if (colon && colon[1]) {
+		r = host_path("export", colon + 1, c->set_base, &host, err);
+	} else {
+		/* The same relative path under the current directory (an absolute one: its name).
+		 */
+		last = path[0] == '/' ? strrchr(path, '/') + 1 : path;
+		r = host_path("export", last, NULL, &host, err);
+	}
+	if (r < 0)
+		return r;
+	if (c->set_origin && !(o = strdup(c->set_origin)))
+		return sr_error_errno(err, -ENOMEM, "export");
+	v = reallocarray(c->exports, c->n_exports + 1, sizeof(*v));
+	if (!v)
+		return sr_error_errno(err, -ENOMEM, "export");
+	c->exports = v;
+	c->exports[c->n_exports++] = (struct sr_export){
+	    .path = steal_pointer(&path),
+	    .host = steal_pointer(&host),
+	    .origin = steal_pointer(&o),
+	    /* "reports/junit.xml:out/": into out/, as out/junit.xml. */
+	    .into = colon && colon[1] && colon[strlen(colon) - 1] == '/',
+	};
+	return 0;
+}
+
 static int set_value(struct sr_config *c, const struct key_def *k, const char *value,
 		     struct sr_error *err)
 {
@@ -728,6 +810,8 @@ static int set_value(struct sr_config *c, const struct key_def *k, const char *v
 		return set_list(k, field, value, err);
 	case KEY_ENV_FILE:
 		return set_host_path(c, "env file", value, &c->env_file, &c->env_file_origin, err);
+	case KEY_PATH:
+		return set_host_path(c, k->key, value, (char **)field, &c->changes_origin, err);
 	case KEY_DISK_BACKING:
 		for (int d = 0; d < _SR_DISK_BACKING_MAX; d++) {
 			if (strcmp(value, disk_backings[d]) == 0) {
@@ -737,6 +821,8 @@ static int set_value(struct sr_config *c, const struct key_def *k, const char *v
 		}
 		return sr_error_msg(err, -EINVAL, "bad disk backing '%s' (%s)", value,
 				    hints[k->kind]);
+	case KEY_EXPORT_LIST:
+		return sr_config_add_export(c, value, err);
 	case KEY_BIND:
 		return set_bind(c, value, k->writable, err);
 	case KEY_STRING:
@@ -774,7 +860,7 @@ int sr_config_check_section(const char *section, struct sr_error *err)
 				    section, s);
 	return sr_error_msg(err, -EINVAL,
 			    "unknown section [%s] (known: profile, limits, network, env, "
-			    "filesystem, agent)",
+			    "filesystem, agent, artifacts)",
 			    section);
 }
 

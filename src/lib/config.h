@@ -67,6 +67,17 @@ struct sr_bind {
 	char *origin; /* "profile FILE:LINE" that set it, for messages; NULL: an option */
 };
 
+/*
+ * --export PATH[:HOSTDIR] ([artifacts] export): PATH in the sandbox copied
+ * to the host when the sandbox ends (docs/artifacts.md).
+ */
+struct sr_export {
+	char *path;   /* relative (to /workspace) or absolute; no "..", no ':' */
+	char *host;   /* absolute: the copy itself, or with into, the directory it goes in */
+	bool into;    /* HOSTDIR was written with a trailing '/' */
+	char *origin; /* as for sr_bind */
+};
+
 struct sr_config {
 	/* [profile] */
 	char *profile;	    /* name or path as asked for */
@@ -113,6 +124,12 @@ struct sr_config {
 	 * configuration) or logged. Wiped when freed.
 	 */
 	struct sr_strv secrets;
+
+	/* [artifacts] */
+	struct sr_export *exports;
+	size_t n_exports;
+	char *changes_path; /* --changes FILE: absolute */
+	char *changes_origin;
 
 	/* command line only */
 	char *workspace;   /* -- COMMAND, create: host directory, or NULL for empty */
@@ -203,6 +220,15 @@ int sr_config_validate(const struct sr_config *c, struct sr_error *err);
  * comment saying so. Returns 0 or -errno of the write.
  */
 int sr_config_print(const struct sr_config *c, FILE *f);
+
+/*
+ * Adds an export: spec is "PATH[:HOSTDIR]" (split at the first ':'). PATH
+ * is a path in the sandbox (relative: to /workspace), without ".."; HOSTDIR
+ * is made absolute like a bind's source, and defaults to PATH (relative)
+ * or its last part (absolute) under the current directory. An empty spec
+ * empties the list.
+ */
+int sr_config_add_export(struct sr_config *c, const char *spec, struct sr_error *err);
 
 const char *sr_net_mode_to_string(enum sr_net_mode m);
 const char *sr_disk_backing_to_string(enum sr_disk_backing b);

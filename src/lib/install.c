@@ -472,7 +472,7 @@ static int cache_in(struct inst *in, int datafd, struct sr_error *err)
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "package cache: pipe");
 	in->worked = false;
-	r = sr_sandbox_work(in->sb, SR_WORK_TAR_IN, "/home/user", p[0], &id);
+	r = sr_sandbox_work(in->sb, SR_WORK_TAR_IN, "/home/user", p[0], 0, &id);
 	close(p[0]);
 	if (r < 0) {
 		close(p[1]);
@@ -516,7 +516,7 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "pipe");
 	in->worked = false;
-	r = sr_sandbox_work(in->sb, SR_WORK_TAR_OUT, path, p[1], &id);
+	r = sr_sandbox_work(in->sb, SR_WORK_TAR_OUT, path, p[1], 0, &id);
 	close(p[1]);
 	if (r < 0) {
 		close(p[0]);

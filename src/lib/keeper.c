@@ -6,6 +6,7 @@
  * the sandbox; every request becomes a message to PID 1 (protocol.h).
  */
 #include "keeper.h"
+#include "artifacts.h"
 #include "control.h"
 #include "env.h"
 #include "proc.h"
@@ -110,6 +111,10 @@ struct keeper {
 	const char *end_reason;	  /* NULL until the sandbox is ending */
 	int64_t accept_paused_ns; /* CLOCK_MONOTONIC until which nothing is accepted */
 	bool done;
+	int64_t t0_ns;	/* CLOCK_REALTIME_COARSE before the sandbox: the changes' base */
+	bool collected; /* create --export/--changes taken out (artifacts.h) */
+	struct sr_artifacts *artifacts; /* while they are */
+	struct sr_error artifacts_err;	/* the first that failed, told to rm */
 };
 
 static json_t *inspect_json(struct keeper *k, const struct sr_usage *u);
@@ -270,6 +275,40 @@ static void begin_end(struct keeper *k, const char *reason)
 	k->end_reason = reason;
 	json_object_set_new(k->state, "state", json_string("ending"));
 	save_state(k);
+	/* create --export, --changes: its processes go, its files stay until they are out. */
+	if (sr_artifacts_wanted(k->config))
+		sr_sandbox_halt(k->sb, END_GRACE_MS);
+	else
+		sr_sandbox_end(k->sb, END_GRACE_MS);
+}
+
+/*
+ * Held at its end: the artifacts taken out, then the end itself. The
+ * loop goes on meanwhile (artifacts.h: nothing there waits): inspect is
+ * answered, rm waits for the end, anything else is refused as ending.
+ */
+static void collect(struct keeper *k)
+{
+	struct sr_error err = {0};
+
+	if (k->end_reason && !k->collected && sr_sandbox_held(k->sb)) {
+		k->collected = true;
+		if (sr_artifacts_start(k->sb, k->config, k->t0_ns, &k->sink, &k->artifacts, &err) <
+		    0) {
+			sr_sink_log(&k->sink, SR_LOG_ERROR, "%s", err.msg);
+			k->artifacts_err = err;
+			sr_sandbox_end(k->sb, END_GRACE_MS);
+			return;
+		}
+	}
+	if (!k->artifacts)
+		return;
+	sr_artifacts_dispatch(k->artifacts);
+	if (!sr_artifacts_done(k->artifacts))
+		return;
+	if (sr_artifacts_failed(k->artifacts, &err) > 0)
+		k->artifacts_err = err;
+	sr_artifacts_free(steal_pointer(&k->artifacts));
 	sr_sandbox_end(k->sb, END_GRACE_MS);
 }
 
@@ -466,6 +505,8 @@ static void on_worked(void *ctx, struct sr_sandbox *sb, uint32_t id, const struc
 	struct keeper *k = ctx;
 
 	(void)sb;
+	if (sr_artifacts_worked(k->artifacts, id, err))
+		return;
 	for (size_t i = 0; i < k->n_clients; i++) {
 		struct client *cl = k->clients[i];
 		struct sr_error cerr = {0};
@@ -832,9 +873,25 @@ static void do_copy(struct keeper *k, struct client *cl, json_t *req, int kind, 
 		return reply_error(cl, -EBUSY, 125, "cp: %s",
 				   k->end_reason ? "the sandbox is ending"
 						 : "one cp per connection");
-	r = sr_sandbox_work(k->sb, kind, path, fds[0], &cl->work);
+	r = sr_sandbox_work(k->sb, kind, path, fds[0], 0, &cl->work);
 	if (r < 0)
 		return reply_error(cl, r, 125, "cp: %s", strerror(-r));
+}
+
+/* diff ID, apply ID: a worker writes the workspace's changes, raw (changes.h), on the client's
+ * pipe. */
+static void do_changes(struct keeper *k, struct client *cl, int *fds, size_t n_fds)
+{
+	int r;
+
+	if (n_fds != 1)
+		return reply_error(cl, -EINVAL, 125, "changes: a malformed request");
+	if (k->end_reason || cl->work)
+		return reply_error(cl, -EBUSY, 125, "changes: %s",
+				   k->end_reason ? "the sandbox is ending" : "one per connection");
+	r = sr_sandbox_work(k->sb, SR_WORK_CHANGES, NULL, fds[0], 0, &cl->work);
+	if (r < 0)
+		return reply_error(cl, r, 125, "changes: %s", strerror(-r));
 }
 
 /*
@@ -856,7 +913,7 @@ static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
 				   k->end_reason ? "the sandbox is ending" : "one per connection");
 	if (sr_snapshot_begin(name, &cl->snap, &fd, &err) < 0)
 		return reply(cl, sr_ctl_error_reply(&err), NULL, 0);
-	r = sr_sandbox_work(k->sb, SR_WORK_SNAPSHOT, NULL, fd, &cl->work);
+	r = sr_sandbox_work(k->sb, SR_WORK_SNAPSHOT, NULL, fd, 0, &cl->work);
 	if (r < 0) {
 		sr_snapshot_abort(&cl->snap);
 		return reply_error(cl, r, 125, "snapshot: %s", strerror(-r));
@@ -938,6 +995,8 @@ static void on_request(struct keeper *k, struct client *cl)
 			n_fds);
 	} else if (sr_streq(op, "snapshot")) {
 		do_snapshot(k, cl, req);
+	} else if (sr_streq(op, "changes")) {
+		do_changes(k, cl, fds, n_fds);
 	} else if (sr_streq(op, "port")) {
 		do_port(k, cl, req);
 	} else if (sr_streq(op, "inspect")) {
@@ -1031,13 +1090,15 @@ enum slot_kind {
 	SLOT_PORT,
 	SLOT_RELAY_HOST,
 	SLOT_RELAY_SANDBOX,
+	SLOT_ARTIFACTS,
 };
 
 static void loop(struct keeper *k)
 {
-	while (!k->done) {
-		size_t cap =
-			   3 + SR_SANDBOX_POLL_FDS + 2 * k->n_clients + k->n_ports + 2 * k->n_conns,
+	/* Artifacts still coming out of a sandbox that ended meanwhile: their takers finish. */
+	while (!k->done || k->artifacts) {
+		size_t cap = 3 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients +
+			     k->n_ports + 2 * k->n_conns,
 		       n = 0;
 		_cleanup_free_ struct pollfd *fds = calloc(cap, sizeof(*fds));
 		_cleanup_free_ struct {
@@ -1045,7 +1106,7 @@ static void loop(struct keeper *k)
 			struct client *cl;
 			size_t index; /* a port's or a relayed connection's */
 		} *slots = calloc(cap, sizeof(*slots));
-		int sbfds[SR_SANDBOX_POLL_FDS];
+		int sbfds[SR_SANDBOX_POLL_FDS], afds[SR_ARTIFACTS_POLL_FDS] = {-1, -1};
 		int64_t pause = k->accept_paused_ns - sr_monotonic_ns();
 		bool sandbox = false, accepting = pause <= 0;
 
@@ -1061,12 +1122,18 @@ static void loop(struct keeper *k)
 		slots[n++].cl = (c_);                                \
 	} while (0)
 #define ADD(f, k_, c_) ADD_EV(f, POLLIN, k_, c_, 0)
-		ADD(k->end_reason || !accepting ? -1 : k->listen_fd, SLOT_LISTEN, NULL);
+		/* While the artifacts come out, inspect is answered and rm waits for the end. */
+		ADD((k->end_reason && !k->artifacts) || !accepting ? -1 : k->listen_fd, SLOT_LISTEN,
+		    NULL);
 		ADD(k->sigfd, SLOT_SIGNAL, NULL);
 		ADD(k->deadline_fd, SLOT_DEADLINE, NULL);
 		sr_sandbox_poll_fds(k->sb, sbfds);
 		for (size_t i = 0; i < SR_SANDBOX_POLL_FDS; i++)
 			ADD(sbfds[i], SLOT_SANDBOX, NULL);
+		if (k->artifacts)
+			sr_artifacts_poll_fds(k->artifacts, afds);
+		for (size_t i = 0; i < SR_ARTIFACTS_POLL_FDS; i++)
+			ADD(afds[i], SLOT_ARTIFACTS, NULL);
 		for (size_t i = 0; i < k->n_clients; i++) {
 			ADD(k->clients[i]->fd, SLOT_CLIENT, k->clients[i]);
 			ADD(k->clients[i]->timerfd, SLOT_TIMER, k->clients[i]);
@@ -1133,11 +1200,13 @@ static void loop(struct keeper *k)
 				break;
 			case SLOT_RELAY_HOST:
 			case SLOT_RELAY_SANDBOX:
+			case SLOT_ARTIFACTS: /* collect() reads them, every round */
 				break;
 			}
 		}
 		if (sandbox)
 			sr_sandbox_dispatch(k->sb);
+		collect(k);
 		/*
 		 * Clients done with: hung up (or answered), their exec's process
 		 * killed and gone, their worker killed, PID 1 no longer to answer
@@ -1225,6 +1294,12 @@ static int start(struct keeper *k, struct sr_error *err)
 		return sr_error_msg(err, -EINVAL,
 				    "--timeout: at most 366 days for a living sandbox");
 	sr_sandbox_new_id(k->id);
+	{
+		struct timespec t;
+
+		clock_gettime(CLOCK_REALTIME_COARSE, &t);
+		k->t0_ns = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	}
 	k->state = initial_state(k);
 	if (!k->state)
 		return sr_error_errno(err, -ENOMEM, "state");
@@ -1249,6 +1324,9 @@ static int start(struct keeper *k, struct sr_error *err)
 	json_object_set_new(k->state, "cgroups", cg);
 	json_object_set_new(k->state, "enforced", enforced_json(&k->record));
 	json_object_set_new(k->state, "workspace", sr_json_string(sr_sandbox_workspace(k->sb)));
+	json_object_set_new(k->state, "workspace_dir",
+			    sr_json_string(sr_sandbox_workspace_dir(k->sb)));
+	json_object_set_new(k->state, "base_time_ns", json_integer(k->t0_ns));
 	json_object_set_new(k->state, "state", json_string("running"));
 	/* The deadline counts from now, the sandbox ready: 0 is none (profile ci). */
 	if (set_deadline(k, k->config->timeout_ms) < 0)
@@ -1338,6 +1416,12 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 		if (answer_create(&k, 0, NULL))
 			loop(&k);
 	}
+	/* A loop that could not go on leaves what was being taken out unfinished. */
+	if (k.artifacts) {
+		sr_artifacts_free(steal_pointer(&k.artifacts));
+		sr_error_msg(&k.artifacts_err, -EIO,
+			     "the sandbox's artifacts were left unfinished");
+	}
 	sr_sandbox_free(k.sb);
 	/* Published ports close with the sandbox, before anyone hears it is gone. */
 	while (k.n_conns)
@@ -1351,9 +1435,13 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 		usleep(10000);
 	if (k.dir)
 		sr_state_remove(k.dir, NULL);
+	/* rm is told whether the artifacts came out: the sandbox is gone either way. */
 	for (size_t i = 0; i < k.n_clients; i++)
 		if (k.clients[i]->waits_end)
-			reply(k.clients[i], json_pack("{sbss}", "ok", 1, "id", k.id), NULL, 0);
+			reply(k.clients[i],
+			      k.artifacts_err.code ? sr_ctl_error_reply(&k.artifacts_err)
+						   : json_pack("{sbss}", "ok", 1, "id", k.id),
+			      NULL, 0);
 	while (k.n_clients)
 		drop_client(&k, k.n_clients - 1);
 	free(k.clients);

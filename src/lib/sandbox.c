@@ -54,11 +54,13 @@ struct sr_sandbox {
 	pid_t pid;    /* PID 1, as we see it */
 	uint32_t next_id;
 	bool ready, reaped, end_sent;
-	bool ends_seen;	       /* the EXIT of the process that ends the sandbox */
-	struct sr_exit ends;   /* which */
-	int init_status;       /* wait status of PID 1, once reaped */
-	struct rusage ru;      /* of PID 1 and all it reaped */
-	int64_t disk_used;     /* as last reported */
+	bool halt_sent, held; /* HALT asked; every process gone, the files held (protocol.h) */
+	bool ends_holds;      /* the process that ends the sandbox was spawned with SR_SPAWN_HOLD */
+	bool ends_seen;	      /* the EXIT of the process that ends the sandbox */
+	struct sr_exit ends;  /* which */
+	int init_status;      /* wait status of PID 1, once reaped */
+	struct rusage ru;     /* of PID 1 and all it reaped */
+	int64_t disk_used;    /* as last reported */
 	struct sr_error error; /* PID 1's ERROR, if it sent one */
 };
 
@@ -525,6 +527,7 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 		if (sb->ends.pid == m->pid) {
 			sb->ends = e;
 			sb->ends_seen = true;
+			sb->held = sb->ends_holds;
 		} else if (sb->opts.ops && sb->opts.ops->exited) {
 			sb->opts.ops->exited(sb->opts.ctx, sb, &e);
 		}
@@ -532,6 +535,11 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 	}
 	case SR_MSG_ENDED:
 		sb->disk_used = m->value;
+		break;
+	case SR_MSG_HALTED:
+		sb->disk_used = m->value;
+		sb->held = true;
+		sr_closep(&sb->endfd); /* answered within its grace */
 		break;
 	case SR_MSG_CONNECTED:
 	case SR_MSG_CONNECT_FAILED:
@@ -698,6 +706,7 @@ int sr_sandbox_create(const struct sr_config *c, const struct sr_sandbox_opts *o
 	sb->plan.disk_tree = -1;
 	sb->plan.sources.workspace = -1;
 	sb->plan.sources.tap = -1;
+	sb->plan.sources.upper = -1;
 	sb->plan.sources.disk = -1;
 	sb->plan.sources.disk_dir = -1;
 	sb->plan.sock = -1;
@@ -871,8 +880,10 @@ int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret
 		err->status = reply.status;
 		return sr_error_msg(err, reply.code < 0 ? reply.code : -EIO, "%s", reply.text);
 	}
-	if (s->flags & SR_SPAWN_ENDS_SANDBOX)
+	if (s->flags & SR_SPAWN_ENDS_SANDBOX) {
 		sb->ends.pid = reply.pid;
+		sb->ends_holds = s->flags & SR_SPAWN_HOLD;
+	}
 	if (pty && ret_pty && ex.n_fds == 1)
 		*ret_pty = steal_fd(&ex.fds[0]);
 	sr_msg_extra_close(&ex);
@@ -891,9 +902,10 @@ int sr_sandbox_stat_start(struct sr_sandbox *sb, uint32_t *ret_id)
 	return 0;
 }
 
-int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, uint32_t *ret_id)
+int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, int64_t limit_ms,
+		    uint32_t *ret_id)
 {
-	struct sr_msg m = {.type = SR_MSG_WORK, .flags = kind};
+	struct sr_msg m = {.type = SR_MSG_WORK, .flags = kind, .value = limit_ms};
 	int r = send_request(sb, &m, path, path ? strlen(path) + 1 : 0, &fd, 1);
 
 	if (r < 0)
@@ -909,6 +921,30 @@ int sr_sandbox_cancel(struct sr_sandbox *sb, uint32_t id)
 	if (sb->sock < 0 || sb->reaped)
 		return -ESRCH;
 	return sr_msg_send(sb->sock, &m);
+}
+
+int sr_sandbox_halt(struct sr_sandbox *sb, int grace_ms)
+{
+	const struct itimerspec grace = {
+	    .it_value = {.tv_sec = grace_ms / 1000, .tv_nsec = (long)(grace_ms % 1000) * 1000000L}};
+	struct sr_msg halt = {.type = SR_MSG_HALT};
+
+	if (sb->reaped || sb->held || sb->halt_sent || sb->end_sent)
+		return 0;
+	halt.id = ++sb->next_id;
+	if (sb->ready && sr_msg_send(sb->sock, &halt) == 0) {
+		sb->halt_sent = true;
+		sb->endfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (sb->endfd >= 0 && timerfd_settime(sb->endfd, 0, &grace, NULL) == 0)
+			return 0;
+	}
+	sr_sandbox_kill(sb);
+	return 0;
+}
+
+bool sr_sandbox_held(const struct sr_sandbox *sb)
+{
+	return sb->held && !sb->reaped;
 }
 
 int sr_sandbox_connect(struct sr_sandbox *sb, int port, uint32_t *ret_id)
@@ -960,6 +996,7 @@ int sr_sandbox_end(struct sr_sandbox *sb, int grace_ms)
 	 */
 	if (sb->ready && grace_ms > 0 && sr_msg_send(sb->sock, &end) == 0) {
 		sb->end_sent = true;
+		sr_closep(&sb->endfd); /* a HALT's grace, if one was running */
 		sb->endfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (sb->endfd >= 0 && timerfd_settime(sb->endfd, 0, &grace, NULL) == 0)
 			return 0;
@@ -1088,6 +1125,11 @@ struct sr_cgroup *sr_sandbox_cgroup(const struct sr_sandbox *sb)
 const char *sr_sandbox_workspace(const struct sr_sandbox *sb)
 {
 	return sb->agent.archive_path ? sb->agent.archive_path : sb->agent.host_dir;
+}
+
+const char *sr_sandbox_workspace_dir(const struct sr_sandbox *sb)
+{
+	return sb->agent.kind == SR_AGENT_ARCHIVE ? NULL : sb->agent.host_dir;
 }
 
 void sr_sandbox_free(struct sr_sandbox *sb)

@@ -125,16 +125,27 @@ int sr_sandbox_spawn_start(struct sr_sandbox *sb, const struct sr_spawn *s, uint
 int sr_sandbox_stat_start(struct sr_sandbox *sb, uint32_t *ret_id);
 /*
  * Starts a worker in the sandbox (work.h: SR_WORK_*) on path and the
- * stream fd (the caller keeps its copy); *ret_id names it to the worked
- * callback, which comes through dispatch once it is done.
+ * stream fd (the caller keeps its copy), killed by PID 1 past limit_ms (0:
+ * none); *ret_id names it to the worked callback, which comes through
+ * dispatch once it is done.
  */
-int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, uint32_t *ret_id);
+int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, int64_t limit_ms,
+		    uint32_t *ret_id);
 /*
  * Kills the worker of sr_sandbox_work() id, if it still runs: its client
  * gave up on it (a worker the agent stopped would wait on its pipe
  * forever). The worked callback follows as for any worker's end.
  */
 int sr_sandbox_cancel(struct sr_sandbox *sb, uint32_t id);
+/*
+ * Asks PID 1 to kill every process but keep the files (protocol.h: held),
+ * for exports and changes before the end. If it has not answered grace_ms
+ * later, everything is killed, as for sr_sandbox_end(). Held (or ended)
+ * comes through dispatch.
+ */
+int sr_sandbox_halt(struct sr_sandbox *sb, int grace_ms);
+/* Whether every process is gone and the files are held (until sr_sandbox_end()). */
+bool sr_sandbox_held(const struct sr_sandbox *sb);
 /* Asks PID 1 for a TCP connection to port on the sandbox's loopback (connected callback). */
 int sr_sandbox_connect(struct sr_sandbox *sb, int port, uint32_t *ret_id);
 /* Sends sig to the process group of spawned process pid. */
@@ -178,6 +189,8 @@ char *const *sr_sandbox_env(const struct sr_sandbox *sb);
 struct sr_cgroup *sr_sandbox_cgroup(const struct sr_sandbox *sb);
 /* The host directory or archive its workspace came from, NULL for an empty one. */
 const char *sr_sandbox_workspace(const struct sr_sandbox *sb);
+/* The host directory below its workspace (the overlay's lower layer), or NULL. */
+const char *sr_sandbox_workspace_dir(const struct sr_sandbox *sb);
 
 /* Kills and reaps whatever is left, releases the cgroup and the helper. NULL is fine. */
 void sr_sandbox_free(struct sr_sandbox *sb);

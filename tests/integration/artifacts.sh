@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The sandbox's disk and who owns what it writes: binds and workspaces that
-# belong to someone else; a disk that is a disk; as root and as an
-# unprivileged user.
+# Getting work out (docs/artifacts.md): --export after success, failure and
+# timeout; --changes, diff and apply round-tripping an agent's edits; binds
+# and workspaces that belong to someone else; a disk that is a disk; as
+# root and as an unprivileged user.
 . "$(dirname "$0")/libtest.sh"
 
 # The 3 GB write of the disk case (a smaller one with SR_TEST_BIG_WRITE_MB).
@@ -15,6 +16,64 @@ owners() {
 # The round's user's host ids.
 caller_ids() {
 	if [ "$SR_AS" = user ]; then echo "$(id -u "$SR_TEST_USER"):$(id -g "$SR_TEST_USER") "; else echo "0:0 "; fi
+}
+
+# A CI job: junit.xml and coverage/ written, then the tests fail (or time out).
+CI_JOB='mkdir -p reports coverage/lcov && echo "<testsuite tests=\"3\"/>" >reports/junit.xml &&
+echo "TN:" >coverage/lcov/lcov.info && echo 91% >coverage/index.html'
+
+t_export_ci() {
+	local d="$SR_OUT/ci-$SR_AS" r="$SR_OUT/ci-$SR_AS.json"
+	rm -rf "$d" && mkdir -p "$d" && own "$d"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --export reports/junit.xml --export coverage \
+		--result "$r" -- sh -c "$CI_JOB; exit 0" 2>&1) || rc=$?
+	assert_eq "export: the run's status" 0 "$rc"
+	assert_eq "export: reports/junit.xml on the host" '<testsuite tests="3"/>' "$(cat "$d/reports/junit.xml" 2>/dev/null)"
+	assert_eq "export: coverage/ whole" "$(printf 'TN:\n91%%')" "$(cat "$d/coverage/lcov/lcov.info" "$d/coverage/index.html" 2>/dev/null)"
+	assert_eq "export: the caller's own files" "$(caller_ids)" "$(owners "$d")"
+
+	# The tests fail: the artifacts come out all the same, the status is the job's.
+	rm -rf "$d"/* && own "$d"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --export reports --export coverage:out/cov -- \
+		sh -c "$CI_JOB; exit 3" 2>&1) || rc=$?
+	assert_eq "export after a failure: the job's status" 3 "$rc"
+	check "export after a failure: both on the host" test -f "$d/reports/junit.xml" -a -f "$d/out/cov/index.html"
+
+	# It times out: its processes are killed, its files still come out.
+	rm -rf "$d"/* && own "$d"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --timeout 1 --export reports/ --export coverage:into/ \
+		--result "$r" -- sh -c "$CI_JOB; sleep 30" 2>&1) || rc=$?
+	assert_eq "export after a timeout: 124" 124 "$rc"
+	assert_eq "and the record says timeout" timeout "$(json_get "$r" status)"
+	check "export after a timeout: both on the host (into/ keeps the name)" \
+		test -f "$d/reports/junit.xml" -a -f "$d/into/coverage/index.html"
+	assert_eq "export after a timeout: the caller's own files" "$(caller_ids)" "$(owners "$d")"
+
+	# A path the job did not make: a warning, not a failure.
+	rm -rf "$d"/* && own "$d"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" --net none --export nothere -- true 2>&1) || rc=$?
+	assert_eq "export of a missing path: the run's status" 0 "$rc"
+	assert_match "and a warning" "warning: export nothere: no such file or directory in the sandbox" "$out"
+	# A set-uid file, a device: never on the host.
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --export x -- sh -c 'mkdir x && echo s >x/s && chmod 4755 x/s && mkfifo x/fifo' 2>&1) || rc=$?
+	assert_eq "export: no set-uid bit on the host" "755" "$(stat -c %a "$d/x/s" 2>/dev/null)"
+	check "export: no FIFO on the host" test ! -e "$d/x/fifo"
+}
+
+t_export_profile() {
+	# [artifacts] export in a profile: a HOSTDIR written there is the profile's.
+	local d="$SR_OUT/prof-$SR_AS"
+	rm -rf "$d" && mkdir -p "$d/ci" "$d/run"
+	printf '[artifacts]\nexport = reports:artifacts/reports\n' >"$d/ci/job.ini"
+	own "$d"
+	rc=0
+	out=$(cd "$d/run" && as_user "$SR" -q --net none -p ../ci/job.ini -- sh -c 'mkdir reports; echo ok >reports/r' 2>&1) || rc=$?
+	assert_eq "a profile's export: relative to the profile" ok "$(cat "$d/ci/artifacts/reports/r" 2>/dev/null)"
 }
 
 t_binds_owned() {
@@ -59,6 +118,92 @@ t_foreign_owners() {
 	check "nothing added on the host" test ! -e "$d/src/b.c" -a ! -e "$d/src2"
 }
 
+# The edits of a coding agent: add, modify, delete, rename, mode, symlink, directories.
+AGENT_EDITS='echo "int main(void) { return 1; }" >src/main.c &&
+echo new >src/new.c && rm docs/old.md && mv notes.txt NOTES.txt && chmod +x build.sh &&
+ln -sf src/main.c current && rm -r legacy && mkdir -p lib/deep && echo z >lib/deep/z.c &&
+rm -r tmpdir && echo file-now >tmpdir'
+
+make_checkout() {
+	rm -rf "$1" && mkdir -p "$1/src" "$1/docs" "$1/legacy/sub" "$1/tmpdir"
+	echo "int main(void) { return 0; }" >"$1/src/main.c"
+	echo old >"$1/docs/old.md" && echo keep >"$1/docs/keep.md"
+	echo notes >"$1/notes.txt" && printf '#!/bin/sh\nmake\n' >"$1/build.sh"
+	echo l >"$1/legacy/sub/l.c" && echo t >"$1/tmpdir/t"
+	ln -s docs/keep.md "$1/current"
+	own "$1"
+}
+
+t_changes_round_trip() {
+	local d="$SR_OUT/co-$SR_AS" c="$SR_OUT/changes-$SR_AS.tar" after="$SR_OUT/after-$SR_AS"
+	make_checkout "$d"
+	rm -rf "$after" && mkdir -p "$after" && own "$after"
+	rc=0
+	out=$(cd "$after" && as_user "$SR" -q --net none --workspace "$d" --changes "$c" \
+		--export /workspace:view -- sh -c "$AGENT_EDITS" 2>&1) || rc=$?
+	assert_eq "--changes: the run's status" 0 "$rc"
+	check "--changes: the file is written" test -f "$c"
+	sr diff "$c"
+	assert_eq "diff: a line per change, by path" "$(cat <<'EOF'
+R  notes.txt -> NOTES.txt
+M  build.sh (mode 0644 -> 0755)
+M  current -> src/main.c
+A  lib/
+A  lib/deep/
+A  lib/deep/z.c
+M  src/main.c
+A  src/new.c
+M  tmpdir (dir -> file)
+D  docs/old.md
+D  legacy/
+D  legacy/sub/
+D  legacy/sub/l.c
+D  tmpdir/t
+4 added, 4 modified, 5 deleted, 1 renamed
+EOF
+)" "$out"
+	sr diff "$c" --patch
+	assert_match "diff --patch: a unified diff" "$(printf -- '-int main\\(void\\) \\{ return 0; \\}\n\\+int main\\(void\\) \\{ return 1; \\}')" "$out"
+	sr diff "$c" --stat
+	assert_match "diff --stat: a total" "files changed, [0-9]+ insertions\(\+\), [0-9]+ deletions\(-\)$" "$out"
+	# Onto a copy of the checkout: the same tree as the sandbox's.
+	rm -rf "$d.copy" && cp -a "$d" "$d.copy" && own "$d.copy"
+	sr apply "$c" --to "$d.copy"
+	assert_eq "apply --to a copy: status 0" 0 "$rc"
+	assert_eq "the copy is the sandbox's workspace" "" "$(diff -r --no-dereference "$after/view" "$d.copy" 2>&1)"
+	assert_eq "modes too" "755" "$(stat -c %a "$d.copy/build.sh")"
+	assert_eq "the caller's own files" "$(caller_ids)" "$(owners "$d.copy")"
+	sr apply "$c" --to "$d.copy"
+	assert_eq "applied twice: nothing to do, status 0" 0 "$rc"
+	# A host edit since: refused, naming it; --force applies over it.
+	echo "host edit" >>"$d/src/main.c"
+	sr apply "$c"
+	assert_eq "apply over a host edit: refused (125)" 125 "$rc"
+	assert_match "naming the path" "1 conflict with .*: src/main.c \(changed on the host since\)" "$errout"
+	assert_eq "and nothing changed" "notes" "$(cat "$d/notes.txt")"
+	sr apply --force "$c"
+	assert_eq "--force: applied" "0 int main(void) { return 1; }" "$rc $(cat "$d/src/main.c")"
+	check "--force: the rest too" test -f "$d/NOTES.txt" -a ! -e "$d/notes.txt" -a -L "$d/current"
+}
+
+t_living() {
+	local d="$SR_OUT/live-$SR_AS" sb
+	make_checkout "$d"
+	rm -rf "$d.out" && mkdir -p "$d.out" && own "$d.out"
+	rc=0
+	sb=$(cd "$d.out" && as_user "$SR" create --net none --timeout 60 --workspace "$d" --export reports) || rc=$?
+	assert_eq "create --export: made" 0 "$rc"
+	sr exec "$sb" -- sh -c 'echo edited >>docs/keep.md && mkdir reports && echo r >reports/r'
+	sr diff "$sb"
+	assert_eq "diff ID: a living sandbox's changes so far" "$(printf 'M  docs/keep.md\nA  reports/\nA  reports/r\n2 added, 1 modified, 0 deleted, 0 renamed')" "$out"
+	rm -rf "$d.copy" && cp -a "$d" "$d.copy" && own "$d.copy"
+	sr apply "$sb" --to "$d.copy"
+	assert_eq "apply ID --to: done" "0 keep edited" "$rc $(cat "$d.copy/docs/keep.md" | tr '\n' ' ' | sed 's/ $//')"
+	sr rm "$sb"
+	assert_eq "rm: status 0" 0 "$rc"
+	assert_eq "rm: create's --export on the host" r "$(cat "$d.out/reports/r" 2>/dev/null)"
+}
+
 t_disk() {
 	local r="$SR_OUT/disk-$SR_AS.json" used want
 	# More than --memory, well within --disk: written, counted, never an OOM.
@@ -99,5 +244,6 @@ data_dir() {
 	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
 }
 
-for_each_user t_binds_owned t_foreign_owners t_disk
+for_each_user t_export_ci t_export_profile t_binds_owned t_foreign_owners t_changes_round_trip \
+	t_living t_disk
 done_testing

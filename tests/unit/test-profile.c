@@ -183,7 +183,7 @@ START_TEST(test_errors_name_file_and_line)
 			 "profile t.ini:2: unknown section [limts] (did you mean [limits]?)");
 	ck_assert_str_eq(load_error("[sandbox]\nx = 1\n"),
 			 "profile t.ini:1: unknown section [sandbox] (known: profile, limits, "
-			 "network, env, filesystem, agent)");
+			 "network, env, filesystem, agent, artifacts)");
 	ck_assert_str_eq(load_error("[limits]\ncpus = 1\nmemory = lots\n"),
 			 "profile t.ini:3: memory: bad size 'lots' (use e.g. 512M, 2G, or 0 for "
 			 "unlimited)");
@@ -356,7 +356,59 @@ START_TEST(test_binds)
 	/* Lexically "/devices" is not under /dev. */
 	ck_assert_str_eq(load_error("[filesystem]\nbind = /a:/devices\n[x]\n"),
 			 "profile t.ini:3: unknown section [x] (known: profile, limits, network, "
-			 "env, filesystem, agent)");
+			 "env, filesystem, agent, artifacts)");
+}
+END_TEST
+
+START_TEST(test_artifacts)
+{
+	struct sr_config c;
+	char cwd[PATH_MAX], want[PATH_MAX + 32];
+	const char *msg, *base;
+
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	base = strcmp(cwd, "/") ? cwd : "";
+	msg = load_text(&c, "[artifacts]\n"
+			    "export = reports/junit.xml\n"
+			    "export = coverage/:/srv/out/cov\n"
+			    "export = /home/user/.cache/log.txt\n"
+			    "export = dist:a:b\n"
+			    "changes = /tmp/changes.tar\n"
+			    "[limits]\ndisk-backing = memory\n");
+	ck_assert_str_eq(msg, "");
+	ck_assert_uint_eq(c.n_exports, 4);
+	ck_assert_str_eq(c.exports[0].path, "reports/junit.xml");
+	snprintf(want, sizeof(want), "%s/reports/junit.xml", base);
+	/* The default: the same relative path under the current directory. */
+	ck_assert_str_eq(c.exports[0].host, want);
+	ck_assert_str_eq(c.exports[1].path, "coverage");
+	ck_assert_str_eq(c.exports[1].host, "/srv/out/cov");
+	snprintf(want, sizeof(want), "%s/log.txt", base);
+	ck_assert_str_eq(c.exports[2].host, want);
+	/* The first ':' splits: a host path may hold one. */
+	snprintf(want, sizeof(want), "%s/a:b", base);
+	ck_assert_str_eq(c.exports[3].host, want);
+	ck_assert_str_eq(c.exports[3].origin, "profile t.ini:5");
+	ck_assert_str_eq(c.changes_path, "/tmp/changes.tar");
+	ck_assert_int_eq(c.disk_backing, SR_DISK_BACKING_MEMORY);
+	sr_config_free(&c);
+
+	msg = load_text(&c, "[artifacts]\nexport = a\nexport =\nexport = b\n");
+	ck_assert_str_eq(msg, "");
+	ck_assert_uint_eq(c.n_exports, 1);
+	ck_assert_str_eq(c.exports[0].path, "b");
+	sr_config_free(&c);
+
+	ck_assert_str_eq(load_error("[artifacts]\nexport = ../etc\n"),
+			 "profile t.ini:2: export: '../etc' contains '..'");
+	ck_assert_str_eq(load_error("[artifacts]\nexport = /\n"),
+			 "profile t.ini:2: export: '/' names no file or directory (e.g. coverage)");
+	ck_assert_str_eq(load_error("[limits]\ndisk-backing = ssd\n"),
+			 "profile t.ini:2: disk-backing: bad disk backing 'ssd' (use auto, disk or "
+			 "memory)");
+	ck_assert_str_eq(load_error("[artifacts]\nchange = x\n"),
+			 "profile t.ini:2: unknown key 'change' in [artifacts] (did you mean "
+			 "'changes'?)");
 }
 END_TEST
 
@@ -371,7 +423,8 @@ START_TEST(test_paths_relative_to_profile)
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	write_at(dir, "prod.ini",
 		 "[env]\nfile = secrets.env\n"
-		 "[filesystem]\nbind = out:/out\nro-bind = ~/x:/x\n");
+		 "[filesystem]\nbind = out:/out\nro-bind = ~/x:/x\n"
+		 "[artifacts]\nexport = cov:artifacts/cov\nexport = junit.xml\nchanges = ch.tar\n");
 	sr_config_init(&c);
 	snprintf(want, sizeof(want), "%s/prod.ini", dir);
 	ck_assert_msg(sr_profile_load(&c, want, &err) == 0, "%s", err.msg);
@@ -383,6 +436,10 @@ START_TEST(test_paths_relative_to_profile)
 	ck_assert_str_eq(c.binds[0].src, want);
 	snprintf(want, sizeof(want), "profile %s/prod.ini:4", dir);
 	ck_assert_str_eq(c.binds[0].origin, want);
+	snprintf(want, sizeof(want), "%s/artifacts/cov", dir);
+	ck_assert_str_eq(c.exports[0].host, want);
+	snprintf(want, sizeof(want), "%s/ch.tar", dir);
+	ck_assert_str_eq(c.changes_path, want);
 	/* An option is the caller's: relative to the current directory, no origin. */
 	ck_assert_int_eq(sr_config_apply(&c, "env", "file", "/abs.env", &err), 0);
 	ck_assert_ptr_null(c.env_file_origin);
@@ -395,6 +452,7 @@ START_TEST(test_paths_relative_to_profile)
 	snprintf(want, sizeof(want), "%s/agent/secrets.env", tmpdir);
 	ck_assert_str_eq(c.env_file, want);
 	sr_config_free(&c);
+	ck_assert_int_eq(chdir("/"), 0);
 }
 END_TEST
 
@@ -758,7 +816,8 @@ START_TEST(test_print_round_trip)
 			  "[env]\nA = 1\nB = x=y#z\nC =\npass = TERM\n"
 			  "file = /run/s.env\n"
 			  "[filesystem]\nro-bind = /a:b:/c\nbind = /srv\n"
-			  "[agent]\nentry = node index.js\n");
+			  "[agent]\nentry = node index.js\n"
+			  "[artifacts]\nexport = cov:/srv/a:b\nchanges = /tmp/c.tar\n");
 
 	ck_assert_str_eq(msg, "");
 	f = open_memstream(&text, &len);
@@ -782,6 +841,11 @@ START_TEST(test_print_round_trip)
 	assert_same_strv(&a.pass_env, &b.pass_env);
 	ck_assert_str_eq(a.env_file, b.env_file);
 	ck_assert_str_eq(a.entry, b.entry);
+	ck_assert_str_eq(a.changes_path, b.changes_path);
+	ck_assert_uint_eq(b.n_exports, 1);
+	ck_assert_str_eq(b.exports[0].path, "cov");
+	ck_assert_str_eq(b.exports[0].host, "/srv/a:b");
+	ck_assert_int_eq(a.disk_backing, b.disk_backing);
 	ck_assert_uint_eq(a.n_binds, 2);
 	ck_assert_uint_eq(b.n_binds, 2);
 	for (size_t i = 0; i < a.n_binds; i++) {
@@ -877,6 +941,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, test_long_line);
 	tcase_add_test(tc, test_env_keys);
 	tcase_add_test(tc, test_binds);
+	tcase_add_test(tc, test_artifacts);
 	tcase_add_test(tc, test_paths_relative_to_profile);
 	tcase_add_test(tc, test_list_reset);
 	tcase_add_test(tc, test_inherit_chain);

@@ -63,8 +63,11 @@ struct exec_failure {
 struct proc {
 	pid_t pid;
 	bool ends_sandbox;
+	bool hold;     /* SR_SPAWN_HOLD: its end holds the sandbox rather than ending it */
 	int report_fd; /* a worker's (work.h): its WORK's answer comes from there; else -1 */
 	uint32_t work_id;
+	int64_t deadline_ns; /* a worker's time limit (CLOCK_MONOTONIC), 0: none */
+	bool late;	     /* killed at it */
 };
 
 struct init {
@@ -74,6 +77,11 @@ struct init {
 	size_t n_procs, cap_procs;
 	char *payload; /* SPAWN's, SR_MSG_PAYLOAD_MAX + 1 bytes */
 	bool spawned_once;
+	/*
+	 * No process runs any more, but the files stay, for the host to copy
+	 * out (protocol.h): SPAWN and CONNECT fail, WORK, STAT and END serve.
+	 */
+	bool held;
 };
 
 static const char *env_get(char *const *envp, const char *key)
@@ -274,14 +282,22 @@ static int64_t disk_used(const struct sr_plan *p)
  * has where no cgroup counts it. kill(-1) spares PID 1; it is repeated
  * until nothing is left, for what was being forked meanwhile.
  */
-static void end_all(void)
+static void reaped(struct init *in, pid_t pid, int status, const struct rusage *ru);
+
+static void end_all(struct init *in)
 {
+	struct rusage ru;
+	int st;
+	pid_t w;
+
 	for (;;) {
-		while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
-			;
+		while ((w = wait4(-1, &st, __WALL | WNOHANG, &ru)) > 0)
+			reaped(in, w, st, &ru);
 		if (kill(-1, SIGKILL) < 0 && errno == ESRCH)
 			break;
-		(void)waitpid(-1, NULL, __WALL);
+		w = wait4(-1, &st, __WALL, &ru);
+		if (w > 0)
+			reaped(in, w, st, &ru);
 	}
 }
 
@@ -309,7 +325,7 @@ static int open_pty(int *ret_slave, struct sr_error *err)
 	return steal_fd(&master);
 }
 
-static int add_proc(struct init *in, pid_t pid, bool ends_sandbox)
+static int add_proc(struct init *in, pid_t pid, bool ends_sandbox, bool hold)
 {
 	if (in->n_procs == in->cap_procs) {
 		size_t cap = in->cap_procs ? in->cap_procs * 2 : 8;
@@ -322,6 +338,7 @@ static int add_proc(struct init *in, pid_t pid, bool ends_sandbox)
 	}
 	in->procs[in->n_procs++] =
 	    (struct proc){.pid = pid, .ends_sandbox = ends_sandbox, .report_fd = -1};
+	in->procs[in->n_procs - 1].hold = hold;
 	return 0;
 }
 
@@ -398,7 +415,8 @@ static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_ex
 		/* Test builds only, empty otherwise (fault.h). */
 		sr_fault_point("child", "agent forked");
 	}
-	if (add_proc(in, pid, req->flags & SR_SPAWN_ENDS_SANDBOX) < 0) {
+	if (add_proc(in, pid, req->flags & SR_SPAWN_ENDS_SANDBOX,
+		     (req->flags & SR_SPAWN_ENDS_SANDBOX) && (req->flags & SR_SPAWN_HOLD)) < 0) {
 		/* Untracked, it would run unreported: not at all, then. */
 		kill(pid, SIGKILL);
 		sr_error_errno(&err, -ENOMEM, "spawn");
@@ -559,7 +577,7 @@ static void on_work(struct init *in, const struct sr_msg *req, struct sr_msg_ext
 	pid_t pid = sr_work_start(in->p, req->flags, ex->len ? ex->payload : NULL,
 				  ex->n_fds ? ex->fds[0] : -1, &report, &err);
 
-	if (pid > 0 && add_proc(in, pid, false) < 0) {
+	if (pid > 0 && add_proc(in, pid, false, false) < 0) {
 		kill(pid, SIGKILL);
 		close(report);
 		pid = sr_error_errno(&err, -ENOMEM, "worker");
@@ -573,6 +591,8 @@ static void on_work(struct init *in, const struct sr_msg *req, struct sr_msg_ext
 	}
 	in->procs[in->n_procs - 1].report_fd = report;
 	in->procs[in->n_procs - 1].work_id = req->id;
+	if (req->value > 0)
+		in->procs[in->n_procs - 1].deadline_ns = sr_monotonic_ns() + req->value * 1000000;
 }
 
 /*
@@ -606,6 +626,9 @@ static void worked(struct init *in, const struct proc *pr, int status)
 		e.msg[sizeof(e.msg) - 1] = '\0';
 		m.code = e.code < 0 && e.code >= -4095 ? e.code : -EIO;
 		snprintf(m.text, sizeof(m.text), "%s", e.msg);
+	} else if (pr->late) {
+		m.code = -ETIMEDOUT;
+		snprintf(m.text, sizeof(m.text), "stopped at its time limit");
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		m.code = -EIO;
 		snprintf(m.text, sizeof(m.text), "the worker %s %d",
@@ -615,11 +638,57 @@ static void worked(struct init *in, const struct proc *pr, int status)
 	send_or_die(in->p->sock, &m);
 }
 
+/*
+ * A process of ours is gone (reaped by the SIGCHLD loop or by end_all()):
+ * a worker's WORKED, or a spawned process's EXIT. Not the one that ends
+ * the sandbox: on_signals() says that one.
+ */
+static void reaped(struct init *in, pid_t pid, int status, const struct rusage *ru)
+{
+	struct proc *pr = find_proc(in, pid);
+	struct sr_msg m = {.type = SR_MSG_EXIT, .pid = pid, .status = status};
+
+	if (!pr)
+		return; /* an orphan: reaped, nothing to say */
+	if (pr->ends_sandbox) {
+		/* Killed by a HALT: the sandbox's end, said by HALTED. */
+	} else if (pr->report_fd >= 0) {
+		worked(in, pr, status);
+	} else {
+		m.user_us = (int64_t)ru->ru_utime.tv_sec * 1000000 + ru->ru_utime.tv_usec;
+		m.sys_us = (int64_t)ru->ru_stime.tv_sec * 1000000 + ru->ru_stime.tv_usec;
+		m.peak_rss = (int64_t)ru->ru_maxrss * 1024;
+		m.value = disk_used(in->p);
+		send_or_die(in->p->sock, &m);
+	}
+	*pr = in->procs[--in->n_procs];
+}
+
+/* Workers past their time limit (WORK's value) are killed: holding the sandbox is bounded. */
+static int64_t next_deadline(struct init *in)
+{
+	int64_t now = sr_monotonic_ns(), next = 0;
+
+	for (size_t i = 0; i < in->n_procs; i++) {
+		struct proc *pr = &in->procs[i];
+
+		if (!pr->deadline_ns || pr->late)
+			continue;
+		if (pr->deadline_ns <= now) {
+			pr->late = true;
+			kill(pr->pid, SIGKILL);
+		} else if (!next || pr->deadline_ns < next) {
+			next = pr->deadline_ns;
+		}
+	}
+	return next;
+}
+
 static __attribute__((noreturn)) void end_sandbox(struct init *in)
 {
 	struct sr_msg m = {.type = SR_MSG_ENDED};
 
-	end_all();
+	end_all(in);
 	m.value = disk_used(in->p);
 	(void)sr_msg_send(in->p->sock, &m);
 	_exit(0);
@@ -665,17 +734,39 @@ static void on_request(struct init *in)
 	int r = sr_msg_recv_full(in->p->sock, &m, &ex);
 
 	if (r == 0) {
-		end_all();
+		end_all(in);
 		_exit(0);
 	}
 	if (r < 0) {
 		refuse(in, r == -EBADMSG ? &m : NULL);
 		return;
 	}
+	/* Held: nothing of the sandbox's runs any more. */
+	if (in->held && (m.type == SR_MSG_SPAWN || m.type == SR_MSG_CONNECT)) {
+		struct sr_error err = {0};
+		struct sr_msg no = {.type = SR_MSG_CONNECT_FAILED, .id = m.id, .code = -ESRCH};
+
+		sr_error_msg(&err, -ESRCH, "the sandbox's processes have ended");
+		if (m.type == SR_MSG_SPAWN)
+			spawn_failed(in, m.id, &err);
+		else
+			send_or_die(in->p->sock, &no);
+		sr_msg_extra_close(&ex);
+		return;
+	}
 	switch (m.type) {
 	case SR_MSG_SPAWN:
 		on_spawn(in, &m, &ex);
 		break;
+	case SR_MSG_HALT: {
+		struct sr_msg halted = {.type = SR_MSG_HALTED, .id = m.id};
+
+		end_all(in);
+		in->held = true;
+		halted.value = disk_used(in->p);
+		send_or_die(in->p->sock, &halted);
+		break;
+	}
 	case SR_MSG_SIGNAL:
 		on_signal_request(in, &m);
 		break;
@@ -722,24 +813,22 @@ static void on_signals(struct init *in)
 	while (read(in->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		struct proc *agent = ends_proc(in);
 
-		if (si.ssi_signo != SIGCHLD && agent)
+		if (si.ssi_signo != SIGCHLD && agent && !in->held)
 			kill(-agent->pid, (int)si.ssi_signo);
 	}
 	for (;;) {
 		struct rusage ru;
 		struct proc *pr;
 		struct sr_msg m = {.type = SR_MSG_EXIT};
+		bool hold;
 		int st;
 		pid_t w = wait4(-1, &st, WNOHANG | __WALL, &ru);
 
 		if (w <= 0)
 			break;
 		pr = find_proc(in, w);
-		if (!pr)
-			continue; /* an orphan: reaped, nothing to say */
-		if (pr->report_fd >= 0) {
-			worked(in, pr, st);
-			*pr = in->procs[--in->n_procs];
+		if (!pr || !pr->ends_sandbox) {
+			reaped(in, w, st, &ru);
 			continue;
 		}
 		m.pid = w;
@@ -747,18 +836,19 @@ static void on_signals(struct init *in)
 		m.user_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
 		m.sys_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
 		m.peak_rss = (int64_t)ru.ru_maxrss * 1024;
-		if (pr->ends_sandbox) {
-			/*
-			 * That is the end of the sandbox, as in production:
-			 * whatever it left running dies now.
-			 */
-			end_all();
-			m.value = disk_used(in->p);
+		hold = pr->hold;
+		*pr = in->procs[--in->n_procs];
+		/*
+		 * That is the end of the sandbox, as in production: whatever it
+		 * left running dies now. Held, its files stay for the host.
+		 */
+		end_all(in);
+		m.value = disk_used(in->p);
+		if (!hold) {
 			(void)sr_msg_send(in->p->sock, &m);
 			_exit(0);
 		}
-		*pr = in->procs[--in->n_procs];
-		m.value = disk_used(in->p);
+		in->held = true;
 		send_or_die(in->p->sock, &m);
 	}
 }
@@ -835,14 +925,23 @@ void sr_init_run(struct sr_plan *p)
 		/* The views of /proc PID 1 serves (viewfs.h), each a FUSE connection. */
 		size_t n = 2 + sr_viewfs_pollfds(p->views, fds + 2);
 		int64_t left = (trim_at - sr_monotonic_ns()) / 1000000;
+		int64_t late = next_deadline(&in);
+		int timeout = trimmed ? -1 : (int)left + 1;
 
 		if (!trimmed && left <= 0) {
 #ifdef M_TRIM_THRESHOLD /* glibc */
 			malloc_trim(0);
 #endif
 			trimmed = true;
+			timeout = -1;
 		}
-		if (poll(fds, n, trimmed ? -1 : (int)left + 1) < 0)
+		if (late) {
+			int64_t ms = (late - sr_monotonic_ns()) / 1000000 + 1;
+
+			if (timeout < 0 || ms < timeout)
+				timeout = (int)ms;
+		}
+		if (poll(fds, n, timeout) < 0)
 			continue;
 		/* Exits first: an EXIT the host reads before a later SPAWNED of the same pid. */
 		if (fds[1].revents)

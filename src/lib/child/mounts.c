@@ -298,6 +298,7 @@ int sr_mounts_open_sources(struct sr_plan *p, struct sr_error *err)
 		return sr_error_errno(err, sr_negerrno(), "make mounts private");
 	s->workspace = -1;
 	s->agent_file = -1;
+	s->upper = -1;
 	s->disk = -1;
 	s->disk_dir = -1;
 	/*

@@ -27,9 +27,12 @@ struct sr_sources {
 	 */
 	int tap;
 	/*
-	 * The disk's root (O_PATH), handed to the host with READY for its
-	 * count of the disk's use; -1 after that.
+	 * The workspace's upper layer, kept by PID 1 (non-dumpable: out of
+	 * the agent's reach) for the changes worker (work.h); -1 without an
+	 * overlay. And the disk's root (O_PATH), handed to the host with
+	 * READY for its count of the disk's use; -1 after that.
 	 */
+	int upper;
 	int disk;
 	int disk_dir; /* SR_DISK_DIR: the host directory, opened to be bound; else -1 */
 };

@@ -4,8 +4,11 @@
 #include "protocol.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 /* cp and snapshots move whole trees: node_modules has tens of thousands of files. */
 #define WORK_MAX_ENTRIES (10 * 1000 * 1000)
@@ -102,11 +105,137 @@ static int snapshot(int fd, struct sr_error *err)
 	return r;
 }
 
+/* How deep the upper layer is walked: a deeper tree is refused, not a stack overflow. */
+#define CHANGES_MAX_DEPTH 256
+
+/* A marker entry of the raw stream: "w/PATH" (whiteout) or "o/PATH" (opaque), empty. */
+static int write_marker(struct sr_archive_writer *w, char kind, const char *rel,
+			struct sr_error *err)
+{
+	char name[PATH_MAX + 3];
+	struct sr_archive_entry e = {.path = name, .type = S_IFREG, .perm = 0600};
+
+	if (snprintf(name, sizeof(name), "%c/%s", kind, rel) >= (int)sizeof(name))
+		return sr_error_msg(err, -ENAMETOOLONG, "changes: %s: path too long", rel);
+	return sr_archive_write_entry(w, &e, err);
+}
+
+/*
+ * overlayfs marks a deletion with a whiteout, a character device 0/0 (or,
+ * from another tool, an empty file with user.overlay.whiteout), and a
+ * directory that replaced the one below with user.overlay.opaque "y"
+ * (userxattr: the overlay is a user namespace's).
+ */
+static bool is_whiteout(int dir, const char *name, const struct stat *st)
+{
+	char path[64], v[8];
+	_cleanup_close_ int fd = -1;
+
+	if (S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0))
+		return true;
+	if (!S_ISREG(st->st_mode) || st->st_size != 0)
+		return false;
+	fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return fd >= 0 && getxattr(path, "user.overlay.whiteout", v, sizeof(v)) >= 0;
+}
+
+static int changes_dir(struct sr_archive_writer *w, int dir, char *rel, size_t depth,
+		       struct sr_error *err);
+
+static int changes_node(struct sr_archive_writer *w, int dir, const char *name, char *rel,
+			size_t depth, struct sr_error *err)
+{
+	char as[PATH_MAX + 3], v[8];
+	struct stat st;
+	int k;
+
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : sr_error_errno(err, sr_negerrno(), "changes: %s", rel);
+	if (is_whiteout(dir, name, &st))
+		return write_marker(w, 'w', rel, err);
+	snprintf(as, sizeof(as), "f/%s", rel);
+	k = sr_archive_write_one(w, dir, name, as, err);
+	if (k <= 0)
+		return k;
+	/* A directory: its opaque marker, then what it holds. */
+	{
+		_cleanup_close_ int fd =
+		    openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0)
+			return sr_error_errno(err, sr_negerrno(), "changes: %s", rel);
+		if (fgetxattr(fd, "user.overlay.opaque", v, sizeof(v)) >= 0 && v[0] == 'y' &&
+		    (k = write_marker(w, 'o', rel, err)) < 0)
+			return k;
+		if (depth >= CHANGES_MAX_DEPTH)
+			return sr_error_msg(err, -ELOOP, "changes: %s: deeper than %d levels", rel,
+					    CHANGES_MAX_DEPTH);
+		return changes_dir(w, fd, rel, depth + 1, err);
+	}
+}
+
+static int changes_dir(struct sr_archive_writer *w, int dir, char *rel, size_t depth,
+		       struct sr_error *err)
+{
+	/* A new open file: a dup() would share (and move) the readdir position of the original. */
+	int dup_fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	size_t len = strlen(rel);
+	struct dirent *de;
+	int k = 0;
+
+	if (!d) {
+		sr_closep(&dup_fd);
+		return sr_error_errno(err, sr_negerrno(), "changes: %s", len ? rel : ".");
+	}
+	while (k >= 0 && (errno = 0, de = readdir(d))) {
+		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
+			continue;
+		if (len + 2 + strlen(de->d_name) >= PATH_MAX) {
+			k = sr_error_msg(err, -ENAMETOOLONG, "changes: %s/...: path too long", rel);
+			break;
+		}
+		snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", de->d_name);
+		k = changes_node(w, dir, de->d_name, rel, depth, err);
+		rel[len] = '\0';
+	}
+	if (k >= 0 && !de && errno)
+		k = sr_error_errno(err, sr_negerrno(), "changes");
+	closedir(d);
+	return k;
+}
+
+/*
+ * The workspace's changes, raw (changes.h reads them): its overlay's upper
+ * layer, which PID 1 kept; without an overlay (an archive's workspace, an
+ * empty one) everything in /workspace is new.
+ */
+static int changes(const struct sr_plan *p, int fd, struct sr_error *err)
+{
+	struct sr_archive_writer *w = NULL;
+	_cleanup_close_ int top =
+	    p->sources.upper >= 0
+		? openat(p->sources.upper, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+		: open("/workspace", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char rel[PATH_MAX] = "";
+	int r = top < 0 ? sr_error_errno(err, sr_negerrno(), "changes: the workspace") : 0;
+
+	if (r >= 0)
+		r = sr_archive_writer_new(fd, &(struct sr_write_opts){0}, &w, err);
+	if (r >= 0)
+		r = changes_dir(w, top, rel, 0, err);
+	if (r >= 0)
+		r = sr_archive_writer_end(w, NULL, NULL, err);
+	sr_archive_writer_free(w);
+	return r;
+}
+
 static __attribute__((noreturn)) void worker(const struct sr_plan *p, int kind, const char *path,
 					     int fd, int report)
 {
 	struct sr_error e = {0};
-	int keep[] = {fd, report};
+	int keep[] = {fd, report, kind == SR_WORK_CHANGES ? p->sources.upper : -1};
 	int r;
 
 	/*
@@ -123,6 +252,8 @@ static __attribute__((noreturn)) void worker(const struct sr_plan *p, int kind, 
 		r = tar_out(path, fd, &e);
 	else if (kind == SR_WORK_TAR_IN)
 		r = tar_in(p, path, fd, &e);
+	else if (kind == SR_WORK_CHANGES)
+		r = changes(p, fd, &e);
 	else
 		r = snapshot(fd, &e);
 	if (r < 0)
@@ -138,7 +269,7 @@ pid_t sr_work_start(const struct sr_plan *p, int kind, const char *path, int fd,
 
 	if ((kind == SR_WORK_TAR_OUT || kind == SR_WORK_TAR_IN) && (!path || !*path))
 		return sr_error_msg(err, -EINVAL, "no path");
-	if (kind < SR_WORK_TAR_OUT || kind > SR_WORK_SNAPSHOT || fd < 0)
+	if (kind < SR_WORK_TAR_OUT || kind > SR_WORK_CHANGES || fd < 0)
 		return sr_error_msg(err, -EINVAL, "a malformed request");
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "worker: pipe");

@@ -266,6 +266,10 @@ int sr_workspace_mount(struct sr_plan *p, int ws, int root, int data, struct sr_
 						: "");
 		return sr_error_errno(err, e, "mount overlay on /workspace");
 	}
+	/* What changed is the upper layer: PID 1 keeps it, out of the agent's reach (work.h). */
+	p->sources.upper = openat(data, "upper", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->sources.upper < 0)
+		return sr_error_errno(err, sr_negerrno(), "open the workspace's upper layer");
 	if (file < 0)
 		return 0;
 	dir = openat(root, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);

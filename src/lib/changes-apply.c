@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Applying a changes file to a host directory (changes.h, apply.h).
+ *
+ * The file may be crafted, the directory may have moved on: everything
+ * is checked before anything is changed. First the file: its manifest
+ * (changes-file.c), then every entry -- only files/PATH and base/PATH of
+ * paths it lists, of the type it lists, with the content its digest
+ * says; no device, FIFO or socket, no set-uid or set-gid bit, no link
+ * leaving the tree. Then the directory: every path the changes touch is
+ * compared with what the sandbox saw (a conflict is named, and refused
+ * without --force). Only then are the changes made, each beneath the
+ * directory's fd with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: no link is
+ * followed, on the way or at the end, and a file is replaced by a rename
+ * of a complete new one, never written through.
+ */
+#include "apply.h"
+#include "changes.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#define BUF_SIZE 65536
+/* Conflicts named in the message; the rest are counted. */
+#define SHOWN_MAX    10
+#define RESOLVE_HERE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+struct apply {
+	struct sr_changes c;
+	int dir;
+	bool force;
+	const struct sr_sink *sink;
+	bool *skip; /* per change: already as it should be */
+	bool *seen; /* per change: its files/ entry was met */
+	char conflicts[SR_ERROR_MSG_MAX];
+	size_t n_conflicts;
+	struct sr_apply_report report;
+	char buf[BUF_SIZE];
+};
+
+static int open_reader(int fd, struct sr_archive_reader **r, struct sr_changes *c,
+		       struct sr_error *err)
+{
+	int k;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return sr_error_errno(err, sr_negerrno(), "changes file");
+	k = sr_archive_reader_open(fd, r, err);
+	if (k >= 0)
+		k = sr_changes_read(*r, c, err);
+	return k;
+}
+
+/* "files/PATH" or "base/PATH" of a listed path, with what it must be. */
+static int check_entry(struct apply *a, struct sr_archive_reader *r,
+		       const struct sr_archive_entry *e, struct sr_error *err)
+{
+	bool files = strncmp(e->path, "files/", 6) == 0, base = strncmp(e->path, "base/", 5) == 0;
+	const char *path = e->path + (files ? 6 : 5);
+	struct sr_change *ch = (files || base) ? sr_changes_find(&a->c, path) : NULL;
+	const struct sr_change_node *want;
+	char shown[256], sha[SR_SHA256_HEX_LEN + 1];
+	struct sr_sha256 h;
+	int64_t size = 0;
+	ssize_t n;
+
+	sr_printable(e->path, shown, sizeof(shown));
+	if (e->hardlink)
+		return sr_error_msg(err, -EPERM, "changes: %s is a hard link: refused", shown);
+	if (!S_ISREG(e->type) && !S_ISDIR(e->type) && !S_ISLNK(e->type))
+		return sr_error_msg(err, -EPERM,
+				    "changes: %s is a device, FIFO or socket: refused (a crafted "
+				    "file?)",
+				    shown);
+	if (!ch || (files && ch->op == SR_CHANGE_DELETED) ||
+	    (base && (ch->op == SR_CHANGE_ADDED || ch->base.type != SR_CHANGE_FILE)))
+		return sr_error_msg(err, -EPERM, "changes: %s is not in its manifest: refused",
+				    shown);
+	want = files ? &ch->node : &ch->base;
+	if ((want->type == SR_CHANGE_FILE && !S_ISREG(e->type)) ||
+	    (want->type == SR_CHANGE_DIR && !S_ISDIR(e->type)) ||
+	    (want->type == SR_CHANGE_LINK &&
+	     (!S_ISLNK(e->type) || !sr_streq(e->link, want->target))))
+		return sr_error_msg(err, -EPERM, "changes: %s is not what its manifest says",
+				    shown);
+	if (files && (e->perm & 06000))
+		return sr_error_msg(err, -EPERM,
+				    "changes: %s has a set-uid or set-gid bit: refused (a crafted "
+				    "file?)",
+				    shown);
+	if (files) {
+		if (a->seen[ch - a->c.v])
+			return sr_error_msg(err, -EPERM, "changes: %s is there twice", shown);
+		a->seen[ch - a->c.v] = true;
+	}
+	if (want->type != SR_CHANGE_FILE)
+		return 0;
+	sr_sha256_init(&h);
+	while ((n = sr_archive_reader_data(r, a->buf, sizeof(a->buf), err)) > 0) {
+		sr_sha256_update(&h, a->buf, (size_t)n);
+		size += n;
+	}
+	if (n < 0)
+		return (int)n;
+	sr_sha256_hex(&h, sha);
+	if (size != want->size || strcmp(sha, want->sha256) != 0)
+		return sr_error_msg(err, -EBADMSG,
+				    "changes: %s: its content is not the one its manifest lists "
+				    "(damaged or crafted)",
+				    shown);
+	return 0;
+}
+
+/* The whole file, before the directory is looked at. */
+static int check_file(struct apply *a, int fd, struct sr_error *err)
+{
+	struct sr_archive_reader *r = NULL;
+	struct sr_archive_entry e;
+	int k = open_reader(fd, &r, &a->c, err);
+
+	if (k >= 0) {
+		a->skip = calloc(a->c.n + 1, sizeof(*a->skip));
+		a->seen = calloc(a->c.n + 1, sizeof(*a->seen));
+		if (!a->skip || !a->seen)
+			k = sr_error_errno(err, -ENOMEM, "changes");
+	}
+	for (size_t i = 0; k >= 0 && i < a->c.n; i++)
+		if (a->c.v[i].op != SR_CHANGE_DELETED && (a->c.v[i].node.mode & 06000))
+			k = sr_error_msg(err, -EPERM,
+					 "changes: %s has a set-uid or set-gid bit: refused (a "
+					 "crafted file?)",
+					 a->c.v[i].path);
+	while (k >= 0 && (k = sr_archive_reader_next(r, &e, err)) > 0)
+		k = check_entry(a, r, &e, err);
+	for (size_t i = 0; k >= 0 && i < a->c.n; i++)
+		if (a->c.v[i].op != SR_CHANGE_DELETED && !a->seen[i])
+			k = sr_error_msg(err, -EBADMSG, "changes: %s has no content in the file",
+					 a->c.v[i].path);
+	sr_archive_reader_free(r);
+	return k < 0 ? k : 0;
+}
+
+/* The parent of path in the directory (-ELOOP: a link on the way), and its last part. */
+static int open_parent(struct apply *a, const char *path, const char **ret_leaf)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+
+	*ret_leaf = slash ? slash + 1 : path;
+	if (!slash)
+		return sr_openat2(a->dir, ".", O_RDONLY | O_DIRECTORY, RESOLVE_HERE);
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	return sr_openat2(a->dir, dir, O_RDONLY | O_DIRECTORY, RESOLVE_HERE);
+}
+
+/* What the directory has at path: 1 with *ret, 0 none, -ELOOP/-EXDEV a link on the way. */
+static int host_node(struct apply *a, const char *path, struct sr_change_node *ret,
+		     struct stat *ret_st)
+{
+	_cleanup_close_ int parent = -1, fd = -1;
+	const char *leaf;
+	struct sr_sha256 h;
+	ssize_t n;
+
+	parent = open_parent(a, path, &leaf);
+	if (parent == -ENOENT || parent == -ENOTDIR)
+		return 0;
+	if (parent < 0)
+		return parent;
+	if (fstatat(parent, leaf, ret_st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : sr_negerrno();
+	*ret = (struct sr_change_node){.mode = ret_st->st_mode & 07777, .size = ret_st->st_size};
+	if (S_ISDIR(ret_st->st_mode)) {
+		ret->type = SR_CHANGE_DIR;
+		return 1;
+	}
+	if (S_ISLNK(ret_st->st_mode)) {
+		char target[PATH_MAX];
+
+		n = readlinkat(parent, leaf, target, sizeof(target) - 1);
+		if (n < 0)
+			return sr_negerrno();
+		target[n] = '\0';
+		ret->type = SR_CHANGE_LINK;
+		ret->target = strdup(target);
+		return ret->target ? 1 : -ENOMEM;
+	}
+	if (!S_ISREG(ret_st->st_mode)) {
+		ret->type = _SR_CHANGE_TYPE_MAX; /* something else: never what is expected */
+		return 1;
+	}
+	ret->type = SR_CHANGE_FILE;
+	fd = openat(parent, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return sr_negerrno();
+	sr_sha256_init(&h);
+	while ((n = SR_RETRY(read(fd, a->buf, sizeof(a->buf)))) > 0)
+		sr_sha256_update(&h, a->buf, (size_t)n);
+	if (n < 0)
+		return sr_negerrno();
+	sr_sha256_hex(&h, ret->sha256);
+	return 1;
+}
+
+static bool node_is(const struct sr_change_node *host, const struct sr_change_node *want)
+{
+	if (host->type != want->type)
+		return false;
+	if (want->type == SR_CHANGE_LINK)
+		return sr_streq(host->target, want->target);
+	if ((host->mode & 0777) != (want->mode & 0777))
+		return false;
+	return want->type == SR_CHANGE_DIR || strcmp(host->sha256, want->sha256) == 0;
+}
+
+static void conflict(struct apply *a, const char *path, const char *why)
+{
+	size_t n = strlen(a->conflicts);
+
+	if (a->n_conflicts++ < SHOWN_MAX)
+		snprintf(a->conflicts + n, sizeof(a->conflicts) - n, "%s%s (%s)", n ? "; " : "",
+			 path, why);
+}
+
+/* A directory the sandbox deleted: whatever is in it on the host must be deleted by it too. */
+static bool holds_unknown(struct apply *a, const char *path)
+{
+	_cleanup_close_ int fd = sr_openat2(a->dir, path, O_RDONLY | O_DIRECTORY, RESOLVE_HERE);
+	DIR *d = fd >= 0 ? fdopendir(steal_fd(&fd)) : NULL;
+	struct dirent *de;
+	bool unknown = false;
+
+	while (d && !unknown && (de = readdir(d))) {
+		char child[PATH_MAX];
+		const struct sr_change *ch;
+
+		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
+			continue;
+		snprintf(child, sizeof(child), "%s/%s", path, de->d_name);
+		ch = sr_changes_find(&a->c, child);
+		unknown = !ch || (ch->op != SR_CHANGE_DELETED && ch->base.type != SR_CHANGE_DIR);
+	}
+	if (d)
+		closedir(d);
+	return unknown;
+}
+
+/* Every change against the directory as it is now. -ELOOP: a link on the way (never followed). */
+static int check_dir(struct apply *a, struct sr_error *err)
+{
+	for (size_t i = 0; i < a->c.n; i++) {
+		struct sr_change *ch = &a->c.v[i];
+		struct sr_change_node host = {0};
+		struct stat st;
+		int k = host_node(a, ch->path, &host, &st);
+
+		if (k == -ELOOP || k == -EXDEV) {
+			free(host.target);
+			return sr_error_msg(
+			    err, -ELOOP,
+			    "apply: a directory on the way to %s is a symbolic link "
+			    "on the host: not followed, nothing changed",
+			    ch->path);
+		}
+		if (k < 0) {
+			free(host.target);
+			return sr_error_errno(err, k, "apply: %s", ch->path);
+		}
+		if (ch->op == SR_CHANGE_ADDED) {
+			if (k > 0 && node_is(&host, &ch->node))
+				a->skip[i] = true; /* already there */
+			else if (k > 0)
+				conflict(a, ch->path, "exists on the host");
+		} else if (ch->op == SR_CHANGE_DELETED && k == 0) {
+			a->skip[i] = true; /* already gone */
+		} else if (ch->op == SR_CHANGE_MODIFIED && k > 0 && node_is(&host, &ch->node)) {
+			a->skip[i] = true;
+		} else if (k == 0) {
+			conflict(a, ch->path, "gone from the host");
+		} else if (!node_is(&host, &ch->base)) {
+			conflict(a, ch->path, "changed on the host since");
+		} else if (ch->host_changed) {
+			conflict(a, ch->path, "changed on the host while the sandbox ran");
+		} else if (ch->op == SR_CHANGE_DELETED && ch->base.type == SR_CHANGE_DIR &&
+			   holds_unknown(a, ch->path)) {
+			conflict(a, ch->path, "holds files the sandbox never saw");
+		}
+		free(host.target);
+	}
+	return 0;
+}
+
+/* A root caller's new file is its directory's owner's; a replaced one keeps its owner. */
+static void give(int parent, const char *name, const struct stat *old)
+{
+	struct stat dir;
+
+	if (geteuid() != 0)
+		return;
+	if (old)
+		(void)!fchownat(parent, name, old->st_uid, old->st_gid, AT_SYMLINK_NOFOLLOW);
+	else if (fstat(parent, &dir) == 0)
+		(void)!fchownat(parent, name, dir.st_uid, dir.st_gid, AT_SYMLINK_NOFOLLOW);
+}
+
+static int do_delete(struct apply *a, const struct sr_change *ch, struct sr_error *err)
+{
+	_cleanup_close_ int parent = -1;
+	const char *leaf;
+
+	parent = open_parent(a, ch->path, &leaf);
+	if (parent < 0)
+		return sr_error_errno(err, parent, "apply: delete %s", ch->path);
+	if (unlinkat(parent, leaf, ch->base.type == SR_CHANGE_DIR ? AT_REMOVEDIR : 0) == 0 ||
+	    errno == ENOENT) {
+		a->report.deleted++;
+		return 0;
+	}
+	/* --force keeps a directory holding what the sandbox never saw. */
+	if (errno == ENOTEMPTY || errno == EEXIST) {
+		sr_warn(a->sink, "apply: %s kept: it holds files the sandbox never saw", ch->path);
+		return 0;
+	}
+	return sr_error_errno(err, sr_negerrno(), "apply: delete %s", ch->path);
+}
+
+/* Writes a new file or link next to its place, then renames it over: never through a name. */
+static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_change *ch,
+		  struct sr_error *err)
+{
+	_cleanup_close_ int parent = -1, fd = -1;
+	struct stat old;
+	bool had;
+	const char *leaf;
+	char tmp[NAME_MAX + 1];
+	uint32_t rnd = 0;
+	int k = 0;
+
+	parent = open_parent(a, ch->path, &leaf);
+	if (parent < 0)
+		return sr_error_errno(err, parent, "apply: %s", ch->path);
+	had = fstatat(parent, leaf, &old, AT_SYMLINK_NOFOLLOW) == 0;
+	if (ch->node.type == SR_CHANGE_DIR) {
+		if (had && S_ISDIR(old.st_mode)) {
+			if (fchmodat(parent, leaf, ch->node.mode & 0777, 0) < 0)
+				return sr_error_errno(err, sr_negerrno(), "apply: chmod %s",
+						      ch->path);
+		} else {
+			if (had && unlinkat(parent, leaf, 0) < 0)
+				return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
+			if (mkdirat(parent, leaf, 0700) < 0 ||
+			    fchmodat(parent, leaf, ch->node.mode & 0777, 0) < 0)
+				return sr_error_errno(err, sr_negerrno(), "apply: mkdir %s",
+						      ch->path);
+			give(parent, leaf, NULL);
+		}
+		return 0;
+	}
+	(void)!getrandom(&rnd, sizeof(rnd), 0);
+	snprintf(tmp, sizeof(tmp), ".sr-apply.%08x", rnd);
+	if (ch->node.type == SR_CHANGE_LINK) {
+		if (symlinkat(ch->node.target, parent, tmp) < 0)
+			return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
+	} else {
+		ssize_t n;
+
+		fd =
+		    openat(parent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
+		while (k >= 0 && (n = sr_archive_reader_data(r, a->buf, sizeof(a->buf), err)) != 0)
+			k = n < 0 ? (int)n : sr_write_all(fd, a->buf, (size_t)n);
+		/* Its mode exactly (no umask), never a set-id bit. */
+		if (k >= 0 && fchmod(fd, ch->node.mode & 0777) < 0)
+			k = sr_negerrno();
+		if (k >= 0 && close(steal_fd(&fd)) < 0)
+			k = sr_negerrno();
+	}
+	give(parent, tmp, had && !S_ISDIR(old.st_mode) ? &old : NULL);
+	/* A directory replaced by a file: it was emptied by the deletions before. */
+	if (k >= 0 && had && S_ISDIR(old.st_mode) && unlinkat(parent, leaf, AT_REMOVEDIR) < 0)
+		k = sr_negerrno();
+	if (k >= 0 && renameat(parent, tmp, parent, leaf) < 0)
+		k = sr_negerrno();
+	if (k < 0) {
+		(void)unlinkat(parent, tmp, 0);
+		return err->code ? k : sr_error_errno(err, k, "apply: %s", ch->path);
+	}
+	return 0;
+}
+
+static int make_changes(struct apply *a, int fd, struct sr_error *err)
+{
+	struct sr_archive_reader *r = NULL;
+	struct sr_changes again = {0};
+	struct sr_archive_entry e;
+	int k = 0;
+
+	for (size_t i = 0; k >= 0 && i < a->c.n; i++)
+		if (a->c.v[i].op == SR_CHANGE_DELETED && !a->skip[i])
+			k = do_delete(a, &a->c.v[i], err);
+	if (k >= 0)
+		k = open_reader(fd, &r, &again, err);
+	sr_changes_free(&again);
+	while (k >= 0 && (k = sr_archive_reader_next(r, &e, err)) > 0) {
+		struct sr_change *ch;
+
+		if (strncmp(e.path, "files/", 6) != 0)
+			continue;
+		ch = sr_changes_find(&a->c, e.path + 6);
+		if (!ch || a->skip[ch - a->c.v])
+			continue;
+		k = do_put(a, r, ch, err);
+		if (k >= 0 && ch->op == SR_CHANGE_ADDED)
+			a->report.added++;
+		else if (k >= 0)
+			a->report.modified++;
+	}
+	sr_archive_reader_free(r);
+	return k < 0 ? k : 0;
+}
+
+int sr_changes_apply(int fd, const char *dir, bool force, const struct sr_sink *sink,
+		     struct sr_apply_report *ret, struct sr_error *err)
+{
+	struct apply *a = calloc(1, sizeof(*a));
+	int k;
+
+	if (!a)
+		return sr_error_errno(err, -ENOMEM, "apply");
+	a->force = force;
+	a->sink = sink;
+	a->dir = -1;
+	k = check_file(a, fd, err);
+	if (k < 0)
+		goto out;
+	if (!dir)
+		dir = a->c.workspace;
+	if (!dir) {
+		k = sr_error_msg(
+		    err, -EINVAL,
+		    "apply: the sandbox had no host directory: say where with --to DIR");
+		goto out;
+	}
+	a->dir = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (a->dir < 0) {
+		k = sr_error_errno(err, sr_negerrno(), "apply: %s", dir);
+		goto out;
+	}
+	k = check_dir(a, err);
+	if (k < 0)
+		goto out;
+	if (a->n_conflicts && !force) {
+		k = sr_error_msg(
+		    err, -EEXIST,
+		    "apply: %zu conflict%s with %s, nothing changed: %s%s (review with "
+		    "sandbox-run diff; --force applies them over the host's)",
+		    a->n_conflicts, a->n_conflicts == 1 ? "" : "s", dir, a->conflicts,
+		    a->n_conflicts > SHOWN_MAX ? "; ..." : "");
+		goto out;
+	}
+	a->report.conflicts = a->n_conflicts;
+	k = make_changes(a, fd, err);
+	for (size_t i = 0; i < a->c.n; i++)
+		a->report.unchanged += a->skip[i];
+	*ret = a->report;
+out:
+	sr_closep(&a->dir);
+	sr_changes_free(&a->c);
+	free(a->skip);
+	free(a->seen);
+	free(a);
+	return k;
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Crafted changes files, and hosts that moved on (docs/security.md):
+# `sandbox-run apply` refuses, before changing anything, a file that
+# would write outside the directory, follow a link there, make a device
+# or a set-uid file, or whose contents are not what its manifest lists;
+# `--export` follows no link the agent planted on the host. As root and
+# as an unprivileged user.
+. "$(dirname "$0")/../integration/libtest.sh"
+
+# craft FILE MANIFEST-CHANGES-JSON [python statements adding entries to tar t]:
+# a changes file of sandbox-run's shape with what the attacker likes.
+craft() {
+	python3 - "$1" "$2" "${3:-}" <<'EOF'
+import hashlib, io, json, sys, tarfile
+path, changes, extra = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+def sha(b): return hashlib.sha256(b).hexdigest()
+m = {"kind": "sandbox-run-changes", "version": 1, "sandbox_id": "x", "workspace": None,
+     "base_time": "", "base_time_ns": 0, "changes": changes}
+def add(t, name, data=b"", type=tarfile.REGTYPE, mode=0o644, link=""):
+    i = tarfile.TarInfo(name); i.type = type; i.mode = mode; i.linkname = link
+    i.size = len(data) if type == tarfile.REGTYPE else 0
+    t.addfile(i, io.BytesIO(data) if type == tarfile.REGTYPE else None)
+with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as t:
+    add(t, "sandbox-run-changes.json", json.dumps(m).encode())
+    exec(extra)
+EOF
+	chmod 644 "$1"
+}
+
+SHA_X=$(printf x | sha256sum | cut -d' ' -f1)
+
+# A target directory with a canary, and a victim outside it.
+setup_dirs() {
+	T="$SR_OUT/target-$SR_AS" V="$SR_OUT/victim-$SR_AS"
+	rm -rf "$T" "$V" && mkdir -p "$T/sub" "$V"
+	echo canary >"$T/canary" && echo precious >"$V/precious"
+	own "$T" "$V"
+	BEFORE=$(ls -lR "$T" "$V")
+}
+
+unchanged() {
+	assert_eq "$1: nothing changed, in the directory or outside it" "$BEFORE" "$(ls -lR "$T" "$V")"
+}
+
+# refused NAME WHY-REGEX: apply of $F to $T fails with 125, says why, changes nothing.
+refused() {
+	sr apply "$F" --to "$T"
+	assert_eq "$1: refused (125)" 125 "$rc"
+	assert_match "$1: says why" "$2" "$errout"
+	unchanged "$1"
+	sr apply --force "$F" --to "$T"
+	assert_eq "$1: refused with --force too" 125 "$rc"
+}
+
+t_escape() {
+	setup_dirs
+	F="$SR_OUT/escape-$SR_AS.tar"
+	craft "$F" '[{"path": "../victim-'"$SR_AS"'/precious", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/../victim-'"$SR_AS"'/precious", b"x")'
+	refused "a '..' path" "a path that is absolute, empty or holds '\.\.'"
+	craft "$F" '[{"path": "/etc/passwd", "op": "deleted", "base": {"type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}}]'
+	refused "an absolute path" "a path that is absolute"
+	# An entry the manifest does not list, named to climb out.
+	craft "$F" '[]' 'add(t, "files/../../'"victim-$SR_AS"'/precious", b"x")'
+	refused "an unlisted entry climbing out" "is not in its manifest"
+	# A symbolic link out, then a file through it.
+	craft "$F" '[{"path": "out", "op": "added", "type": "symlink", "mode": "0777", "target": "'"$V"'"},
+		{"path": "out/precious", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/out", type=tarfile.SYMTYPE, link="'"$V"'"); add(t, "files/out/precious", b"x")'
+	refused "a link out of the tree, and a file through it" "a symbolic link to .* leaves the tree"
+	craft "$F" '[{"path": "up", "op": "added", "type": "symlink", "mode": "0777", "target": "../../x"}]' \
+		'add(t, "files/up", type=tarfile.SYMTYPE, link="../../x")'
+	refused "a relative link that climbs out" "leaves the tree"
+}
+
+t_devices_setid() {
+	setup_dirs
+	F="$SR_OUT/dev-$SR_AS.tar"
+	craft "$F" '[{"path": "null", "op": "added", "type": "file", "mode": "0644", "size": 0, "sha256": "'"$(printf '' | sha256sum | cut -d' ' -f1)"'"}]' \
+		'i = tarfile.TarInfo("files/null"); i.type = tarfile.CHRTYPE; i.devmajor = 1; i.devminor = 3; t.addfile(i)'
+	refused "a character device" "is a device, FIFO or socket: refused"
+	craft "$F" '[{"path": "fifo", "op": "added", "type": "file", "mode": "0644", "size": 0, "sha256": "x"}]' \
+		'i = tarfile.TarInfo("files/fifo"); i.type = tarfile.FIFOTYPE; t.addfile(i)'
+	refused "a FIFO (or a bad digest)" "bad sha256|device, FIFO or socket"
+	craft "$F" '[{"path": "su", "op": "added", "type": "file", "mode": "4755", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/su", b"x", mode=0o4755)'
+	refused "a set-uid file" "set-uid or set-gid bit: refused"
+	craft "$F" '[{"path": "sg", "op": "added", "type": "file", "mode": "0755", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/sg", b"x", mode=0o2755)'
+	refused "a set-gid entry under a plain manifest" "set-uid or set-gid bit: refused"
+	craft "$F" '[{"path": "h", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/h", type=tarfile.LNKTYPE, link="canary")'
+	refused "a hard link" "hard link|not what its manifest says"
+	craft "$F" '[{"path": "f", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/f", b"y")'
+	refused "content that is not the one listed" "its content is not the one its manifest lists"
+	craft "$F" '[{"path": "f", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]'
+	refused "a listed file with no content" "has no content in the file"
+	printf 'not a tar' >"$F"
+	refused "not a changes file at all" "read archive|not a changes file"
+}
+
+t_host_links() {
+	# The host directory has a link where the changes go: never followed.
+	setup_dirs
+	F="$SR_OUT/hostlink-$SR_AS.tar"
+	rm -rf "$T/sub" && ln -s "$V" "$T/sub" && own "$T"
+	BEFORE=$(ls -lR "$T" "$V")
+	craft "$F" '[{"path": "sub/precious", "op": "modified", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'",
+		"base": {"type": "file", "mode": "0644", "size": 9, "sha256": "'"$(echo precious | sha256sum | cut -d' ' -f1)"'"}}]' \
+		'add(t, "files/sub/precious", b"x")'
+	refused "a link on the host on the way to a path" "a directory on the way to sub/precious is a symbolic link on the host: not followed"
+	assert_eq "the victim is untouched" precious "$(cat "$V/precious")"
+}
+
+t_export_links() {
+	# The agent plants links in its writable bind, where an export goes next.
+	local d="$SR_OUT/exp-$SR_AS"
+	setup_dirs
+	rm -rf "$d" && mkdir -p "$d/bind" && chmod 0777 "$d/bind" && own "$d"
+	sr --net none --bind "$d/bind" /out -- sh -c "ln -s $V /out/into && ln -s $V /out/as"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --bind "$d/bind" /out --export r:bind/into/r \
+		-- sh -c 'mkdir r && echo evil >r/precious' 2>&1) || rc=$?
+	assert_eq "an export through the agent's link: refused (125)" 125 "$rc"
+	assert_match "naming the link" "bind/into is a symbolic link to .* not followed|name the path it leads to" "$out"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --bind "$d/bind" /out --export r:bind/as \
+		-- sh -c 'mkdir r && echo evil >r/precious' 2>&1) || rc=$?
+	assert_eq "an export onto the agent's link: refused (125)" 125 "$rc"
+	assert_eq "the victim is untouched" precious "$(cat "$V/precious")"
+	check "nothing was written through the links" test ! -e "$V/r" -a ! -e "$V/precious.new"
+}
+
+for_each_user t_escape t_devices_setid t_host_links t_export_links
+done_testing
