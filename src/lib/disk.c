@@ -28,10 +28,9 @@ struct sr_disk {
 	enum sr_disk_kind kind;
 	enum sr_enforce enforced;
 	char reason[SR_ERROR_MSG_MAX + 128];
-	int root; /* ext4: the detached mount; tmpfs: PID 1's O_PATH root; dir: the directory */
-	char *dir;
-	char *lock_path;
-	int lock; /* dir: held while the sandbox lives; the next run removes an unlocked one */
+	int root;  /* ext4: the detached mount; tmpfs: PID 1's O_PATH root; dir: the directory */
+	char *dir; /* dir: flock()ed (root) while the sandbox lives; the next run removes an
+		      unlocked one */
 };
 
 uint64_t sr_disk_inodes(uint64_t bytes)
@@ -98,7 +97,12 @@ static void remove_contents(int top, int dir, int depth, unsigned *seq)
 
 		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
 			continue;
-		if (unlinkat(dir, de->d_name, 0) == 0)
+		/* An empty directory (most of them: tmp, home, ...) goes in one call. */
+		if (unlinkat(dir, de->d_name, de->d_type == DT_DIR ? AT_REMOVEDIR : 0) == 0)
+			continue;
+		if (de->d_type == DT_DIR && errno == ENOTEMPTY)
+			errno = EISDIR;
+		else if (unlinkat(dir, de->d_name, 0) == 0)
 			continue;
 		if (errno == EACCES || errno == EPERM) {
 			/* A directory of the agent's without write permission: ours to change. */
@@ -179,7 +183,8 @@ static int64_t tree_bytes(int dir)
 
 /*
  * Directories of sandboxes that did not end cleanly (their run was
- * killed): a lock nobody holds marks one, as for cgroups (docs/limits.md).
+ * killed): a directory whose lock nobody holds, as for cgroups
+ * (docs/limits.md). The lock is a flock() of the directory itself.
  */
 static void remove_stale(const char *disks)
 {
@@ -189,20 +194,22 @@ static void remove_stale(const char *disks)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		_cleanup_free_ char *lock = NULL, *tree = NULL;
+		_cleanup_free_ char *tree = NULL;
 		_cleanup_close_ int fd = -1;
+		const char *id = de->d_name;
+		struct stat st;
 
-		if (l < 6 || strcmp(de->d_name + l - 5, ".lock") != 0)
+		/* ".new-ID": one being made (not yet locked), or left by a run killed then. */
+		if (strncmp(id, ".new-", 5) == 0)
+			id += 5;
+		if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32)
 			continue;
-		if (asprintf(&lock, "%s/%s", disks, de->d_name) < 0 ||
-		    asprintf(&tree, "%s/%.*s", disks, (int)(l - 5), de->d_name) < 0)
-			break;
-		fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &st) < 0 ||
+		    (id != de->d_name && st.st_mtime > time(NULL) - 60) ||
+		    asprintf(&tree, "%s/%s", disks, de->d_name) < 0)
 			continue;
 		remove_tree(tree);
-		(void)unlink(lock);
 	}
 	closedir(d);
 }
@@ -210,17 +217,25 @@ static void remove_stale(const char *disks)
 static int prepare_dir(struct sr_disk *d, const char *disks, const char *id, uid_t uid, gid_t gid,
 		       struct sr_error *err)
 {
+	_cleanup_free_ char *made = NULL;
+
 	if (asprintf(&d->dir, "%s/%s", disks, id) < 0 ||
-	    asprintf(&d->lock_path, "%s/%s.lock", disks, id) < 0)
+	    asprintf(&made, "%s/.new-%s", disks, id) < 0)
 		return sr_error_errno(err, -ENOMEM, "disk");
-	d->lock = open(d->lock_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (d->lock < 0 || flock(d->lock, LOCK_EX) < 0)
-		return sr_error_errno(err, sr_negerrno(), "disk %s", d->lock_path);
-	if (mkdir(d->dir, 0700) < 0)
-		return sr_error_errno(err, sr_negerrno(), "disk %s", d->dir);
-	d->root = open(d->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (d->root < 0)
-		return sr_error_errno(err, sr_negerrno(), "disk %s", d->dir);
+	/*
+	 * Locked while the sandbox lives: what a killed run left is the next
+	 * one's to remove. Made under another name and renamed once locked,
+	 * so that no run takes it for a stale one in between.
+	 */
+	if (mkdir(made, 0700) < 0)
+		return sr_error_errno(err, sr_negerrno(), "disk %s", made);
+	d->root = open(made, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d->root < 0 || flock(d->root, LOCK_EX | LOCK_NB) < 0 || rename(made, d->dir) < 0) {
+		int e = sr_negerrno();
+
+		(void)rmdir(made);
+		return sr_error_errno(err, e, "disk %s", d->dir);
+	}
 	/* A root caller's sandbox user is another host uid: the directory is its. */
 	if (geteuid() == 0 && fchown(d->root, uid, gid) < 0)
 		return sr_error_errno(err, sr_negerrno(), "disk %s: chown", d->dir);
@@ -441,7 +456,7 @@ int sr_disk_prepare(const struct sr_config *c, const char *id, uid_t host_uid, g
 
 	if (!d)
 		return sr_error_errno(err, -ENOMEM, "disk");
-	*d = (struct sr_disk){.root = -1, .lock = -1, .kind = SR_DISK_TMPFS};
+	*d = (struct sr_disk){.root = -1, .kind = SR_DISK_TMPFS};
 	if (c->disk_backing == SR_DISK_BACKING_MEMORY) {
 		snprintf(d->reason, sizeof(d->reason), "disk-backing = memory");
 		goto done;
@@ -532,14 +547,15 @@ void sr_disk_free(struct sr_disk *d)
 {
 	if (!d)
 		return;
-	/* The last reference to the ext4 mount: the loop device and the image go with it. */
-	sr_closep(&d->root);
+	/*
+	 * The last reference to the ext4 mount: the loop device and the image
+	 * go with it. A directory's lock goes after its removal.
+	 */
+	if (!d->dir)
+		sr_closep(&d->root);
 	if (d->dir)
 		remove_tree(d->dir);
-	if (d->lock_path)
-		(void)unlink(d->lock_path);
-	sr_closep(&d->lock);
+	sr_closep(&d->root);
 	free(d->dir);
-	free(d->lock_path);
 	free(d);
 }

@@ -691,6 +691,13 @@ static int mount_data(const struct sr_plan *p, int *ret_fd, struct sr_error *err
 	if (fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "open the sandbox's disk");
 	for (size_t i = 0; i < SR_ARRAY_SIZE(dirs); i++) {
+		bool overlay = p->sources.workspace >= 0;
+
+		/* What this workspace does not use is not made: each costs on a real disk. */
+		if (overlay
+			? strcmp(dirs[i].name, "workspace") == 0
+			: strcmp(dirs[i].name, "upper") == 0 || strcmp(dirs[i].name, "work") == 0)
+			continue;
 		if (mkdirat(fd, dirs[i].name, dirs[i].mode) < 0 ||
 		    fchmodat(fd, dirs[i].name, dirs[i].mode, 0) < 0) {
 			r = sr_error_errno(err, sr_negerrno(), "mkdir %s", dirs[i].name);
