@@ -122,7 +122,7 @@ t_foreign_owners() {
 AGENT_EDITS='echo "int main(void) { return 1; }" >src/main.c &&
 echo new >src/new.c && rm docs/old.md && mv notes.txt NOTES.txt && chmod +x build.sh &&
 ln -sf src/main.c current && rm -r legacy && mkdir -p lib/deep && echo z >lib/deep/z.c &&
-rm -r tmpdir && echo file-now >tmpdir'
+rm -r tmpdir && echo file-now >tmpdir && rm -r conf && mkdir conf && echo c >conf/c'
 
 make_checkout() {
 	rm -rf "$1" && mkdir -p "$1/src" "$1/docs" "$1/legacy/sub" "$1/tmpdir"
@@ -130,6 +130,7 @@ make_checkout() {
 	echo old >"$1/docs/old.md" && echo keep >"$1/docs/keep.md"
 	echo notes >"$1/notes.txt" && printf '#!/bin/sh\nmake\n' >"$1/build.sh"
 	echo l >"$1/legacy/sub/l.c" && echo t >"$1/tmpdir/t"
+	mkdir -p "$1/conf" && echo a >"$1/conf/a" && echo b >"$1/conf/b"
 	ln -s docs/keep.md "$1/current"
 	own "$1"
 }
@@ -147,6 +148,7 @@ t_changes_round_trip() {
 	assert_eq "diff: a line per change, by path" "$(cat <<'EOF'
 R  notes.txt -> NOTES.txt
 M  build.sh (mode 0644 -> 0755)
+A  conf/c
 M  current -> src/main.c
 A  lib/
 A  lib/deep/
@@ -154,12 +156,14 @@ A  lib/deep/z.c
 M  src/main.c
 A  src/new.c
 M  tmpdir (dir -> file)
+D  conf/a
+D  conf/b
 D  docs/old.md
 D  legacy/
 D  legacy/sub/
 D  legacy/sub/l.c
 D  tmpdir/t
-4 added, 4 modified, 5 deleted, 1 renamed
+5 added, 4 modified, 7 deleted, 1 renamed
 EOF
 )" "$out"
 	sr diff "$c" --patch
