@@ -230,15 +230,17 @@ static int prepare_dir(struct sr_disk *d, const char *disks, const char *id, uid
 	if (mkdir(made, 0700) < 0)
 		return sr_error_errno(err, sr_negerrno(), "disk %s", made);
 	d->root = open(made, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (d->root < 0 || flock(d->root, LOCK_EX | LOCK_NB) < 0 || rename(made, d->dir) < 0) {
+	/* A root caller's sandbox user is another host uid: the directory is its. */
+	if (d->root < 0 || flock(d->root, LOCK_EX | LOCK_NB) < 0 ||
+	    (geteuid() == 0 && fchown(d->root, uid, gid) < 0) || rename(made, d->dir) < 0) {
 		int e = sr_negerrno();
 
 		(void)rmdir(made);
-		return sr_error_errno(err, e, "disk %s", d->dir);
+		sr_closep(&d->root);
+		d->root = -1;
+		free(steal_pointer(&d->dir));
+		return sr_error_errno(err, e, "disk %s", made);
 	}
-	/* A root caller's sandbox user is another host uid: the directory is its. */
-	if (geteuid() == 0 && fchown(d->root, uid, gid) < 0)
-		return sr_error_errno(err, sr_negerrno(), "disk %s: chown", d->dir);
 	d->kind = SR_DISK_DIR;
 	return 0;
 }
@@ -466,26 +468,38 @@ int sr_disk_prepare(const struct sr_config *c, const char *id, uid_t host_uid, g
 			 "no cgroup counts its pages against the memory limit here");
 		goto done;
 	}
-	k = sr_data_dir("disks", &disks, err);
-	if (k < 0) {
-		sr_disk_free(d);
-		return k;
+	k = sr_data_dir("disks", &disks, &why);
+	if (k >= 0) {
+		remove_stale(disks);
+		if (prepare_ext4(d, disks, c->disk_bytes, host_uid, host_gid, &why) >= 0)
+			goto done;
 	}
-	remove_stale(disks);
-	if (prepare_ext4(d, disks, c->disk_bytes, host_uid, host_gid, &why) >= 0)
-		goto done;
 	/* An unenforced directory is no better than tmpfs to --strict: auto takes tmpfs then. */
-	if (c->disk_backing == SR_DISK_BACKING_AUTO && c->strict && c->disk_bytes) {
+	if (k >= 0 && c->disk_backing == SR_DISK_BACKING_AUTO && c->strict && c->disk_bytes) {
 		snprintf(d->reason, sizeof(d->reason),
 			 "--strict, and no enforced disk on the host's disk here (%s)", why.msg);
 		goto done;
 	}
-	k = prepare_dir(d, disks, id, host_uid, host_gid, err);
-	if (k < 0) {
-		sr_disk_free(d);
-		return k;
+	if (k >= 0) {
+		struct sr_error derr = {0};
+
+		snprintf(d->reason, sizeof(d->reason), "%s", why.msg);
+		k = prepare_dir(d, disks, id, host_uid, host_gid, &derr);
+		if (k >= 0)
+			goto done;
+		why = derr;
 	}
-	snprintf(d->reason, sizeof(d->reason), "%s", why.msg);
+	/*
+	 * No directory for it (no data directory, the sandbox user's id not
+	 * ours to give it to, as in a container's user namespace): asked for
+	 * by name, that fails; auto keeps the tmpfs.
+	 */
+	if (c->disk_backing == SR_DISK_BACKING_DISK) {
+		*err = why;
+		sr_disk_free(d);
+		return sr_error_prefix(err, "--disk-backing disk");
+	}
+	snprintf(d->reason, sizeof(d->reason), "no disk on the host's for it (%s)", why.msg);
 done:
 	d->enforced = c->disk_bytes == 0	 ? SR_ENFORCE_NONE
 		      : d->kind == SR_DISK_TMPFS ? SR_ENFORCE_TMPFS
