@@ -246,55 +246,13 @@ static int prepare_disk(struct sr_sandbox *sb, const struct sr_result *r, struct
 	return 0;
 }
 
-/*
- * A root caller's writable binds: the sandbox user is an unprivileged
- * host uid, never root, so a directory of another user's is bound
- * idmapped -- its owner and group are the sandbox user's inside, and
- * what the sandbox writes there is that owner's on the host. One of
- * root's is refused (nothing the sandbox writes may become host root's,
- * and as the unprivileged uid it could not write there), unless every
- * user may write it.
- */
+/* A root caller's writable binds, idmapped (userns.h); none for an unprivileged caller. */
 static int prepare_binds(struct sr_sandbox *sb, struct sr_error *err)
 {
-	const struct sr_config *c = sb->config;
-
-	if (geteuid() != 0 || c->n_binds == 0)
+	if (geteuid() != 0 || sb->config->n_binds == 0)
 		return 0;
-	sb->plan.bind_trees = calloc(c->n_binds, sizeof(*sb->plan.bind_trees));
-	if (!sb->plan.bind_trees)
-		return sr_error_errno(err, -ENOMEM, "bind");
-	for (size_t i = 0; i < c->n_binds; i++) {
-		const char *src = sb->agent.bind_sources.items[i];
-		struct stat st;
-		int k;
-
-		sb->plan.bind_trees[i] = -1;
-		if (!c->binds[i].writable)
-			continue;
-		if (stat(src, &st) < 0)
-			return sr_error_errno(err, sr_negerrno(), "bind %s", c->binds[i].src);
-		/*
-		 * Open to every user (/tmp-like, o+w): anyone may write there,
-		 * and the sandbox does as its own unprivileged uid.
-		 */
-		if (st.st_uid == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH))
-			continue;
-		if (st.st_uid == 0)
-			return sr_error_msg(
-			    err, -EPERM,
-			    "bind %s: writable, but owned by root: the sandbox never writes as "
-			    "host "
-			    "root (its user is host uid %u); give it to the user who should own "
-			    "what the sandbox writes there (chown USER %s), or bind it read-only "
-			    "(--ro-bind)",
-			    c->binds[i].src, (unsigned)sb->plan.host_uid, c->binds[i].src);
-		k = sr_userns_idmapped_tree(src, st.st_uid, st.st_gid, sb->plan.host_uid,
-					    sb->plan.host_gid, true, &sb->plan.bind_trees[i], err);
-		if (k < 0)
-			return sr_error_prefix(err, "bind %s", c->binds[i].src);
-	}
-	return 0;
+	return sr_userns_bind_trees(sb->config, &sb->agent.bind_sources, sb->plan.host_uid,
+				    sb->plan.host_gid, &sb->plan.bind_trees, err);
 }
 
 /* Half the value of a sysctl of the host's (at least 1), 0 if it cannot be read. */

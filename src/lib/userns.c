@@ -332,3 +332,53 @@ int sr_userns_idmapped_tree(const char *path, uid_t from_uid, gid_t from_gid, ui
 	*ret_fd = steal_fd(&tree);
 	return 0;
 }
+
+int sr_userns_bind_trees(const struct sr_config *c, const struct sr_strv *sources, uid_t host_uid,
+			 gid_t host_gid, int **ret_trees, struct sr_error *err)
+{
+	_cleanup_free_ int *trees = calloc(c->n_binds + 1, sizeof(*trees));
+	int k = 0;
+
+	if (!trees)
+		return sr_error_errno(err, -ENOMEM, "bind");
+	for (size_t i = 0; i < c->n_binds; i++)
+		trees[i] = -1;
+	for (size_t i = 0; k >= 0 && i < c->n_binds; i++) {
+		const char *src = sources->items[i];
+		struct stat st;
+
+		if (!c->binds[i].writable)
+			continue;
+		if (stat(src, &st) < 0) {
+			k = sr_error_errno(err, sr_negerrno(), "bind %s", c->binds[i].src);
+			break;
+		}
+		/*
+		 * Open to every user (/tmp-like, o+w): anyone may write there,
+		 * and the sandbox does as its own unprivileged uid.
+		 */
+		if (st.st_uid == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH))
+			continue;
+		if (st.st_uid == 0) {
+			k = sr_error_msg(
+			    err, -EPERM,
+			    "bind %s: writable, but owned by root: the sandbox never "
+			    "writes as host root (its user is host uid %u); give it to "
+			    "the user who should own what the sandbox writes there "
+			    "(chown USER %s), or bind it read-only (--ro-bind)",
+			    c->binds[i].src, (unsigned)host_uid, c->binds[i].src);
+			break;
+		}
+		k = sr_userns_idmapped_tree(src, st.st_uid, st.st_gid, host_uid, host_gid, true,
+					    &trees[i], err);
+		if (k < 0)
+			sr_error_prefix(err, "bind %s", c->binds[i].src);
+	}
+	if (k < 0) {
+		for (size_t i = 0; i < c->n_binds; i++)
+			sr_closep(&trees[i]);
+		return k;
+	}
+	*ret_trees = steal_pointer(&trees);
+	return 0;
+}

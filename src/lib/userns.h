@@ -55,6 +55,20 @@ int sr_userns_idmapped_tree(const char *path, uid_t from_uid, gid_t from_gid, ui
 			    gid_t host_gid, bool writable, int *ret_fd, struct sr_error *err);
 
 /*
+ * Root callers: for each of c's binds (sources: as resolved), the
+ * idmapped clone of a writable one's directory, owned by a user: its
+ * owner and group are the sandbox user inside, and what the sandbox
+ * writes there is that owner's on the host; -1 for the others. A
+ * writable bind of a directory of root's is refused with what to do
+ * (nothing the sandbox writes may become host root's), unless every user
+ * may write it (o+w, /tmp-like: the sandbox writes as its own uid).
+ */
+struct sr_config;
+struct sr_strv;
+int sr_userns_bind_trees(const struct sr_config *c, const struct sr_strv *sources, uid_t host_uid,
+			 gid_t host_gid, int **ret_trees, struct sr_error *err);
+
+/*
  * Child: become uid/gid 1000 (0 if nested) with no supplementary groups,
  * keeping the namespace's capabilities.
  */
