@@ -2,7 +2,7 @@
 # fish completion for sandbox-run: verbs, options, profile names, and the
 # ids and names of your living sandboxes (from `sandbox-run ls`).
 
-set -l verbs run create exec ls inspect timeout rm cp doctor
+set -l verbs run create exec ls inspect timeout rm cp diff apply doctor
 
 function __sandbox_run_profiles
     printf '%s\n' default offline tx e2b ci
@@ -26,11 +26,13 @@ complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a inspect -
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a timeout -d "Set a living sandbox's deadline"
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a rm -d 'End living sandboxes'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a cp -d 'Copy files into or out of a living sandbox'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a diff -d 'What a sandbox changed in /workspace'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a apply -d 'Make those changes in the host directory'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a doctor -d 'Can this host run sandboxes, and how well'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from exec ls inspect timeout rm cp doctor" -F
 
 # run and create (and no verb): the run options.
-set -l runlike "not __fish_seen_subcommand_from exec ls inspect timeout rm cp doctor"
+set -l runlike "not __fish_seen_subcommand_from exec ls inspect timeout rm cp diff apply doctor"
 complete -c sandbox-run -n $runlike -s p -l profile -x -a '(__sandbox_run_profiles)' -d 'Profile to start from'
 complete -c sandbox-run -n $runlike -l memory -x -d 'Memory limit (512M, 2G, 0)'
 complete -c sandbox-run -n $runlike -l cpus -x -d 'CPUs (0.5, 2)'
@@ -50,6 +52,9 @@ complete -c sandbox-run -n $runlike -l bind -r -F -d 'Writable host path'
 complete -c sandbox-run -n $runlike -l workspace -r -a '(__fish_complete_directories)' -d 'Workspace directory'
 complete -c sandbox-run -n $runlike -l entry -x -d 'Entry command'
 complete -c sandbox-run -n $runlike -l result -r -F -d 'Write the result record'
+complete -c sandbox-run -n $runlike -l disk-backing -x -a 'auto disk memory' -d 'Where its writes live'
+complete -c sandbox-run -n $runlike -l export -x -d 'Copy PATH[:HOSTDIR] out when it ends'
+complete -c sandbox-run -n $runlike -l changes -r -F -d 'Write what changed in /workspace'
 complete -c sandbox-run -n $runlike -l strict -d 'Refuse limits that cannot be enforced'
 complete -c sandbox-run -n $runlike -l print-config -d 'Print the effective configuration'
 complete -c sandbox-run -n $runlike -s q -l quiet -d 'Fewer messages'
@@ -66,6 +71,11 @@ complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l workdir -x -d '
 complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l timeout -x -d 'Timeout'
 complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l result -r -F -d 'Result record'
 complete -c sandbox-run -n '__fish_seen_subcommand_from exec inspect timeout rm' -x -a '(__sandbox_run_ids)'
+complete -c sandbox-run -n '__fish_seen_subcommand_from diff apply' -a '(__sandbox_run_ids)'
+complete -c sandbox-run -n '__fish_seen_subcommand_from diff' -l stat -d 'Lines added and removed per file'
+complete -c sandbox-run -n '__fish_seen_subcommand_from diff' -l patch -d 'A unified diff'
+complete -c sandbox-run -n '__fish_seen_subcommand_from apply' -l to -r -a '(__fish_complete_directories)' -d 'Another directory'
+complete -c sandbox-run -n '__fish_seen_subcommand_from apply' -l force -d 'Apply over conflicts'
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -x -a '(__sandbox_run_ids | sed "s/\$/:/"; __fish_complete_path)'
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -l max-size -x -d 'Most written on the host'
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -l idle-timeout -x -d 'Give up when nothing moves'

@@ -29,7 +29,7 @@ ln -sf "$SR" "$SR_TMP/bin/sandbox-run"
 t_verbs() {
 	local got
 	got=$(complete_words "")
-	for v in run create exec ls inspect timeout rm cp doctor; do
+	for v in run create exec ls inspect timeout rm cp diff apply doctor; do
 		check "bash: '$v' is offered as a verb" has_line "$got" "$v"
 	done
 	assert_eq "bash: 'do' completes to doctor" doctor "$(complete_words do)"
@@ -45,6 +45,12 @@ none" "$(complete_words --net "")"
 	assert_match "bash: exec's options" "--workdir" "$(complete_words exec --w)"
 	assert_match "bash: create has --name" "--name" "$(complete_words create --na)"
 	assert_eq "bash: cp's options" "--idle-timeout" "$(complete_words cp --id)"
+	assert_eq "bash: --disk-backing's kinds" "auto
+disk
+memory" "$(complete_words --disk-backing "")"
+	assert_match "bash: run has --export" "--export" "$(complete_words run --exp)"
+	assert_eq "bash: diff's options" "--patch" "$(complete_words diff --pa)"
+	assert_eq "bash: apply's options" "--force" "$(complete_words apply --fo)"
 }
 
 t_profiles() {
@@ -94,5 +100,9 @@ if command -v fish >/dev/null; then
 none" "$(fish_complete 'sandbox-run --net ')"
 	assert_eq "fish: doctor's --json" --json "$(fish_complete 'sandbox-run doctor --j')"
 	assert_eq "fish: cp's --max-size" --max-size "$(fish_complete 'sandbox-run cp --max')"
+	assert_eq "fish: diff's --stat" --stat "$(fish_complete 'sandbox-run diff --st')"
+	assert_eq "fish: --disk-backing's kinds" "auto
+disk
+memory" "$(fish_complete 'sandbox-run --disk-backing ')"
 fi
 done_testing
