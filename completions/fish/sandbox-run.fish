@@ -2,7 +2,8 @@
 # fish completion for sandbox-run: verbs, options, profile names, and the
 # ids and names of your living sandboxes (from `sandbox-run ls`).
 
-set -l verbs run create exec ls inspect timeout rm cp diff apply doctor
+set -l verbs run create exec ls inspect timeout port rm cp snapshot snapshots diff apply doctor export deploy invoke \
+    deployments secrets
 
 function __sandbox_run_profiles
     printf '%s\n' default offline tx e2b ci
@@ -11,6 +12,14 @@ function __sandbox_run_profiles
     for f in $conf/sandbox-run/profiles/*.ini /usr/share/sandbox-run/profiles/*.ini /usr/local/share/sandbox-run/profiles/*.ini
         basename $f .ini
     end
+end
+
+function __sandbox_run_snapshots
+    sandbox-run snapshots 2>/dev/null | awk 'NR > 1 { print $1 }'
+end
+
+function __sandbox_run_deployments
+    sandbox-run deployments 2>/dev/null | awk 'NR > 1 { print $1 }' | sort -u
 end
 
 function __sandbox_run_ids
@@ -24,15 +33,23 @@ complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a exec -d '
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a ls -d 'List your living sandboxes'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a inspect -d 'What a living sandbox is'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a timeout -d "Set a living sandbox's deadline"
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a port -d "Publish a living sandbox's port on 127.0.0.1"
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a rm -d 'End living sandboxes'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a cp -d 'Copy files into or out of a living sandbox'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a snapshot -d "Keep a living sandbox's files as a snapshot"
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a snapshots -d 'List or remove your snapshots'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a diff -d 'What a sandbox changed in /workspace'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a apply -d 'Make those changes in the host directory'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a doctor -d 'Can this host run sandboxes, and how well'
-complete -c sandbox-run -n "not __fish_seen_subcommand_from exec ls inspect timeout rm cp doctor" -F
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a export -d 'The sandbox as an OCI bundle or Kubernetes objects'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a deploy -d 'Install an agent once as a deployment'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a invoke -d 'Run a deployment once, the prompt on stdin'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a deployments -d 'List, roll back or remove deployments'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a secrets -d "Set, list or remove a deployment's secrets"
+complete -c sandbox-run -n "not __fish_seen_subcommand_from exec ls inspect timeout port rm cp snapshot snapshots doctor invoke deployments secrets" -F
 
-# run and create (and no verb): the run options.
-set -l runlike "not __fish_seen_subcommand_from exec ls inspect timeout rm cp diff apply doctor"
+# run, create, export and deploy (and no verb): the run options.
+set -l runlike "not __fish_seen_subcommand_from exec ls inspect timeout port rm cp snapshot snapshots diff apply doctor deployments secrets"
 complete -c sandbox-run -n $runlike -s p -l profile -x -a '(__sandbox_run_profiles)' -d 'Profile to start from'
 complete -c sandbox-run -n $runlike -l memory -x -d 'Memory limit (512M, 2G, 0)'
 complete -c sandbox-run -n $runlike -l cpus -x -d 'CPUs (0.5, 2)'
@@ -62,7 +79,25 @@ complete -c sandbox-run -n $runlike -s v -l verbose -d 'More messages'
 complete -c sandbox-run -n $runlike -l version -d 'Print the version'
 complete -c sandbox-run -s h -l help -d 'Print help'
 complete -c sandbox-run -n '__fish_seen_subcommand_from create' -l name -x -d 'A name for it'
-complete -c sandbox-run -n '__fish_seen_subcommand_from create' -l from -x -d 'Snapshot'
+complete -c sandbox-run -n '__fish_seen_subcommand_from create' -l from -x -a '(__sandbox_run_snapshots)' -d 'Snapshot'
+complete -c sandbox-run -n '__fish_seen_subcommand_from snapshots' -x -a 'rm (__sandbox_run_snapshots)'
+complete -c sandbox-run -n '__fish_seen_subcommand_from invoke' -x -a '(__sandbox_run_deployments)'
+complete -c sandbox-run -n '__fish_seen_subcommand_from deployments' -x -a 'rollback rm log (__sandbox_run_deployments)'
+complete -c sandbox-run -n '__fish_seen_subcommand_from secrets' -x -a 'set ls rm (__sandbox_run_deployments)'
+complete -c sandbox-run -n '__fish_seen_subcommand_from deploy export' -l name -x -d 'A name for it'
+complete -c sandbox-run -n '__fish_seen_subcommand_from deploy' -l install -x -d 'The install step'
+complete -c sandbox-run -n '__fish_seen_subcommand_from deploy' -l install-timeout -x -d 'How long it may take'
+complete -c sandbox-run -n '__fish_seen_subcommand_from deploy' -l keep -x -d 'Versions kept'
+complete -c sandbox-run -n '__fish_seen_subcommand_from export' -l oci -r -a '(__fish_complete_directories)' -d 'Write an OCI bundle'
+complete -c sandbox-run -n '__fish_seen_subcommand_from export' -l k8s -d 'Print Kubernetes objects'
+complete -c sandbox-run -n '__fish_seen_subcommand_from export' -l image -x -d 'The image'
+complete -c sandbox-run -n '__fish_seen_subcommand_from export' -l namespace -x -d 'Their namespace'
+complete -c sandbox-run -n '__fish_seen_subcommand_from export' -l secret -x -d 'Variable from the Secret'
+complete -c sandbox-run -n '__fish_seen_subcommand_from export' -l secret-name -x -d 'The Secret'
+complete -c sandbox-run -n '__fish_seen_subcommand_from export' -l runtime-class -x -d 'Runtime class'
+complete -c sandbox-run -n '__fish_seen_subcommand_from export' -l seccomp-profile -r -F -d 'Write the seccomp profile'
+complete -c sandbox-run -n '__fish_seen_subcommand_from export' -l agent-sandbox -d 'agent-sandbox objects'
+complete -c sandbox-run -n '__fish_seen_subcommand_from export' -l warm -x -d 'Warm pool size'
 
 complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -s i -l interactive -d 'Keep stdin open'
 complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -s t -l tty -d 'A terminal'
@@ -70,7 +105,7 @@ complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l env -x -d 'KEY=
 complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l workdir -x -d 'Working directory'
 complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l timeout -x -d 'Timeout'
 complete -c sandbox-run -n '__fish_seen_subcommand_from exec' -l result -r -F -d 'Result record'
-complete -c sandbox-run -n '__fish_seen_subcommand_from exec inspect timeout rm' -x -a '(__sandbox_run_ids)'
+complete -c sandbox-run -n '__fish_seen_subcommand_from exec inspect timeout port snapshot rm' -x -a '(__sandbox_run_ids)'
 complete -c sandbox-run -n '__fish_seen_subcommand_from diff apply' -a '(__sandbox_run_ids)'
 complete -c sandbox-run -n '__fish_seen_subcommand_from diff' -l stat -d 'Lines added and removed per file'
 complete -c sandbox-run -n '__fish_seen_subcommand_from diff' -l patch -d 'A unified diff'
@@ -80,4 +115,4 @@ complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -x -a '(__sandbox_ru
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -l max-size -x -d 'Most written on the host'
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -l idle-timeout -x -d 'Give up when nothing moves'
 complete -c sandbox-run -n '__fish_seen_subcommand_from rm' -s f -l force -d 'Kill at once'
-complete -c sandbox-run -n '__fish_seen_subcommand_from ls doctor' -l json -d 'JSON output'
+complete -c sandbox-run -n '__fish_seen_subcommand_from ls doctor snapshots deployments secrets' -l json -d 'JSON output'

@@ -23,17 +23,23 @@ complete_words() {
 # has_line TEXT LINE: TEXT has LINE as one of its lines.
 has_line() { grep -qxF -- "$2" <<<"$1"; }
 
+# Every verb of the binary: the verb table in main.c, so that a new verb
+# without completions fails here.
+VERBS=$(sed -n 's/^[[:space:]]*{"\([a-z-]*\)", sr_verb_[a-z_]*},.*/\1/p' "$SR_SRCDIR/src/cli/main.c")
+
 mkdir -p "$SR_TMP/bin" "$SR_TMP/cwd"
 ln -sf "$SR" "$SR_TMP/bin/sandbox-run"
 
 t_verbs() {
 	local got
 	got=$(complete_words "")
-	for v in run create exec ls inspect timeout rm cp diff apply doctor; do
+	for v in $VERBS; do
 		check "bash: '$v' is offered as a verb" has_line "$got" "$v"
 	done
 	assert_eq "bash: 'do' completes to doctor" doctor "$(complete_words do)"
-	assert_eq "bash: 'ex' completes to exec" exec "$(complete_words ex)"
+	assert_eq "bash: 'exe' completes to exec" exec "$(complete_words exe)"
+	assert_eq "bash: 'de' to the deploy verbs" "deploy
+deployments" "$(complete_words de)"
 }
 
 t_options() {
@@ -51,6 +57,12 @@ memory" "$(complete_words --disk-backing "")"
 	assert_match "bash: run has --export" "--export" "$(complete_words run --exp)"
 	assert_eq "bash: diff's options" "--patch" "$(complete_words diff --pa)"
 	assert_eq "bash: apply's options" "--force" "$(complete_words apply --fo)"
+	assert_eq "bash: export's options" "--oci" "$(complete_words export --oc)"
+	assert_eq "bash: snapshots' action" "rm" "$(complete_words snapshots "")"
+	assert_eq "bash: secrets' actions" "ls
+rm
+set" "$(complete_words secrets "")"
+	assert_match "bash: deploy's options" "--install-timeout" "$(complete_words deploy --inst)"
 }
 
 t_profiles() {
@@ -83,19 +95,34 @@ t_ids() {
 	assert_eq "bash: gone from the completion once removed" "" "$(complete_words rm compl-)"
 }
 
+check "the verb table is read (run, exec, export among $(wc -w <<<"$VERBS"))" \
+	test "$(grep -cxE 'run|exec|export' <<<"$VERBS")" = 3
 check "bash parses the bash completion" bash -n "$COMP/bash/sandbox-run"
 for_each_user t_verbs t_options t_profiles t_ids
 
 if command -v zsh >/dev/null; then
 	check "zsh parses the zsh completion" zsh -n "$COMP/zsh/_sandbox-run"
 fi
+# zsh's: each verb described, and among the words taken as the verb (the
+# case pattern before "verb=$words[i]", over however many lines).
+zsh_verbs=$(sed -n '/^    run|create|/,/) verb=\$words\[i\]/p' "$COMP/zsh/_sandbox-run" |
+	tr -d ' \\\n' | sed 's/).*//' | tr '|' '\n')
+for v in $VERBS; do
+	check "zsh: '$v' is described" grep -q "^  '$v:" "$COMP/zsh/_sandbox-run"
+	check "zsh: '$v' is recognised" has_line "$zsh_verbs" "$v"
+done
 if command -v fish >/dev/null; then
 	check "fish parses the fish completion" fish --no-execute "$COMP/fish/sandbox-run.fish"
 	fish_complete() {
 		(cd "$SR_TMP/cwd" && PATH="$SR_TMP/bin:$PATH" fish -c 'source $argv[1]; complete -C"$argv[2]"' \
 			"$COMP/fish/sandbox-run.fish" "$1" | cut -f1)
 	}
+	got=$(fish_complete 'sandbox-run ')
+	for v in $VERBS; do
+		check "fish: '$v' is offered as a verb" has_line "$got" "$v"
+	done
 	assert_eq "fish: 'do' completes to doctor" doctor "$(fish_complete 'sandbox-run do')"
+	assert_eq "fish: export's --oci" --oci "$(fish_complete 'sandbox-run export --oc')"
 	assert_eq "fish: --net's modes" "egress
 none" "$(fish_complete 'sandbox-run --net ')"
 	assert_eq "fish: doctor's --json" --json "$(fish_complete 'sandbox-run doctor --j')"
