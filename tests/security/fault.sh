@@ -40,6 +40,22 @@ any_pid_exists() {
 	return 1
 }
 
+# any_proc_entry PID...: one of them is still in /proc, even as a zombie.
+any_proc_entry() {
+	local p
+	for p in "$@"; do [ -d "/proc/$p" ] && return 0; done
+	return 1
+}
+
+# descendants PID: its children, theirs, and so on.
+descendants() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
 any_dir_exists() {
 	local d
 	for d in "$@"; do [ -d "$d" ] && return 0; done
@@ -50,7 +66,7 @@ any_dir_exists() {
 kill_at() {
 	local n=$1 net=$2 mark="sr-fault-$$-$1-$2-$SR_AS"
 	local scratch="$SR_TMP/scratch-$SR_AS-$n-$net" e="$SR_OUT/fault-$SR_AS-$n-$net.err"
-	local sup name helpers cgroups t extra
+	local sup name helpers cgroups procs t extra
 	mkdir -m 1777 -p "$scratch"
 	(
 		export SANDBOX_RUN_TEST_STOP_AT=$n TMPDIR="$scratch"
@@ -78,6 +94,7 @@ kill_at() {
 	# the agent's first query: not here).
 	helpers=$(ps -o pid=,comm= --ppid "$sup" | awk '$2 ~ /^(slirp4netns|pasta|passt|sr-resolver)/ {print $1}')
 	cgroups=$(for f in /proc/"$sup"/fd/*; do readlink "$f"; done 2>/dev/null | grep '/sandbox-run-[0-9a-f]*$' | sort -u)
+	procs=$(descendants "$sup")
 	kill -9 "$sup"
 	wait "$sup" 2>/dev/null
 	local what="SIGKILL at $n ($name, --net $net)"
@@ -98,6 +115,9 @@ kill_at() {
 	if [ -n "$cgroups" ]; then
 		# A SIGKILLed run cannot rmdir its own cgroup: the next run takes
 		# every unlocked sandbox-run-* directory (src/lib/cgroup.c remove_stale).
+		# Not before the host's init has reaped the run's processes (here
+		# it takes 1.5 s): a zombie keeps a cgroup v1 directory busy.
+		until_gone 10 any_proc_entry $procs
 		sr --net none -- true
 		check "$what: its cgroup is removed by the next run ($(echo $cgroups | wc -w) dirs)" \
 			until_gone 2 any_dir_exists $cgroups
