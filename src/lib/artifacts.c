@@ -204,8 +204,14 @@ static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error 
 	k = sr_artifacts_open_dir(dir, a->trees, &s->dirfd, err);
 	if (k < 0)
 		return k;
-	s->opts =
-	    (struct sr_extract_opts){.max_entries = EXPORT_MAX_ENTRIES, .rename_top = s->name};
+	/*
+	 * Links within the copy only, as cp's: HOSTDIR's parent is the
+	 * caller's (a CI checkout, its .env, .git/config with a token), and
+	 * "reports/leak -> ../.env" or a top "reports -> .env" would hand
+	 * it to whatever reads the copy next (an artifact upload).
+	 */
+	s->opts = (struct sr_extract_opts){
+	    .max_entries = EXPORT_MAX_ENTRIES, .rename_top = s->name, .links_within_top = true};
 	/* A root caller's export into a user's directory is that user's, as a bind's is. */
 	if (geteuid() == 0 && fstat(s->dirfd, &st) == 0 && st.st_uid != 0) {
 		s->opts.chown = true;

@@ -3,8 +3,8 @@
 # `sandbox-run apply` refuses, before changing anything, a file that
 # would write outside the directory, follow a link there, make a device
 # or a set-uid file, or whose contents are not what its manifest lists;
-# `--export` follows no link the agent planted on the host. As root and
-# as an unprivileged user.
+# `--export` follows no link the agent planted on the host, and makes
+# none that leads out of the copy. As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/libtest.sh"
 
 # craft FILE MANIFEST-CHANGES-JSON [python statements adding entries to tar t]:
@@ -132,5 +132,30 @@ t_export_links() {
 	check "nothing was written through the links" test ! -e "$V/r" -a ! -e "$V/precious.new"
 }
 
-for_each_user t_escape t_devices_setid t_host_links t_export_links
+t_export_tree_links() {
+	# The exported tree holds links the agent made: none may lead out of
+	# the copy, to what lies beside it in HOSTDIR's parent (a CI job's
+	# checkout, .git/config with its token), as cp refuses them.
+	local d="$SR_OUT/expt-$SR_AS"
+	rm -rf "$d" && mkdir -p "$d" && echo token >"$d/.env" && own "$d"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --export reports \
+		-- sh -c 'mkdir reports && echo r >reports/r && ln -s ../.env reports/leak' 2>&1) || rc=$?
+	assert_eq "an exported link climbing out of the copy: refused (125)" 125 "$rc"
+	assert_match "naming it" "reports/leak: symbolic link to '\.\./\.env' leaves the copied tree" "$out"
+	check "no link to the file beside the copy" test ! -L "$d/reports/leak"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --export top -- ln -s .env top 2>&1) || rc=$?
+	assert_eq "an export that is itself a link to beside it: refused (125)" 125 "$rc"
+	check "no link made on the host" test ! -L "$d/top"
+	# Links within the copy stay links.
+	rm -rf "$d/reports"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --export reports \
+		-- sh -c 'mkdir -p reports/sub && echo r >reports/r && ln -s r reports/same && ln -s ../r reports/sub/up' 2>&1) || rc=$?
+	assert_eq "links within the copy: exported" 0 "$rc"
+	assert_eq "and still links into it" "r r" "$(cat "$d/reports/same" "$d/reports/sub/up" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+}
+
+for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links
 done_testing
