@@ -306,6 +306,25 @@ static void give(int parent, const char *name, const struct stat *old)
 		(void)!fchownat(parent, name, dir.st_uid, dir.st_gid, AT_SYMLINK_NOFOLLOW);
 }
 
+/*
+ * The mode of the directory (parent, leaf) itself. Never by its name: a
+ * chmod by name follows a link, and whoever else may write the directory
+ * can swap one in between our look at leaf and the chmod (a root
+ * caller's chmod of /etc/shadow). The directory is opened without a link
+ * (O_PATH: one of mode 0 too) and changed through /proc's link to exactly
+ * that inode.
+ */
+static int chmod_dir(int parent, const char *leaf, mode_t mode)
+{
+	_cleanup_close_ int fd = sr_openat2(parent, leaf, O_PATH | O_DIRECTORY, RESOLVE_HERE);
+	char proc[64];
+
+	if (fd < 0)
+		return fd;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return chmod(proc, mode) < 0 ? sr_negerrno() : 0;
+}
+
 static int do_delete(struct apply *a, const struct sr_change *ch, struct sr_error *err)
 {
 	_cleanup_close_ int parent = -1;
@@ -345,16 +364,17 @@ static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_
 	had = fstatat(parent, leaf, &old, AT_SYMLINK_NOFOLLOW) == 0;
 	if (ch->node.type == SR_CHANGE_DIR) {
 		if (had && S_ISDIR(old.st_mode)) {
-			if (fchmodat(parent, leaf, ch->node.mode & 0777, 0) < 0)
-				return sr_error_errno(err, sr_negerrno(), "apply: chmod %s",
-						      ch->path);
+			k = chmod_dir(parent, leaf, ch->node.mode & 0777);
+			if (k < 0)
+				return sr_error_errno(err, k, "apply: chmod %s", ch->path);
 		} else {
 			if (had && unlinkat(parent, leaf, 0) < 0)
 				return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
-			if (mkdirat(parent, leaf, 0700) < 0 ||
-			    fchmodat(parent, leaf, ch->node.mode & 0777, 0) < 0)
-				return sr_error_errno(err, sr_negerrno(), "apply: mkdir %s",
-						      ch->path);
+			k = mkdirat(parent, leaf, 0700) < 0
+				? sr_negerrno()
+				: chmod_dir(parent, leaf, ch->node.mode & 0777);
+			if (k < 0)
+				return sr_error_errno(err, k, "apply: mkdir %s", ch->path);
 			give(parent, leaf, NULL);
 		}
 		return 0;

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/audit.h>
+#include <linux/fs.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -814,6 +815,42 @@ static int cmd_connect_abstract(char **argv)
 	return 0;
 }
 
+/*
+ * swap-link DIR NAME TARGET: a racer run on the host (as another user
+ * who may write DIR), not in a sandbox. Swaps DIR/NAME, a directory,
+ * with a symbolic link to TARGET (RENAME_EXCHANGE) until killed, giving
+ * the directory mode 0755 back each time: whoever changes NAME's mode by
+ * its name, following links, now and then changes TARGET's instead.
+ */
+static int cmd_swap_link(char **argv)
+{
+	struct stat a, b;
+	unsigned junk = 0;
+	char spare[NAME_MAX + 1], old[NAME_MAX + 16];
+	int dir = open(argv[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dir < 0 || snprintf(spare, sizeof(spare), ".%s.link", argv[1]) >= (int)sizeof(spare)) {
+		perror("sr-probe: swap-link");
+		return 2;
+	}
+	for (unsigned n = 1;; n++) {
+		(void)!fchmodat(dir, argv[1], 0755, AT_SYMLINK_NOFOLLOW);
+		(void)!fchmodat(dir, spare, 0755, AT_SYMLINK_NOFOLLOW);
+		if (syscall(SYS_renameat2, dir, argv[1], dir, spare, RENAME_EXCHANGE) == 0 &&
+		    n % 64 != 0)
+			continue;
+		/* One of the two went or changed (the victim replaced it): made again. */
+		if (fstatat(dir, argv[1], &a, AT_SYMLINK_NOFOLLOW) < 0) {
+			(void)mkdirat(dir, argv[1], 0755);
+		} else if (fstatat(dir, spare, &b, AT_SYMLINK_NOFOLLOW) < 0) {
+			(void)!symlinkat(argv[2], dir, spare);
+		} else if (!S_ISLNK(a.st_mode) && !S_ISLNK(b.st_mode)) {
+			snprintf(old, sizeof(old), ".old%u", junk++);
+			(void)renameat(dir, spare, dir, old);
+		}
+	}
+}
+
 /* ---- main ---- */
 
 static const struct command {
@@ -840,6 +877,7 @@ static const struct command {
     {"ptrace", 1, 1, cmd_ptrace, "ptrace PID"},
     {"stop-next", 1, 1, cmd_stop_next, "stop-next READY_PATH  SIGSTOP the next process made"},
     {"connect-abstract", 1, 1, cmd_connect_abstract, "connect-abstract NAME"},
+    {"swap-link", 3, 3, cmd_swap_link, "swap-link DIR NAME TARGET  (on the host) a racer"},
 };
 
 static int usage(void)

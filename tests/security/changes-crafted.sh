@@ -2,7 +2,8 @@
 # Crafted changes files, and hosts that moved on (docs/security.md):
 # `sandbox-run apply` refuses, before changing anything, a file that
 # would write outside the directory, follow a link there, make a device
-# or a set-uid file, or whose contents are not what its manifest lists;
+# or a set-uid file, or whose contents are not what its manifest lists,
+# and changes no mode through a link another user swaps in meanwhile;
 # `--export` follows no link the agent planted on the host, and makes
 # none that leads out of the copy. As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/libtest.sh"
@@ -157,5 +158,40 @@ t_export_tree_links() {
 	assert_eq "and still links into it" "r r" "$(cat "$d/reports/same" "$d/reports/sub/up" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
 }
 
-for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links
+t_apply_race() {
+	# Another user who may write the directory swaps a directory whose
+	# mode the changes set with a link to a file of the caller's, again
+	# and again: the mode goes to the directory or nowhere, never through
+	# the link (a root caller's chmod of /etc/shadow).
+	local t="$SR_OUT/race-$SR_AS" v="$SR_OUT/race-victim-$SR_AS" pid k
+	if [ ! -x "$SR_TMP/sr-probe" ]; then
+		skip "apply racing a link swapped in" "no sr-probe (SR_PROBE unset)"
+		return
+	fi
+	rm -rf "$t" "$v" && mkdir -p "$t/d" && echo private >"$v" && chmod 600 "$v" && own "$v"
+	F="$SR_OUT/race-$SR_AS.tar"
+	craft "$F" '[{"path": "d", "op": "modified", "type": "dir", "mode": "0777", "base": {"type": "dir", "mode": "0755"}}]' \
+		'i = tarfile.TarInfo("files/d"); i.type = tarfile.DIRTYPE; i.mode = 0o777; t.addfile(i)'
+	# The other user: the test user against root, root against the test user.
+	if [ "$SR_AS" = root ]; then
+		chown -R "$SR_TEST_USER:$SR_TEST_USER" "$t"
+		setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups \
+			"$SR_TMP/sr-probe" swap-link "$t" d "$v" &
+	else
+		chmod 0777 "$t"
+		"$SR_TMP/sr-probe" swap-link "$t" d "$v" &
+	fi
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	for k in $(seq 1 300); do
+		as_user "$SR" -q apply --force "$F" --to "$t" >/dev/null 2>&1
+		[ "$(stat -c %a "$v")" = 600 ] || break
+	done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	assert_eq "apply racing a link swapped in for a directory: the caller's file keeps its mode ($k tries)" \
+		600 "$(stat -c %a "$v")"
+}
+
+for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race
 done_testing
