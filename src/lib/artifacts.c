@@ -70,6 +70,8 @@ int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *
 	_cleanup_free_ char *prefix = strdup(dir), *resolved = NULL;
 	_cleanup_close_ int fd = -1;
 	const char *missing = NULL;
+	struct stat st;
+	bool made;
 	char *cut;
 	int k;
 
@@ -105,13 +107,25 @@ int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *
 		missing += l + strspn(missing + l, "/");
 		if (!*name || sr_streq(name, "."))
 			continue;
-		if (mkdirat(fd, name, 0777) < 0 && errno != EEXIST)
+		made = mkdirat(fd, name, 0777) == 0;
+		if (!made && errno != EEXIST)
 			return sr_error_errno(err, sr_negerrno(), "export to %s: mkdir %s", dir,
 					      name);
 		next = sr_openat2(fd, name, O_RDONLY | O_DIRECTORY,
 				  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 		if (next < 0)
 			return sr_error_errno(err, next, "export to %s: %s", dir, name);
+		/*
+		 * A root caller's directory made in a user's is that user's, as
+		 * what is exported into it will be (export_begin): not root's,
+		 * which the user could neither write nor clean up.
+		 */
+		if (made && geteuid() == 0 && fstat(fd, &st) == 0 && st.st_uid != 0 &&
+		    fchown(next, st.st_uid, st.st_gid) < 0) {
+			k = sr_error_errno(err, sr_negerrno(), "export to %s: chown %s", dir, name);
+			close(next);
+			return k;
+		}
 		close(fd);
 		fd = next;
 	}
@@ -226,6 +240,7 @@ static int changes_begin(struct sr_artifacts *a, struct step *s, struct sr_error
 {
 	const char *path = a->c->changes_path;
 	_cleanup_free_ char *dir = strdup(path);
+	struct stat st;
 	uint32_t rnd = 0;
 	int k;
 
@@ -244,6 +259,10 @@ static int changes_begin(struct sr_artifacts *a, struct step *s, struct sr_error
 		s->tmp[0] = '\0';
 		return sr_error_errno(err, sr_negerrno(), "changes %s", path);
 	}
+	/* A root caller's changes file in a user's directory is that user's, as an export is. */
+	if (geteuid() == 0 && fstat(s->dirfd, &st) == 0 && st.st_uid != 0 &&
+	    fchown(s->out, st.st_uid, st.st_gid) < 0)
+		return sr_error_errno(err, sr_negerrno(), "changes %s: chown", path);
 	return 0;
 }
 

@@ -248,6 +248,22 @@ data_dir() {
 	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
 }
 
+t_export_owner() {
+	# Into a user's directory, through directories that are not there
+	# yet: everything made, those directories included, is that user's,
+	# a root caller's export and changes file too.
+	local d="$SR_OUT/owner-$SR_AS" u
+	u="$(id -u "$SR_TEST_USER"):$(id -g "$SR_TEST_USER")"
+	rm -rf "$d" && mkdir -p "$d"
+	if [ "$SR_AS" = root ]; then chown "$u" "$d"; else u=$(caller_ids | tr -d ' '); own "$d"; fi
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --export reports:out/sub/reports \
+		--changes "$d/new/dir/c.tar" -- sh -c 'mkdir reports && echo r >reports/r' 2>&1) || rc=$?
+	assert_eq "export through missing directories: done" 0 "$rc"
+	check "and the changes file written" test -f "$d/new/dir/c.tar"
+	assert_eq "everything made is the directory owner's" "$u " "$(owners "$d")"
+}
+
 for_each_user t_export_ci t_export_profile t_binds_owned t_foreign_owners t_changes_round_trip \
-	t_living t_disk
+	t_export_owner t_living t_disk
 done_testing
