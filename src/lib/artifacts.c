@@ -253,8 +253,13 @@ static int changes_begin(struct sr_artifacts *a, struct step *s, struct sr_error
 		return sr_error_prefix(err, "changes");
 	(void)!getrandom(&rnd, sizeof(rnd), 0);
 	snprintf(s->tmp, sizeof(s->tmp), ".%.200s.%08x", s->name, rnd);
+	/*
+	 * 0600, whatever the umask: the file holds the host's copy of every
+	 * file changed or deleted (base/), whatever that file's own mode (a
+	 * 0600 .env), and is often written to /tmp.
+	 */
 	s->out =
-	    openat(s->dirfd, s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	    openat(s->dirfd, s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->out < 0) {
 		s->tmp[0] = '\0';
 		return sr_error_errno(err, sr_negerrno(), "changes %s", path);

@@ -264,6 +264,18 @@ t_export_owner() {
 	assert_eq "everything made is the directory owner's" "$u " "$(owners "$d")"
 }
 
+t_changes_private() {
+	# A changes file holds the host's copy of each file changed or deleted,
+	# whatever its mode (a 0600 .env): it is the caller's alone, not 0644
+	# in /tmp for every user to read.
+	local d="$SR_OUT/priv-$SR_AS" c="$SR_OUT/priv-$SR_AS.tar"
+	rm -rf "$d" "$c" && mkdir -p "$d" && echo 'KEY=private' >"$d/.env" && chmod 600 "$d/.env"
+	own "$d"
+	sr --net none --workspace "$d" --changes "$c" -- rm .env
+	assert_eq "a changes file holding a 0600 file's copy: written" 0 "$rc"
+	assert_eq "and open to its owner alone" 600 "$(stat -c %a "$c" 2>/dev/null)"
+}
+
 for_each_user t_export_ci t_export_profile t_binds_owned t_foreign_owners t_changes_round_trip \
-	t_export_owner t_living t_disk
+	t_export_owner t_changes_private t_living t_disk
 done_testing
