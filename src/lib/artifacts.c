@@ -5,6 +5,7 @@
 #include "hostpath.h"
 #include "protocol.h"
 #include "setup.h"
+#include "units.h"
 #include "util.h"
 
 #include <limits.h>
@@ -40,6 +41,7 @@ struct step {
 	int out;       /* changes: the file being written, renamed once all went well */
 	char tmp[NAME_MAX + 16];
 	struct sr_extract_opts opts; /* export */
+	char limit_what[96];	     /* export: opts.limit_what */
 	const char *name;	     /* export: the top's new name; changes: the file's */
 	size_t count;
 	struct sr_error werr, terr;
@@ -226,6 +228,20 @@ static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error 
 	 */
 	s->opts = (struct sr_extract_opts){
 	    .max_entries = EXPORT_MAX_ENTRIES, .rename_top = s->name, .links_within_top = true};
+	/*
+	 * At most the disk limit on the host, holes included, as cp's: a file
+	 * that is all hole costs the agent nothing of its disk, and whatever
+	 * reads the copy next (an artifact upload) would read it whole.
+	 */
+	if (a->c->disk_bytes) {
+		char size[SR_UNITS_BUF_MAX];
+
+		sr_format_size(a->c->disk_bytes, size, sizeof(size));
+		snprintf(s->limit_what, sizeof(s->limit_what), "%s, the sandbox's disk limit",
+			 size);
+		s->opts.max_bytes = a->c->disk_bytes;
+		s->opts.limit_what = s->limit_what;
+	}
 	/* A root caller's export into a user's directory is that user's, as a bind's is. */
 	if (geteuid() == 0 && fstat(s->dirfd, &st) == 0 && st.st_uid != 0) {
 		s->opts.chown = true;

@@ -193,5 +193,26 @@ t_apply_race() {
 		600 "$(stat -c %a "$v")"
 }
 
-for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race
+t_export_sparse() {
+	# A file of 10 TB that is all hole costs the agent nothing of its disk:
+	# exported, it would be 10 TB for whatever reads the copy next (an
+	# artifact upload). As cp's, an export writes at most the disk limit
+	# on the host, holes included.
+	local d="$SR_OUT/sparse-$SR_AS"
+	rm -rf "$d" && mkdir -p "$d" && own "$d"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --disk 64M --export reports \
+		-- sh -c 'mkdir reports && echo r >reports/r && truncate -s 10T reports/big' 2>&1) || rc=$?
+	assert_eq "an export past the disk limit, holes included: refused (125)" 125 "$rc"
+	assert_match "saying why" "reports/big: more than 64M, the sandbox's disk limit" "$out"
+	check "and no 10 TB file on the host" test ! -e "$d/reports/big"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --disk 64M --export small \
+		-- sh -c 'mkdir small && truncate -s 1M small/hole' 2>&1) || rc=$?
+	assert_eq "a sparse file within the limit: exported" 0 "$rc"
+	assert_eq "at its size" 1048576 "$(stat -c %s "$d/small/hole" 2>/dev/null)"
+}
+
+for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
+	t_export_sparse
 done_testing
