@@ -256,6 +256,16 @@ t_bundle() {
 	assert_eq "export --oci into a non-empty directory: 125" 125 "$rc"
 	assert_match "and says so" 'not empty' "$errout"
 	rm -rf "$bundle"
+	# An empty directory another user made first: theirs to change before
+	# the runtime (root, often) reads it. Root's for the user's round.
+	local other="$SR_OUT/bundle-$SR_AS-other"
+	rm -rf "$other" && mkdir -m 0777 "$other"
+	if [ "$SR_AS" = root ]; then chown "$SR_TEST_USER" "$other"; fi
+	sr export --oci "$other" --net none "$SR_TMP/examples/echo-agent"
+	assert_eq "export --oci into another user's empty directory: 125" 125 "$rc"
+	assert_match "and says whose it is" 'belongs to uid [0-9]+, not to you' "$errout"
+	check "nothing written there" test -z "$(ls -A "$other")"
+	rm -rf "$other"
 	sr export --oci "$SR_OUT/bundle-$SR_AS-egress" --strict "$SR_TMP/examples/echo-agent"
 	assert_eq "--strict with --net egress: 125 (no egress policy in a bundle)" 125 "$rc"
 	sr export --oci "$SR_OUT/bundle-$SR_AS-egress2" "$SR_TMP/examples/echo-agent"

@@ -377,13 +377,14 @@ static int write_boot_id(int bundle, struct sr_error *err)
 }
 
 /*
- * The bundle's directory: made, or taken empty. 0711: whoever the runtime
+ * The bundle's directory: made, or taken empty and ours. 0711: whoever the runtime
  * runs the container as must reach rootfs/, and nobody else list it;
  * config.json itself is 0600.
  */
 static int open_bundle(const char *dir, struct sr_error *err)
 {
 	_cleanup_close_ int fd = -1;
+	struct stat st;
 	int list;
 	DIR *d;
 	struct dirent *e;
@@ -392,8 +393,19 @@ static int open_bundle(const char *dir, struct sr_error *err)
 	if (mkdir(dir, 0711) < 0 && errno != EEXIST)
 		return sr_error_errno(err, sr_negerrno(), "%s", dir);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", dir);
+	/*
+	 * Another user's directory (an empty one made first in /tmp) is
+	 * refused, empty or not: its owner could replace config.json or
+	 * rootfs/ (a rename in their own directory) before the runtime, often
+	 * root, reads them, and have it run what they like.
+	 */
+	if (st.st_uid != geteuid())
+		return sr_error_msg(err, -EPERM,
+				    "%s belongs to uid %u, not to you: give a new directory "
+				    "(its owner could change the bundle before it runs)",
+				    dir, (unsigned)st.st_uid);
 	list = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	d = list >= 0 ? fdopendir(list) : NULL;
 	if (!d) {
