@@ -725,7 +725,7 @@ static int export_path_check(const char *p, struct sr_error *err)
 
 int sr_config_add_export(struct sr_config *c, const char *spec, struct sr_error *err)
 {
-	_cleanup_free_ char *path = NULL, *host = NULL, *o = NULL, *def = NULL;
+	_cleanup_free_ char *path = NULL, *host = NULL, *o = NULL;
 	const char *colon = strchr(spec, ':'), *last;
 	struct sr_export *v;
 	int r;
@@ -743,7 +743,9 @@ int sr_config_add_export(struct sr_config *c, const char *spec, struct sr_error 
 	if (colon && colon[1]) {
 		r = host_path("export", colon + 1, c->set_base, &host, err);
 	} else {
-		/* The same relative path under the current directory (an absolute one: its name).
+		/*
+		 * The same relative path under the current directory; for an
+		 * absolute one, its last name there.
 		 */
 		last = path[0] == '/' ? strrchr(path, '/') + 1 : path;
 		r = host_path("export", last, NULL, &host, err);
