@@ -415,6 +415,14 @@ static int mount_ext4(const char *dev, uid_t uid, gid_t gid, struct sr_error *er
 	return steal_fd(&mnt);
 }
 
+/* PATH is on a filesystem in memory (tmpfs, ramfs). */
+static bool in_memory(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+}
+
 /* The ext4 image (docs/limits.md); -errno and why when this host or caller cannot have one. */
 static int prepare_ext4(struct sr_disk *d, const char *disks, uint64_t bytes, uid_t uid, gid_t gid,
 			struct sr_error *err)
@@ -423,7 +431,6 @@ static int prepare_ext4(struct sr_disk *d, const char *disks, uint64_t bytes, ui
 	/* A small ext4 keeps room beside its inode tables: they take at most a quarter of it. */
 	uint64_t inodes =
 	    sr_disk_inodes(bytes) < bytes / 1024 ? sr_disk_inodes(bytes) : bytes / 1024;
-	struct statfs sf;
 	char dev[64];
 	int k;
 
@@ -433,7 +440,7 @@ static int prepare_ext4(struct sr_disk *d, const char *disks, uint64_t bytes, ui
 		return sr_error_msg(err, -EPERM,
 				    "an ext4 image needs root: a loop device and a mount of ext4 "
 				    "are not to be had in a user namespace");
-	if (statfs(disks, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
+	if (in_memory(disks))
 		return sr_error_msg(err, -EXDEV,
 				    "%s is in memory (tmpfs): an image there is no disk", disks);
 	if ((tpl = open_template(disks, bytes, inodes, err)) < 0 ||
@@ -469,6 +476,16 @@ int sr_disk_prepare(const struct sr_config *c, const char *id, uid_t host_uid, g
 		goto done;
 	}
 	k = sr_data_dir("disks", &disks, &why);
+	/*
+	 * A data directory in memory has no disk to give: a directory there
+	 * is memory too, and nothing bounds it. auto keeps the tmpfs, which
+	 * the limit bounds.
+	 */
+	if (k >= 0 && c->disk_backing == SR_DISK_BACKING_AUTO && in_memory(disks)) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s is in memory (tmpfs): a disk there would be memory too", disks);
+		goto done;
+	}
 	if (k >= 0) {
 		remove_stale(disks);
 		if (prepare_ext4(d, disks, c->disk_bytes, host_uid, host_gid, &why) >= 0)

@@ -277,7 +277,16 @@ print("rc", rc, lib.nft_ctx_get_output_buffer(ctx).decode(), end="")' 2>&1
 # image (root) or a host directory, which nothing bounds (a user).
 disk_backing_of() {
 	case "$(json_get "$1" enforced.memory)" in
-	cgroup1 | cgroup2) if [ "$SR_AS" = root ]; then echo ext4; else echo none; fi ;;
+	cgroup1 | cgroup2)
+		# A data directory in memory (the VM's /tmp) has no disk: the tmpfs.
+		if [ "$(stat -f -c %T "$SR_TMP")" = tmpfs ]; then
+			echo tmpfs
+		elif [ "$SR_AS" = root ]; then
+			echo ext4
+		else
+			echo none
+		fi
+		;;
 	*) echo tmpfs ;;
 	esac
 }
