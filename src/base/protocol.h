@@ -138,6 +138,14 @@ enum {
 				else as the path */
 	SR_WORK_SNAPSHOT,    /* writes a zstd tar of /workspace, /home/user and /tmp (no path) */
 	SR_WORK_CHANGES,     /* writes what changed in /workspace (work.h; no path) */
+	/* Single files and directories, for the API (child/files.h): */
+	SR_WORK_FILE_READ,  /* writes the bytes of the regular file path */
+	SR_WORK_FILE_WRITE, /* writes what it reads into the file path (made with its parents) */
+	SR_WORK_LIST,	    /* writes a JSON line per entry of the directory path */
+	SR_WORK_STAT,	    /* writes one JSON line for path itself */
+	SR_WORK_REMOVE,	    /* removes path, a directory with everything in it */
+	SR_WORK_MKDIR,	    /* makes the directory path with its parents */
+	_SR_WORK_MAX,
 };
 
 struct sr_msg {

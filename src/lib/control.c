@@ -136,22 +136,28 @@ int sr_ctl_connect(const char *dir, int *ret, struct sr_error *err)
 
 json_t *sr_ctl_error_reply(const struct sr_error *err)
 {
-	return json_pack("{sbsosi}", "ok", 0, "error", sr_json_string(err->msg), "status",
-			 err->status ? err->status : 125);
+	return json_pack("{sbsosisi}", "ok", 0, "error", sr_json_string(err->msg), "status",
+			 err->status ? err->status : 125, "errno", err->code < 0 ? -err->code : 0);
 }
 
 int sr_ctl_reply_error(json_t *reply, struct sr_error *err)
 {
 	json_t *ok = json_object_get(reply, "ok");
-	json_t *msg, *status;
+	json_t *msg, *status, *code;
 
 	if (json_is_true(ok))
 		return 0;
 	msg = json_object_get(reply, "error");
 	status = json_object_get(reply, "status");
-	sr_error_msg(err, -EIO, "%s", json_is_string(msg) ? json_string_value(msg) : "failed");
+	code = json_object_get(reply, "errno");
+	sr_error_msg(err,
+		     json_is_integer(code) && json_integer_value(code) > 0 &&
+			     json_integer_value(code) < 4096
+			 ? -(int)json_integer_value(code)
+			 : -EIO,
+		     "%s", json_is_string(msg) ? json_string_value(msg) : "failed");
 	err->status = json_is_integer(status) ? (int)json_integer_value(status) : 125;
-	return -EIO;
+	return err->code;
 }
 
 int sr_ctl_call(const char *dir, json_t *req, json_t **ret_reply, struct sr_error *err)

@@ -7,8 +7,9 @@
  * directory; each side checks the other's uid (SO_PEERCRED) all the same.
  * One packet is one JSON object (at most SR_CTL_MAX bytes) and up to
  * three fds (SCM_RIGHTS). A request names its "op"; a reply says
- * {"ok": true, ...} or {"ok": false, "error": "<one line>", "status": N}
- * (the exit status a verb should give, 125 unless said). An exec's
+ * {"ok": true, ...} or {"ok": false, "error": "<one line>", "status": N,
+ * "errno": E} (the exit status a verb should give, 125 unless said; the
+ * errno of the failure, 0 when none applies). An exec's
  * connection stays open: the client may send {"op": "signal"} on it, and
  * gets one {"event": "exit", ...} when the process has ended.
  */
@@ -37,7 +38,7 @@ int sr_ctl_peer_is_us(int fd);
 int sr_ctl_connect(const char *dir, int *ret, struct sr_error *err);
 /*
  * Client: one request, one reply, on a connection of its own. A reply
- * with "ok": false becomes err (its "error" and "status"); *ret_reply
+ * with "ok": false becomes err (its "error", "status" and "errno"); *ret_reply
  * holds the reply otherwise (NULL: not wanted).
  */
 int sr_ctl_call(const char *dir, json_t *req, json_t **ret_reply, struct sr_error *err);

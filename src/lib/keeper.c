@@ -860,7 +860,26 @@ static json_t *inspect_json(struct keeper *k, const struct sr_usage *u)
 	return j;
 }
 
-/* cp: a worker in the sandbox writes or reads the tar stream on the client's pipe. */
+/* The requests served by a worker in the sandbox (work.h), on the stream fd the client passes. */
+static const struct {
+	const char *op;
+	int kind;
+} work_ops[] = {
+    {"cp_out", SR_WORK_TAR_OUT},      {"cp_in", SR_WORK_TAR_IN},
+    {"file_read", SR_WORK_FILE_READ}, {"file_write", SR_WORK_FILE_WRITE},
+    {"file_list", SR_WORK_LIST},      {"file_stat", SR_WORK_STAT},
+    {"file_remove", SR_WORK_REMOVE},  {"file_mkdir", SR_WORK_MKDIR},
+};
+
+static int work_kind(const char *op)
+{
+	for (size_t i = 0; op && i < SR_ARRAY_SIZE(work_ops); i++)
+		if (strcmp(op, work_ops[i].op) == 0)
+			return work_ops[i].kind;
+	return -1;
+}
+
+/* cp, files: a worker in the sandbox writes or reads the stream on the client's pipe. */
 static void do_copy(struct keeper *k, struct client *cl, json_t *req, int kind, int *fds,
 		    size_t n_fds)
 {
@@ -990,9 +1009,8 @@ static void on_request(struct keeper *k, struct client *cl)
 			sr_sandbox_signal(k->sb, cl->pid, (int)json_integer_value(sig));
 		else if (cl->spawn && json_is_integer(sig))
 			cancel_spawn(k, cl, (int)json_integer_value(sig));
-	} else if (sr_streq(op, "cp_out") || sr_streq(op, "cp_in")) {
-		do_copy(k, cl, req, sr_streq(op, "cp_out") ? SR_WORK_TAR_OUT : SR_WORK_TAR_IN, fds,
-			n_fds);
+	} else if (work_kind(op) > 0) {
+		do_copy(k, cl, req, work_kind(op), fds, n_fds);
 	} else if (sr_streq(op, "snapshot")) {
 		do_snapshot(k, cl, req);
 	} else if (sr_streq(op, "changes")) {

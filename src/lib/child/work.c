@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "work.h"
 #include "archive.h"
+#include "files.h"
 #include "protocol.h"
 #include "util.h"
 
@@ -254,8 +255,10 @@ static __attribute__((noreturn)) void worker(const struct sr_plan *p, int kind, 
 		r = tar_in(p, path, fd, &e);
 	else if (kind == SR_WORK_CHANGES)
 		r = changes(p, fd, &e);
-	else
+	else if (kind == SR_WORK_SNAPSHOT)
 		r = snapshot(fd, &e);
+	else
+		r = sr_files_work(kind, path, fd, &e);
 	if (r < 0)
 		(void)!sr_write_all(report, &e, sizeof(e));
 	_exit(r < 0 ? 1 : 0);
@@ -267,9 +270,9 @@ pid_t sr_work_start(const struct sr_plan *p, int kind, const char *path, int fd,
 	int pipefd[2];
 	pid_t pid;
 
-	if ((kind == SR_WORK_TAR_OUT || kind == SR_WORK_TAR_IN) && (!path || !*path))
+	if (kind != SR_WORK_SNAPSHOT && kind != SR_WORK_CHANGES && (!path || !*path))
 		return sr_error_msg(err, -EINVAL, "no path");
-	if (kind < SR_WORK_TAR_OUT || kind > SR_WORK_CHANGES || fd < 0)
+	if (kind < SR_WORK_TAR_OUT || kind >= _SR_WORK_MAX || fd < 0)
 		return sr_error_msg(err, -EINVAL, "a malformed request");
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "worker: pipe");

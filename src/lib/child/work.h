@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Workers: processes PID 1 forks to move files in or out of the sandbox
- * as tar streams (cp, snapshots), through libarchive. A worker is a fork
+ * as tar streams (cp, snapshots), through libarchive, or one file or
+ * directory at a time (the API: files.h). A worker is a fork
  * of PID 1, so it has exactly the agent's rights: uid 1000, no
  * capabilities, the seccomp filter, the sandbox's mounts -- whatever it
  * reads or writes, the agent could have. It keeps no fd but the stream
