@@ -68,6 +68,7 @@ struct client {
 	int timerfd; /* its --timeout, -1 for none */
 	bool timed_out;
 	bool waits_end; /* rm: answered once the sandbox is gone */
+	bool holds;	/* hold: the sandbox ends when this client hangs up (a warm pool's) */
 	bool hung_up;	/* gone: its process is killed, nobody is told */
 	bool killed;	/* that kill is sent */
 	int cancel_sig; /* the signal that ended its exec before PID 1 started it; 0 */
@@ -661,7 +662,7 @@ static void do_port(struct keeper *k, struct client *cl, json_t *req)
 static bool idle(const struct client *cl)
 {
 	return cl->fd >= 0 && !cl->hung_up && cl->pid <= 0 && !cl->spawn && !cl->stat &&
-	       !cl->work && !cl->waits_end;
+	       !cl->work && !cl->waits_end && !cl->holds;
 }
 
 /* Hangs up on the longest-idle client; false if none is idle. */
@@ -982,6 +983,32 @@ static void cancel_spawn(struct keeper *k, struct client *cl, int sig)
 	hang_up(cl);
 }
 
+/*
+ * hold: a warm sandbox (pool.h), made ahead and waiting for its user. It
+ * has no deadline, and ends when the holder hangs up, even killed: a
+ * pool's sandboxes never outlive their pool. release hands it over, with
+ * the deadline it gets from now.
+ */
+static void do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
+{
+	json_t *ms = json_object_get(req, "ms");
+
+	if (!hold && !cl->holds)
+		return reply_error(cl, -EINVAL, 125, "release: not held on this connection");
+	if (!hold && ms && (!json_is_integer(ms) || json_integer_value(ms) < 0))
+		return reply_error(cl, -EINVAL, 125, "release: a malformed request");
+	if (!hold && ms && (uint64_t)json_integer_value(ms) > DEADLINE_MAX_MS)
+		return reply_error(cl, -EINVAL, 125, "release: at most 366 days");
+	cl->holds = hold;
+	json_object_set_new(k->state, "state", json_string(hold ? "warm" : "running"));
+	if (set_deadline(k, hold ? 0
+			    : ms ? (uint64_t)json_integer_value(ms)
+				 : k->config->timeout_ms) < 0)
+		return reply_error(cl, sr_negerrno(), 125, "timeout: %s", strerror(errno));
+	reply(cl, json_pack("{sbsO}", "ok", 1, "expires", json_object_get(k->state, "expires")),
+	      NULL, 0);
+}
+
 static void on_request(struct keeper *k, struct client *cl)
 {
 	json_t *req = NULL;
@@ -1011,6 +1038,8 @@ static void on_request(struct keeper *k, struct client *cl)
 			cancel_spawn(k, cl, (int)json_integer_value(sig));
 	} else if (work_kind(op) > 0) {
 		do_copy(k, cl, req, work_kind(op), fds, n_fds);
+	} else if (sr_streq(op, "hold") || sr_streq(op, "release")) {
+		do_hold(k, cl, sr_streq(op, "hold"), req);
 	} else if (sr_streq(op, "snapshot")) {
 		do_snapshot(k, cl, req);
 	} else if (sr_streq(op, "changes")) {
@@ -1233,6 +1262,11 @@ static void loop(struct keeper *k)
 		for (size_t i = k->n_clients; i-- > 0;) {
 			struct client *cl = k->clients[i];
 
+			/* However the holder went (hung up, evicted, unread): its warm sandbox ends. */
+			if (cl->hung_up && cl->holds) {
+				cl->holds = false;
+				begin_end(k, "released");
+			}
 			if (cl->hung_up && cl->pid > 0 && !cl->killed) {
 				sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
 				cl->killed = true;
