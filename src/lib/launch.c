@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+#include "launch.h"
+#include "keeper.h"
+#include "setup.h"
+#include "util.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+/* The grandchild: the keeper, as create's is (a session of its own), with none of our fds. */
+static __attribute__((noreturn)) void keeper(const struct sr_config *c, enum sr_log_level level,
+					     int ready)
+{
+	int keep[] = {0, 1, 2, ready};
+	sigset_t mask;
+
+	setsid();
+	/* The mask main() gives every verb: SIGPIPE blocked, nothing else (the caller's signalfd).
+	 */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGPIPE);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
+		_exit(125);
+	_exit(sr_keeper_main(c, level, ready));
+}
+
+int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const struct sr_sink *sink,
+		    struct sr_launch *l, struct sr_error *err)
+{
+	int ready[2], status;
+	pid_t pid;
+
+	*l = (struct sr_launch){.fd = -1, .sink = sink};
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return sr_error_errno(err, sr_negerrno(), "create: pipe");
+	pid = fork();
+	if (pid < 0) {
+		int e = sr_negerrno();
+
+		close(ready[0]);
+		close(ready[1]);
+		return sr_error_errno(err, e, "create: fork");
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		if (fork() == 0)
+			keeper(c, level, ready[1]);
+		_exit(0);
+	}
+	close(ready[1]);
+	/* The middle process exits at once: reaped here, the keeper is init's (or a subreaper's).
+	 */
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	fcntl(ready[0], F_SETFL, O_NONBLOCK);
+	l->fd = ready[0];
+	return 0;
+}
+
+/* One line of the keeper's: a message, or its answer (done then). */
+static void line(struct sr_launch *l, char *text)
+{
+	char *rest;
+	long n;
+
+	if (strncmp(text, "ok ", 3) == 0) {
+		snprintf(l->id, sizeof(l->id), "%s", text + 3);
+		l->done = true;
+		return;
+	}
+	if (strncmp(text, "msg ", 4) != 0 && strncmp(text, "error ", 6) != 0)
+		return;
+	n = strtol(strchr(text, ' ') + 1, &rest, 10);
+	rest += *rest == ' ';
+	if (text[0] == 'e') {
+		sr_error_msg(&l->err, -EIO, "%s", rest);
+		l->err.status = n > 0 && n < 256 ? (int)n : 125;
+		l->done = true;
+	} else if (n >= SR_LOG_ERROR && n < _SR_LOG_LEVEL_MAX) {
+		sr_sink_log(l->sink, (enum sr_log_level)n, "%s", rest);
+	}
+}
+
+bool sr_launch_read(struct sr_launch *l)
+{
+	while (!l->done && l->fd >= 0) {
+		ssize_t n = read(l->fd, l->buf + l->len, sizeof(l->buf) - 1 - l->len);
+		char *nl;
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return false;
+		if (n <= 0) {
+			sr_error_msg(&l->err, -EIO,
+				     "create: the sandbox's keeper died before it was ready");
+			l->err.status = 125;
+			l->done = true;
+			break;
+		}
+		l->len += (size_t)n;
+		l->buf[l->len] = '\0';
+		while (!l->done && (nl = strchr(l->buf, '\n'))) {
+			*nl = '\0';
+			line(l, l->buf);
+			l->len -= (size_t)(nl + 1 - l->buf);
+			memmove(l->buf, nl + 1, l->len + 1);
+		}
+		/* A line longer than the buffer (a keeper's lines are shorter): dropped. */
+		if (l->len == sizeof(l->buf) - 1)
+			l->len = 0;
+	}
+	if (l->done)
+		sr_launch_cancel(l);
+	return l->done;
+}
+
+void sr_launch_cancel(struct sr_launch *l)
+{
+	sr_closep(&l->fd);
+	l->fd = -1;
+}
