@@ -41,7 +41,7 @@ CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
 	-include $builddir/config.h -iquote $srcdir/src/base -iquote $srcdir/src/lib -iquote $srcdir/src/lib/child
 	-iquote $srcdir/src/lib/net -iquote $srcdir/src/gen -iquote $srcdir/src/cli -iquote $srcdir/tests/fuzz
 	-DSR_DATADIR=\"/nonexistent/sandbox-run-fuzz\"
-	$(pkg-config --cflags libarchive inih jansson)"
+	$(pkg-config --cflags libarchive inih jansson libsystemd)"
 LIBS="$(pkg-config --libs inih jansson) -ldl -lm"
 
 "$srcdir/tools/embed-profiles" "$srcdir"/profiles/*.ini >"$obj/profiles-builtin.c"
