@@ -1,0 +1,665 @@
+/* SPDX-License-Identifier: MIT */
+#include "body.h"
+#include "units.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+
+/* The longest duration a number may say: ten years, far below what the timers take. */
+#define DURATION_MAX_S (10.0 * 365 * 24 * 3600)
+#define ARGV_MAX       4096
+
+void sr_api_create_free(struct sr_api_create *c)
+{
+	sr_strv_free(&c->argv);
+	free(c->profile);
+	if (c->metadata)
+		json_decref(c->metadata);
+	*c = (struct sr_api_create){0};
+}
+
+void sr_api_exec_free(struct sr_api_exec *x)
+{
+	if (x->argv)
+		json_decref(x->argv);
+	if (x->env)
+		json_decref(x->env);
+	free(x->cwd);
+	free(x->input);
+	*x = (struct sr_api_exec){0};
+}
+
+int sr_api_duration(json_t *v, uint64_t *ret_ms)
+{
+	double s;
+
+	if (json_is_string(v))
+		return sr_parse_duration(json_string_value(v), ret_ms);
+	if (!json_is_number(v))
+		return -EINVAL;
+	s = json_number_value(v);
+	if (!isfinite(s) || s < 0 || s > DURATION_MAX_S)
+		return -ERANGE;
+	*ret_ms = (uint64_t)(s * 1000.0);
+	return 0;
+}
+
+enum kind {
+	K_STR,	 /* a string */
+	K_NUM,	 /* a string, or a number written as one */
+	K_SIZE,	 /* a string, or a number of bytes */
+	K_DUR,	 /* a string, or a number of seconds */
+	K_BOOL,	 /* true: the option alone */
+	K_LIST,	 /* strings: the option once each */
+	K_MAP,	 /* {K: V}: the option once each with K=V */
+	K_PAIRS, /* [[A, B]..]: the option once each with two values */
+};
+
+static const struct create_key {
+	const char *key;
+	const char *option; /* NULL: AGENT, the positional argument */
+	enum kind kind;
+} create_keys[] = {
+    {"profile", "--profile", K_STR},
+    {"name", "--name", K_STR},
+    {"timeout", "--timeout", K_DUR},
+    {"memory", "--memory", K_SIZE},
+    {"cpus", "--cpus", K_NUM},
+    {"pids", "--pids", K_NUM},
+    {"disk", "--disk", K_SIZE},
+    {"net", "--net", K_STR},
+    {"net_helper", "--net-helper", K_STR},
+    {"allow", "--allow", K_LIST},
+    {"deny", "--deny", K_LIST},
+    {"env", "--env", K_MAP},
+    {"env_file", "--env-file", K_STR},
+    {"workspace", "--workspace", K_STR},
+    {"from", "--from", K_STR},
+    {"strict", "--strict", K_BOOL},
+    {"ro_bind", "--ro-bind", K_PAIRS},
+    {"bind", "--bind", K_PAIRS},
+    {"agent", NULL, K_STR},
+};
+
+static int push(struct sr_strv *v, const char *s, struct sr_error *err)
+{
+	if (sr_strv_push(v, s) < 0)
+		return sr_error_errno(err, -ENOMEM, "request");
+	return 0;
+}
+
+static int push_value(struct sr_strv *v, const char *key, enum kind kind, json_t *val,
+		      struct sr_error *err)
+{
+	char buf[64];
+	double d;
+
+	if (json_is_string(val))
+		return push(v, json_string_value(val), err);
+	if (!json_is_number(val) || kind == K_STR)
+		return sr_error_msg(err, -EINVAL, "\"%s\": expected a string", key);
+	d = json_number_value(val);
+	if (!isfinite(d) || d < 0)
+		return sr_error_msg(err, -EINVAL, "\"%s\": expected a number of 0 or more", key);
+	if (json_is_integer(val))
+		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT "%s", json_integer_value(val),
+			 kind == K_DUR	  ? "s"
+			 : kind == K_SIZE ? "B"
+					  : "");
+	else if (kind == K_SIZE)
+		return sr_error_msg(err, -EINVAL, "\"%s\": a size is a whole number of bytes", key);
+	else
+		snprintf(buf, sizeof(buf), "%.15g%s", d, kind == K_DUR ? "s" : "");
+	return push(v, buf, err);
+}
+
+static int push_key(struct sr_strv *v, const struct create_key *k, json_t *val,
+		    struct sr_error *err)
+{
+	const char *name;
+	json_t *e;
+	size_t i;
+	int r = 0;
+
+	switch (k->kind) {
+	case K_BOOL:
+		if (!json_is_boolean(val))
+			return sr_error_msg(err, -EINVAL, "\"%s\": expected true or false", k->key);
+		return json_is_true(val) ? push(v, k->option, err) : 0;
+	case K_LIST:
+		if (!json_is_array(val))
+			return sr_error_msg(err, -EINVAL, "\"%s\": expected an array of strings",
+					    k->key);
+		json_array_foreach (val, i, e) {
+			if (!json_is_string(e))
+				return sr_error_msg(err, -EINVAL,
+						    "\"%s\": expected an array of strings", k->key);
+			if ((r = push(v, k->option, err)) < 0 ||
+			    (r = push(v, json_string_value(e), err)) < 0)
+				return r;
+		}
+		return 0;
+	case K_MAP:
+		if (!json_is_object(val))
+			return sr_error_msg(
+			    err, -EINVAL,
+			    "\"%s\": expected an object of strings, {\"KEY\": \"VALUE\"}", k->key);
+		json_object_foreach (val, name, e) {
+			_cleanup_free_ char *kv = NULL;
+
+			if (!json_is_string(e))
+				return sr_error_msg(err, -EINVAL, "\"%s\": \"%s\" is not a string",
+						    k->key, name);
+			if (asprintf(&kv, "%s=%s", name, json_string_value(e)) < 0)
+				return sr_error_errno(err, -ENOMEM, "request");
+			if ((r = push(v, k->option, err)) < 0 || (r = push(v, kv, err)) < 0)
+				return r;
+		}
+		return 0;
+	case K_PAIRS:
+		if (!json_is_array(val))
+			return sr_error_msg(err, -EINVAL, "\"%s\": expected [[SRC, DST], ...]",
+					    k->key);
+		json_array_foreach (val, i, e) {
+			json_t *a = json_array_get(e, 0), *b = json_array_get(e, 1);
+
+			if (json_array_size(e) != 2 || !json_is_string(a) || !json_is_string(b))
+				return sr_error_msg(err, -EINVAL,
+						    "\"%s\": expected [[SRC, DST], ...]", k->key);
+			if ((r = push(v, k->option, err)) < 0 ||
+			    (r = push(v, json_string_value(a), err)) < 0 ||
+			    (r = push(v, json_string_value(b), err)) < 0)
+				return r;
+		}
+		return 0;
+	default:
+		if ((r = push(v, k->option, err)) < 0)
+			return r;
+		return push_value(v, k->key, k->kind, val, err);
+	}
+}
+
+static const struct create_key *create_key(const char *key)
+{
+	for (size_t i = 0; i < SR_ARRAY_SIZE(create_keys); i++)
+		if (strcmp(create_keys[i].key, key) == 0)
+			return &create_keys[i];
+	return NULL;
+}
+
+/* profile and timeout into ret's own fields too (a warm pool serves them). */
+static int note_key(struct sr_api_create *ret, const char *key, json_t *val, struct sr_error *err)
+{
+	if (strcmp(key, "profile") == 0) {
+		free(ret->profile);
+		ret->profile = json_is_string(val) ? strdup(json_string_value(val)) : NULL;
+		if (json_is_string(val) && !ret->profile)
+			return sr_error_errno(err, -ENOMEM, "request");
+	} else if (strcmp(key, "timeout") == 0) {
+		if (sr_api_duration(val, &ret->timeout_ms) < 0)
+			return sr_error_msg(
+			    err, -EINVAL,
+			    "option --timeout: bad duration (use e.g. 120, 90s, 5m, "
+			    "1h; 0: none)");
+		ret->has_timeout = true;
+	} else {
+		ret->poolable = false;
+	}
+	return 0;
+}
+
+int sr_api_parse_create(json_t *body, struct sr_api_create *ret, struct sr_error *err)
+{
+	struct sr_api_create c = {.poolable = true};
+	const char *key, *agent = NULL;
+	json_t *val;
+	int r;
+
+	if (!json_is_object(body))
+		return sr_error_msg(err, -EINVAL, "the request is not a JSON object");
+	if ((r = push(&c.argv, "create", err)) < 0)
+		goto fail;
+	json_object_foreach (body, key, val) {
+		const struct create_key *k = create_key(key);
+
+		if (!k) {
+			r = sr_error_msg(
+			    err, -EINVAL,
+			    "unknown key \"%s\" (see docs/api.md: profile, name, timeout, "
+			    "memory, cpus, pids, disk, net, allow, deny, env, env_file, "
+			    "workspace, from, agent, strict, ro_bind, bind)",
+			    key);
+			goto fail;
+		}
+		if (json_is_null(val))
+			continue;
+		if ((r = note_key(&c, key, val, err)) < 0)
+			goto fail;
+		if (!k->option) {
+			if (!json_is_string(val) || json_string_value(val)[0] == '-' ||
+			    !json_string_value(val)[0]) {
+				r = sr_error_msg(err, -EINVAL, "\"agent\": expected a path");
+				goto fail;
+			}
+			agent = json_string_value(val);
+			continue;
+		}
+		if ((r = push_key(&c.argv, k, val, err)) < 0)
+			goto fail;
+	}
+	/* After every option: getopt stops at the first argument that is not one. */
+	if (agent && (r = push(&c.argv, agent, err)) < 0)
+		goto fail;
+	*ret = c;
+	return 0;
+fail:
+	sr_api_create_free(&c);
+	return r;
+}
+
+int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_api_create *ret,
+			    struct sr_error *err)
+{
+	struct sr_api_create c = {.poolable = true};
+	json_t *tmpl = json_object_get(body, "templateID"),
+	       *timeout = json_object_get(body, "timeout");
+	json_t *envs = json_object_get(body, "envVars"), *meta = json_object_get(body, "metadata");
+	json_t *net = json_object_get(body, "allow_internet_access");
+	static const char *const refused[] = {"mcp", "volumeMounts", "network", "iam"};
+	const char *profile;
+	int r;
+
+	if (!json_is_object(body))
+		return sr_error_msg(err, -EINVAL, "the request is not a JSON object");
+	for (size_t i = 0; i < SR_ARRAY_SIZE(refused); i++) {
+		json_t *v = json_object_get(body, refused[i]);
+
+		if (v && !json_is_null(v) && !(json_is_object(v) && json_object_size(v) == 0))
+			return sr_error_msg(err, -ENOTSUP,
+					    "%s: not supported by sandbox-run serve (docs/api.md)",
+					    refused[i]);
+	}
+	if (tmpl && !json_is_null(tmpl) && !json_is_string(tmpl))
+		return sr_error_msg(err, -EINVAL, "templateID: expected a string");
+	profile = json_is_string(tmpl) ? json_string_value(tmpl) : "base";
+	if (strcmp(profile, "base") == 0)
+		profile = base_profile;
+	if ((r = push(&c.argv, "create", err)) < 0 || (r = push(&c.argv, "--profile", err)) < 0 ||
+	    (r = push(&c.argv, profile, err)) < 0)
+		goto fail;
+	c.profile = strdup(profile);
+	if (!c.profile) {
+		r = sr_error_errno(err, -ENOMEM, "request");
+		goto fail;
+	}
+	if (timeout && !json_is_null(timeout)) {
+		if (!json_is_integer(timeout) || json_integer_value(timeout) < 0 ||
+		    json_integer_value(timeout) > (json_int_t)DURATION_MAX_S) {
+			r = sr_error_msg(err, -EINVAL, "timeout: expected seconds");
+			goto fail;
+		}
+		c.timeout_ms = (uint64_t)json_integer_value(timeout) * 1000;
+		c.has_timeout = true;
+	}
+	if (json_is_boolean(net) && !json_is_true(net)) {
+		if ((r = push(&c.argv, "--net", err)) < 0 || (r = push(&c.argv, "none", err)) < 0)
+			goto fail;
+		c.poolable = false;
+	}
+	if (envs && !json_is_null(envs) && json_object_size(envs) > 0) {
+		static const struct create_key env = {"envVars", "--env", K_MAP};
+
+		if ((r = push_key(&c.argv, &env, envs, err)) < 0)
+			goto fail;
+		c.poolable = false;
+	}
+	if (json_is_object(meta))
+		c.metadata = json_incref(meta);
+	else if (meta && !json_is_null(meta)) {
+		r = sr_error_msg(err, -EINVAL, "metadata: expected an object");
+		goto fail;
+	}
+	*ret = c;
+	return 0;
+fail:
+	sr_api_create_free(&c);
+	return r;
+}
+
+static int set_env(struct sr_api_exec *x, json_t *env, const char *what, struct sr_error *err)
+{
+	const char *key;
+	json_t *val;
+
+	if (!json_is_object(env))
+		return sr_error_msg(err, -EINVAL, "%s: expected an object of strings", what);
+	json_object_foreach (env, key, val) {
+		_cleanup_free_ char *kv = NULL;
+
+		if (!json_is_string(val) || !*key || strchr(key, '='))
+			return sr_error_msg(err, -EINVAL, "%s: expected {\"KEY\": \"VALUE\"}",
+					    what);
+		if (asprintf(&kv, "%s=%s", key, json_string_value(val)) < 0 ||
+		    json_array_append_new(x->env, json_string(kv)) < 0)
+			return sr_error_errno(err, -ENOMEM, "request");
+	}
+	return 0;
+}
+
+static int set_argv(struct sr_api_exec *x, json_t *argv, struct sr_error *err)
+{
+	size_t i;
+	json_t *a;
+
+	if (!json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > ARGV_MAX)
+		return sr_error_msg(err, -EINVAL, "argv: expected an array of 1 to %d strings",
+				    ARGV_MAX);
+	json_array_foreach (argv, i, a)
+		if (!json_is_string(a) || !json_string_value(a)[0])
+			return sr_error_msg(err, -EINVAL, "argv: an empty or non-string argument");
+	x->argv = json_incref(argv);
+	return 0;
+}
+
+static int set_input(struct sr_api_exec *x, json_t *text, json_t *b64, struct sr_error *err)
+{
+	const char *s;
+	size_t n;
+
+	if (text && b64)
+		return sr_error_msg(err, -EINVAL, "give stdin or stdin_base64, not both");
+	if (text && !json_is_string(text))
+		return sr_error_msg(err, -EINVAL, "stdin: expected a string");
+	if (b64 && !json_is_string(b64))
+		return sr_error_msg(err, -EINVAL, "stdin_base64: expected a string");
+	if (!text && !b64)
+		return 0;
+	s = json_string_value(text ? text : b64);
+	n = json_string_length(text ? text : b64);
+	x->input = malloc(n + 1);
+	if (!x->input)
+		return sr_error_errno(err, -ENOMEM, "request");
+	x->has_input = true;
+	if (text) {
+		memcpy(x->input, s, n);
+		x->input_len = n;
+	} else if (sr_base64_decode(s, n, (unsigned char *)x->input, &x->input_len) < 0) {
+		return sr_error_msg(err, -EINVAL, "stdin_base64: not base64");
+	}
+	return 0;
+}
+
+int sr_api_parse_exec(json_t *body, struct sr_api_exec *ret, struct sr_error *err)
+{
+	static const char *const known[] = {"argv",	    "cmd",     "env",	 "cwd",	  "stdin",
+					    "stdin_base64", "timeout", "stream", "output"};
+	struct sr_api_exec x = {.env = json_array()};
+	json_t *argv = json_object_get(body, "argv"), *cmd = json_object_get(body, "cmd");
+	json_t *v;
+	const char *key;
+	int r = 0;
+
+	if (!json_is_object(body))
+		return sr_error_msg(err, -EINVAL, "the request is not a JSON object");
+	json_object_foreach (body, key, v) {
+		size_t i = 0;
+
+		while (i < SR_ARRAY_SIZE(known) && strcmp(known[i], key) != 0)
+			i++;
+		if (i == SR_ARRAY_SIZE(known)) {
+			r = sr_error_msg(
+			    err, -EINVAL,
+			    "unknown key \"%s\" (see docs/api.md: argv or cmd, env, cwd, "
+			    "stdin or stdin_base64, timeout, stream, output)",
+			    key);
+			goto fail;
+		}
+	}
+	if (!x.env || (!argv == !cmd)) {
+		r = x.env ? sr_error_msg(err, -EINVAL, "give argv (an array) or cmd (a string)")
+			  : sr_error_errno(err, -ENOMEM, "request");
+		goto fail;
+	}
+	if (cmd) {
+		json_t *sh = json_pack("[sss]", "/bin/sh", "-c", json_string_value(cmd));
+
+		if (!json_is_string(cmd) || !sh) {
+			if (sh)
+				json_decref(sh);
+			r = sr_error_msg(err, -EINVAL, "cmd: expected a string");
+			goto fail;
+		}
+		r = set_argv(&x, sh, err);
+		json_decref(sh);
+	} else {
+		r = set_argv(&x, argv, err);
+	}
+	if (r < 0 || ((v = json_object_get(body, "env")) && (r = set_env(&x, v, "env", err)) < 0))
+		goto fail;
+	if ((v = json_object_get(body, "cwd"))) {
+		if (!json_is_string(v) || !(x.cwd = strdup(json_string_value(v)))) {
+			r = sr_error_msg(err, -EINVAL, "cwd: expected a string");
+			goto fail;
+		}
+	}
+	r = set_input(&x, json_object_get(body, "stdin"), json_object_get(body, "stdin_base64"),
+		      err);
+	if (r < 0)
+		goto fail;
+	if ((v = json_object_get(body, "timeout")) && sr_api_duration(v, &x.timeout_ms) < 0) {
+		r = sr_error_msg(err, -EINVAL, "timeout: bad duration (use e.g. 30, 90s, 5m)");
+		goto fail;
+	}
+	if ((v = json_object_get(body, "stream")) && !json_is_boolean(v)) {
+		r = sr_error_msg(err, -EINVAL, "stream: expected true or false");
+		goto fail;
+	}
+	x.stream = json_is_true(v);
+	v = json_object_get(body, "output");
+	if (v && (!json_is_string(v) || (strcmp(json_string_value(v), "text") != 0 &&
+					 strcmp(json_string_value(v), "base64") != 0))) {
+		r = sr_error_msg(err, -EINVAL, "output: \"text\" or \"base64\"");
+		goto fail;
+	}
+	x.base64 = v && strcmp(json_string_value(v), "base64") == 0;
+	*ret = x;
+	return 0;
+fail:
+	sr_api_exec_free(&x);
+	return r;
+}
+
+int sr_api_parse_envd_start(json_t *body, const char *home, struct sr_api_exec *ret,
+			    struct sr_error *err)
+{
+	struct sr_api_exec x = {.env = json_array()};
+	json_t *proc = json_object_get(body, "process"), *pty = json_object_get(body, "pty");
+	json_t *cmd = json_object_get(proc, "cmd"), *args = json_object_get(proc, "args");
+	json_t *envs = json_object_get(proc, "envs"), *cwd = json_object_get(proc, "cwd");
+	json_t *argv = NULL, *a;
+	size_t i;
+	int r;
+
+	if (!x.env)
+		return sr_error_errno(err, -ENOMEM, "request");
+	if (pty && !json_is_null(pty)) {
+		r = sr_error_msg(err, -ENOTSUP, "a pty: not supported by sandbox-run serve");
+		goto fail;
+	}
+	if (!json_is_string(cmd) || !json_string_value(cmd)[0] || (args && !json_is_array(args)) ||
+	    (cwd && !json_is_null(cwd) && !json_is_string(cwd))) {
+		r = sr_error_msg(err, -EINVAL, "process: expected cmd, args, envs, cwd");
+		goto fail;
+	}
+	argv = json_array();
+	if (!argv || json_array_append(argv, cmd) < 0) {
+		r = sr_error_errno(err, -ENOMEM, "request");
+		goto fail;
+	}
+	json_array_foreach (args, i, a)
+		json_array_append(argv, a);
+	if ((r = set_argv(&x, argv, err)) < 0 ||
+	    (envs && !json_is_null(envs) && (r = set_env(&x, envs, "envs", err)) < 0))
+		goto fail;
+	if (json_is_string(cwd) && json_string_value(cwd)[0] == '/')
+		x.cwd = strdup(json_string_value(cwd));
+	else if (json_is_string(cwd) && json_string_value(cwd)[0])
+		r = asprintf(&x.cwd, "%s/%s", home, json_string_value(cwd));
+	else
+		x.cwd = strdup(home);
+	if (!x.cwd || r < 0) {
+		x.cwd = NULL;
+		r = sr_error_errno(err, -ENOMEM, "request");
+		goto fail;
+	}
+	json_decref(argv);
+	x.stream = true;
+	x.base64 = true;
+	*ret = x;
+	return 0;
+fail:
+	if (argv)
+		json_decref(argv);
+	sr_api_exec_free(&x);
+	return r;
+}
+
+int sr_connect_unwrap(const char *buf, size_t len, const char **ret_msg, size_t *ret_len)
+{
+	const unsigned char *b = (const unsigned char *)buf;
+	size_t n;
+
+	if (len < 5 || (b[0] & 0x01))
+		return -EINVAL;
+	n = (size_t)b[1] << 24 | (size_t)b[2] << 16 | (size_t)b[3] << 8 | b[4];
+	if (n > len - 5)
+		return -EINVAL;
+	*ret_msg = buf + 5;
+	*ret_len = n;
+	return 0;
+}
+
+void sr_connect_header(unsigned char flags, size_t len, unsigned char hdr[5])
+{
+	hdr[0] = flags;
+	hdr[1] = (unsigned char)(len >> 24);
+	hdr[2] = (unsigned char)(len >> 16);
+	hdr[3] = (unsigned char)(len >> 8);
+	hdr[4] = (unsigned char)len;
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+size_t sr_base64_encode(const void *in, size_t len, char *out)
+{
+	const unsigned char *p = in;
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16;
+
+		if (i + 1 < len)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < len)
+			v |= p[i + 2];
+		out[o++] = b64[v >> 18 & 63];
+		out[o++] = b64[v >> 12 & 63];
+		out[o++] = i + 1 < len ? b64[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < len ? b64[v & 63] : '=';
+	}
+	out[o] = '\0';
+	return o;
+}
+
+int sr_base64_decode(const char *in, size_t len, unsigned char *out, size_t *ret_len)
+{
+	uint32_t acc = 0;
+	size_t o = 0, bits = 0;
+
+	while (len > 0 && in[len - 1] == '=')
+		len--;
+	if (len % 4 == 1)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		const char *c = in[i] ? strchr(b64, in[i]) : NULL;
+
+		if (!c)
+			return -EINVAL;
+		acc = acc << 6 | (uint32_t)(c - b64);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	*ret_len = o;
+	return 0;
+}
+
+bool sr_api_preview_host(const char *host, int *ret_port, char ret_ref[65])
+{
+	size_t digits = strspn(host, "0123456789"), ref;
+	long port;
+
+	if (digits == 0 || digits > 5 || host[0] == '0' || host[digits] != '-')
+		return false;
+	port = strtol(host, NULL, 10);
+	ref = strspn(host + digits + 1,
+		     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+	if (port < 1 || port > 65535 || ref == 0 || ref > 64 || host[digits + 1 + ref] != '.')
+		return false;
+	*ret_port = (int)port;
+	snprintf(ret_ref, 65, "%.*s", (int)ref, host + digits + 1);
+	return true;
+}
+
+int sr_api_sniff_host(const char *buf, size_t len, char *host, size_t hostlen)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	bool first = true;
+
+	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+		size_t n = (size_t)(nl - p);
+
+		if (n > 0 && p[n - 1] == '\r')
+			n--;
+		if (first) {
+			/* "METHOD TARGET HTTP/1.x" */
+			if (n < 14 || memcmp(p + n - 9, " HTTP/1.", 8) != 0)
+				return -1;
+			first = false;
+		} else if (n == 0) {
+			return -1;
+		} else if (n > 5 && strncasecmp(p, "host:", 5) == 0) {
+			const char *v = p + 5, *ve = p + n;
+
+			while (v < ve && (*v == ' ' || *v == '\t'))
+				v++;
+			while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+				ve--;
+			snprintf(host, hostlen, "%.*s", (int)(ve - v), v);
+			return 1;
+		}
+		p = nl + 1;
+	}
+	return 0;
+}
+
+size_t sr_utf8_whole(const char *buf, size_t len)
+{
+	const unsigned char *b = (const unsigned char *)buf;
+	size_t start = len, need;
+
+	/* Back over at most three continuation bytes to the sequence's first byte. */
+	while (start > 0 && len - start < 4 && (b[start - 1] & 0xC0) == 0x80)
+		start--;
+	if (start == 0)
+		return len;
+	start--;
+	if (b[start] < 0x80)
+		return len;
+	need = b[start] >= 0xF0 ? 4 : b[start] >= 0xE0 ? 3 : b[start] >= 0xC0 ? 2 : 1;
+	return len - start < need ? start : len;
+}

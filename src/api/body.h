@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What API requests carry, read into what the verbs take. Pure (no I/O),
+ * so that the fuzz harness (tests/fuzz/fuzz-api.c) can drive it.
+ *
+ * A create's JSON becomes create's own command line (options.h): every
+ * value is then checked, and refused, by the code and with the message
+ * the CLI has, and nothing the CLI could not ask for can be asked here.
+ */
+#pragma once
+
+#include "config.h"
+#include "json.h"
+#include "log.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Nesting accepted in a request's JSON (jansson recurses). */
+#define SR_API_JSON_DEPTH 8
+
+struct sr_api_create {
+	struct sr_strv argv; /* "create", OPTIONS..., [AGENT] */
+	char *profile;	     /* the profile asked for, NULL for the default */
+	bool poolable;	     /* nothing but the profile and a timeout: a warm sandbox will do */
+	uint64_t timeout_ms; /* with has_timeout */
+	bool has_timeout;
+	json_t *metadata; /* E2B's metadata (strings), NULL when none */
+};
+void sr_api_create_free(struct sr_api_create *c);
+
+/*
+ * POST /v1/sandboxes: {"profile", "name", "timeout", "memory", "cpus",
+ * "pids", "disk", "net", "allow": [..], "deny": [..], "env": {K: V},
+ * "env_file", "workspace", "from", "agent", "strict", "ro_bind": [[SRC,
+ * DST]..], "bind": [[SRC, DST]..]} (docs/api.md). Sizes and durations
+ * are strings as on the command line, or numbers (bytes, seconds).
+ */
+int sr_api_parse_create(json_t *body, struct sr_api_create *ret, struct sr_error *err);
+/*
+ * E2B's POST /sandboxes (v2): templateID names a profile ("base", the
+ * SDK's default: base_profile), timeout in seconds, envVars,
+ * allow_internet_access, metadata. What E2B offers and sandbox-run does
+ * not (mcp, volumeMounts, network rules) is refused, not ignored.
+ */
+int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_api_create *ret,
+			    struct sr_error *err);
+
+struct sr_api_exec {
+	json_t *argv; /* array of strings */
+	json_t *env;  /* array of "KEY=VALUE" */
+	char *cwd;    /* NULL: the sandbox's default */
+	char *input;  /* stdin's bytes, with has_input */
+	size_t input_len;
+	bool has_input;
+	uint64_t timeout_ms; /* 0: none */
+	bool stream;	     /* NDJSON events as they come */
+	bool base64;	     /* output as base64, not text */
+};
+void sr_api_exec_free(struct sr_api_exec *x);
+
+/*
+ * POST /v1/sandboxes/{id}/exec: {"argv": [..]} or {"cmd": "shell
+ * string"}, "env": {K: V}, "cwd", "stdin" (text) or "stdin_base64",
+ * "timeout" (duration), "stream": bool, "output": "text" | "base64".
+ */
+int sr_api_parse_exec(json_t *body, struct sr_api_exec *ret, struct sr_error *err);
+/*
+ * envd's process.Process/Start request (protobuf JSON): process.cmd,
+ * args, envs, cwd (relative cwds and a missing one: from home, as envd
+ * has it). A pty is refused (not supported).
+ */
+int sr_api_parse_envd_start(json_t *body, const char *home, struct sr_api_exec *ret,
+			    struct sr_error *err);
+
+/* A duration: a string as on the command line ("90s", "5m") or a number of seconds. */
+int sr_api_duration(json_t *v, uint64_t *ret_ms);
+
+/*
+ * Connect's envelopes (streaming RPCs): a flags byte, a 32-bit big-endian
+ * length, the message. The first message of buf: -EINVAL if it is not one
+ * whole envelope (or is compressed, flag 1).
+ */
+int sr_connect_unwrap(const char *buf, size_t len, const char **ret_msg, size_t *ret_len);
+/* The 5-byte header of a message of len bytes. */
+void sr_connect_header(unsigned char flags, size_t len, unsigned char hdr[5]);
+#define SR_CONNECT_END_STREAM 0x02
+
+/* Base64 (RFC 4648, padded): out needs sr_base64_len(len) bytes; returns the length written. */
+#define sr_base64_len(n) (((n) + 2) / 3 * 4 + 1)
+size_t sr_base64_encode(const void *in, size_t len, char *out);
+/* Decodes in (padded or not; no whitespace) into out (len * 3 / 4 bytes suffice); -EINVAL. */
+int sr_base64_decode(const char *in, size_t len, unsigned char *out, size_t *ret_len);
+
+/*
+ * A preview's Host: "PORT-REF.anything" (E2B's getHost(port): PORT-ID.DOMAIN),
+ * the port (1-65535) and the sandbox's ref. false for any other host.
+ */
+bool sr_api_preview_host(const char *host, int *ret_port, char ret_ref[65]);
+/*
+ * The Host header of the HTTP request head at buf (len bytes, not all of
+ * it may have come): 1 found (host, NUL-terminated, cut to hostlen), 0
+ * not yet (the head is not complete), -1 none (a complete head without
+ * one, or not HTTP/1).
+ */
+int sr_api_sniff_host(const char *buf, size_t len, char *host, size_t hostlen);
+
+/* The length of buf's longest prefix that does not end in the middle of a UTF-8 sequence. */
+size_t sr_utf8_whole(const char *buf, size_t len);

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/* The API's pure parts: routing (route.h) and what requests carry (body.h). */
+#include "body.h"
+#include "route.h"
+#include "util.h"
+#include "testutil.h"
+
+#include <check.h>
+
+static struct sr_route_match route(const char *method, const char *path)
+{
+	struct sr_route_match m;
+
+	sr_route(method, path, &m);
+	return m;
+}
+
+START_TEST(test_route_v1)
+{
+	struct sr_route_match m;
+
+	ck_assert_int_eq(route("GET", "/v1/sandboxes").route, SR_ROUTE_SB_LIST);
+	ck_assert_int_eq(route("POST", "/v1/sandboxes").route, SR_ROUTE_SB_CREATE);
+	m = route("DELETE", "/v1/sandboxes/0123abcd");
+	ck_assert_int_eq(m.route, SR_ROUTE_SB_DELETE);
+	ck_assert_str_eq(m.id, "0123abcd");
+	ck_assert_int_eq(m.family, SR_API_V1);
+	m = route("POST", "/v1/sandboxes/my-box.1/ports/3000");
+	ck_assert_int_eq(m.route, SR_ROUTE_SB_PORT);
+	ck_assert_str_eq(m.id, "my-box.1");
+	ck_assert_int_eq(m.port, 3000);
+	ck_assert_int_eq(route("PUT", "/v1/sandboxes/a/files").route, SR_ROUTE_SB_FILES_PUT);
+	ck_assert_int_eq(route("DELETE", "/v1/snapshots/deps").route, SR_ROUTE_SNAP_DELETE);
+	/* A port is 1-65535, written plainly. */
+	ck_assert_int_eq(route("POST", "/v1/sandboxes/a/ports/0").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("POST", "/v1/sandboxes/a/ports/65536").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("POST", "/v1/sandboxes/a/ports/080").route, SR_ROUTE_NONE);
+	/* A ref is one segment of the name characters, not . or .., at most 64. */
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/..").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/a b").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/a//exec").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("GET",
+			       "/v1/sandboxes/"
+			       "0123456789012345678901234567890123456789012345678901234567890123")
+			     .route,
+			 SR_ROUTE_SB_GET);
+	ck_assert_int_eq(route("GET",
+			       "/v1/sandboxes/"
+			       "01234567890123456789012345678901234567890123456789012345678901234")
+			     .route,
+			 SR_ROUTE_NONE);
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("GET", "/v1/nothing").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("GET", "/v1/nothing").family, SR_API_V1);
+	ck_assert_int_eq(route("POST", "/v1/deployments/x/invoke").route, SR_ROUTE_UNSUPPORTED);
+}
+END_TEST
+
+START_TEST(test_route_methods)
+{
+	struct sr_route_match m = route("PATCH", "/v1/sandboxes/abcd");
+
+	ck_assert_int_eq(m.route, SR_ROUTE_BAD_METHOD);
+	ck_assert_str_eq(m.allow, "GET, DELETE");
+	m = route("POST", "/v1/sandboxes/abcd/files");
+	ck_assert_int_eq(m.route, SR_ROUTE_BAD_METHOD);
+	ck_assert_str_eq(m.allow, "GET, PUT, DELETE");
+	m = route("DELETE", "/v1/sandboxes");
+	ck_assert_str_eq(m.allow, "GET, POST");
+}
+END_TEST
+
+START_TEST(test_route_e2b)
+{
+	struct sr_route_match m;
+
+	ck_assert_int_eq(route("POST", "/v2/sandboxes").route, SR_ROUTE_E2B_CREATE);
+	ck_assert_int_eq(route("GET", "/v2/sandboxes").route, SR_ROUTE_E2B_LIST);
+	m = route("DELETE", "/sandboxes/abcd1234");
+	ck_assert_int_eq(m.route, SR_ROUTE_E2B_KILL);
+	ck_assert_int_eq(m.family, SR_API_E2B);
+	ck_assert_int_eq(route("POST", "/sandboxes/abcd/timeout").route, SR_ROUTE_E2B_TIMEOUT);
+	ck_assert_int_eq(route("POST", "/v2/sandboxes/abcd/connect").route, SR_ROUTE_E2B_CONNECT);
+	/* What E2B has and serve does not: not supported, in E2B's format. */
+	m = route("POST", "/sandboxes/abcd/pause");
+	ck_assert_int_eq(m.route, SR_ROUTE_UNSUPPORTED);
+	ck_assert_int_eq(m.family, SR_API_E2B);
+	ck_assert_int_eq(route("POST", "/v3/templates").route, SR_ROUTE_UNSUPPORTED);
+	ck_assert_int_eq(route("GET", "/volumes").route, SR_ROUTE_UNSUPPORTED);
+	ck_assert_int_eq(route("GET", "/nothing").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("GET", "/volumes/x").route, SR_ROUTE_UNSUPPORTED);
+}
+END_TEST
+
+START_TEST(test_route_envd)
+{
+	struct sr_route_match m = route("POST", "/process.Process/Start");
+
+	ck_assert_int_eq(m.route, SR_ROUTE_ENVD_RPC);
+	ck_assert_int_eq(m.family, SR_API_ENVD);
+	ck_assert_str_eq(m.name, "process.Process/Start");
+	m = route("POST", "/filesystem.Filesystem/ListDir");
+	ck_assert_str_eq(m.name, "filesystem.Filesystem/ListDir");
+	ck_assert_int_eq(route("POST", "/process.Process/Start/x").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("POST", "/process.Process/St4rt").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("GET", "/files").route, SR_ROUTE_ENVD_FILES_GET);
+	ck_assert_int_eq(route("POST", "/files").route, SR_ROUTE_ENVD_FILES_POST);
+	ck_assert_int_eq(route("GET", "/health").route, SR_ROUTE_ENVD_HEALTH);
+	ck_assert_int_eq(route("GET", "*").route, SR_ROUTE_NONE);
+	ck_assert_int_eq(route("GET", "").route, SR_ROUTE_NONE);
+}
+END_TEST
+
+static json_t *parse(const char *text)
+{
+	json_t *j = NULL;
+
+	ck_assert_int_eq(sr_json_parse(text, strlen(text), 0, SR_API_JSON_DEPTH, &j), 0);
+	return j;
+}
+
+/* argv joined with spaces, for comparing. */
+static const char *joined(const struct sr_strv *v)
+{
+	static char buf[1024];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < v->n; i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", v->items[i]);
+	return buf;
+}
+
+START_TEST(test_create)
+{
+	struct sr_api_create c;
+	struct sr_error err = {0};
+	json_t *j;
+
+	j = parse(
+	    "{\"profile\":\"tx\",\"memory\":\"512M\",\"cpus\":0.5,\"pids\":64,\"disk\":1048576,"
+	    "\"timeout\":90,\"net\":\"none\",\"allow\":[\"1.1.1.1\"],\"env\":{\"A\":\"b=c\"},"
+	    "\"strict\":true,\"ro_bind\":[[\"/srv\",\"/data\"]],\"agent\":\"./my-agent\"}");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), 0);
+	ck_assert_str_eq(joined(&c.argv),
+			 "create --profile tx --memory 512M --cpus 0.5 --pids 64 --disk 1048576B "
+			 "--timeout 90s --net none --allow 1.1.1.1 --env A=b=c --strict --ro-bind "
+			 "/srv /data ./my-agent");
+	ck_assert_str_eq(c.profile, "tx");
+	ck_assert(c.has_timeout);
+	ck_assert_int_eq(c.timeout_ms, 90000);
+	ck_assert(!c.poolable);
+	sr_api_create_free(&c);
+	json_decref(j);
+
+	/* A profile and a timeout alone: a warm sandbox will do. */
+	j = parse("{\"profile\":\"offline\",\"timeout\":\"5m\"}");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), 0);
+	ck_assert(c.poolable);
+	ck_assert_int_eq(c.timeout_ms, 300000);
+	sr_api_create_free(&c);
+	json_decref(j);
+
+	/* Refused: an unknown key, a wrong type, an agent that looks like an option. */
+	j = parse("{\"memroy\":\"1G\"}");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "unknown key \"memroy\""));
+	json_decref(j);
+	j = parse("{\"env\":[\"A=b\"]}");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
+	json_decref(j);
+	j = parse("{\"agent\":\"--bind\"}");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
+	json_decref(j);
+	j = parse("{\"disk\":1.5}");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
+	json_decref(j);
+	j = parse("{\"timeout\":-1}");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
+	json_decref(j);
+	j = parse("[]");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_create_e2b)
+{
+	struct sr_api_create c;
+	struct sr_error err = {0};
+	json_t *j;
+
+	j = parse("{\"templateID\":\"base\",\"timeout\":300,\"metadata\":{\"k\":\"v\"},"
+		  "\"secure\":true,\"network\":{}}");
+	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), 0);
+	ck_assert_str_eq(joined(&c.argv), "create --profile e2b");
+	ck_assert(c.poolable);
+	ck_assert_int_eq(c.timeout_ms, 300000);
+	ck_assert_str_eq(json_string_value(json_object_get(c.metadata, "k")), "v");
+	sr_api_create_free(&c);
+	json_decref(j);
+
+	j = parse(
+	    "{\"templateID\":\"tx\",\"envVars\":{\"A\":\"1\"},\"allow_internet_access\":false}");
+	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), 0);
+	ck_assert_str_eq(joined(&c.argv), "create --profile tx --net none --env A=1");
+	ck_assert(!c.poolable);
+	sr_api_create_free(&c);
+	json_decref(j);
+
+	j = parse("{\"mcp\":{\"x\":{}}}");
+	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), -ENOTSUP);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_exec)
+{
+	struct sr_api_exec x;
+	struct sr_error err = {0};
+	json_t *j;
+
+	j = parse("{\"cmd\":\"echo hi\",\"env\":{\"A\":\"1\"},\"cwd\":\"/tmp\",\"stdin\":\"in\","
+		  "\"timeout\":\"2s\",\"stream\":true}");
+	ck_assert_int_eq(sr_api_parse_exec(j, &x, &err), 0);
+	ck_assert_str_eq(json_string_value(json_array_get(x.argv, 0)), "/bin/sh");
+	ck_assert_str_eq(json_string_value(json_array_get(x.argv, 2)), "echo hi");
+	ck_assert_str_eq(json_string_value(json_array_get(x.env, 0)), "A=1");
+	ck_assert_str_eq(x.cwd, "/tmp");
+	ck_assert(x.has_input);
+	ck_assert_int_eq(x.input_len, 2);
+	ck_assert_int_eq(x.timeout_ms, 2000);
+	ck_assert(x.stream && !x.base64);
+	sr_api_exec_free(&x);
+	json_decref(j);
+
+	j = parse("{\"argv\":[\"cat\"],\"stdin_base64\":\"AAEC\",\"output\":\"base64\"}");
+	ck_assert_int_eq(sr_api_parse_exec(j, &x, &err), 0);
+	ck_assert_int_eq(x.input_len, 3);
+	ck_assert_int_eq(x.input[2], 2);
+	ck_assert(x.base64);
+	sr_api_exec_free(&x);
+	json_decref(j);
+
+	static const char *const bad[] = {
+	    "{}",
+	    "{\"argv\":[\"a\"],\"cmd\":\"b\"}",
+	    "{\"argv\":[]}",
+	    "{\"argv\":[\"\"]}",
+	    "{\"argv\":[1]}",
+	    "{\"argv\":[\"a\"],\"env\":{\"A=B\":\"c\"}}",
+	    "{\"argv\":[\"a\"],\"stdin\":\"x\",\"stdin_base64\":\"eA==\"}",
+	    "{\"argv\":[\"a\"],\"stdin_base64\":\"!!\"}",
+	    "{\"argv\":[\"a\"],\"timeout\":\"soon\"}",
+	    "{\"argv\":[\"a\"],\"output\":\"hex\"}",
+	    "{\"argv\":[\"a\"],\"tty\":true}",
+	};
+	for (size_t i = 0; i < SR_ARRAY_SIZE(bad); i++) {
+		j = parse(bad[i]);
+		ck_assert_msg(sr_api_parse_exec(j, &x, &err) == -EINVAL, "%s", bad[i]);
+		json_decref(j);
+	}
+}
+END_TEST
+
+START_TEST(test_envd_start)
+{
+	struct sr_api_exec x;
+	struct sr_error err = {0};
+	json_t *j;
+
+	j = parse("{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"ls\"],"
+		  "\"envs\":{\"K\":\"V\"},\"cwd\":\"src\"},\"stdin\":false}");
+	ck_assert_int_eq(sr_api_parse_envd_start(j, "/home/user", &x, &err), 0);
+	ck_assert_int_eq(json_array_size(x.argv), 4);
+	ck_assert_str_eq(json_string_value(json_array_get(x.argv, 3)), "ls");
+	ck_assert_str_eq(x.cwd, "/home/user/src");
+	ck_assert(x.stream && x.base64);
+	sr_api_exec_free(&x);
+	json_decref(j);
+
+	j = parse("{\"process\":{\"cmd\":\"ls\"}}");
+	ck_assert_int_eq(sr_api_parse_envd_start(j, "/home/user", &x, &err), 0);
+	ck_assert_str_eq(x.cwd, "/home/user");
+	sr_api_exec_free(&x);
+	json_decref(j);
+
+	j = parse("{\"process\":{\"cmd\":\"ls\"},\"pty\":{\"size\":{\"rows\":1}}}");
+	ck_assert_int_eq(sr_api_parse_envd_start(j, "/home/user", &x, &err), -ENOTSUP);
+	json_decref(j);
+	j = parse("{\"process\":{}}");
+	ck_assert_int_eq(sr_api_parse_envd_start(j, "/home/user", &x, &err), -EINVAL);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_base64)
+{
+	unsigned char out[16];
+	char enc[sr_base64_len(5)];
+	size_t n;
+
+	ck_assert_int_eq(sr_base64_encode("hello", 5, enc), 8);
+	ck_assert_str_eq(enc, "aGVsbG8=");
+	ck_assert_int_eq(sr_base64_decode(enc, 8, out, &n), 0);
+	ck_assert_int_eq(n, 5);
+	ck_assert(memcmp(out, "hello", 5) == 0);
+	ck_assert_int_eq(sr_base64_decode("aGVsbG8", 7, out, &n), 0);
+	ck_assert_int_eq(n, 5);
+	ck_assert_int_eq(sr_base64_encode("", 0, enc), 0);
+	ck_assert_int_eq(sr_base64_decode("a", 1, out, &n), -EINVAL);
+	ck_assert_int_eq(sr_base64_decode("a\nb=", 4, out, &n), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_connect)
+{
+	const char *msg;
+	size_t n;
+	unsigned char hdr[5];
+
+	ck_assert_int_eq(sr_connect_unwrap("\0\0\0\0\2{}", 7, &msg, &n), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert(memcmp(msg, "{}", 2) == 0);
+	ck_assert_int_eq(sr_connect_unwrap("\0\0\0\0\3{}", 7, &msg, &n), -EINVAL);
+	ck_assert_int_eq(sr_connect_unwrap("\1\0\0\0\2{}", 7, &msg, &n), -EINVAL);
+	ck_assert_int_eq(sr_connect_unwrap("\0\0\0", 3, &msg, &n), -EINVAL);
+	sr_connect_header(SR_CONNECT_END_STREAM, 0x010203, hdr);
+	ck_assert(memcmp(hdr, "\2\0\1\2\3", 5) == 0);
+}
+END_TEST
+
+START_TEST(test_preview_host)
+{
+	char ref[65];
+	int port;
+
+	ck_assert(sr_api_preview_host("3000-abcd1234.localhost:8049", &port, ref));
+	ck_assert_int_eq(port, 3000);
+	ck_assert_str_eq(ref, "abcd1234");
+	ck_assert(!sr_api_preview_host("127.0.0.1:8049", &port, ref));
+	ck_assert(!sr_api_preview_host("localhost:8049", &port, ref));
+	ck_assert(!sr_api_preview_host("0-abcd.localhost", &port, ref));
+	ck_assert(!sr_api_preview_host("70000-abcd.localhost", &port, ref));
+	ck_assert(!sr_api_preview_host("3000-.localhost", &port, ref));
+	ck_assert(!sr_api_preview_host("3000-abcd", &port, ref));
+}
+END_TEST
+
+static int sniff(const char *head, size_t len, char *host)
+{
+	return sr_api_sniff_host(head, len, host, 64);
+}
+#define SNIFF(lit, host) sniff(lit, sizeof(lit) - 1, host)
+
+START_TEST(test_sniff_host)
+{
+	char host[64];
+
+	ck_assert_int_eq(SNIFF("GET / HTTP/1.1\r\nHost: a.b:1\r\n\r\n", host), 1);
+	ck_assert_str_eq(host, "a.b:1");
+	/* Found before the head is whole; not yet; a whole head without one; not HTTP/1. */
+	ck_assert_int_eq(SNIFF("GET / HTTP/1.1\r\nhost:\tx \r\nA", host), 1);
+	ck_assert_str_eq(host, "x");
+	ck_assert_int_eq(SNIFF("GET / HTTP/1.1\r\nAccept: */*", host), 0);
+	ck_assert_int_eq(SNIFF("GET / HTTP/1.1", host), 0);
+	ck_assert_int_eq(SNIFF("GET / HTTP/1.1\r\n\r\n", host), -1);
+	ck_assert_int_eq(SNIFF("PRI * HTTP/2.0\r\n", host), -1);
+	ck_assert_int_eq(SNIFF("\x16\x03\x01\x02\x00\n", host), -1);
+}
+END_TEST
+
+START_TEST(test_utf8_whole)
+{
+	ck_assert_int_eq(sr_utf8_whole("abc", 3), 3);
+	ck_assert_int_eq(sr_utf8_whole("a\xc3", 2), 1);
+	ck_assert_int_eq(sr_utf8_whole("a\xc3\xa9", 3), 3);
+	ck_assert_int_eq(sr_utf8_whole("\xe2\x82", 2), 0);
+	ck_assert_int_eq(sr_utf8_whole("\xf0\x9f\x98\x80", 4), 4);
+	ck_assert_int_eq(sr_utf8_whole("\xf0\x9f\x98", 3), 0);
+	/* Not UTF-8 at all: left for the sanitizer, not held back. */
+	ck_assert_int_eq(sr_utf8_whole("\x80\x80\x80\x80\x80", 5), 5);
+	ck_assert_int_eq(sr_utf8_whole("", 0), 0);
+}
+END_TEST
+
+static Suite *api_suite(void)
+{
+	Suite *s = suite_create("api");
+	TCase *tc = tcase_create("api");
+
+	tcase_add_test(tc, test_route_v1);
+	tcase_add_test(tc, test_route_methods);
+	tcase_add_test(tc, test_route_e2b);
+	tcase_add_test(tc, test_route_envd);
+	tcase_add_test(tc, test_create);
+	tcase_add_test(tc, test_create_e2b);
+	tcase_add_test(tc, test_exec);
+	tcase_add_test(tc, test_envd_start);
+	tcase_add_test(tc, test_base64);
+	tcase_add_test(tc, test_connect);
+	tcase_add_test(tc, test_preview_host);
+	tcase_add_test(tc, test_sniff_host);
+	tcase_add_test(tc, test_utf8_whole);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return sr_test_run(api_suite());
+}
