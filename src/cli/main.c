@@ -42,6 +42,7 @@ static const struct verb verbs[] = {
     {"secrets", sr_verb_secrets},
     {"diff", sr_verb_diff},
     {"apply", sr_verb_apply},
+    {"serve", sr_verb_serve},
 };
 
 bool sr_cli_is_help(const struct sr_verb_args *a)

@@ -38,6 +38,7 @@ int sr_verb_deploy(const struct sr_verb_args *a);
 int sr_verb_invoke(const struct sr_verb_args *a);
 int sr_verb_deployments(const struct sr_verb_args *a);
 int sr_verb_secrets(const struct sr_verb_args *a);
+int sr_verb_serve(const struct sr_verb_args *a);
 
 /*
  * A run of c, parsed and validated (run.c): the sandbox, the agent with

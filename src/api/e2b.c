@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * E2B, as the official SDK (the e2b npm package) speaks it, pointed at
+ * serve with E2B_API_URL and E2B_SANDBOX_URL (docs/api.md):
+ *
+ *   control plane  POST /sandboxes (v2), GET /sandboxes[/ID] (v2 list),
+ *                  DELETE /sandboxes/ID, POST /sandboxes/ID/timeout,
+ *                  POST /sandboxes/ID/connect, .../refreshes
+ *   envd           GET /health, GET and POST /files, and Connect RPCs:
+ *                  process.Process/Start (a stream), SendSignal, List;
+ *                  filesystem.Filesystem/ListDir, Stat, MakeDir, Remove
+ *
+ * envd's requests name their sandbox in the E2b-Sandbox-Id header (one
+ * URL serves every sandbox). Everything else E2B has answers "not
+ * supported", in the format its SDK reads, at once.
+ */
+#include "internal.h"
+#include "server.h"
+#include "state.h"
+#include "util.h"
+
+#include <time.h>
+
+/* The API-made record of id, or the state file's, as E2B's sandbox detail. */
+static json_t *detail(struct req *r, const char *id, json_t *state)
+{
+	struct made *m = srv_made_find(r->s, id);
+	json_t *limits = json_object_get(state, "limits"), *j;
+	json_t *mem = json_object_get(limits, "memory_bytes"),
+	       *disk = json_object_get(limits, "disk_bytes");
+	json_t *cpus = json_object_get(limits, "cpus"),
+	       *expires = json_object_get(state, "expires");
+	json_t *created = json_object_get(state, "created");
+	const char *profile = json_string_value(json_object_get(state, "profile"));
+	const char *tmpl = m && m->template ? m->template : profile ? profile : "default";
+	char domain[80] = "";
+
+	if (r->via && !r->via->is_unix)
+		snprintf(domain, sizeof(domain), "localhost:%d", r->via->port);
+	j = json_pack(
+	    "{sssssssssssssIsIsIsossssso}", "sandboxID", id, "templateID", tmpl, "alias", tmpl,
+	    "clientID", "sandbox-run", "startedAt",
+	    json_is_string(created) ? json_string_value(created) : "", "endAt",
+	    json_is_string(expires) ? json_string_value(expires) : "9999-12-31T00:00:00Z",
+	    "cpuCount",
+	    (json_int_t)(json_is_number(cpus) ? json_number_value(cpus) + 0.999
+					      : sysconf(_SC_NPROCESSORS_ONLN)),
+	    "memoryMB", json_is_integer(mem) ? json_integer_value(mem) >> 20 : (json_int_t)0,
+	    "diskSizeMB", json_is_integer(disk) ? json_integer_value(disk) >> 20 : (json_int_t)0,
+	    "metadata", m && m->metadata ? json_incref(m->metadata) : json_object(), "state",
+	    "running", "envdVersion", SR_API_ENVD_VERSION, "domain",
+	    domain[0] ? json_string(domain) : json_null());
+	if (j)
+		json_object_set_new(j, "envdAccessToken",
+				    r->via && !r->via->is_unix ? json_string(r->s->token)
+							       : json_null());
+	return j;
+}
+
+static void created(struct req *r, const char *id, const struct sr_error *err)
+{
+	struct sr_entry e = {0};
+	struct sr_error ferr = {0};
+
+	if (!id)
+		return srv_answer_err(r, NULL, err);
+	if (sr_state_find(srv_statedir(r->s), id, &e, &ferr) < 0)
+		return srv_answer_err(r, NULL, &ferr);
+	srv_answer_json(r, MHD_HTTP_CREATED, detail(r, id, e.state));
+	sr_entry_free(&e);
+}
+
+static json_t *body_json(struct req *r)
+{
+	json_t *j = NULL;
+
+	if (r->len == 0)
+		return json_object();
+	if (sr_json_parse(r->body, r->len, 0, SR_API_JSON_DEPTH, &j) < 0 || !json_is_object(j)) {
+		if (j)
+			json_decref(j);
+		srv_answer_error(r, -EINVAL, "serve: the request's body is not a JSON object");
+		return NULL;
+	}
+	return j;
+}
+
+static void create(struct req *r)
+{
+	json_t *body = body_json(r);
+	struct sr_api_create c = {0};
+	struct sr_error err = {0};
+	_cleanup_free_ char *tmpl = NULL;
+
+	if (!body)
+		return;
+	if (sr_api_parse_e2b_create(body, srv_opts(r->s)->e2b_profile, &c, &err) < 0) {
+		json_decref(body);
+		return srv_answer_err(r, "create", &err);
+	}
+	tmpl = json_is_string(json_object_get(body, "templateID"))
+		   ? strdup(json_string_value(json_object_get(body, "templateID")))
+		   : strdup("base");
+	json_decref(body);
+	srv_create(r, &c, tmpl, created);
+}
+
+static void list(struct req *r)
+{
+	struct sr_entry *v = NULL;
+	struct sr_error err = {0};
+	json_t *a = json_array();
+	size_t n = 0;
+
+	if (sr_state_list(srv_statedir(r->s), &v, &n, &err) < 0) {
+		json_decref(a);
+		return srv_answer_err(r, "ls", &err);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (v[i].state)
+			json_array_append_new(a, detail(r, v[i].id, v[i].state));
+	sr_entries_free(v, n);
+	srv_answer_json(r, MHD_HTTP_OK, a);
+}
+
+static void get(struct req *r)
+{
+	struct sr_entry e = {0};
+	struct sr_error err = {0};
+
+	if (sr_state_find(srv_statedir(r->s), r->m.id, &e, &err) < 0)
+		return srv_answer_err(r, NULL, &err);
+	srv_answer_json(r, MHD_HTTP_OK, detail(r, e.id, e.state));
+	sr_entry_free(&e);
+}
+
+static void no_content(struct req *r, json_t *reply, const struct sr_error *err, void *ctx)
+{
+	if (!reply)
+		return srv_answer_err(r, ctx, err);
+	if (r->m.route == SR_ROUTE_E2B_KILL)
+		srv_made_forget(r->s, r->m.id);
+	srv_answer_empty(r, MHD_HTTP_NO_CONTENT);
+}
+
+static void connected(struct req *r, json_t *reply, const struct sr_error *err, void *ctx)
+{
+	(void)ctx;
+	if (!reply)
+		return srv_answer_err(r, "timeout", err);
+	get(r);
+}
+
+/* POST .../timeout {"timeout": s}, .../refreshes {"duration": s}, .../connect {"timeout": s}. */
+static void timeout(struct req *r, const char *key, call_done_fn done)
+{
+	json_t *body = body_json(r), *t, *req;
+	struct sr_error err = {0};
+
+	if (!body)
+		return;
+	t = json_object_get(body, key);
+	if (r->m.route == SR_ROUTE_E2B_CONNECT && !t) {
+		json_decref(body);
+		return get(r);
+	}
+	if (!json_is_integer(t) || json_integer_value(t) < 0 ||
+	    json_integer_value(t) > 10ll * 365 * 86400) {
+		json_decref(body);
+		return srv_answer_error(r, -EINVAL, "timeout: expected {\"%s\": seconds}", key);
+	}
+	req = json_pack("{sssI}", "op", "timeout", "ms", json_integer_value(t) * 1000);
+	json_decref(body);
+	if (req && srv_call(r, r->m.id, req, NULL, 0, done, "timeout", &err) < 0)
+		srv_answer_err(r, NULL, &err);
+	if (req)
+		json_decref(req);
+}
+
+void sr_api_e2b(struct req *r)
+{
+	json_t *req;
+	struct sr_error err = {0};
+
+	switch (r->m.route) {
+	case SR_ROUTE_E2B_CREATE:
+		return create(r);
+	case SR_ROUTE_E2B_LIST:
+		return list(r);
+	case SR_ROUTE_E2B_GET:
+		return get(r);
+	case SR_ROUTE_E2B_KILL:
+		req = json_pack("{sssb}", "op", "rm", "force", 1);
+		if (req && srv_call(r, r->m.id, req, NULL, 0, no_content, "rm", &err) < 0)
+			srv_answer_err(r, NULL, &err);
+		if (req)
+			json_decref(req);
+		return;
+	case SR_ROUTE_E2B_TIMEOUT:
+		return timeout(r, "timeout", no_content);
+	case SR_ROUTE_E2B_REFRESH:
+		return timeout(r, "duration", no_content);
+	case SR_ROUTE_E2B_CONNECT:
+		return timeout(r, "timeout", connected);
+	default:
+		return srv_answer_error(r, -ENOTSUP, "serve: %s %s: not supported", r->method,
+					r->url);
+	}
+}
+
+/* A Connect request's message: the body (unary, application/json) or its first envelope. */
+static json_t *rpc_message(struct req *r)
+{
+	const char *type = srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE), *msg = r->body;
+	size_t len = r->len;
+	json_t *j = NULL;
+
+	if (type && strncmp(type, "application/connect+json", 24) == 0 &&
+	    sr_connect_unwrap(r->body ? r->body : "", r->len, &msg, &len) < 0) {
+		srv_answer_error(r, -EINVAL, "serve: not a Connect envelope");
+		return NULL;
+	}
+	if (len == 0)
+		return json_object();
+	if (sr_json_parse(msg, len, 0, SR_API_JSON_DEPTH, &j) < 0 || !json_is_object(j)) {
+		if (j)
+			json_decref(j);
+		srv_answer_error(r, -EINVAL, "serve: the message is not a JSON object");
+		return NULL;
+	}
+	return j;
+}
+
+static void start(struct req *r, json_t *msg)
+{
+	const char *timeout = srv_header(r, "Connect-Timeout-Ms");
+	struct sr_api_exec x = {0};
+	struct sr_error err = {0};
+
+	if (sr_api_parse_envd_start(msg, SR_API_HOME, &x, &err) < 0)
+		return srv_answer_err(r, "exec", &err);
+	if (timeout)
+		x.timeout_ms = strtoull(timeout, NULL, 10);
+	sr_api_exec(r, &x, true);
+	sr_api_exec_free(&x);
+}
+
+static void filesystem(struct req *r, const char *method, json_t *msg)
+{
+	json_t *depth = json_object_get(msg, "depth");
+	_cleanup_free_ char *path =
+	    sr_api_envd_path(json_string_value(json_object_get(msg, "path")));
+
+	if (!path)
+		return srv_answer_error(r, -EINVAL, "%s: a path is needed", method);
+	if (strcmp(method, "ListDir") == 0) {
+		if (json_is_integer(depth) && json_integer_value(depth) > 1)
+			return srv_answer_error(r, -ENOTSUP,
+						"ListDir: depth %lld: sandbox-run serve lists one "
+						"level (depth 1)",
+						(long long)json_integer_value(depth));
+		return sr_api_files_list(r, r->m.id, path, false, true);
+	}
+	if (strcmp(method, "Stat") == 0)
+		return sr_api_files_list(r, r->m.id, path, true, true);
+	if (strcmp(method, "MakeDir") == 0)
+		return sr_api_files_simple(r, r->m.id, "file_mkdir", path, true);
+	if (strcmp(method, "Remove") == 0)
+		return sr_api_files_simple(r, r->m.id, "file_remove", path, true);
+	srv_answer_error(r, -ENOTSUP,
+			 "filesystem.Filesystem/%s: not supported by sandbox-run serve", method);
+}
+
+static void health(struct req *r)
+{
+	struct sr_entry e = {0};
+	struct sr_error err = {0};
+
+	/* 502 is how envd's proxy says the sandbox is not running (the SDK's isRunning). */
+	if (sr_state_find(srv_statedir(r->s), r->m.id, &e, &err) < 0)
+		return srv_answer_error(r, MHD_HTTP_BAD_GATEWAY, "%s", err.msg);
+	sr_entry_free(&e);
+	srv_answer_empty(r, MHD_HTTP_NO_CONTENT);
+}
+
+void sr_api_envd(struct req *r)
+{
+	const char *rpc = r->m.name, *slash;
+	json_t *msg;
+
+	if (!r->m.id[0])
+		return srv_answer_error(
+		    r, -EINVAL,
+		    "serve: the E2b-Sandbox-Id header is needed (E2B's SDK sends "
+		    "it)");
+	switch (r->m.route) {
+	case SR_ROUTE_ENVD_HEALTH:
+		return health(r);
+	case SR_ROUTE_ENVD_FILES_GET:
+		return sr_api_envd_files(r);
+	case SR_ROUTE_ENVD_RPC:
+		break;
+	default:
+		return srv_answer_error(r, -ENOTSUP, "serve: %s %s: not supported", r->method,
+					r->url);
+	}
+	msg = rpc_message(r);
+	if (!msg)
+		return;
+	slash = strchr(rpc, '/');
+	if (strncmp(rpc, "process.Process/", 16) == 0) {
+		if (strcmp(slash + 1, "Start") == 0)
+			start(r, msg);
+		else if (strcmp(slash + 1, "SendSignal") == 0)
+			sr_api_envd_signal(r, msg);
+		else if (strcmp(slash + 1, "List") == 0)
+			sr_api_envd_list(r);
+		else
+			srv_answer_error(r, -ENOTSUP,
+					 "%s: not supported by sandbox-run serve (docs/api.md)",
+					 rpc);
+	} else {
+		filesystem(r, slash + 1, msg);
+	}
+	json_decref(msg);
+}

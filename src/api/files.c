@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Files of a sandbox over HTTP, each moved by a worker inside with the
+ * agent's rights (child/files.h) on a pipe of ours: read (streamed out
+ * as it comes), written (the request's body streamed in: raw, or the
+ * parts of a multipart/form-data body, as E2B's SDK sends them), listed,
+ * stat'ed, removed, made. An upload is read no faster than the sandbox
+ * takes it. A write cut off part-way (the client gone) leaves what came.
+ */
+#include "internal.h"
+#include "util.h"
+
+#include <sys/stat.h>
+#include <time.h>
+
+#define QUEUE_HIGH (1024 * 1024)
+#define QUEUE_LOW  (256 * 1024)
+
+/* A path as envd takes it: relative ones from the home directory. */
+char *sr_api_envd_path(const char *path)
+{
+	char *p = NULL;
+
+	if (!path || !*path)
+		return NULL;
+	if (path[0] == '/')
+		return strdup(path);
+	if (strncmp(path, "~/", 2) == 0)
+		path += 2;
+	return asprintf(&p, SR_API_HOME "/%s", path) < 0 ? NULL : p;
+}
+
+/* ---- read ---- */
+
+struct read_job {
+	struct job job;
+	struct kcall k;
+	int fd;
+	struct watch *w;
+	struct fbuf q;
+	bool eof, replied, answered, paused;
+	struct sr_error err;
+};
+
+static void read_free(struct read_job *j)
+{
+	kcall_stop(&j->k);
+	srv_unwatch(j->job.s, &j->w);
+	sr_closep(&j->fd);
+	srv_job_remove(&j->job);
+	free(j->q.p);
+	free(j);
+}
+
+static ssize_t read_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct req *r = cls;
+	struct read_job *j = r->job ? container_of(r->job, struct read_job, job) : NULL;
+	size_t avail;
+
+	(void)pos;
+	if (r->gone || !j)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	avail = j->q.len - j->q.off;
+	if (avail) {
+		size_t n = avail < max ? avail : max;
+
+		memcpy(buf, j->q.p + j->q.off, n);
+		j->q.off += n;
+		if (j->paused && j->q.len - j->q.off < QUEUE_LOW) {
+			j->paused = false;
+			srv_watch_events(j->job.s, j->w, EPOLLIN);
+		}
+		return (ssize_t)n;
+	}
+	if (j->eof && j->replied)
+		return j->err.code ? MHD_CONTENT_READER_END_WITH_ERROR
+				   : MHD_CONTENT_READER_END_OF_STREAM;
+	srv_suspend(r);
+	return 0;
+}
+
+/* The answer begins with the first byte (200), or with the worker's report (an error). */
+static void read_progress(struct read_job *j)
+{
+	struct req *r = j->job.r;
+	struct MHD_Response *resp;
+
+	if (!r)
+		return;
+	if (j->answered) {
+		srv_resume(r);
+		return;
+	}
+	if (j->replied && j->err.code)
+		return srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, &j->err);
+	if (j->q.len == 0 && !(j->eof && j->replied))
+		return;
+	j->answered = true;
+	resp =
+	    sr_mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_reader, r, NULL);
+	if (resp)
+		sr_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+					   "application/octet-stream");
+	srv_answer(r, MHD_HTTP_OK, resp);
+}
+
+static void on_read_data(struct srv *s, void *ctx, uint32_t events)
+{
+	struct read_job *j = ctx;
+	char buf[65536];
+	ssize_t n = read(j->fd, buf, sizeof(buf));
+
+	(void)events;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		j->eof = true;
+		srv_unwatch(s, &j->w);
+		sr_closep(&j->fd);
+		j->fd = -1;
+	} else if (fbuf_add(&j->q, buf, (size_t)n) < 0) {
+		sr_error_errno(&j->err, -ENOMEM, "read");
+	} else if (j->q.len - j->q.off > QUEUE_HIGH) {
+		j->paused = true;
+		srv_watch_events(s, j->w, 0);
+	}
+	read_progress(j);
+}
+
+static void read_msg(struct kcall *k, json_t *msg)
+{
+	struct read_job *j = container_of(k, struct read_job, k);
+
+	j->replied = true;
+	sr_ctl_reply_error(msg, &j->err);
+	kcall_stop(k);
+	read_progress(j);
+}
+
+static void read_hup(struct kcall *k)
+{
+	struct read_job *j = container_of(k, struct read_job, k);
+
+	j->replied = true;
+	if (!j->err.code)
+		sr_error_msg(&j->err, -ESRCH, "the sandbox's keeper hung up (the sandbox is gone)");
+	kcall_stop(k);
+	read_progress(j);
+}
+
+static void read_gone(struct job *job)
+{
+	read_free(container_of(job, struct read_job, job));
+}
+
+static const struct job_ops read_ops = {.gone = read_gone};
+
+/* Starts a worker op on path with the pipe end fd_child (ours: fd_ours); err as the CLI says. */
+static int start_worker(struct req *r, struct kcall *k, const char *ref, const char *op,
+			const char *path, int fd_child, struct sr_error *err)
+{
+	json_t *req = json_pack("{ssso}", "op", op, "path", sr_json_string(path));
+	int ret;
+
+	if (!req)
+		return sr_error_errno(err, -ENOMEM, "serve");
+	ret = kcall_start(r->s, ref, req, &fd_child, 1, k, err);
+	json_decref(req);
+	return ret;
+}
+
+static void file_read(struct req *r, const char *ref, const char *path)
+{
+	struct read_job *j = calloc(1, sizeof(*j));
+	struct sr_error err = {0};
+	int p[2] = {-1, -1};
+
+	if (!j || pipe2(p, O_CLOEXEC) < 0) {
+		free(j);
+		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
+	}
+	j->fd = p[0];
+	j->k.on_msg = read_msg;
+	j->k.on_hup = read_hup;
+	fcntl(j->fd, F_SETFL, O_NONBLOCK);
+	srv_job_add(r->s, &j->job, &read_ops, NULL);
+	if (start_worker(r, &j->k, ref, "file_read", path, p[1], &err) < 0 ||
+	    !(j->w = srv_watch(r->s, j->fd, EPOLLIN, on_read_data, j))) {
+		close(p[1]);
+		if (!err.code)
+			sr_error_errno(&err, -ENOMEM, "serve");
+		read_free(j);
+		return srv_answer_err(r, NULL, &err);
+	}
+	close(p[1]);
+	j->job.r = r;
+	r->job = &j->job;
+	srv_suspend(r);
+}
+
+/* ---- list, stat ---- */
+
+enum list_format { LIST_V1, STAT_V1, LIST_ENVD, STAT_ENVD };
+
+struct list_job {
+	struct job job;
+	struct kcall k;
+	int fd;
+	struct watch *w;
+	struct fbuf q;
+	bool eof, replied;
+	enum list_format format;
+	struct sr_error err;
+	uint64_t max;
+};
+
+static void list_free(struct list_job *j)
+{
+	kcall_stop(&j->k);
+	srv_unwatch(j->job.s, &j->w);
+	sr_closep(&j->fd);
+	srv_job_remove(&j->job);
+	free(j->q.p);
+	free(j);
+}
+
+/* "-rw-r--r--", as ls and envd show a mode. */
+static void permissions(const char *type, int mode, char out[11])
+{
+	static const char rwx[] = "rwxrwxrwx";
+
+	out[0] = strcmp(type, "dir") == 0 ? 'd' : strcmp(type, "symlink") == 0 ? 'l' : '-';
+	for (int i = 0; i < 9; i++)
+		out[i + 1] = (mode & (0400 >> i)) ? rwx[i] : '-';
+	out[10] = '\0';
+}
+
+static const char *owner(json_int_t id)
+{
+	return id == 1000 ? "user" : id == 0 ? "root" : "nobody";
+}
+
+/* A worker's entry as envd's EntryInfo (protobuf JSON). */
+static json_t *envd_entry(json_t *e)
+{
+	const char *type = json_string_value(json_object_get(e, "type"));
+	json_int_t ns = json_integer_value(json_object_get(e, "mtime_ns"));
+	int mode = (int)json_integer_value(json_object_get(e, "mode"));
+	time_t sec = (time_t)(ns / 1000000000);
+	char perm[11], when[64], frac[16];
+	struct tm tm;
+	json_t *j;
+
+	if (!type)
+		return NULL;
+	permissions(type, mode, perm);
+	gmtime_r(&sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(frac, sizeof(frac), ".%09lldZ", (long long)(ns % 1000000000));
+	strncat(when, frac, sizeof(when) - strlen(when) - 1);
+	j = json_pack("{sOsssOsIsissssssss}", "name", json_object_get(e, "name"), "type",
+		      strcmp(type, "dir") == 0	     ? "FILE_TYPE_DIRECTORY"
+		      : strcmp(type, "symlink") == 0 ? "FILE_TYPE_SYMLINK"
+		      : strcmp(type, "file") == 0    ? "FILE_TYPE_FILE"
+						     : "FILE_TYPE_UNSPECIFIED",
+		      "path", json_object_get(e, "path"), "size",
+		      json_integer_value(json_object_get(e, "size")), "mode", mode, "permissions",
+		      perm, "owner", owner(json_integer_value(json_object_get(e, "uid"))), "group",
+		      owner(json_integer_value(json_object_get(e, "gid"))), "modifiedTime", when);
+	if (j && json_object_get(e, "target"))
+		json_object_set(j, "symlinkTarget", json_object_get(e, "target"));
+	return j;
+}
+
+static void list_answer(struct list_job *j)
+{
+	struct req *r = j->job.r;
+	json_t *entries = json_array();
+	char *line = j->q.p, *end = j->q.p + j->q.len;
+
+	while (entries && line && line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		json_t *e = NULL;
+
+		if (!nl)
+			break;
+		if (sr_json_parse(line, (size_t)(nl - line), 0, 4, &e) == 0) {
+			if (j->format == LIST_ENVD || j->format == STAT_ENVD) {
+				json_t *x = envd_entry(e);
+
+				json_decref(e);
+				e = x;
+			}
+			if (e)
+				json_array_append_new(entries, e);
+		}
+		line = nl + 1;
+	}
+	if (!entries)
+		return srv_answer_error(r, -ENOMEM, "serve: out of memory");
+	if (j->format == LIST_V1 || j->format == LIST_ENVD)
+		return srv_answer_json(r, MHD_HTTP_OK, json_pack("{so}", "entries", entries));
+	if (json_array_size(entries) == 1)
+		srv_answer_json(r, MHD_HTTP_OK,
+				j->format == STAT_V1
+				    ? json_incref(json_array_get(entries, 0))
+				    : json_pack("{sO}", "entry", json_array_get(entries, 0)));
+	else
+		srv_answer_error(r, -EIO, "stat: no answer");
+	json_decref(entries);
+}
+
+static void list_progress(struct list_job *j)
+{
+	struct req *r = j->job.r;
+
+	if (!(j->eof && j->replied))
+		return;
+	if (r) {
+		if (j->err.code)
+			srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, &j->err);
+		else
+			list_answer(j);
+	}
+	list_free(j);
+}
+
+static void on_list_data(struct srv *s, void *ctx, uint32_t events)
+{
+	struct list_job *j = ctx;
+	char buf[65536];
+	ssize_t n = read(j->fd, buf, sizeof(buf));
+
+	(void)events;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0 && j->q.len + (size_t)n <= j->max && fbuf_add(&j->q, buf, (size_t)n) == 0)
+		return;
+	if (n > 0 && !j->err.code)
+		sr_error_msg(&j->err, -EMSGSIZE, "the listing is over %llu bytes",
+			     (unsigned long long)j->max);
+	/* The end (or too much): the worker gets EPIPE if it goes on. */
+	j->eof = true;
+	srv_unwatch(s, &j->w);
+	sr_closep(&j->fd);
+	j->fd = -1;
+	list_progress(j);
+}
+
+static void list_msg(struct kcall *k, json_t *msg)
+{
+	struct list_job *j = container_of(k, struct list_job, k);
+	struct sr_error err = {0};
+
+	j->replied = true;
+	if (sr_ctl_reply_error(msg, &err) < 0 && !j->err.code)
+		j->err = err;
+	kcall_stop(k);
+	list_progress(j);
+}
+
+static void list_hup(struct kcall *k)
+{
+	struct list_job *j = container_of(k, struct list_job, k);
+
+	j->replied = true;
+	if (!j->err.code)
+		sr_error_msg(&j->err, -ESRCH, "the sandbox's keeper hung up (the sandbox is gone)");
+	kcall_stop(k);
+	list_progress(j);
+}
+
+static void list_gone(struct job *job)
+{
+	list_free(container_of(job, struct list_job, job));
+}
+
+static const struct job_ops list_ops = {.gone = list_gone};
+
+void sr_api_files_list(struct req *r, const char *ref, const char *path, bool stat, bool envd)
+{
+	struct list_job *j = calloc(1, sizeof(*j));
+	struct sr_error err = {0};
+	int p[2] = {-1, -1};
+
+	if (!j || pipe2(p, O_CLOEXEC) < 0) {
+		free(j);
+		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
+	}
+	j->fd = p[0];
+	j->format = envd ? (stat ? STAT_ENVD : LIST_ENVD) : (stat ? STAT_V1 : LIST_V1);
+	j->max = srv_opts(r->s)->max_output;
+	j->k.on_msg = list_msg;
+	j->k.on_hup = list_hup;
+	fcntl(j->fd, F_SETFL, O_NONBLOCK);
+	srv_job_add(r->s, &j->job, &list_ops, NULL);
+	if (start_worker(r, &j->k, ref, stat ? "file_stat" : "file_list", path, p[1], &err) < 0 ||
+	    !(j->w = srv_watch(r->s, j->fd, EPOLLIN, on_list_data, j))) {
+		close(p[1]);
+		if (!err.code)
+			sr_error_errno(&err, -ENOMEM, "serve");
+		list_free(j);
+		return srv_answer_err(r, NULL, &err);
+	}
+	close(p[1]);
+	j->job.r = r;
+	r->job = &j->job;
+	srv_suspend(r);
+}
+
+/* ---- remove, mkdir ---- */
+
+static void simple_done(struct req *r, json_t *reply, const struct sr_error *err, void *ctx)
+{
+	const char *path = ctx;
+
+	if (!reply)
+		srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, err);
+	else if (r->m.family == SR_API_V1)
+		srv_answer_json(r, MHD_HTTP_OK, json_pack("{so}", "path", sr_json_string(path)));
+	else if (r->m.route == SR_ROUTE_ENVD_RPC && strstr(r->m.name, "MakeDir"))
+		srv_answer_json(
+		    r, MHD_HTTP_OK,
+		    json_pack("{s{sosssoss}}", "entry", "name",
+			      sr_json_string(strrchr(path, '/') ? strrchr(path, '/') + 1 : path),
+			      "type", "FILE_TYPE_DIRECTORY", "path", sr_json_string(path),
+			      "permissions", "drwxr-xr-x"));
+	else
+		srv_answer_json(r, MHD_HTTP_OK, json_object());
+	free((char *)path);
+}
+
+void sr_api_files_simple(struct req *r, const char *ref, const char *op, const char *path,
+			 bool envd)
+{
+	_cleanup_close_ int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	json_t *req = json_pack("{ssso}", "op", op, "path", sr_json_string(path));
+	struct sr_error err = {0};
+	char *copy = strdup(path);
+
+	if (!req || !copy || null < 0) {
+		free(copy);
+		if (req)
+			json_decref(req);
+		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
+	}
+	if (srv_call(r, ref, req, &null, 1, simple_done, copy, &err) < 0) {
+		free(copy);
+		srv_answer_err(r, NULL, &err);
+	}
+	json_decref(req);
+}
+
+/* ---- /v1 and envd's GET ---- */
+
+void sr_api_files(struct req *r)
+{
+	const char *path = srv_arg(r, "path"), *list = srv_arg(r, "list"),
+		   *stat = srv_arg(r, "stat");
+	const char *dir = srv_arg(r, "dir");
+
+	if (!path || !*path)
+		return srv_answer_error(r, -EINVAL,
+					"files: ?path=PATH is needed (relative: to /workspace)");
+	switch (r->m.route) {
+	case SR_ROUTE_SB_FILES_DELETE:
+		return sr_api_files_simple(r, r->m.id, "file_remove", path, false);
+	case SR_ROUTE_SB_FILES_PUT:
+		/* ?dir=1 (no body): a directory, made with its parents. */
+		if (dir && strcmp(dir, "0") && strcmp(dir, "false"))
+			return sr_api_files_simple(r, r->m.id, "file_mkdir", path, false);
+		return srv_answer_error(r, -EINVAL, "files: a malformed request");
+	default:
+		if (list && strcmp(list, "0") && strcmp(list, "false"))
+			return sr_api_files_list(r, r->m.id, path, false, false);
+		if (stat && strcmp(stat, "0") && strcmp(stat, "false"))
+			return sr_api_files_list(r, r->m.id, path, true, false);
+		return file_read(r, r->m.id, path);
+	}
+}
+
+void sr_api_envd_files(struct req *r)
+{
+	_cleanup_free_ char *path = sr_api_envd_path(srv_arg(r, "path"));
+
+	if (!path)
+		return srv_answer_error(r, -EINVAL, "files: ?path=PATH is needed");
+	file_read(r, r->m.id, path);
+}

@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libmicrohttpd in the server's loop: connections handed over from our
+ * own listeners, each request routed (route.h), authenticated, its body
+ * bounded, then served; answers and errors in each family's format.
+ */
+#include "internal.h"
+#include "server.h"
+#include "util.h"
+
+#include <stdarg.h>
+#include <sys/socket.h>
+
+/* A request's line and headers, at most (libmicrohttpd answers 431 past it). */
+#define HEAD_MAX (64 * 1024)
+
+const char *srv_arg(struct req *r, const char *key)
+{
+	return sr_mhd.lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *srv_header(struct req *r, const char *key)
+{
+	return sr_mhd.lookup_connection_value(r->conn, MHD_HEADER_KIND, key);
+}
+
+struct MHD_Response *srv_response(const void *data, size_t len, const char *type)
+{
+	struct MHD_Response *resp =
+	    sr_mhd.create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
+
+	if (resp && type)
+		sr_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	return resp;
+}
+
+static void on_hup(struct srv *s, void *ctx, uint32_t events);
+
+void srv_suspend(struct req *r)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	if (r->suspended || r->gone)
+		return;
+	sr_mhd.suspend_connection(r->conn);
+	r->suspended = true;
+	/* libmicrohttpd does not see a suspended connection's hang-up: we do. */
+	ci = sr_mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci)
+		r->hup = srv_watch(r->s, ci->connect_fd, EPOLLRDHUP, on_hup, r);
+}
+
+void srv_resume(struct req *r)
+{
+	if (!r->suspended)
+		return;
+	srv_unwatch(r->s, &r->hup);
+	r->suspended = false;
+	sr_mhd.resume_connection(r->conn);
+}
+
+/* The client is gone: its job is told (an exec of /v1 is killed), then the request ends. */
+static void client_gone(struct req *r)
+{
+	struct job *j = r->job;
+
+	r->gone = true;
+	r->up = NULL; /* an upload is the request's job: gone with it */
+	if (j) {
+		r->job = NULL;
+		j->r = NULL;
+		j->ops->gone(j);
+	}
+}
+
+static void on_hup(struct srv *s, void *ctx, uint32_t events)
+{
+	struct req *r = ctx;
+
+	(void)s;
+	(void)events;
+	client_gone(r);
+	srv_resume(r);
+}
+
+void srv_answer(struct req *r, unsigned status, struct MHD_Response *resp)
+{
+	if (!resp) {
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		resp = srv_response("", 0, NULL);
+	}
+	if (r->resp)
+		sr_mhd.destroy_response(r->resp);
+	r->resp = resp;
+	r->status = status;
+	srv_resume(r);
+}
+
+void srv_answer_json(struct req *r, unsigned status, json_t *j)
+{
+	_cleanup_free_ char *text = NULL;
+
+	if (!j || sr_json_dump_line(j, &text) < 0) {
+		if (j)
+			json_decref(j);
+		return srv_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL);
+	}
+	json_decref(j);
+	srv_answer(r, status, srv_response(text, strlen(text), "application/json"));
+}
+
+void srv_answer_empty(struct req *r, unsigned status)
+{
+	srv_answer(r, status, srv_response("", 0, NULL));
+}
+
+unsigned srv_http_status(int code)
+{
+	if (code > 0)
+		return (unsigned)code;
+	switch (-code) {
+	case ENOENT:
+	case ESRCH:
+		return MHD_HTTP_NOT_FOUND;
+	case EINVAL:
+	case ENOTDIR:
+	case EISDIR:
+	case ENAMETOOLONG:
+	case ELOOP:
+	case EBADMSG:
+	case ERANGE:
+		return MHD_HTTP_BAD_REQUEST;
+	case EEXIST:
+	case EBUSY:
+	case ENOTEMPTY:
+		return MHD_HTTP_CONFLICT;
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return MHD_HTTP_FORBIDDEN;
+	case ENOSPC:
+	case EDQUOT:
+		return MHD_HTTP_INSUFFICIENT_STORAGE;
+	case EAGAIN:
+	case EUSERS:
+		return MHD_HTTP_TOO_MANY_REQUESTS;
+	case EMSGSIZE:
+	case E2BIG:
+	case EFBIG:
+		return MHD_HTTP_CONTENT_TOO_LARGE;
+	case ENOTSUP:
+	case ENOSYS:
+		return MHD_HTTP_NOT_IMPLEMENTED;
+	case ETIME:
+	case ETIMEDOUT:
+		return MHD_HTTP_GATEWAY_TIMEOUT;
+	case ECONNRESET:
+	case ECONNREFUSED:
+	case EPIPE:
+		return MHD_HTTP_BAD_GATEWAY;
+	case ENOMEM:
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	default:
+		return MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+}
+
+/* sandbox-run's own names of the statuses it answers. */
+static const char *v1_code(unsigned status)
+{
+	switch (status) {
+	case 400:
+		return "bad_request";
+	case 401:
+		return "unauthorized";
+	case 403:
+		return "forbidden";
+	case 404:
+		return "not_found";
+	case 405:
+		return "method_not_allowed";
+	case 409:
+		return "conflict";
+	case 413:
+		return "too_large";
+	case 429:
+		return "too_many";
+	case 501:
+		return "not_supported";
+	case 502:
+		return "sandbox_gone";
+	case 503:
+		return "unavailable";
+	case 504:
+		return "timeout";
+	case 507:
+		return "no_space";
+	default:
+		return "internal";
+	}
+}
+
+const char *srv_rpc_code(int code)
+{
+	switch (srv_http_status(code)) {
+	case 400:
+		return "invalid_argument";
+	case 401:
+		return "unauthenticated";
+	case 403:
+		return "permission_denied";
+	case 404:
+		return "not_found";
+	case 409:
+		return "already_exists";
+	case 413:
+	case 429:
+	case 507:
+		return "resource_exhausted";
+	case 501:
+		return "unimplemented";
+	case 502:
+	case 503:
+		return "unavailable";
+	case 504:
+		return "deadline_exceeded";
+	default:
+		return "internal";
+	}
+}
+
+/* envd's streaming RPCs answer errors in the stream's end, with status 200 (Connect). */
+static bool streaming_rpc(const struct req *r)
+{
+	return r->m.route == SR_ROUTE_ENVD_RPC &&
+	       (strcmp(r->m.name, "process.Process/Start") == 0 ||
+		strcmp(r->m.name, "process.Process/Connect") == 0);
+}
+
+static void answer_error_text(struct req *r, int code, const char *msg)
+{
+	unsigned status = srv_http_status(code);
+	json_t *j;
+
+	if (r->m.family == SR_API_V1) {
+		j = json_pack("{ssso}", "code", v1_code(status), "message", sr_json_string(msg));
+	} else if (r->m.route == SR_ROUTE_ENVD_RPC) {
+		j = json_pack("{ssso}", "code", srv_rpc_code(code), "message", sr_json_string(msg));
+		if (j && streaming_rpc(r)) {
+			_cleanup_free_ char *text = NULL;
+			json_t *end = json_pack("{so}", "error", j);
+			unsigned char hdr[5];
+			struct MHD_Response *resp = NULL;
+			char *buf;
+
+			if (end && sr_json_dump_line(end, &text) == 0 &&
+			    (buf = malloc(strlen(text) + 5))) {
+				sr_connect_header(SR_CONNECT_END_STREAM, strlen(text), hdr);
+				memcpy(buf, hdr, 5);
+				memcpy(buf + 5, text, strlen(text));
+				resp =
+				    srv_response(buf, strlen(text) + 5, "application/connect+json");
+				free(buf);
+			}
+			if (end)
+				json_decref(end);
+			return srv_answer(r, MHD_HTTP_OK, resp);
+		}
+	} else {
+		j = json_pack("{siso}", "code", (int)status, "message", sr_json_string(msg));
+	}
+	srv_answer_json(r, status, j);
+}
+
+void srv_answer_error(struct req *r, int code, const char *fmt, ...)
+{
+	char msg[SR_ERROR_MSG_MAX + 64];
+	int n = snprintf(msg, sizeof(msg), "sandbox-run: ");
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	answer_error_text(r, code, msg);
+}
+
+void srv_answer_err(struct req *r, const char *verb, const struct sr_error *err)
+{
+	if (verb)
+		srv_answer_error(r, err->code ? err->code : -EIO, "%s: %s", verb, err->msg);
+	else
+		srv_answer_error(r, err->code ? err->code : -EIO, "%s", err->msg);
+}
+
+/* The token, if this request needs one (TCP) and shows it, in constant time. */
+static bool token_ok(struct req *r)
+{
+	const char *keys[] = {MHD_HTTP_HEADER_AUTHORIZATION, "X-API-Key", "X-Access-Token"};
+	const char *want = r->s->token;
+
+	if (!r->via || r->via->is_unix)
+		return true;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(keys); i++) {
+		const char *v = srv_header(r, keys[i]);
+		unsigned char diff = 0;
+
+		if (!v)
+			continue;
+		if (i == 0) {
+			if (strncasecmp(v, "Bearer ", 7) != 0)
+				continue;
+			v += 7;
+		}
+		if (strlen(v) != strlen(want))
+			continue;
+		for (size_t k = 0; want[k]; k++)
+			diff |= (unsigned char)(v[k] ^ want[k]);
+		if (diff == 0)
+			return true;
+	}
+	return false;
+}
+
+/* What a route takes in: an upload streamed into a sandbox, or JSON read whole. */
+static bool is_upload(const struct req *r)
+{
+	return r->m.route == SR_ROUTE_SB_FILES_PUT || r->m.route == SR_ROUTE_ENVD_FILES_POST;
+}
+
+/* The first call: headers only. Answers now what can be answered without the body. */
+static void begin(struct req *r)
+{
+	const char *len = srv_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *path = r->url;
+
+	sr_route(r->method, path, &r->m);
+	if (!token_ok(r))
+		return srv_answer_error(
+		    r, MHD_HTTP_UNAUTHORIZED,
+		    "serve: a token is needed on TCP (Authorization: Bearer TOKEN; the token is "
+		    "in the file serve printed)");
+	/* envd's requests name their sandbox in a header: one URL serves them all. */
+	if (r->m.family == SR_API_ENVD) {
+		const char *id = srv_header(r, "E2b-Sandbox-Id");
+
+		if (id && sr_route_valid_ref(id))
+			snprintf(r->m.id, sizeof(r->m.id), "%s", id);
+		else if (r->m.route != SR_ROUTE_NONE && r->m.route != SR_ROUTE_UNSUPPORTED)
+			return srv_answer_error(r, -EINVAL,
+						"serve: the E2b-Sandbox-Id header is needed (E2B's "
+						"SDK sends it)");
+	}
+	r->max = is_upload(r) ? r->s->o.max_upload : r->s->o.max_body;
+	if (len && strtoull(len, NULL, 10) > r->max)
+		return srv_answer_error(r, -EMSGSIZE,
+					"serve: the request's body is over %llu bytes",
+					(unsigned long long)r->max);
+	if (r->m.route == SR_ROUTE_BAD_METHOD) {
+		srv_answer_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, "serve: %s %s: use %s", r->method,
+				 path, r->m.allow);
+		if (r->resp)
+			sr_mhd.add_response_header(r->resp, MHD_HTTP_HEADER_ALLOW, r->m.allow);
+		return;
+	}
+	if (is_upload(r) && !sr_api_upload_begin(r))
+		return;
+}
+
+static void dispatch(struct req *r)
+{
+	if (r->overflow)
+		return srv_answer_error(r, -EMSGSIZE,
+					"serve: the request's body is over %llu bytes",
+					(unsigned long long)r->max);
+	if (r->up)
+		return sr_api_upload_end(r);
+	switch (r->m.route) {
+	case SR_ROUTE_NONE:
+		return srv_answer_error(r, -ENOENT, "serve: %s %s: no such resource (docs/api.md)",
+					r->method, r->url);
+	case SR_ROUTE_UNSUPPORTED:
+		return srv_answer_error(r, -ENOTSUP,
+					"serve: %s %s: not supported by sandbox-run serve (the "
+					"list is in docs/api.md)",
+					r->method, r->url);
+	default:
+		break;
+	}
+	switch (r->m.family) {
+	case SR_API_V1:
+		return sr_api_v1(r);
+	case SR_API_E2B:
+		return sr_api_e2b(r);
+	default:
+		return sr_api_envd(r);
+	}
+}
+
+static enum MHD_Result queue(struct req *r)
+{
+	enum MHD_Result ret = sr_mhd.queue_response(r->conn, r->status, r->resp);
+
+	sr_mhd.destroy_response(r->resp);
+	r->resp = NULL;
+	return ret;
+}
+
+static void body_data(struct req *r, const char *data, size_t n)
+{
+	if (r->up)
+		return sr_api_upload_data(r, data, n);
+	if (r->overflow || r->len + n > r->max) {
+		r->overflow = true;
+		return;
+	}
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = r->cap ? r->cap : 4096;
+		char *nb;
+
+		while (cap < r->len + n + 1)
+			cap *= 2;
+		nb = realloc(r->body, cap);
+		if (!nb) {
+			r->overflow = true;
+			return;
+		}
+		r->body = nb;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct srv *s = cls;
+	struct req *r = *con_cls;
+
+	(void)version;
+	if (!r) {
+		const union MHD_ConnectionInfo *ci =
+		    sr_mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return MHD_NO;
+		*r = (struct req){.s = s, .conn = conn, .url = url, .method = method};
+		r->via = ci ? ci->socket_context : NULL;
+		*con_cls = r;
+		begin(r);
+		return r->resp ? queue(r) : MHD_YES;
+	}
+	if (r->gone)
+		return MHD_NO;
+	if (r->resp)
+		return queue(r);
+	if (*upload_size) {
+		body_data(r, upload, *upload_size);
+		*upload_size = 0;
+		/*
+		 * Past the bound with no length said (a length over it is answered
+		 * 413 before the body): the rest is not read, the connection is
+		 * closed (libmicrohttpd takes no answer in the middle of a body).
+		 */
+		if (r->overflow)
+			return MHD_NO;
+		return r->resp ? queue(r) : MHD_YES;
+	}
+	if (r->suspended)
+		return MHD_YES;
+	if (!r->dispatched) {
+		r->dispatched = true;
+		dispatch(r);
+	}
+	if (r->resp)
+		return queue(r);
+	if (!r->suspended) {
+		srv_answer_error(r, -EIO, "serve: nothing answered %s %s", method, url);
+		return queue(r);
+	}
+	return MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct req *r = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (!r)
+		return;
+	srv_unwatch(r->s, &r->hup);
+	client_gone(r);
+	if (r->resp)
+		sr_mhd.destroy_response(r->resp);
+	free(r->body);
+	free(r);
+	*con_cls = NULL;
+}
+
+/* Which listener a connection came on: set while it is handed over (srv_add_connection). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct srv *s = cls;
+
+	(void)conn;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		*socket_context = (void *)s->adding;
+}
+
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+	struct srv *s = cls;
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	sr_debug(s->o.sink, "serve: libmicrohttpd: %s", msg);
+}
+
+static void on_mhd_ready(struct srv *s, void *ctx, uint32_t events)
+{
+	(void)s;
+	(void)ctx;
+	(void)events;
+	/* MHD_run() follows every round of events. */
+}
+
+void srv_add_connection(struct srv *s, const struct listener *l, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0) {
+		close(fd);
+		return;
+	}
+	s->adding = l;
+	/* It closes fd itself if it cannot take it (its connection limit). */
+	(void)sr_mhd.add_connection(s->mhd, fd, (struct sockaddr *)&ss, len);
+	s->adding = NULL;
+}
+
+int srv_http_start(struct srv *s, struct sr_error *err)
+{
+	const union MHD_DaemonInfo *di;
+
+	s->mhd = sr_mhd.start_daemon(
+	    MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+	    0, NULL, NULL, on_request, s, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)s->o.client_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEAD_MAX,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, s, MHD_OPTION_EXTERNAL_LOGGER, on_log, s, MHD_OPTION_END);
+	if (!s->mhd)
+		return sr_error_msg(err, -EIO, "serve: libmicrohttpd would not start");
+	di = sr_mhd.get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!di)
+		return sr_error_msg(err, -EIO, "serve: libmicrohttpd has no epoll fd");
+	s->mhd_w = srv_watch(s, di->epoll_fd, EPOLLIN, on_mhd_ready, NULL);
+	return s->mhd_w ? 0 : sr_error_errno(err, -ENOMEM, "serve");
+}
+
+void srv_http_stop(struct srv *s)
+{
+	if (!s->mhd)
+		return;
+	srv_unwatch(s, &s->mhd_w);
+	sr_mhd.stop_daemon(s->mhd);
+	s->mhd = NULL;
+}

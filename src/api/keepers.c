@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The server's side of the keepers (control.h): requests answered in the
+ * loop, the sandboxes it made, and create -- a warm sandbox from a pool
+ * when one fits, else a keeper launched (launch.h) and waited for.
+ */
+#include "internal.h"
+#include "launch.h"
+#include "options.h"
+#include "server.h"
+#include "state.h"
+#include "util.h"
+
+static void on_kcall(struct srv *s, void *ctx, uint32_t events)
+{
+	struct kcall *k = ctx;
+	json_t *msg = NULL;
+	int fds[SR_CTL_FDS_MAX];
+	size_t n_fds = 0;
+	int r;
+
+	(void)s;
+	(void)events;
+	r = sr_ctl_recv(k->fd, &msg, fds, &n_fds);
+	for (size_t i = 0; r > 0 && i < n_fds; i++)
+		close(fds[i]);
+	/* The callbacks may end k: nothing of it is touched after them. */
+	if (r <= 0) {
+		k->on_hup(k);
+		return;
+	}
+	k->on_msg(k, msg);
+	json_decref(msg);
+}
+
+int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, size_t n_fds,
+		struct kcall *k, struct sr_error *err)
+{
+	struct sr_entry e = {0};
+	int r;
+
+	k->s = s;
+	k->fd = -1;
+	k->w = NULL;
+	r = sr_state_find(s->statedir, ref, &e, err);
+	if (r < 0)
+		return r;
+	memcpy(k->id, e.id, sizeof(k->id));
+	snprintf(k->dir, sizeof(k->dir), "%s", e.dir);
+	sr_entry_free(&e);
+	r = sr_ctl_connect(k->dir, &k->fd, err);
+	if (r < 0)
+		return r;
+	r = sr_ctl_send(k->fd, req, fds, n_fds);
+	if (r < 0) {
+		kcall_stop(k);
+		if (r == -EMSGSIZE)
+			return sr_error_msg(err, r,
+					    "the request is too long for the sandbox's keeper");
+		return sr_error_errno(err, r, "talk to the sandbox's keeper");
+	}
+	k->w = srv_watch(s, k->fd, EPOLLIN, on_kcall, k);
+	if (!k->w) {
+		kcall_stop(k);
+		return sr_error_errno(err, -ENOMEM, "serve");
+	}
+	return 0;
+}
+
+void kcall_stop(struct kcall *k)
+{
+	srv_unwatch(k->s, &k->w);
+	sr_closep(&k->fd);
+	k->fd = -1;
+}
+
+struct call_job {
+	struct job job;
+	struct kcall k;
+	call_done_fn done;
+	void *ctx;
+};
+
+static void call_end(struct call_job *c, json_t *reply, const struct sr_error *err)
+{
+	struct req *r = c->job.r;
+
+	kcall_stop(&c->k);
+	srv_job_remove(&c->job);
+	if (r)
+		c->done(r, reply, err, c->ctx);
+	free(c);
+}
+
+static void call_msg(struct kcall *k, json_t *msg)
+{
+	struct call_job *c = container_of(k, struct call_job, k);
+	struct sr_error err = {0};
+
+	if (sr_ctl_reply_error(msg, &err) < 0)
+		return call_end(c, NULL, &err);
+	call_end(c, msg, NULL);
+}
+
+static void call_hup(struct kcall *k)
+{
+	struct call_job *c = container_of(k, struct call_job, k);
+	struct sr_error err = {0};
+
+	sr_error_msg(&err, -ESRCH, "the sandbox's keeper hung up (the sandbox is gone)");
+	call_end(c, NULL, &err);
+}
+
+/* The client went: the request was sent, and what it asked (rm, a snapshot) goes on alone. */
+static void call_gone(struct job *j)
+{
+	struct call_job *c = container_of(j, struct call_job, job);
+
+	kcall_stop(&c->k);
+	srv_job_remove(j);
+	free(c);
+}
+
+static const struct job_ops call_ops = {.gone = call_gone};
+
+int srv_call(struct req *r, const char *ref, json_t *req, const int *fds, size_t n_fds,
+	     call_done_fn done, void *ctx, struct sr_error *err)
+{
+	struct call_job *c = calloc(1, sizeof(*c));
+	int ret;
+
+	if (!c)
+		return sr_error_errno(err, -ENOMEM, "serve");
+	c->done = done;
+	c->ctx = ctx;
+	c->k.on_msg = call_msg;
+	c->k.on_hup = call_hup;
+	ret = kcall_start(r->s, ref, req, fds, n_fds, &c->k, err);
+	if (ret < 0) {
+		free(c);
+		return ret;
+	}
+	srv_job_add(r->s, &c->job, &call_ops, r);
+	srv_suspend(r);
+	return 0;
+}
+
+/* Whether the sandbox id's state directory is still there: its keeper removes it last. */
+static bool alive(struct srv *s, const char *id)
+{
+	char dir[4200];
+
+	snprintf(dir, sizeof(dir), "%s/%s", s->statedir, id);
+	return access(dir, F_OK) == 0;
+}
+
+static void made_free(struct made *m)
+{
+	free(m->template);
+	if (m->metadata)
+		json_decref(m->metadata);
+}
+
+/* The sandboxes it made that ended meanwhile (rm, their deadline), forgotten. */
+static void prune(struct srv *s)
+{
+	for (size_t i = s->n_made; i-- > 0;)
+		if (!alive(s, s->made[i].id)) {
+			made_free(&s->made[i]);
+			s->made[i] = s->made[--s->n_made];
+		}
+}
+
+struct made *srv_made_find(struct srv *s, const char *id)
+{
+	for (size_t i = 0; i < s->n_made; i++)
+		if (strcmp(s->made[i].id, id) == 0)
+			return &s->made[i];
+	return NULL;
+}
+
+void srv_made_forget(struct srv *s, const char *id)
+{
+	struct made *m = srv_made_find(s, id);
+
+	if (!m)
+		return;
+	made_free(m);
+	*m = s->made[--s->n_made];
+}
+
+static void made_add(struct srv *s, const char *id, const struct sr_api_create *c,
+		     const char *template)
+{
+	struct timespec now;
+	struct made *m;
+
+	if (s->n_made == s->cap_made) {
+		size_t cap = s->cap_made ? s->cap_made * 2 : 16;
+		struct made *nv = realloc(s->made, cap * sizeof(*nv));
+
+		if (!nv)
+			return;
+		s->made = nv;
+		s->cap_made = cap;
+	}
+	m = &s->made[s->n_made++];
+	*m = (struct made){0};
+	snprintf(m->id, sizeof(m->id), "%s", id);
+	m->template = template ? strdup(template) : NULL;
+	m->metadata = c->metadata ? json_incref(c->metadata) : NULL;
+	m->timeout_ms = c->has_timeout ? c->timeout_ms : 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	m->started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+struct create_job {
+	struct job job;
+	struct sr_launch launch;
+	struct watch *w;
+	struct sr_api_create c;
+	char *template;
+	create_done_fn done;
+};
+
+static void create_free(struct create_job *cj)
+{
+	srv_unwatch(cj->job.s, &cj->w);
+	sr_launch_cancel(&cj->launch);
+	srv_job_remove(&cj->job);
+	cj->job.s->creating--;
+	sr_api_create_free(&cj->c);
+	free(cj->template);
+	free(cj);
+}
+
+static void on_launch(struct srv *s, void *ctx, uint32_t events)
+{
+	struct create_job *cj = ctx;
+	struct req *r = cj->job.r;
+
+	(void)events;
+	if (!sr_launch_read(&cj->launch))
+		return;
+	if (cj->launch.id[0])
+		made_add(s, cj->launch.id, &cj->c, cj->template);
+	srv_unwatch(s, &cj->w);
+	if (r)
+		cj->done(r, cj->launch.id[0] ? cj->launch.id : NULL, &cj->launch.err);
+	create_free(cj);
+}
+
+/* The client went before the sandbox was ready: the keeper hears nobody, and ends it. */
+static void create_gone(struct job *j)
+{
+	create_free(container_of(j, struct create_job, job));
+}
+
+static const struct job_ops create_ops = {.gone = create_gone};
+
+void srv_create(struct req *r, struct sr_api_create *c, const char *template, create_done_fn done)
+{
+	struct srv *s = r->s;
+	struct sr_pool *pool = c->poolable ? srv_pool(s, c->profile) : NULL;
+	struct sr_error err = {0};
+	struct create_job *cj;
+	struct sr_config cfg;
+	enum sr_action action;
+	char id[33];
+
+	prune(s);
+	if (s->n_made + s->creating >= s->o.max_sandboxes) {
+		sr_error_msg(&err, -EUSERS,
+			     "create: %zu sandboxes made through this server live already (serve "
+			     "--max-sandboxes %u)",
+			     s->n_made, s->o.max_sandboxes);
+		sr_api_create_free(c);
+		return done(r, NULL, &err);
+	}
+	if (pool &&
+	    sr_pool_take(pool, c->has_timeout ? c->timeout_ms : UINT64_MAX, id, &err) == 0) {
+		made_add(s, id, c, template);
+		sr_api_create_free(c);
+		return done(r, id, NULL);
+	}
+	sr_error_clear(&err);
+	sr_config_init(&cfg);
+	cj = calloc(1, sizeof(*cj));
+	if (!cj) {
+		sr_error_errno(&err, -ENOMEM, "serve");
+	} else if (sr_options_parse_verb((int)c->argv.n, c->argv.items, SR_OPTIONS_CREATE, &cfg,
+					 &action, &err) < 0 ||
+		   action != SR_ACTION_RUN) {
+		/* As the CLI says it: "sandbox-run: create: option --memory: ..." */
+		if (!err.code)
+			sr_error_msg(&err, -EINVAL, "a malformed request");
+		sr_error_prefix(&err, "create");
+	} else if (sr_launch_start(&cfg, s->o.level, s->o.sink, &cj->launch, &err) == 0) {
+		err.code = 0;
+	}
+	if (err.code) {
+		sr_config_free(&cfg);
+		sr_api_create_free(c);
+		free(cj);
+		return done(r, NULL, &err);
+	}
+	/* The keeper has its copy: ours can go. */
+	sr_config_free(&cfg);
+	cj->c = *c;
+	*c = (struct sr_api_create){0};
+	cj->template = template ? strdup(template) : NULL;
+	cj->done = done;
+	s->creating++;
+	srv_job_add(s, &cj->job, &create_ops, r);
+	cj->w = srv_watch(s, cj->launch.fd, EPOLLIN, on_launch, cj);
+	if (!cj->w) {
+		sr_error_errno(&err, -ENOMEM, "serve");
+		create_free(cj);
+		return done(r, NULL, &err);
+	}
+	srv_suspend(r);
+}

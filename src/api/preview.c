@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Previews: E2B's getHost(port) names "PORT-ID.DOMAIN", and E2B's edge
+ * proxy routes each connection by its Host to that port of that sandbox.
+ * serve tells the SDK DOMAIN is "localhost:APIPORT", and does the same on
+ * its loopback TCP listeners: it peeks at a new connection's request head
+ * (MSG_PEEK: nothing is consumed), and one whose Host is PORT-ID... is
+ * relayed, bytes as they are, to the sandbox's PORT (published by its
+ * keeper on 127.0.0.1, as `sandbox-run port` does); any other goes to the
+ * API. `*.localhost` resolves to 127.0.0.1 in browsers and curl; other
+ * clients connect to 127.0.0.1:APIPORT with that Host header.
+ *
+ * Like a published port, a preview needs no token: only this host
+ * reaches a loopback listener, and one of another address serves no
+ * previews at all.
+ */
+#include "internal.h"
+#include "relay.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#define HEAD_PEEK    8192
+#define HEAD_WAIT_NS (10ll * 1000000000)
+#define PREVIEWS_MAX 256
+
+enum preview_state {
+	P_HEAD,	   /* waiting for the request's head */
+	P_PORT,	   /* asking the keeper to publish the port */
+	P_CONNECT, /* connecting to it */
+	P_RELAY,
+};
+
+struct preview {
+	struct srv *s;
+	const struct listener *l;
+	enum preview_state state;
+	int fd, up;
+	struct watch *w, *wu;
+	struct kcall k;
+	int port;
+	int64_t deadline_ns;
+	struct sr_relay relay;
+	struct preview *next;
+};
+
+static void preview_free(struct preview *p)
+{
+	struct preview **pp = &srv_lists(p->s)->previews;
+
+	while (*pp && *pp != p)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = p->next;
+	kcall_stop(&p->k);
+	srv_unwatch(p->s, &p->w);
+	srv_unwatch(p->s, &p->wu);
+	sr_closep(&p->fd);
+	sr_closep(&p->up);
+	free(p);
+}
+
+/* A short answer of our own, then the end (the request was never the API's). */
+static void refuse(struct preview *p, int status, const char *text)
+{
+	char buf[1400];
+	int n =
+	    snprintf(buf, sizeof(buf),
+		     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+		     "Connection: close\r\n\r\nsandbox-run: %s\n",
+		     status, status == 404 ? "Not Found" : "Bad Gateway", strlen(text) + 14, text);
+
+	(void)!send(p->fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	preview_free(p);
+}
+
+static void on_relay(struct srv *s, void *ctx, uint32_t events);
+
+static void relay_events(struct preview *p)
+{
+	srv_watch_events(p->s, p->w, (uint32_t)sr_relay_events(&p->relay, 0));
+	srv_watch_events(p->s, p->wu, (uint32_t)sr_relay_events(&p->relay, 1));
+}
+
+static void on_connected(struct srv *s, void *ctx, uint32_t events)
+{
+	struct preview *p = ctx;
+	int e = 0;
+	socklen_t len = sizeof(e);
+
+	(void)events;
+	if (getsockopt(p->up, SOL_SOCKET, SO_ERROR, &e, &len) < 0 || e)
+		return refuse(p, 502, "the sandbox's port could not be reached");
+	srv_unwatch(s, &p->wu);
+	p->state = P_RELAY;
+	sr_relay_init(&p->relay, p->fd, p->up);
+	p->w = srv_watch(s, p->fd, 0, on_relay, p);
+	p->wu = srv_watch(s, p->up, 0, on_relay, p);
+	if (!p->w || !p->wu)
+		return preview_free(p);
+	relay_events(p);
+}
+
+static void on_relay(struct srv *s, void *ctx, uint32_t events)
+{
+	struct preview *p = ctx;
+
+	(void)s;
+	/* Which side is ready is not said: each side does what it can (reads see EAGAIN). */
+	if (!sr_relay_step(&p->relay, (short)(events | POLLIN), (short)(events | POLLIN)))
+		return preview_free(p);
+	relay_events(p);
+}
+
+static void port_msg(struct kcall *k, json_t *msg)
+{
+	struct preview *p = container_of(k, struct preview, k);
+	json_t *hp = json_object_get(json_object_get(msg, "port"), "host_port");
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sr_error err = {0};
+
+	kcall_stop(k);
+	if (sr_ctl_reply_error(msg, &err) < 0 || !json_is_integer(hp))
+		return refuse(p, 502, err.code ? err.msg : "no port came back");
+	sa.sin_port = htons((uint16_t)json_integer_value(hp));
+	p->up = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (p->up < 0 ||
+	    (connect(p->up, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS))
+		return refuse(p, 502, "the sandbox's port could not be reached");
+	p->state = P_CONNECT;
+	p->wu = srv_watch(p->s, p->up, EPOLLOUT, on_connected, p);
+	if (!p->wu)
+		preview_free(p);
+}
+
+static void port_hup(struct kcall *k)
+{
+	refuse(container_of(k, struct preview, k), 502, "the sandbox is gone");
+}
+
+/* The head is there: a preview (its Host says PORT-ID.), or the API's. */
+static void route(struct preview *p, const char *host)
+{
+	struct sr_error err = {0};
+	char ref[65];
+	json_t *req;
+
+	if (!host || !sr_api_preview_host(host, &p->port, ref)) {
+		int fd = steal_fd(&p->fd);
+		const struct listener *l = p->l;
+		struct srv *s = p->s;
+		int one = 1;
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+		preview_free(p);
+		srv_add_connection(s, l, fd);
+		return;
+	}
+	srv_unwatch(p->s, &p->w);
+	p->state = P_PORT;
+	p->k.on_msg = port_msg;
+	p->k.on_hup = port_hup;
+	req = json_pack("{sssi}", "op", "port", "port", p->port);
+	if (!req || kcall_start(p->s, ref, req, NULL, 0, &p->k, &err) < 0) {
+		if (req)
+			json_decref(req);
+		return refuse(p, 404, err.code ? err.msg : "out of memory");
+	}
+	json_decref(req);
+}
+
+static void on_head(struct srv *s, void *ctx, uint32_t events)
+{
+	struct preview *p = ctx;
+	char buf[HEAD_PEEK], host[256];
+	ssize_t n = recv(p->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+	int lowat, r;
+
+	(void)s;
+	(void)events;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0)
+		return preview_free(p);
+	r = sr_api_sniff_host(buf, (size_t)n, host, sizeof(host));
+	if (r != 0 || n == HEAD_PEEK)
+		return route(p, r == 1 ? host : NULL);
+	/* Not all of it yet: woken again only once more has come (poll honours SO_RCVLOWAT). */
+	lowat = (int)n + 1;
+	setsockopt(p->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
+}
+
+void sr_preview_accept(struct srv *s, const struct listener *l, int fd)
+{
+	struct preview *p;
+	size_t n = 0;
+
+	for (p = srv_lists(s)->previews; p; p = p->next)
+		n++;
+	p = n < PREVIEWS_MAX ? calloc(1, sizeof(*p)) : NULL;
+	if (!p) {
+		close(fd);
+		return;
+	}
+	*p = (struct preview){.s = s, .l = l, .fd = fd, .up = -1, .state = P_HEAD};
+	p->k.fd = -1;
+	p->deadline_ns = sr_monotonic_ns() + HEAD_WAIT_NS;
+	p->w = srv_watch(s, fd, EPOLLIN | EPOLLRDHUP, on_head, p);
+	if (!p->w) {
+		free(p);
+		close(fd);
+		return;
+	}
+	p->next = srv_lists(s)->previews;
+	srv_lists(s)->previews = p;
+}
+
+void sr_preview_tick(struct srv *s)
+{
+	int64_t now = sr_monotonic_ns();
+
+	for (struct preview *p = srv_lists(s)->previews, *next; p; p = next) {
+		next = p->next;
+		if (p->state == P_HEAD && now > p->deadline_ns)
+			preview_free(p);
+	}
+}
+
+void sr_preview_free_all(struct srv *s)
+{
+	while (srv_lists(s)->previews)
+		preview_free(srv_lists(s)->previews);
+}

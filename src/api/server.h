@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* The server object, for server.c, http.c and keepers.c (internal.h is the rest's). */
+#pragma once
+
+#include "config.h"
+#include "internal.h"
+
+struct warm_pool {
+	const char *profile;
+	struct sr_config config; /* what its sandboxes are made from */
+	struct sr_strv argv;	 /* config points into it */
+	struct sr_pool *pool;
+	struct watch *w;
+};
+
+struct srv {
+	struct sr_serve_opts o;
+	char *statedir;
+	int ep; /* every fd of the server's, libmicrohttpd's epoll fd among them */
+	int sigfd, tickfd;
+	struct listener listeners[SR_SERVE_LISTEN_MAX];
+	unsigned n_listeners;
+	char token[65];
+	char *token_path;
+	struct MHD_Daemon *mhd;
+	struct watch *mhd_w;
+	const struct listener *adding; /* the listener of the connection being handed to MHD */
+	struct warm_pool pools[SR_SERVE_WARM_MAX];
+	unsigned n_pools;
+	struct made *made; /* the sandboxes it made, live or not (pruned at each create) */
+	size_t n_made, cap_made;
+	unsigned creating;  /* creates under way: they count against the cap too */
+	struct watch *dead; /* watches to free after this round */
+	struct srv_lists lists;
+	bool stopping;
+};
+
+/* http.c: libmicrohttpd's daemon, in the server's loop. */
+int srv_http_start(struct srv *s, struct sr_error *err);
+void srv_http_stop(struct srv *s);
+/* The pool of a profile, NULL if none (keepers.c takes warm sandboxes from it). */
+struct sr_pool *srv_pool(struct srv *s, const char *profile);

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writing files from a request's body as it comes: PUT /v1/.../files
+ * (the body is the file) and envd's POST /files (the body is the file,
+ * or multipart/form-data with a "file" part per file, as E2B's SDK sends
+ * it, parsed by libmicrohttpd's post processor). Each file has its worker
+ * in the sandbox (file_write) reading a pipe we fill; when the sandbox
+ * does not take it as fast as the client sends, the client waits (its
+ * connection is suspended until the queue has drained).
+ *
+ * The request is answered once its body is whole and every worker has
+ * reported: the first failure, or what was written.
+ */
+#include "internal.h"
+#include "util.h"
+
+#define QUEUE_HIGH (1024 * 1024)
+#define QUEUE_LOW  (256 * 1024)
+
+struct wfile {
+	struct upload *up;
+	struct kcall k;
+	int fd; /* the pipe the worker reads */
+	struct watch *w;
+	struct fbuf q;
+	char *path;
+	uint64_t bytes;
+	bool closing; /* no more data: the pipe closes once q is out */
+	bool replied;
+	struct sr_error err;
+	struct wfile *next;
+};
+
+struct upload {
+	struct job job;
+	struct MHD_PostProcessor *pp;
+	struct wfile *files, *cur;
+	char *path; /* the query's */
+	bool envd, ended, waiting;
+	uint64_t bytes, max;
+	size_t queued;
+	struct sr_error err; /* the first failure of the request's own */
+};
+
+static void wfile_free(struct srv *s, struct wfile *f)
+{
+	kcall_stop(&f->k);
+	srv_unwatch(s, &f->w);
+	sr_closep(&f->fd);
+	free(f->q.p);
+	free(f->path);
+	free(f);
+}
+
+static void upload_free(struct upload *up)
+{
+	struct srv *s = up->job.s;
+
+	if (up->pp)
+		sr_mhd.destroy_post_processor(up->pp);
+	while (up->files) {
+		struct wfile *f = up->files;
+
+		up->files = f->next;
+		wfile_free(s, f);
+	}
+	if (up->job.r)
+		up->job.r->up = NULL;
+	srv_job_remove(&up->job);
+	free(up->path);
+	free(up);
+}
+
+static json_t *written(struct upload *up)
+{
+	json_t *a;
+
+	if (!up->envd)
+		return json_pack("{sosI}", "path", sr_json_string(up->files->path), "size",
+				 (json_int_t)up->files->bytes);
+	/* envd's WriteInfo for each. */
+	a = json_array();
+	for (struct wfile *f = up->files; a && f; f = f->next) {
+		const char *slash = strrchr(f->path, '/');
+
+		json_array_insert_new(a, 0,
+				      json_pack("{sossso}", "name",
+						sr_json_string(slash ? slash + 1 : f->path), "type",
+						"file", "path", sr_json_string(f->path)));
+	}
+	return a;
+}
+
+/* Answered once the body is whole and every worker has said how it went: true then. */
+static bool check_done(struct upload *up)
+{
+	struct req *r = up->job.r;
+	const struct sr_error *fail = up->err.code ? &up->err : NULL;
+
+	if (!up->ended)
+		return false;
+	for (struct wfile *f = up->files; f; f = f->next) {
+		if (!f->replied)
+			return false;
+		if (!fail && f->err.code)
+			fail = &f->err;
+	}
+	if (r) {
+		if (fail)
+			srv_answer_err(r, up->envd ? NULL : "cp", fail);
+		else if (!up->files)
+			srv_answer_error(r, -EINVAL, "files: no file in the request");
+		else
+			srv_answer_json(r, MHD_HTTP_OK, written(up));
+	}
+	upload_free(up);
+	return true;
+}
+
+static void on_writable(struct srv *s, void *ctx, uint32_t events)
+{
+	struct wfile *f = ctx;
+	struct upload *up = f->up;
+	size_t before = up->queued;
+
+	(void)events;
+	while (f->q.len > f->q.off) {
+		ssize_t n = write(f->fd, f->q.p + f->q.off, f->q.len - f->q.off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			/* The worker stopped reading (it failed: its report says why): dropped. */
+			up->queued -= f->q.len - f->q.off;
+			f->q.len = f->q.off = 0;
+			f->closing = true;
+			break;
+		}
+		f->q.off += (size_t)n;
+		up->queued -= (size_t)n;
+	}
+	if (f->q.len == f->q.off) {
+		if (f->closing) {
+			srv_unwatch(s, &f->w);
+			sr_closep(&f->fd);
+			f->fd = -1;
+		} else {
+			srv_watch_events(s, f->w, 0);
+		}
+	}
+	if (up->job.r && up->waiting && before >= QUEUE_LOW && up->queued < QUEUE_LOW) {
+		up->waiting = false;
+		srv_resume(up->job.r);
+	}
+}
+
+static void wfile_msg(struct kcall *k, json_t *msg)
+{
+	struct wfile *f = container_of(k, struct wfile, k);
+
+	f->replied = true;
+	sr_ctl_reply_error(msg, &f->err);
+	kcall_stop(k);
+	check_done(f->up);
+}
+
+static void wfile_hup(struct kcall *k)
+{
+	struct wfile *f = container_of(k, struct wfile, k);
+
+	f->replied = true;
+	if (!f->err.code)
+		sr_error_msg(&f->err, -ESRCH, "the sandbox's keeper hung up (the sandbox is gone)");
+	kcall_stop(k);
+	check_done(f->up);
+}
+
+/* A worker for the next file, at path. */
+static struct wfile *wfile_start(struct upload *up, struct req *r, const char *path)
+{
+	struct wfile *f = calloc(1, sizeof(*f));
+	json_t *req = json_pack("{ssso}", "op", "file_write", "path", sr_json_string(path));
+	int p[2] = {-1, -1}, ret = -ENOMEM;
+
+	if (f && req && (f->path = strdup(path)) && pipe2(p, O_CLOEXEC) == 0) {
+		f->up = up;
+		f->fd = p[1];
+		f->k.on_msg = wfile_msg;
+		f->k.on_hup = wfile_hup;
+		fcntl(f->fd, F_SETFL, O_NONBLOCK);
+		ret = kcall_start(r->s, r->m.id, req, &p[0], 1, &f->k, &up->err);
+		close(p[0]);
+		if (ret == 0)
+			f->w = srv_watch(r->s, f->fd, 0, on_writable, f);
+		if (ret == 0 && !f->w)
+			ret = -ENOMEM;
+	}
+	if (req)
+		json_decref(req);
+	if (ret < 0) {
+		if (!up->err.code)
+			sr_error_errno(&up->err, ret, "files");
+		if (f) {
+			f->fd = p[1];
+			wfile_free(r->s, f);
+		}
+		return NULL;
+	}
+	f->next = up->files;
+	up->files = f;
+	return f;
+}
+
+static void wfile_add(struct upload *up, const char *data, size_t n)
+{
+	struct wfile *f = up->cur;
+
+	if (!f || f->closing || n == 0)
+		return;
+	if (fbuf_add(&f->q, data, n) < 0) {
+		sr_error_errno(&up->err, -ENOMEM, "files");
+		return;
+	}
+	f->bytes += n;
+	up->queued += n;
+	srv_watch_events(up->job.s, f->w, EPOLLOUT);
+}
+
+static void wfile_close(struct upload *up)
+{
+	struct wfile *f = up->cur;
+
+	up->cur = NULL;
+	if (!f)
+		return;
+	f->closing = true;
+	srv_watch_events(up->job.s, f->w, EPOLLOUT);
+}
+
+/* Each "file" part of a multipart body: a file of its own, named by its filename (or ?path=). */
+static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
+			       const char *filename, const char *content_type,
+			       const char *transfer_encoding, const char *data, uint64_t off,
+			       size_t size)
+{
+	struct upload *up = cls;
+
+	(void)kind;
+	(void)content_type;
+	(void)transfer_encoding;
+	if (!key || strcmp(key, "file") != 0 || up->err.code)
+		return MHD_YES;
+	if (off == 0) {
+		_cleanup_free_ char *path =
+		    sr_api_envd_path(filename && *filename ? filename : up->path);
+
+		wfile_close(up);
+		if (!path) {
+			sr_error_msg(&up->err, -EINVAL,
+				     "files: a part with no file name and no ?path=");
+			return MHD_YES;
+		}
+		up->cur = up->job.r ? wfile_start(up, up->job.r, path) : NULL;
+	}
+	wfile_add(up, data, size);
+	return MHD_YES;
+}
+
+static void upload_gone(struct job *j)
+{
+	upload_free(container_of(j, struct upload, job));
+}
+
+static const struct job_ops upload_ops = {.gone = upload_gone};
+
+bool sr_api_upload_begin(struct req *r)
+{
+	const char *dir = srv_arg(r, "dir"), *path = srv_arg(r, "path");
+	struct upload *up;
+
+	/* PUT ?dir=1 makes a directory: no upload (files.c). */
+	if (r->m.route == SR_ROUTE_SB_FILES_PUT && dir && strcmp(dir, "0") && strcmp(dir, "false"))
+		return true;
+	up = calloc(1, sizeof(*up));
+	if (!up) {
+		srv_answer_error(r, -ENOMEM, "serve: out of memory");
+		return false;
+	}
+	up->envd = r->m.family == SR_API_ENVD;
+	up->max = srv_opts(r->s)->max_upload;
+	up->path = up->envd ? sr_api_envd_path(path) : path ? strdup(path) : NULL;
+	srv_job_add(r->s, &up->job, &upload_ops, r);
+	r->up = up;
+	if (up->envd)
+		up->pp = sr_mhd.create_post_processor(r->conn, 64 * 1024, on_part, up);
+	if (up->pp)
+		return true;
+	/* The body is the file. */
+	if (!up->path) {
+		upload_free(up);
+		srv_answer_error(r, -EINVAL, "files: ?path=PATH is needed (relative: to %s)",
+				 r->m.family == SR_API_ENVD ? SR_API_HOME : "/workspace");
+		return false;
+	}
+	up->cur = wfile_start(up, r, up->path);
+	return true;
+}
+
+void sr_api_upload_data(struct req *r, const char *data, size_t len)
+{
+	struct upload *up = r->up;
+
+	up->bytes += len;
+	if (up->bytes > up->max) {
+		/* Said no length, or not the truth: cut off here (http.c), not read to its end. */
+		r->overflow = true;
+		return;
+	}
+	if (up->err.code)
+		return;
+	if (up->pp) {
+		if (sr_mhd.post_process(up->pp, data, len) != MHD_YES && !up->err.code)
+			sr_error_msg(&up->err, -EINVAL, "files: the body is not the form it says");
+	} else {
+		wfile_add(up, data, len);
+	}
+	/* The client waits while the sandbox has not taken what came. */
+	if (up->queued > QUEUE_HIGH) {
+		up->waiting = true;
+		srv_suspend(r);
+	}
+}
+
+void sr_api_upload_end(struct req *r)
+{
+	struct upload *up = r->up;
+
+	if (up->pp) {
+		/* Its last part's last bytes come now. */
+		sr_mhd.destroy_post_processor(up->pp);
+		up->pp = NULL;
+	}
+	wfile_close(up);
+	up->ended = true;
+	if (up->err.code)
+		for (struct wfile *f = up->files; f; f = f->next)
+			f->closing = true;
+	if (!check_done(up))
+		srv_suspend(r);
+}

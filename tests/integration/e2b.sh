@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# The official e2b SDK (npm) against `sandbox-run serve`, configured as its
+# documentation allows for a self-hosted endpoint (E2B_API_URL,
+# E2B_SANDBOX_URL, E2B_API_KEY): Sandbox.create, commands.run (buffered,
+# streamed with onStdout, a failing one), files.write/read/list,
+# setTimeout, getHost(port) reaching a server inside, kill. As root and
+# as an unprivileged user.
+#
+# Needs node and npm, and the npm registry once: the package is installed
+# into the build tree (tests/e2b-sdk) and kept there for the next runs.
+. "$(dirname "$0")/libtest.sh"
+
+E2B_VERSION=${SR_E2B_VERSION:-2}
+cache="$(cd "$(dirname "$SR_BIN")/.." && pwd)/tests/e2b-sdk"
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	skip "the e2b SDK against serve" "node and npm are not installed (Debian: apt-get install nodejs npm)"
+	done_testing
+	exit 0
+fi
+if [ ! -f "$cache/node_modules/e2b/package.json" ]; then
+	mkdir -p "$cache"
+	if ! npm install --prefix "$cache" --no-audit --no-fund --loglevel=error "e2b@$E2B_VERSION" >"$SR_OUT/npm.log" 2>&1; then
+		skip "the e2b SDK against serve" "npm install e2b@$E2B_VERSION failed (no registry?): $(tail -1 "$SR_OUT/npm.log")"
+		done_testing
+		exit 0
+	fi
+fi
+# The user round reads it from the scratch directory.
+cp -r "$cache/node_modules" "$SR_TMP/node_modules"
+chmod -R a+rX "$SR_TMP/node_modules"
+sdk_version=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$SR_TMP/node_modules/e2b/package.json")
+
+cat >"$SR_TMP/e2b-test.mjs" <<'EOF'
+import { Sandbox, CommandExitError } from 'e2b'
+import http from 'node:http'
+
+const say = (k, v) => console.log(`${k}=${JSON.stringify(v)}`)
+const opts = process.env.SR_NO_EGRESS ? { allowInternetAccess: false } : {}
+const sbx = await Sandbox.create({ ...opts, timeoutMs: 120_000 })
+say('id', sbx.sandboxId)
+say('running', await sbx.isRunning())
+const r = await sbx.commands.run('echo hello from e2b; echo to-stderr >&2')
+say('stdout', r.stdout)
+say('stderr', r.stderr)
+say('exitCode', r.exitCode)
+const chunks = []
+const s = await sbx.commands.run('for i in 1 2 3; do echo chunk$i; sleep 0.2; done', {
+  onStdout: (d) => chunks.push([d, Date.now()]),
+})
+say('chunks', chunks.map((c) => c[0]))
+say('spread_ms', chunks[2][1] - chunks[0][1])
+say('streamExit', s.exitCode)
+try {
+  await sbx.commands.run('echo failing >&2; exit 7')
+  say('failed', 'no')
+} catch (e) {
+  say('failed', [e instanceof CommandExitError, e.exitCode, e.stderr])
+}
+const w = await sbx.files.write('notes/hello.txt', 'written by the SDK')
+say('written', w.path)
+say('read', await sbx.files.read('notes/hello.txt'))
+say('list', (await sbx.files.list('notes')).map((e) => [e.name, e.type, e.size]))
+say('catByRun', (await sbx.commands.run('cat /home/user/notes/hello.txt')).stdout)
+await sbx.setTimeout(300_000)
+const info = await sbx.getInfo()
+say('endsIn', Math.round((info.endAt - Date.now()) / 1000))
+// A server inside, reached through getHost(port): PORT-ID.localhost:APIPORT.
+await sbx.files.write('/tmp/site/index.html', 'hello from inside')
+await sbx.commands.run('cd /tmp/site && python3 -m http.server 8321 >/dev/null 2>&1', { background: true })
+const host = sbx.getHost(8321)
+say('host', host)
+const port = Number(host.split(':').pop())
+let page = null
+for (let i = 0; i < 100 && page === null; i++) {
+  page = await new Promise((resolve) => {
+    http.get({ host: '127.0.0.1', port, path: '/index.html', headers: { host } }, (res) => {
+      let b = ''
+      res.on('data', (d) => (b += d))
+      res.on('end', () => resolve(res.statusCode === 200 ? b : null))
+    }).on('error', () => resolve(null))
+  })
+  if (page === null) await new Promise((r) => setTimeout(r, 50))
+}
+say('page', page)
+// Background commands: listed, and killed by pid.
+const bg = await sbx.commands.run('sleep 600', { background: true })
+say('listed', (await sbx.commands.list()).some((p) => p.pid === bg.pid && p.args.includes('sleep 600')))
+say('bgKilled', await sbx.commands.kill(bg.pid))
+say('listedAfter', (await sbx.commands.list()).filter((p) => p.args.includes('sleep 600')).length)
+say('makeDir', await sbx.files.makeDir('made/deeper'))
+say('exists', [await sbx.files.exists('made/deeper'), await sbx.files.exists('nothing-here')])
+await sbx.files.remove('made')
+say('removed', await sbx.files.exists('made'))
+say('listedSandbox', (await Sandbox.list().nextItems()).some((x) => x.sandboxId === sbx.sandboxId))
+const again = await Sandbox.connect(sbx.sandboxId)
+say('connected', (await again.commands.run('cat /home/user/notes/hello.txt')).stdout)
+try {
+  await sbx.pause()
+  say('pause', 'no error')
+} catch (e) {
+  say('pause', e.message.includes('not supported'))
+}
+say('killed', await sbx.kill())
+say('killedAgain', await Sandbox.kill(sbx.sandboxId))
+say('runningAfter', await sbx.isRunning().catch((e) => 'error: ' + e.message))
+EOF
+chmod a+r "$SR_TMP/e2b-test.mjs"
+
+state_dir() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
+}
+
+field() {
+	sed -n "s/^$1=//p" <<<"$out"
+}
+
+t_sdk() {
+	local served="$SR_OUT/serve-e2b-$SR_AS.out" pid url token_file noegress=""
+	rm -f "$served"
+	have_egress || noegress=1
+	(as_user_exec "$SR" serve --listen 127.0.0.1:0 >"$served" 2>"$SR_OUT/serve-e2b-$SR_AS.err") &
+	pid=$!
+	until_ok 10 test -s "$served" || {
+		not_ok "serve started"
+		return
+	}
+	read -r url token_file <"$served"
+	out=$(cd "$SR_TMP" && as_user env E2B_API_URL="$url" E2B_SANDBOX_URL="$url" \
+		E2B_API_KEY="$(cat "$token_file")" SR_NO_EGRESS="$noegress" \
+		timeout 120 node e2b-test.mjs 2>&1)
+	rc=$?
+	assert_eq "the script ran to its end (e2b $sdk_version)" 0 "$rc"
+	assert_match "Sandbox.create: an id" '^"[0-9a-f]{32}"$' "$(field id)"
+	assert_eq "isRunning" true "$(field running)"
+	assert_eq "commands.run: stdout" '"hello from e2b\n"' "$(field stdout)"
+	assert_eq "commands.run: stderr" '"to-stderr\n"' "$(field stderr)"
+	assert_eq "commands.run: exitCode" 0 "$(field exitCode)"
+	assert_eq "commands.run with onStdout: each chunk as it came" '["chunk1\n","chunk2\n","chunk3\n"]' "$(field chunks)"
+	assert_match "streamed, not buffered: 0.4 s between the first and the last" '^[3-9][0-9]{2}$' "$(field spread_ms)"
+	assert_eq "a failing command: CommandExitError, its code and stderr" '[true,7,"failing\n"]' "$(field failed)"
+	assert_eq "files.write: relative to the home" '"/home/user/notes/hello.txt"' "$(field written)"
+	assert_eq "files.read" '"written by the SDK"' "$(field read)"
+	assert_eq "files.list: name, type, size" '[["hello.txt","file",18]]' "$(field list)"
+	assert_eq "what files.write wrote, commands see" '"written by the SDK"' "$(field catByRun)"
+	assert_match "setTimeout: the new end" '^(29[0-9]|300)$' "$(field endsIn)"
+	assert_match "getHost: PORT-ID.localhost:PORT" '^"8321-[0-9a-f]{32}\.localhost:[0-9]+"$' "$(field host)"
+	assert_eq "and it reaches the server inside" '"hello from inside"' "$(field page)"
+	assert_eq "commands.run in the background, then commands.list" true "$(field listed)"
+	assert_eq "commands.kill(pid)" true "$(field bgKilled)"
+	assert_eq "and it is gone" 0 "$(field listedAfter)"
+	assert_eq "files.makeDir" true "$(field makeDir)"
+	assert_eq "files.exists" '[true,false]' "$(field exists)"
+	assert_eq "files.remove" false "$(field removed)"
+	assert_eq "Sandbox.list" true "$(field listedSandbox)"
+	assert_eq "Sandbox.connect, then a command" '"written by the SDK"' "$(field connected)"
+	assert_eq "pause: not supported, said at once" true "$(field pause)"
+	assert_eq "kill" true "$(field killed)"
+	assert_eq "kill of one gone: false" false "$(field killedAgain)"
+	assert_eq "isRunning after kill: false" false "$(field runningAfter)"
+	if [ "$rc" != 0 ]; then sed 's/^/# /' <<<"$out" | tail -20; fi
+	kill -TERM "$pid"
+	wait "$pid"
+	assert_eq "serve ends, nothing left" "0 " "$? $(ls "$(state_dir)")"
+}
+
+for_each_user t_sdk
+done_testing

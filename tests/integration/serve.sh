@@ -1,0 +1,345 @@
+#!/usr/bin/env bash
+# sandbox-run serve: the curl walkthrough of docs/api.md, errors, auth,
+# warm pools, and what a hostile or careless client can do to the server
+# (nothing), as root and as an unprivileged user, each round with its own
+# server and state.
+. "$(dirname "$0")/libtest.sh"
+
+state_dir() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
+}
+
+has_lines() {
+	[ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]
+}
+
+# start_serve ARGS...: a server of the round's user on $SOCK (and what ARGS add); its pid
+# in $SERVE_PID, its TCP URL and token (if asked for) in $URL and $TOKEN.
+start_serve() {
+	local out="$SR_OUT/serve-$SR_AS.out" lines=1 a
+	for a in "$@"; do [[ $a == [0-9]*:[0-9]* ]] && lines=2; done
+	rm -f "$out"
+	SOCK="$(state_dir)/api.sock"
+	(as_user_exec "$SR" serve --listen "unix:$SOCK" "$@" >"$out" 2>"$SR_OUT/serve-$SR_AS.err") &
+	SERVE_PID=$!
+	until_ok 10 has_lines "$out" "$lines" || {
+		not_ok "serve started"
+		cat "$SR_OUT/serve-$SR_AS.err"
+		return 1
+	}
+	URL="" TOKEN=""
+	if [ "$lines" = 2 ]; then
+		read -r URL TOKEN_FILE < <(sed -n 2p "$out")
+		TOKEN=$(cat "$TOKEN_FILE")
+	fi
+}
+
+stop_serve() {
+	kill -TERM "$SERVE_PID" 2>/dev/null
+	wait "$SERVE_PID"
+	serve_rc=$?
+}
+
+# api METHOD PATH [BODY]: over the Unix socket as the round's user; $code, $body.
+api() {
+	local o="$SR_OUT/.api-$SR_AS"
+	rm -f "$o"
+	code=$(as_user curl -s -o "$o" -w '%{http_code}' --unix-socket "$SOCK" -X "$1" \
+		"http://sandbox-run$2" ${3+--data-binary "$3"})
+	body=$(cat "$o" 2>/dev/null)
+}
+
+# jf EXPR: a field of $body (python: j is the JSON).
+jf() {
+	python3 -c 'import json,sys
+j=json.loads(sys.argv[1])
+v=eval(sys.argv[2])
+print(json.dumps(v) if not isinstance(v,str) else v)' "$body" "$1" 2>/dev/null
+}
+
+# sleeping N: a process of exactly that command line (a sandbox's, not the client asking for it).
+sleeping() {
+	pgrep -fx "sleep $1" >/dev/null
+}
+
+# The walkthrough of docs/api.md, step by step.
+t_walkthrough() {
+	local sb ndjson snap
+	start_serve || return
+	api GET /v1/health
+	assert_eq "health: 200" 200 "$code"
+	api POST /v1/sandboxes '{"net": "none", "timeout": "5m"}'
+	assert_eq "create: 201" 201 "$code"
+	sb=$(jf 'j["id"]')
+	assert_match "create: the id" '^[0-9a-f]{32}$' "$sb"
+	assert_eq "create: running, its limits" "running 300" "$(jf 'j["state"]') $(jf 'j["limits"]["timeout_s"]')"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "echo hello; echo oops >&2; exit 3"}'
+	assert_eq "exec: 200" 200 "$code"
+	assert_eq "exec: exit_code, stdout, stderr" "3 'hello\\n' 'oops\\n'" "$(jf '" ".join(repr(x) for x in (j["exit_code"], j["stdout"], j["stderr"]))')"
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["sh", "-c", "tr a-z A-Z; id -u; pwd"], "stdin": "shout", "env": {"X": "1"}, "cwd": "/tmp"}'
+	assert_eq "exec: argv, stdin, cwd, as the sandbox's user" "SHOUT1000
+/tmp" "$(jf 'j["stdout"].strip()')"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "for i in 1 2 3; do echo $i; sleep 0.1; done", "stream": true}'
+	ndjson=$(python3 -c 'import json,sys
+ev=[json.loads(l) for l in sys.stdin.read().splitlines()]
+print(" ".join(e["type"]+("="+e["data"].strip() if "data" in e else "")+("="+str(e["exit_code"]) if e["type"]=="exit" else "") for e in ev))' <<<"$body")
+	assert_eq "exec, streamed: NDJSON events as they come" "start stdout=1 stdout=2 stdout=3 exit=0" "$ndjson"
+	api PUT "/v1/sandboxes/$sb/files?path=notes/todo.txt" 'write the docs'
+	assert_eq "files PUT: 200, made with its directory" "200 notes/todo.txt 14" "$code $(jf 'j["path"]') $(jf 'j["size"]')"
+	api GET "/v1/sandboxes/$sb/files?path=notes/todo.txt"
+	assert_eq "files GET: the bytes" "200 write the docs" "$code $body"
+	api GET "/v1/sandboxes/$sb/files?path=notes&list=1"
+	assert_eq "files list: name, type, size, mode" "todo.txt file 14 420" \
+		"$(jf '" ".join(str(j["entries"][0][k]) for k in ("name","type","size","mode"))')"
+	api DELETE "/v1/sandboxes/$sb/files?path=notes"
+	assert_eq "files DELETE: 200" 200 "$code"
+	api GET "/v1/sandboxes/$sb/files?path=notes/todo.txt"
+	assert_eq "and it is gone: 404" "404 not_found" "$code $(jf 'j["code"]')"
+	api POST "/v1/sandboxes/$sb/timeout" '{"timeout": "10m"}'
+	assert_eq "timeout: 200 and the new deadline" "200 1" "$code $(jf '1 if j["expires"] else 0')"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "echo snap > /workspace/f"}'
+	snap="api-$SR_AS-$$"
+	api POST "/v1/sandboxes/$sb/snapshots" "{\"name\": \"$snap\"}"
+	assert_eq "snapshot: 201" "201 $snap" "$code $(jf 'j["name"]')"
+	# The API is a front for the same lifecycle: the CLI sees and drives what it made.
+	sr ls
+	assert_match "sandbox-run ls shows it" "${sb:0:12} +- +running" "$out"
+	sr exec "$sb" -- cat /workspace/f
+	assert_eq "sandbox-run exec runs in it" "snap" "$out"
+	api DELETE "/v1/sandboxes/$sb"
+	assert_eq "DELETE: 200" 200 "$code"
+	api GET "/v1/sandboxes/$sb"
+	assert_eq "then it is gone: 404" 404 "$code"
+	sr ls --json
+	assert_eq "ls: nothing left" "[]" "$out"
+	api POST /v1/sandboxes "{\"from\": \"$snap\", \"net\": \"none\"}"
+	sb=$(jf 'j["id"]')
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["cat", "/workspace/f"]}'
+	assert_eq "create from the snapshot: its files" "snap" "$(jf 'j["stdout"].strip()')"
+	api DELETE "/v1/snapshots/$snap"
+	assert_eq "snapshots DELETE: 200" 200 "$code"
+	stop_serve
+	assert_eq "SIGTERM: the server exits 0" 0 "$serve_rc"
+	assert_eq "and takes down the sandboxes it made" "" "$(ls "$(state_dir)" | grep -v '\.token$')"
+	check "its socket is removed" test ! -e "$SOCK"
+}
+
+# Errors: a JSON body with a code and the message the CLI prints.
+t_errors() {
+	start_serve || return
+	sr exec nope -- true
+	api POST /v1/sandboxes/nope/exec '{"argv": ["true"]}'
+	assert_eq "no such sandbox: 404 not_found" "404 not_found" "$code $(jf 'j["code"]')"
+	assert_eq "with the CLI's own line" "$errout" "$(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"memory": "lots"}'
+	sr create --memory lots
+	assert_eq "a bad limit: 400, the CLI's line" "400 $errout" "$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"memroy": "1G"}'
+	assert_match "an unknown key: 400 naming it" '^400 .*unknown key "memroy"' "$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"net": '
+	assert_eq "JSON that is not: 400" "400 bad_request" "$code $(jf 'j["code"]')"
+	api POST /v1/sandboxes "$(python3 -c 'print("["*100 + "]"*100)')"
+	assert_eq "JSON nested too deep: 400" 400 "$code"
+	api PATCH /v1/sandboxes
+	assert_eq "a method the resource has not: 405" "405 method_not_allowed" "$code $(jf 'j["code"]')"
+	api GET /v1/nothing
+	assert_eq "no such resource: 404" 404 "$code"
+	api POST /v1/deployments/x/invoke '{}'
+	assert_eq "deployments: 501 not_supported" "501 not_supported" "$code $(jf 'j["code"]')"
+	api POST /v1/sandboxes/nope/exec '{"argv": []}'
+	assert_eq "exec with an empty argv: 400" 400 "$code"
+	stop_serve
+}
+
+# TCP: a bearer token from a 0600 file; the Unix socket: the server's own user only.
+t_auth() {
+	local other
+	start_serve --listen 127.0.0.1:0 || return
+	assert_eq "the token's file: 0600, the user's" "600 $(as_user id -u)" "$(stat -c '%a %u' "$TOKEN_FILE")"
+	assert_match "a token of 64 hex digits" '^[0-9a-f]{64}$' "$TOKEN"
+	code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/v1/health")
+	assert_eq "TCP without the token: 401" 401 "$code"
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer ${TOKEN:0:63}x" "$URL/v1/health")
+	assert_eq "with a wrong one: 401" 401 "$code"
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$URL/v1/health")
+	assert_eq "with it: 200" 200 "$code"
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-API-Key: $TOKEN" "$URL/v1/sandboxes")
+	assert_eq "as E2B's X-API-Key too" 200 "$code"
+	# Another user on the Unix socket: refused at accept, whatever the socket's mode.
+	if [ "$SR_AS" = user ]; then other=root; else other=nobody; fi
+	chmod 0711 "$(state_dir)"
+	chmod 0666 "$SOCK"
+	if [ "$other" = root ]; then
+		out=$(curl -s -m 5 --unix-socket "$SOCK" http://x/v1/health)
+	else
+		out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups -- curl -s -m 5 --unix-socket "$SOCK" http://x/v1/health)
+	fi
+	rc=$?
+	chmod 0600 "$SOCK"
+	chmod 0700 "$(state_dir)"
+	# curl says "could not connect", "empty reply" or "reset", by how soon it is cut off.
+	assert_match "another user ($other) on the Unix socket: cut off, nothing answered" '^(7|52|56) $' "$rc $out"
+	api GET /v1/health
+	assert_eq "the server goes on for its own user" 200 "$code"
+	stop_serve
+	check "its token file is removed at the end" test ! -e "$TOKEN_FILE"
+}
+
+# Warm pools: creates answered from sandboxes made ahead, each used once, refilled.
+t_warm() {
+	local sb n
+	start_serve --warm offline=2 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 2 ]'
+	assert_eq "two warm sandboxes ready" 2 "$(jf 'j["pools"][0]["ready"]')"
+	sr ls
+	assert_eq "ls shows them warm" 2 "$(grep -c ' warm ' <<<"$out")"
+	api POST /v1/sandboxes '{"profile": "offline", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	assert_eq "a create of the pool's profile: one of them, running, with its deadline" \
+		"201 running 1" "$code $(jf 'j["state"]') $(jf '1 if j["expires"] else 0')"
+	api GET /v1/pools
+	assert_eq "taken from the pool" 1 "$(jf 'j["pools"][0]["taken"]')"
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 2 ]'
+	assert_eq "and made up for in the background" 2 "$(jf 'j["pools"][0]["ready"]')"
+	api POST /v1/sandboxes '{"profile": "offline", "memory": "256M"}'
+	api GET /v1/pools
+	assert_eq "another configuration is made cold: the pool untouched" 1 "$(jf 'j["pools"][0]["taken"]')"
+	stop_serve
+	n=$(ls "$(state_dir)" | grep -vc '\.token$')
+	assert_eq "SIGTERM: warm ones and made ones all gone" 0 "$n"
+	# Killed: its warm sandboxes go with it (held), the ones it made live on until rm.
+	start_serve --warm offline=1 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	api POST /v1/sandboxes '{"net": "none"}'
+	sb=$(jf 'j["id"]')
+	kill -9 "$SERVE_PID"
+	wait "$SERVE_PID" 2>/dev/null
+	until_ok 10 eval '[ "$(ls "$(state_dir)" | grep -c "^[0-9a-f]\{32\}$")" = 1 ]'
+	sr ls --json
+	assert_eq "killed: its warm one is gone, the one it made lives" "$sb" \
+		"$(python3 -c 'import json,sys; print(" ".join(x["id"] for x in json.load(sys.stdin)))' <<<"$out")"
+	sr rm "$sb"
+}
+
+# What a client can do to the server: nothing but its own requests.
+t_hostile() {
+	local sb pid i pids
+	start_serve --max-sandboxes 2 --max-body 64K --client-timeout 2s || return
+	# Malformed HTTP, binary garbage, a request line of 100 KiB: answered or cut off.
+	as_user python3 - "$SOCK" <<'EOF'
+import os, socket, sys
+for data in [b"GARBAGE\r\n\r\n", os.urandom(4096), b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\n\r\n",
+             b"GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+             b"POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\n"]:
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(5)
+    try:
+        s.sendall(data); s.recv(4096)
+    except OSError:
+        pass
+    s.close()
+EOF
+	api GET /v1/health
+	assert_eq "malformed HTTP and garbage: the server answers the next client" 200 "$code"
+	head -c 10000000 /dev/zero >"$SR_OUT/big-$SR_AS"
+	code=$(as_user curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -X POST \
+		--data-binary @"$SR_OUT/big-$SR_AS" http://x/v1/sandboxes)
+	assert_eq "a body over --max-body: 413 at once" 413 "$code"
+	code=$(as_user curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -X POST -H 'Transfer-Encoding: chunked' \
+		--data-binary @"$SR_OUT/big-$SR_AS" http://x/v1/sandboxes)
+	rc=$?
+	assert_match "chunked, with no length said: cut off once past it" '^(52|55|56) (000|100)$' "$rc $code"
+	rm -f "$SR_OUT/big-$SR_AS"
+	# A slow client: dropped after --client-timeout of silence.
+	out=$(as_user python3 - "$SOCK" <<'EOF'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(10)
+s.sendall(b"GET /v1/health HTTP/1.1\r\nHo")
+t = time.time()
+print("closed" if s.recv(100) == b"" else "answered", round(time.time() - t))
+EOF
+)
+	assert_match "a client silent for the timeout: cut off" "^closed [234]$" "$out"
+	# Mid-stream: the client goes, its process is killed, the server goes on.
+	api POST /v1/sandboxes '{"net": "none"}'
+	sb=$(jf 'j["id"]')
+	(as_user_exec curl -s -N --unix-socket "$SOCK" -X POST -d '{"cmd": "echo started; exec sleep 3600", "stream": true}' \
+		"http://x/v1/sandboxes/$sb/exec" >"$SR_OUT/stream-$SR_AS") &
+	pid=$!
+	until_ok 10 grep -q started "$SR_OUT/stream-$SR_AS"
+	check "the streamed command runs" sleeping 3600
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	until_gone 10 sleeping 3600
+	check "the client hung up mid-stream: its process is killed" _fails sleeping 3600
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["true"]}'
+	assert_eq "and the sandbox serves the next exec" "200 0" "$code $(jf 'j["exit_code"]')"
+	# The same while the answer is not streamed: the server notices the hang-up too.
+	(as_user_exec curl -s --unix-socket "$SOCK" -X POST -d '{"cmd": "exec sleep 3601"}' \
+		"http://x/v1/sandboxes/$sb/exec" >/dev/null) &
+	pid=$!
+	until_ok 10 sleeping 3601
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	until_gone 10 sleeping 3601
+	check "a buffered exec whose client hung up: killed too" _fails sleeping 3601
+	# The cap on live sandboxes made through the server.
+	api POST /v1/sandboxes '{"net": "none"}'
+	assert_eq "a second sandbox: made" 201 "$code"
+	api POST /v1/sandboxes '{"net": "none"}'
+	assert_eq "past --max-sandboxes: 429 too_many" "429 too_many" "$code $(jf 'j["code"]')"
+	api DELETE "/v1/sandboxes/$sb"
+	api POST /v1/sandboxes '{"net": "none"}'
+	assert_eq "room again once one is removed" 201 "$code"
+	# Many clients at once, each answered.
+	pids=()
+	for i in $(seq 20); do
+		as_user curl -s -o /dev/null -w '%{http_code}\n' --unix-socket "$SOCK" http://x/v1/sandboxes &
+		pids+=($!)
+	done >"$SR_OUT/many-$SR_AS"
+	wait "${pids[@]}"
+	assert_eq "20 clients at once: 20 answers" "20" "$(grep -c '^200$' "$SR_OUT/many-$SR_AS")"
+	stop_serve
+	assert_eq "SIGTERM: 0, nothing left" "0 " "$serve_rc $(ls "$(state_dir)" | grep -v '\.token$')"
+}
+
+# What a sandbox reaches of the API: nothing. Not the socket (another mount
+# namespace; the state directory is not in it), not the TCP listener (its
+# loopback is its own; with --net egress the host's addresses are refused,
+# slirp4netns' 10.0.2.2 too). Whatever answers a connection from inside
+# (this host's upstream takes any), it is never the API.
+t_from_inside() {
+	local sb net probe
+	start_serve --listen 127.0.0.1:0 || return
+	probe='import socket, sys, os
+port, token, sock = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+print("socket:", "visible" if os.path.exists(sock) else "absent")
+hosts = ["127.0.0.1", "10.0.2.2"] + sys.argv[4:]
+for h in hosts:
+    s = socket.socket(); s.settimeout(3)
+    try:
+        s.connect((h, port))
+        s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token.encode() + b"\r\nConnection: close\r\n\r\n")
+        got = s.recv(4096)
+        print(h, "API" if b"\"api\":\"v1\"" in got else "not the API")
+    except OSError as e:
+        print(h, "refused" if isinstance(e, ConnectionRefusedError) else "failed")
+    s.close()'
+	for net in none egress; do
+		if [ "$net" = egress ] && ! have_egress; then
+			skip "from a --net egress sandbox" "no egress helper or /dev/net/tun here"
+			continue
+		fi
+		api POST /v1/sandboxes "{\"net\": \"$net\"}"
+		sb=$(jf 'j["id"]')
+		api POST "/v1/sandboxes/$sb/exec" "$(python3 -c 'import json,sys; print(json.dumps({"argv": ["python3", "-c"] + sys.argv[1:]}))' \
+			"$probe" "${URL##*:}" "$TOKEN" "$SOCK" $(hostname -I 2>/dev/null))"
+		assert_eq "--net $net: the socket is not in the sandbox" "socket: absent" "$(jf 'j["stdout"].splitlines()[0]')"
+		assert_eq "--net $net: no connection from inside reaches the API" "" "$(jf '"\n".join(l for l in j["stdout"].splitlines()[1:] if l.endswith(" API"))')"
+		assert_match "--net $net: the sandbox's own 127.0.0.1 refuses" "^127.0.0.1 refused$" "$(jf 'j["stdout"].splitlines()[1]')"
+		api DELETE "/v1/sandboxes/$sb"
+	done
+	stop_serve
+}
+
+for_each_user t_walkthrough t_errors t_auth t_warm t_hostile t_from_inside
+done_testing
