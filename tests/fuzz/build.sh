@@ -39,7 +39,8 @@ fi
 CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=all -Wall -Wextra -Wno-unused-parameter
 	-include $builddir/config.h -iquote $srcdir/src/base -iquote $srcdir/src/lib -iquote $srcdir/src/lib/child
-	-iquote $srcdir/src/lib/net -iquote $srcdir/src/gen -iquote $srcdir/src/cli -iquote $srcdir/tests/fuzz
+	-iquote $srcdir/src/lib/net -iquote $srcdir/src/gen -iquote $srcdir/src/cli -iquote $srcdir/src/api
+	-iquote $srcdir/tests/fuzz
 	-DSR_DATADIR=\"/nonexistent/sandbox-run-fuzz\"
 	$(pkg-config --cflags libarchive inih jansson libsystemd)"
 LIBS="$(pkg-config --libs inih jansson) -ldl -lm"
@@ -48,7 +49,7 @@ LIBS="$(pkg-config --libs inih jansson) -ldl -lm"
 
 modules="base/log base/units base/json lib/config lib/profile cli/options lib/agent lib/archive base/dl
 	lib/env lib/net/dns lib/snapshot lib/state lib/hostpath lib/cgroup lib/cgroup-v1 lib/cgroup-v2
-	lib/cgroup-systemd lib/cgroup-rlimit"
+	lib/cgroup-systemd lib/cgroup-rlimit api/route api/body"
 objs="$obj/profiles-builtin.o $obj/fuzz-common.o"
 # shellcheck disable=SC2086
 "$CLANG" $CFLAGS -c "$obj/profiles-builtin.c" -o "$obj/profiles-builtin.o"
