@@ -356,11 +356,38 @@ static bool hex_prefix(const char *s)
 	return true;
 }
 
+/*
+ * A whole id: its own entry, without reading every other one (a whole id
+ * comes first anyway). What the API does for each request, and most
+ * verbs: the cost no longer grows with the number of sandboxes.
+ */
+static bool find_id(const char *statedir, const char *id, struct sr_entry *ret)
+{
+	_cleanup_close_ int fd = open(statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dirfd = -1;
+
+	if (fd < 0 || !live_or_remove(fd, statedir, id))
+		return false;
+	dirfd = openat(fd, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	*ret = (struct sr_entry){0};
+	memcpy(ret->id, id, 33);
+	if (dirfd < 0 || asprintf(&ret->dir, "%s/%s", statedir, id) < 0) {
+		ret->dir = NULL;
+		return false;
+	}
+	ret->state = read_state(dirfd);
+	return true;
+}
+
 int sr_state_find(const char *statedir, const char *ref, struct sr_entry *ret, struct sr_error *err)
 {
 	struct sr_entry *v = NULL;
 	size_t n = 0, match = SIZE_MAX, matches = 0;
-	int r = sr_state_list(statedir, &v, &n, err);
+	int r;
+
+	if (valid_id(ref) && find_id(statedir, ref, ret))
+		return 0;
+	r = sr_state_list(statedir, &v, &n, err);
 
 	if (r < 0)
 		return r;
