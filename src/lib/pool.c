@@ -11,6 +11,12 @@
 
 #define BACKOFF_FIRST_MS 1000
 #define BACKOFF_MAX_MS	 60000
+/*
+ * A take's refill starts this much later, not in the middle of the request
+ * that took one: making a sandbox is a fork and a few milliseconds of CPU
+ * that the taker's next steps (its exec) would wait behind on a small host.
+ */
+#define REFILL_DELAY_MS 50
 
 struct warm {
 	struct sr_launch launch; /* being made: its keeper's answer (launch.fd >= 0) */
@@ -28,7 +34,8 @@ struct sr_pool {
 	 */
 	int ep;
 	int timerfd; /* the wait after a failure */
-	bool waiting;
+	int soonfd;  /* a take's refill, a little later */
+	bool waiting, deferred;
 	uint64_t backoff_ms;
 	struct sr_pool_stats stats;
 };
@@ -62,15 +69,17 @@ int sr_pool_new(const struct sr_pool_opts *o, struct sr_pool **ret, struct sr_er
 		return sr_error_errno(err, -ENOMEM, "pool");
 	}
 	p->o = *o;
-	p->timerfd = -1;
+	p->timerfd = p->soonfd = -1;
 	p->ep = -1;
 	if (!p->o.parallel)
 		p->o.parallel = 1;
 	for (size_t i = 0; i < o->size; i++)
 		p->v[i] = (struct warm){.launch.fd = -1, .hold = -1};
 	p->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	p->soonfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	p->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (p->timerfd < 0 || p->ep < 0 || watch(p, p->timerfd) < 0) {
+	if (p->timerfd < 0 || p->soonfd < 0 || p->ep < 0 || watch(p, p->timerfd) < 0 ||
+	    watch(p, p->soonfd) < 0) {
 		r = sr_error_errno(err, sr_negerrno(), "pool: timer");
 		sr_pool_free(p);
 		return r;
@@ -179,7 +188,8 @@ static void refill(struct sr_pool *p)
 
 	for (size_t i = 0; i < p->o.size; i++)
 		making += p->v[i].launch.fd >= 0;
-	for (size_t i = 0; i < p->o.size && making < p->o.parallel && !p->waiting; i++) {
+	for (size_t i = 0; i < p->o.size && making < p->o.parallel && !p->waiting && !p->deferred;
+	     i++) {
 		struct sr_error err = {0};
 
 		if (!unused(&p->v[i]))
@@ -203,6 +213,8 @@ void sr_pool_dispatch(struct sr_pool *p)
 
 	if (read(p->timerfd, &x, sizeof(x)) == (ssize_t)sizeof(x))
 		p->waiting = false;
+	if (read(p->soonfd, &x, sizeof(x)) == (ssize_t)sizeof(x))
+		p->deferred = false;
 	for (size_t i = 0; i < p->o.size; i++) {
 		struct warm *w = &p->v[i];
 
@@ -212,6 +224,18 @@ void sr_pool_dispatch(struct sr_pool *p)
 			check_held(w);
 	}
 	refill(p);
+}
+
+static void refill_soon(struct sr_pool *p)
+{
+	struct itimerspec its = {.it_value.tv_nsec = REFILL_DELAY_MS * 1000000L};
+
+	if (p->deferred)
+		return;
+	if (timerfd_settime(p->soonfd, 0, &its, NULL) == 0)
+		p->deferred = true;
+	else
+		refill(p);
 }
 
 int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_error *err)
@@ -245,11 +269,11 @@ int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_erro
 		/* Taken, or gone meanwhile (the next one, then). */
 		drop(w);
 		if (r > 0) {
-			refill(p);
+			refill_soon(p);
 			return 0;
 		}
 	}
-	refill(p);
+	refill_soon(p);
 	return sr_error_msg(err, -EAGAIN, "no warm sandbox is ready");
 }
 
@@ -282,6 +306,7 @@ void sr_pool_free(struct sr_pool *p)
 	free(p->v);
 	free(p->statedir);
 	sr_closep(&p->timerfd);
+	sr_closep(&p->soonfd);
 	sr_closep(&p->ep);
 	free(p);
 }

@@ -7,7 +7,9 @@
  * the pool's process is killed). sr_pool_take() hands one over --
  * released, with the deadline asked for -- and it is the taker's from
  * then on: used once, then removed (rm). The pool makes another in the
- * background, from the caller's event loop.
+ * background, from the caller's event loop, starting 50 ms after a take
+ * (not in the middle of the request that took one; takes in a burst are
+ * all served before a refill competes with them).
  *
  * A pool that cannot make a sandbox (a bad profile, a host without a
  * helper) says why once on its sink and tries again later, each time
