@@ -274,14 +274,13 @@ static json_t *text_or_base64(const struct buf *b, bool base64)
 static json_t *result_json(struct exec_job *x, json_t *ev, const char *error)
 {
 	json_t *record = json_object_get(ev, "record"), *code = json_object_get(ev, "exit_code");
-	json_t *j = json_pack(
-	    "{sIsOsOsf}", "exit_code",
-	    json_is_integer(code) ? json_integer_value(code) : (json_int_t)125, "status",
-	    json_object_get(record, "status") ? json_object_get(record, "status")
-					      : json_string("error"),
-	    "signal",
-	    json_object_get(record, "signal") ? json_object_get(record, "signal") : json_null(),
-	    "wall_ms", (double)(sr_monotonic_ns() - x->start_ns) / 1e6);
+	const char *status = json_string_value(json_object_get(record, "status"));
+	json_t *sig = json_object_get(record, "signal");
+	json_t *j =
+	    json_pack("{sIsssOsf}", "exit_code",
+		      json_is_integer(code) ? json_integer_value(code) : (json_int_t)125, "status",
+		      status ? status : "error", "signal", sig ? sig : json_null(), "wall_ms",
+		      (double)(sr_monotonic_ns() - x->start_ns) / 1e6);
 
 	if (!j)
 		return NULL;

@@ -42,15 +42,29 @@ int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, siz
 	k->s = s;
 	k->fd = -1;
 	k->w = NULL;
-	r = sr_state_find(s->statedir, ref, &e, err);
-	if (r < 0)
-		return r;
-	memcpy(k->id, e.id, sizeof(k->id));
-	snprintf(k->dir, sizeof(k->dir), "%s", e.dir);
-	sr_entry_free(&e);
-	r = sr_ctl_connect(k->dir, &k->fd, err);
-	if (r < 0)
-		return r;
+	/*
+	 * A whole id (what clients hold): its keeper's socket at once. Only a
+	 * live keeper listens there; anything else (gone, a name, a prefix)
+	 * is looked up as the verbs do, for their answer or their message.
+	 */
+	if (strlen(ref) == 32 && strspn(ref, "0123456789abcdef") == 32) {
+		snprintf(k->dir, sizeof(k->dir), "%s/%s", s->statedir, ref);
+		if (sr_ctl_connect(k->dir, &k->fd, err) == 0) {
+			memcpy(k->id, ref, 33);
+			sr_error_clear(err);
+		}
+	}
+	if (k->fd < 0) {
+		r = sr_state_find(s->statedir, ref, &e, err);
+		if (r < 0)
+			return r;
+		memcpy(k->id, e.id, sizeof(k->id));
+		snprintf(k->dir, sizeof(k->dir), "%s", e.dir);
+		sr_entry_free(&e);
+		r = sr_ctl_connect(k->dir, &k->fd, err);
+		if (r < 0)
+			return r;
+	}
 	r = sr_ctl_send(k->fd, req, fds, n_fds);
 	if (r < 0) {
 		kcall_stop(k);
