@@ -360,7 +360,7 @@ static int setup_signals(struct srv *s, struct sr_error *err)
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return sr_error_errno(err, sr_negerrno(), "serve: signals");
 	s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (s->sigfd < 0 || !srv_watch(s, s->sigfd, EPOLLIN, on_signal, NULL))
+	if (s->sigfd < 0 || !(s->sig_w = srv_watch(s, s->sigfd, EPOLLIN, on_signal, NULL)))
 		return sr_error_errno(err, s->sigfd < 0 ? sr_negerrno() : -ENOMEM,
 				      "serve: signalfd");
 	return 0;
@@ -372,7 +372,7 @@ static int setup_tick(struct srv *s, struct sr_error *err)
 
 	s->tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (s->tickfd < 0 || timerfd_settime(s->tickfd, 0, &its, NULL) < 0 ||
-	    !srv_watch(s, s->tickfd, EPOLLIN, on_tick, NULL))
+	    !(s->tick_w = srv_watch(s, s->tickfd, EPOLLIN, on_tick, NULL)))
 		return sr_error_errno(err, sr_negerrno(), "serve: timer");
 	return 0;
 }
@@ -562,6 +562,12 @@ void sr_serve_free(struct sr_serve *ss)
 		sr_closep(&s->listeners[i].fd);
 		free(s->listeners[i].path);
 	}
+	srv_unwatch(s, &s->sig_w);
+	srv_unwatch(s, &s->tick_w);
+	for (unsigned i = 0; i < s->n_listeners; i++)
+		srv_unwatch(s, &s->listeners[i].w);
+	for (unsigned i = 0; i < s->n_pools; i++)
+		srv_unwatch(s, &s->pools[i].w);
 	for (size_t i = 0; i < s->n_made; i++) {
 		free(s->made[i].template);
 		if (s->made[i].metadata)

@@ -18,6 +18,7 @@ struct srv {
 	char *statedir;
 	int ep; /* every fd of the server's, libmicrohttpd's epoll fd among them */
 	int sigfd, tickfd;
+	struct watch *sig_w, *tick_w;
 	struct listener listeners[SR_SERVE_LISTEN_MAX];
 	unsigned n_listeners;
 	char token[65];

@@ -87,7 +87,12 @@ say('page', page)
 const bg = await sbx.commands.run('sleep 600', { background: true })
 say('listed', (await sbx.commands.list()).some((p) => p.pid === bg.pid && p.args.includes('sleep 600')))
 say('bgKilled', await sbx.commands.kill(bg.pid))
-say('listedAfter', (await sbx.commands.list()).filter((p) => p.args.includes('sleep 600')).length)
+let listed = 1
+for (let i = 0; i < 100 && listed; i++) {
+  listed = (await sbx.commands.list()).filter((p) => p.args.includes('sleep 600')).length
+  if (listed) await new Promise((r) => setTimeout(r, 20))
+}
+say('listedAfter', listed)
 say('makeDir', await sbx.files.makeDir('made/deeper'))
 say('exists', [await sbx.files.exists('made/deeper'), await sbx.files.exists('nothing-here')])
 await sbx.files.remove('made')
