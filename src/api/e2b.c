@@ -66,6 +66,7 @@ static void created(struct req *r, const char *id, const struct sr_error *err)
 		return srv_answer_err(r, NULL, err);
 	if (sr_state_find(srv_statedir(r->s), id, &e, &ferr) < 0)
 		return srv_answer_err(r, NULL, &ferr);
+	srv_made_state(r->s, id, e.state);
 	srv_answer_json(r, MHD_HTTP_CREATED, detail(r, id, e.state));
 	sr_entry_free(&e);
 }

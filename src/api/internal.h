@@ -185,8 +185,16 @@ struct made {
 	json_t *metadata;
 	int64_t started_ms;
 	uint64_t timeout_ms;
+	bool warm;	    /* taken from a pool */
+	int64_t expires_ms; /* warm: its deadline (wall clock ms, 0: none) */
 };
 struct made *srv_made_find(struct srv *s, const char *id);
+/*
+ * A warm sandbox's release is not waited for (pool.h): its state file may
+ * still say "warm" for a moment. state (read from it) is made to say what
+ * it will: running, with its deadline.
+ */
+void srv_made_state(struct srv *s, const char *id, json_t *state);
 void srv_made_forget(struct srv *s, const char *id);
 
 /*

@@ -203,8 +203,8 @@ void srv_made_forget(struct srv *s, const char *id)
 	*m = s->made[--s->n_made];
 }
 
-static void made_add(struct srv *s, const char *id, const struct sr_api_create *c,
-		     const char *template)
+static struct made *made_add(struct srv *s, const char *id, const struct sr_api_create *c,
+			     const char *template)
 {
 	struct timespec now;
 	struct made *m;
@@ -214,7 +214,7 @@ static void made_add(struct srv *s, const char *id, const struct sr_api_create *
 		struct made *nv = realloc(s->made, cap * sizeof(*nv));
 
 		if (!nv)
-			return;
+			return NULL;
 		s->made = nv;
 		s->cap_made = cap;
 	}
@@ -226,6 +226,30 @@ static void made_add(struct srv *s, const char *id, const struct sr_api_create *
 	m->timeout_ms = c->has_timeout ? c->timeout_ms : 0;
 	clock_gettime(CLOCK_REALTIME, &now);
 	m->started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	return m;
+}
+
+void srv_made_state(struct srv *s, const char *id, json_t *state)
+{
+	struct made *m = srv_made_find(s, id);
+	time_t sec;
+	struct tm tm;
+	char buf[32];
+
+	if (!m || !m->warm || !json_is_object(state) ||
+	    !sr_streq(json_string_value(json_object_get(state, "state")), "warm"))
+		return;
+	json_object_set_new(state, "state", json_string("running"));
+	if (!m->expires_ms) {
+		json_object_set_new(state, "expires", json_null());
+		json_object_set_new(state, "expires_ms", json_null());
+		return;
+	}
+	sec = (time_t)(m->expires_ms / 1000);
+	gmtime_r(&sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_set_new(state, "expires", json_string(buf));
+	json_object_set_new(state, "expires_ms", json_integer(m->expires_ms));
 }
 
 struct create_job {
@@ -275,7 +299,9 @@ static const struct job_ops create_ops = {.gone = create_gone};
 void srv_create(struct req *r, struct sr_api_create *c, const char *template, create_done_fn done)
 {
 	struct srv *s = r->s;
-	struct sr_pool *pool = c->poolable ? srv_pool(s, c->profile) : NULL;
+	struct warm_pool *wp = c->poolable ? srv_warm(s, c->profile) : NULL;
+	struct sr_pool *pool = wp ? wp->pool : NULL;
+	uint64_t timeout = c->has_timeout ? c->timeout_ms : wp ? wp->config.timeout_ms : 0;
 	struct sr_error err = {0};
 	struct create_job *cj;
 	struct sr_config cfg;
@@ -291,9 +317,13 @@ void srv_create(struct req *r, struct sr_api_create *c, const char *template, cr
 		sr_api_create_free(c);
 		return done(r, NULL, &err);
 	}
-	if (pool &&
-	    sr_pool_take(pool, c->has_timeout ? c->timeout_ms : UINT64_MAX, id, &err) == 0) {
-		made_add(s, id, c, template);
+	if (pool && sr_pool_take(pool, timeout, id, &err) == 0) {
+		struct made *m = made_add(s, id, c, template);
+
+		if (m) {
+			m->warm = true;
+			m->expires_ms = timeout ? m->started_ms + (int64_t)timeout : 0;
+		}
 		sr_api_create_free(c);
 		return done(r, id, NULL);
 	}

@@ -55,9 +55,10 @@ static void created(struct req *r, const char *id, const struct sr_error *err)
 	if (!id)
 		return srv_answer_err(r, NULL, err);
 	/* What ls shows of it: the keeper wrote it before answering. */
-	if (sr_state_find(srv_statedir(r->s), id, &e, &ferr) == 0 && e.state)
+	if (sr_state_find(srv_statedir(r->s), id, &e, &ferr) == 0 && e.state) {
 		j = json_incref(e.state);
-	else
+		srv_made_state(r->s, id, j);
+	} else
 		j = json_pack("{ss}", "id", id);
 	sr_entry_free(&e);
 	srv_answer_json(r, MHD_HTTP_CREATED, j);

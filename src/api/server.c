@@ -588,12 +588,12 @@ void sr_serve_free(struct sr_serve *ss)
 	free(s);
 }
 
-struct sr_pool *srv_pool(struct srv *s, const char *profile)
+struct warm_pool *srv_warm(struct srv *s, const char *profile)
 {
 	for (unsigned i = 0; i < s->n_pools; i++)
 		if (s->pools[i].pool &&
 		    strcmp(s->pools[i].profile, profile ? profile : "default") == 0)
-			return s->pools[i].pool;
+			return &s->pools[i];
 	return NULL;
 }
 

@@ -39,5 +39,5 @@ struct srv {
 /* http.c: libmicrohttpd's daemon, in the server's loop. */
 int srv_http_start(struct srv *s, struct sr_error *err);
 void srv_http_stop(struct srv *s);
-/* The pool of a profile, NULL if none (keepers.c takes warm sandboxes from it). */
-struct sr_pool *srv_pool(struct srv *s, const char *profile);
+/* The warm pool of a profile, NULL if none (keepers.c takes warm sandboxes from it). */
+struct warm_pool *srv_warm(struct srv *s, const char *profile);

@@ -51,7 +51,9 @@ void sr_pool_dispatch(struct sr_pool *p);
 /*
  * A warm sandbox, released with a deadline of ms from now (UINT64_MAX:
  * the configuration's timeout; 0: none): its id in ret_id. -EAGAIN when
- * none is ready.
+ * none is ready. The release is sent, not waited for (its keeper reads
+ * it before the held connection's end): state.json says "running" and
+ * the deadline a moment later.
  */
 int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_error *err);
 

@@ -197,6 +197,9 @@ t_warm() {
 	sb=$(jf 'j["id"]')
 	assert_eq "a create of the pool's profile: one of them, running, with its deadline" \
 		"201 running 1" "$code $(jf 'j["state"]') $(jf '1 if j["expires"] else 0')"
+	api GET "/v1/sandboxes/$sb"
+	assert_eq "its keeper says so too: running, a deadline 2 minutes away" "running 1" \
+		"$(jf 'j["state"]') $(jf '1 if 100000 < j["expires_ms"] - __import__("time").time() * 1000 <= 120000 else 0')"
 	api GET /v1/pools
 	assert_eq "taken from the pool" 1 "$(jf 'j["pools"][0]["taken"]')"
 	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 2 ]'
