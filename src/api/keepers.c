@@ -280,9 +280,11 @@ static void on_launch(struct srv *s, void *ctx, uint32_t events)
 	(void)events;
 	if (!sr_launch_read(&cj->launch))
 		return;
+	/* Out of the loop before it is closed (launch.h says why). */
+	srv_unwatch(s, &cj->w);
+	sr_launch_cancel(&cj->launch);
 	if (cj->launch.id[0])
 		made_add(s, cj->launch.id, &cj->c, cj->template);
-	srv_unwatch(s, &cj->w);
 	if (r)
 		cj->done(r, cj->launch.id[0] ? cj->launch.id : NULL, &cj->launch.err);
 	create_free(cj);

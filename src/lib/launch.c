@@ -109,8 +109,6 @@ bool sr_launch_read(struct sr_launch *l)
 		if (l->len == sizeof(l->buf) - 1)
 			l->len = 0;
 	}
-	if (l->done)
-		sr_launch_cancel(l);
 	return l->done;
 }
 

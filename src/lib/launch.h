@@ -36,7 +36,13 @@ struct sr_launch {
  */
 int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const struct sr_sink *sink,
 		    struct sr_launch *l, struct sr_error *err);
-/* Reads what the keeper said so far (never blocks): true once l->done. */
+/*
+ * Reads what the keeper said so far (never blocks): true once l->done.
+ * The pipe stays open: the caller takes it out of its poll set, then
+ * closes it with sr_launch_cancel(). (Closing an fd does not take it out
+ * of an epoll set while another process still holds the file -- a keeper
+ * being forked at that moment does, until it closes what it inherited.)
+ */
 bool sr_launch_read(struct sr_launch *l);
-/* Gives up waiting: the pipe is closed, and a keeper not yet ready ends its sandbox. */
+/* Closes the pipe; before the answer, that makes the keeper end its sandbox. */
 void sr_launch_cancel(struct sr_launch *l);

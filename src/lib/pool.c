@@ -29,8 +29,10 @@ struct sr_pool {
 	char *statedir;
 	struct warm *v; /* o.size of them; unused ones have launch.fd == hold == -1 */
 	/*
-	 * Every fd of the pool's, for the caller to poll as one. Each is the
-	 * only reference to its file, so closing it takes it out of the set.
+	 * Every fd of the pool's, for the caller to poll as one. Each is taken
+	 * out before it is closed: a keeper being forked (ours or a caller's)
+	 * holds a copy of every fd for a moment, and the set keeps an fd whose
+	 * file is still open somewhere, closed here or not.
 	 */
 	int ep;
 	int timerfd; /* the wait after a failure */
@@ -45,8 +47,16 @@ static bool unused(const struct warm *w)
 	return w->launch.fd < 0 && w->hold < 0;
 }
 
-static void drop(struct warm *w)
+static void unwatch(struct sr_pool *p, int fd)
 {
+	if (fd >= 0)
+		epoll_ctl(p->ep, EPOLL_CTL_DEL, fd, NULL);
+}
+
+static void drop(struct sr_pool *p, struct warm *w)
+{
+	unwatch(p, w->launch.fd);
+	unwatch(p, w->hold);
 	sr_launch_cancel(&w->launch);
 	sr_closep(&w->hold);
 	*w = (struct warm){.launch.fd = -1, .hold = -1};
@@ -156,7 +166,7 @@ static void made(struct sr_pool *p, struct warm *w)
 
 	if (!w->launch.id[0]) {
 		failed(p, &w->launch.err);
-		drop(w);
+		drop(p, w);
 		return;
 	}
 	if (hold(p, w, &err) == 0 && watch(p, w->hold) == 0) {
@@ -170,16 +180,16 @@ static void made(struct sr_pool *p, struct warm *w)
 		(void)sr_ctl_call(dir, rm, NULL, &rmerr);
 	json_decref(rm);
 	failed(p, &err);
-	drop(w);
+	drop(p, w);
 }
 
 /* A held sandbox's connection is readable: its keeper hung up (rm, a signal): gone. */
-static void check_held(struct warm *w)
+static void check_held(struct sr_pool *p, struct warm *w)
 {
 	struct pollfd pfd = {.fd = w->hold, .events = POLLIN};
 
 	if (poll(&pfd, 1, 0) == 1)
-		drop(w);
+		drop(p, w);
 }
 
 static void refill(struct sr_pool *p)
@@ -200,7 +210,7 @@ static void refill(struct sr_pool *p)
 			if (!err.code)
 				sr_error_errno(&err, sr_negerrno(), "pool: epoll");
 			failed(p, &err);
-			drop(&p->v[i]);
+			drop(p, &p->v[i]);
 			break;
 		}
 		making++;
@@ -218,10 +228,12 @@ void sr_pool_dispatch(struct sr_pool *p)
 	for (size_t i = 0; i < p->o.size; i++) {
 		struct warm *w = &p->v[i];
 
-		if (w->launch.fd >= 0 && sr_launch_read(&w->launch))
+		if (w->launch.fd >= 0 && sr_launch_read(&w->launch)) {
+			unwatch(p, w->launch.fd);
+			sr_launch_cancel(&w->launch);
 			made(p, w);
-		else if (w->hold >= 0)
-			check_held(w);
+		} else if (w->hold >= 0)
+			check_held(p, w);
 	}
 	refill(p);
 }
@@ -251,7 +263,7 @@ int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_erro
 		/* Its keeper hung up meanwhile (rm, a signal): gone, the next one then. */
 		pfd = (struct pollfd){.fd = w->hold, .events = POLLIN};
 		if (poll(&pfd, 1, 0) == 1) {
-			drop(w);
+			drop(p, w);
 			continue;
 		}
 		req = json_pack("{ss}", "op", "release");
@@ -269,7 +281,7 @@ int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_erro
 			memcpy(ret_id, w->id, 33);
 			p->stats.taken++;
 		}
-		drop(w);
+		drop(p, w);
 		if (r >= 0) {
 			refill_soon(p);
 			return 0;
@@ -304,7 +316,7 @@ void sr_pool_free(struct sr_pool *p)
 	if (!p)
 		return;
 	for (size_t i = 0; p->v && i < p->o.size; i++)
-		drop(&p->v[i]);
+		drop(p, &p->v[i]);
 	free(p->v);
 	free(p->statedir);
 	sr_closep(&p->timerfd);
