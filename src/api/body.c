@@ -395,7 +395,7 @@ int sr_api_parse_exec(json_t *body, struct sr_api_exec *ret, struct sr_error *er
 {
 	static const char *const known[] = {"argv",	    "cmd",     "env",	 "cwd",	  "stdin",
 					    "stdin_base64", "timeout", "stream", "output"};
-	struct sr_api_exec x = {.env = json_array()};
+	struct sr_api_exec x = {0};
 	json_t *argv = json_object_get(body, "argv"), *cmd = json_object_get(body, "cmd");
 	json_t *v;
 	const char *key;
@@ -403,6 +403,7 @@ int sr_api_parse_exec(json_t *body, struct sr_api_exec *ret, struct sr_error *er
 
 	if (!json_is_object(body))
 		return sr_error_msg(err, -EINVAL, "the request is not a JSON object");
+	x.env = json_array();
 	json_object_foreach (body, key, v) {
 		size_t i = 0;
 
