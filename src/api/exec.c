@@ -542,7 +542,7 @@ void sr_api_exec(struct req *r, const struct sr_api_exec *in, bool connect)
 	x->k.on_hup = exec_hup;
 	srv_job_add(r->s, &x->job, &exec_ops, NULL);
 	ret = make_pipes(x, in, child);
-	req = json_pack("{sssOsOsbsI}", "op", "exec", "argv", in->argv, "env", in->env, "tty", 0,
+	req = json_pack("{sssOsOsisI}", "op", "exec", "argv", in->argv, "env", in->env, "pty", 0,
 			"timeout_ms", (json_int_t)in->timeout_ms);
 	if (req && in->cwd)
 		json_object_set_new(req, "cwd", sr_json_string(in->cwd));
