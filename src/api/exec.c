@@ -29,6 +29,7 @@ enum mode {
 	MODE_BUFFER,
 	MODE_NDJSON,
 	MODE_CONNECT,
+	MODE_RAW, /* buffered; stdout the body, the rest in headers (a warm invocation) */
 };
 
 struct buf {
@@ -61,8 +62,16 @@ struct exec_job {
 	int64_t start_ns, sent_ns;
 	uint64_t max_output, timeout_ms;
 	json_t *argv, *cwd, *env; /* envd's List shows them */
+	json_t *extra;		  /* an invocation's: joins the answer */
+	void (*done)(void *ctx);  /* an invocation's: told once it is over */
+	void *done_ctx;
 	struct exec_job *next;
 };
+
+static bool buffered(const struct exec_job *x)
+{
+	return x->mode == MODE_BUFFER || x->mode == MODE_RAW;
+}
 
 static int buf_add(struct buf *b, const void *p, size_t n)
 {
@@ -163,14 +172,14 @@ static int read_output(struct exec_job *x, int i)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n <= 0) {
-		if (x->mode != MODE_BUFFER && x->job.r)
+		if (!buffered(x) && x->job.r)
 			emit_output(x, i, "", 0, true);
 		srv_unwatch(x->job.s, &x->out[i].w);
 		sr_closep(&x->out[i].fd);
 		x->out[i].fd = -1;
 		return -1;
 	}
-	if (x->mode != MODE_BUFFER) {
+	if (!buffered(x)) {
 		/* A client gone (E2B's commands run on): read, and let go. */
 		if (x->job.r)
 			emit_output(x, i, buf, (size_t)n, false);
@@ -250,6 +259,10 @@ static void exec_free(struct exec_job *x)
 		json_decref(x->cwd);
 	if (x->env)
 		json_decref(x->env);
+	if (x->extra)
+		json_decref(x->extra);
+	if (x->done)
+		x->done(x->done_ctx);
 	free(x);
 }
 
@@ -284,7 +297,7 @@ static json_t *result_json(struct exec_job *x, json_t *ev, const char *error)
 
 	if (!j)
 		return NULL;
-	if (x->mode == MODE_BUFFER) {
+	if (buffered(x)) {
 		const char *k[2][2] = {{"stdout", "stdout_base64"}, {"stderr", "stderr_base64"}};
 
 		for (int i = 0; i < 2; i++) {
@@ -298,7 +311,63 @@ static json_t *result_json(struct exec_job *x, json_t *ev, const char *error)
 	json_object_set_new(j, "error", error ? sr_json_string(error) : json_null());
 	if (json_is_object(record))
 		json_object_set(j, "record", record);
+	if (x->extra)
+		json_object_update(j, x->extra);
 	return j;
+}
+
+/*
+ * A warm invocation's raw answer: its stdout, and what the record says in
+ * headers (Sandbox-Run-Status, -Exit-Code, -Signal, -Wall-Ms, -User-Ms,
+ * -Sys-Ms, -Peak-Memory-Bytes, -Disk-Used-Bytes, and extra's: -Version,
+ * -Sandbox-Id, -Warm). Nothing of the environment: the record has none.
+ */
+static void answer_raw(struct exec_job *x, json_t *res)
+{
+	static const char *const from_record[][2] = {
+	    {"user_ms", "Sandbox-Run-User-Ms"},
+	    {"sys_ms", "Sandbox-Run-Sys-Ms"},
+	    {"peak_memory_bytes", "Sandbox-Run-Peak-Memory-Bytes"},
+	    {"disk_used_bytes", "Sandbox-Run-Disk-Used-Bytes"},
+	};
+	static const char *const from_result[][2] = {
+	    {"status", "Sandbox-Run-Status"},	{"exit_code", "Sandbox-Run-Exit-Code"},
+	    {"signal", "Sandbox-Run-Signal"},	{"wall_ms", "Sandbox-Run-Wall-Ms"},
+	    {"version", "Sandbox-Run-Version"}, {"sandbox_id", "Sandbox-Run-Sandbox-Id"},
+	    {"warm", "Sandbox-Run-Warm"},	{"error", "Sandbox-Run-Error"},
+	};
+	struct MHD_Response *resp = srv_response(x->out[0].all.p ? x->out[0].all.p : "",
+						 x->out[0].all.len, "application/octet-stream");
+	json_t *record = json_object_get(res, "record");
+
+	for (size_t i = 0; resp && i < SR_ARRAY_SIZE(from_result) + SR_ARRAY_SIZE(from_record);
+	     i++) {
+		bool rec = i >= SR_ARRAY_SIZE(from_result);
+		const char *const *kv =
+		    rec ? from_record[i - SR_ARRAY_SIZE(from_result)] : from_result[i];
+		json_t *v = json_object_get(rec ? record : res, kv[0]);
+		char text[SR_ERROR_MSG_MAX];
+
+		if (json_is_string(v))
+			snprintf(text, sizeof(text), "%s", json_string_value(v));
+		else if (json_is_integer(v))
+			snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
+		else if (json_is_real(v))
+			snprintf(text, sizeof(text), "%.3f", json_real_value(v));
+		else if (json_is_boolean(v))
+			snprintf(text, sizeof(text), "%s", json_is_true(v) ? "true" : "false");
+		else
+			continue;
+		/* A header is one line: an error's text has none, but nothing is taken on trust. */
+		for (char *c = text; *c; c++)
+			if (*c == '\r' || *c == '\n')
+				*c = ' ';
+		sr_mhd.add_response_header(resp, kv[1], text);
+	}
+	if (resp && x->out[0].truncated)
+		sr_mhd.add_response_header(resp, "Sandbox-Run-Stdout-Truncated", "true");
+	srv_answer(x->job.r, MHD_HTTP_OK, resp);
+	json_decref(res);
 }
 
 /* envd's end event: exitCode, exited, status as Go's ProcessState says it. */
@@ -342,9 +411,9 @@ static void finish(struct exec_job *x, json_t *ev, const char *error)
 	 * it left adds later. */
 	for (int i = 0; i < 2; i++) {
 		while (x->out[i].fd >= 0 && read_output(x, i) > 0)
-			if (x->mode != MODE_BUFFER && x->stream.len > 64 * STREAM_HIGH)
+			if (!buffered(x) && x->stream.len > 64 * STREAM_HIGH)
 				break;
-		if (x->out[i].fd >= 0 && x->mode != MODE_BUFFER && x->job.r)
+		if (x->out[i].fd >= 0 && !buffered(x) && x->job.r)
 			emit_output(x, i, "", 0, true);
 		srv_unwatch(x->job.s, &x->out[i].w);
 		sr_closep(&x->out[i].fd);
@@ -356,7 +425,17 @@ static void finish(struct exec_job *x, json_t *ev, const char *error)
 		exec_free(x);
 		return;
 	}
-	if (x->mode == MODE_BUFFER) {
+	if (x->mode == MODE_RAW) {
+		json_t *res = result_json(x, ev, error);
+
+		if (res)
+			answer_raw(x, res);
+		else
+			srv_answer_error(r, -ENOMEM, "invoke: out of memory");
+		exec_free(x);
+		return;
+	}
+	if (buffered(x)) {
 		srv_answer_json(r, MHD_HTTP_OK, result_json(x, ev, error));
 		exec_free(x);
 		return;
@@ -411,7 +490,7 @@ static void started(struct exec_job *x, pid_t pid)
 	x->started = true;
 	for (int i = 0; i < 2; i++)
 		srv_watch_events(x->job.s, x->out[i].w, EPOLLIN);
-	if (x->mode == MODE_BUFFER || !r)
+	if (buffered(x) || !r)
 		return;
 	resp = sr_mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, reader, r, NULL);
 	if (resp) {
@@ -444,7 +523,7 @@ static void exec_msg(struct kcall *k, json_t *msg)
 			char text[SR_ERROR_MSG_MAX + 32];
 
 			snprintf(text, sizeof(text), "sandbox-run: exec: %s", err.msg);
-			if (x->mode != MODE_BUFFER && x->job.r)
+			if (!buffered(x) && x->job.r)
 				started(x, 0);
 			finish(x, ev, text);
 			if (ev)
@@ -576,6 +655,56 @@ void sr_api_exec(struct req *r, const struct sr_api_exec *in, bool connect)
 	x->next = srv_lists(r->s)->execs;
 	srv_lists(r->s)->execs = x;
 	srv_suspend(r);
+}
+
+void sr_api_exec_attach(struct req *r, struct sr_api_attach *a)
+{
+	static const enum mode modes[] = {[SR_API_ANSWER_RAW] = MODE_RAW,
+					  [SR_API_ANSWER_JSON] = MODE_BUFFER,
+					  [SR_API_ANSWER_NDJSON] = MODE_NDJSON};
+	struct exec_job *x = calloc(1, sizeof(*x));
+	struct sr_pool_taken *t = a->taken;
+
+	if (!x) {
+		sr_pool_taken_close(t);
+		if (a->extra)
+			json_decref(a->extra);
+		if (a->done)
+			a->done(a->ctx);
+		return srv_answer_error(r, -ENOMEM, "invoke: out of memory");
+	}
+	x->mode = modes[a->answer];
+	x->base64 = a->base64;
+	x->max_output = srv_opts(r->s)->max_output;
+	x->start_ns = x->sent_ns = sr_monotonic_ns();
+	x->extra = a->extra;
+	x->done = a->done;
+	x->done_ctx = a->ctx;
+	x->k.on_msg = exec_msg;
+	x->k.on_hup = exec_hup;
+	x->in_fd = steal_fd(&t->stdio[0]);
+	x->out[0].fd = steal_fd(&t->stdio[1]);
+	x->out[1].fd = steal_fd(&t->stdio[2]);
+	srv_job_add(r->s, &x->job, &exec_ops, NULL);
+	x->input = malloc(a->input_len + 1);
+	if (x->input && a->input_len)
+		memcpy(x->input, a->input, a->input_len);
+	x->input_len = x->input ? a->input_len : 0;
+	if (kcall_attach(r->s, steal_fd(&t->hold), t->id, &x->k) < 0) {
+		srv_answer_error(r, -ENOMEM, "invoke: out of memory");
+		exec_free(x);
+		return;
+	}
+	for (int i = 0; i < 2; i++)
+		x->out[i].w = srv_watch(r->s, x->out[i].fd, 0, on_output, x);
+	/* The first byte (or the end) of its stdin starts it. */
+	x->in_w = srv_watch(r->s, x->in_fd, EPOLLOUT, on_input, x);
+	x->job.r = r;
+	r->job = &x->job;
+	x->next = srv_lists(r->s)->execs;
+	srv_lists(r->s)->execs = x;
+	srv_suspend(r);
+	started(x, t->pid);
 }
 
 void sr_exec_tick(struct srv *s)

@@ -350,7 +350,10 @@ static void begin(struct req *r)
 						"serve: the E2b-Sandbox-Id header is needed (E2B's "
 						"SDK sends it)");
 	}
-	r->max = is_upload(r) ? r->s->o.max_upload : r->s->o.max_body;
+	/* An invocation's body is its prompt, read whole (bounded as an exec's output). */
+	r->max = is_upload(r)			 ? r->s->o.max_upload
+		 : r->m.route == SR_ROUTE_INVOKE ? r->s->o.max_output
+						 : r->s->o.max_body;
 	if (len && strtoull(len, NULL, 10) > r->max)
 		return srv_answer_error(r, -EMSGSIZE,
 					"serve: the request's body is over %llu bytes",

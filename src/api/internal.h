@@ -168,6 +168,8 @@ struct kcall {
 /* Finds ref (id, prefix, name), connects, sends req with fds: err as the verbs say it. */
 int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, size_t n_fds,
 		struct kcall *k, struct sr_error *err);
+/* The same on a connection made already (a warm invocation's, pool.h): fd is taken. */
+int kcall_attach(struct srv *s, int fd, const char *id, struct kcall *k);
 void kcall_stop(struct kcall *k);
 /*
  * A request with one answer (inspect, timeout, port, rm, snapshot, the
@@ -215,7 +217,38 @@ json_t *srv_pools_json(struct srv *s);
 /* Handlers, by family. */
 void sr_api_v1(struct req *r);						    /* sandboxes.c */
 void sr_api_exec(struct req *r, const struct sr_api_exec *x, bool connect); /* exec.c */
-void sr_api_files(struct req *r);					    /* files.c: /v1 files */
+/*
+ * A warm invocation (invoke.c): its process parked on pipes (pool.h), its
+ * keeper's connection; answered as an exec is (the exit's record), as
+ * stdout with headers (raw), one JSON object, or NDJSON events. The
+ * input is written to its stdin and closed, which starts it. done(ctx)
+ * once it is over, answered or not; extra (taken) joins the JSON answers
+ * and becomes Sandbox-Run-* headers of the raw one.
+ */
+enum sr_api_answer {
+	SR_API_ANSWER_RAW,
+	SR_API_ANSWER_JSON,
+	SR_API_ANSWER_NDJSON,
+};
+struct sr_api_attach {
+	struct sr_pool_taken *taken; /* its fds are taken */
+	const char *input;
+	size_t input_len;
+	enum sr_api_answer answer;
+	bool base64;
+	json_t *extra;
+	void (*done)(void *ctx);
+	void *ctx;
+};
+void sr_api_exec_attach(struct req *r, struct sr_api_attach *a);
+/* POST /v1/deployments/{name}/invoke (invoke.c). */
+void sr_api_invoke(struct req *r);
+/* invoke.c: the deployments' pools, at the start and at each tick; freed at the end. */
+int sr_invoke_start(struct srv *s, struct sr_error *err);
+void sr_invoke_tick(struct srv *s);
+void sr_invoke_free(struct srv *s);
+json_t *sr_invoke_pools_json(struct srv *s);
+void sr_api_files(struct req *r); /* files.c: /v1 files */
 void sr_api_envd_files(struct req *r);
 void sr_api_files_list(struct req *r, const char *ref, const char *path, bool stat, bool envd);
 void sr_api_files_simple(struct req *r, const char *ref, const char *op, const char *path,

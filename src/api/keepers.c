@@ -81,6 +81,16 @@ int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, siz
 	return 0;
 }
 
+int kcall_attach(struct srv *s, int fd, const char *id, struct kcall *k)
+{
+	k->s = s;
+	k->fd = fd;
+	snprintf(k->id, sizeof(k->id), "%s", id);
+	snprintf(k->dir, sizeof(k->dir), "%s/%s", s->statedir, id);
+	k->w = srv_watch(s, k->fd, EPOLLIN, on_kcall, k);
+	return k->w ? 0 : -ENOMEM;
+}
+
 void kcall_stop(struct kcall *k)
 {
 	srv_unwatch(k->s, &k->w);

@@ -32,7 +32,8 @@ static const struct pattern {
     {"GET", "/v1/snapshots", SR_ROUTE_SNAP_LIST, SR_API_V1},
     {"DELETE", "/v1/snapshots/{name}", SR_ROUTE_SNAP_DELETE, SR_API_V1},
     {"GET", "/v1/pools", SR_ROUTE_POOLS, SR_API_V1},
-    /* deploy/invoke come with their verbs (docs/api.md). */
+    /* {id}: a deployment's name (the same characters). deploy itself is the CLI's. */
+    {"POST", "/v1/deployments/{id}/invoke", SR_ROUTE_INVOKE, SR_API_V1},
     {"*", "/v1/deployments/*", SR_ROUTE_UNSUPPORTED, SR_API_V1},
     {"*", "/v1/*", SR_ROUTE_NONE, SR_API_V1},
 

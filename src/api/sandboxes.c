@@ -246,7 +246,10 @@ void sr_api_v1(struct req *r)
 		return snapshots(r);
 	case SR_ROUTE_POOLS:
 		return srv_answer_json(r, MHD_HTTP_OK,
-				       json_pack("{so}", "pools", srv_pools_json(r->s)));
+				       json_pack("{soso}", "pools", srv_pools_json(r->s),
+						 "deployments", sr_invoke_pools_json(r->s)));
+	case SR_ROUTE_INVOKE:
+		return sr_api_invoke(r);
 	default:
 		return srv_answer_error(r, -ENOENT, "serve: %s %s: no such resource", r->method,
 					r->url);

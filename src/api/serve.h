@@ -31,9 +31,10 @@ struct sr_serve_opts {
 	const char *token_file;			 /* NULL: <state dir>/serve-PORT.token */
 	struct sr_serve_warm warm[SR_SERVE_WARM_MAX];
 	unsigned n_warm;
-	const char *e2b_profile;  /* E2B's "base" template (NULL: e2b) */
-	unsigned max_sandboxes;	  /* live ones it made, at most (0: 64) */
-	unsigned max_connections; /* at once (0: 256) */
+	unsigned warm_deployments; /* sandboxes kept warm per deployment (invoke) */
+	const char *e2b_profile;   /* E2B's "base" template (NULL: e2b) */
+	unsigned max_sandboxes;	   /* live ones it made, at most (0: 64) */
+	unsigned max_connections;  /* at once (0: 256) */
 	unsigned
 	    client_timeout_s; /* a client that sends nothing for this long is dropped (0: 30) */
 	uint64_t max_body;    /* a JSON request's bytes (0: 1 MiB) */

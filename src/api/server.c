@@ -282,6 +282,7 @@ static void on_tick(struct srv *s, void *ctx, uint32_t events)
 	(void)!read(s->tickfd, &x, sizeof(x));
 	sr_preview_tick(s);
 	sr_exec_tick(s);
+	sr_invoke_tick(s);
 }
 
 static void on_pool(struct srv *s, void *ctx, uint32_t events)
@@ -419,7 +420,7 @@ int sr_serve_new(const struct sr_serve_opts *o, struct sr_serve **ret, struct sr
 		if ((r = open_listener(s, s->o.listen[i], err)) < 0)
 			return r;
 	if ((r = write_token(s, err)) < 0 || (r = srv_http_start(s, err)) < 0 ||
-	    (r = start_pools(s, err)) < 0)
+	    (r = start_pools(s, err)) < 0 || (r = sr_invoke_start(s, err)) < 0)
 		return r;
 	for (unsigned i = 0; i < s->n_listeners; i++)
 		sr_info(s->o.sink, "serve: listening on %s%s%s%s", s->listeners[i].addr,
@@ -495,6 +496,8 @@ static void stop(struct srv *s)
 		sr_pool_free(s->pools[i].pool);
 		s->pools[i].pool = NULL;
 	}
+	/* The deployments' warm ones: let go, each keeper ends its own (not waited for). */
+	sr_invoke_free(s);
 	for (size_t i = 0; ids && i < n_ids; i++)
 		while (alive(s, ids[i]) && sr_monotonic_ns() < until)
 			usleep(10000);
@@ -553,6 +556,7 @@ void sr_serve_free(struct sr_serve *ss)
 		j->ops->gone(j);
 	}
 	sr_preview_free_all(s);
+	sr_invoke_free(s);
 	for (unsigned i = 0; i < s->n_pools; i++) {
 		sr_pool_free(s->pools[i].pool);
 		sr_config_free(&s->pools[i].config);

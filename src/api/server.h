@@ -30,7 +30,9 @@ struct srv {
 	unsigned n_pools;
 	struct made *made; /* the sandboxes it made, live or not (pruned at each create) */
 	size_t n_made, cap_made;
-	unsigned creating;  /* creates under way: they count against the cap too */
+	unsigned creating;	/* creates under way: they count against the cap too */
+	struct dep_pool **deps; /* the deployments' warm pools (invoke.c) */
+	size_t n_deps;
 	struct watch *dead; /* watches to free after this round */
 	struct srv_lists lists;
 	bool stopping;

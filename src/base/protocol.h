@@ -117,6 +117,16 @@ enum {
 	 * WORK (exports, changes: artifacts.h) until END.
 	 */
 	SR_SPAWN_HOLD = 1 << 5,
+	/*
+	 * Parked: set up (its session, stdio, working directory, every other
+	 * fd closed) and held just before its exec until its stdin is readable
+	 * or at its end, so that the request's first byte starts it without a
+	 * message to PID 1 (a warm invocation, serve --warm). A fork, not a
+	 * spawn: PID 1 must not wait for an exec that comes later. An exec
+	 * that fails then is the process's own end: 126 or 127, the reason on
+	 * its stderr. Not with a pty.
+	 */
+	SR_SPAWN_PARK = 1 << 6,
 };
 
 /* READY's flags. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `sandbox-run serve [--listen unix:PATH | [ADDR:]PORT] [--warm [PROFILE=]N]
+ * `sandbox-run serve [--listen unix:PATH | [ADDR:]PORT] [--warm N | PROFILE=N]
  * [OPTIONS]`: the local API (docs/api.md). Prints where it listens on
  * stdout, one line each ("unix:PATH", or "http://ADDR:PORT TOKEN-FILE"),
  * then serves until SIGTERM, SIGINT or SIGHUP, and takes its sandboxes
@@ -27,8 +27,11 @@ static void usage(FILE *f)
 	      "                          free port); a bearer token is needed, written to a\n"
 	      "                          0600 file; repeatable\n"
 	      "  --token-file FILE       where the token goes (default: the state directory)\n"
-	      "  --warm [PROFILE=]N      keep N sandboxes of PROFILE (default: default) made\n"
-	      "                          ahead; repeatable\n"
+	      "  --warm N                keep N sandboxes of each deployment set up up to\n"
+	      "                          its agent's exec, for invoke (POST\n"
+	      "                          /v1/deployments/NAME/invoke, sandbox-run invoke)\n"
+	      "  --warm PROFILE=N        keep N sandboxes of PROFILE made ahead, for creates\n"
+	      "                          (default=N: the default profile); repeatable\n"
 	      "  --e2b-profile NAME      E2B's \"base\" template (default: e2b)\n"
 	      "  --max-sandboxes N       live sandboxes made through it, at most (64)\n"
 	      "  --max-connections N     connections at once (256)\n"
@@ -49,14 +52,19 @@ static int parse_warm(const char *arg, struct sr_serve_opts *o, struct sr_error 
 	if (o->n_warm >= SR_SERVE_WARM_MAX)
 		return sr_error_msg(err, -E2BIG, "--warm: %d profiles at most", SR_SERVE_WARM_MAX);
 	if (sr_parse_count(eq ? eq + 1 : arg, &n) < 0 || n > 64)
-		return sr_error_msg(err, -EINVAL, "--warm %s: expected [PROFILE=]N, N of 0-64",
+		return sr_error_msg(err, -EINVAL, "--warm %s: expected N or PROFILE=N, N of 0-64",
 				    arg);
 	if (eq && eq == arg)
 		return sr_error_msg(err, -EINVAL, "--warm %s: a profile before '='", arg);
+	/* A bare N: per deployment (issue 20); a profile's pool is named (default=N). */
+	if (!eq) {
+		o->warm_deployments = (unsigned)n;
+		return 0;
+	}
 	if (n == 0)
 		return 0;
 	o->warm[o->n_warm].size = (unsigned)n;
-	o->warm[o->n_warm].profile = eq ? strndup(arg, (size_t)(eq - arg)) : strdup("default");
+	o->warm[o->n_warm].profile = strndup(arg, (size_t)(eq - arg));
 	if (!o->warm[o->n_warm].profile)
 		return sr_error_errno(err, -ENOMEM, "--warm");
 	o->n_warm++;

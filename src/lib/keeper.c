@@ -432,14 +432,15 @@ static void on_ended(void *ctx, struct sr_sandbox *sb, const struct sr_exit *end
 	struct keeper *k = ctx;
 
 	(void)sb;
-	(void)ends;
 	if (!k->end_reason)
 		k->end_reason = sr_sandbox_error(k->sb)->code ? "error" : "end";
 	for (size_t i = 0; i < k->n_clients; i++) {
 		struct client *cl = k->clients[i];
 
+		/* The process that ended the sandbox (a warm invocation's) ended as it did. */
 		if ((cl->pid > 0 || cl->spawn) && !cl->hung_up)
-			exec_ended(k, cl, NULL);
+			exec_ended(k, cl,
+				   ends && cl->pid > 0 && cl->pid == ends->pid ? ends : NULL);
 		if (cl->work)
 			reply_error(cl, -ESRCH, 125, "the sandbox ended (%s)", k->end_reason);
 		if (cl->stat)
@@ -763,6 +764,29 @@ static int arm_exec_timeout(struct client *cl, json_int_t ms)
 	return 0;
 }
 
+/*
+ * A warm invocation (serve --warm): the agent the sandbox was made for,
+ * with its environment (the deployment's secrets among it), parked
+ * before its exec until its stdin has the prompt (SR_SPAWN_PARK), and
+ * ending the sandbox when it exits: one sandbox, one request. Answered
+ * {"ok", "pid"} once parked; its exit is the sandbox's end (on_ended).
+ */
+static void do_invoke(struct keeper *k, struct client *cl, int *fds, size_t n_fds)
+{
+	struct sr_spawn s = {.flags = SR_SPAWN_AGENT | SR_SPAWN_ENDS_SANDBOX | SR_SPAWN_PARK};
+	struct sr_error err = {0};
+
+	if (n_fds != 3)
+		return reply_error(cl, -EINVAL, 125, "exec: a malformed request");
+	for (int i = 0; i < 3; i++)
+		s.stdio[i] = fds[i];
+	cl->start_ns = sr_monotonic_ns();
+	if (sr_sandbox_spawn_start(k->sb, &s, &cl->spawn, &err) < 0) {
+		cl->spawn = 0;
+		return reply(cl, sr_ctl_error_reply(&err), NULL, 0);
+	}
+}
+
 static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, size_t n_fds)
 {
 	json_t *argv_j = json_object_get(req, "argv"), *cwd = json_object_get(req, "cwd");
@@ -774,12 +798,15 @@ static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 	struct sr_error err = {0};
 	json_t *rows = json_object_get(req, "rows"), *cols = json_object_get(req, "cols");
 	struct sr_spawn s = {.flags = mask & SR_SPAWN_PTY};
+	bool invoke = json_is_true(json_object_get(req, "invoke"));
 	size_t n = json_array_size(argv_j);
 
 	if (cl->pid > 0 || cl->spawn || k->end_reason)
 		return reply_error(cl, -EBUSY, 125, "exec: %s",
 				   k->end_reason ? "the sandbox is ending"
 						 : "one exec per connection");
+	if (invoke)
+		return do_invoke(k, cl, fds, n_fds);
 	/* Those of its stdio not on a pty come as fds, in order (protocol.h). */
 	if (n == 0 || (mask & ~(unsigned)SR_SPAWN_PTY) ||
 	    n_fds != 3 - (size_t)__builtin_popcount(mask) ||
@@ -1000,6 +1027,9 @@ static void do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
 	if (!hold && ms && (uint64_t)json_integer_value(ms) > DEADLINE_MAX_MS)
 		return reply_error(cl, -EINVAL, 125, "release: at most 366 days");
 	cl->holds = hold;
+	/* A parked invocation on this connection: its time counts from its taking. */
+	if (!hold && cl->pid > 0)
+		cl->start_ns = sr_monotonic_ns();
 	json_object_set_new(k->state, "state", json_string(hold ? "warm" : "running"));
 	if (set_deadline(k, hold ? 0
 			    : ms ? (uint64_t)json_integer_value(ms)
@@ -1262,7 +1292,8 @@ static void loop(struct keeper *k)
 		for (size_t i = k->n_clients; i-- > 0;) {
 			struct client *cl = k->clients[i];
 
-			/* However the holder went (hung up, evicted, unread): its warm sandbox ends. */
+			/* However the holder went (hung up, evicted, unread): its warm sandbox
+			 * ends. */
 			if (cl->hung_up && cl->holds) {
 				cl->holds = false;
 				begin_end(k, "released");

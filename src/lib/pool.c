@@ -22,12 +22,24 @@ struct warm {
 	struct sr_launch launch; /* being made: its keeper's answer (launch.fd >= 0) */
 	int hold;		 /* made and held: the holding connection (-1 before) */
 	char id[33];
+	/* o.park: the invocation's stdio, ours (-1 before), and its process once parked. */
+	int stdio[3];
+	pid_t pid;
+	bool parking; /* its exec sent, the keeper's answer awaited on hold */
 };
+
+#define WARM_EMPTY                                                   \
+	(struct warm)                                                \
+	{                                                            \
+		.launch.fd = -1, .hold = -1, .stdio = { -1, -1, -1 } \
+	}
 
 struct sr_pool {
 	struct sr_pool_opts o;
 	char *statedir;
-	struct warm *v; /* o.size of them; unused ones have launch.fd == hold == -1 */
+	struct warm *v; /* cap of them; unused ones have launch.fd == hold == -1 */
+	size_t cap;
+	unsigned extra; /* sandboxes wanted beyond o.size (sr_pool_want) */
 	/*
 	 * Every fd of the pool's, for the caller to poll as one. Each is taken
 	 * out before it is closed: a keeper being forked (ours or a caller's)
@@ -38,6 +50,7 @@ struct sr_pool {
 	int timerfd; /* the wait after a failure */
 	int soonfd;  /* a take's refill, a little later */
 	bool waiting, deferred;
+	bool became_ready; /* o.ready to call, at the end of dispatch */
 	uint64_t backoff_ms;
 	struct sr_pool_stats stats;
 };
@@ -45,6 +58,12 @@ struct sr_pool {
 static bool unused(const struct warm *w)
 {
 	return w->launch.fd < 0 && w->hold < 0;
+}
+
+/* Held and, with o.park, parked: what a take hands over. */
+static bool ready(const struct sr_pool *p, const struct warm *w)
+{
+	return w->hold >= 0 && (!p->o.park || (w->pid > 0 && !w->parking));
 }
 
 static void unwatch(struct sr_pool *p, int fd)
@@ -59,7 +78,9 @@ static void drop(struct sr_pool *p, struct warm *w)
 	unwatch(p, w->hold);
 	sr_launch_cancel(&w->launch);
 	sr_closep(&w->hold);
-	*w = (struct warm){.launch.fd = -1, .hold = -1};
+	for (int i = 0; i < 3; i++)
+		sr_closep(&w->stdio[i]);
+	*w = WARM_EMPTY;
 }
 
 static int watch(struct sr_pool *p, int fd)
@@ -78,13 +99,14 @@ int sr_pool_new(const struct sr_pool_opts *o, struct sr_pool **ret, struct sr_er
 		free(p);
 		return sr_error_errno(err, -ENOMEM, "pool");
 	}
+	p->cap = o->size ? o->size : 1;
 	p->o = *o;
 	p->timerfd = p->soonfd = -1;
 	p->ep = -1;
 	if (!p->o.parallel)
 		p->o.parallel = 1;
-	for (size_t i = 0; i < o->size; i++)
-		p->v[i] = (struct warm){.launch.fd = -1, .hold = -1};
+	for (size_t i = 0; i < p->cap; i++)
+		p->v[i] = WARM_EMPTY;
 	p->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	p->soonfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	p->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -119,8 +141,12 @@ static void failed(struct sr_pool *p, const struct sr_error *err)
 		p->backoff_ms = BACKOFF_MAX_MS;
 	/* Said once per series of failures, not every minute. */
 	if (p->backoff_ms == BACKOFF_FIRST_MS)
-		sr_warn(p->o.sink, "warm pool (profile %s): %s; trying again in the background",
-			p->o.config->profile ? p->o.config->profile : "default", err->msg);
+		sr_warn(p->o.sink, "warm pool (%s%s): %s; trying again in the background",
+			p->o.what ? "" : "profile ",
+			p->o.what	       ? p->o.what
+			: p->o.config->profile ? p->o.config->profile
+					       : "default",
+			err->msg);
 	its.it_value.tv_sec = (time_t)(p->backoff_ms / 1000);
 	its.it_value.tv_nsec = (long)(p->backoff_ms % 1000) * 1000000L;
 	if (timerfd_settime(p->timerfd, 0, &its, NULL) == 0)
@@ -158,6 +184,71 @@ static int hold(struct sr_pool *p, struct warm *w, struct sr_error *err)
 	return r < 0 ? r : 0;
 }
 
+/*
+ * o.park: the invocation's process, asked for on the holding connection
+ * with pipes of ours as its stdio; parked once the keeper answers (its
+ * pid), which dispatch reads.
+ */
+static int park(struct sr_pool *p, struct warm *w, struct sr_error *err)
+{
+	json_t *req = json_pack("{sssb}", "op", "exec", "invoke", 1);
+	int child[3] = {-1, -1, -1}, pipes[2], r = 0;
+
+	for (int i = 0; i < 3 && r == 0; i++) {
+		if (pipe2(pipes, O_CLOEXEC) < 0) {
+			r = sr_negerrno();
+			break;
+		}
+		/* stdin: the child reads pipes[0], we write; stdout, stderr: the other way. */
+		child[i] = pipes[i == 0 ? 0 : 1];
+		w->stdio[i] = pipes[i == 0 ? 1 : 0];
+		fcntl(w->stdio[i], F_SETFL, O_NONBLOCK);
+	}
+	if (r == 0)
+		r = req ? sr_ctl_send(w->hold, req, child, 3) : -ENOMEM;
+	for (int i = 0; i < 3; i++)
+		sr_closep(&child[i]);
+	if (req)
+		json_decref(req);
+	if (r < 0)
+		return sr_error_errno(err, r, "park the invocation");
+	w->parking = true;
+	return 0;
+}
+
+/* The keeper's answer to park(): the process is parked, or the sandbox is let go. */
+static void parked(struct sr_pool *p, struct warm *w)
+{
+	struct sr_error err = {0};
+	json_t *reply = NULL;
+	int fds[SR_CTL_FDS_MAX];
+	size_t n_fds = 0;
+	int r = sr_ctl_recv(w->hold, &reply, fds, &n_fds);
+
+	for (size_t i = 0; r > 0 && i < n_fds; i++)
+		close(fds[i]);
+	if (r > 0 && sr_ctl_reply_error(reply, &err) == 0 &&
+	    json_integer_value(json_object_get(reply, "pid")) > 0) {
+		w->pid = (pid_t)json_integer_value(json_object_get(reply, "pid"));
+		w->parking = false;
+		p->stats.made++;
+		p->backoff_ms = 0;
+	} else {
+		if (!err.code)
+			sr_error_msg(&err, r < 0 ? r : -ECONNRESET,
+				     "the sandbox ended before its invocation was parked");
+		r = -1;
+	}
+	if (reply)
+		json_decref(reply);
+	if (r < 0) {
+		failed(p, &err);
+		drop(p, w);
+	} else {
+		p->became_ready = true;
+	}
+}
+
 static void made(struct sr_pool *p, struct warm *w)
 {
 	_cleanup_free_ char *dir = NULL;
@@ -169,9 +260,13 @@ static void made(struct sr_pool *p, struct warm *w)
 		drop(p, w);
 		return;
 	}
-	if (hold(p, w, &err) == 0 && watch(p, w->hold) == 0) {
-		p->stats.made++;
-		p->backoff_ms = 0;
+	if (hold(p, w, &err) == 0 && watch(p, w->hold) == 0 &&
+	    (!p->o.park || park(p, w, &err) == 0)) {
+		if (!p->o.park) {
+			p->stats.made++;
+			p->backoff_ms = 0;
+			p->became_ready = true;
+		}
 		return;
 	}
 	/* Made but not held: removed, not left to live until the profile's deadline. */
@@ -192,13 +287,35 @@ static void check_held(struct sr_pool *p, struct warm *w)
 		drop(p, w);
 }
 
+/* Room for o.size + extra: false when there is none to be had. */
+static bool grow(struct sr_pool *p)
+{
+	size_t want = (size_t)p->o.size + p->extra;
+	struct warm *nv;
+
+	if (want <= p->cap)
+		return true;
+	nv = realloc(p->v, want * sizeof(*nv));
+	if (!nv)
+		return false;
+	for (size_t i = p->cap; i < want; i++)
+		nv[i] = WARM_EMPTY;
+	p->v = nv;
+	p->cap = want;
+	return true;
+}
+
 static void refill(struct sr_pool *p)
 {
-	unsigned making = 0;
+	unsigned making = 0, alive = 0;
 
-	for (size_t i = 0; i < p->o.size; i++)
-		making += p->v[i].launch.fd >= 0;
-	for (size_t i = 0; i < p->o.size && making < p->o.parallel && !p->waiting && !p->deferred;
+	(void)grow(p);
+	for (size_t i = 0; i < p->cap; i++) {
+		making += p->v[i].launch.fd >= 0 || p->v[i].parking;
+		alive += !unused(&p->v[i]);
+	}
+	for (size_t i = 0; i < p->cap && making < p->o.parallel && !p->waiting && !p->deferred &&
+			   alive < p->o.size + p->extra;
 	     i++) {
 		struct sr_error err = {0};
 
@@ -214,6 +331,7 @@ static void refill(struct sr_pool *p)
 			break;
 		}
 		making++;
+		alive++;
 	}
 }
 
@@ -225,17 +343,26 @@ void sr_pool_dispatch(struct sr_pool *p)
 		p->waiting = false;
 	if (read(p->soonfd, &x, sizeof(x)) == (ssize_t)sizeof(x))
 		p->deferred = false;
-	for (size_t i = 0; i < p->o.size; i++) {
+	for (size_t i = 0; i < p->cap; i++) {
 		struct warm *w = &p->v[i];
+		struct pollfd pfd = {.fd = w->hold, .events = POLLIN};
 
 		if (w->launch.fd >= 0 && sr_launch_read(&w->launch)) {
 			unwatch(p, w->launch.fd);
 			sr_launch_cancel(&w->launch);
 			made(p, w);
+		} else if (w->hold >= 0 && w->parking) {
+			if (poll(&pfd, 1, 0) == 1)
+				parked(p, w);
 		} else if (w->hold >= 0)
 			check_held(p, w);
 	}
 	refill(p);
+	/* Last: the callee may take one, and so change v. */
+	if (p->became_ready && p->o.ready) {
+		p->became_ready = false;
+		p->o.ready(p->o.ctx, p);
+	}
 }
 
 static void refill_soon(struct sr_pool *p)
@@ -252,13 +379,33 @@ static void refill_soon(struct sr_pool *p)
 
 int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_error *err)
 {
-	for (size_t i = 0; i < p->o.size; i++) {
+	struct sr_pool_taken t;
+	int r = sr_pool_take_parked(p, ms, &t, err);
+
+	if (r < 0)
+		return r;
+	memcpy(ret_id, t.id, 33);
+	sr_pool_taken_close(&t);
+	return 0;
+}
+
+void sr_pool_taken_close(struct sr_pool_taken *t)
+{
+	sr_closep(&t->hold);
+	for (int i = 0; i < 3; i++)
+		sr_closep(&t->stdio[i]);
+}
+
+int sr_pool_take_parked(struct sr_pool *p, uint64_t ms, struct sr_pool_taken *ret,
+			struct sr_error *err)
+{
+	for (size_t i = 0; i < p->cap; i++) {
 		struct warm *w = &p->v[i];
 		struct pollfd pfd;
 		json_t *req;
 		int r;
 
-		if (w->hold < 0)
+		if (!ready(p, w))
 			continue;
 		/* Its keeper hung up meanwhile (rm, a signal): gone, the next one then. */
 		pfd = (struct pollfd){.fd = w->hold, .events = POLLIN};
@@ -278,7 +425,11 @@ int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_erro
 		 * taker a wake-up of an idle keeper, most of a warm create.
 		 */
 		if (r >= 0) {
-			memcpy(ret_id, w->id, 33);
+			unwatch(p, w->hold);
+			*ret = (struct sr_pool_taken){.hold = steal_fd(&w->hold), .pid = w->pid};
+			memcpy(ret->id, w->id, 33);
+			for (int k = 0; k < 3; k++)
+				ret->stdio[k] = steal_fd(&w->stdio[k]);
 			p->stats.taken++;
 		}
 		drop(p, w);
@@ -291,13 +442,19 @@ int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_erro
 	return sr_error_msg(err, -EAGAIN, "no warm sandbox is ready");
 }
 
+void sr_pool_want(struct sr_pool *p, unsigned extra)
+{
+	p->extra = extra;
+	refill(p);
+}
+
 void sr_pool_stats(const struct sr_pool *p, struct sr_pool_stats *ret)
 {
 	*ret = p->stats;
 	ret->ready = ret->making = 0;
-	for (size_t i = 0; i < p->o.size; i++) {
-		ret->ready += p->v[i].hold >= 0;
-		ret->making += p->v[i].launch.fd >= 0;
+	for (size_t i = 0; i < p->cap; i++) {
+		ret->ready += ready(p, &p->v[i]);
+		ret->making += p->v[i].launch.fd >= 0 || p->v[i].parking;
 	}
 }
 
@@ -305,7 +462,7 @@ size_t sr_pool_ids(const struct sr_pool *p, char (*ids)[33], size_t n)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < p->o.size && k < n; i++)
+	for (size_t i = 0; i < p->cap && k < n; i++)
 		if (p->v[i].hold >= 0)
 			memcpy(ids[k++], p->v[i].id, 33);
 	return k;
@@ -315,7 +472,7 @@ void sr_pool_free(struct sr_pool *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; p->v && i < p->o.size; i++)
+	for (size_t i = 0; p->v && i < p->cap; i++)
 		drop(p, &p->v[i]);
 	free(p->v);
 	free(p->statedir);

@@ -22,8 +22,10 @@
 #include "config.h"
 #include "log.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct sr_pool;
 
@@ -36,6 +38,18 @@ struct sr_pool_opts {
 				       crowd out what the caller serves */
 	enum sr_log_level level;    /* the keepers' messages */
 	const struct sr_sink *sink; /* failures to make one (warnings) */
+	/*
+	 * Each sandbox set up up to the exec of its agent (a deployment's
+	 * invocation): held, with the agent parked on pipes of the pool's
+	 * (the keeper's exec "invoke"), so that a taker's first byte on its
+	 * stdin starts it and its exit ends the sandbox. Take it with
+	 * sr_pool_take_parked().
+	 */
+	bool park;
+	const char *what; /* what it says it is in a warning (NULL: "profile NAME") */
+	/* Called when a sandbox has become ready (a caller may be waiting for one). */
+	void (*ready)(void *ctx, struct sr_pool *p);
+	void *ctx;
 };
 
 int sr_pool_new(const struct sr_pool_opts *o, struct sr_pool **ret, struct sr_error *err);
@@ -56,6 +70,25 @@ void sr_pool_dispatch(struct sr_pool *p);
  * the deadline a moment later.
  */
 int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_error *err);
+
+/*
+ * A parked invocation's sandbox (o.park), the taker's from now: its
+ * holding connection, on which the keeper sends the process's exit
+ * ({"event": "exit", ...}, as for an exec) -- closing it kills the
+ * process --, and the process's stdin (to write), stdout and stderr (to
+ * read), non-blocking. Released as sr_pool_take() releases.
+ */
+struct sr_pool_taken {
+	char id[33];
+	int hold;
+	int stdio[3];
+	pid_t pid;
+};
+int sr_pool_take_parked(struct sr_pool *p, uint64_t ms, struct sr_pool_taken *ret,
+			struct sr_error *err);
+void sr_pool_taken_close(struct sr_pool_taken *t);
+/* extra sandboxes wanted beyond the pool's size (requests waiting for one); 0 when none. */
+void sr_pool_want(struct sr_pool *p, unsigned extra);
 
 struct sr_pool_stats {
 	unsigned ready, making;

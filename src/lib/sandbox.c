@@ -58,6 +58,7 @@ struct sr_sandbox {
 	bool ends_holds;      /* the process that ends the sandbox was spawned with SR_SPAWN_HOLD */
 	bool ends_seen;	      /* the EXIT of the process that ends the sandbox */
 	struct sr_exit ends;  /* which */
+	uint32_t ends_spawn;  /* the SPAWN of sr_sandbox_spawn_start() that ends it, 0 for none */
 	int init_status;      /* wait status of PID 1, once reaped */
 	struct rusage ru;     /* of PID 1 and all it reaped */
 	int64_t disk_used;    /* as last reported */
@@ -524,6 +525,8 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 			} else if (ex->n_fds == 1) {
 				pty = steal_fd(&ex->fds[0]);
 			}
+			if (m->type == SR_MSG_SPAWNED && sb->ends_spawn && m->id == sb->ends_spawn)
+				sb->ends.pid = m->pid;
 			sb->opts.ops->spawned(sb->opts.ctx, sb, m->id,
 					      m->type == SR_MSG_SPAWNED ? m->pid : 0, pty, &serr);
 		}
@@ -800,15 +803,16 @@ int sr_sandbox_spawn_start(struct sr_sandbox *sb, const struct sr_spawn *s, uint
 	int fds[3];
 	int r;
 
-	if (s->flags & SR_SPAWN_ENDS_SANDBOX)
-		return sr_error_msg(err, -EINVAL,
-				    "spawn: a process that ends the sandbox is "
-				    "started with sr_sandbox_spawn()");
+	/* One process ends the sandbox: its EXIT is the ended callback's. */
+	if ((s->flags & SR_SPAWN_ENDS_SANDBOX) && (sb->ends_spawn || sb->ends.pid > 0))
+		return sr_error_msg(err, -EBUSY, "spawn: a process ends this sandbox already");
 	if ((r = spawn_message(s, &m, &payload, &len, fds, &n_fds, err)) < 0)
 		return r;
 	r = send_request(sb, &m, payload, len, fds, n_fds);
 	if (r < 0)
 		return request_failed(r, "spawn", err);
+	if (s->flags & SR_SPAWN_ENDS_SANDBOX)
+		sb->ends_spawn = m.id;
 	*ret_id = m.id;
 	return 0;
 }

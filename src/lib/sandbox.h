@@ -118,6 +118,8 @@ int sr_sandbox_spawn(struct sr_sandbox *sb, const struct sr_spawn *s, pid_t *ret
  * The same without waiting: *ret_id names the request to the spawned
  * callback, which comes through dispatch. What serves many clients uses
  * this one: PID 1 answers late, or never, when the agent keeps it busy.
+ * One process may end the sandbox (SR_SPAWN_ENDS_SANDBOX, a warm
+ * invocation's): its exit comes to the ended callback, not to exited.
  */
 int sr_sandbox_spawn_start(struct sr_sandbox *sb, const struct sr_spawn *s, uint32_t *ret_id,
 			   struct sr_error *err);

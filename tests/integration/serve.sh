@@ -145,7 +145,9 @@ t_errors() {
 	api GET /v1/nothing
 	assert_eq "no such resource: 404" 404 "$code"
 	api POST /v1/deployments/x/invoke '{}'
-	assert_eq "deployments: 501 not_supported" "501 not_supported" "$code $(jf 'j["code"]')"
+	assert_eq "invoke of no deployment: 404 not_found" "404 not_found" "$code $(jf 'j["code"]')"
+	api POST /v1/deployments/x/rollback '{}'
+	assert_eq "deploy's other verbs: 501 not_supported" "501 not_supported" "$code $(jf 'j["code"]')"
 	api POST /v1/sandboxes/nope/exec '{"argv": []}'
 	assert_eq "exec with an empty argv: 400" 400 "$code"
 	stop_serve

@@ -52,7 +52,10 @@ START_TEST(test_route_v1)
 	ck_assert_int_eq(route("GET", "/v1/sandboxes/").route, SR_ROUTE_NONE);
 	ck_assert_int_eq(route("GET", "/v1/nothing").route, SR_ROUTE_NONE);
 	ck_assert_int_eq(route("GET", "/v1/nothing").family, SR_API_V1);
-	ck_assert_int_eq(route("POST", "/v1/deployments/x/invoke").route, SR_ROUTE_UNSUPPORTED);
+	ck_assert_int_eq(route("POST", "/v1/deployments/x/invoke").route, SR_ROUTE_INVOKE);
+	ck_assert_str_eq(route("POST", "/v1/deployments/my-agent.v2/invoke").id, "my-agent.v2");
+	ck_assert_int_eq(route("POST", "/v1/deployments/../invoke").route, SR_ROUTE_UNSUPPORTED);
+	ck_assert_int_eq(route("POST", "/v1/deployments/x/rollback").route, SR_ROUTE_UNSUPPORTED);
 }
 END_TEST
 

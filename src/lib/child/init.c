@@ -187,6 +187,60 @@ SR_SPAWNED static int spawn_entry(void *arg)
 }
 
 /*
+ * A parked process (SR_SPAWN_PARK), in a fork of PID 1's: everything a
+ * spawned child does before its exec, then a wait for its stdin. Of PID
+ * 1's fds it keeps none (the protocol socket, the /proc views' FUSE
+ * connections), as a worker keeps none. Signals stay blocked while it
+ * waits: only the SIGKILL of the sandbox's end reaches it.
+ */
+static __attribute__((noreturn)) void parked_child(const struct spawn *s)
+{
+	struct pollfd in = {.fd = 0, .events = POLLIN};
+	struct exec_failure f = {.status = 126};
+	const char *what = s->argv[0];
+	sigset_t none;
+	int r = 0;
+
+	if (setsid() < 0)
+		r = -errno;
+	for (int i = 0; r == 0 && i < 3; i++)
+		if (dup2(s->stdio[i], i) < 0)
+			r = -errno;
+	if (r == 0 && s->cwd && chdir(s->cwd) < 0) {
+		r = -errno;
+		what = s->cwd;
+		f.status = 125;
+	}
+	if (r == 0 && syscall(SYS_close_range, 3, ~0U, 0) < 0)
+		r = -errno;
+	/* POLLHUP too: an empty prompt is a closed stdin. */
+	while (r == 0 && poll(&in, 1, -1) < 0)
+		if (errno != EINTR)
+			r = -errno;
+	if (r == 0) {
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		r = exec_path(s->argv, s->envp);
+		if (r == -ENOENT || r == -ENOTDIR)
+			f.status = 127;
+	}
+	dprintf(2, "sandbox-run: %s: %s%s\n", what, strerror(-r),
+		f.status == 127 ? " (not found on the sandbox's PATH or in the workspace)" : "");
+	_exit(f.status);
+}
+
+static pid_t spawn_parked(struct spawn *s, struct sr_error *err)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return sr_error_errno(err, sr_negerrno(), "start %s", s->argv[0]);
+	if (pid == 0)
+		parked_child(s);
+	return pid;
+}
+
+/*
  * A process is spawned as posix_spawn() does it: clone(CLONE_VM |
  * CLONE_VFORK), the child on a stack of its own in PID 1's memory, PID 1
  * suspended until the child has exec'd or exited. fork() would copy PID
@@ -407,7 +461,11 @@ static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_ex
 			goto fail;
 		}
 	}
-	pid = spawn(&s, &err);
+	if ((req->flags & SR_SPAWN_PARK) && pty) {
+		sr_error_msg(&err, -EINVAL, "spawn: a parked process has no pty");
+		goto fail;
+	}
+	pid = req->flags & SR_SPAWN_PARK ? spawn_parked(&s, &err) : spawn(&s, &err);
 	if (pid < 0)
 		goto fail;
 	if (!in->spawned_once) {
