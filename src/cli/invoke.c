@@ -9,6 +9,7 @@
  * invocation's, not this one's.
  */
 #include "deploy.h"
+#include "invoke-warm.h"
 #include "options.h"
 #include "util.h"
 #include "verbs.h"
@@ -81,7 +82,8 @@ int sr_verb_invoke(const struct sr_verb_args *a)
 	sink.level = c.log_level;
 	if (action == SR_ACTION_PRINT_CONFIG) {
 		status = sr_cli_print_config(&c);
-	} else {
+	} else if (sr_invoke_warm(a->argc, a->argv, sr_deployment_name(d), &c, &sink, &status) ==
+		   0) {
 		sr_info(&sink, "invoke %s: version %u, a fresh sandbox (cold start)",
 			sr_deployment_name(d), sr_deployment_version(d));
 		status = sr_cli_run(&c);

@@ -427,6 +427,24 @@ static void on_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e)
 	hang_up(cl);
 }
 
+/*
+ * A warm invocation's process ended, and with it everything else in the
+ * sandbox but PID 1 (SR_SPAWN_ENDS_SANDBOX): its client hears it now, not
+ * after PID 1's exit has torn the namespaces down.
+ */
+static void on_ends_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e)
+{
+	struct keeper *k = ctx;
+	struct client *cl = client_of_pid(k, e->pid);
+
+	(void)sb;
+	if (!cl || cl->hung_up)
+		return;
+	exec_ended(k, cl, e);
+	cl->pid = 0;
+	hang_up(cl);
+}
+
 static void on_ended(void *ctx, struct sr_sandbox *sb, const struct sr_exit *ends)
 {
 	struct keeper *k = ctx;
@@ -571,6 +589,7 @@ static void on_connected(void *ctx, struct sr_sandbox *sb, uint32_t id, int fd,
 }
 
 static const struct sr_sandbox_ops keeper_ops = {.exited = on_exited,
+						 .ends_exited = on_ends_exited,
 						 .ended = on_ended,
 						 .worked = on_worked,
 						 .connected = on_connected,

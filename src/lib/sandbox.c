@@ -487,6 +487,8 @@ static void on_message(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 			sb->ends = e;
 			sb->ends_seen = true;
 			sb->held = sb->ends_holds;
+			if (sb->opts.ops && sb->opts.ops->ends_exited)
+				sb->opts.ops->ends_exited(sb->opts.ctx, sb, &e);
 		} else if (sb->opts.ops && sb->opts.ops->exited) {
 			sb->opts.ops->exited(sb->opts.ctx, sb, &e);
 		}

@@ -52,6 +52,13 @@ struct sr_sandbox_ops {
 	/* A spawned process ended (not called for one that ends the sandbox: see ended). */
 	void (*exited)(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e);
 	/*
+	 * The process that ends the sandbox ended: PID 1 has killed and
+	 * reaped every other one, and exits next (ended follows, with the
+	 * same exit). For a caller that answers at once rather than after
+	 * the namespaces' teardown (a warm invocation's). Optional.
+	 */
+	void (*ends_exited)(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e);
+	/*
 	 * PID 1 is gone and reaped: the sandbox is over. ends: the exit of
 	 * the process that ended it, or NULL (END, a kill, a failure).
 	 */
