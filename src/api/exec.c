@@ -664,6 +664,7 @@ void sr_api_exec_attach(struct req *r, struct sr_api_attach *a)
 					  [SR_API_ANSWER_NDJSON] = MODE_NDJSON};
 	struct exec_job *x = calloc(1, sizeof(*x));
 	struct sr_pool_taken *t = a->taken;
+	int ret;
 
 	if (!x) {
 		sr_pool_taken_close(t);
@@ -680,6 +681,7 @@ void sr_api_exec_attach(struct req *r, struct sr_api_attach *a)
 	x->extra = a->extra;
 	x->done = a->done;
 	x->done_ctx = a->ctx;
+	x->k.fd = -1;
 	x->k.on_msg = exec_msg;
 	x->k.on_hup = exec_hup;
 	x->in_fd = steal_fd(&t->stdio[0]);
@@ -687,9 +689,31 @@ void sr_api_exec_attach(struct req *r, struct sr_api_attach *a)
 	x->out[1].fd = steal_fd(&t->stdio[2]);
 	srv_job_add(r->s, &x->job, &exec_ops, NULL);
 	x->input = malloc(a->input_len + 1);
-	if (x->input && a->input_len)
-		memcpy(x->input, a->input, a->input_len);
-	x->input_len = x->input ? a->input_len : 0;
+	if (!x->input) {
+		/* Unreleased, the sandbox ends with its hold, its process never started. */
+		sr_pool_taken_close(t);
+		srv_answer_error(r, -ENOMEM, "invoke: out of memory");
+		exec_free(x);
+		return;
+	}
+	memcpy(x->input, a->input, a->input_len);
+	x->input_len = a->input_len;
+	/*
+	 * The prompt at once (the pipe is empty: all of a small one fits),
+	 * which starts the process, then the release, which its keeper can
+	 * read while the process runs. Until the release the sandbox has no
+	 * deadline: unsent, the process is killed (its hold closed) rather
+	 * than left to run without one. A keeper that hung up (the sandbox
+	 * ended meanwhile) has left its answer, the exit or the end, to read.
+	 */
+	on_input(r->s, x, EPOLLOUT);
+	ret = sr_pool_taken_release(t);
+	if (ret < 0 && ret != -EPIPE && ret != -ECONNRESET) {
+		sr_pool_taken_close(t);
+		srv_answer_error(r, ret, "invoke: release the warm sandbox: %s", strerror(-ret));
+		exec_free(x);
+		return;
+	}
 	if (kcall_attach(r->s, steal_fd(&t->hold), t->id, &x->k) < 0) {
 		srv_answer_error(r, -ENOMEM, "invoke: out of memory");
 		exec_free(x);
@@ -697,8 +721,9 @@ void sr_api_exec_attach(struct req *r, struct sr_api_attach *a)
 	}
 	for (int i = 0; i < 2; i++)
 		x->out[i].w = srv_watch(r->s, x->out[i].fd, 0, on_output, x);
-	/* The first byte (or the end) of its stdin starts it. */
-	x->in_w = srv_watch(r->s, x->in_fd, EPOLLOUT, on_input, x);
+	/* The rest of a long one as the process reads it. */
+	if (x->in_fd >= 0)
+		x->in_w = srv_watch(r->s, x->in_fd, EPOLLOUT, on_input, x);
 	x->job.r = r;
 	r->job = &x->job;
 	x->next = srv_lists(r->s)->execs;

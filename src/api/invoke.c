@@ -383,8 +383,14 @@ static void serve_waiters(void *ctx, struct sr_pool *p)
 		struct sr_pool_taken t;
 		struct req *r = w->job.r;
 
-		if (!take(dp, &t))
+		/* Served: not one more to make for it (the take's refill counts what is wanted). */
+		if (!dp->pool)
 			return;
+		sr_pool_want(dp->pool, dp->n_waiting - 1);
+		if (!take(dp, &t)) {
+			sr_pool_want(dp->pool, dp->n_waiting);
+			return;
+		}
 		waiter_unlink(w);
 		srv_resume(r);
 		start(r, dp, w->d, &t, w->answer, w->base64);

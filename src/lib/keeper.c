@@ -72,6 +72,10 @@ struct client {
 	bool hung_up;	/* gone: its process is killed, nobody is told */
 	bool killed;	/* that kill is sent */
 	int cancel_sig; /* the signal that ended its exec before PID 1 started it; 0 */
+	/* A warm invocation's exit, seen before its release: told once that is read. */
+	bool exit_pending;
+	struct sr_exit exit;
+	int64_t exit_ns;
 };
 
 /* A published port: 127.0.0.1:host_port on the host, port on the sandbox's loopback. */
@@ -386,7 +390,8 @@ static void exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 	memcpy(r.enforced, k->record.enforced, sizeof(r.enforced));
 	memcpy(r.sandbox_id, k->id, sizeof(r.sandbox_id));
 	sr_sandbox_usage(k->sb, &r);
-	r.wall_ms = (double)(sr_monotonic_ns() - cl->start_ns) / 1e6;
+	r.wall_ms =
+	    (double)((cl->exit_pending ? cl->exit_ns : sr_monotonic_ns()) - cl->start_ns) / 1e6;
 	if (e) {
 		r.user_ms = e->user_ms;
 		r.sys_ms = e->sys_ms;
@@ -440,6 +445,20 @@ static void on_ends_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exi
 	(void)sb;
 	if (!cl || cl->hung_up)
 		return;
+	/*
+	 * Its taker writes the prompt, which starts it, then sends the
+	 * release with the time of its taking: a process quicker than that
+	 * has its exit told once the release is read (do_hold), or at the
+	 * sandbox's end (on_ended), so that its time counts from the taking,
+	 * not from the park.
+	 */
+	if (cl->holds) {
+		cl->exit_pending = true;
+		cl->exit = *e;
+		cl->exit_ns = sr_monotonic_ns();
+		cl->killed = true; /* gone already: nothing to kill if its taker hangs up */
+		return;
+	}
 	exec_ended(k, cl, e);
 	cl->pid = 0;
 	hang_up(cl);
@@ -458,7 +477,10 @@ static void on_ended(void *ctx, struct sr_sandbox *sb, const struct sr_exit *end
 		/* The process that ended the sandbox (a warm invocation's) ended as it did. */
 		if ((cl->pid > 0 || cl->spawn) && !cl->hung_up)
 			exec_ended(k, cl,
-				   ends && cl->pid > 0 && cl->pid == ends->pid ? ends : NULL);
+				   cl->exit_pending				 ? &cl->exit
+				   : ends && cl->pid > 0 && cl->pid == ends->pid ? ends
+										 : NULL);
+		cl->exit_pending = false;
 		if (cl->work)
 			reply_error(cl, -ESRCH, 125, "the sandbox ended (%s)", k->end_reason);
 		if (cl->stat)
@@ -1037,7 +1059,7 @@ static void cancel_spawn(struct keeper *k, struct client *cl, int sig)
  */
 static void do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
 {
-	json_t *ms = json_object_get(req, "ms");
+	json_t *ms = json_object_get(req, "ms"), *taken = json_object_get(req, "taken_ns");
 
 	if (!hold && !cl->holds)
 		return reply_error(cl, -EINVAL, 125, "release: not held on this connection");
@@ -1046,9 +1068,29 @@ static void do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
 	if (!hold && ms && (uint64_t)json_integer_value(ms) > DEADLINE_MAX_MS)
 		return reply_error(cl, -EINVAL, 125, "release: at most 366 days");
 	cl->holds = hold;
-	/* A parked invocation on this connection: its time counts from its taking. */
-	if (!hold && cl->pid > 0)
-		cl->start_ns = sr_monotonic_ns();
+	/*
+	 * A parked invocation on this connection: its time counts from its
+	 * taking, which its taker says (taken_ns, CLOCK_MONOTONIC's, ours too):
+	 * it sends the release after the prompt, once the process runs.
+	 */
+	if (!hold && cl->pid > 0) {
+		int64_t now = cl->exit_pending ? cl->exit_ns : sr_monotonic_ns();
+
+		cl->start_ns = json_is_integer(taken) &&
+				       json_integer_value(taken) >= cl->start_ns &&
+				       json_integer_value(taken) <= now
+				   ? (int64_t)json_integer_value(taken)
+				   : now;
+	}
+	/* Over already, its sandbox ending: no deadline to set, its exit to tell. */
+	if (!hold && cl->exit_pending) {
+		reply(cl, json_pack("{sb}", "ok", 1), NULL, 0);
+		exec_ended(k, cl, &cl->exit);
+		cl->exit_pending = false;
+		cl->pid = 0;
+		hang_up(cl);
+		return;
+	}
 	json_object_set_new(k->state, "state", json_string(hold ? "warm" : "running"));
 	if (set_deadline(k, hold ? 0
 			    : ms ? (uint64_t)json_integer_value(ms)

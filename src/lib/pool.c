@@ -15,6 +15,7 @@
  * A take's refill starts this much later, not in the middle of the request
  * that took one: making a sandbox is a fork and a few milliseconds of CPU
  * that the taker's next steps (its exec) would wait behind on a small host.
+ * Not while requests wait for one (sr_pool_want): they wait for the refill.
  */
 #define REFILL_DELAY_MS 50
 
@@ -314,8 +315,8 @@ static void refill(struct sr_pool *p)
 		making += p->v[i].launch.fd >= 0 || p->v[i].parking;
 		alive += !unused(&p->v[i]);
 	}
-	for (size_t i = 0; i < p->cap && making < p->o.parallel && !p->waiting && !p->deferred &&
-			   alive < p->o.size + p->extra;
+	for (size_t i = 0; i < p->cap && making < p->o.parallel && !p->waiting &&
+			   (!p->deferred || p->extra) && alive < p->o.size + p->extra;
 	     i++) {
 		struct sr_error err = {0};
 
@@ -369,6 +370,9 @@ static void refill_soon(struct sr_pool *p)
 {
 	struct itimerspec its = {.it_value.tv_nsec = REFILL_DELAY_MS * 1000000L};
 
+	/* Requests wait for one: no delay. */
+	if (p->extra)
+		return refill(p);
 	if (p->deferred)
 		return;
 	if (timerfd_settime(p->soonfd, 0, &its, NULL) == 0)
@@ -380,8 +384,12 @@ static void refill_soon(struct sr_pool *p)
 int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_error *err)
 {
 	struct sr_pool_taken t;
-	int r = sr_pool_take_parked(p, ms, &t, err);
+	int r;
 
+	/* A parked one is released by its taker, once started: not here. */
+	if (p->o.park)
+		return sr_error_msg(err, -EINVAL, "pool: a parked sandbox is taken parked");
+	r = sr_pool_take_parked(p, ms, &t, err);
 	if (r < 0)
 		return r;
 	memcpy(ret_id, t.id, 33);
@@ -396,13 +404,38 @@ void sr_pool_taken_close(struct sr_pool_taken *t)
 		sr_closep(&t->stdio[i]);
 }
 
+/*
+ * Not waited for: the keeper reads the release before the end of the
+ * connection closed after it (a seqpacket socket keeps their order), so
+ * that end no longer ends the sandbox. Waiting would cost the taker a
+ * wake-up of an idle keeper, most of a warm create.
+ */
+static int send_release(int fd, uint64_t ms, int64_t taken_ns)
+{
+	json_t *req = json_pack("{ss}", "op", "release");
+	int r;
+
+	if (req && ms != UINT64_MAX)
+		json_object_set_new(req, "ms", json_integer((json_int_t)ms));
+	if (req && taken_ns)
+		json_object_set_new(req, "taken_ns", json_integer((json_int_t)taken_ns));
+	r = req ? sr_ctl_send(fd, req, NULL, 0) : -ENOMEM;
+	if (req)
+		json_decref(req);
+	return r;
+}
+
+int sr_pool_taken_release(struct sr_pool_taken *t)
+{
+	return send_release(t->hold, t->release_ms, t->taken_ns);
+}
+
 int sr_pool_take_parked(struct sr_pool *p, uint64_t ms, struct sr_pool_taken *ret,
 			struct sr_error *err)
 {
 	for (size_t i = 0; i < p->cap; i++) {
 		struct warm *w = &p->v[i];
 		struct pollfd pfd;
-		json_t *req;
 		int r;
 
 		if (!ready(p, w))
@@ -413,20 +446,15 @@ int sr_pool_take_parked(struct sr_pool *p, uint64_t ms, struct sr_pool_taken *re
 			drop(p, w);
 			continue;
 		}
-		req = json_pack("{ss}", "op", "release");
-		if (req && ms != UINT64_MAX)
-			json_object_set_new(req, "ms", json_integer((json_int_t)ms));
-		r = req ? sr_ctl_send(w->hold, req, NULL, 0) : -ENOMEM;
-		json_decref(req);
-		/*
-		 * Not waited for: the keeper reads the release before the end of
-		 * the connection closed here (a seqpacket socket keeps their order),
-		 * so the end no longer ends the sandbox. Waiting would cost the
-		 * taker a wake-up of an idle keeper, most of a warm create.
+		/* A parked one's: once the taker has started its process (sr_pool_taken_release).
 		 */
+		r = p->o.park ? 0 : send_release(w->hold, ms, 0);
 		if (r >= 0) {
 			unwatch(p, w->hold);
-			*ret = (struct sr_pool_taken){.hold = steal_fd(&w->hold), .pid = w->pid};
+			*ret = (struct sr_pool_taken){.hold = steal_fd(&w->hold),
+						      .pid = w->pid,
+						      .release_ms = ms,
+						      .taken_ns = sr_monotonic_ns()};
 			memcpy(ret->id, w->id, 33);
 			for (int k = 0; k < 3; k++)
 				ret->stdio[k] = steal_fd(&w->stdio[k]);

@@ -9,7 +9,8 @@
  * then on: used once, then removed (rm). The pool makes another in the
  * background, from the caller's event loop, starting 50 ms after a take
  * (not in the middle of the request that took one; takes in a burst are
- * all served before a refill competes with them).
+ * all served before a refill competes with them), or at once when
+ * requests wait for one (sr_pool_want).
  *
  * A pool that cannot make a sandbox (a bad profile, a host without a
  * helper) says why once on its sink and tries again later, each time
@@ -76,14 +77,24 @@ int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_erro
  * holding connection, on which the keeper sends the process's exit
  * ({"event": "exit", ...}, as for an exec) -- closing it kills the
  * process --, and the process's stdin (to write), stdout and stderr (to
- * read), non-blocking. Released as sr_pool_take() releases.
+ * read), non-blocking. Not released yet: see sr_pool_taken_release().
  */
 struct sr_pool_taken {
 	char id[33];
 	int hold;
 	int stdio[3];
 	pid_t pid;
+	uint64_t release_ms; /* what the release gives it: the take's ms */
+	int64_t taken_ns;    /* when (CLOCK_MONOTONIC): its record's time counts from here */
 };
+/*
+ * The release of a parked one, sent by the taker once it has written the
+ * process's first input: the process starts before its keeper wakes.
+ * Until then the sandbox has no deadline: a taker that cannot send it
+ * closes the sandbox (sr_pool_taken_close), which kills the process.
+ * Closing a parked one unreleased ends it too, its process unstarted.
+ */
+int sr_pool_taken_release(struct sr_pool_taken *t);
 int sr_pool_take_parked(struct sr_pool *p, uint64_t ms, struct sr_pool_taken *ret,
 			struct sr_error *err);
 void sr_pool_taken_close(struct sr_pool_taken *t);
