@@ -3,7 +3,7 @@
 # ids and names of your living sandboxes (from `sandbox-run ls`).
 
 set -l verbs run create exec ls inspect timeout port rm cp snapshot snapshots diff apply doctor export deploy invoke \
-    deployments secrets
+    deployments secrets serve
 
 function __sandbox_run_profiles
     printf '%s\n' default offline tx e2b ci
@@ -46,10 +46,11 @@ complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a deploy -d
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a invoke -d 'Run a deployment once, the prompt on stdin'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a deployments -d 'List, roll back or remove deployments'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a secrets -d "Set, list or remove a deployment's secrets"
-complete -c sandbox-run -n "not __fish_seen_subcommand_from exec ls inspect timeout port rm cp snapshot snapshots doctor invoke deployments secrets" -F
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a serve -d "The local HTTP API, E2B's protocols and warm pools"
+complete -c sandbox-run -n "not __fish_seen_subcommand_from exec ls inspect timeout port rm cp snapshot snapshots doctor invoke deployments secrets serve" -F
 
 # run, create, export and deploy (and no verb): the run options.
-set -l runlike "not __fish_seen_subcommand_from exec ls inspect timeout port rm cp snapshot snapshots diff apply doctor deployments secrets"
+set -l runlike "not __fish_seen_subcommand_from exec ls inspect timeout port rm cp snapshot snapshots diff apply doctor deployments secrets serve"
 complete -c sandbox-run -n $runlike -s p -l profile -x -a '(__sandbox_run_profiles)' -d 'Profile to start from'
 complete -c sandbox-run -n $runlike -l memory -x -d 'Memory limit (512M, 2G, 0)'
 complete -c sandbox-run -n $runlike -l cpus -x -d 'CPUs (0.5, 2)'
@@ -116,3 +117,15 @@ complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -l max-size -x -d 'M
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -l idle-timeout -x -d 'Give up when nothing moves'
 complete -c sandbox-run -n '__fish_seen_subcommand_from rm' -s f -l force -d 'Kill at once'
 complete -c sandbox-run -n '__fish_seen_subcommand_from ls doctor snapshots deployments secrets' -l json -d 'JSON output'
+
+# serve: the local API.
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l listen -d 'unix:PATH or [ADDR:]PORT'
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -r -l token-file -d "The token's file"
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l warm -d 'N per deployment, PROFILE=N of a profile'
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l e2b-profile -a '(__sandbox_run_profiles)' -d "The profile of E2B's base template"
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l max-sandboxes -d 'Live sandboxes at most'
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l max-connections -d 'Connections at most'
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l client-timeout -d "A slow client's timeout"
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l max-body -d 'JSON bodies at most'
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l max-upload -d 'Uploads at most'
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l max-output -d 'Output kept at most'
