@@ -122,7 +122,7 @@ static int recv_msg(int fd, int flags, struct sr_msg *ret, struct sr_msg_extra *
 	    .msg_control = ctl.buf,
 	    .msg_controllen = sizeof(ctl.buf),
 	};
-	ssize_t n = SR_RETRY(recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | flags));
+	ssize_t n = sr_recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | flags);
 	size_t count;
 
 	if (n < 0)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +98,26 @@ static inline int sr_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+/*
+ * recvmsg(2) on a unix stream or seqpacket socket (EINTR retried), read on
+ * past the peer's reset. A peer that closes with data of ours unread in
+ * its queue leaves us ECONNRESET (unix_release_sock()), and recvmsg
+ * reports that error before what the peer sent ahead of its close, which
+ * is still queued: a keeper that tells a process's exit and closes with
+ * the taker's release unread, or a PID 1 that tells its EXITED and exits
+ * with a request unread, would have that last word lost. The error is
+ * cleared once reported: the next call returns what is queued, then 0
+ * (the peer is gone: EOF, never a wait).
+ */
+static inline ssize_t sr_recvmsg(int fd, struct msghdr *m, int flags)
+{
+	ssize_t n = SR_RETRY(recvmsg(fd, m, flags));
+
+	if (n < 0 && errno == ECONNRESET)
+		n = SR_RETRY(recvmsg(fd, m, flags));
+	return n;
 }
 
 static inline int sr_negerrno(void)

@@ -54,7 +54,7 @@ int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds)
 
 	*n_fds = 0;
 	/* The packet's length first (MSG_TRUNC with a peek: Linux >= 3.4 for unix sockets). */
-	len = SR_RETRY(recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC));
+	len = sr_recvmsg(fd, &(struct msghdr){0}, MSG_PEEK | MSG_TRUNC);
 	if (len < 0)
 		return sr_negerrno();
 	if (len > SR_CTL_MAX)
@@ -65,7 +65,7 @@ int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds)
 	iov = (struct iovec){.iov_base = buf, .iov_len = (size_t)len + 1};
 	m.msg_control = ctl.buf;
 	m.msg_controllen = sizeof(ctl.buf);
-	n = SR_RETRY(recvmsg(fd, &m, MSG_CMSG_CLOEXEC));
+	n = sr_recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return sr_negerrno();
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {

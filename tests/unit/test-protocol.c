@@ -60,6 +60,26 @@ START_TEST(test_plain_message)
 }
 END_TEST
 
+/*
+ * PID 1's last word: it tells the keeper something, then exits with a
+ * request of the keeper's unread. The kernel has the keeper's socket
+ * report ECONNRESET ahead of what is queued; it is read all the same.
+ */
+START_TEST(test_last_word_survives_a_reset)
+{
+	struct sr_msg req = {.type = SR_MSG_WARNING}, last = {.type = SR_MSG_WARNING}, got;
+
+	snprintf(last.text, sizeof(last.text), "exited");
+	ck_assert_int_eq(sr_msg_send(sv[0], &req), 0); /* never read */
+	ck_assert_int_eq(sr_msg_send(sv[1], &last), 0);
+	close(sv[1]);
+	sv[1] = -1;
+	ck_assert_int_eq(sr_msg_recv_nowait(sv[0], &got, NULL), 1);
+	ck_assert_str_eq(got.text, "exited");
+	ck_assert_int_eq(sr_msg_recv_nowait(sv[0], &got, NULL), 0);
+}
+END_TEST
+
 /* TAP carries the tap: the same open file arrives, close-on-exec. */
 START_TEST(test_tap_carries_an_fd)
 {
@@ -226,6 +246,7 @@ static Suite *protocol_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_plain_message);
+	tcase_add_test(tc, test_last_word_survives_a_reset);
 	tcase_add_test(tc, test_tap_carries_an_fd);
 	tcase_add_test(tc, test_refused_fds_are_closed);
 	tcase_add_test(tc, test_two_fds_refused);
