@@ -12,7 +12,10 @@
  *
  * Like a published port, a preview needs no token: only this host
  * reaches a loopback listener, and one of another address serves no
- * previews at all.
+ * previews at all. So only the sandboxes this server made, by their whole
+ * ids, are previewed (previewable()); ids are not secrets (cgroup names
+ * show them to every user of the host): what a preview shields is what
+ * the API never made.
  */
 #include "internal.h"
 #include "relay.h"
@@ -72,7 +75,10 @@ static void refuse(struct preview *p, int status, const char *text)
 		     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
 		     "Connection: close\r\n\r\nsandbox-run: %s\n",
 		     status, status == 404 ? "Not Found" : "Bad Gateway", strlen(text) + 14, text);
+	char drain[HEAD_PEEK];
 
+	/* The head, only peeked so far, read: closed unread, the answer would go as a reset. */
+	(void)!recv(p->fd, drain, sizeof(drain), MSG_DONTWAIT);
 	(void)!send(p->fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	preview_free(p);
 }
@@ -141,6 +147,18 @@ static void port_hup(struct kcall *k)
 	refuse(container_of(k, struct preview, k), 502, "the sandbox is gone");
 }
 
+/*
+ * Only a sandbox this server made, named by its whole id: a preview needs
+ * no token, so the Host must not open what the API never made (the
+ * user's `create`d sandboxes, another server's, warm ones not yet taken)
+ * nor find one by a name or a 4-digit prefix that anyone may try.
+ */
+static bool previewable(struct srv *s, const char *ref)
+{
+	return strlen(ref) == 32 && strspn(ref, "0123456789abcdef") == 32 &&
+	       srv_made_find(s, ref) != NULL;
+}
+
 /* The head is there: a preview (its Host says PORT-ID.), or the API's. */
 static void route(struct preview *p, const char *host)
 {
@@ -159,6 +177,10 @@ static void route(struct preview *p, const char *host)
 		srv_add_connection(s, l, fd);
 		return;
 	}
+	if (!previewable(p->s, ref))
+		return refuse(p, 404,
+			      "no sandbox of this server has that id (a preview names "
+			      "a sandbox by its whole id)");
 	srv_unwatch(p->s, &p->w);
 	p->state = P_PORT;
 	p->k.on_msg = port_msg;

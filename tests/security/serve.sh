@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# sandbox-run serve against hostile clients (the outside review of the
+# API, issue 21): another user of the host, who has no token, and a
+# client whose requests are built to confuse the server. As root and as
+# an unprivileged user, each round with its own server and state.
+. "$(dirname "$0")/../integration/libtest.sh"
+
+state_dir() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
+}
+
+has_lines() {
+	[ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]
+}
+
+# start_serve: a server of the round's user on a Unix socket ($SOCK) and on
+# 127.0.0.1 ($URL, $PORT, $TOKEN); its pid in $SERVE_PID.
+start_serve() {
+	local out="$SR_OUT/sec-serve-$SR_AS.out"
+	rm -f "$out"
+	SOCK="$(state_dir)/api.sock"
+	(as_user_exec "$SR" serve --listen "unix:$SOCK" --listen 127.0.0.1:0 "$@" \
+		>"$out" 2>"$SR_OUT/sec-serve-$SR_AS.err") &
+	SERVE_PID=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $SERVE_PID"
+	until_ok 10 has_lines "$out" 2 || {
+		not_ok "serve started"
+		cat "$SR_OUT/sec-serve-$SR_AS.err"
+		return 1
+	}
+	read -r URL TOKEN_FILE < <(sed -n 2p "$out")
+	PORT=${URL##*:}
+	TOKEN=$(cat "$TOKEN_FILE")
+}
+
+stop_serve() {
+	kill -TERM "$SERVE_PID" 2>/dev/null
+	wait "$SERVE_PID"
+	serve_rc=$?
+}
+
+# api METHOD PATH [BODY]: over the Unix socket as the round's user; $code, $body.
+api() {
+	local o="$SR_OUT/.sec-api-$SR_AS"
+	rm -f "$o"
+	code=$(as_user curl -s -o "$o" -w '%{http_code}' --unix-socket "$SOCK" -X "$1" \
+		"http://sandbox-run$2" ${3+--data-binary "$3"})
+	body=$(cat "$o" 2>/dev/null)
+}
+
+jf() {
+	python3 -c 'import json,sys
+j=json.loads(sys.argv[1])
+v=eval(sys.argv[2])
+print(json.dumps(v) if not isinstance(v,str) else v)' "$body" "$1" 2>/dev/null
+}
+
+# another CMD...: as a user who is neither the round's nor has its token.
+another() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all -- "$@"
+}
+
+# preview HOST PATH: what another user gets through the API's port with that Host.
+preview() {
+	another curl -s -m 10 -H "Host: $1" "http://127.0.0.1:$PORT$2"
+}
+
+# A server in the sandbox $1 on port $2, serving a file whose text is $3.
+serve_inside() {
+	api POST "/v1/sandboxes/$1/exec" "{\"cmd\": \"mkdir -p /tmp/www && echo $3 >/tmp/www/s.txt && cd /tmp/www && (python3 -m http.server $2 >/dev/null 2>&1 &) && sleep 1\"}"
+}
+
+# Previews need no token: only what the server made, by its whole id, is
+# reached, never a sandbox of its user made by the CLI (by a name, a
+# prefix anyone can try, or even its id), nor one by a prefix of its id.
+t_preview_scope() {
+	local cli cli_id sb
+	start_serve || return
+	sr create --net none --timeout 120 --name cli-made
+	cli_id=$out
+	api POST "/v1/sandboxes/$cli_id/exec" '{"cmd": "mkdir -p /tmp/www && echo cli-secret >/tmp/www/s.txt && cd /tmp/www && (python3 -m http.server 8000 >/dev/null 2>&1 &) && sleep 1"}'
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	serve_inside "$sb" 8001 api-made
+	for cli in "cli-made" "${cli_id:0:4}" "$cli_id"; do
+		out=$(preview "8000-$cli.localhost" /s.txt)
+		assert_no_match "another user, no token, Host 8000-$cli: not the CLI's sandbox" 'cli-secret' "$out"
+	done
+	out=$(preview "8001-${sb:0:6}.localhost" /s.txt)
+	assert_no_match "nor the API's sandbox by a prefix of its id" 'api-made' "$out"
+	out=$(preview "8001-$sb.localhost" /s.txt)
+	assert_eq "the API's sandbox by its whole id: previewed (E2B's getHost)" api-made "$out"
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H "Host: 8001-$sb.localhost" -H "Authorization: Bearer $TOKEN" "$URL/v1/health")
+	assert_eq "a preview's Host never reaches the API" 404 "$code"
+	sr rm -f "$cli_id"
+	stop_serve
+}
+
+for_each_user t_preview_scope
+done_testing
