@@ -202,7 +202,6 @@ static void on_head(struct srv *s, void *ctx, uint32_t events)
 	int lowat, r;
 
 	(void)s;
-	(void)events;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0)
@@ -210,6 +209,13 @@ static void on_head(struct srv *s, void *ctx, uint32_t events)
 	r = sr_api_sniff_host(buf, (size_t)n, host, sizeof(host));
 	if (r != 0 || n == HEAD_PEEK)
 		return route(p, r == 1 ? host : NULL);
+	/*
+	 * Half a head, and the client has shut its side: the rest never comes.
+	 * Dropped now; else the hang-up, which SO_RCVLOWAT does not hold back,
+	 * wakes the loop at once, round after round, until the deadline.
+	 */
+	if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		return preview_free(p);
 	/* Not all of it yet: woken again only once more has come (poll honours SO_RCVLOWAT). */
 	lowat = (int)n + 1;
 	setsockopt(p->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));

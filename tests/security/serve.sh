@@ -96,5 +96,44 @@ t_preview_scope() {
 	stop_serve
 }
 
-for_each_user t_preview_scope
+# cpu_ticks PID: the process's user + system time, in clock ticks.
+cpu_ticks() {
+	awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
+# Half a request head, then the client shuts its side (no token needed
+# for this: every loopback connection is looked at for a preview first):
+# dropped at once, not a loop woken again and again until the deadline.
+t_half_head() {
+	local before after
+	start_serve || return
+	before=$(cpu_ticks "$SERVE_PID")
+	out=$(another /usr/bin/python3 - "$PORT" <<'EOF2'
+import socket, sys, time
+conns = []
+for _ in range(20):
+    s = socket.socket(); s.connect(("127.0.0.1", int(sys.argv[1]))); s.settimeout(1)
+    s.sendall(b"GET / HTTP/1.1\r\nHo"); s.shutdown(socket.SHUT_WR)
+    conns.append(s)
+time.sleep(3)
+closed = 0
+for s in conns:
+    try:
+        closed += s.recv(100) == b""
+    except ConnectionResetError:
+        closed += 1
+    except OSError:
+        pass
+print(closed)
+EOF2
+)
+	after=$(cpu_ticks "$SERVE_PID")
+	assert_eq "20 half heads, shut: each closed" 20 "$out"
+	check "and the server idle meanwhile (used $((after - before)) ticks in 3 s)" test $((after - before)) -lt 50
+	api GET /v1/health
+	assert_eq "the server answers the next client" 200 "$code"
+	stop_serve
+}
+
+for_each_user t_preview_scope t_half_head
 done_testing
