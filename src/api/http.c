@@ -339,6 +339,9 @@ static void begin(struct req *r)
 		    r, MHD_HTTP_UNAUTHORIZED,
 		    "serve: a token is needed on TCP (Authorization: Bearer TOKEN; the token is "
 		    "in the file serve printed)");
+	if (r->nul)
+		return srv_answer_error(r, -EINVAL,
+					"serve: a NUL byte (%%00) in the request's target");
 	/* envd's requests name their sandbox in a header: one URL serves them all. */
 	if (r->m.family == SR_API_ENVD) {
 		const char *id = srv_header(r, "E2b-Sandbox-Id");
@@ -443,14 +446,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct req *r = *con_cls;
 
 	(void)version;
-	if (!r) {
+	if (!r || !r->begun) {
 		const union MHD_ConnectionInfo *ci =
 		    sr_mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		bool nul = r && r->nul;
 
-		r = calloc(1, sizeof(*r));
-		if (!r)
+		if (!r && !(r = calloc(1, sizeof(*r))))
 			return MHD_NO;
-		*r = (struct req){.s = s, .conn = conn, .url = url, .method = method};
+		*r = (struct req){.s = s, .conn = conn, .url = url, .method = method, .nul = nul};
+		r->begun = true;
 		r->via = ci ? ci->socket_context : NULL;
 		*con_cls = r;
 		begin(r);
@@ -506,6 +510,24 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
+/*
+ * The request's target as it came, before libmicrohttpd decodes it in
+ * place: a %00 there ends the decoded path or argument early, so that
+ * "DELETE /v1/sandboxes/ID%00/files?path=x" would remove the sandbox, and
+ * "?path=run.sh%00.txt" write run.sh. Noted here, refused by begin().
+ */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	(void)conn;
+	if (r) {
+		r->s = cls;
+		r->nul = strstr(uri, "%00") != NULL;
+	}
+	return r;
+}
+
 /* Which listener a connection came on: set while it is handed over (srv_add_connection). */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
@@ -559,8 +581,9 @@ int srv_http_start(struct srv *s, struct sr_error *err)
 	    0, NULL, NULL, on_request, s, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned)s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)s->o.client_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEAD_MAX,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-	    on_connection, s, MHD_OPTION_EXTERNAL_LOGGER, on_log, s, MHD_OPTION_END);
+	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_EXTERNAL_LOGGER, on_log, s,
+	    MHD_OPTION_END);
 	if (!s->mhd)
 		return sr_error_msg(err, -EIO, "serve: libmicrohttpd would not start");
 	di = sr_mhd.get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);

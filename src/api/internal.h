@@ -126,6 +126,8 @@ struct req {
 	unsigned status;
 	struct watch *hup; /* while suspended: the client's socket, for its hang-up */
 	bool suspended, dispatched, gone;
+	bool begun;
+	bool nul; /* the target has a %00: its path or query, as decoded, would end there */
 };
 
 /* Waits (libmicrohttpd calls nothing for it) until srv_resume(); watches for a hang-up. */

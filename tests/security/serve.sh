@@ -135,5 +135,27 @@ EOF2
 	stop_serve
 }
 
-for_each_user t_preview_scope t_half_head
+# A %00 in the request's target would end the decoded path or argument
+# there: refused (400), neither the truncated file written nor the
+# sandbox itself removed for a file's DELETE.
+t_nul() {
+	local sb
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	api PUT "/v1/sandboxes/$sb/files?path=/tmp/run.sh%00.txt" 'echo pwned'
+	assert_eq "PUT ?path=/tmp/run.sh%00.txt: 400" 400 "$code"
+	api GET "/v1/sandboxes/$sb/files?path=/tmp/run.sh"
+	assert_eq "and /tmp/run.sh not written" 404 "$code"
+	api DELETE "/v1/sandboxes/$sb%00/files?path=/tmp/x"
+	assert_eq "DELETE /v1/sandboxes/ID%00/files: 400" 400 "$code"
+	api GET "/v1/sandboxes/$sb"
+	assert_eq "and the sandbox still there" "200 running" "$code $(jf 'j["state"]')"
+	api PUT "/v1/sandboxes/$sb/files?path=/tmp/a%2500b" 'x'
+	assert_eq "a %25 followed by 00 is no NUL: written" "200 /tmp/a%00b" "$code $(jf 'j["path"]')"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+for_each_user t_preview_scope t_half_head t_nul
 done_testing
