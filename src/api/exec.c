@@ -32,11 +32,6 @@ enum mode {
 	MODE_RAW, /* buffered; stdout the body, the rest in headers (a warm invocation) */
 };
 
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
 struct exec_job {
 	struct job job;
 	struct kcall k;
@@ -45,7 +40,7 @@ struct exec_job {
 	struct {
 		int fd;
 		struct watch *w;
-		struct buf all; /* buffered: everything, up to max */
+		struct fbuf all; /* buffered: everything, up to max */
 		bool truncated;
 		char pend[4]; /* streamed text: a UTF-8 sequence cut by the chunk */
 		size_t n_pend;
@@ -54,8 +49,7 @@ struct exec_job {
 	struct watch *in_w;
 	char *input;
 	size_t input_len, input_off;
-	struct buf stream; /* streamed: what the client has not taken yet */
-	size_t stream_off;
+	struct fbuf stream; /* streamed: what the client has not taken yet */
 	bool paused;
 	pid_t pid;
 	bool started, exited, finished;
@@ -73,25 +67,6 @@ static bool buffered(const struct exec_job *x)
 	return x->mode == MODE_BUFFER || x->mode == MODE_RAW;
 }
 
-static int buf_add(struct buf *b, const void *p, size_t n)
-{
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *np;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np)
-			return -ENOMEM;
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	return 0;
-}
-
 /* One event of the stream, in its format; the client is woken if it waits. */
 static void emit(struct exec_job *x, json_t *ev)
 {
@@ -105,10 +80,10 @@ static void emit(struct exec_job *x, json_t *ev)
 			size_t n = strlen(text) - 1; /* without its '\n' */
 
 			sr_connect_header(0, n, hdr);
-			if (buf_add(&x->stream, hdr, 5) == 0)
-				buf_add(&x->stream, text, n);
+			if (fbuf_add(&x->stream, hdr, 5) == 0)
+				fbuf_add(&x->stream, text, n);
 		} else {
-			buf_add(&x->stream, text, strlen(text));
+			fbuf_add(&x->stream, text, strlen(text));
 		}
 	}
 	json_decref(ev);
@@ -125,8 +100,8 @@ static void emit_end_stream(struct exec_job *x, json_t *error)
 
 	if (end && sr_json_dump_line(end, &text) == 0) {
 		sr_connect_header(SR_CONNECT_END_STREAM, strlen(text) - 1, hdr);
-		if (buf_add(&x->stream, hdr, 5) == 0)
-			buf_add(&x->stream, text, strlen(text) - 1);
+		if (fbuf_add(&x->stream, hdr, 5) == 0)
+			fbuf_add(&x->stream, text, strlen(text) - 1);
 	}
 	if (end)
 		json_decref(end);
@@ -186,7 +161,7 @@ static int read_output(struct exec_job *x, int i)
 	} else if (x->out[i].all.len + (size_t)n > x->max_output) {
 		x->out[i].truncated = true;
 	} else {
-		buf_add(&x->out[i].all, buf, (size_t)n);
+		fbuf_add(&x->out[i].all, buf, (size_t)n);
 	}
 	return 1;
 }
@@ -213,7 +188,7 @@ static void on_output(struct srv *s, void *ctx, uint32_t events)
 	for (int i = 0; i < 2; i++)
 		if (x->out[i].fd >= 0)
 			read_output(x, i);
-	if (x->stream.len - x->stream_off > STREAM_HIGH)
+	if (x->stream.len - x->stream.off > STREAM_HIGH)
 		pause_output(x, true);
 }
 
@@ -266,7 +241,7 @@ static void exec_free(struct exec_job *x)
 	free(x);
 }
 
-static json_t *text_or_base64(const struct buf *b, bool base64)
+static json_t *text_or_base64(const struct fbuf *b, bool base64)
 {
 	_cleanup_free_ char *t = malloc(base64 ? sr_base64_len(b->len) : b->len + 1);
 
@@ -462,15 +437,15 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	if (r->gone || !x)
 		return MHD_CONTENT_READER_END_WITH_ERROR;
-	avail = x->stream.len - x->stream_off;
+	avail = x->stream.len - x->stream.off;
 	if (avail) {
 		size_t n = avail < max ? avail : max;
 
-		memcpy(buf, x->stream.p + x->stream_off, n);
-		x->stream_off += n;
-		if (x->stream_off == x->stream.len)
-			x->stream.len = x->stream_off = 0;
-		if (x->paused && x->stream.len - x->stream_off < STREAM_LOW)
+		memcpy(buf, x->stream.p + x->stream.off, n);
+		x->stream.off += n;
+		if (x->stream.off == x->stream.len)
+			x->stream.len = x->stream.off = 0;
+		if (x->paused && x->stream.len - x->stream.off < STREAM_LOW)
 			pause_output(x, false);
 		return (ssize_t)n;
 	}

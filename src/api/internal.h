@@ -43,7 +43,7 @@ static inline int fbuf_add(struct fbuf *b, const void *p, size_t n)
 	if (b->off && b->off == b->len)
 		b->len = b->off = 0;
 	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 65536;
+		size_t cap = b->cap ? b->cap : 4096;
 		char *np;
 
 		while (cap < b->len + n)
