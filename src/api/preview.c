@@ -10,21 +10,27 @@
  * API. `*.localhost` resolves to 127.0.0.1 in browsers and curl; other
  * clients connect to 127.0.0.1:APIPORT with that Host header.
  *
- * Like a published port, a preview needs no token: only this host
+ * A preview needs no token (a browser has none to send): only this host
  * reaches a loopback listener, and one of another address serves no
- * previews at all. So only the sandboxes this server made, by their whole
- * ids, are previewed (previewable()); ids are not secrets (cgroup names
- * show them to every user of the host): what a preview shields is what
+ * previews at all. Of this host's users, only the server's own: the
+ * client's socket is in our network namespace, and the kernel says whose
+ * it is (sr_tcp_peer_uid(), sock_diag), as the Unix socket's peer
+ * credentials do. And only the sandboxes this server made, by their whole
+ * ids, are previewed (previewable()): ids are not secrets (cgroup names
+ * show them to every user of the host), and a preview must not open what
  * the API never made.
  */
 #include "internal.h"
+#include "peeruid.h"
 #include "relay.h"
 #include "util.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define HEAD_PEEK    8192
 #define HEAD_WAIT_NS (10ll * 1000000000)
@@ -70,11 +76,14 @@ static void preview_free(struct preview *p)
 static void refuse(struct preview *p, int status, const char *text)
 {
 	char buf[1400];
-	int n =
-	    snprintf(buf, sizeof(buf),
-		     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
-		     "Connection: close\r\n\r\nsandbox-run: %s\n",
-		     status, status == 404 ? "Not Found" : "Bad Gateway", strlen(text) + 14, text);
+	int n = snprintf(buf, sizeof(buf),
+			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+			 "Connection: close\r\n\r\nsandbox-run: %s\n",
+			 status,
+			 status == 403	 ? "Forbidden"
+			 : status == 404 ? "Not Found"
+					 : "Bad Gateway",
+			 strlen(text) + 14, text);
 	char drain[HEAD_PEEK];
 
 	/* The head, only peeked so far, read: closed unread, the answer would go as a reset. */
@@ -163,8 +172,10 @@ static bool previewable(struct srv *s, const char *ref)
 static void route(struct preview *p, const char *host)
 {
 	struct sr_error err = {0};
-	char ref[65];
+	char ref[65], why[160];
 	json_t *req;
+	uid_t uid;
+	int r;
 
 	if (!host || !sr_api_preview_host(host, &p->port, ref)) {
 		int fd = steal_fd(&p->fd);
@@ -176,6 +187,18 @@ static void route(struct preview *p, const char *host)
 		preview_free(p);
 		srv_add_connection(s, l, fd);
 		return;
+	}
+	if ((r = sr_tcp_peer_uid(p->fd, &uid)) < 0) {
+		snprintf(why, sizeof(why), "whose connection this is, the kernel did not say (%s)",
+			 strerror(-r));
+		return refuse(p, 403, why);
+	}
+	if (uid != geteuid()) {
+		snprintf(
+		    why, sizeof(why),
+		    "a preview is for its server's user (uid %u) only; this connection is uid %u's",
+		    (unsigned)geteuid(), (unsigned)uid);
+		return refuse(p, 403, why);
 	}
 	if (!previewable(p->s, ref))
 		return refuse(p, 404,

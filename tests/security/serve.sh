@@ -65,14 +65,21 @@ preview() {
 	another curl -s -m 10 -H "Host: $1" "http://127.0.0.1:$PORT$2"
 }
 
+# own_preview HOST PATH: what the server's own user gets there.
+own_preview() {
+	as_user curl -s -m 10 -H "Host: $1" "http://127.0.0.1:$PORT$2"
+}
+
 # A server in the sandbox $1 on port $2, serving a file whose text is $3.
 serve_inside() {
 	api POST "/v1/sandboxes/$1/exec" "{\"cmd\": \"mkdir -p /tmp/www && echo $3 >/tmp/www/s.txt && cd /tmp/www && (python3 -m http.server $2 >/dev/null 2>&1 &) && sleep 1\"}"
 }
 
-# Previews need no token: only what the server made, by its whole id, is
-# reached, never a sandbox of its user made by the CLI (by a name, a
-# prefix anyone can try, or even its id), nor one by a prefix of its id.
+# Previews need no token: only the server's own user reaches them (the
+# kernel says whose a loopback connection is), and only what the server
+# made, by its whole id, never a sandbox of its user made by the CLI (by a
+# name, a prefix anyone can try, or even its id), nor one by a prefix of
+# its id.
 t_preview_scope() {
 	local cli cli_id sb
 	start_serve || return
@@ -85,12 +92,19 @@ t_preview_scope() {
 	for cli in "cli-made" "${cli_id:0:4}" "$cli_id"; do
 		out=$(preview "8000-$cli.localhost" /s.txt)
 		assert_no_match "another user, no token, Host 8000-$cli: not the CLI's sandbox" 'cli-secret' "$out"
+		out=$(own_preview "8000-$cli.localhost" /s.txt)
+		assert_no_match "nor the server's user: a preview is of what the API made" 'cli-secret' "$out"
 	done
-	out=$(preview "8001-${sb:0:6}.localhost" /s.txt)
+	out=$(own_preview "8001-${sb:0:6}.localhost" /s.txt)
 	assert_no_match "nor the API's sandbox by a prefix of its id" 'api-made' "$out"
 	out=$(preview "8001-$sb.localhost" /s.txt)
-	assert_eq "the API's sandbox by its whole id: previewed (E2B's getHost)" api-made "$out"
-	code=$(curl -s -o /dev/null -w '%{http_code}' -H "Host: 8001-$sb.localhost" -H "Authorization: Bearer $TOKEN" "$URL/v1/health")
+	assert_no_match "another user, the API's sandbox by its whole id: refused" 'api-made' "$out"
+	assert_match "saying whose previews are" "a preview is for its server's user \(uid $(as_user id -u)\) only" "$out"
+	out=$(own_preview "8001-$sb.localhost" /s.txt)
+	assert_eq "the server's user, by its whole id: previewed (E2B's getHost)" api-made "$out"
+	# (The 404 is the sandbox's server's: the request went there.)
+	code=$(as_user curl -s -o /dev/null -w '%{http_code}' -H "Host: 8001-$sb.localhost" \
+		-H "Authorization: Bearer $TOKEN" "$URL/v1/health")
 	assert_eq "a preview's Host never reaches the API" 404 "$code"
 	sr rm -f "$cli_id"
 	stop_serve

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whose is a loopback TCP connection: the client's socket is in our
+ * network namespace too, and sock_diag finds it by its four-tuple (its
+ * source is our peer, its destination us) and says which uid made it.
+ * One request, one answer, on a netlink socket of its own.
+ */
+#include "peeruid.h"
+#include "util.h"
+
+#include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* An address and port of ours into the diag id's form (addresses as __be32[4]). */
+static int to_id(const struct sockaddr_storage *ss, __be32 addr[4], __be16 *port)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		addr[0] = in->sin_addr.s_addr;
+		*port = in->sin_port;
+		return 0;
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		memcpy(addr, &in6->sin6_addr, 16);
+		*port = in6->sin6_port;
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+int sr_tcp_peer_uid(int fd, uid_t *ret)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t ml = sizeof(me), pl = sizeof(peer);
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req = {
+	    .nlh = {.nlmsg_len = sizeof(req),
+		    .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		    .nlmsg_flags = NLM_F_REQUEST},
+	    .r = {.sdiag_protocol = IPPROTO_TCP,
+		  .idiag_states = ~0U,
+		  .id.idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}},
+	};
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	union {
+		struct nlmsghdr nlh;
+		char buf[8192];
+	} ans;
+	_cleanup_close_ int nl = -1;
+	ssize_t n;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &pl) < 0)
+		return sr_negerrno();
+	if (me.ss_family != peer.ss_family)
+		return -EAFNOSUPPORT;
+	req.r.sdiag_family = (__u8)peer.ss_family;
+	/* The client's socket: from it, its source is our peer, its destination us. */
+	if (to_id(&peer, req.r.id.idiag_src, &req.r.id.idiag_sport) < 0 ||
+	    to_id(&me, req.r.id.idiag_dst, &req.r.id.idiag_dport) < 0)
+		return -EAFNOSUPPORT;
+	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return sr_negerrno();
+	if (sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return sr_negerrno();
+	n = SR_RETRY(recv(nl, &ans, sizeof(ans), 0));
+	if (n < 0)
+		return sr_negerrno();
+	if ((size_t)n < sizeof(ans.nlh) || !NLMSG_OK(&ans.nlh, (size_t)n))
+		return -EIO;
+	if (ans.nlh.nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(&ans.nlh);
+
+		if (ans.nlh.nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+			return -EIO;
+		return e->error < 0 ? e->error : -EIO;
+	}
+	if (ans.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    ans.nlh.nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+		return -EIO;
+	*ret = ((const struct inet_diag_msg *)NLMSG_DATA(&ans.nlh))->idiag_uid;
+	return 0;
+}
