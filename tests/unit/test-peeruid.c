@@ -81,6 +81,20 @@ START_TEST(test_gone_client_is_not_found)
 }
 END_TEST
 
+START_TEST(test_closed_client_is_nobodys)
+{
+	_cleanup_close_ int l = -1, c = -1, a = -1;
+	uid_t uid = 4242;
+
+	connect_loopback(AF_INET, &l, &c, &a);
+	ck_assert_int_eq(send(c, "GET", 3, 0), 3);
+	/* Closed, not reset: its socket lives on in FIN_WAIT2, no program's, as uid 0. */
+	sr_closep(&c);
+	ck_assert_int_eq(sr_tcp_peer_uid(a, &uid), -ENOENT);
+	ck_assert_uint_eq(uid, 4242);
+}
+END_TEST
+
 START_TEST(test_not_tcp)
 {
 	int sv[2];
@@ -102,6 +116,7 @@ static Suite *peeruid_suite(void)
 	tcase_add_test(tc, test_our_own_connection_is_ours);
 	tcase_add_test(tc, test_ipv6_loopback);
 	tcase_add_test(tc, test_gone_client_is_not_found);
+	tcase_add_test(tc, test_closed_client_is_nobodys);
 	tcase_add_test(tc, test_not_tcp);
 	suite_add_tcase(s, tc);
 	return s;

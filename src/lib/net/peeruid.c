@@ -57,6 +57,7 @@ int sr_tcp_peer_uid(int fd, uid_t *ret)
 		struct nlmsghdr nlh;
 		char buf[8192];
 	} ans;
+	const struct inet_diag_msg *msg;
 	_cleanup_close_ int nl = -1;
 	ssize_t n;
 
@@ -90,6 +91,13 @@ int sr_tcp_peer_uid(int fd, uid_t *ret)
 	if (ans.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
 	    ans.nlh.nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
 		return -EIO;
-	*ret = ((const struct inet_diag_msg *)NLMSG_DATA(&ans.nlh))->idiag_uid;
+	msg = NLMSG_DATA(&ans.nlh);
+	/*
+	 * Closed by its program (an orphan, or the time-wait remnant the
+	 * kernel keeps of one), it is nobody's: such a socket reports uid 0.
+	 */
+	if (msg->idiag_inode == 0)
+		return -ENOENT;
+	*ret = msg->idiag_uid;
 	return 0;
 }

@@ -7,7 +7,7 @@
  * The user who owns the other end of an accepted TCP connection that came
  * over this host's loopback (its socket is in our network namespace), as
  * the kernel's socket diagnostics tell it (sock_diag, what `ss -e` shows):
- * 0 and *ret, or -errno (-ENOENT: no such socket here, the client gone or
- * not local).
+ * 0 and *ret, or -errno (-ENOENT: no such socket here, or one its program
+ * has closed: the client gone, or not local).
  */
 int sr_tcp_peer_uid(int fd, uid_t *ret);
