@@ -193,7 +193,7 @@ static void route(struct preview *p, const char *host)
 			 strerror(-r));
 		return refuse(p, 403, why);
 	}
-	if (uid != geteuid()) {
+	if (!sr_uid_is_us(uid)) {
 		snprintf(
 		    why, sizeof(why),
 		    "a preview is for its server's user (uid %u) only; this connection is uid %u's",
@@ -208,7 +208,8 @@ static void route(struct preview *p, const char *host)
 	p->state = P_PORT;
 	p->k.on_msg = port_msg;
 	p->k.on_hup = port_hup;
-	req = json_pack("{sssi}", "op", "port", "port", p->port);
+	/* Published for this relay alone: the keeper takes the server's user's connections only. */
+	req = json_pack("{sssisb}", "op", "port", "port", p->port, "owner_only", 1);
 	if (!req || kcall_start(p->s, ref, req, NULL, 0, &p->k, &err) < 0) {
 		if (req)
 			json_decref(req);

@@ -12,6 +12,7 @@
 #include "proc.h"
 #include "protocol.h"
 #include "relay.h"
+#include "peeruid.h"
 #include "result.h"
 #include "snapshot.h"
 #include "sandbox.h"
@@ -82,6 +83,7 @@ struct client {
 struct port {
 	int port, host_port;
 	int listen_fd;
+	bool owner_only; /* a preview's (serve): the keeper's own user's connections only */
 };
 
 /* One connection to a published port: waiting for the sandbox's side, then relayed. */
@@ -648,7 +650,8 @@ static json_t *port_json(const struct port *p)
 	char url[64];
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", p->host_port);
-	return json_pack("{sisiss}", "port", p->port, "host_port", p->host_port, "url", url);
+	return json_pack("{sisisssb}", "port", p->port, "host_port", p->host_port, "url", url,
+			 "owner_only", p->owner_only);
 }
 
 static void save_ports(struct keeper *k)
@@ -670,18 +673,25 @@ static void save_ports(struct keeper *k)
 static void do_port(struct keeper *k, struct client *cl, json_t *req)
 {
 	json_t *port = json_object_get(req, "port");
+	bool owner_only = json_is_true(json_object_get(req, "owner_only"));
 	struct port *np;
-	int p, fd, host_port;
+	int p, fd, host_port = 0;
 
 	if (!json_is_integer(port) || json_integer_value(port) < 1 ||
 	    json_integer_value(port) > 65535)
 		return reply_error(cl, -EINVAL, 125, "port: a port is 1-65535");
 	p = (int)json_integer_value(port);
-	for (size_t i = 0; i < k->n_ports; i++)
-		if (k->ports[i].port == p)
-			return reply(cl,
-				     json_pack("{sbso}", "ok", 1, "port", port_json(&k->ports[i])),
-				     NULL, 0);
+	for (size_t i = 0; i < k->n_ports; i++) {
+		if (k->ports[i].port != p)
+			continue;
+		/* Published by name (`port`, the API's /ports), it is open from then on. */
+		if (!owner_only && k->ports[i].owner_only) {
+			k->ports[i].owner_only = false;
+			save_ports(k);
+		}
+		return reply(cl, json_pack("{sbso}", "ok", 1, "port", port_json(&k->ports[i])),
+			     NULL, 0);
+	}
 	if (k->n_ports >= PORTS_MAX)
 		return reply_error(cl, -ENOSPC, 125, "port: %d ports are published already",
 				   PORTS_MAX);
@@ -694,7 +704,8 @@ static void do_port(struct keeper *k, struct client *cl, json_t *req)
 		return reply_error(cl, -ENOMEM, 125, "port: out of memory");
 	}
 	k->ports = np;
-	k->ports[k->n_ports++] = (struct port){.port = p, .host_port = host_port, .listen_fd = fd};
+	k->ports[k->n_ports++] = (struct port){
+	    .port = p, .host_port = host_port, .listen_fd = fd, .owner_only = owner_only};
 	save_ports(k);
 	reply(cl, json_pack("{sbso}", "ok", 1, "port", port_json(&k->ports[k->n_ports - 1])), NULL,
 	      0);
@@ -730,6 +741,7 @@ static void out_of_fds(struct keeper *k)
 static void on_port_connection(struct keeper *k, struct port *p)
 {
 	struct conn **nv, *c;
+	uid_t uid;
 	int fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	if (fd < 0) {
@@ -738,6 +750,11 @@ static void on_port_connection(struct keeper *k, struct port *p)
 		return;
 	}
 	if (k->end_reason || k->n_conns >= CONNS_MAX) {
+		close(fd);
+		return;
+	}
+	/* A preview's port: its relay (serve) is ours; another user's connection is not. */
+	if (p->owner_only && (sr_tcp_peer_uid(fd, &uid) < 0 || !sr_uid_is_us(uid))) {
 		close(fd);
 		return;
 	}

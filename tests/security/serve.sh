@@ -81,7 +81,7 @@ serve_inside() {
 # name, a prefix anyone can try, or even its id), nor one by a prefix of
 # its id.
 t_preview_scope() {
-	local cli cli_id sb
+	local cli cli_id sb hp
 	start_serve || return
 	sr create --net none --timeout 120 --name cli-made
 	cli_id=$out
@@ -102,6 +102,18 @@ t_preview_scope() {
 	assert_match "saying whose previews are" "a preview is for its server's user \(uid $(as_user id -u)\) only" "$out"
 	out=$(own_preview "8001-$sb.localhost" /s.txt)
 	assert_eq "the server's user, by its whole id: previewed (E2B's getHost)" api-made "$out"
+	# The port the keeper listens on for the preview is the preview's too.
+	api GET "/v1/sandboxes/$sb"
+	hp=$(jf '[p["host_port"] for p in j["ports"] if p["port"] == 8001][0]')
+	check "the preview's port is published on the host ($hp), for it alone" test -n "$hp"
+	out=$(another curl -s -m 10 "http://127.0.0.1:$hp/s.txt")
+	assert_no_match "another user straight to it: refused" 'api-made' "$out"
+	out=$(as_user curl -s -m 10 "http://127.0.0.1:$hp/s.txt")
+	assert_eq "the server's user straight to it: served" api-made "$out"
+	# Published by name, a port is open to the host, as \`sandbox-run port\`'s are.
+	api POST "/v1/sandboxes/$sb/ports/8001"
+	out=$(another curl -s -m 10 "http://127.0.0.1:$hp/s.txt")
+	assert_eq "published through the API: open" api-made "$out"
 	# (The 404 is the sandbox's server's: the request went there.)
 	code=$(as_user curl -s -o /dev/null -w '%{http_code}' -H "Host: 8001-$sb.localhost" \
 		-H "Authorization: Bearer $TOKEN" "$URL/v1/health")

@@ -95,6 +95,43 @@ START_TEST(test_closed_client_is_nobodys)
 }
 END_TEST
 
+/*
+ * A client bound to lo is not found by the exact lookup, which answers
+ * with a listener on the client's address and port instead: not it.
+ */
+START_TEST(test_device_bound_client_is_not_a_listener)
+{
+	_cleanup_close_ int l = -1, a = -1, c = -1, squat = -1;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in to = sa;
+	socklen_t len = sizeof(sa);
+	uid_t uid = 4242;
+	int one = 1;
+
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&to, sizeof(to)), 0);
+	ck_assert_int_eq(listen(l, 1), 0);
+	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&to, &len), 0);
+	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(setsockopt(c, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+	if (setsockopt(c, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3) < 0)
+		return; /* before Linux 5.7, root's alone */
+	ck_assert_int_eq(bind(c, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	len = sizeof(sa);
+	ck_assert_int_eq(getsockname(c, (struct sockaddr *)&sa, &len), 0);
+	/* A listener on the client's own address and port, as SO_REUSEADDR allows. */
+	squat = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(setsockopt(squat, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+	ck_assert_int_eq(bind(squat, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(squat, 1), 0);
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&to, sizeof(to)), 0);
+	a = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	ck_assert_int_ge(a, 0);
+	ck_assert_int_eq(sr_tcp_peer_uid(a, &uid), -ENOENT);
+	ck_assert_uint_eq(uid, 4242);
+}
+END_TEST
+
 START_TEST(test_not_tcp)
 {
 	int sv[2];
@@ -117,6 +154,7 @@ static Suite *peeruid_suite(void)
 	tcase_add_test(tc, test_ipv6_loopback);
 	tcase_add_test(tc, test_gone_client_is_not_found);
 	tcase_add_test(tc, test_closed_client_is_nobodys);
+	tcase_add_test(tc, test_device_bound_client_is_not_a_listener);
 	tcase_add_test(tc, test_not_tcp);
 	suite_add_tcase(s, tc);
 	return s;

@@ -9,13 +9,26 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+/* What a uid this user namespace does not map reads as (65534 unless set otherwise). */
+static uid_t overflow_uid(void)
+{
+	_cleanup_close_ int fd = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
+	char buf[16] = "";
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	return n > 0 ? (uid_t)strtoul(buf, NULL, 10) : 65534;
+}
 
 /* An address and port of ours into the diag id's form (addresses as __be32[4]). */
 static int to_id(const struct sockaddr_storage *ss, __be32 addr[4], __be16 *port)
@@ -93,6 +106,17 @@ int sr_tcp_peer_uid(int fd, uid_t *ret)
 		return -EIO;
 	msg = NLMSG_DATA(&ans.nlh);
 	/*
+	 * The socket asked for, connected: a client bound to a device is not
+	 * found by the exact lookup, which then answers with a listener on
+	 * its address and port (anyone's, and one that can be waited for).
+	 */
+	if (msg->idiag_family != req.r.sdiag_family || msg->idiag_state == TCP_LISTEN ||
+	    msg->idiag_state == TCP_CLOSE || msg->id.idiag_sport != req.r.id.idiag_sport ||
+	    msg->id.idiag_dport != req.r.id.idiag_dport ||
+	    memcmp(msg->id.idiag_src, req.r.id.idiag_src, sizeof(msg->id.idiag_src)) != 0 ||
+	    memcmp(msg->id.idiag_dst, req.r.id.idiag_dst, sizeof(msg->id.idiag_dst)) != 0)
+		return -ENOENT;
+	/*
 	 * Closed by its program (an orphan, or the time-wait remnant the
 	 * kernel keeps of one), it is nobody's: such a socket reports uid 0.
 	 */
@@ -100,4 +124,10 @@ int sr_tcp_peer_uid(int fd, uid_t *ret)
 		return -ENOENT;
 	*ret = msg->idiag_uid;
 	return 0;
+}
+
+bool sr_uid_is_us(uid_t uid)
+{
+	/* A uid our user namespace does not map reads as the overflow uid: not ours to tell. */
+	return uid == geteuid() && uid != overflow_uid();
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /*
@@ -11,3 +12,9 @@
  * has closed: the client gone, or not local).
  */
 int sr_tcp_peer_uid(int fd, uid_t *ret);
+
+/*
+ * uid is our effective uid, and one that can be told apart: not the
+ * overflow uid, which every uid our user namespace does not map reads as.
+ */
+bool sr_uid_is_us(uid_t uid);
