@@ -191,9 +191,9 @@ t_sparse_and_bound() {
 }
 
 # The agent's side of finding D: stops the worker PID 1 forks for a cp
-# (it runs as the agent's uid), once ("stop"), or twice for 1 s, letting
-# it copy between ("throttle"): a copy that takes longer than a 2 s idle
-# timeout, though no pause of its reaches it.
+# (it runs as the agent's uid), once ("stop"), or six times for 0.45 s,
+# letting it copy between ("throttle"): a copy that takes longer than a
+# 2 s idle timeout, though no pause of its comes near it.
 cat >"$SR_TMP/stopper.py" <<'EOF'
 import os, signal, sys, time
 mode, me = sys.argv[1], os.getpid()
@@ -219,21 +219,23 @@ while time.time() < end:
             os.kill(w, signal.SIGSTOP)
             sys.exit(print("stopped a worker"))
         try:
-            os.kill(w, signal.SIGSTOP)
-            time.sleep(1.0)
-            # Let it copy before the next pause: until it has had a tick
-            # of CPU (10 ms; or 0.5 s), so that no gap in the copy is two
-            # pauses long, however busy the host.
-            t0, until = cpu(w), time.time() + 0.5
-            os.kill(w, signal.SIGCONT)
-            while cpu(w) < t0 + 1 and time.time() < until:
-                time.sleep(0.002)
-            os.kill(w, signal.SIGSTOP)
-            time.sleep(1.0)
-            os.kill(w, signal.SIGCONT)
-            sys.exit(print("throttled a worker"))
+            # Six pauses of 0.45 s (2.7 s in all, past the 2 s idle
+            # timeout), and between two of them the worker runs until it
+            # has had a tick of CPU (at most 0.3 s): no gap in the copy
+            # comes near 2 s, even when a run between pauses moves
+            # nothing, however busy the host.
+            paused = 0
+            for i in range(6):
+                os.kill(w, signal.SIGSTOP)
+                time.sleep(0.45)
+                paused += 1
+                t0, until = cpu(w), time.time() + 0.3
+                os.kill(w, signal.SIGCONT)
+                while i < 5 and cpu(w) < t0 + 1 and time.time() < until:
+                    time.sleep(0.002)
         except (ProcessLookupError, FileNotFoundError):
-            sys.exit(print("throttled a worker (it ended early)"))
+            pass
+        sys.exit(print("throttled a worker, paused %d times" % paused))
 print("no worker")
 EOF
 chmod 0644 "$SR_TMP/stopper.py"
@@ -300,7 +302,7 @@ t_cp_killed() {
 
 # Finding D: a worker the agent stopped hung cp for good.
 t_stuck_worker() {
-	local d="$SR_OUT/stuck-$SR_AS"
+	local d="$SR_OUT/stuck-$SR_AS" paused
 	rm -rf "$d"
 	mkdir -p "$d"
 	head -c 20000000 /dev/zero >"$d/in"
@@ -327,17 +329,21 @@ t_stuck_worker() {
 	sr exec "$sb" -- echo alive
 	assert_eq "the sandbox lives on" alive "$out"
 	# A copy slower than the idle timeout, but moving, is not cut (its
-	# pauses, 1 s, well within it: a loaded host stretches them).
+	# pauses, 0.45 s, well within it: a loaded host stretches them).
 	stopper throttle
 	timed_cp --idle-timeout 2s "$sb:big" "$d/big"
 	stopper_done
 	assert_match "a throttled copy that keeps moving: copied" "^0 50000000 throttled a worker" \
 		"$rc $(stat -c %s "$d/big" 2>&1) $stopper_did"
-	# Ended between the pauses, it had only one of them.
-	if [ "$stopper_did" = "throttled a worker" ]; then
-		check "though it took longer than the idle timeout ($took ms)" test "$took" -gt 2000
+	# Ended before its sixth pause, it had fewer (five are 2.25 s).
+	paused=${stopper_did##* paused }
+	paused=${paused%% times}
+	if [ "$paused" -ge 5 ] 2>/dev/null; then
+		check "though it took longer than the idle timeout ($took ms, $paused pauses)" \
+			test "$took" -gt 2000
 	else
-		check "though it took a whole pause ($took ms)" test "$took" -gt 1000
+		check "though it took its pauses ($took ms, ${paused:-no} pauses)" \
+			test "$took" -gt $((${paused:-1} * 450))
 	fi
 	sr rm "$sb"
 	rm -rf "$d"
