@@ -84,16 +84,16 @@ t_walkthrough() {
 ev=[json.loads(l) for l in sys.stdin.read().splitlines()]
 print(" ".join(e["type"]+("="+e["data"].strip() if "data" in e else "")+("="+str(e["exit_code"]) if e["type"]=="exit" else "") for e in ev))' <<<"$body")
 	assert_eq "exec, streamed: NDJSON events as they come" "start stdout=1 stdout=2 stdout=3 exit=0" "$ndjson"
-	api PUT "/v1/sandboxes/$sb/files?path=notes/todo.txt" 'write the docs'
-	assert_eq "files PUT: 200, made with its directory" "200 notes/todo.txt 14" "$code $(jf 'j["path"]') $(jf 'j["size"]')"
-	api GET "/v1/sandboxes/$sb/files?path=notes/todo.txt"
+	api PUT "/v1/sandboxes/$sb/files?path=notes/plan.txt" 'write the docs'
+	assert_eq "files PUT: 200, made with its directory" "200 notes/plan.txt 14" "$code $(jf 'j["path"]') $(jf 'j["size"]')"
+	api GET "/v1/sandboxes/$sb/files?path=notes/plan.txt"
 	assert_eq "files GET: the bytes" "200 write the docs" "$code $body"
 	api GET "/v1/sandboxes/$sb/files?path=notes&list=1"
-	assert_eq "files list: name, type, size, mode" "todo.txt file 14 420" \
+	assert_eq "files list: name, type, size, mode" "plan.txt file 14 420" \
 		"$(jf '" ".join(str(j["entries"][0][k]) for k in ("name","type","size","mode"))')"
 	api DELETE "/v1/sandboxes/$sb/files?path=notes"
 	assert_eq "files DELETE: 200" 200 "$code"
-	api GET "/v1/sandboxes/$sb/files?path=notes/todo.txt"
+	api GET "/v1/sandboxes/$sb/files?path=notes/plan.txt"
 	assert_eq "and it is gone: 404" "404 not_found" "$code $(jf 'j["code"]')"
 	api POST "/v1/sandboxes/$sb/timeout" '{"timeout": "10m"}'
 	assert_eq "timeout: 200 and the new deadline" "200 1" "$code $(jf '1 if j["expires"] else 0')"
