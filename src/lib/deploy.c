@@ -550,23 +550,35 @@ void sr_deploy_new_free(struct sr_deploy_new *v)
 	*v = (struct sr_deploy_new){.vdirfd = -1, .lock = -1};
 }
 
-int sr_deploy_prune(const char *name, uint64_t keep, unsigned *ret_removed, struct sr_error *err)
+/*
+ * Deployment NAME's directory and its versions' (O_PATH / read fds), with
+ * its name lock held (*namelock): what prune and rollback change under.
+ */
+static int open_locked(const char *name, int *dirfd, int *versionsfd, int *namelock,
+		       struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
-	_cleanup_close_ int dirfd = -1, versionsfd = -1, namelock = -1;
 	int r = name_dir(name, false, &dir, err);
 
 	if (r < 0)
 		return r;
-	dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dirfd < 0)
+	*dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*dirfd < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", dir);
-	versionsfd = open_versions(dir, err);
-	if (versionsfd < 0)
-		return versionsfd;
-	namelock = lock_dir(dir, LOCK_EX, err);
-	if (namelock < 0)
-		return namelock;
+	*versionsfd = open_versions(dir, err);
+	if (*versionsfd < 0)
+		return *versionsfd;
+	*namelock = lock_dir(dir, LOCK_EX, err);
+	return *namelock < 0 ? *namelock : 0;
+}
+
+int sr_deploy_prune(const char *name, uint64_t keep, unsigned *ret_removed, struct sr_error *err)
+{
+	_cleanup_close_ int dirfd = -1, versionsfd = -1, namelock = -1;
+	int r = open_locked(name, &dirfd, &versionsfd, &namelock, err);
+
+	if (r < 0)
+		return r;
 	r = prune_locked(dirfd, versionsfd, keep, false, ret_removed);
 	if (r < 0)
 		return sr_error_errno(err, r, "deployment '%s': prune", name);
@@ -575,24 +587,14 @@ int sr_deploy_prune(const char *name, uint64_t keep, unsigned *ret_removed, stru
 
 int sr_deploy_rollback(const char *name, unsigned to, unsigned *ret_version, struct sr_error *err)
 {
-	_cleanup_free_ char *dir = NULL;
 	_cleanup_close_ int dirfd = -1, versionsfd = -1, namelock = -1;
 	struct version_entry *v = NULL;
 	unsigned current, pick = 0;
 	size_t n = 0;
-	int r = name_dir(name, false, &dir, err);
+	int r = open_locked(name, &dirfd, &versionsfd, &namelock, err);
 
 	if (r < 0)
 		return r;
-	dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dirfd < 0)
-		return sr_error_errno(err, sr_negerrno(), "%s", dir);
-	versionsfd = open_versions(dir, err);
-	if (versionsfd < 0)
-		return versionsfd;
-	namelock = lock_dir(dir, LOCK_EX, err);
-	if (namelock < 0)
-		return namelock;
 	current = read_current(dirfd);
 	r = list_versions(versionsfd, &v, &n);
 	if (r < 0)
