@@ -292,14 +292,30 @@ void srv_answer_err(struct req *r, const char *verb, const struct sr_error *err)
 		srv_answer_error(r, err->code ? err->code : -EIO, "%s", err->msg);
 }
 
+/*
+ * What a connection handed to libmicrohttpd carries (its socket context):
+ * the listener it came on, and whether it is another user's (counted
+ * until it closes). libmicrohttpd owns it from its STARTED notice, which
+ * comes inside MHD_add_connection(), and tells its CLOSED, also when it
+ * gives up on the connection after STARTED.
+ */
+struct conn_tag {
+	const struct listener *l;
+	bool foreign;
+	bool taken;
+};
+
 /* The token, if this request needs one (TCP) and shows it, in constant time. */
 static bool token_ok(struct req *r)
 {
 	const char *keys[] = {MHD_HTTP_HEADER_AUTHORIZATION, "X-API-Key", "X-Access-Token"};
 	const char *want = r->s->token;
 
-	if (!r->via || r->via->is_unix)
+	/* The Unix socket's peer is the server's user (server.c); anything else shows the token. */
+	if (r->via && r->via->is_unix)
 		return true;
+	if (!*want)
+		return false;
 	for (size_t i = 0; i < SR_ARRAY_SIZE(keys); i++) {
 		const char *v = srv_header(r, keys[i]);
 		unsigned char diff = 0;
@@ -449,13 +465,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!r || !r->begun) {
 		const union MHD_ConnectionInfo *ci =
 		    sr_mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		const struct conn_tag *tag;
 		bool nul = r && r->nul;
 
 		if (!r && !(r = calloc(1, sizeof(*r))))
 			return MHD_NO;
 		*r = (struct req){.s = s, .conn = conn, .url = url, .method = method, .nul = nul};
 		r->begun = true;
-		r->via = ci ? ci->socket_context : NULL;
+		tag = ci ? ci->socket_context : NULL;
+		r->via = tag ? tag->l : NULL;
 		*con_cls = r;
 		begin(r);
 		return r->resp ? queue(r) : MHD_YES;
@@ -528,15 +546,23 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	return r;
 }
 
-/* Which listener a connection came on: set while it is handed over (srv_add_connection). */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
 	struct srv *s = cls;
+	struct conn_tag *t;
 
 	(void)conn;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
-		*socket_context = (void *)s->adding;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		if ((t = s->adding))
+			t->taken = true;
+		*socket_context = t;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && (t = *socket_context)) {
+		if (t->foreign)
+			srv_foreign_closed(s);
+		free(t);
+		*socket_context = NULL;
+	}
 }
 
 static void on_log(void *cls, const char *fmt, va_list ap)
@@ -557,19 +583,30 @@ static void on_mhd_ready(struct srv *s, void *ctx, uint32_t events)
 	/* MHD_run() follows every round of events. */
 }
 
-void srv_add_connection(struct srv *s, const struct listener *l, int fd)
+void srv_add_connection(struct srv *s, const struct listener *l, int fd, bool foreign)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
+	struct conn_tag *t = calloc(1, sizeof(*t));
+	enum MHD_Result r;
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0) {
+	if (!t || getpeername(fd, (struct sockaddr *)&ss, &len) < 0) {
+		free(t);
 		close(fd);
+		if (foreign)
+			srv_foreign_closed(s);
 		return;
 	}
-	s->adding = l;
+	*t = (struct conn_tag){.l = l, .foreign = foreign};
+	s->adding = t;
 	/* It closes fd itself if it cannot take it (its connection limit). */
-	(void)sr_mhd.add_connection(s->mhd, fd, (struct sockaddr *)&ss, len);
+	r = sr_mhd.add_connection(s->mhd, fd, (struct sockaddr *)&ss, len);
 	s->adding = NULL;
+	if (r == MHD_NO && !t->taken) {
+		if (foreign)
+			srv_foreign_closed(s);
+		free(t);
+	}
 }
 
 int srv_http_start(struct srv *s, struct sr_error *err)

@@ -267,10 +267,15 @@ void sr_api_envd(struct req *r); /* e2b.c: envd's REST and RPCs */
 void sr_api_envd_signal(struct req *r, json_t *msg);
 void sr_api_envd_list(struct req *r);
 
-/* preview.c: a connection accepted on a loopback TCP listener, routed by its Host. */
-void sr_preview_accept(struct srv *s, const struct listener *l, int fd);
-/* Hands a connection to libmicrohttpd (server.c). */
-void srv_add_connection(struct srv *s, const struct listener *l, int fd);
+/*
+ * preview.c: a connection accepted on a loopback TCP listener, routed by
+ * its Host; foreign: another user's (counted: srv_foreign_closed() at its end).
+ */
+void sr_preview_accept(struct srv *s, const struct listener *l, int fd, bool foreign);
+/* http.c: hands a connection to libmicrohttpd; a foreign one is counted until it closes. */
+void srv_add_connection(struct srv *s, const struct listener *l, int fd, bool foreign);
+/* server.c: a connection of another user has ended. */
+void srv_foreign_closed(struct srv *s);
 /* preview.c: drops previews whose head did not come in time (the server's tick). */
 void sr_preview_tick(struct srv *s);
 void sr_preview_free_all(struct srv *s);

@@ -51,6 +51,7 @@ struct preview {
 	struct watch *w, *wu;
 	struct kcall k;
 	int port;
+	bool foreign; /* another user's connection: counted while its fd is ours */
 	int64_t deadline_ns;
 	struct sr_relay relay;
 	struct preview *next;
@@ -67,6 +68,8 @@ static void preview_free(struct preview *p)
 	kcall_stop(&p->k);
 	srv_unwatch(p->s, &p->w);
 	srv_unwatch(p->s, &p->wu);
+	if (p->foreign && p->fd >= 0)
+		srv_foreign_closed(p->s);
 	sr_closep(&p->fd);
 	sr_closep(&p->up);
 	free(p);
@@ -181,11 +184,12 @@ static void route(struct preview *p, const char *host)
 		int fd = steal_fd(&p->fd);
 		const struct listener *l = p->l;
 		struct srv *s = p->s;
+		bool foreign = p->foreign;
 		int one = 1;
 
 		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
 		preview_free(p);
-		srv_add_connection(s, l, fd);
+		srv_add_connection(s, l, fd, foreign);
 		return;
 	}
 	if ((r = sr_tcp_peer_uid(p->fd, &uid)) < 0) {
@@ -245,7 +249,7 @@ static void on_head(struct srv *s, void *ctx, uint32_t events)
 	setsockopt(p->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
 }
 
-void sr_preview_accept(struct srv *s, const struct listener *l, int fd)
+void sr_preview_accept(struct srv *s, const struct listener *l, int fd, bool foreign)
 {
 	struct preview *p;
 	size_t n = 0;
@@ -255,15 +259,20 @@ void sr_preview_accept(struct srv *s, const struct listener *l, int fd)
 	p = n < PREVIEWS_MAX ? calloc(1, sizeof(*p)) : NULL;
 	if (!p) {
 		close(fd);
+		if (foreign)
+			srv_foreign_closed(s);
 		return;
 	}
-	*p = (struct preview){.s = s, .l = l, .fd = fd, .up = -1, .state = P_HEAD};
+	*p = (struct preview){
+	    .s = s, .l = l, .fd = fd, .up = -1, .state = P_HEAD, .foreign = foreign};
 	p->k.fd = -1;
 	p->deadline_ns = sr_monotonic_ns() + HEAD_WAIT_NS;
 	p->w = srv_watch(s, fd, EPOLLIN | EPOLLRDHUP, on_head, p);
 	if (!p->w) {
 		free(p);
 		close(fd);
+		if (foreign)
+			srv_foreign_closed(s);
 		return;
 	}
 	p->next = srv_lists(s)->previews;

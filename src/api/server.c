@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "server.h"
 #include "options.h"
+#include "peeruid.h"
 #include "state.h"
 #include "util.h"
 
@@ -22,6 +23,8 @@
 
 /* How long the end waits for the sandboxes it takes down. */
 #define END_WAIT_MS 10000
+/* Connections of other users open at once on the TCP listeners (admit_foreign()). */
+#define FOREIGN_MAX 16
 
 static void on_accept(struct srv *s, void *ctx, uint32_t events);
 
@@ -292,6 +295,49 @@ static void on_pool(struct srv *s, void *ctx, uint32_t events)
 	sr_pool_dispatch(((struct warm_pool *)ctx)->pool);
 }
 
+/*
+ * Whether a TCP connection is another user's of this host: the kernel says
+ * whose its client's socket is (sr_tcp_peer_uid()). Ours and root's are
+ * not. On a loopback listener, one it cannot tell (its client gone
+ * already) is; on a listener beyond this host, one from another host is
+ * not: the token and --max-connections are all that hold there.
+ */
+static bool foreign(const struct listener *l, int fd)
+{
+	uid_t uid;
+
+	if (sr_tcp_peer_uid(fd, &uid) < 0)
+		return l->loopback;
+	return !sr_uid_is_us(uid) && uid != 0;
+}
+
+/*
+ * A connection of another user: one more, up to FOREIGN_MAX at once. Any
+ * user of the host can connect to a TCP listener (only the token keeps
+ * them out of the API), and each connection takes a slot until its head
+ * comes or its time is up; so many that the server's own user found none
+ * left would deny it its own server.
+ */
+static bool admit_foreign(struct srv *s, const struct listener *l)
+{
+	if (s->n_foreign < FOREIGN_MAX) {
+		s->n_foreign++;
+		return true;
+	}
+	if (!s->foreign_full_said)
+		sr_info(s->o.sink,
+			"serve: %d connections of other users are open on %s: more are refused",
+			FOREIGN_MAX, l->addr);
+	s->foreign_full_said = true;
+	return false;
+}
+
+void srv_foreign_closed(struct srv *s)
+{
+	if (s->n_foreign > 0 && --s->n_foreign == 0)
+		s->foreign_full_said = false;
+}
+
 static void on_accept(struct srv *s, void *ctx, uint32_t events)
 {
 	struct listener *l = ctx;
@@ -299,21 +345,32 @@ static void on_accept(struct srv *s, void *ctx, uint32_t events)
 	(void)events;
 	for (int i = 0; i < 64; i++) {
 		int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		bool f;
 
 		if (fd < 0)
 			return;
 		/* The server's own user only: the socket's mode says so too, this says it surely.
 		 */
-		if (l->is_unix && sr_ctl_peer_is_us(fd) < 0) {
-			sr_info(s->o.sink, "serve: a connection of another user refused on %s",
-				l->addr);
+		if (l->is_unix) {
+			if (sr_ctl_peer_is_us(fd) < 0) {
+				sr_info(s->o.sink,
+					"serve: a connection of another user refused on %s",
+					l->addr);
+				close(fd);
+			} else {
+				srv_add_connection(s, l, fd, false);
+			}
+			continue;
+		}
+		f = foreign(l, fd);
+		if (f && !admit_foreign(s, l)) {
 			close(fd);
 			continue;
 		}
-		if (!l->is_unix && l->loopback)
-			sr_preview_accept(s, l, fd);
+		if (l->loopback)
+			sr_preview_accept(s, l, fd, f);
 		else
-			srv_add_connection(s, l, fd);
+			srv_add_connection(s, l, fd, f);
 	}
 }
 

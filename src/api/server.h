@@ -25,7 +25,14 @@ struct srv {
 	char *token_path;
 	struct MHD_Daemon *mhd;
 	struct watch *mhd_w;
-	const struct listener *adding; /* the listener of the connection being handed to MHD */
+	struct conn_tag *adding; /* the connection being handed to MHD (http.c) */
+	/*
+	 * Connections of the host's other users on a TCP listener, open at
+	 * once (waiting for their head or the API's): at most FOREIGN_MAX, so
+	 * that they cannot take every slot from the server's own user.
+	 */
+	unsigned n_foreign;
+	bool foreign_full_said;
 	struct warm_pool pools[SR_SERVE_WARM_MAX];
 	unsigned n_pools;
 	struct made *made; /* the sandboxes it made, live or not (pruned at each create) */

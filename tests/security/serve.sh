@@ -183,5 +183,54 @@ t_nul() {
 	stop_serve
 }
 
-for_each_user t_preview_scope t_half_head t_nul
+# Every user of the host can connect to the TCP listener, and a connection
+# holds a slot until its head comes (or 10 s): another user opening
+# hundreds took every one, and the server's own user, token in hand, was
+# closed at once. Another user's connections: 16 at once, the rest closed;
+# the own user's request goes through meanwhile; and once they are closed,
+# another user's are taken again (the count goes down).
+t_foreign_slots() {
+	local f="$SR_OUT/sec-foreign-$SR_AS" pid n
+	start_serve || return
+	another /usr/bin/python3 - "$PORT" >"$f" <<'EOF2' &
+import socket, sys, time
+conns = []
+for _ in range(300):
+    s = socket.socket(); s.connect(("127.0.0.1", int(sys.argv[1])))
+    conns.append(s)
+time.sleep(1)
+held = 0
+for s in conns:
+    try:
+        held += s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+    except BlockingIOError:
+        held += 1
+    except OSError:
+        pass
+print(held, flush=True)
+time.sleep(4)
+EOF2
+	pid=$!
+	until_ok 10 test -s "$f"
+	n=$(cat "$f")
+	check "300 connections of another user: at most 16 held ($n)" test "${n:-999}" -le 16
+	code=$(as_user curl -s -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
+		"http://127.0.0.1:$PORT/v1/health")
+	assert_eq "meanwhile the server's user, with its token, is answered" 200 "$code"
+	wait "$pid"
+	out=$(another /usr/bin/python3 - "$PORT" <<'EOF2'
+import socket, sys
+conns = []
+for _ in range(16):
+    s = socket.socket(); s.connect(("127.0.0.1", int(sys.argv[1]))); s.settimeout(5)
+    s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    conns.append(s)
+print(sum(s.recv(100).startswith(b"HTTP/1.1 401") for s in conns))
+EOF2
+)
+	assert_eq "once they are closed, 16 more of its connections are answered (401: no token)" 16 "$out"
+	stop_serve
+}
+
+for_each_user t_preview_scope t_half_head t_nul t_foreign_slots
 done_testing
