@@ -112,10 +112,6 @@ say('runningAfter', await sbx.isRunning().catch((e) => 'error: ' + e.message))
 EOF
 chmod a+r "$SR_TMP/e2b-test.mjs"
 
-state_dir() {
-	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
-}
-
 field() {
 	sed -n "s/^$1=//p" <<<"$out"
 }

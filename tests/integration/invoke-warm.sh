@@ -7,9 +7,6 @@
 # as an unprivileged user, each round with its own server, state and data.
 . "$(dirname "$0")/libtest.sh"
 
-state_dir() {
-	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
-}
 data_dir() {
 	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
 }

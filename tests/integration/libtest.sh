@@ -241,6 +241,16 @@ until_gone() {
 }
 _fails() { ! "$@"; }
 
+# state_dir: the round's state directory (sandboxes' state, serve's socket).
+state_dir() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
+}
+
+# has_lines FILE N: FILE has at least N lines.
+has_lines() {
+	[ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]
+}
+
 json_get() {
 	python3 -c 'import json,sys
 v=json.load(open(sys.argv[1]))

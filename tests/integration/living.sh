@@ -46,10 +46,6 @@ new_sandbox() {
 }
 
 # state_dir: where the round's sandboxes are kept (libtest.sh sets it).
-state_dir() {
-	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
-}
-
 # keeper_of ID: the keeper's pid, from its state file.
 keeper_of() {
 	json_get "$(state_dir)/$1/state.json" keeper_pid

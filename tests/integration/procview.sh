@@ -224,10 +224,6 @@ grep -c ' - fuse.sandbox-run ' /proc/self/mountinfo; grep MemTotal /proc/meminfo
 }
 
 # state_dir: where the round's living sandboxes are kept (libtest.sh sets it).
-state_dir() {
-	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
-}
-
 t_living() {
 	local sb want keeper pid1 drop marker="procview-$SR_AS-$$"
 	want=$(cpus_for 1)

@@ -9,10 +9,6 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 install -m 0644 "$SR_SRCDIR/clients/python/sandbox_run.py" "$SR_SRCDIR/clients/python/test_sandbox_run.py" "$SR_TMP/"
 
-state_dir() {
-	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
-}
-
 # A runner that says each test's result on a line of its own (stdout), whatever the
 # tests and asyncio's debug mode print meanwhile (stderr).
 cat >"$SR_TMP/tap_runner.py" <<'EOF2'
@@ -44,10 +40,6 @@ run_tests() {
 	done < <(sed -n 's/^RESULT //p' "$log")
 	assert_eq "[$t] every test ran" 7 "$n"
 	[ "$n" = 7 ] || sed 's/^/# /' "$log.err" | tail -20
-}
-
-has_lines() {
-	[ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]
 }
 
 t_client() {

@@ -4,58 +4,7 @@
 # (nothing), as root and as an unprivileged user, each round with its own
 # server and state.
 . "$(dirname "$0")/libtest.sh"
-
-state_dir() {
-	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
-}
-
-has_lines() {
-	[ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]
-}
-
-# start_serve ARGS...: a server of the round's user on $SOCK (and what ARGS add); its pid
-# in $SERVE_PID, its TCP URL and token (if asked for) in $URL and $TOKEN.
-start_serve() {
-	local out="$SR_OUT/serve-$SR_AS.out" lines=1 a
-	for a in "$@"; do [[ $a == [0-9]*:[0-9]* ]] && lines=2; done
-	rm -f "$out"
-	SOCK="$(state_dir)/api.sock"
-	(as_user_exec "$SR" serve --listen "unix:$SOCK" "$@" >"$out" 2>"$SR_OUT/serve-$SR_AS.err") &
-	SERVE_PID=$!
-	until_ok 10 has_lines "$out" "$lines" || {
-		not_ok "serve started"
-		cat "$SR_OUT/serve-$SR_AS.err"
-		return 1
-	}
-	URL="" TOKEN=""
-	if [ "$lines" = 2 ]; then
-		read -r URL TOKEN_FILE < <(sed -n 2p "$out")
-		TOKEN=$(cat "$TOKEN_FILE")
-	fi
-}
-
-stop_serve() {
-	kill -TERM "$SERVE_PID" 2>/dev/null
-	wait "$SERVE_PID"
-	serve_rc=$?
-}
-
-# api METHOD PATH [BODY]: over the Unix socket as the round's user; $code, $body.
-api() {
-	local o="$SR_OUT/.api-$SR_AS"
-	rm -f "$o"
-	code=$(as_user curl -s -o "$o" -w '%{http_code}' --unix-socket "$SOCK" -X "$1" \
-		"http://sandbox-run$2" ${3+--data-binary "$3"})
-	body=$(cat "$o" 2>/dev/null)
-}
-
-# jf EXPR: a field of $body (python: j is the JSON).
-jf() {
-	python3 -c 'import json,sys
-j=json.loads(sys.argv[1])
-v=eval(sys.argv[2])
-print(json.dumps(v) if not isinstance(v,str) else v)' "$body" "$1" 2>/dev/null
-}
+. "$(dirname "$0")/libserve.sh"
 
 # sleeping N: a process of exactly that command line (a sandbox's, not the client asking for it).
 sleeping() {

@@ -4,56 +4,7 @@
 # client whose requests are built to confuse the server. As root and as
 # an unprivileged user, each round with its own server and state.
 . "$(dirname "$0")/../integration/libtest.sh"
-
-state_dir() {
-	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user"; else echo "$SANDBOX_RUN_STATE_DIR"; fi
-}
-
-has_lines() {
-	[ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]
-}
-
-# start_serve: a server of the round's user on a Unix socket ($SOCK) and on
-# 127.0.0.1 ($URL, $PORT, $TOKEN); its pid in $SERVE_PID.
-start_serve() {
-	local out="$SR_OUT/sec-serve-$SR_AS.out"
-	rm -f "$out"
-	SOCK="$(state_dir)/api.sock"
-	(as_user_exec "$SR" serve --listen "unix:$SOCK" --listen 127.0.0.1:0 "$@" \
-		>"$out" 2>"$SR_OUT/sec-serve-$SR_AS.err") &
-	SERVE_PID=$!
-	SR_BG_PIDS="${SR_BG_PIDS:-} $SERVE_PID"
-	until_ok 10 has_lines "$out" 2 || {
-		not_ok "serve started"
-		cat "$SR_OUT/sec-serve-$SR_AS.err"
-		return 1
-	}
-	read -r URL TOKEN_FILE < <(sed -n 2p "$out")
-	PORT=${URL##*:}
-	TOKEN=$(cat "$TOKEN_FILE")
-}
-
-stop_serve() {
-	kill -TERM "$SERVE_PID" 2>/dev/null
-	wait "$SERVE_PID"
-	serve_rc=$?
-}
-
-# api METHOD PATH [BODY]: over the Unix socket as the round's user; $code, $body.
-api() {
-	local o="$SR_OUT/.sec-api-$SR_AS"
-	rm -f "$o"
-	code=$(as_user curl -s -o "$o" -w '%{http_code}' --unix-socket "$SOCK" -X "$1" \
-		"http://sandbox-run$2" ${3+--data-binary "$3"})
-	body=$(cat "$o" 2>/dev/null)
-}
-
-jf() {
-	python3 -c 'import json,sys
-j=json.loads(sys.argv[1])
-v=eval(sys.argv[2])
-print(json.dumps(v) if not isinstance(v,str) else v)' "$body" "$1" 2>/dev/null
-}
+. "$(dirname "$0")/../integration/libserve.sh"
 
 # another CMD...: as a user who is neither the round's nor has its token.
 another() {
@@ -82,7 +33,7 @@ serve_inside() {
 # its id.
 t_preview_scope() {
 	local cli cli_id sb hp
-	start_serve || return
+	start_serve --listen 127.0.0.1:0 || return
 	sr create --net none --timeout 120 --name cli-made
 	cli_id=$out
 	api POST "/v1/sandboxes/$cli_id/exec" '{"cmd": "mkdir -p /tmp/www && echo cli-secret >/tmp/www/s.txt && cd /tmp/www && (python3 -m http.server 8000 >/dev/null 2>&1 &) && sleep 1"}'
@@ -132,7 +83,7 @@ cpu_ticks() {
 # dropped at once, not a loop woken again and again until the deadline.
 t_half_head() {
 	local before after
-	start_serve || return
+	start_serve --listen 127.0.0.1:0 || return
 	before=$(cpu_ticks "$SERVE_PID")
 	out=$(another /usr/bin/python3 - "$PORT" <<'EOF2'
 import socket, sys, time
@@ -166,7 +117,7 @@ EOF2
 # sandbox itself removed for a file's DELETE.
 t_nul() {
 	local sb
-	start_serve || return
+	start_serve --listen 127.0.0.1:0 || return
 	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
 	sb=$(jf 'j["id"]')
 	api PUT "/v1/sandboxes/$sb/files?path=/tmp/run.sh%00.txt" 'echo pwned'
@@ -191,7 +142,7 @@ t_nul() {
 # another user's are taken again (the count goes down).
 t_foreign_slots() {
 	local f="$SR_OUT/sec-foreign-$SR_AS" pid n
-	start_serve || return
+	start_serve --listen 127.0.0.1:0 || return
 	another /usr/bin/python3 - "$PORT" >"$f" <<'EOF2' &
 import socket, sys, time
 conns = []
