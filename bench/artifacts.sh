@@ -13,15 +13,11 @@
 # Prints Markdown. Medians: a shared 2-CPU VM moves by +-20 % minute to minute.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 runs=${1:-200}
-bin=${SR_BIN:-$here/src/sandbox-run}
-user=${BENCH_USER:-sr-test}
 files=${BENCH_FILES:-10000}
 
-for tool in hyperfine bwrap python3; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool is needed (tools/bootstrap installs it)" >&2; exit 1; }
-done
+need hyperfine bwrap python3
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -29,14 +25,7 @@ chmod 755 "$tmp"
 install -m 755 "$bin" "$tmp/sandbox-run"
 mkdir -m 700 "$tmp/data" "$tmp/state"
 
-as_user=()
-who=$(id -un)
-if [ "$(id -u)" = 0 ] && [ "${BENCH_AS:-user}" != root ]; then
-	id -u "$user" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
-	chown -R "$user:$(id -gn "$user")" "$tmp"
-	as_user=(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp")
-	who=$user
-fi
+run_as_user -R
 env=(env SANDBOX_RUN_DATA_DIR="$tmp/data" SANDBOX_RUN_STATE_DIR="$tmp/state")
 
 # A tree of small files, as a test suite's output or a node_modules has them.
@@ -50,7 +39,7 @@ for i in range(n):
     with open(os.path.join(d, f"f{i % 100:02d}.txt"), "w") as f:
         f.write(f"file {i}\n" * 8)
 EOF
-[ ${#as_user[@]} -eq 0 ] || chown -R "$user:$(id -gn "$user")" "$tmp/ws"
+[ "$who" = "$(id -un)" ] || chown -R "$user:$(id -gn "$user")" "$tmp/ws"
 
 sr="${env[*]} $tmp/sandbox-run -q --net none"
 # Warm the template of the ext4 image (made once per size, then kept).

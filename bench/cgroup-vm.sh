@@ -16,10 +16,8 @@
 #   bench/cgroup-vm.sh [RUNS]     from the top of a built tree, as root
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 runs=${1:-100}
-bin=${SR_BIN:-$here/src/sandbox-run}
-user=${BENCH_USER:-sr-test}
 
 if [ "${1:-}" != --in-vm ]; then
 	[ "$(id -u)" = 0 ] || { echo "bench: run as root (it boots a VM)" >&2; exit 1; }

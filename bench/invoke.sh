@@ -32,16 +32,12 @@
 # Prints Markdown for docs/performance.md.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 runs=${1:-1000}
 total=${2:-2000}
-bin=${SR_BIN:-$here/src/sandbox-run}
-user=${BENCH_USER:-sr-test}
 warm=${BENCH_WARM:-4}
 
-for tool in bwrap python3; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool is needed (tools/bootstrap installs it)" >&2; exit 1; }
-done
+need bwrap python3
 
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
@@ -51,14 +47,7 @@ cp /bin/true "$tmp/agent/agent"
 chmod -R a+rX "$tmp/agent"
 chmod 700 "$tmp/state" "$tmp/cold-state" "$tmp/data"
 
-as_user=(env)
-who=$(id -un)
-if [ "$(id -u)" = 0 ] && [ "${BENCH_AS:-user}" != root ]; then
-	id -u "$user" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
-	chown -R "$user" "$tmp"
-	as_user=(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp")
-	who=$user
-fi
+run_as_user -R
 as_user+=(SANDBOX_RUN_STATE_DIR="$tmp/state" SANDBOX_RUN_DATA_DIR="$tmp/data")
 
 "${as_user[@]}" "$tmp/sandbox-run" -q deploy --net none --name truth "$tmp/agent"

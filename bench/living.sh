@@ -12,28 +12,17 @@
 # <= 2 MiB.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 runs=${1:-500}
-bin=${SR_BIN:-$here/src/sandbox-run}
-user=${BENCH_USER:-sr-test}
 
-for tool in hyperfine bwrap python3; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool is needed (tools/bootstrap installs it)" >&2; exit 1; }
-done
+need hyperfine bwrap python3
 
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 install -m 755 "$bin" "$tmp/sandbox-run"
 export SANDBOX_RUN_STATE_DIR="$tmp/state"
 
-as_user=(env)
-who=$(id -un)
-if [ "$(id -u)" = 0 ] && [ "${BENCH_AS:-user}" != root ]; then
-	id -u "$user" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
-	chown "$user" "$tmp"
-	as_user=(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp")
-	who=$user
-fi
+run_as_user
 
 sr="$tmp/sandbox-run -q"
 id=$("${as_user[@]}" SANDBOX_RUN_STATE_DIR="$SANDBOX_RUN_STATE_DIR" $sr create --net none --timeout 0)

@@ -25,10 +25,9 @@
 # exit: no packet leaves them.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 runs=${1:-300}
 queries=${2:-500}
-bin=${SR_BIN:-$here/src/sandbox-run}
 base=${BASE_BIN:-}
 
 if [ "$(id -u)" != 0 ]; then

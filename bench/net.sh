@@ -34,19 +34,15 @@
 # fixed delay, is not in every kernel).
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 runs=${1:-300}
 secs=${SECONDS_PER_RUN:-3}
-bin=${SR_BIN:-$here/src/sandbox-run}
-user=${BENCH_USER:-sr-test}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: run as root (it builds a test host in a network namespace)" >&2
 	exit 1
 fi
-for tool in hyperfine bwrap python3 ip nsenter unshare; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool is needed (tools/bootstrap installs it)" >&2; exit 1; }
-done
+need hyperfine bwrap python3 ip nsenter unshare
 id -u "$user" >/dev/null 2>&1 ||
 	useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
 

@@ -12,28 +12,17 @@
 # network), the limits of the default profile, and the egress network.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 runs=${1:-500}
-bin=${SR_BIN:-$here/src/sandbox-run}
-user=${BENCH_USER:-sr-test}
 
-for tool in hyperfine bwrap python3 /usr/bin/time; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool is needed (tools/bootstrap installs it)" >&2; exit 1; }
-done
+need hyperfine bwrap python3 /usr/bin/time
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
 install -m 755 "$bin" "$tmp/sandbox-run"
 
-as_user=()
-who=$(id -un)
-if [ "$(id -u)" = 0 ] && [ "${BENCH_AS:-user}" != root ]; then
-	id -u "$user" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
-	chown "$user" "$tmp"
-	as_user=(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp")
-	who=$user
-fi
+run_as_user
 
 sr="$tmp/sandbox-run -q"
 bare="$sr --net none --memory 0 --cpus 0 --pids 0 -- /bin/true"

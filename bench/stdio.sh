@@ -7,9 +7,8 @@
 #   bench/stdio.sh [RUNS]
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 runs=${1:-300}
-bin=${SR_BIN:-$here/src/sandbox-run}
 command -v hyperfine >/dev/null || { echo "bench: hyperfine is needed (tools/bootstrap installs it)" >&2; exit 1; }
 
 tmp=$(mktemp -d)

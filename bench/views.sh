@@ -13,15 +13,11 @@
 # waits on RCU grace periods that drown the difference.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 rounds=${1:-500}
-bin=${SR_BIN:-$here/src/sandbox-run}
 before=${SR_BEFORE:?SR_BEFORE must name a sandbox-run built without the views}
-user=${BENCH_USER:-sr-test}
 
-for tool in bwrap python3; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool is needed (tools/bootstrap installs it)" >&2; exit 1; }
-done
+need bwrap python3
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -29,12 +25,7 @@ chmod 755 "$tmp"
 install -m 755 "$bin" "$tmp/after"
 install -m 755 "$before" "$tmp/before"
 
-as_user=()
-if [ "$(id -u)" = 0 ]; then
-	id -u "$user" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
-	chown "$user" "$tmp"
-	as_user=(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp")
-fi
+run_as_user
 
 echo "$rounds rounds, $(nproc) CPUs, /dev/fuse $(stat -c %a /dev/fuse 2>/dev/null || echo missing), load average $(cut -d' ' -f1-3 /proc/loadavg):"
 echo

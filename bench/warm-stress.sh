@@ -12,14 +12,12 @@
 #   BENCH_WARM=N                              the pool's size (default 4)
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 total=${1:-10000}
 parallel=${2:-4}
-bin=${SR_BIN:-$here/src/sandbox-run}
-user=${BENCH_USER:-sr-test}
 warm=${BENCH_WARM:-4}
 
-command -v python3 >/dev/null || { echo "bench: python3 is needed" >&2; exit 1; }
+need python3
 
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
@@ -29,12 +27,7 @@ cp /bin/true "$tmp/agent/agent"
 chmod -R a+rX "$tmp/agent"
 chmod 700 "$tmp/state" "$tmp/data"
 
-as_user=(env)
-if [ "$(id -u)" = 0 ] && [ "${BENCH_AS:-user}" != root ]; then
-	id -u "$user" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
-	chown -R "$user" "$tmp"
-	as_user=(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp")
-fi
+run_as_user -R
 as_user+=(SANDBOX_RUN_STATE_DIR="$tmp/state" SANDBOX_RUN_DATA_DIR="$tmp/data")
 
 "${as_user[@]}" "$tmp/sandbox-run" -q deploy --net none --name truth "$tmp/agent"

@@ -1,0 +1,35 @@
+# shellcheck shell=bash
+# What the bench scripts share; each sources it first:
+#
+#   here, bin, user    the source tree, the binary ($SR_BIN, else the
+#                      build's), the unprivileged account ($BENCH_USER,
+#                      else sr-test)
+#   need TOOL...       each on PATH, or one line saying which is not, and exit 1
+#   run_as_user [-R]   as root, unless BENCH_AS=root, the runs are $user's
+#                      (made if missing): $tmp becomes its (-R: with all in
+#                      it), as_user is the command prefix that runs as it
+#                      and who its name; otherwise as_user=(env), who ours
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${SR_BIN:-$here/src/sandbox-run}
+user=${BENCH_USER:-sr-test}
+
+need() {
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || {
+			echo "bench: $tool is needed (tools/bootstrap installs it)" >&2
+			exit 1
+		}
+	done
+}
+
+run_as_user() {
+	as_user=(env)
+	who=$(id -un)
+	[ "$(id -u)" = 0 ] && [ "${BENCH_AS:-user}" != root ] || return 0
+	id -u "$user" >/dev/null 2>&1 ||
+		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
+	chown ${1:+"$1"} "$user:$(id -gn "$user")" "$tmp"
+	as_user=(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp")
+	who=$user
+}
