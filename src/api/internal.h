@@ -191,6 +191,7 @@ struct made {
 	uint64_t timeout_ms;
 	bool warm;	    /* taken from a pool */
 	int64_t expires_ms; /* warm: its deadline (wall clock ms, 0: none) */
+	json_t *state;	    /* warm: what its keeper said of it when held, until answered */
 };
 struct made *srv_made_find(struct srv *s, const char *id);
 /*

@@ -332,7 +332,7 @@ static bool take(struct dep_pool *dp, struct sr_pool_taken *t)
 	struct sr_error err = {0};
 
 	/* The deadline from now: the configuration's timeout, as a cold invoke's. */
-	return dp->pool && sr_pool_take_parked(dp->pool, UINT64_MAX, t, &err) == 0;
+	return dp->pool && sr_pool_take(dp->pool, UINT64_MAX, t, &err) == 0;
 }
 
 static void waiter_unlink(struct waiter *w)

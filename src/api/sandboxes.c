@@ -48,18 +48,27 @@ static void list(struct req *r)
 
 static void created(struct req *r, const char *id, const struct sr_error *err)
 {
+	struct made *m = id ? srv_made_find(r->s, id) : NULL;
 	struct sr_entry e = {0};
 	struct sr_error ferr = {0};
 	json_t *j;
 
 	if (!id)
 		return srv_answer_err(r, NULL, err);
-	/* What ls shows of it: the keeper wrote it before answering. */
-	if (sr_state_find(srv_statedir(r->s), id, &e, &ferr) == 0 && e.state) {
+	/*
+	 * What ls shows of it: a warm one's as its keeper said when the pool
+	 * held it (made to say what its release will), a made one's as the
+	 * keeper wrote it before answering.
+	 */
+	if (m && m->state) {
+		j = steal_pointer(&m->state);
+		srv_made_state(r->s, id, j);
+	} else if (sr_state_find(srv_statedir(r->s), id, &e, &ferr) == 0 && e.state) {
 		j = json_incref(e.state);
 		srv_made_state(r->s, id, j);
-	} else
+	} else {
 		j = json_pack("{ss}", "id", id);
+	}
 	sr_entry_free(&e);
 	srv_answer_json(r, MHD_HTTP_CREATED, j);
 }

@@ -520,6 +520,7 @@ static void stop(struct srv *s)
 	int *fds = calloc(s->n_made + 1, sizeof(*fds));
 	int64_t until = sr_monotonic_ns() + (int64_t)END_WAIT_MS * 1000000;
 
+	srv_release_taken(s);
 	for (unsigned i = 0; i < s->n_pools; i++)
 		warm += s->o.warm[i].size;
 	ids = calloc(n_ids + warm + 1, sizeof(*ids));
@@ -585,6 +586,7 @@ int sr_serve_run(struct sr_serve *ss, struct sr_error *err)
 				w->fn(s, w->ctx, evs[i].events);
 		}
 		sr_mhd.run(s->mhd);
+		srv_release_taken(s);
 		while (s->dead) {
 			struct watch *w = s->dead;
 

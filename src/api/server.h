@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config.h"
+#include "pool.h"
 #include "internal.h"
 
 struct warm_pool {
@@ -35,6 +36,9 @@ struct srv {
 	bool foreign_full_said;
 	struct warm_pool pools[SR_SERVE_WARM_MAX];
 	unsigned n_pools;
+	/* Warm sandboxes handed over in this round, released at its end (keepers.c). */
+	struct sr_pool_taken releases[16];
+	size_t n_releases;
 	struct made *made; /* the sandboxes it made, live or not (pruned at each create) */
 	size_t n_made, cap_made;
 	unsigned creating;	/* creates under way: they count against the cap too */
@@ -50,3 +54,10 @@ int srv_http_start(struct srv *s, struct sr_error *err);
 void srv_http_stop(struct srv *s);
 /* The warm pool of a profile, NULL if none (keepers.c takes warm sandboxes from it). */
 struct warm_pool *srv_warm(struct srv *s, const char *profile);
+/*
+ * keepers.c: a taken warm sandbox to release once this round's answers
+ * are sent (srv_release_taken(), after libmicrohttpd's run); -ENOBUFS
+ * when too many wait (the caller releases it at once).
+ */
+int srv_release_later(struct srv *s, struct sr_pool_taken *t);
+void srv_release_taken(struct srv *s);

@@ -1113,7 +1113,10 @@ static void do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
 			    : ms ? (uint64_t)json_integer_value(ms)
 				 : k->config->timeout_ms) < 0)
 		return reply_error(cl, sr_negerrno(), 125, "timeout: %s", strerror(errno));
-	reply(cl, json_pack("{sbsO}", "ok", 1, "expires", json_object_get(k->state, "expires")),
+	/* A hold's answer carries what ls shows: its taker answers with it, no file read. */
+	reply(cl,
+	      hold ? json_pack("{sbsO}", "ok", 1, "state", k->state)
+		   : json_pack("{sbsO}", "ok", 1, "expires", json_object_get(k->state, "expires")),
 	      NULL, 0);
 }
 

@@ -26,7 +26,8 @@ struct warm {
 	/* o.park: the invocation's stdio, ours (-1 before), and its process once parked. */
 	int stdio[3];
 	pid_t pid;
-	bool parking; /* its exec sent, the keeper's answer awaited on hold */
+	json_t *state; /* the keeper's, as its hold's answer had it */
+	bool parking;  /* its exec sent, the keeper's answer awaited on hold */
 };
 
 #define WARM_EMPTY                                                   \
@@ -81,6 +82,8 @@ static void drop(struct sr_pool *p, struct warm *w)
 	sr_closep(&w->hold);
 	for (int i = 0; i < 3; i++)
 		sr_closep(&w->stdio[i]);
+	if (w->state)
+		json_decref(w->state);
 	*w = WARM_EMPTY;
 }
 
@@ -179,6 +182,9 @@ static int hold(struct sr_pool *p, struct warm *w, struct sr_error *err)
 		r = sr_ctl_reply_error(reply, err);
 	else if (!err->code)
 		sr_error_errno(err, r, "hold the sandbox");
+	/* What ls shows of it, for its taker's answer (no file to read then). */
+	if (r >= 0 && json_is_object(json_object_get(reply, "state")))
+		w->state = json_incref(json_object_get(reply, "state"));
 	json_decref(req);
 	if (reply)
 		json_decref(reply);
@@ -381,35 +387,16 @@ static void refill_soon(struct sr_pool *p)
 		refill(p);
 }
 
-int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_error *err)
-{
-	struct sr_pool_taken t;
-	int r;
-
-	/* A parked one is released by its taker, once started: not here. */
-	if (p->o.park)
-		return sr_error_msg(err, -EINVAL, "pool: a parked sandbox is taken parked");
-	r = sr_pool_take_parked(p, ms, &t, err);
-	if (r < 0)
-		return r;
-	memcpy(ret_id, t.id, 33);
-	sr_pool_taken_close(&t);
-	return 0;
-}
-
 void sr_pool_taken_close(struct sr_pool_taken *t)
 {
 	sr_closep(&t->hold);
 	for (int i = 0; i < 3; i++)
 		sr_closep(&t->stdio[i]);
+	if (t->state)
+		json_decref(steal_pointer(&t->state));
 }
 
-/*
- * Not waited for: the keeper reads the release before the end of the
- * connection closed after it (a seqpacket socket keeps their order), so
- * that end no longer ends the sandbox. Waiting would cost the taker a
- * wake-up of an idle keeper, most of a warm create.
- */
+/* Not waited for (pool.h): waiting would cost the taker a wake-up of an idle keeper. */
 static int send_release(int fd, uint64_t ms, int64_t taken_ns)
 {
 	json_t *req = json_pack("{ss}", "op", "release");
@@ -430,13 +417,11 @@ int sr_pool_taken_release(struct sr_pool_taken *t)
 	return send_release(t->hold, t->release_ms, t->taken_ns);
 }
 
-int sr_pool_take_parked(struct sr_pool *p, uint64_t ms, struct sr_pool_taken *ret,
-			struct sr_error *err)
+int sr_pool_take(struct sr_pool *p, uint64_t ms, struct sr_pool_taken *ret, struct sr_error *err)
 {
 	for (size_t i = 0; i < p->cap; i++) {
 		struct warm *w = &p->v[i];
 		struct pollfd pfd;
-		int r;
 
 		if (!ready(p, w))
 			continue;
@@ -446,25 +431,19 @@ int sr_pool_take_parked(struct sr_pool *p, uint64_t ms, struct sr_pool_taken *re
 			drop(p, w);
 			continue;
 		}
-		/* A parked one's: once the taker has started its process (sr_pool_taken_release).
-		 */
-		r = p->o.park ? 0 : send_release(w->hold, ms, 0);
-		if (r >= 0) {
-			unwatch(p, w->hold);
-			*ret = (struct sr_pool_taken){.hold = steal_fd(&w->hold),
-						      .pid = w->pid,
-						      .release_ms = ms,
-						      .taken_ns = sr_monotonic_ns()};
-			memcpy(ret->id, w->id, 33);
-			for (int k = 0; k < 3; k++)
-				ret->stdio[k] = steal_fd(&w->stdio[k]);
-			p->stats.taken++;
-		}
+		unwatch(p, w->hold);
+		*ret = (struct sr_pool_taken){.hold = steal_fd(&w->hold),
+					      .pid = w->pid,
+					      .state = steal_pointer(&w->state),
+					      .release_ms = ms,
+					      .taken_ns = sr_monotonic_ns()};
+		memcpy(ret->id, w->id, 33);
+		for (int k = 0; k < 3; k++)
+			ret->stdio[k] = steal_fd(&w->stdio[k]);
+		p->stats.taken++;
 		drop(p, w);
-		if (r >= 0) {
-			refill_soon(p);
-			return 0;
-		}
+		refill_soon(p);
+		return 0;
 	}
 	refill_soon(p);
 	return sr_error_msg(err, -EAGAIN, "no warm sandbox is ready");

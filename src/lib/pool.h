@@ -5,8 +5,8 @@
  * keeper's sandbox like create's (launch.h), held by the pool (the
  * keeper's hold: "warm" in ls, no deadline, gone with the pool even when
  * the pool's process is killed). sr_pool_take() hands one over --
- * released, with the deadline asked for -- and it is the taker's from
- * then on: used once, then removed (rm). The pool makes another in the
+ * released by the taker, with the deadline asked for -- and it is the
+ * taker's from then on: used once, then removed (rm). The pool makes another in the
  * background, from the caller's event loop, starting 50 ms after a take
  * (not in the middle of the request that took one; takes in a burst are
  * all served before a refill competes with them), or at once when
@@ -22,6 +22,8 @@
 
 #include "config.h"
 #include "log.h"
+
+#include <jansson.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,7 +46,7 @@ struct sr_pool_opts {
 	 * invocation): held, with the agent parked on pipes of the pool's
 	 * (the keeper's exec "invoke"), so that a taker's first byte on its
 	 * stdin starts it and its exit ends the sandbox. Take it with
-	 * sr_pool_take_parked().
+	 * sr_pool_take().
 	 */
 	bool park;
 	const char *what; /* what it says it is in a warning (NULL: "profile NAME") */
@@ -64,39 +66,36 @@ int sr_pool_fd(const struct sr_pool *p);
 void sr_pool_dispatch(struct sr_pool *p);
 
 /*
- * A warm sandbox, released with a deadline of ms from now (UINT64_MAX:
- * the configuration's timeout; 0: none): its id in ret_id. -EAGAIN when
- * none is ready. The release is sent, not waited for (its keeper reads
- * it before the held connection's end): state.json says "running" and
- * the deadline a moment later.
- */
-int sr_pool_take(struct sr_pool *p, uint64_t ms, char ret_id[33], struct sr_error *err);
-
-/*
- * A parked invocation's sandbox (o.park), the taker's from now: its
- * holding connection, on which the keeper sends the process's exit
- * ({"event": "exit", ...}, as for an exec) -- closing it kills the
- * process --, and the process's stdin (to write), stdout and stderr (to
- * read), non-blocking. Not released yet: see sr_pool_taken_release().
+ * A warm sandbox, the taker's from now: its id, its holding connection,
+ * what state.json says of it (state, as the keeper had it when it was
+ * held: "warm", no deadline) and, for a parked one (o.park), its
+ * process's stdin (to write), stdout and stderr (to read), non-blocking.
+ * -EAGAIN when none is ready.
+ *
+ * Not released yet: the taker sends the release (sr_pool_taken_release),
+ * which gives it a deadline of ms from the keeper's reading it
+ * (UINT64_MAX: the configuration's timeout; 0: none), when it suits it:
+ * a parked one's once the process's first input is written (the process
+ * starts before its keeper wakes); serve's after its answer is on its way
+ * (the keeper woken by it would otherwise run ahead of the answer, on a
+ * small host). Not waited for: the keeper reads it before the end of the
+ * held connection (a seqpacket socket keeps their order), which the taker
+ * closes (sr_pool_taken_close). Closed unreleased, the sandbox ends (a
+ * parked one with its process unstarted). On a parked one's holding
+ * connection the keeper sends the process's exit ({"event": "exit", ...},
+ * as for an exec); closing it kills the process.
  */
 struct sr_pool_taken {
 	char id[33];
 	int hold;
 	int stdio[3];
 	pid_t pid;
+	json_t *state;	     /* the keeper's, when it was held (NULL: it did not say) */
 	uint64_t release_ms; /* what the release gives it: the take's ms */
 	int64_t taken_ns;    /* when (CLOCK_MONOTONIC): its record's time counts from here */
 };
-/*
- * The release of a parked one, sent by the taker once it has written the
- * process's first input: the process starts before its keeper wakes.
- * Until then the sandbox has no deadline: a taker that cannot send it
- * closes the sandbox (sr_pool_taken_close), which kills the process.
- * Closing a parked one unreleased ends it too, its process unstarted.
- */
+int sr_pool_take(struct sr_pool *p, uint64_t ms, struct sr_pool_taken *ret, struct sr_error *err);
 int sr_pool_taken_release(struct sr_pool_taken *t);
-int sr_pool_take_parked(struct sr_pool *p, uint64_t ms, struct sr_pool_taken *ret,
-			struct sr_error *err);
 void sr_pool_taken_close(struct sr_pool_taken *t);
 /* extra sandboxes wanted beyond the pool's size (requests waiting for one); 0 when none. */
 void sr_pool_want(struct sr_pool *p, unsigned extra);

@@ -148,6 +148,8 @@ t_warm() {
 	sb=$(jf 'j["id"]')
 	assert_eq "a create of the pool's profile: one of them, running, with its deadline" \
 		"201 running 1" "$code $(jf 'j["state"]') $(jf '1 if j["expires"] else 0')"
+	assert_eq "and the rest of what ls shows of it (from its keeper, no file read)" \
+		"$sb 0 1" "$(jf 'j["id"]') $(jf '0 if j["limits"]["net"] == "none" else 1') $(jf '1 if j["created"] else 0')"
 	api GET "/v1/sandboxes/$sb"
 	assert_eq "its keeper says so too: running, a deadline 2 minutes away" "running 1" \
 		"$(jf 'j["state"]') $(jf '1 if 100000 < j["expires_ms"] - __import__("time").time() * 1000 <= 120000 else 0')"
