@@ -3,17 +3,23 @@
 #
 #   API, warm    POST /v1/sandboxes (a warm pool's) -> exec /bin/true -> DELETE
 #   API, cold    the same with a sandbox made for the request
+#   API, warm, http.client   the warm one through Python's http.client
 #   CLI, cold    sandbox-run --net none -- /bin/true
 #   bubblewrap   bwrap's cold start of /bin/true
 #
 # p50s, from a client that keeps its connection (as an agent backend
-# does), over serve's Unix socket; every sandbox is --net none. The four
+# does), over serve's Unix socket; every sandbox is --net none. The API
+# rows are timed with a lean client (bench/rawhttp.py: a request in one
+# send, the answer read by its Content-Length), so that they time the
+# server; the same warm round through http.client shows what that
+# client adds on its side (0.15-0.25 ms a request here). The five
 # are measured in turn, round after round, so that each sees the same
 # load (the cold commands started as hyperfine -N starts them:
 # posix_spawn, no shell), each after a pause of 20 ms in which the
-# aftermath of the one before (a sandbox's end) is over. A warm round
-# starts once the pool is full again (its refill is not timed: it runs
-# while a backend waits for its next request). Then 200 concurrent exec requests across 20 sandboxes (20
+# aftermath of the one before (a sandbox's end) is over. Each round
+# starts once the pool is full again (a refill is not timed: it runs
+# while a backend waits for its next request, and it must not slow down
+# whatever is timed next, bubblewrap included). Then 200 concurrent exec requests across 20 sandboxes (20
 # clients at once), none may be lost.
 # Prints Markdown for docs/performance.md.
 #
@@ -43,10 +49,12 @@ serve=$!
 trap 'kill -TERM $serve 2>/dev/null; wait $serve 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do [ -s "$tmp/serve.out" ] && break; sleep 0.05; done
 
-"${as_user[@]}" env BENCH_PAUSE_MS="${BENCH_PAUSE_MS:-20}" python3 - "$sock" "$runs" "$tmp/sandbox-run" <<'EOF'
+"${as_user[@]}" env BENCH_PAUSE_MS="${BENCH_PAUSE_MS:-20}" python3 - "$sock" "$runs" "$tmp/sandbox-run" "$here/bench" <<'EOF'
 import http.client, json, os, socket, statistics, sys, threading, time
 
 sock, runs, sr = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, sys.argv[4])
+import rawhttp
 null = os.open("/dev/null", os.O_RDWR)
 
 class Conn(http.client.HTTPConnection):
@@ -56,26 +64,32 @@ class Conn(http.client.HTTPConnection):
         self.sock = socket.socket(socket.AF_UNIX)
         self.sock.connect(sock)
 
+# c: a lean client (rawhttp.Conn) or Python's http.client.
 def call(c, method, path, body=None):
-    c.request(method, path, body=json.dumps(body) if body is not None else None)
-    r = c.getresponse()
-    data = r.read()
-    if r.status >= 300:
-        raise RuntimeError("%s %s: %d %s" % (method, path, r.status, data[:200]))
+    if isinstance(c, rawhttp.Conn):
+        status, _, data = c.request(method, path, body)
+    else:
+        c.request(method, path, body=json.dumps(body) if body is not None else None)
+        r = c.getresponse()
+        status, data = r.status, r.read()
+    if status >= 300:
+        raise RuntimeError("%s %s: %d %s" % (method, path, status, data[:200]))
     return json.loads(data) if data else None
 
-c = Conn()
+c = rawhttp.Conn(sock)
+hc = Conn()
 
 def pool_full():
     p = call(c, "GET", "/v1/pools")["pools"][0]
     return p["ready"] == p["size"]
 
-def round_trip(body, warm):
-    if warm:
-        for _ in range(2000):
-            if pool_full():
-                break
-            time.sleep(0.005)
+def wait_pool():
+    for _ in range(2000):
+        if pool_full():
+            return
+        time.sleep(0.005)
+
+def round_trip(body, c=c):
     t0 = time.perf_counter()
     sb = call(c, "POST", "/v1/sandboxes", body)["id"]
     t1 = time.perf_counter()
@@ -99,23 +113,28 @@ bwrap = ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-p
          "--proc", "/proc", "--dev", "/dev", "/bin/true"]
 cli = [sr, "-q", "--net", "none", "--", "/bin/true"]
 # Interleaved, round after round, so that every column sees the same load;
-# each after a pause in which the last one's aftermath (a sandbox's end, a
-# pool's refill) is over, so that none pays for another.
+# each once the pool is full again (a warm take's refill starts 50 ms after
+# it, src/lib/pool.c: it must not overlap whatever is timed then, ours or
+# bubblewrap's), then after a pause in which the last one's aftermath (a
+# sandbox's end) is over, so that none pays for another.
 pause = float(os.environ.get("BENCH_PAUSE_MS", "20")) / 1000
 
 def settled(f, *a):
+    wait_pool()
     time.sleep(pause)
     return f(*a)
 
-rows = {"API, warm": [], "API, cold": [], "cli": [], "bwrap": []}
+rows = {"API, warm": [], "API, cold": [], "API, warm, http.client": [], "cli": [], "bwrap": []}
 for i in range(runs + 20):
-    w = settled(round_trip, {"profile": "offline"}, True)
-    k = settled(round_trip, {"net": "none"}, False)
+    w = settled(round_trip, {"profile": "offline"})
+    k = settled(round_trip, {"net": "none"})
+    h = settled(round_trip, {"profile": "offline"}, hc)
     b = settled(cold, bwrap)
     s = settled(cold, cli)
     if i >= 20:
         rows["API, warm"].append(w)
         rows["API, cold"].append(k)
+        rows["API, warm, http.client"].append(h)
         rows["bwrap"].append(b)
         rows["cli"].append(s)
 taken = call(c, "GET", "/v1/pools")["pools"][0]["taken"]
@@ -124,7 +143,7 @@ cl = statistics.median(rows["cli"]) * 1e3
 
 print("| p50 | create | exec /bin/true | delete | create + exec | create + exec + delete | create + exec / bubblewrap |")
 print("|---|---|---|---|---|---|---|")
-for name in ("API, warm", "API, cold"):
+for name in ("API, warm", "API, cold", "API, warm, http.client"):
     cr, ex, rm, ce, all_ = (statistics.median(col) * 1e3 for col in zip(*rows[name]))
     print("| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | **%.2f** |" % (name, cr, ex, rm, ce, all_, ce / bw))
 print("| `sandbox-run --net none -- /bin/true` (cold, CLI) | | | | %.2f ms | | %.2f |" % (cl, cl / bw))
