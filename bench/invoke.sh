@@ -4,7 +4,10 @@
 #
 #   invoke, warm (CLI)   sandbox-run invoke NAME, a server running
 #   invoke, warm (API)   POST /v1/deployments/NAME/invoke from a client that
-#                        keeps its connection (an agent backend)
+#                        keeps its connection (an agent backend): a lean one
+#                        (bench/rawhttp.py), which times the server
+#   invoke, warm (API, http.client)   the same through Python's http.client,
+#                        for what that client adds on its side
 #   invoke, cold         sandbox-run invoke NAME, no server
 #   run, cold            sandbox-run --net none -- /bin/true
 #   bubblewrap           bwrap's cold start of /bin/true
@@ -14,9 +17,10 @@
 #
 # 1. Latency: p50 over RUNS invocations each, interleaved round after
 #    round so that every column sees the same load, each after a pause of
-#    BENCH_PAUSE_MS (20) in which the last one's aftermath is over; a warm
-#    round starts once the pool is full again (a backend's requests come
-#    with idle time between them). Commands are started as hyperfine -N
+#    BENCH_PAUSE_MS (20) in which the last one's aftermath is over, and
+#    once the pool is full again (a backend's requests come with idle time
+#    between them; a refill, 50 ms after a take, must not overlap whatever
+#    is timed then, bubblewrap included). Commands are started as hyperfine -N
 #    starts them (posix_spawn, no shell), and timed until reaped.
 # 2. Throughput: TOTAL invocations (2,000), 4 at a time, back to back: the
 #    warm ones wait for the pool's refill when it runs dry (that is the
@@ -57,10 +61,12 @@ trap 'kill -TERM $serve 2>/dev/null; wait $serve 2>/dev/null; rm -rf "$tmp"' EXI
 for _ in $(seq 100); do [ -s "$tmp/serve.out" ] && break; sleep 0.05; done
 
 "${as_user[@]}" env BENCH_PAUSE_MS="${BENCH_PAUSE_MS:-20}" BENCH_COLD_STATE="$tmp/cold-state" \
-	python3 - "$tmp/state/serve.sock" "$runs" "$total" "$tmp/sandbox-run" "$warm" <<'EOF'
+	python3 - "$tmp/state/serve.sock" "$runs" "$total" "$tmp/sandbox-run" "$warm" "$here/bench" <<'EOF'
 import http.client, json, os, socket, statistics, sys, threading, time
 
 sock, runs, total, sr, warm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+sys.path.insert(0, sys.argv[6])
+import rawhttp
 null = os.open("/dev/null", os.O_RDWR)
 pause = float(os.environ["BENCH_PAUSE_MS"]) / 1000
 env_warm = dict(os.environ)
@@ -90,16 +96,22 @@ def wait_full():
 
 failed = []
 
+# c: a lean client (rawhttp.Conn) or Python's http.client.
 def api(c):
     t = time.perf_counter()
-    c.request("POST", "/v1/deployments/truth/invoke", body=b"")
-    r = c.getresponse()
-    body = r.read()
+    if isinstance(c, rawhttp.Conn):
+        status, headers, body = c.request("POST", "/v1/deployments/truth/invoke", b"")
+    else:
+        c.request("POST", "/v1/deployments/truth/invoke", body=b"")
+        r = c.getresponse()
+        body = r.read()
+        status, headers = r.status, {k.lower(): v for k, v in r.getheaders()}
+    elapsed = time.perf_counter() - t
     # Counted and reported, not fatal: one lost among thousands says more in the table.
-    if r.status != 200 or r.getheader("Sandbox-Run-Exit-Code") != "0":
-        failed.append((r.status, r.getheader("Sandbox-Run-Exit-Code"),
-                       r.getheader("Sandbox-Run-Error") or body[:200]))
-    return time.perf_counter() - t
+    if status != 200 or headers.get("sandbox-run-exit-code") != "0":
+        failed.append((status, headers.get("sandbox-run-exit-code"),
+                       headers.get("sandbox-run-error") or body[:200]))
+    return elapsed
 
 # As hyperfine -N starts a command: posix_spawn, no shell, timed until reaped.
 def spawn(argv, env):
@@ -115,16 +127,21 @@ bwrap = ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-p
 run_cold = [sr, "-q", "--net", "none", "--", "/bin/true"]
 invoke = [sr, "-q", "invoke", "truth"]
 
-cols = ["invoke, warm (CLI)", "invoke, warm (API)", "invoke, cold", "run, cold", "bubblewrap"]
+cols = ["invoke, warm (CLI)", "invoke, warm (API)", "invoke, warm (API, http.client)",
+        "invoke, cold", "run, cold", "bubblewrap"]
 rows = {k: [] for k in cols}
-c = Conn()
+c = rawhttp.Conn(sock)
+hc = Conn()
+
+def settled(f, *a):
+    wait_full()
+    time.sleep(pause)
+    return f(*a)
+
 for i in range(runs + 20):
-    res = []
-    wait_full(); time.sleep(pause); res.append(spawn(invoke, env_warm))
-    wait_full(); time.sleep(pause); res.append(api(c))
-    time.sleep(pause); res.append(spawn(invoke, env_cold))
-    time.sleep(pause); res.append(spawn(run_cold, env_cold))
-    time.sleep(pause); res.append(spawn(bwrap, env_cold))
+    res = [settled(spawn, invoke, env_warm), settled(api, c), settled(api, hc),
+           settled(spawn, invoke, env_cold), settled(spawn, run_cold, env_cold),
+           settled(spawn, bwrap, env_cold)]
     if i >= 20:
         for k, v in zip(cols, res):
             rows[k].append(v)
@@ -146,7 +163,7 @@ def parallel(one, n=4):
     left = [total]
     lock = threading.Lock()
     def worker():
-        cc = Conn()
+        cc = rawhttp.Conn(sock)
         while True:
             with lock:
                 if left[0] == 0:
