@@ -384,7 +384,6 @@ static void reply_error(struct client *cl, int code, int status, const char *fmt
  */
 static void exec_ended(struct keeper *k, struct client *cl, const struct sr_exit *e)
 {
-	_cleanup_free_ char *text = NULL;
 	struct sr_result r;
 	json_t *record = NULL;
 
@@ -411,8 +410,7 @@ static void exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 		r.status = SR_STATUS_EXITED;
 		r.exit_code = WEXITSTATUS(e->status);
 	}
-	if (sr_result_format(&r, k->config, &text) == 0)
-		sr_json_parse(text, strlen(text), 0, 8, &record);
+	record = sr_result_json(&r, k->config);
 	reply(cl,
 	      json_pack("{sssisoso}", "event", "exit", "exit_code", r.exit_code, "ended_by",
 			!e && k->end_reason ? json_string(k->end_reason) : json_null(), "record",

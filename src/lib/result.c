@@ -177,14 +177,14 @@ static int add_network(json_t *rec, const struct sr_result_network *n)
 	return fail;
 }
 
-int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json)
+json_t *sr_result_json(const struct sr_result *r, const struct sr_config *c)
 {
 	_cleanup_(sr_json_decrefp) json_t *rec = NULL;
 	const char *status = sr_status_to_string(r->status);
 	int fail = 0;
 
 	if (!status)
-		return -EINVAL;
+		return NULL;
 	/* Keys in this order: jansson writes them in the order they are added. */
 	rec = json_object();
 	fail |= json_object_set_new(rec, "version", json_integer(1));
@@ -208,8 +208,15 @@ int sr_result_format(const struct sr_result *r, const struct sr_config *c, char 
 				    sr_json_string(r->sandbox_id[0] ? r->sandbox_id : NULL));
 	if (r->network.recorded)
 		fail |= add_network(rec, &r->network);
-	if (fail)
-		return -ENOMEM;
+	return fail ? NULL : steal_pointer(&rec);
+}
+
+int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json)
+{
+	_cleanup_(sr_json_decrefp) json_t *rec = sr_result_json(r, c);
+
+	if (!rec)
+		return sr_status_to_string(r->status) ? -ENOMEM : -EINVAL;
 	return sr_json_dump_line(rec, ret_json);
 }
 

@@ -29,6 +29,7 @@
 
 #include "config.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -122,7 +123,8 @@ const char *sr_enforce_to_string(enum sr_enforce e);
 const char *sr_limit_to_string(enum sr_limit l);
 const char *sr_peak_scope_to_string(enum sr_peak_scope s); /* NULL for none */
 
-/* The record as one line of JSON (malloc'd). */
+/* The record as JSON (NULL: out of memory, or no such status), and as one line of it (malloc'd). */
+json_t *sr_result_json(const struct sr_result *r, const struct sr_config *c);
 int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json);
 /*
  * Where the record goes, settled before the agent runs: the agent may be
