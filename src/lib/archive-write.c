@@ -17,6 +17,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -49,6 +50,8 @@ struct sr_archive_writer {
 	struct archive *a;
 	struct archive_entry *e;
 	uint64_t entries, skipped;
+	uint64_t data, max_bytes; /* file data written so far, and its bound (0: none) */
+	const char *limit_what;
 	locale_t old;
 	struct sr_la_stream *s; /* with an idle bound, else NULL */
 	const void *zeros;	/* ZEROS_SIZE bytes, mapped on first use */
@@ -134,6 +137,8 @@ int sr_archive_writer_new(int out_fd, const struct sr_write_opts *o, struct sr_a
 	    sr_la.write_last_block(w->a, 1) != ARCHIVE_OK)
 		return sr_error_msg(err, -EIO, "write archive: %s",
 				    sr_la.error_string(w->a) ?: "cannot start");
+	w->max_bytes = o->max_bytes;
+	w->limit_what = o->limit_what;
 	k = open_stream(w, out_fd, o->idle_ms);
 	if (k < 0)
 		return k == -EIO ? sr_error_msg(err, k, "write archive: %s",
@@ -367,6 +372,24 @@ static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, 
 		for (size_t i = 0; i < n_ext; i++)
 			sr_la.entry_sparse_add_entry(w->e, (la_int64_t)w->ext[i].off,
 						     (la_int64_t)w->ext[i].len);
+		if (S_ISREG(st.st_mode)) {
+			uint64_t stored = n_ext ? 0 : (uint64_t)st.st_size;
+
+			for (size_t i = 0; i < n_ext; i++)
+				stored += w->ext[i].len;
+			if (w->max_bytes &&
+			    (stored > w->max_bytes || w->data > w->max_bytes - stored)) {
+				char shown[256];
+
+				sr_printable(path, shown, sizeof(shown));
+				return sr_error_msg(err, -EFBIG,
+						    "archive %s: more than %" PRIu64
+						    " bytes of files%s%s",
+						    shown, w->max_bytes, w->limit_what ? ", " : "",
+						    w->limit_what ? w->limit_what : "");
+			}
+			w->data += stored;
+		}
 	}
 	if (sr_la.write_header(w->a, w->e) != ARCHIVE_OK)
 		return write_failed(w, path, err);

@@ -76,6 +76,16 @@ struct sr_write_opts {
 	 * it takes). out_fd is made non-blocking then.
 	 */
 	int idle_ms;
+	/*
+	 * At most this many bytes of file data (what is stored: a sparse
+	 * file's extents, not its holes) in the whole stream: past it,
+	 * -EFBIG before the file's header (0: no bound). The tree walked may
+	 * be the agent's, which can make one file's data many times over (a
+	 * hard link is written whole at each of its names, and a directory
+	 * renamed ahead of the walk is walked again).
+	 */
+	uint64_t max_bytes;
+	const char *limit_what; /* what max_bytes is, for its error ("the sandbox's disk limit") */
 };
 int sr_archive_writer_new(int out_fd, const struct sr_write_opts *o, struct sr_archive_writer **ret,
 			  struct sr_error *err);

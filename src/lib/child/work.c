@@ -86,8 +86,15 @@ static int tar_in(const struct sr_plan *p, const char *path, int fd, struct sr_e
 	return sr_archive_extract_opts(fd, dir, &o, err);
 }
 
-/* The sandbox's writable parts, each under its own name: what create --from restores. */
-static int snapshot(int fd, struct sr_error *err)
+/*
+ * The sandbox's writable parts, each under its own name: what create
+ * --from restores. Written straight into the host's file (snapshot.h), so
+ * bounded here: no more file data than the sandbox's disk holds, however
+ * often the agent makes the walk meet the same data (hard links, a
+ * directory renamed ahead of it); a restore with the same limit could not
+ * take more anyway.
+ */
+static int snapshot(const struct sr_plan *p, int fd, struct sr_error *err)
 {
 	static const struct {
 		const char *path, *as;
@@ -97,7 +104,13 @@ static int snapshot(int fd, struct sr_error *err)
 	int r = root < 0 ? sr_error_errno(err, sr_negerrno(), "/") : 0;
 
 	if (r >= 0)
-		r = sr_archive_writer_new(fd, &(struct sr_write_opts){.compress = true}, &w, err);
+		r = sr_archive_writer_new(fd,
+					  &(struct sr_write_opts){
+					      .compress = true,
+					      .max_bytes = p->config->disk_bytes,
+					      .limit_what = "the sandbox's disk limit",
+					  },
+					  &w, err);
 	for (size_t i = 0; r >= 0 && i < SR_ARRAY_SIZE(parts); i++)
 		r = sr_archive_write_tree(w, root, parts[i].path + 1, parts[i].as, err);
 	if (r >= 0)
@@ -256,7 +269,7 @@ static __attribute__((noreturn)) void worker(const struct sr_plan *p, int kind, 
 	else if (kind == SR_WORK_CHANGES)
 		r = changes(p, fd, &e);
 	else if (kind == SR_WORK_SNAPSHOT)
-		r = snapshot(fd, &e);
+		r = snapshot(p, fd, &e);
 	else
 		r = sr_files_work(kind, path, fd, &e);
 	if (r < 0)
