@@ -27,6 +27,7 @@ int sr_changes_fetch(const char *ref, const struct sr_sink *sink, int *ret_fd, s
 	int fds[SR_CTL_FDS_MAX], p[2] = {-1, -1}, k;
 	size_t n_fds = 0, n = 0;
 	const char *ws;
+	json_t *disk;
 
 	if ((k = sr_state_dir(&statedir, err)) < 0 ||
 	    (k = sr_state_find(statedir, ref, &e, err)) < 0 ||
@@ -47,9 +48,13 @@ int sr_changes_fetch(const char *ref, const struct sr_sink *sink, int *ret_fd, s
 		goto out;
 	}
 	ws = json_string_value(json_object_get(e.state, "workspace_dir"));
+	disk = json_object_get(json_object_get(e.state, "limits"), "disk_bytes");
 	k = sr_changes_build(p[0], ws, e.id,
-			     json_integer_value(json_object_get(e.state, "base_time_ns")), spool,
-			     out, sink, &n, &berr);
+			     json_integer_value(json_object_get(e.state, "base_time_ns")),
+			     json_is_integer(disk) && json_integer_value(disk) > 0
+				 ? (uint64_t)json_integer_value(disk)
+				 : 0,
+			     spool, out, sink, &n, &berr);
 	/* Closed before the answer: a worker still writing (we stopped) gets EPIPE and ends. */
 	sr_closep(&p[0]);
 	if (sr_ctl_recv(ctl, &reply, fds, &n_fds) <= 0) {

@@ -9,6 +9,7 @@
  */
 #include "changes.h"
 #include "json.h"
+#include "units.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -36,6 +37,7 @@ struct build {
 	struct sr_changes out;
 	size_t cap_out;
 	size_t left_out;
+	uint64_t bytes, max_bytes; /* the files' sizes so far, and their bound (0: none) */
 	char buf[READ_BUF];
 };
 
@@ -360,6 +362,22 @@ static int read_raw(struct build *b, int raw_fd, struct sr_archive_writer *spool
 			continue;
 		}
 		json_decref(utf8);
+		if (kind == 'f' && S_ISREG(e.type) && b->max_bytes) {
+			uint64_t size = e.size > 0 ? (uint64_t)e.size : 0;
+
+			if (size > b->max_bytes || b->bytes > b->max_bytes - size) {
+				char shown[256], limit[SR_UNITS_BUF_MAX];
+
+				sr_printable(path, shown, sizeof(shown));
+				sr_format_size(b->max_bytes, limit, sizeof(limit));
+				k = sr_error_msg(
+				    err, -EFBIG,
+				    "changes: %s: more than %s, the sandbox's disk limit", shown,
+				    limit);
+				break;
+			}
+			b->bytes += size;
+		}
 		k = add_node(b, kind, path, &e, err);
 		if (k < 0 || kind != 'f')
 			continue;
@@ -513,8 +531,8 @@ static int spool_open(int dirfd, struct sr_error *err)
 }
 
 int sr_changes_build(int raw_fd, const char *workspace, const char *sandbox_id, int64_t t0_ns,
-		     int spool_dirfd, int out_fd, const struct sr_sink *sink, size_t *ret_n,
-		     struct sr_error *err)
+		     uint64_t max_bytes, int spool_dirfd, int out_fd, const struct sr_sink *sink,
+		     size_t *ret_n, struct sr_error *err)
 {
 	struct build *b = calloc(1, sizeof(*b));
 	struct sr_archive_writer *spool = NULL, *w = NULL;
@@ -528,6 +546,7 @@ int sr_changes_build(int raw_fd, const char *workspace, const char *sandbox_id, 
 		return sr_error_errno(err, -ENOMEM, "changes");
 	b->base = -1;
 	b->t0_ns = t0_ns;
+	b->max_bytes = max_bytes;
 	b->sink = sink;
 	if (workspace) {
 		b->base = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -91,11 +91,15 @@ const char *sr_change_type_to_string(enum sr_change_type t);
  * comparing with the host directory workspace (NULL: everything is
  * added); t0_ns: CLOCK_REALTIME_COARSE when the sandbox started. The
  * stream is spooled in an unnamed file in the directory spool_dirfd.
+ * The files' sizes, holes included (the spool and the changes file hold
+ * them whole), are at most max_bytes together (0: no bound): the
+ * sandbox's disk limit, as for cp and exports, or `truncate -s 100T`
+ * would fill the host's disk with zeros.
  * *ret_n: how many changes. Warnings (left-out entries) to sink.
  */
 int sr_changes_build(int raw_fd, const char *workspace, const char *sandbox_id, int64_t t0_ns,
-		     int spool_dirfd, int out_fd, const struct sr_sink *sink, size_t *ret_n,
-		     struct sr_error *err);
+		     uint64_t max_bytes, int spool_dirfd, int out_fd, const struct sr_sink *sink,
+		     size_t *ret_n, struct sr_error *err);
 
 /* changes-file.c: the manifest, to and from JSON, checked. */
 int sr_changes_manifest_json(const struct sr_changes *c, char **ret, size_t *ret_len);

@@ -213,6 +213,34 @@ t_export_sparse() {
 	assert_eq "at its size" 1048576 "$(stat -c %s "$d/small/hole" 2>/dev/null)"
 }
 
+# A file of 4 GB that is all hole costs the agent nothing of its disk; the
+# changes of the workspace (diff, apply, --changes) spooled and wrote it
+# whole on the host, zeros and all: `truncate -s 100T` filled the host's
+# disk under a diff. At most the disk limit now, holes included, as an
+# export's.
+t_changes_sparse() {
+	local d="$SR_OUT/csparse-$SR_AS" sb
+	rm -rf "$d" && mkdir -p "$d" && own "$d"
+	rc=0
+	out=$(cd "$d" && as_user env TMPDIR="$d" timeout -s KILL 60 "$SR" -q --net none --disk 64M \
+		--changes "$d/changes.tar" -- sh -c 'truncate -s 4G big' 2>&1) || rc=$?
+	assert_eq "--changes past the disk limit, holes included: refused (125)" 125 "$rc"
+	assert_match "saying why" "big: more than 64M, the sandbox's disk limit" "$out"
+	check "and no changes file" test ! -e "$d/changes.tar"
+	sr create --net none --disk 64M --timeout 120
+	sb=$out
+	sr exec "$sb" -- truncate -s 4G /workspace/big
+	rc=0
+	out=$(as_user env TMPDIR="$d" timeout -s KILL 60 "$SR" diff "$sb" 2>&1) || rc=$?
+	assert_eq "diff of a living sandbox: refused (125), not 4 GB spooled" 125 "$rc"
+	assert_match "saying why" "big: more than 64M, the sandbox's disk limit" "$out"
+	sr exec "$sb" -- sh -c 'rm big && truncate -s 1M hole'
+	out=$(as_user env TMPDIR="$d" timeout -s KILL 60 "$SR" diff "$sb" 2>&1)
+	assert_match "a sparse file within the limit: in the changes" "A  hole" "$out"
+	sr rm "$sb"
+	rm -rf "$d"
+}
+
 for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
-	t_export_sparse
+	t_export_sparse t_changes_sparse
 done_testing
