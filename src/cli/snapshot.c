@@ -11,32 +11,86 @@
 #include "state.h"
 #include "util.h"
 #include "verbs.h"
+#include "units.h"
+
+#include <getopt.h>
+#include <limits.h>
+
+/* A snapshot whose file has not grown for this long is given up (keeper.c). */
+#define SNAPSHOT_IDLE_MS (60 * 1000)
 
 int sr_verb_snapshot(const struct sr_verb_args *a)
 {
+	enum { OPT_IDLE_TIMEOUT = 0x100 };
+	static const struct option opts[] = {
+	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
+	};
 	struct sr_error err = {0};
 	struct sr_sink sink;
 	json_t *req, *reply = NULL;
-	int r;
+	uint64_t idle_ms = SNAPSHOT_IDLE_MS;
+	int o, r;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
 	if (sr_cli_is_help(a)) {
-		fputs("Usage: sandbox-run snapshot ID NAME\n"
-		      "Keep the files of the living sandbox ID (/workspace, /home/user, /tmp) and "
-		      "its\n"
-		      "configuration as the snapshot NAME; `sandbox-run create --from NAME` makes "
-		      "new\n"
-		      "sandboxes of it, each independent of the others. Running processes and\n"
-		      "memory are not kept.\n",
-		      stdout);
+		fputs(
+		    "Usage: sandbox-run snapshot [--idle-timeout DURATION] ID NAME\n"
+		    "Keep the files of the living sandbox ID (/workspace, /home/user, /tmp) and "
+		    "its\n"
+		    "configuration as the snapshot NAME; `sandbox-run create --from NAME` makes "
+		    "new\n"
+		    "sandboxes of it, each independent of the others. Running processes and\n"
+		    "memory are not kept.\n"
+		    "\n"
+		    "      --idle-timeout DURATION  give up when nothing is written for DURATION\n"
+		    "                       (a worker stopped inside: default 60s; 0: wait)\n",
+		    stdout);
 		return sr_cli_stdout_status("--help");
 	}
-	if (a->argc != 3) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "snapshot: usage: sandbox-run snapshot ID NAME");
+	optind = 0;
+	opterr = 0;
+	while ((o = getopt_long(a->argc, a->argv, ":qvh", opts, NULL)) != -1) {
+		switch (o) {
+		case 'q':
+			sink.level = SR_LOG_ERROR;
+			break;
+		case 'v':
+		case 'h':
+			break;
+		case OPT_IDLE_TIMEOUT:
+			r = sr_parse_duration(optarg, &idle_ms);
+			if (r < 0 || idle_ms > INT_MAX) {
+				sr_sink_log(&sink, SR_LOG_ERROR,
+					    "snapshot: --idle-timeout: bad duration '%s' (use e.g. "
+					    "30s, 5m, or 0 to wait as long as it takes)",
+					    optarg);
+				return SR_EXIT_FAILURE;
+			}
+			break;
+		case ':':
+			sr_sink_log(&sink, SR_LOG_ERROR, "snapshot: option %s needs a value",
+				    a->argv[optind - 1]);
+			return SR_EXIT_FAILURE;
+		default:
+			sr_sink_log(&sink, SR_LOG_ERROR,
+				    "snapshot: unknown option '%s' (see --help)",
+				    a->argv[optind - 1]);
+			return SR_EXIT_FAILURE;
+		}
+	}
+	if (a->argc - optind != 2) {
+		sr_sink_log(
+		    &sink, SR_LOG_ERROR,
+		    "snapshot: usage: sandbox-run snapshot [--idle-timeout DURATION] ID NAME");
 		return SR_EXIT_FAILURE;
 	}
-	req = json_pack("{ssss}", "op", "snapshot", "name", a->argv[2]);
-	r = req ? sr_ctl_call_ref(a->argv[1], req, &reply, &err)
+	req = json_pack("{sssssI}", "op", "snapshot", "name", a->argv[optind + 1], "idle_ms",
+			(json_int_t)idle_ms);
+	r = req ? sr_ctl_call_ref(a->argv[optind], req, &reply, &err)
 		: sr_error_errno(&err, -ENOMEM, "snapshot");
 	if (req)
 		json_decref(req);

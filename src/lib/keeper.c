@@ -30,6 +30,7 @@
 #include <sys/un.h>
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -56,6 +57,13 @@
 /* Relayed connections to published ports at once: 128 KiB of buffers each. */
 #define CONNS_MAX 256
 #define PORTS_MAX 64
+/*
+ * A snapshot's worker writes the file here itself, as the agent's uid: the
+ * agent can stop it (SIGSTOP), and the snapshot would wait for ever. One
+ * whose file has not grown for this long is given up (its request may say
+ * another time, 0: wait), as cp gives up on a stream that does not move.
+ */
+#define SNAPSHOT_IDLE_MS (60 * 1000)
 
 struct client {
 	int fd;
@@ -65,6 +73,9 @@ struct client {
 	uint32_t work;		     /* the worker it waits for (cp, snapshot), 0 for none */
 	int64_t since_ns;	     /* connected */
 	struct sr_snapshot_new snap; /* a snapshot being made for it (name set) */
+	int snap_fd;		     /* its file, watched for growth (SNAPSHOT_IDLE_MS); -1 */
+	off_t snap_size;	     /* its size at the last look */
+	int64_t snap_idle_ms;
 	int64_t start_ns;
 	int timerfd; /* its --timeout, -1 for none */
 	bool timed_out;
@@ -332,6 +343,7 @@ static void drop_client(struct keeper *k, size_t i)
 	struct client *cl = k->clients[i];
 
 	sr_snapshot_abort(&cl->snap);
+	sr_closep(&cl->snap_fd);
 	sr_closep(&cl->fd);
 	sr_closep(&cl->timerfd);
 	free(cl);
@@ -558,6 +570,8 @@ static void on_worked(void *ctx, struct sr_sandbox *sb, uint32_t id, const struc
 			continue;
 		cl->work = 0;
 		cl->hung_up = true;
+		sr_closep(&cl->snap_fd);
+		sr_closep(&cl->timerfd);
 		if (!cl->snap.name) {
 			reply(cl, err->code ? sr_ctl_error_reply(err) : json_pack("{sb}", "ok", 1),
 			      NULL, 0);
@@ -1005,11 +1019,13 @@ static void do_changes(struct keeper *k, struct client *cl, int *fds, size_t n_f
 static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
 {
 	const char *name = json_string_value(json_object_get(req, "name"));
+	json_t *idle = json_object_get(req, "idle_ms");
 	struct sr_error err = {0};
 	_cleanup_close_ int fd = -1;
 	int r;
 
-	if (!name)
+	if (!name || (idle && (!json_is_integer(idle) || json_integer_value(idle) < 0 ||
+			       json_integer_value(idle) > INT_MAX)))
 		return reply_error(cl, -EINVAL, 125, "snapshot: a malformed request");
 	if (k->end_reason || cl->work)
 		return reply_error(cl, -EBUSY, 125, "snapshot: %s",
@@ -1021,6 +1037,40 @@ static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
 		sr_snapshot_abort(&cl->snap);
 		return reply_error(cl, r, 125, "snapshot: %s", strerror(-r));
 	}
+	cl->snap_idle_ms = idle ? json_integer_value(idle) : SNAPSHOT_IDLE_MS;
+	if (cl->snap_idle_ms > 0) {
+		struct itimerspec its = {
+		    .it_value = {.tv_sec = cl->snap_idle_ms / 1000,
+				 .tv_nsec = (cl->snap_idle_ms % 1000) * 1000000},
+		};
+
+		its.it_interval = its.it_value;
+		cl->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (cl->timerfd < 0 || timerfd_settime(cl->timerfd, 0, &its, NULL) < 0)
+			sr_closep(&cl->timerfd); /* no watch: as before, it waits */
+		cl->snap_fd = steal_fd(&fd);
+	}
+}
+
+/*
+ * A snapshot's watch: its file grew since the last look, or it is given
+ * up (the client told why, its worker cancelled, its files removed).
+ */
+static void on_snapshot_timer(struct client *cl)
+{
+	char took[32];
+	struct stat st;
+
+	if (fstat(cl->snap_fd, &st) == 0 && st.st_size != cl->snap_size) {
+		cl->snap_size = st.st_size;
+		return;
+	}
+	sr_closep(&cl->timerfd);
+	sr_format_duration((uint64_t)cl->snap_idle_ms, took, sizeof(took));
+	reply_error(cl, -ETIMEDOUT, 125,
+		    "snapshot: nothing was written for %s (its worker in the sandbox stopped?)",
+		    took);
+	hang_up(cl);
 }
 
 static void do_timeout(struct keeper *k, struct client *cl, json_t *req)
@@ -1196,7 +1246,8 @@ static void on_connection(struct keeper *k)
 		return;
 	}
 	/* Non-blocking, for good: see reply(). */
-	*cl = (struct client){.fd = fd, .timerfd = -1, .since_ns = sr_monotonic_ns()};
+	*cl =
+	    (struct client){.fd = fd, .timerfd = -1, .snap_fd = -1, .since_ns = sr_monotonic_ns()};
 	k->clients = nv;
 	k->clients[k->n_clients++] = cl;
 }
@@ -1219,6 +1270,8 @@ static void on_client_timer(struct keeper *k, struct client *cl)
 	uint64_t x;
 
 	(void)!read(cl->timerfd, &x, sizeof(x));
+	if (cl->work && cl->snap_fd >= 0)
+		return on_snapshot_timer(cl);
 	sr_closep(&cl->timerfd);
 	if (cl->stat) {
 		cl->stat = 0;

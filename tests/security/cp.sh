@@ -349,6 +349,33 @@ t_stuck_worker() {
 	rm -rf "$d"
 }
 
+# The same for a snapshot: its worker writes the snapshot's file on the
+# host itself, and one the agent stopped hung `snapshot` (and the API's
+# POST .../snapshots) for good, past any deadline with --timeout 0.
+t_stuck_snapshot() {
+	local t0 took d
+	if [ "$SR_AS" = user ]; then d="$SR_TMP/data-user"; else d="$SANDBOX_RUN_DATA_DIR"; fi
+	new_sandbox
+	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	stopper stop
+	t0=$(date +%s%N)
+	as_user timeout 60 "$SR" snapshot --idle-timeout 2s "$sb" "stuck-$SR_AS" >/dev/null 2>"$SR_TMP/.snap-err"
+	rc=$?
+	took=$((($(date +%s%N) - t0) / 1000000))
+	stopper_done
+	assert_eq "the agent stops the snapshot's worker" "stopped a worker" "$stopper_did"
+	assert_eq "snapshot gives up (125), not hanging" 125 "$rc"
+	check "within seconds of the idle timeout ($took ms)" test "$took" -lt 10000
+	assert_match "saying why" "nothing was written for 2s" "$(cat "$SR_TMP/.snap-err")"
+	check "the stopped worker is killed" until_ok 10 _no_workers
+	check "nothing left in the data directory" until_ok 5 \
+		test -z "$(find "$d/snapshots" -mindepth 1 -maxdepth 1 2>/dev/null)"
+	sr snapshot --idle-timeout 2s "$sb" "moving-$SR_AS"
+	assert_eq "a snapshot nobody stops: made" 0 "$rc"
+	sr snapshots rm "moving-$SR_AS"
+	sr rm "$sb"
+}
+
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
-	t_root_link_followed t_sparse_and_bound t_cp_killed t_stuck_worker
+	t_root_link_followed t_sparse_and_bound t_cp_killed t_stuck_worker t_stuck_snapshot
 done_testing
