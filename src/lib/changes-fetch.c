@@ -63,6 +63,11 @@ int sr_changes_fetch(const char *ref, const struct sr_sink *sink, int *ret_fd, s
 	}
 	for (size_t i = 0; i < n_fds; i++)
 		close(fds[i]);
+	/* Past a bound of ours we stopped reading: the worker's broken pipe is not the story. */
+	if (k == -EFBIG) {
+		*err = berr;
+		goto out;
+	}
 	if (sr_ctl_reply_error(reply, err) < 0) {
 		k = sr_error_prefix(err, "changes");
 		goto out;

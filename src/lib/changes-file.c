@@ -13,7 +13,7 @@
 #include <time.h>
 
 /* A manifest is read whole: bounded like a JSON document anyone may hand us. */
-#define MANIFEST_MAX   (64 << 20)
+#define MANIFEST_MAX   SR_CHANGES_MANIFEST_MAX
 #define MANIFEST_DEPTH 8
 
 static const char *const ops[_SR_CHANGE_OP_MAX] = {

@@ -18,6 +18,19 @@
 
 #define READ_BUF 65536
 
+/*
+ * The raw stream's entries are the agent's to multiply: a name costs it a
+ * directory entry, no inode (65,000 hard links to one empty file), so a
+ * sandbox of 50 MB held 770,000 of them, and building their changes took
+ * 1.4 GB of the caller's memory (or the keeper's, for --changes), for a
+ * manifest too long to be read back. At most as many as a manifest that
+ * can be read back holds: each costs its path and this much of it at
+ * least (a file more), and no more than CHANGES_MAX_ENTRIES in all.
+ */
+#define CHANGES_ENTRY_MIN   48
+#define CHANGES_FILE_MIN    128 /* its size, mode, and sha256 in hex */
+#define CHANGES_MAX_ENTRIES (500 * 1000)
+
 /* An entry of the raw stream: "f/PATH" (upper content), "w/PATH" (whiteout), "o/PATH" (opaque). */
 struct node {
 	char kind;
@@ -38,6 +51,7 @@ struct build {
 	size_t cap_out;
 	size_t left_out;
 	uint64_t bytes, max_bytes; /* the files' sizes so far, and their bound (0: none) */
+	uint64_t manifest;	   /* what the manifest will take, at least */
 	char buf[READ_BUF];
 };
 
@@ -311,6 +325,14 @@ static int add_node(struct build *b, char kind, const char *path, const struct s
 {
 	struct node *nd;
 
+	b->manifest += (kind == 'f' && S_ISREG(e->type) ? CHANGES_FILE_MIN : CHANGES_ENTRY_MIN) +
+		       strlen(path) +
+		       (kind == 'f' && S_ISLNK(e->type) && e->link ? strlen(e->link) : 0);
+	if (b->n_nodes >= CHANGES_MAX_ENTRIES || b->manifest > SR_CHANGES_MANIFEST_MAX)
+		return sr_error_msg(err, -EFBIG,
+				    "changes: more than a changes file holds (%zu entries so far, "
+				    "at most %d, and a manifest of %d MiB)",
+				    b->n_nodes, CHANGES_MAX_ENTRIES, SR_CHANGES_MANIFEST_MAX >> 20);
 	if (b->n_nodes == b->cap_nodes) {
 		size_t cap = b->cap_nodes ? b->cap_nodes * 2 : 256;
 		struct node *v = reallocarray(b->nodes, cap, sizeof(*v));

@@ -42,6 +42,8 @@
 #include <sys/types.h>
 
 #define SR_CHANGES_MANIFEST "sandbox-run-changes.json"
+/* A manifest is read whole: at most this long (a changes file with a longer one is refused). */
+#define SR_CHANGES_MANIFEST_MAX (64 << 20)
 
 enum sr_change_op {
 	SR_CHANGE_ADDED,

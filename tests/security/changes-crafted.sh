@@ -241,6 +241,34 @@ t_changes_sparse() {
 	rm -rf "$d"
 }
 
+# Names cost the agent little: on an ext4 disk a directory entry, no
+# inode (65,000 hard links to one empty file, eight times, are 520,000
+# names; 770,000 fit in a sandbox of 50 MB). diff built their changes in
+# the caller's memory (1.4 GB for 770,000), for a manifest too long to be
+# read back. Refused at what a changes file holds now, in bounded memory.
+t_changes_many() {
+	local sb
+	sr create --net none --timeout 120
+	sb=$out
+	sr exec "$sb" -- python3 -c '
+import os
+os.mkdir("d")
+for j in range(8):
+    open("d/f%d" % j, "w").close()
+    for i in range(65000 - 1):
+        os.link("d/f%d" % j, "d/%d_%d" % (j, i))
+'
+	assert_eq "the agent makes 520,000 names of 8 files" 0 "$rc"
+	rc=0
+	out=$(as_user sh -c 'ulimit -v 1000000; exec timeout -s KILL 60 "$@"' sh "$SR" diff "$sb" 2>&1) || rc=$?
+	assert_eq "diff: refused (125)" 125 "$rc"
+	assert_match "saying why, within 1 GB of memory" "more than a changes file holds" "$out"
+	sr exec "$sb" -- sh -c 'rm -r d && mkdir d && touch d/a d/b'
+	sr diff "$sb"
+	assert_match "a few: in the changes" "^3 added" "$(tail -1 <<<"$out")"
+	sr rm "$sb"
+}
+
 for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
-	t_export_sparse t_changes_sparse
+	t_export_sparse t_changes_sparse t_changes_many
 done_testing
