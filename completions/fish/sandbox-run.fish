@@ -115,6 +115,7 @@ complete -c sandbox-run -n '__fish_seen_subcommand_from apply' -l force -d 'Appl
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -x -a '(__sandbox_run_ids | sed "s/\$/:/"; __fish_complete_path)'
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -l max-size -x -d 'Most written on the host'
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -l idle-timeout -x -d 'Give up when nothing moves'
+complete -c sandbox-run -n '__fish_seen_subcommand_from snapshot' -l idle-timeout -x -d 'Give up when nothing is written'
 complete -c sandbox-run -n '__fish_seen_subcommand_from rm' -s f -l force -d 'Kill at once'
 complete -c sandbox-run -n '__fish_seen_subcommand_from ls doctor snapshots deployments secrets' -l json -d 'JSON output'
 
