@@ -37,7 +37,9 @@
 #include <time.h>
 
 /* An END's grace, as a run's timeout has it: PID 1 ends the sandbox itself, or is killed. */
-#define END_GRACE_MS 1000
+/* How much later a release's state.json is written (save_state_later). */
+#define SAVE_LATER_MS 5
+#define END_GRACE_MS  1000
 /* keeper.log stops growing here: a flapping helper must not fill the disk. */
 #define LOG_MAX (1 << 20)
 /*
@@ -115,6 +117,7 @@ struct keeper {
 	char *dir;
 	int lock;
 	json_t *state;
+	int64_t save_at_ns;	 /* state.json to write then (save_state_later), 0: nothing */
 	struct sr_result record; /* enforced, as create found it */
 	struct sr_sandbox *sb;
 	int listen_fd;
@@ -266,12 +269,27 @@ static void save_state(struct keeper *k)
 {
 	struct sr_error err = {0};
 
+	k->save_at_ns = 0;
 	if (sr_state_write(k->dir, k->state, &err) < 0)
 		sr_warn(&k->sink, "%s", err.msg);
 }
 
-/* The deadline, ms from now (0: none), in the timerfd and in state.json. */
-static int set_deadline(struct keeper *k, uint64_t ms)
+/*
+ * state.json a moment later (SAVE_LATER_MS), for a warm sandbox's
+ * release: its taker's next request (an exec, at once) is read meanwhile,
+ * not kept waiting behind the write, which takes most of a millisecond
+ * where the state directory is on a disk (a file made, the old one
+ * replaced). ls says "warm" until then; serve's answers say what the
+ * release made of it already (srv_made_state).
+ */
+static void save_state_later(struct keeper *k)
+{
+	if (!k->save_at_ns)
+		k->save_at_ns = sr_monotonic_ns() + SAVE_LATER_MS * 1000000LL;
+}
+
+/* The deadline, ms from now (0: none), in the timerfd and in state.json (now, or later). */
+static int set_deadline(struct keeper *k, uint64_t ms, bool later)
 {
 	struct itimerspec its = {
 	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L}};
@@ -282,7 +300,10 @@ static int set_deadline(struct keeper *k, uint64_t ms)
 			    ms ? iso_time(wall_ms() + (int64_t)ms) : json_null());
 	json_object_set_new(k->state, "expires_ms",
 			    ms ? json_integer((json_int_t)(wall_ms() + (int64_t)ms)) : json_null());
-	save_state(k);
+	if (later)
+		save_state_later(k);
+	else
+		save_state(k);
 	return 0;
 }
 
@@ -1081,7 +1102,7 @@ static void do_timeout(struct keeper *k, struct client *cl, json_t *req)
 		return reply_error(cl, -EINVAL, 125, "timeout: a malformed request");
 	if ((uint64_t)json_integer_value(ms) > DEADLINE_MAX_MS)
 		return reply_error(cl, -EINVAL, 125, "timeout: at most 366 days");
-	if (set_deadline(k, (uint64_t)json_integer_value(ms)) < 0)
+	if (set_deadline(k, (uint64_t)json_integer_value(ms), false) < 0)
 		return reply_error(cl, sr_negerrno(), 125, "timeout: %s", strerror(errno));
 	reply(cl, json_pack("{sbsO}", "ok", 1, "expires", json_object_get(k->state, "expires")),
 	      NULL, 0);
@@ -1157,9 +1178,11 @@ static void do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
 		return;
 	}
 	json_object_set_new(k->state, "state", json_string(hold ? "warm" : "running"));
-	if (set_deadline(k, hold ? 0
-			    : ms ? (uint64_t)json_integer_value(ms)
-				 : k->config->timeout_ms) < 0)
+	if (set_deadline(k,
+			 hold ? 0
+			 : ms ? (uint64_t)json_integer_value(ms)
+			      : k->config->timeout_ms,
+			 !hold) < 0)
 		return reply_error(cl, sr_negerrno(), 125, "timeout: %s", strerror(errno));
 	/* A hold's answer carries what ls shows: its taker answers with it, no file read. */
 	reply(cl,
@@ -1289,6 +1312,22 @@ static void on_client_timer(struct keeper *k, struct client *cl)
 	hang_up(cl);
 }
 
+/* ms: the loop's own wait (-1: none); shorter when state.json is to be written sooner. */
+static int poll_timeout(struct keeper *k, int ms)
+{
+	int64_t left;
+
+	if (!k->save_at_ns)
+		return ms;
+	left = k->save_at_ns - sr_monotonic_ns();
+	if (left <= 0) {
+		save_state(k);
+		return ms;
+	}
+	left = left / 1000000 + 1;
+	return ms < 0 || left < ms ? (int)left : ms;
+}
+
 enum slot_kind {
 	SLOT_LISTEN,
 	SLOT_SIGNAL,
@@ -1360,7 +1399,8 @@ static void loop(struct keeper *k)
 		}
 #undef ADD
 #undef ADD_EV
-		if (poll(fds, n, accepting ? -1 : (int)(pause / 1000000) + 1) < 0) {
+		if (poll(fds, n, poll_timeout(k, accepting ? -1 : (int)(pause / 1000000) + 1)) <
+		    0) {
 			if (errno == EINTR)
 				continue;
 			sr_sandbox_kill(k->sb);
@@ -1544,7 +1584,7 @@ static int start(struct keeper *k, struct sr_error *err)
 	json_object_set_new(k->state, "base_time_ns", json_integer(k->t0_ns));
 	json_object_set_new(k->state, "state", json_string("running"));
 	/* The deadline counts from now, the sandbox ready: 0 is none (profile ci). */
-	if (set_deadline(k, k->config->timeout_ms) < 0)
+	if (set_deadline(k, k->config->timeout_ms, false) < 0)
 		return sr_error_errno(err, sr_negerrno(), "timer");
 	return 0;
 }
