@@ -13,6 +13,8 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 
 /*
  * How long cp waits on a stream that does not move: long enough for any
@@ -140,10 +142,47 @@ static void bound(const struct cp *c, json_t *state, struct sr_copy_opts *o, cha
 	o->limit_what = what;
 }
 
+/*
+ * cp out: SIGINT, SIGTERM and SIGHUP (a ^C, a kill, a closed terminal)
+ * stop the copy rather than end us midway, so that what was extracted
+ * under its temporary name is removed (copy.h's cancel_fd). Blocked from
+ * here to our exit; one the caller ignores (a background job's SIGINT)
+ * stays ignored. -1 where no signalfd could be made (they stay as they
+ * were).
+ */
+static int cancel_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction old;
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < SR_ARRAY_SIZE(sigs); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaddset(&set, sigs[i]);
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd >= 0 && sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* 128 + the signal that cancelled the copy (SIGINT if it cannot be read). */
+static int cancelled_status(int fd)
+{
+	struct signalfd_siginfo si;
+
+	if (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si) && si.ssi_signo > 0)
+		return 128 + (int)si.ssi_signo;
+	return 128 + SIGINT;
+}
+
 int sr_verb_cp(const struct sr_verb_args *a)
 {
 	_cleanup_free_ char *statedir = NULL, *src_ref = NULL, *dst_ref = NULL;
-	_cleanup_close_ int ctl = -1;
+	_cleanup_close_ int ctl = -1, cancel = -1;
 	const char *src_path = NULL, *dst_path = NULL;
 	struct cp c = {.idle_ms = CP_IDLE_MS};
 	struct sr_entry e = {0};
@@ -182,10 +221,18 @@ int sr_verb_cp(const struct sr_verb_args *a)
 		o.agent_trees = trees;
 		o.idle_ms = (int)c.idle_ms;
 		bound(&c, e.state, &o, what, sizeof(what));
+		if (out) {
+			cancel = cancel_signals();
+			o.cancel_fd = cancel > 0 ? cancel : 0;
+		}
 		r = out ? sr_copy_out(ctl, src_path, c.dst, &o, &err)
 			: sr_copy_in(ctl, c.src, dst_path, &o, &err);
 	}
 	sr_entry_free(&e);
+	if (r == -ECANCELED && cancel > 0) {
+		sr_sink_log(&c.sink, SR_LOG_ERROR, "%s", err.msg);
+		return cancelled_status(cancel);
+	}
 	if (r < 0) {
 		sr_sink_log(&c.sink, SR_LOG_ERROR, "%s", err.msg);
 		return SR_EXIT_FAILURE;

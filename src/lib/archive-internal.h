@@ -82,17 +82,25 @@ int sr_la_load_writer(struct sr_error *err);
  * A stream read or written through libarchive's callbacks rather than
  * its own fd functions, so that a peer that stops (a worker the agent
  * stopped: cp) cannot make it wait forever: nothing in or out for
- * idle_ms ends it with -ETIMEDOUT.
+ * idle_ms ends it with -ETIMEDOUT (0: waits as long as it takes), and
+ * cancel_fd becoming readable (a signalfd: cp's ^C) with -ECANCELED.
  */
 struct sr_la_stream {
 	int fd; /* made non-blocking (sr_la_nonblocking) */
 	int idle_ms;
-	bool timed_out;
+	int cancel_fd; /* -1: none */
+	bool timed_out, cancelled;
 	char buf[64 * 1024]; /* what was read */
 };
 
 int sr_la_nonblocking(int fd);
-/* poll() on fd for events, at most idle_ms: 0, -ETIMEDOUT, or -errno. */
-int sr_la_wait(int fd, short events, int idle_ms);
-/* The error of a stream that timed out: "nothing moved on the stream for 2s". */
+/*
+ * poll() on s->fd for events, at most s->idle_ms (0: no bound): 0,
+ * -ETIMEDOUT, -ECANCELED (s->cancel_fd readable), or -errno.
+ */
+int sr_la_wait(struct sr_la_stream *s, short events);
+/*
+ * The error of a stream that timed out ("nothing moved on the stream for
+ * 2s") or was cancelled ("interrupted").
+ */
 int sr_la_idle_error(const struct sr_la_stream *s, struct sr_error *err);

@@ -91,9 +91,8 @@ static la_ssize_t stream_write(struct archive *a, void *ctx, const void *buf, si
 			return n;
 		if (errno != EAGAIN && errno != EINTR)
 			return -1;
-		k = sr_la_wait(s->fd, POLLOUT, s->idle_ms);
+		k = sr_la_wait(s, POLLOUT);
 		if (k < 0) {
-			s->timed_out = k == -ETIMEDOUT;
 			errno = -k;
 			return -1;
 		}
@@ -107,7 +106,7 @@ static int open_stream(struct sr_archive_writer *w, int out_fd, int idle_ms)
 	w->s = calloc(1, sizeof(*w->s));
 	if (!w->s)
 		return -ENOMEM;
-	*w->s = (struct sr_la_stream){.fd = out_fd, .idle_ms = idle_ms};
+	*w->s = (struct sr_la_stream){.fd = out_fd, .idle_ms = idle_ms, .cancel_fd = -1};
 	if (sr_la_nonblocking(out_fd) < 0)
 		return sr_negerrno();
 	return sr_la.write_open(w->a, w->s, NULL, stream_write, NULL) == ARCHIVE_OK ? 0 : -EIO;

@@ -641,17 +641,26 @@ static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_e
 	return make_file(x, e, dirfd, leaf, err);
 }
 
-int sr_la_wait(int fd, short events, int idle_ms)
+int sr_la_wait(struct sr_la_stream *s, short events)
 {
-	struct pollfd p = {.fd = fd, .events = events};
+	struct pollfd p[2] = {{.fd = s->fd, .events = events},
+			      {.fd = s->cancel_fd, .events = POLLIN}};
 	int n;
 
 	do
-		n = poll(&p, 1, idle_ms);
+		n = poll(p, s->cancel_fd >= 0 ? 2 : 1, s->idle_ms > 0 ? s->idle_ms : -1);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return sr_negerrno();
-	return n == 0 ? -ETIMEDOUT : 0;
+	if (s->cancel_fd >= 0 && p[1].revents) {
+		s->cancelled = true;
+		return -ECANCELED;
+	}
+	if (n == 0) {
+		s->timed_out = true;
+		return -ETIMEDOUT;
+	}
+	return 0;
 }
 
 int sr_la_nonblocking(int fd)
@@ -665,6 +674,8 @@ int sr_la_idle_error(const struct sr_la_stream *s, struct sr_error *err)
 {
 	char d[SR_UNITS_BUF_MAX];
 
+	if (s->cancelled)
+		return sr_error_msg(err, -ECANCELED, "interrupted");
 	sr_format_duration((uint64_t)s->idle_ms, d, sizeof(d));
 	return sr_error_msg(err, -ETIMEDOUT, "nothing moved on the stream for %s", d);
 }
@@ -688,9 +699,8 @@ static la_ssize_t stream_read(struct archive *a, void *ctx, const void **ret_buf
 		}
 		if (errno != EAGAIN && errno != EINTR)
 			return -1;
-		k = sr_la_wait(s->fd, POLLIN, s->idle_ms);
+		k = sr_la_wait(s, POLLIN);
 		if (k < 0) {
-			s->timed_out = k == -ETIMEDOUT;
 			errno = -k;
 			return -1;
 		}
@@ -732,17 +742,19 @@ static int extract_all(int archive_fd, int dest_dirfd, const struct sr_extract_o
 	struct extract x = {.dest = dest_dirfd, .o = o, .max_bytes = o->max_bytes, .parent_fd = -1};
 	int k;
 
-	if (o->idle_ms > 0) {
+	if (o->idle_ms > 0 || o->cancel_fd > 0) {
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return sr_error_errno(err, -ENOMEM, "read archive");
-		*s = (struct sr_la_stream){.fd = archive_fd, .idle_ms = o->idle_ms};
+		*s = (struct sr_la_stream){.fd = archive_fd,
+					   .idle_ms = o->idle_ms,
+					   .cancel_fd = o->cancel_fd > 0 ? o->cancel_fd : -1};
 		if (sr_la_nonblocking(archive_fd) < 0)
 			return sr_error_errno(err, sr_negerrno(), "read archive");
 	}
 	k = open_archive(archive_fd, s, &a, err);
 	if (k < 0)
-		return s && s->timed_out ? sr_la_idle_error(s, err) : k;
+		return s && (s->timed_out || s->cancelled) ? sr_la_idle_error(s, err) : k;
 	x.a = a;
 	/* There is no way to read the umask without setting it; nothing else runs meanwhile. */
 	x.umask = umask(022);
@@ -772,7 +784,7 @@ static int extract_all(int archive_fd, int dest_dirfd, const struct sr_extract_o
 	}
 	if (x.parent_fd >= 0)
 		close(x.parent_fd);
-	if (k < 0 && s && s->timed_out)
+	if (k < 0 && s && (s->timed_out || s->cancelled))
 		return sr_la_idle_error(s, err);
 	return k < 0 ? k : 0;
 }

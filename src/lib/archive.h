@@ -42,6 +42,12 @@ struct sr_extract_opts {
 	 */
 	int idle_ms;
 	/*
+	 * > 0: an fd (a signalfd) whose becoming readable ends the
+	 * extraction with -ECANCELED, "interrupted" (0: none; never stdin).
+	 * archive_fd is made non-blocking then too.
+	 */
+	int cancel_fd;
+	/*
 	 * With chown: everything made is given to owner_uid:owner_gid (a root
 	 * caller's export into a user's directory is that user's).
 	 */

@@ -258,19 +258,21 @@ static int put_in_place(const struct dest *d, const char *tmp, struct sr_error *
  * most idle_ms (0: as long as it takes) once the stream is over: a
  * worker the agent stopped before its end never answers.
  */
-static int keeper_answer(int ctl, int idle_ms, struct sr_error *err)
+static int keeper_answer(int ctl, int idle_ms, int cancel_fd, struct sr_error *err)
 {
-	struct pollfd p = {.fd = ctl, .events = POLLIN};
+	struct pollfd p[2] = {{.fd = ctl, .events = POLLIN}, {.fd = cancel_fd, .events = POLLIN}};
 	json_t *reply = NULL;
 	int fds[SR_CTL_FDS_MAX];
 	size_t n = 0;
 	int r;
 
 	do
-		r = poll(&p, 1, idle_ms > 0 ? idle_ms : -1);
+		r = poll(p, cancel_fd > 0 ? 2 : 1, idle_ms > 0 ? idle_ms : -1);
 	while (r < 0 && errno == EINTR);
 	if (r == 0)
 		return sr_error_msg(err, -ETIMEDOUT, "cp: the sandbox's worker did not finish");
+	if (cancel_fd > 0 && p[1].revents)
+		return sr_error_msg(err, -ECANCELED, "cp: interrupted");
 	r = sr_ctl_recv(ctl, &reply, fds, &n);
 	for (size_t i = 0; r > 0 && i < n; i++)
 		close(fds[i]);
@@ -351,7 +353,8 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 				    .links_within_top = true,
 				    .max_bytes = opts->max_bytes,
 				    .limit_what = opts->limit_what,
-				    .idle_ms = opts->idle_ms};
+				    .idle_ms = opts->idle_ms,
+				    .cancel_fd = opts->cancel_fd};
 	struct sr_error xerr = {0}, kerr = {0};
 	char tmp[64];
 	int r, k;
@@ -373,8 +376,13 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	k = sr_archive_extract_opts(fd, d.dirfd, &o, &xerr);
 	/* Closed before the answer: a worker still writing (we stopped) gets EPIPE and ends. */
 	sr_closep(&fd);
-	/* Timed out, the worker will not answer either: our hang-up has the keeper kill it. */
-	r = k == -ETIMEDOUT ? -ETIMEDOUT : keeper_answer(ctl, opts->idle_ms, &kerr);
+	/*
+	 * Timed out or interrupted, the worker will not answer either: our
+	 * hang-up has the keeper kill it.
+	 */
+	r = k == -ETIMEDOUT || k == -ECANCELED
+		? k
+		: keeper_answer(ctl, opts->idle_ms, opts->cancel_fd, &kerr);
 	if (k >= 0 && r >= 0 && !d.is_dir)
 		k = put_in_place(&d, tmp, &xerr);
 	if ((k < 0 || r < 0) && !d.is_dir)
@@ -411,6 +419,6 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 		k = sr_archive_writer_end(w, NULL, NULL, &werr);
 	sr_archive_writer_free(w);
 	sr_closep(&fd);
-	r = k == -ETIMEDOUT ? -ETIMEDOUT : keeper_answer(ctl, opts->idle_ms, &kerr);
+	r = k == -ETIMEDOUT ? -ETIMEDOUT : keeper_answer(ctl, opts->idle_ms, 0, &kerr);
 	return outcome(opts, false, k, &werr, r, &kerr, err);
 }

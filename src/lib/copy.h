@@ -36,6 +36,12 @@ struct sr_copy_opts {
 	 * worker, which runs as its uid.
 	 */
 	int idle_ms;
+	/*
+	 * Out: > 0, an fd (a signalfd of cp's ^C) whose becoming readable
+	 * ends the copy: -ECANCELED, "interrupted", and nothing of it left
+	 * on the host (0: none).
+	 */
+	int cancel_fd;
 };
 
 /*

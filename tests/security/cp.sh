@@ -300,6 +300,37 @@ t_cp_killed() {
 	rm -rf "$SR_OUT/killed-$SR_AS" "$SR_OUT"/.sandbox-run-cp.*
 }
 
+# cp out ended midway (SIGTERM; SIGINT, a ^C, alike) removes what it had
+# extracted under its temporary name, as a failed copy does: nothing of
+# it was left behind, a hidden .sandbox-run-cp.* beside the destination.
+_cp_tmp_in() { compgen -G "$1/.sandbox-run-cp.*" >/dev/null; }
+t_cp_interrupted() {
+	local cp_pid st d="$SR_OUT/interrupted-$SR_AS"
+	rm -rf "$d"
+	mkdir -p "$d"
+	own "$d"
+	new_sandbox
+	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	sr exec "$sb" -- sh -c 'head -c 50000000 /dev/zero >big'
+	# Throttled, the copy takes seconds: time to end it midway.
+	stopper throttle
+	(as_user_exec "$SR" cp "$sb:big" "$d/big" 2>"$SR_TMP/.interrupted-err") &
+	cp_pid=$!
+	check "cp is midway: its temporary copy is there" until_ok 20 _cp_tmp_in "$d"
+	kill -TERM "$cp_pid"
+	wait "$cp_pid"
+	st=$?
+	assert_eq "cp ended by SIGTERM: 128+15, in one line" "143 sandbox-run: cp: interrupted" \
+		"$st $(cat "$SR_TMP/.interrupted-err")"
+	assert_eq "and nothing of the copy is left at the destination" "" "$(ls -A "$d")"
+	stopper_done
+	check "its worker is gone" until_ok 10 _no_workers
+	sr cp "$sb:big" "$d/big"
+	assert_eq "the next cp copies it whole" "0 50000000" "$rc $(stat -c %s "$d/big" 2>&1)"
+	sr rm "$sb"
+	rm -rf "$d"
+}
+
 # Finding D: a worker the agent stopped hung cp for good.
 t_stuck_worker() {
 	local d="$SR_OUT/stuck-$SR_AS" paused
@@ -377,5 +408,6 @@ t_stuck_snapshot() {
 }
 
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
-	t_root_link_followed t_sparse_and_bound t_cp_killed t_stuck_worker t_stuck_snapshot
+	t_root_link_followed t_sparse_and_bound t_cp_killed t_cp_interrupted t_stuck_worker \
+	t_stuck_snapshot
 done_testing
