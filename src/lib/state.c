@@ -110,13 +110,35 @@ static int tmp_state_dir(char **ret, struct sr_error *err)
 	return 0;
 }
 
+/*
+ * SANDBOX_RUN_STATE_DIR or SANDBOX_RUN_DATA_DIR: an absolute path, or
+ * unset (empty is unset, as XDG's variables are). A relative one is an
+ * error, not a fall back to the user's own directories: the set of
+ * sandboxes meant to be apart (a CI job's) would be mixed with the
+ * user's others, for the next `rm` to reach.
+ */
+static int override(const char *env, const char **ret, struct sr_error *err)
+{
+	const char *v = getenv(env);
+
+	*ret = v && v[0] ? v : NULL;
+	if (*ret && (*ret)[0] != '/')
+		return sr_error_msg(err, -EINVAL,
+				    "%s='%s' is not an absolute path (give one, or unset it)", env,
+				    *ret);
+	return 0;
+}
+
 int sr_state_dir(char **ret, struct sr_error *err)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR"), *over = getenv(SR_STATE_DIR_ENV);
+	const char *xdg = getenv("XDG_RUNTIME_DIR"), *over;
 	_cleanup_free_ char *path = NULL;
 	int r;
 
-	if (over && over[0] == '/')
+	r = override(SR_STATE_DIR_ENV, &over, err);
+	if (r < 0)
+		return r;
+	if (over)
 		path = strdup(over);
 	else if (geteuid() == 0)
 		path = strdup("/run/sandbox-run");
@@ -136,11 +158,14 @@ int sr_state_dir(char **ret, struct sr_error *err)
 int sr_data_dir(const char *sub, char **ret, struct sr_error *err)
 {
 	const char *xdg = getenv("XDG_DATA_HOME"), *home = home_dir();
-	const char *over = getenv(SR_DATA_DIR_ENV);
+	const char *over;
 	_cleanup_free_ char *path = NULL, *full = NULL;
 	int r;
 
-	if (over && over[0] == '/')
+	r = override(SR_DATA_DIR_ENV, &over, err);
+	if (r < 0)
+		return r;
+	if (over)
 		path = strdup(over);
 	else if (geteuid() == 0)
 		path = strdup("/var/lib/sandbox-run");

@@ -15,9 +15,10 @@
  * Data (kept): $XDG_DATA_HOME/sandbox-run/ (root: /var/lib/sandbox-run/):
  * snapshots, deployments.
  *
- * SANDBOX_RUN_STATE_DIR and SANDBOX_RUN_DATA_DIR (absolute paths) name
- * others: separate sets of sandboxes side by side (a CI job's own, each
- * test round's). They are held to the same rules.
+ * SANDBOX_RUN_STATE_DIR and SANDBOX_RUN_DATA_DIR (absolute paths; a
+ * relative one is an error, an empty one unset) name others: separate
+ * sets of sandboxes side by side (a CI job's own, each test round's).
+ * They are held to the same rules.
  *
  * Every directory is the user's own, 0700: another user can neither list
  * nor reach anything in it (and every socket checks its peer's uid too).

@@ -248,5 +248,29 @@ t_unsearchable_home() {
 	assert_eq "an unsearchable HOME does not stop the profile lookup" "fine" "$out"
 }
 
-for_each_user t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_dir_env_relative() {
+	# SANDBOX_RUN_STATE_DIR and SANDBOX_RUN_DATA_DIR are absolute paths: a
+	# relative one was ignored, and a CI job's sandboxes, meant to be
+	# apart, went among the user's others (for the job's `rm` to reach).
+	local d="$SR_TMP/reldir-$SR_AS" v
+	mkdir -p "$d" && own "$d"
+	for v in "SANDBOX_RUN_STATE_DIR create --net none --timeout 5" "SANDBOX_RUN_STATE_DIR ls" \
+		"SANDBOX_RUN_DATA_DIR snapshots" "SANDBOX_RUN_DATA_DIR deployments"; do
+		set -- $v
+		rc=0
+		errout=$(cd "$d" && as_user env "$1=rel" "$SR" "${@:2}" 2>&1 >/dev/null) || rc=$?
+		assert_eq "$1=rel, $2: 125" 125 "$rc"
+		assert_match "in one line naming the variable" \
+			"^sandbox-run: ([a-z]+: )?$1='rel' is not an absolute path \(give one, or unset it\)$" "$errout"
+	done
+	sr ls --json
+	assert_eq "nothing was made among the user's sandboxes" "0 []" "$rc $out"
+	assert_eq "nor in the current directory" "" "$(ls -A "$d")"
+	rc=0
+	out=$(as_user env SANDBOX_RUN_STATE_DIR= SANDBOX_RUN_DATA_DIR= "$SR" snapshots --json 2>&1) || rc=$?
+	assert_eq "an empty one is unset, as XDG's are" 0 "$rc"
+	rm -rf "$d"
+}
+
+for_each_user t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
