@@ -17,19 +17,23 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: sandbox-run create [OPTIONS] [--name NAME] [AGENT | --workspace DIR]\n"
+	fputs("Usage: sandbox-run create [OPTIONS] [--name NAME] [AGENT | --workspace DIR |\n"
+	      "                          --from SNAPSHOT]\n"
 	      "Make a sandbox that lives until `sandbox-run rm` or its timeout, and print\n"
 	      "its id. Run commands in it with `sandbox-run exec ID -- COMMAND`.\n"
 	      "\n"
 	      "  --name NAME          a name to use instead of the id (unique among yours)\n"
 	      "  --workspace DIR      DIR is /workspace (an overlay: DIR is never written)\n"
 	      "  AGENT                a directory or archive: its files are /workspace\n"
+	      "  --from SNAPSHOT      the files and configuration of `sandbox-run snapshot`\n"
+	      "                       (the options go over it)\n"
 	      "  --timeout DURATION   its deadline, from now (default: the profile's; 0: none)\n"
 	      "\n"
 	      "Every option of `sandbox-run run` applies (see sandbox-run --help): -p,\n"
 	      "--memory, --cpus, --pids, --disk, --net, --allow, --deny, --allow-host, --env,\n"
-	      "--env-file, --pass-env, --ro-bind, --bind, --strict, -q, -v. The limits hold\n"
-	      "for the whole sandbox, every exec in it together.\n",
+	      "--env-file, --pass-env, --ro-bind, --bind, --export, --changes (taken when it\n"
+	      "ends), --strict, -q, -v. The limits hold for the whole sandbox, every exec in\n"
+	      "it together.\n",
 	      f);
 }
 

@@ -18,8 +18,9 @@ static void usage(FILE *f)
 	      "       sandbox-run deployments rm NAME...\n"
 	      "       sandbox-run deployments log NAME [VERSION]\n"
 	      "List your deployments' versions (name, version, when, size, dependencies,\n"
-	      "status: active, ready, failed, installing); make an older version current\n"
-	      "again (default: the newest ready one older than the current); remove a\n"
+	      "status: active, ready, failed, installing, incomplete: an install that\n"
+	      "was killed); make an older version current again (default: the newest\n"
+	      "ready one older than the current); remove a\n"
 	      "deployment with every version and its secrets; print a version's install\n"
 	      "log (default: the newest).\n",
 	      f);

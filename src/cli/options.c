@@ -641,6 +641,11 @@ void sr_options_usage(FILE *f)
 	      "  deploy [OPTIONS] [--name NAME] [--install CMD] AGENT\n"
 	      "  invoke [OPTIONS] NAME      the prompt on stdin, the response on stdout\n"
 	      "  deployments [--json | rollback NAME [VERSION] | rm NAME... | log NAME]\n"
-	      "  secrets set NAME KEY (the value on stdin) | ls NAME | rm NAME KEY\n",
+	      "  secrets set NAME KEY (the value on stdin) | ls NAME | rm NAME KEY\n"
+	      "\n"
+	      "The local API, other engines, this host:\n"
+	      "  serve [--listen unix:PATH | [ADDR:]PORT] [--warm [PROFILE=]N]  (docs/api.md)\n"
+	      "  export --oci DIR | --k8s --image IMAGE [OPTIONS] [AGENT | -- COMMAND]\n"
+	      "  doctor [--json]            can this host run sandboxes, and how well\n",
 	      f);
 }

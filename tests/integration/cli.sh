@@ -272,5 +272,25 @@ t_dir_env_relative() {
 	rm -rf "$d"
 }
 
-for_each_user t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_help_verbs() {
+	# --help names every verb there is (serve, export and doctor were
+	# missing), and each verb's own --help its usage; create's its --from.
+	local v
+	sr --help
+	for v in create exec ls inspect timeout port cp snapshot snapshots rm diff apply \
+		deploy invoke deployments secrets export serve doctor; do
+		assert_match "--help lists $v" "[ "$'\n'"]$v( |"$'\n'"|$)" "$out"
+	done
+	for v in create exec ls inspect timeout port cp snapshot snapshots rm diff apply \
+		deploy invoke deployments secrets export serve doctor; do
+		sr "$v" --help
+		assert_match "$v --help: 0, its usage" "^0 Usage: sandbox-run $v" "$rc $out"
+	done
+	sr create --help
+	assert_match "create --help: --from SNAPSHOT" "--from SNAPSHOT" "$out"
+	sr deployments --help
+	assert_match "deployments --help: every status ls shows" "installing, incomplete" "$out"
+}
+
+for_each_user t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
