@@ -208,6 +208,13 @@ int sr_verb_cp(const struct sr_verb_args *a)
 			    "./a:b for a host path with a colon)");
 		return SR_EXIT_FAILURE;
 	}
+	if (!*(out ? src_path : dst_path)) {
+		sr_sink_log(&c.sink, SR_LOG_ERROR,
+			    "cp: '%s' has no PATH after its colon: name a file or directory in the "
+			    "sandbox (a relative one is in /workspace)",
+			    out ? c.src : c.dst);
+		return SR_EXIT_FAILURE;
+	}
 	r = sr_state_dir(&statedir, &err);
 	if (r >= 0)
 		r = sr_state_find(statedir, out ? src_ref : dst_ref, &e, &err);

@@ -292,5 +292,21 @@ t_help_verbs() {
 	assert_match "deployments --help: every status ls shows" "installing, incomplete" "$out"
 }
 
-for_each_user t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_cp_empty_path() {
+	# `cp FILE ID:` was "cp: cp: a malformed request" (the keeper's word
+	# for the empty path it was sent); `cp ID: DIR` named nothing.
+	local f="$SR_OUT/cp-empty-$SR_AS"
+	echo x >"$f"
+	sr cp "$f" somesandbox:
+	assert_eq "cp FILE ID: (no PATH): 125" 125 "$rc"
+	assert_eq "in one line that says what is missing" \
+		"sandbox-run: cp: 'somesandbox:' has no PATH after its colon: name a file or directory in the sandbox (a relative one is in /workspace)" \
+		"$errout"
+	sr cp somesandbox: "$f.out"
+	assert_match "cp ID: DIR alike" "^125 sandbox-run: cp: 'somesandbox:' has no PATH after its colon" "$rc $errout"
+	check "nothing made on the host" test ! -e "$f.out"
+	rm -f "$f"
+}
+
+for_each_user t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
