@@ -353,6 +353,18 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 done:
 	if (status < 0)
 		return status;
+	/* What the command wrote and we could not (a full disk): said, and a clean exit fails. */
+	{
+		int fd, werr = sr_stdio_write_error(&x->stdio, &fd);
+
+		if (werr) {
+			sr_sink_log(&x->sink, SR_LOG_ERROR,
+				    "exec: the command's standard %s: write: %s",
+				    fd == 1 ? "output" : "error", strerror(werr));
+			if (status == 0)
+				status = SR_EXIT_FAILURE;
+		}
+	}
 	if (x->result && target) {
 		struct sr_error werr = {0};
 

@@ -466,6 +466,23 @@ int sr_cli_run(struct sr_config *c)
 		r.exit_code = SR_EXIT_FAILURE;
 		snprintf(r.error, sizeof(r.error), "%s", run.artifacts_err.msg);
 	}
+	/* So does the agent's output, relayed to a file, that could not be written (a full disk).
+	 */
+	{
+		int fd, e = sr_stdio_write_error(&run.stdio, &fd);
+
+		if (e) {
+			struct sr_error werr = {0};
+
+			sr_error_errno(&werr, -e, "the agent's standard %s: write",
+				       fd == 1 ? "output" : "error");
+			sr_sink_log(&run.sink, SR_LOG_ERROR, "%s", werr.msg);
+			if (r.exit_code == 0) {
+				r.exit_code = SR_EXIT_FAILURE;
+				snprintf(r.error, sizeof(r.error), "%s", werr.msg);
+			}
+		}
+	}
 	status = r.exit_code;
 	/* The agent's own status stands; only a clean run turns into a failure. */
 	if (c->result_path) {

@@ -217,9 +217,22 @@ static bool move_file(struct sr_stdio *s, int i)
 	}
 	if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
 		return true;
+	/* Out, a failure is the caller's file's: our pipe gives EOF, not errors. */
+	if (n < 0 && i > 0 && errno != EPIPE && !s->files[i].error)
+		s->files[i].error = errno;
 	s->files[i].open = false;
 	close_fd(&s->files[i].pipe);
 	return false;
+}
+
+int sr_stdio_write_error(const struct sr_stdio *s, int *ret_fd)
+{
+	for (int i = 1; i < 3; i++)
+		if (s->files[i].error) {
+			*ret_fd = i;
+			return s->files[i].error;
+		}
+	return 0;
 }
 
 static void from_terminal(struct sr_stdio *s)

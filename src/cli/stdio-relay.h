@@ -51,6 +51,7 @@ struct sr_stdio {
 		bool open;
 		bool splice; /* false once splice(2) refused the file (O_APPEND) */
 		bool full;   /* the last move found the destination full: wait for it */
+		int error;   /* stdout, stderr: errno of a failed write to the caller's file */
 	} files[3];
 	char buf[16384]; /* the pty's relay */
 	size_t in_len, out_len;
@@ -77,6 +78,13 @@ void sr_stdio_started(struct sr_stdio *s, int master);
 size_t sr_stdio_poll_fds(struct sr_stdio *s, struct pollfd *fds);
 /* Moves what is there, after poll (fds as sr_stdio_poll_fds filled them, n of them). */
 void sr_stdio_dispatch(struct sr_stdio *s, const struct pollfd *fds, size_t n);
+/*
+ * What the process wrote that could not be written to the caller's
+ * stdout or stderr (a full disk, an I/O error), whose relay then ended:
+ * its errno, and which fd in *ret_fd; 0 if none. A reader that went away
+ * (EPIPE) is none: the process gets its SIGPIPE, as in any pipeline.
+ */
+int sr_stdio_write_error(const struct sr_stdio *s, int *ret_fd);
 /* SIGWINCH: the terminal's size to the pty (true if there is a pty to take it). */
 bool sr_stdio_winch(struct sr_stdio *s);
 /*

@@ -308,5 +308,45 @@ t_cp_empty_path() {
 	rm -f "$f"
 }
 
-for_each_user t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+# on_full_disk ARGS...: sandbox-run ARGS as the round's user, its stdout a
+# file on a full tmpfs (in a mount namespace of its own); $rc, $errout.
+on_full_disk() {
+	local d="$SR_TMP/full-$SR_AS"
+	mkdir -p "$d"
+	rc=0
+	errout=$(SR_AS=$SR_AS SR_TEST_USER=$SR_TEST_USER SR_TMP=$SR_TMP unshare -m bash -c \
+		"$(declare -f as_user)"'
+		d=$1; shift
+		mount -t tmpfs -o size=64k full "$d" && chmod 1777 "$d" || exit 99
+		head -c 1M /dev/zero >"$d/fill" 2>/dev/null
+		as_user "$@" >"$d/out"' on_full_disk "$d" "$SR" "$@" 2>&1) || rc=$?
+}
+
+t_output_unwritable() {
+	# A regular file as stdout is relayed through a pipe (stdio-relay.h):
+	# what it could not take was dropped and the run exited 0, an agent's
+	# response lost without a word, where the agent writing the file
+	# itself would have seen ENOSPC.
+	if [ "$(id -u)" != 0 ]; then
+		skip "the agent's output on a full disk" "needs root for a tmpfs"
+		return
+	fi
+	on_full_disk -q --net none -- echo response
+	assert_eq "run, stdout a file on a full disk: 125" 125 "$rc"
+	assert_eq "saying so in one line" \
+		"sandbox-run: the agent's standard output: write: No space left on device" "$errout"
+	on_full_disk -q --net none -- sh -c 'echo response; exit 3'
+	assert_eq "the agent's own failure stands" 3 "$rc"
+	sr create --net none --timeout 60
+	local sb=$out
+	on_full_disk exec "$sb" -- echo response
+	assert_eq "exec alike: 125" 125 "$rc"
+	assert_eq "saying so" \
+		"sandbox-run: exec: the command's standard output: write: No space left on device" "$errout"
+	sr exec "$sb" -- echo response
+	assert_eq "where there is room: 0, the output" "0 response" "$rc $out"
+	sr rm "$sb"
+}
+
+for_each_user t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
