@@ -168,6 +168,21 @@ static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t
 	return 0;
 }
 
+/*
+ * Whether a server listens on the Unix socket at path: a connect that is
+ * taken (or waits in a full backlog). ECONNREFUSED is a socket its
+ * server left behind when it died.
+ */
+static bool unix_listened(const struct sockaddr_storage *ss, socklen_t len)
+{
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return false;
+	return connect(fd, (const struct sockaddr *)ss, len) == 0 || errno == EAGAIN ||
+	       errno == EINPROGRESS;
+}
+
 static int open_listener(struct srv *s, const char *spec, struct sr_error *err)
 {
 	struct listener *l = &s->listeners[s->n_listeners];
@@ -187,9 +202,22 @@ static int open_listener(struct srv *s, const char *spec, struct sr_error *err)
 	if (l->is_unix) {
 		struct stat st;
 
-		/* A socket left by a server that died: replaced; anything else at the path: not. */
-		if (lstat(l->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid())
+		/*
+		 * A socket left by a server that died: replaced; one a server
+		 * listens on is not taken from it (it would serve on, unreachable,
+		 * and lose the path again when we end); anything else: not.
+		 */
+		if (lstat(l->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid()) {
+			if (unix_listened(&ss, len)) {
+				free(l->path);
+				l->path = NULL; /* not ours to remove */
+				return sr_error_msg(err, -EADDRINUSE,
+						    "--listen %s: a server is listening there "
+						    "already (stop it, or --listen another)",
+						    spec);
+			}
 			unlink(l->path);
+		}
 	} else {
 		setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	}

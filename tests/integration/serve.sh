@@ -99,6 +99,25 @@ t_errors() {
 	assert_eq "deploy's other verbs: 501 not_supported" "501 not_supported" "$code $(jf 'j["code"]')"
 	api POST /v1/sandboxes/nope/exec '{"argv": []}'
 	assert_eq "exec with an empty argv: 400" 400 "$code"
+	# A second server on the same socket took it over: the first served
+	# on, unreachable, and the path was gone once the second ended.
+	rc=0
+	errout=$(as_user timeout 5 "$SR" serve --listen "unix:$SOCK" 2>&1 >/dev/null) || rc=$?
+	assert_eq "a second serve on a socket a server listens on: 125" 125 "$rc"
+	assert_eq "in one line" \
+		"sandbox-run: serve: --listen unix:$SOCK: a server is listening there already (stop it, or --listen another)" \
+		"$errout"
+	api GET /v1/sandboxes
+	assert_eq "and the first one still answers there" 200 "$code"
+	stop_serve
+	# One that died (SIGKILL) left its socket: the next one takes its place.
+	start_serve || return
+	kill -KILL "$SERVE_PID"
+	wait "$SERVE_PID" 2>/dev/null
+	check "a killed server leaves its socket" test -S "$SOCK"
+	start_serve || return
+	api GET /v1/sandboxes
+	assert_eq "the next serve replaces it" 200 "$code"
 	stop_serve
 }
 
