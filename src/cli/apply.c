@@ -17,7 +17,7 @@ int sr_verb_apply(const struct sr_verb_args *a)
 	struct sr_error err = {0};
 	_cleanup_close_ int fd = -1;
 	const char *what = NULL, *to = NULL;
-	bool force = false;
+	bool force = false, file = false;
 	struct sr_sink sink;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
@@ -60,8 +60,9 @@ int sr_verb_apply(const struct sr_verb_args *a)
 			    "apply: usage: sandbox-run apply ID|FILE [--to DIR] [--force]");
 		return SR_EXIT_FAILURE;
 	}
-	if (sr_cli_open_changes(what, &sink, &fd, &err) < 0 ||
+	if (sr_cli_open_changes(what, &sink, &fd, &file, &err) < 0 ||
 	    sr_changes_apply(fd, to, force, &sink, &rep, &err) < 0) {
+		sr_cli_changes_error(what, file, &err);
 		sr_sink_log(&sink, SR_LOG_ERROR, "%s%s",
 			    strncmp(err.msg, "apply", 5) ? "apply: " : "", err.msg);
 		return SR_EXIT_FAILURE;

@@ -12,21 +12,35 @@
 
 #include <sys/stat.h>
 
-int sr_cli_open_changes(const char *arg, const struct sr_sink *sink, int *ret_fd,
+int sr_cli_open_changes(const char *arg, const struct sr_sink *sink, int *ret_fd, bool *ret_file,
 			struct sr_error *err)
 {
 	struct stat st;
 	int fd;
 
 	/* A file by that name wins: a sandbox's name is rarely a path. */
-	if (strchr(arg, '/') || (stat(arg, &st) == 0 && S_ISREG(st.st_mode))) {
+	*ret_file = strchr(arg, '/') || (stat(arg, &st) == 0 && S_ISREG(st.st_mode));
+	if (*ret_file) {
 		fd = open(arg, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
 			return sr_error_errno(err, sr_negerrno(), "%s", arg);
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return sr_error_msg(
+			    err, -EINVAL, "%s: not a changes file (one that --changes FILE wrote)",
+			    arg);
+		}
 		*ret_fd = fd;
 		return 0;
 	}
 	return sr_changes_fetch(arg, sink, ret_fd, err);
+}
+
+void sr_cli_changes_error(const char *arg, bool file, struct sr_error *err)
+{
+	if (file && strncmp(err->msg, arg, strlen(arg)) != 0 &&
+	    strncmp(err->msg, "read archive", 12) == 0)
+		sr_error_prefix(err, "%s: not a changes file", arg);
 }
 
 int sr_verb_diff(const struct sr_verb_args *a)
@@ -36,6 +50,7 @@ int sr_verb_diff(const struct sr_verb_args *a)
 	_cleanup_close_ int fd = -1;
 	const char *what = NULL;
 	struct sr_sink sink;
+	bool file = false;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
 	for (int i = 1; i < a->argc; i++) {
@@ -76,8 +91,9 @@ int sr_verb_diff(const struct sr_verb_args *a)
 			    "diff: usage: sandbox-run diff ID|FILE [--stat|--patch]");
 		return SR_EXIT_FAILURE;
 	}
-	if (sr_cli_open_changes(what, &sink, &fd, &err) < 0 ||
+	if (sr_cli_open_changes(what, &sink, &fd, &file, &err) < 0 ||
 	    sr_changes_show(fd, mode, stdout, &err) < 0) {
+		sr_cli_changes_error(what, file, &err);
 		sr_sink_log(&sink, SR_LOG_ERROR, "diff: %s", err.msg);
 		return SR_EXIT_FAILURE;
 	}

@@ -55,9 +55,14 @@ int sr_cli_print_config(const struct sr_config *c);
 int sr_verb_diff(const struct sr_verb_args *a);
 int sr_verb_apply(const struct sr_verb_args *a);
 
-/* diff, apply: FILE (a changes file) or ID (a living sandbox's changes so far), at its start. */
-int sr_cli_open_changes(const char *arg, const struct sr_sink *sink, int *ret_fd,
+/*
+ * diff, apply: FILE (a changes file) or ID (a living sandbox's changes so
+ * far), at its start; *ret_file says which it was.
+ */
+int sr_cli_open_changes(const char *arg, const struct sr_sink *sink, int *ret_fd, bool *ret_file,
 			struct sr_error *err);
+/* diff, apply: an error reading FILE's changes names FILE (it may be no changes file at all). */
+void sr_cli_changes_error(const char *arg, bool file, struct sr_error *err);
 
 /*
  * What --help and --version wrote must have reached stdout (a full disk,

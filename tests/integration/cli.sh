@@ -348,5 +348,24 @@ t_output_unwritable() {
 	sr rm "$sb"
 }
 
-for_each_user t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_changes_not_a_file() {
+	# diff and apply of a FILE that is no changes file named neither it
+	# nor what was wrong: "read archive: Error reading fd 3" for a
+	# directory, "Unrecognized archive format" for any other file.
+	local d="$SR_TMP/notchanges-$SR_AS" v
+	mkdir -p "$d/dir" && echo hello >"$d/notes.txt"
+	chmod -R a+rX "$d"
+	for v in diff apply; do
+		sr "$v" "$d/dir"
+		assert_eq "$v DIR: 125, naming it" \
+			"125 sandbox-run: $v: $d/dir: not a changes file (one that --changes FILE wrote)" \
+			"$rc $errout"
+		sr "$v" "$d/notes.txt"
+		assert_match "$v of a file that is none: 125, naming it" \
+			"^125 sandbox-run: $v: $d/notes.txt: not a changes file: read archive: " "$rc $errout"
+	done
+	rm -rf "$d"
+}
+
+for_each_user t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
