@@ -11,6 +11,7 @@
 #include "util.h"
 #include "verbs.h"
 
+#include <signal.h>
 #include <termios.h>
 
 static void usage(FILE *f)
@@ -27,25 +28,51 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* The terminal as it was before the prompt, for a signal that ends us meanwhile. */
+static struct termios saved_tty;
+
+/*
+ * ^C, ^\\, a hang-up or a kill at the prompt: the terminal's echo back
+ * on, then the signal's own end (SA_RESETHAND: raised again on return).
+ */
+static void restore_tty(int sig)
+{
+	int e = errno;
+
+	(void)tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
+	raise(sig);
+	errno = e;
+}
+
 /* One line from the terminal, not echoed; the line without its newline. */
 static ssize_t read_terminal(const char *key, char *buf, size_t len)
 {
-	struct termios saved, quiet;
+	static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+	struct sigaction sa = {.sa_handler = restore_tty, .sa_flags = SA_RESETHAND};
+	struct sigaction old[SR_ARRAY_SIZE(sigs)];
+	struct termios quiet;
 	ssize_t n = 0;
 	char ch;
 
 	fprintf(stderr, "Value of %s (not shown): ", key);
 	fflush(stderr);
-	if (tcgetattr(STDIN_FILENO, &saved) < 0)
+	if (tcgetattr(STDIN_FILENO, &saved_tty) < 0)
 		return -1;
-	quiet = saved;
+	quiet = saved_tty;
 	quiet.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+	/* Those the caller ignores stay ignored. */
+	for (size_t i = 0; i < SR_ARRAY_SIZE(sigs); i++)
+		if (sigaction(sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
 	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet) < 0)
-		return -1;
-	while ((size_t)n < len && SR_RETRY(read(STDIN_FILENO, &ch, 1)) == 1 && ch != '\n')
+		n = -1;
+	while (n >= 0 && (size_t)n < len && SR_RETRY(read(STDIN_FILENO, &ch, 1)) == 1 && ch != '\n')
 		buf[n++] = ch;
-	(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
-	fputc('\n', stderr);
+	(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tty);
+	for (size_t i = 0; i < SR_ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &old[i], NULL);
+	if (n >= 0)
+		fputc('\n', stderr);
 	return n;
 }
 

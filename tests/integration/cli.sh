@@ -367,5 +367,29 @@ t_changes_not_a_file() {
 	rm -rf "$d"
 }
 
-for_each_user t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_secret_prompt_interrupted() {
+	# secrets set turns the terminal's echo off for the value: a ^C (or a
+	# quit) at the prompt ended it with the echo still off.
+	command -v python3 >/dev/null || return 0
+	out=$(as_user python3 -c 'import os, pty, sys, termios, time
+for key in (b"\x03", b"\x1c"):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(sys.argv[1], sys.argv[1:])
+    end = time.time() + 10
+    while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < end:
+        time.sleep(0.02)
+    quiet = not termios.tcgetattr(fd)[3] & termios.ECHO
+    os.write(fd, key)
+    _, st = os.waitpid(pid, 0)
+    echo = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+    print("quiet" if quiet else "echoed", os.waitstatus_to_exitcode(st), "echo" if echo else "no-echo")
+    os.close(fd)' "$SR" secrets set prompt-test KEY 2>&1)
+	assert_eq "^C, quit at the prompt: the value was not echoed, the terminal's echo is back" \
+		"$(printf 'quiet -2 echo\nquiet -3 echo')" "$out"
+	sr secrets ls prompt-test
+	assert_eq "and no secret was kept" "0 " "$rc $out"
+}
+
+for_each_user t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
