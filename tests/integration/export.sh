@@ -274,6 +274,32 @@ t_bundle() {
 	rm -rf "$SR_OUT/bundle-$SR_AS-egress" "$SR_OUT/bundle-$SR_AS-egress2"
 	sr export "$SR_TMP/examples/echo-agent"
 	assert_eq "export without --oci or --k8s: 125" 125 "$rc"
+	t_bundle_failed
+}
+
+# A bundle that fails halfway (here: a full disk) is taken out again: it
+# stayed, half made, and the next export there was "not empty".
+t_bundle_failed() {
+	local d="$SR_TMP/fullfs-$SR_AS"
+	if [ "$(id -u)" != 0 ]; then
+		skip "a bundle on a full disk" "needs root for a tmpfs"
+		return
+	fi
+	mkdir -p "$d"
+	out=$(SR_AS=$SR_AS SR_TEST_USER=$SR_TEST_USER SR_TMP=$SR_TMP unshare -m bash -c \
+		"$(declare -f as_user)"'
+		d=$1; shift
+		mount -t tmpfs -o size=1m full "$d" && chmod 1777 "$d" || exit 99
+		head -c 900k /dev/zero >"$d/fill"
+		mkdir "$d/empty" && chmod 0777 "$d/empty"
+		[ "$SR_AS" = root ] || chown "$SR_TEST_USER" "$d/empty"
+		for b in new empty; do
+			as_user "$@" --oci "$d/$b" "$SR_TMP/examples/echo-agent" 2>/dev/null
+			echo "$b $? $(cd "$d" && ls -A "$b" 2>&1 | tr "\n" " ")"
+		done' export_full "$d" "$SR" export -q --net none 2>&1)
+	assert_eq "a bundle that failed: 125, nothing of it left (a new DIR gone, an empty one empty)" \
+		"$(printf 'new 125 ls: cannot access %s: No such file or directory \nempty 125 ' "'new'")" "$out"
+	rmdir "$d"
 }
 
 # k8s_check JSONFILE PYTHON: runs PYTHON with `d`, the parsed objects.

@@ -11,6 +11,7 @@
  */
 #include "oci.h"
 #include "agent.h"
+#include "deploy.h"
 #include "env.h"
 #include "json.h"
 #include "layout.h"
@@ -41,6 +42,7 @@ struct writer {
 	bool chown; /* the caller is root: its copies become the sandbox user's */
 	struct sr_strv mirrored;
 	size_t skipped; /* workspace entries neither file, directory nor link */
+	bool began;	/* rootfs/ is ours: what fails from here on is undone */
 };
 
 static int write_text(int dirfd, const char *name, const char *text, mode_t mode,
@@ -316,9 +318,13 @@ static int write_rootfs(int bundle, const struct sr_config *c, const struct sr_a
 
 	if (host < 0)
 		return sr_error_errno(err, sr_negerrno(), "open /");
-	if (mkdirat(bundle, "rootfs", 0755) < 0 ||
-	    (rootfs = openat(bundle, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (mkdirat(bundle, "rootfs", 0755) < 0)
 		return sr_error_errno(err, sr_negerrno(), "mkdir rootfs");
+	/* Not before: a rootfs/ that was there is another export's, racing us into DIR. */
+	w->began = true;
+	rootfs = openat(bundle, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfs < 0)
+		return sr_error_errno(err, sr_negerrno(), "open rootfs");
 	for (size_t i = 0; r >= 0 && i < sr_layout_n_skeleton; i++)
 		if (mkdirat(rootfs, sr_layout_skeleton[i].path, 0700) < 0 ||
 		    fchmodat(rootfs, sr_layout_skeleton[i].path, sr_layout_skeleton[i].mode, 0) < 0)
@@ -381,7 +387,7 @@ static int write_boot_id(int bundle, struct sr_error *err)
  * runs the container as must reach rootfs/, and nobody else list it;
  * config.json itself is 0600.
  */
-static int open_bundle(const char *dir, struct sr_error *err)
+static int open_bundle(const char *dir, bool *ret_made, struct sr_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -390,7 +396,8 @@ static int open_bundle(const char *dir, struct sr_error *err)
 	struct dirent *e;
 	bool empty = true;
 
-	if (mkdir(dir, 0711) < 0 && errno != EEXIST)
+	*ret_made = mkdir(dir, 0711) == 0;
+	if (!*ret_made && errno != EEXIST)
 		return sr_error_errno(err, sr_negerrno(), "%s", dir);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0)
@@ -423,6 +430,33 @@ static int open_bundle(const char *dir, struct sr_error *err)
 	if (fchmod(fd, 0711) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", dir);
 	return steal_fd(&fd);
+}
+
+/*
+ * A bundle that failed halfway (a full disk, a file that could not be
+ * read) is taken out again: the directory as open_bundle() found it,
+ * empty, or gone where it made it. Everything in it is ours: it was
+ * empty, and ours, when we began, and we made its rootfs/ (w->began).
+ */
+static void undo_bundle(int bundle, const char *dir, bool made)
+{
+	int list = fcntl(bundle, F_DUPFD_CLOEXEC, 3);
+	DIR *d = list >= 0 ? fdopendir(list) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (list >= 0)
+			close(list);
+		return;
+	}
+	/* The dup shares open_bundle()'s offset, at the end of its listing. */
+	rewinddir(d);
+	while ((e = readdir(d)))
+		if (!sr_streq(e->d_name, ".") && !sr_streq(e->d_name, ".."))
+			(void)sr_deploy_remove_tree(bundle, e->d_name);
+	closedir(d);
+	if (made)
+		(void)rmdir(dir);
 }
 
 static int write_config(int bundle, const struct sr_oci_spec *spec, struct sr_error *err)
@@ -477,6 +511,7 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 	_cleanup_close_ int bundle = -1;
 	struct rlimit mq;
 	int lock = -1, r;
+	bool made = false;
 
 	if ((r = sr_agent_resolve(c, sink, &agent, err)) < 0 ||
 	    (r = check_agent(&agent, err)) < 0 || (r = unmapped(c, sink, err)) < 0 ||
@@ -487,7 +522,7 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 	sr_userns_host_ids(getuid(), getgid(), &w.uid, &w.gid, &lock);
 	sr_closep(&lock);
 	w.chown = geteuid() == 0;
-	bundle = open_bundle(dir, err);
+	bundle = open_bundle(dir, &made, err);
 	r = bundle;
 	if (r >= 0)
 		r = write_rootfs(bundle, c, &agent, &w, err);
@@ -510,6 +545,8 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 			spec.msgqueue = mq.rlim_cur / 2;
 		r = write_config(bundle, &spec, err);
 	}
+	if (r < 0 && bundle >= 0 && w.began)
+		undo_bundle(bundle, dir, made);
 	sr_strv_free(&envp);
 	sr_strv_free(&w.mirrored);
 	return r;
