@@ -44,6 +44,10 @@ int sr_verb_apply(const struct sr_verb_args *a)
 			to = a->argv[++i];
 		} else if (strncmp(a->argv[i], "--to=", 5) == 0) {
 			to = a->argv[i] + 5;
+		} else if (strcmp(a->argv[i], "--to") == 0) {
+			sr_sink_log(&sink, SR_LOG_ERROR,
+				    "apply: option --to needs a value (see --help)");
+			return SR_EXIT_FAILURE;
 		} else if (a->argv[i][0] == '-' && a->argv[i][1]) {
 			sr_sink_log(&sink, SR_LOG_ERROR, "apply: unknown option '%s' (see --help)",
 				    a->argv[i]);

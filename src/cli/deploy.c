@@ -553,7 +553,9 @@ int sr_verb_deploy(const struct sr_verb_args *a)
 	sr_config_init(&c);
 	sr_sink_stderr(&dp.sink, SR_LOG_WARNING);
 	if (sr_options_parse_verb(a->argc, a->argv, SR_OPTIONS_DEPLOY, &c, &action, &err) < 0) {
-		sr_sink_log(&dp.sink, SR_LOG_ERROR, "deploy: %s", err.msg);
+		/* "deploy: missing AGENT" says its verb already. */
+		sr_sink_log(&dp.sink, SR_LOG_ERROR, "%s%s",
+			    strncmp(err.msg, "deploy: ", 8) ? "deploy: " : "", err.msg);
 		sr_config_free(&c);
 		return SR_EXIT_FAILURE;
 	}

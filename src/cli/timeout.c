@@ -32,6 +32,13 @@ int sr_verb_timeout(const struct sr_verb_args *a)
 		sr_sink_log(&sink, SR_LOG_ERROR, "timeout: usage: sandbox-run timeout ID DURATION");
 		return SR_EXIT_FAILURE;
 	}
+	/* The keeper's bound too (keeper.c), said here in the CLI's words. */
+	if (sr_parse_duration(a->argv[2], &ms) == 0 && ms > 366ULL * 24 * 3600 * 1000) {
+		sr_sink_log(&sink, SR_LOG_ERROR,
+			    "timeout: '%s': a deadline is at most 366 days from now (0: none)",
+			    a->argv[2]);
+		return SR_EXIT_FAILURE;
+	}
 	if (sr_parse_duration(a->argv[2], &ms) < 0) {
 		sr_sink_log(&sink, SR_LOG_ERROR,
 			    "timeout: bad duration '%s' (use e.g. 120, 90s, 5m, 1h, or 0 for none)",
@@ -42,7 +49,8 @@ int sr_verb_timeout(const struct sr_verb_args *a)
 	r = sr_ctl_call_ref(a->argv[1], req, &reply, &err);
 	json_decref(req);
 	if (r < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "timeout: %s", err.msg);
+		sr_sink_log(&sink, SR_LOG_ERROR, "%s%s",
+			    strncmp(err.msg, "timeout: ", 9) ? "timeout: " : "", err.msg);
 		return SR_EXIT_FAILURE;
 	}
 	expires = json_object_get(reply, "expires");

@@ -239,18 +239,21 @@ static void remove_tree(int at, const char *name, unsigned depth)
 	(void)unlinkat(at, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
 }
 
-/* The whole copy, made under tmp, takes its name: a file there is replaced, nothing else. */
+/*
+ * The whole copy, made under tmp, takes its name: a file there is
+ * replaced, nothing else. (outcome() puts "cp: " before the error.)
+ */
 static int put_in_place(const struct dest *d, const char *tmp, struct sr_error *err)
 {
 	if (renameat2(d->dirfd, tmp, d->dirfd, d->name, d->exists ? 0 : RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno == ENOTDIR || errno == EISDIR)
-		return sr_error_msg(err, -errno, "cp: %s: exists and is not a %s", d->shown,
+		return sr_error_msg(err, -errno, "%s: exists and is not a %s", d->shown,
 				    errno == ENOTDIR ? "directory" : "file");
 	if (errno == EEXIST)
-		return sr_error_msg(err, -EEXIST,
-				    "cp: %s: made meanwhile; the copy is not put there", d->shown);
-	return sr_error_errno(err, sr_negerrno(), "cp: %s", d->shown);
+		return sr_error_msg(err, -EEXIST, "%s: made meanwhile; the copy is not put there",
+				    d->shown);
+	return sr_error_errno(err, sr_negerrno(), "%s", d->shown);
 }
 
 /*

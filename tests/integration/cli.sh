@@ -391,5 +391,33 @@ for key in (b"\x03", b"\x1c"):
 	assert_eq "and no secret was kept" "0 " "$rc $out"
 }
 
-for_each_user t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_verb_messages() {
+	# One verb's name once: "deploy: deploy: missing AGENT", "timeout:
+	# timeout: at most 366 days" and "cp: cp: X: exists and is not a
+	# directory" said it twice; apply --to without DIR was "unknown
+	# option '--to'".
+	sr deploy
+	assert_eq "deploy with no AGENT" \
+		"125 sandbox-run: deploy: missing AGENT (see sandbox-run deploy --help)" "$rc $errout"
+	sr timeout some-sandbox 9000h
+	assert_eq "timeout past 366 days" \
+		"125 sandbox-run: timeout: '9000h': a deadline is at most 366 days from now (0: none)" \
+		"$rc $errout"
+	sr apply some-sandbox --to
+	assert_eq "apply --to without DIR" \
+		"125 sandbox-run: apply: option --to needs a value (see --help)" "$rc $errout"
+	local f="$SR_OUT/msg-file-$SR_AS"
+	echo x >"$f"
+	own "$f"
+	sr create --net none --timeout 60
+	local sb=$out
+	sr exec "$sb" -- mkdir d
+	sr cp "$sb:d" "$f"
+	assert_eq "cp of a directory onto a file" \
+		"125 sandbox-run: cp: $f: exists and is not a directory" "$rc $errout"
+	sr rm "$sb"
+	rm -f "$f"
+}
+
+for_each_user t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
