@@ -386,6 +386,17 @@ static int apply_one(struct sr_config *c, const struct collected *o, struct sr_e
 			    "bad name '%s' (1-64 of letters, digits, '_', '.', '-', "
 			    "starting with a letter or digit)",
 			    o->arg);
+		/*
+		 * An ID is a whole id before it is a name (state.h): a name of
+		 * 32 hex digits could never be used, and another sandbox's
+		 * whole id as a name would have rm NAME end that other one.
+		 */
+		if (strlen(o->arg) == 32 && strspn(o->arg, "0123456789abcdefABCDEF") == 32)
+			return sr_error_msg(
+			    err, -EINVAL,
+			    "bad name '%s': 32 hex digits are a sandbox's id, not a "
+			    "name (choose another)",
+			    o->arg);
 		return set_path(&c->name, o->arg, err);
 	case OPT_FROM:
 		return set_path(&c->from, o->arg, err);

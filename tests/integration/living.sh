@@ -114,6 +114,16 @@ t_names() {
 	assert_match "saying so" "a sandbox is named 'web-$SR_AS' already" "$errout"
 	sr create --name "bad/name"
 	assert_eq "a bad name: refused" 125 "$rc"
+	# A whole id is an id before it is a name: another sandbox's id as a
+	# --name was taken, and `rm` of that name then ended the other one.
+	local web_id
+	web_id=$(json_get "$(state_dir)/$(ls "$(state_dir)" | head -1)/state.json" id)
+	sr create --net none --timeout 60 --name "$web_id"
+	assert_eq "a name of 32 hex digits (here another sandbox's id): refused, 125" \
+		"125 sandbox-run: create: option --name: bad name '$web_id': 32 hex digits are a sandbox's id, not a name (choose another)" \
+		"$rc $errout"
+	sr ls --json
+	assert_eq "and nothing made" 1 "$(python3 -c 'import json,sys; print(len(json.loads(sys.argv[1])))' "$out")"
 	sr rm "web-$SR_AS"
 	assert_eq "rm by name" 0 "$rc"
 	sr create --net none -- true
