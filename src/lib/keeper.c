@@ -431,7 +431,12 @@ static void exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 		r.sys_ms = e->sys_ms;
 		r.disk_used_bytes = e->disk_used;
 	}
-	if (cl->timed_out || (!e && sr_streq(k->end_reason, "timeout"))) {
+	/*
+	 * The sandbox's deadline ends every process in it, as a run's timeout
+	 * does: 124, whether the process's own end (killed by PID 1, or
+	 * exiting on its SIGTERM) is told before the sandbox's or with it.
+	 */
+	if (cl->timed_out || sr_streq(k->end_reason, "timeout")) {
 		r.status = SR_STATUS_TIMEOUT;
 		r.exit_code = 124;
 	} else if (!e || WIFSIGNALED(e->status)) {

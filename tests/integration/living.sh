@@ -214,6 +214,22 @@ t_deadline() {
 	check "its processes with it" not_running "$marker"
 	sr ls --json
 	assert_eq "ls no longer shows it" "[]" "$out"
+	# An exec the deadline ends: 124, as a run's timeout (it was 137, its
+	# process's SIGKILL from PID 1, told before the sandbox's end).
+	local rec="$SR_OUT/deadline-exec-$SR_AS.json"
+	new_sandbox --timeout 2
+	sr exec --result "$rec" "$sb" -- sleep 30
+	assert_eq "an exec the sandbox's deadline ends: 124" 124 "$rc"
+	assert_eq "its record: status timeout" "timeout 124" \
+		"$(json_get "$rec" status) $(json_get "$rec" exit_code)"
+	new_sandbox --timeout 600
+	(as_user_exec "$SR" exec "$sb" -- sh -c "sleep 30; : ${marker}dl" >/dev/null 2>&1) &
+	local pid=$!
+	until_ok 10 running "${marker}dl"
+	sr timeout "$sb" 1
+	wait "$pid"
+	assert_eq "and one a new deadline (the timeout verb) ends: 124" 124 "$?"
+	rm -f "$rec"
 }
 
 t_timeout_verb() {
