@@ -129,12 +129,36 @@ int main(int argc, char **argv)
 	while (i < argc && is_verbosity(argv[i], &verbosity))
 		i++;
 	if (i < argc && lstat(argv[i], &st) < 0) {
+		const char *names[SR_ARRAY_SIZE(verbs)], *near;
+		size_t n = 0;
+
 		for (size_t k = 0; k < SR_ARRAY_SIZE(verbs); k++) {
-			if (strcmp(argv[i], verbs[k].name) != 0 || verbs[k].run == sr_verb_run)
+			if (verbs[k].run == sr_verb_run)
+				continue;
+			names[n++] = verbs[k].name;
+			if (strcmp(argv[i], verbs[k].name) != 0)
 				continue;
 			a = (struct sr_verb_args){
 			    .argc = argc - i, .argv = argv + i, .verbosity = verbosity};
 			return verbs[k].run(&a);
+		}
+		names[n] = NULL;
+		/*
+		 * A word that is no path and one letter or two from a verb is a
+		 * mistyped verb far more often than an agent that is not there:
+		 * said so, with the status of an agent not found.
+		 */
+		near =
+		    !strchr(argv[i], '/') && argv[i][0] != '-' ? sr_suggest(argv[i], names) : NULL;
+		if (near) {
+			struct sr_sink sink;
+
+			sr_sink_stderr(&sink, SR_LOG_ERROR);
+			sr_sink_log(&sink, SR_LOG_ERROR,
+				    "agent '%s' not found, nor a verb of that name (did you mean "
+				    "'sandbox-run %s'?)",
+				    argv[i], near);
+			return 127;
 		}
 	}
 	/* The run verb reads the whole command line: its options may come before "run". */

@@ -419,5 +419,19 @@ t_verb_messages() {
 	rm -f "$f"
 }
 
-for_each_user t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_mistyped_verb() {
+	# A verb one letter off was "agent 'snapshts' not found", as if the
+	# user had meant an agent.
+	sr snapshts
+	assert_eq "a mistyped verb: 127, the verb it is near" \
+		"127 sandbox-run: agent 'snapshts' not found, nor a verb of that name (did you mean 'sandbox-run snapshots'?)" \
+		"$rc $errout"
+	sr -q inspct some-id
+	assert_match "after -q too" "did you mean 'sandbox-run inspect'" "$errout"
+	sr no-such-agent-here
+	assert_eq "a word near no verb: as before" "127 sandbox-run: agent 'no-such-agent-here' not found" \
+		"$rc $errout"
+}
+
+for_each_user t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
