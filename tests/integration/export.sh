@@ -300,6 +300,18 @@ t_bundle_failed() {
 	assert_eq "a bundle that failed: 125, nothing of it left (a new DIR gone, an empty one empty)" \
 		"$(printf 'new 125 ls: cannot access %s: No such file or directory \nempty 125 ' "'new'")" "$out"
 	rmdir "$d"
+	# Interrupted (here: a SIGTERM already pending, blocked, when it
+	# starts, which it takes once the bundle is taken out again; its
+	# caller keeps it blocked, so it exits 125 instead of by the signal).
+	rc=0
+	errout=$(as_user python3 -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+os.kill(os.getpid(), signal.SIGTERM)
+os.execv(sys.argv[1], sys.argv[1:])' "$SR" export -q --net none --oci "$SR_OUT/interrupted-$SR_AS" \
+		"$SR_TMP/examples/echo-agent" 2>&1) || rc=$?
+	assert_eq "an export interrupted: nothing of it left" \
+		"125 sandbox-run: export: interrupted, none" \
+		"$rc $errout, $(test -e "$SR_OUT/interrupted-$SR_AS" && echo left || echo none)"
 }
 
 # k8s_check JSONFILE PYTHON: runs PYTHON with `d`, the parsed objects.

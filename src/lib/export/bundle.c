@@ -22,6 +22,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
@@ -60,6 +61,25 @@ static int write_text(int dirfd, const char *name, const char *text, mode_t mode
 	return r < 0 ? sr_error_errno(err, r, "write %s", name) : 0;
 }
 
+/*
+ * A ^C, SIGTERM or SIGHUP came while the bundle is written: they are
+ * blocked meanwhile (sr_oci_bundle(), those the caller does not ignore),
+ * so that what was written is taken out before they end us.
+ */
+static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+
+static bool interrupted(void)
+{
+	sigset_t p;
+
+	if (sigpending(&p) < 0)
+		return false;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(stop_sigs); i++)
+		if (sigismember(&p, stop_sigs[i]) == 1)
+			return true;
+	return false;
+}
+
 /* Copies the regular file src (opened) into a new dst of dirfd with mode. */
 static int copy_data(int src, int dirfd, const char *dst, mode_t mode, const struct writer *w,
 		     const char *what, struct sr_error *err)
@@ -70,9 +90,11 @@ static int copy_data(int src, int dirfd, const char *dst, mode_t mode, const str
 
 	if (out < 0)
 		return sr_error_errno(err, sr_negerrno(), "copy %s", what);
-	do
-		n = sendfile(out, src, NULL, 1 << 30);
-	while (n > 0 || (n < 0 && errno == EINTR));
+	do {
+		if (interrupted())
+			return sr_error_msg(err, -ECANCELED, "interrupted");
+		n = sendfile(out, src, NULL, 1 << 26);
+	} while (n > 0 || (n < 0 && errno == EINTR));
 	if (n < 0)
 		return sr_error_errno(err, sr_negerrno(), "copy %s", what);
 	if ((w && w->chown && fchown(out, w->uid, w->gid) < 0) || fchmod(out, mode) < 0)
@@ -109,6 +131,8 @@ static int copy_entry(int src, int dst, const char *name, const char *what, unsi
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s", what, name);
+	if (interrupted())
+		return sr_error_msg(err, -ECANCELED, "interrupted");
 	if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", path);
 	mode = st.st_mode & 01777;
@@ -512,6 +536,8 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 	struct rlimit mq;
 	int lock = -1, r;
 	bool made = false;
+	sigset_t stop, old;
+	struct sigaction sa;
 
 	if ((r = sr_agent_resolve(c, sink, &agent, err)) < 0 ||
 	    (r = check_agent(&agent, err)) < 0 || (r = unmapped(c, sink, err)) < 0 ||
@@ -522,6 +548,11 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 	sr_userns_host_ids(getuid(), getgid(), &w.uid, &w.gid, &lock);
 	sr_closep(&lock);
 	w.chown = geteuid() == 0;
+	sigemptyset(&stop);
+	for (size_t i = 0; i < SR_ARRAY_SIZE(stop_sigs); i++)
+		if (sigaction(stop_sigs[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+			sigaddset(&stop, stop_sigs[i]);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	bundle = open_bundle(dir, &made, err);
 	r = bundle;
 	if (r >= 0)
@@ -545,8 +576,15 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 			spec.msgqueue = mq.rlim_cur / 2;
 		r = write_config(bundle, &spec, err);
 	}
+	/* Whole, but asked to stop meanwhile: taken out all the same. */
+	if (r >= 0 && interrupted())
+		r = sr_error_msg(err, -ECANCELED, "interrupted");
 	if (r < 0 && bundle >= 0 && w.began)
 		undo_bundle(bundle, dir, made);
+	else if (r < 0 && bundle >= 0 && made)
+		(void)rmdir(dir);
+	/* A signal that came is taken now, its work undone. */
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	sr_strv_free(&envp);
 	sr_strv_free(&w.mirrored);
 	return r;
