@@ -11,6 +11,7 @@
 #include "util.h"
 #include "verbs.h"
 
+#include <limits.h>
 #include <time.h>
 
 static const char *str(json_t *state, const char *key, const char *none)
@@ -51,7 +52,7 @@ static void print_table(struct sr_entry *v, size_t n)
 		json_t *s = v[i].state;
 		json_t *created = s ? json_object_get(s, "created_ns") : NULL;
 		json_t *expires = s ? json_object_get(s, "expires_ms") : NULL;
-		char age[16] = "-", left[16] = "never";
+		char age[16] = "-", left[16] = "never", profile[PATH_MAX];
 
 		if (json_is_integer(created))
 			span(now_ms() - json_integer_value(created) / 1000000, age, sizeof(age));
@@ -59,8 +60,10 @@ static void print_table(struct sr_entry *v, size_t n)
 			span(json_integer_value(expires) - now_ms(), left, sizeof(left));
 		else if (json_is_integer(expires))
 			snprintf(left, sizeof(left), "overdue"); /* its keeper is ending it */
+		/* A profile is any path (-p FILE): one line of the table, no escape sequence. */
+		sr_printable(str(s, "profile", "-"), profile, sizeof(profile));
 		printf("%-12.12s  %-20s  %-8s  %-8s  %-8s  %s\n", v[i].id, str(s, "name", "-"),
-		       str(s, "state", "unknown"), age, left, str(s, "profile", "-"));
+		       str(s, "state", "unknown"), age, left, profile);
 	}
 }
 

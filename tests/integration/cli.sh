@@ -433,5 +433,20 @@ t_mistyped_verb() {
 		"$rc $errout"
 }
 
-for_each_user t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_ls_profile_printable() {
+	# ls printed a sandbox's profile (any -p FILE) as it was: a newline in
+	# the path split its row in two, an escape sequence went to the terminal.
+	local p="$SR_TMP/pro"$'\n'"file"$'\e'"[31m-$SR_AS.ini" sb
+	printf '[limits]\nmemory = 1G\n' >"$p"
+	chmod 644 "$p"
+	sr create -q --net none --timeout 60 -p "$p"
+	sb=$out
+	sr ls
+	assert_eq "ls: a header and one row, the profile made printable" \
+		"2 1" "$(wc -l <<<"$out") $(grep -c "pro?file?\[31m-$SR_AS\.ini$" <<<"$out")"
+	sr rm "$sb"
+	rm -f "$p"
+}
+
+for_each_user t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
