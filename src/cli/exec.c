@@ -411,6 +411,21 @@ int sr_verb_exec(const struct sr_verb_args *a)
 	if (status < 0) {
 		sr_sink_log(&x.sink, SR_LOG_ERROR, "%s", err.msg);
 		status = err.status ? err.status : SR_EXIT_FAILURE;
+		/* No command ran (no such sandbox, a bad --workdir): the record says why, as a
+		 * run's. */
+		if (x.result) {
+			struct sr_error werr = {0};
+			struct sr_config c;
+			struct sr_result r;
+
+			sr_config_init(&c);
+			sr_result_init(&r);
+			r.exit_code = status;
+			snprintf(r.error, sizeof(r.error), "%s", err.msg);
+			if (sr_result_target_write(&target, &r, &c, &werr) < 0)
+				sr_sink_log(&x.sink, SR_LOG_ERROR, "%s", werr.msg);
+			sr_config_free(&c);
+		}
 	}
 	sr_result_target_close(&target);
 	sr_closep(&x.ctl);

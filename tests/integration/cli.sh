@@ -448,5 +448,18 @@ t_ls_profile_printable() {
 	rm -f "$p"
 }
 
-for_each_user t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_exec_result_no_sandbox() {
+	# exec --result follows a run's rules: a record says why nothing ran.
+	# For a sandbox that is not there, none was written (run and invoke
+	# write one for their bad input).
+	local rec="$SR_OUT/exec-nosb-$SR_AS.json"
+	rm -f "$rec"
+	sr exec --result "$rec" no-such-sandbox -- true
+	assert_eq "exec --result of no sandbox: 125, and a record of status error saying why" \
+		"125 error 125 no sandbox 'no-such-sandbox' (sandbox-run ls lists them)" \
+		"$rc $(json_get "$rec" status) $(json_get "$rec" exit_code) $(json_get "$rec" error)"
+	rm -f "$rec"
+}
+
+for_each_user t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
