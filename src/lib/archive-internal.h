@@ -62,6 +62,7 @@ struct sr_la {
 	__typeof__(archive_entry_set_size) *entry_set_size;
 	__typeof__(archive_entry_set_mtime) *entry_set_mtime;
 	__typeof__(archive_entry_set_symlink) *entry_set_symlink;
+	__typeof__(archive_entry_set_hardlink) *entry_set_hardlink;
 	__typeof__(archive_entry_sparse_add_entry) *entry_sparse_add_entry;
 	bool loaded, writer_loaded;
 	/*

@@ -134,6 +134,7 @@ int sr_la_load_writer(struct sr_error *err)
 	    LA_SYM(entry_set_size, archive_entry_set_size),
 	    LA_SYM(entry_set_mtime, archive_entry_set_mtime),
 	    LA_SYM(entry_set_symlink, archive_entry_set_symlink),
+	    LA_SYM(entry_set_hardlink, archive_entry_set_hardlink),
 	    LA_SYM(entry_sparse_add_entry, archive_entry_sparse_add_entry),
 	};
 	int k = sr_la_load(err);

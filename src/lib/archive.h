@@ -92,6 +92,14 @@ struct sr_write_opts {
 	 */
 	uint64_t max_bytes;
 	const char *limit_what; /* what max_bytes is, for its error ("the sandbox's disk limit") */
+	/*
+	 * A regular file met under more than one name is written whole once,
+	 * at the first, and its other names as hard links to that one (as
+	 * tar(1) does): extracted, they are one file again (the extraction
+	 * links them: archive.c), not a copy each -- 65,000 names of one
+	 * empty file are not 65,000 of the host's inodes.
+	 */
+	bool hardlinks;
 };
 int sr_archive_writer_new(int out_fd, const struct sr_write_opts *o, struct sr_archive_writer **ret,
 			  struct sr_error *err);

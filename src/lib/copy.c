@@ -399,7 +399,7 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 	_cleanup_free_ char *name = NULL;
 	struct sr_archive_writer *w = NULL;
 	_cleanup_close_ int dir = -1, fd = -1;
-	struct sr_write_opts wo = {.idle_ms = opts->idle_ms};
+	struct sr_write_opts wo = {.idle_ms = opts->idle_ms, .hardlinks = true};
 	struct sr_error werr = {0}, kerr = {0};
 	struct stat st;
 	int r, k;

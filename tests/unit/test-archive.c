@@ -899,6 +899,69 @@ START_TEST(test_write_sparse)
 }
 END_TEST
 
+/*
+ * A file under three names (and one of a single name beside it): with
+ * hardlinks, written once and linked twice, and extracted as one file of
+ * three names; without, three files (the stream a changes file needs).
+ */
+static void write_links(const char *tar, bool hardlinks, off_t *ret_size)
+{
+	_cleanup_close_ int out = -1;
+	struct sr_archive_writer *w = NULL;
+	struct sr_error err = {};
+	struct stat st;
+
+	out = openat(tmpfd, tar, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(out, 0);
+	ck_assert_int_eq(
+	    sr_archive_writer_new(out, &(struct sr_write_opts){.hardlinks = hardlinks}, &w, &err),
+	    0);
+	ck_assert_msg(sr_archive_write_tree(w, tmpfd, "lsrc", NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sr_archive_writer_end(w, NULL, NULL, &err) == 0, "%s", err.msg);
+	sr_archive_writer_free(w);
+	ck_assert_int_eq(fstat(out, &st), 0);
+	*ret_size = st.st_size;
+}
+
+START_TEST(test_write_hardlinks)
+{
+	_cleanup_close_ int srcfd = -1, in = -1;
+	struct sr_error err = {};
+	struct stat a, b, c, one;
+	off_t linked, whole;
+
+	ck_assert_int_eq(mkdirat(tmpfd, "lsrc", 0755), 0);
+	srcfd = openat(tmpfd, "lsrc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(srcfd, 0);
+	ck_assert_int_eq(mkdirat(srcfd, "d", 0755), 0);
+	for (int i = 0; i < 12; i++)
+		write_at(srcfd, "a", (uint64_t)i * 8000, 'L', 8000);
+	write_at(srcfd, "a", 96000, 'M', 4000);
+	ck_assert_int_eq(linkat(srcfd, "a", srcfd, "b", 0), 0);
+	ck_assert_int_eq(linkat(srcfd, "a", srcfd, "d/c", 0), 0);
+	write_at(srcfd, "one", 0, 'O', 10);
+
+	write_links("links.tar", true, &linked);
+	write_links("whole.tar", false, &whole);
+	ck_assert_msg(linked < 150000 && whole > 300000, "%jd and %jd bytes", (intmax_t)linked,
+		      (intmax_t)whole);
+
+	in = openat(tmpfd, "links.tar", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(in, 0);
+	ck_assert_msg(sr_archive_extract(in, destfd, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(fstatat(destfd, "lsrc/a", &a, 0), 0);
+	ck_assert_int_eq(fstatat(destfd, "lsrc/b", &b, 0), 0);
+	ck_assert_int_eq(fstatat(destfd, "lsrc/d/c", &c, 0), 0);
+	ck_assert_int_eq(fstatat(destfd, "lsrc/one", &one, 0), 0);
+	ck_assert(a.st_ino == b.st_ino && a.st_ino == c.st_ino);
+	ck_assert_int_eq(a.st_nlink, 3);
+	ck_assert_int_eq(a.st_size, 100000);
+	ck_assert_int_eq(one.st_nlink, 1);
+	assert_bytes("lsrc/d/c", 88000, 'L', 8000);
+	assert_bytes("lsrc/d/c", 96000, 'M', 4000);
+}
+END_TEST
+
 static Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
@@ -946,6 +1009,7 @@ static Suite *archive_suite(void)
 	tcase_add_checked_fixture(tw, setup_tmp, teardown_tmp);
 	tcase_set_timeout(tw, 30);
 	tcase_add_test(tw, test_write_sparse);
+	tcase_add_test(tw, test_write_hardlinks);
 	suite_add_tcase(s, tw);
 	return s;
 }

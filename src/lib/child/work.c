@@ -52,7 +52,8 @@ static int tar_out(const char *path, int fd, struct sr_error *err)
 	dir = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0 || fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", path);
-	if ((r = sr_archive_writer_new(fd, &(struct sr_write_opts){0}, &w, err)) < 0 ||
+	if ((r = sr_archive_writer_new(fd, &(struct sr_write_opts){.hardlinks = true}, &w, err)) <
+		0 ||
 	    (r = sr_archive_write_tree(w, dir, base, NULL, err)) < 0 ||
 	    (r = sr_archive_writer_end(w, NULL, NULL, err)) < 0) {
 		sr_archive_writer_free(w);
@@ -109,6 +110,7 @@ static int snapshot(const struct sr_plan *p, int fd, struct sr_error *err)
 					      .compress = true,
 					      .max_bytes = p->config->disk_bytes,
 					      .limit_what = "the sandbox's disk limit",
+					      .hardlinks = true,
 					  },
 					  &w, err);
 	for (size_t i = 0; r >= 0 && i < SR_ARRAY_SIZE(parts); i++)
