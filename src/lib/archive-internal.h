@@ -29,6 +29,7 @@ struct sr_la {
 	__typeof__(archive_read_data_block) *data_block;
 	__typeof__(archive_read_data) *read_data; /* archive-read.c's alone: loaded by it */
 	__typeof__(archive_error_string) *error_string;
+	__typeof__(archive_errno) *archive_errno;
 	__typeof__(archive_entry_pathname) *entry_pathname;
 	__typeof__(archive_entry_pathname_utf8) *entry_pathname_utf8;
 	__typeof__(archive_entry_symlink) *entry_symlink;

@@ -210,13 +210,21 @@ int sr_archive_writer_new(int out_fd, const struct sr_write_opts *o, struct sr_a
 	return 0;
 }
 
+/*
+ * What went wrong writing, for path's entry (or the stream's end): the
+ * system's word for a full or failing disk ("No space left on device",
+ * not libarchive's "Write error"), libarchive's for the rest.
+ */
 static int write_failed(struct sr_archive_writer *w, const char *path, struct sr_error *err)
 {
+	int e = sr_la.archive_errno(w->a);
 	char shown[256];
 
 	if (w->s && w->s->timed_out)
 		return sr_la_idle_error(w->s, err);
 	sr_printable(path, shown, sizeof(shown));
+	if (e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO || e == EROFS)
+		return sr_error_errno(err, -e, "archive %s", shown);
 	return sr_error_msg(err, -EIO, "archive %s: %s", shown,
 			    sr_la.error_string(w->a) ?: "write error");
 }
@@ -535,10 +543,7 @@ int sr_archive_writer_end(struct sr_archive_writer *w, uint64_t *ret_entries, ui
 			  struct sr_error *err)
 {
 	if (sr_la.write_close(w->a) != ARCHIVE_OK)
-		return w->s && w->s->timed_out
-			   ? sr_la_idle_error(w->s, err)
-			   : sr_error_msg(err, -EIO, "write archive: %s",
-					  sr_la.error_string(w->a) ?: "cannot finish");
+		return write_failed(w, "(its end)", err);
 	if (ret_entries)
 		*ret_entries = w->entries;
 	if (ret_skipped)

@@ -80,6 +80,7 @@ int sr_la_load(struct sr_error *err)
 	    LA_SYM(next_header, archive_read_next_header),
 	    LA_SYM(data_block, archive_read_data_block),
 	    LA_SYM(error_string, archive_error_string),
+	    LA_SYM(archive_errno, archive_errno),
 	    LA_SYM(entry_pathname, archive_entry_pathname),
 	    LA_SYM(entry_pathname_utf8, archive_entry_pathname_utf8),
 	    LA_SYM(entry_symlink, archive_entry_symlink),

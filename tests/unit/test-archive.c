@@ -962,6 +962,28 @@ START_TEST(test_write_hardlinks)
 }
 END_TEST
 
+/* A full disk under the stream says so, not libarchive's "Write error". */
+START_TEST(test_write_full)
+{
+	_cleanup_close_ int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	struct sr_archive_writer *w = NULL;
+	struct sr_error err = {};
+	int k;
+
+	ck_assert_int_ge(full, 0);
+	ck_assert_int_eq(mkdirat(tmpfd, "fsrc", 0755), 0);
+	for (int i = 0; i < 4; i++)
+		write_at(tmpfd, "fsrc/f", (uint64_t)i * 8000, 'x', 8000);
+	ck_assert_int_eq(sr_archive_writer_new(full, &(struct sr_write_opts){0}, &w, &err), 0);
+	k = sr_archive_write_tree(w, tmpfd, "fsrc", NULL, &err);
+	if (k == 0)
+		k = sr_archive_writer_end(w, NULL, NULL, &err);
+	sr_archive_writer_free(w);
+	ck_assert_int_eq(k, -ENOSPC);
+	ck_assert_msg(strstr(err.msg, "No space left on device"), "%s", err.msg);
+}
+END_TEST
+
 static Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
@@ -1010,6 +1032,7 @@ static Suite *archive_suite(void)
 	tcase_set_timeout(tw, 30);
 	tcase_add_test(tw, test_write_sparse);
 	tcase_add_test(tw, test_write_hardlinks);
+	tcase_add_test(tw, test_write_full);
 	suite_add_tcase(s, tw);
 	return s;
 }
