@@ -327,9 +327,12 @@ out:
 
 static int check(const struct sr_config *c, const struct export *e, struct sr_error *err)
 {
-	if (!!e->oci == e->k8s)
+	if (e->oci && e->k8s)
 		return sr_error_msg(err, -EINVAL,
-				    "export needs one of --oci DIR or --k8s (see export --help)");
+				    "--oci DIR or --k8s, not both (see export --help)");
+	if (!e->oci && !e->k8s)
+		return sr_error_msg(err, -EINVAL,
+				    "needs one of --oci DIR or --k8s (see export --help)");
 	if (e->oci && e->k8s_only)
 		return sr_error_msg(
 		    err, -EINVAL,

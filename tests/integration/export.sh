@@ -274,6 +274,12 @@ t_bundle() {
 	rm -rf "$SR_OUT/bundle-$SR_AS-egress" "$SR_OUT/bundle-$SR_AS-egress2"
 	sr export "$SR_TMP/examples/echo-agent"
 	assert_eq "export without --oci or --k8s: 125" 125 "$rc"
+	assert_eq "saying so, once" \
+		"sandbox-run: export: needs one of --oci DIR or --k8s (see export --help)" "$errout"
+	sr export --k8s --oci "$SR_OUT/bundle-$SR_AS-both" "$SR_TMP/examples/echo-agent"
+	assert_eq "with both: 125, saying both were given, nothing made" \
+		"125 sandbox-run: export: --oci DIR or --k8s, not both (see export --help) no" \
+		"$rc $errout $([ -e "$SR_OUT/bundle-$SR_AS-both" ] && echo yes || echo no)"
 	t_bundle_failed
 }
 
