@@ -304,6 +304,20 @@ sys.stdout.write(out.decode(errors="replace"))' "$SR" deploy --net none --instal
 	sr deployments rm tty "$SR_AS-tty"
 }
 
+# A deployment none of whose deploys has finished has no current version:
+# rollback says that, not "no ready version older than 0".
+t_rollback_none() {
+	local d
+	d=$(make_agent "never-$SR_AS" 'echo hi')
+	sr deploy --name never --net none --install 'echo failing; exit 3' "$d"
+	assert_eq "a first deploy whose install fails: 125" 125 "$rc"
+	sr deployments rollback never
+	assert_eq "rollback of it: 125, saying there is nothing current" \
+		"125 sandbox-run: deployments rollback: deployment 'never' has no current version to roll back from (no deploy of it has finished; sandbox-run deployments lists them)" \
+		"$rc $errout"
+	sr deployments rm never
+}
+
 for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
-	t_in_flight t_python t_python_requirements t_refusals t_foreign_data_dir t_terminal
+	t_in_flight t_python t_python_requirements t_refusals t_foreign_data_dir t_terminal t_rollback_none
 done_testing
