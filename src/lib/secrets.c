@@ -157,6 +157,8 @@ int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
 					    key, name, name);
 		return sr_error_errno(err, r, "secret %s: remove %s", key, path);
 	}
+	/* The last one gone, its name's directory goes too (a name never deployed has no other). */
+	(void)rmdir(dir);
 	return 0;
 }
 

@@ -316,6 +316,12 @@ t_rollback_none() {
 		"125 sandbox-run: deployments rollback: deployment 'never' has no current version to roll back from (no deploy of it has finished; sandbox-run deployments lists them)" \
 		"$rc $errout"
 	sr deployments rm never
+	# Secrets of a name never deployed: the last one removed takes its directory along.
+	echo v >"$SR_TMP/ghost-$SR_AS"
+	SR_STDIN="$SR_TMP/ghost-$SR_AS" sr secrets set ghost KEY
+	sr secrets rm ghost KEY
+	assert_eq "secrets rm of a never-deployed name's last key: nothing left of it" \
+		"0 no" "$rc $([ -e "$(data_dir)/secrets/ghost" ] && echo yes || echo no)"
 }
 
 for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
