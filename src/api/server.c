@@ -8,6 +8,7 @@
 #include "server.h"
 #include "options.h"
 #include "peeruid.h"
+#include "profile.h"
 #include "state.h"
 #include "util.h"
 
@@ -463,6 +464,20 @@ static int setup_tick(struct srv *s, struct sr_error *err)
 	return 0;
 }
 
+/* E2B's creates are made of --e2b-profile: a name that loads no profile is refused now, not then. */
+static int check_e2b_profile(struct srv *s, struct sr_error *err)
+{
+	struct sr_config c;
+	int r;
+
+	sr_config_init(&c);
+	r = sr_profile_load(&c, s->o.e2b_profile, err);
+	sr_config_free(&c);
+	if (r < 0)
+		sr_error_prefix(err, "--e2b-profile");
+	return r;
+}
+
 int sr_serve_new(const struct sr_serve_opts *o, struct sr_serve **ret, struct sr_error *err)
 {
 	struct srv *s = calloc(1, sizeof(*s));
@@ -489,7 +504,8 @@ int sr_serve_new(const struct sr_serve_opts *o, struct sr_serve **ret, struct sr
 	if (!s->o.max_output)
 		s->o.max_output = 16 << 20;
 	*ret = (struct sr_serve *)s;
-	if ((r = sr_mhd_load(err)) < 0 || (r = sr_state_dir(&s->statedir, err)) < 0)
+	if ((r = sr_mhd_load(err)) < 0 || (r = check_e2b_profile(s, err)) < 0 ||
+	    (r = sr_state_dir(&s->statedir, err)) < 0)
 		return r;
 	s->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (s->ep < 0)

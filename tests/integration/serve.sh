@@ -109,6 +109,12 @@ t_errors() {
 		"$errout"
 	api GET /v1/sandboxes
 	assert_eq "and the first one still answers there" 200 "$code"
+	# An --e2b-profile that loads nothing was taken, and E2B's creates failed later.
+	rc=0
+	errout=$(as_user timeout 5 "$SR" serve --e2b-profile nosuch --listen "unix:$SOCK.2" 2>&1 >/dev/null) || rc=$?
+	assert_match "serve --e2b-profile nosuch: refused at start (125), in one line" \
+		"^125 sandbox-run: serve: --e2b-profile: profile 'nosuch' not found" "$rc $errout"
+	check "no socket left" test ! -e "$SOCK.2"
 	stop_serve
 	# One that died (SIGKILL) left its socket: the next one takes its place.
 	start_serve || return
