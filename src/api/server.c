@@ -464,7 +464,7 @@ static int setup_tick(struct srv *s, struct sr_error *err)
 	return 0;
 }
 
-/* E2B's creates are made of --e2b-profile: a name that loads no profile is refused now, not then. */
+/* E2B's creates are made of --e2b-profile: one that loads no profile is refused at once. */
 static int check_e2b_profile(struct srv *s, struct sr_error *err)
 {
 	struct sr_config c;

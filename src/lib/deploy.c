@@ -612,10 +612,11 @@ int sr_deploy_rollback(const char *name, unsigned to, unsigned *ret_version, str
 				    "deployments lists them)",
 				    name, to);
 	if (!pick && !current)
-		return sr_error_msg(err, -ENOENT,
-				    "deployment '%s' has no current version to roll back from (no "
-				    "deploy of it has finished; sandbox-run deployments lists them)",
-				    name);
+		return sr_error_msg(
+		    err, -ENOENT,
+		    "deployment '%s' has no current version to roll back from (no "
+		    "deploy of it has finished; sandbox-run deployments lists them)",
+		    name);
 	if (!pick)
 		return sr_error_msg(err, -ENOENT,
 				    "deployment '%s' has no ready version older than %u to roll "
