@@ -240,30 +240,31 @@ data_dir() {
 	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
 }
 
-# A snapshot is written by a worker inside straight into the host's data
-# directory: the agent made it write one 8 MB file at each of its hard
-# links (free on its disk), 3 GB from a 50 MB disk for 300 links, and as
-# much more as it liked (a disk filled). No more than the disk limit now,
-# and nothing left of a snapshot refused.
+# A snapshot's worker writes straight into a file in the host's data
+# directory: one 8 MB file under 13 names was 13 copies, and more links
+# filled the host's disk from a sandbox of 50 MB. Hard links are links in
+# a snapshot now, stored once; and the file's data is bounded by the
+# disk limit whatever else makes the walk meet data twice (the bound:
+# test-archive.c test_write_bound).
 t_snapshot_bounded() {
-	local d
+	local d f
 	d=$(data_dir)
 	new_sandbox --disk 50M
 	sr exec "$sb" -- sh -c 'head -c 8M /dev/urandom >/tmp/f && mkdir /tmp/l &&
 		for i in 1 2 3 4 5 6 7 8 9 10 11 12; do ln /tmp/f /tmp/l/$i || exit 1; done'
 	assert_eq "the agent links one 8 MB file 12 times (8 MB of its disk)" 0 "$rc"
 	sr snapshot "$sb" "links-$SR_AS"
-	assert_eq "snapshot: 125" 125 "$rc"
-	assert_match "saying it is past the disk limit" "more than 52428800 bytes of files, the sandbox's disk limit" "$errout"
-	sr snapshots --json
-	assert_no_match "no such snapshot" "links-$SR_AS" "$out"
+	assert_eq "snapshot: made" 0 "$rc"
+	f=$(find "$d/snapshots/links-$SR_AS" -name 'files.tar*' 2>/dev/null | head -1)
+	check "holding the file once (under 12 MB, not 104)" test "$(stat -c %s "$f" 2>/dev/null || echo 999999999)" -lt 12000000
+	sr rm "$sb"
+	new_sandbox --from "links-$SR_AS"
+	sr exec "$sb" -- stat -c %h /tmp/f
+	assert_eq "restored: one file of 13 names" 13 "$out"
+	sr rm "$sb"
+	sr snapshots rm "links-$SR_AS"
 	check "nothing of it left in the data directory" until_ok 5 \
 		test -z "$(find "$d/snapshots" -mindepth 1 -maxdepth 1 2>/dev/null)"
-	sr exec "$sb" -- rm -r /tmp/l
-	sr snapshot "$sb" "one-$SR_AS"
-	assert_eq "the file once: a snapshot" 0 "$rc"
-	sr snapshots rm "one-$SR_AS"
-	sr rm "$sb"
 }
 
 for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \

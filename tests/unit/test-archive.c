@@ -984,6 +984,42 @@ START_TEST(test_write_full)
 }
 END_TEST
 
+/* At most max_bytes of file data in the stream, holes not counted: past it, -EFBIG naming the
+ * bound. */
+START_TEST(test_write_bound)
+{
+	_cleanup_close_ int out = -1;
+	struct sr_archive_writer *w = NULL;
+	struct sr_error err = {};
+	int k;
+
+	ck_assert_int_eq(mkdirat(tmpfd, "bsrc", 0755), 0);
+	for (int i = 0; i < 4; i++)
+		write_at(tmpfd, "bsrc/a", (uint64_t)i * 8000, 'a', 8000);
+	for (int i = 0; i < 4; i++)
+		write_at(tmpfd, "bsrc/b", (uint64_t)i * 8000, 'b', 8000);
+	set_size(tmpfd, "bsrc/sparse", 1 << 30);
+	out = openat(tmpfd, "bound.tar", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(out, 0);
+	/* 64,000 bytes of data and a 1 GiB hole: within 70,000. */
+	ck_assert_int_eq(
+	    sr_archive_writer_new(out, &(struct sr_write_opts){.max_bytes = 70000}, &w, &err), 0);
+	k = sr_archive_write_tree(w, tmpfd, "bsrc", NULL, &err);
+	sr_archive_writer_free(w);
+	ck_assert_msg(k == 0, "%s", err.msg);
+	ck_assert_int_eq(ftruncate(out, 0), 0);
+	ck_assert_int_eq(sr_archive_writer_new(
+			     out,
+			     &(struct sr_write_opts){.max_bytes = 50000, .limit_what = "the limit"},
+			     &w, &err),
+			 0);
+	k = sr_archive_write_tree(w, tmpfd, "bsrc", NULL, &err);
+	sr_archive_writer_free(w);
+	ck_assert_int_eq(k, -EFBIG);
+	ck_assert_msg(strstr(err.msg, "more than 50000 bytes of files, the limit"), "%s", err.msg);
+}
+END_TEST
+
 static Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
@@ -1033,6 +1069,7 @@ static Suite *archive_suite(void)
 	tcase_add_test(tw, test_write_sparse);
 	tcase_add_test(tw, test_write_hardlinks);
 	tcase_add_test(tw, test_write_full);
+	tcase_add_test(tw, test_write_bound);
 	suite_add_tcase(s, tw);
 	return s;
 }
