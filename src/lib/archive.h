@@ -87,8 +87,8 @@ struct sr_write_opts {
 	 * file's extents, not its holes) in the whole stream: past it,
 	 * -EFBIG before the file's header (0: no bound). The tree walked may
 	 * be the agent's, which can make one file's data many times over (a
-	 * hard link is written whole at each of its names, and a directory
-	 * renamed ahead of the walk is walked again).
+	 * directory renamed ahead of the walk is walked again; a hard link
+	 * is written whole at each of its names unless hardlinks is set).
 	 */
 	uint64_t max_bytes;
 	const char *limit_what; /* what max_bytes is, for its error ("the sandbox's disk limit") */

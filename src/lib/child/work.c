@@ -91,9 +91,9 @@ static int tar_in(const struct sr_plan *p, const char *path, int fd, struct sr_e
  * The sandbox's writable parts, each under its own name: what create
  * --from restores. Written straight into the host's file (snapshot.h), so
  * bounded here: no more file data than the sandbox's disk holds, however
- * often the agent makes the walk meet the same data (hard links, a
- * directory renamed ahead of it); a restore with the same limit could not
- * take more anyway.
+ * often the agent makes the walk meet the same data (a directory renamed
+ * ahead of it; hard links are stored once, as links); a restore with the
+ * same limit could not take more anyway.
  */
 static int snapshot(const struct sr_plan *p, int fd, struct sr_error *err)
 {
