@@ -29,7 +29,6 @@ struct sr_la {
 	__typeof__(archive_read_data_block) *data_block;
 	__typeof__(archive_read_data) *read_data; /* archive-read.c's alone: loaded by it */
 	__typeof__(archive_error_string) *error_string;
-	__typeof__(archive_errno) *archive_errno;
 	__typeof__(archive_entry_pathname) *entry_pathname;
 	__typeof__(archive_entry_pathname_utf8) *entry_pathname_utf8;
 	__typeof__(archive_entry_symlink) *entry_symlink;
@@ -54,6 +53,7 @@ struct sr_la {
 	__typeof__(archive_write_header) *write_header;
 	__typeof__(archive_write_data) *write_data;
 	__typeof__(archive_write_close) *write_close;
+	__typeof__(archive_errno) *archive_errno; /* the writer's: the reader says why in words */
 	__typeof__(archive_entry_new) *entry_new;
 	__typeof__(archive_entry_free) *entry_free;
 	__typeof__(archive_entry_clear) *entry_clear;
