@@ -529,6 +529,42 @@ START_TEST(test_hardlink_escapes)
 }
 END_TEST
 
+/*
+ * A hard link names a file this extraction made, never one dest had
+ * before: cp into an existing directory of the caller's extracts among
+ * the caller's files, and a stream from the sandbox must not give one of
+ * them a second name in the copy.
+ */
+START_TEST(test_hardlink_to_file_there_before)
+{
+	static const struct ent ents[] = {
+	    FILE_("f", 0644, "made"),
+	    HARD_("h", "secret"),
+	};
+	static const struct ent ents2[] = {
+	    FILE_("secret", 0644, "replaced"),
+	    HARD_("h", "secret"),
+	};
+	struct sr_error err;
+	struct stat st;
+	int fd = openat(destfd, "secret", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int k;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "caller", 6), 6);
+	close(fd);
+	k = extract("before.tar", TAR, ents, SR_ARRAY_SIZE(ents), 0, &err);
+	assert_error(k, -EPERM, &err,
+		     "extract h: hard link target is not a regular file extracted");
+	assert_absent(destfd, "h");
+	ck_assert_int_eq(fstatat(destfd, "secret", &st, 0), 0);
+	ck_assert_int_eq(st.st_nlink, 1);
+	/* Replaced by the archive's own file first, it is one extracted: linked. */
+	ck_assert_int_eq(extract("replaced.tar", TAR, ents2, SR_ARRAY_SIZE(ents2), 0, &err), 0);
+	assert_file("h", "replaced", 0644);
+}
+END_TEST
+
 START_TEST(test_special_files)
 {
 	static const struct {
@@ -1051,6 +1087,7 @@ static Suite *archive_suite(void)
 	tcase_add_test(th, test_symlink_escapes);
 	tcase_add_test(th, test_symlink_within_top);
 	tcase_add_test(th, test_hardlink_escapes);
+	tcase_add_test(th, test_hardlink_to_file_there_before);
 	tcase_add_test(th, test_special_files);
 	tcase_add_test(th, test_dir_over_file);
 	tcase_add_test(th, test_bomb_declared_size);
