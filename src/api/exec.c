@@ -689,7 +689,11 @@ void sr_api_exec_attach(struct req *r, struct sr_api_attach *a)
 		exec_free(x);
 		return;
 	}
-	if (kcall_attach(r->s, steal_fd(&t->hold), t->id, &x->k) < 0) {
+	ret = kcall_attach(r->s, steal_fd(&t->hold), t->id, &x->k);
+	/* What is left of it (its fds are x's now): the keeper's state, no part of an invocation.
+	 */
+	sr_pool_taken_close(t);
+	if (ret < 0) {
 		srv_answer_error(r, -ENOMEM, "invoke: out of memory");
 		exec_free(x);
 		return;
