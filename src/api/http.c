@@ -297,12 +297,13 @@ void srv_answer_err(struct req *r, const char *verb, const struct sr_error *err)
  * the listener it came on, and whether it is another user's (counted
  * until it closes). libmicrohttpd owns it from its STARTED notice, which
  * comes inside MHD_add_connection(), and tells its CLOSED, also when it
- * gives up on the connection after STARTED.
+ * gives up on the connection after STARTED: freed then, before
+ * MHD_add_connection() returns (srv_add_connection() looks at s->adding,
+ * never at the tag, to know).
  */
 struct conn_tag {
 	const struct listener *l;
 	bool foreign;
-	bool taken;
 };
 
 /* The token, if this request needs one (TCP) and shows it, in constant time. */
@@ -554,8 +555,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 
 	(void)conn;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		if ((t = s->adding))
-			t->taken = true;
+		/* Taken: libmicrohttpd's from now (NULL says so to srv_add_connection()). */
+		t = steal_pointer(&s->adding);
 		*socket_context = t;
 	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && (t = *socket_context)) {
 		if (t->foreign)
@@ -589,6 +590,7 @@ void srv_add_connection(struct srv *s, const struct listener *l, int fd, bool fo
 	socklen_t len = sizeof(ss);
 	struct conn_tag *t = calloc(1, sizeof(*t));
 	enum MHD_Result r;
+	bool taken;
 
 	if (!t || getpeername(fd, (struct sockaddr *)&ss, &len) < 0) {
 		free(t);
@@ -601,8 +603,9 @@ void srv_add_connection(struct srv *s, const struct listener *l, int fd, bool fo
 	s->adding = t;
 	/* It closes fd itself if it cannot take it (its connection limit). */
 	r = sr_mhd.add_connection(s->mhd, fd, (struct sockaddr *)&ss, len);
+	taken = !s->adding;
 	s->adding = NULL;
-	if (r == MHD_NO && !t->taken) {
+	if (r == MHD_NO && !taken) {
 		if (foreign)
 			srv_foreign_closed(s);
 		free(t);
