@@ -13,6 +13,7 @@
 #include <archive_entry.h>
 #include <locale.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct sr_la {
 	__typeof__(archive_read_new) *read_new;
@@ -106,3 +107,24 @@ int sr_la_wait(struct sr_la_stream *s, short events);
  * 2s") or was cancelled ("interrupted").
  */
 int sr_la_idle_error(const struct sr_la_stream *s, struct sr_error *err);
+
+/*
+ * Files by (dev, inode), each with a string of its own (archive.c): the
+ * writer's files of several names (where each was written whole), the
+ * extraction's files made (a hard link may name only one of them).
+ * Open addressing, at most half full.
+ */
+struct sr_inode_slot {
+	dev_t dev;
+	ino_t ino;
+	char *value; /* NULL: a free slot */
+};
+struct sr_inode_map {
+	struct sr_inode_slot *v;
+	size_t n, cap; /* cap: 0 or a power of 2 */
+};
+/* The value of (dev, ino), NULL if none. */
+const char *sr_inode_map_get(const struct sr_inode_map *m, dev_t dev, ino_t ino);
+/* (dev, ino) with a copy of value, unless it is there already: 0, or -ENOMEM. */
+int sr_inode_map_add(struct sr_inode_map *m, dev_t dev, ino_t ino, const char *value);
+void sr_inode_map_free(struct sr_inode_map *m);

@@ -46,21 +46,13 @@ struct extent {
 	uint64_t off, len;
 };
 
-/* A file with more than one name, written whole at path (o->hardlinks). */
-struct linked {
-	dev_t dev;
-	ino_t ino;
-	char *path; /* NULL: a free slot */
-};
-
 struct sr_archive_writer {
 	struct archive *a;
 	struct archive_entry *e;
 	uint64_t entries, skipped;
 	bool hardlinks;
-	struct linked *links; /* open addressing on (dev, ino), cap_links a power of 2 */
-	size_t n_links, cap_links;
-	uint64_t data, max_bytes; /* file data written so far, and its bound (0: none) */
+	struct sr_inode_map linked; /* o->hardlinks: where each file of several names was written */
+	uint64_t data, max_bytes;   /* file data written so far, and its bound (0: none) */
 	const char *limit_what;
 	locale_t old;
 	struct sr_la_stream *s; /* with an idle bound, else NULL */
@@ -82,61 +74,10 @@ void sr_archive_writer_free(struct sr_archive_writer *w)
 	if (w->zeros)
 		munmap((void *)w->zeros, ZEROS_SIZE);
 	free(w->s);
-	for (size_t i = 0; i < w->cap_links; i++)
-		free(w->links[i].path);
-	free(w->links);
+	sr_inode_map_free(&w->linked);
 	if (sr_la.utf8)
 		uselocale(w->old);
 	free(w);
-}
-
-static size_t link_slot(const struct linked *v, size_t cap, dev_t dev, ino_t ino)
-{
-	size_t i = (size_t)((ino * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)dev) & (cap - 1);
-
-	while (v[i].path && (v[i].dev != dev || v[i].ino != ino))
-		i = (i + 1) & (cap - 1);
-	return i;
-}
-
-/*
- * Where the file (dev, ino) was written whole, or NULL, remembering path
- * for it then; -ENOMEM in *ret_err.
- */
-static const char *linked_at(struct sr_archive_writer *w, dev_t dev, ino_t ino, const char *path,
-			     int *ret_err)
-{
-	size_t i;
-
-	*ret_err = 0;
-	if (w->cap_links) {
-		i = link_slot(w->links, w->cap_links, dev, ino);
-		if (w->links[i].path)
-			return w->links[i].path;
-	}
-	if ((w->n_links + 1) * 2 > w->cap_links) {
-		size_t cap = w->cap_links ? w->cap_links * 2 : 64;
-		struct linked *v = calloc(cap, sizeof(*v));
-
-		if (!v) {
-			*ret_err = -ENOMEM;
-			return NULL;
-		}
-		for (size_t k = 0; k < w->cap_links; k++)
-			if (w->links[k].path)
-				v[link_slot(v, cap, w->links[k].dev, w->links[k].ino)] =
-				    w->links[k];
-		free(w->links);
-		w->links = v;
-		w->cap_links = cap;
-	}
-	i = link_slot(w->links, w->cap_links, dev, ino);
-	w->links[i] = (struct linked){.dev = dev, .ino = ino, .path = strdup(path)};
-	if (!w->links[i].path)
-		*ret_err = -ENOMEM;
-	else
-		w->n_links++;
-	return NULL;
 }
 
 /* The stream's writer with an idle bound (archive-internal.h). */
@@ -435,8 +376,9 @@ static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, 
 		}
 		sr_la.entry_set_filetype(w->e, S_ISDIR(st.st_mode) ? AE_IFDIR : AE_IFREG);
 		if (S_ISREG(st.st_mode) && st.st_nlink > 1 && w->hardlinks) {
-			int k;
-			const char *first = linked_at(w, st.st_dev, st.st_ino, path, &k);
+			const char *first = sr_inode_map_get(&w->linked, st.st_dev, st.st_ino);
+			int k =
+			    first ? 0 : sr_inode_map_add(&w->linked, st.st_dev, st.st_ino, path);
 
 			if (k < 0)
 				return sr_error_errno(err, k, "archive %s", path);

@@ -164,60 +164,61 @@ struct extract {
 	int parent_fd;
 	char shown[256]; /* the current entry's name, safe to print */
 	/*
-	 * The regular files this extraction made, by (dev, inode): a hard
-	 * link's target must be one of them, never a file dest had before (a
-	 * copy into an existing directory of the caller's).
+	 * The regular files this extraction made: a hard link's target must
+	 * be one of them, never a file dest had before (a copy into an
+	 * existing directory of the caller's).
 	 */
-	struct made_file {
-		dev_t dev;
-		ino_t ino;
-	} * made;
-	size_t n_made, cap_made; /* open addressing, cap_made a power of 2 */
+	struct sr_inode_map made;
 };
 
-static size_t made_slot(const struct made_file *v, size_t cap, dev_t dev, ino_t ino)
+static size_t inode_slot(const struct sr_inode_slot *v, size_t cap, dev_t dev, ino_t ino)
 {
 	size_t i = (size_t)(((uint64_t)ino ^ ((uint64_t)dev << 32)) * 0x9e3779b97f4a7c15ULL >> 17) &
 		   (cap - 1);
 
-	while ((v[i].dev || v[i].ino) && (v[i].dev != dev || v[i].ino != ino))
+	while (v[i].value && (v[i].dev != dev || v[i].ino != ino))
 		i = (i + 1) & (cap - 1);
 	return i;
 }
 
-static bool made_here(const struct extract *x, const struct stat *st)
+const char *sr_inode_map_get(const struct sr_inode_map *m, dev_t dev, ino_t ino)
 {
-	size_t i;
-
-	if (!x->cap_made)
-		return false;
-	i = made_slot(x->made, x->cap_made, st->st_dev, st->st_ino);
-	return x->made[i].dev || x->made[i].ino;
+	return m->cap ? m->v[inode_slot(m->v, m->cap, dev, ino)].value : NULL;
 }
 
-static int remember_made(struct extract *x, const struct stat *st)
+int sr_inode_map_add(struct sr_inode_map *m, dev_t dev, ino_t ino, const char *value)
 {
 	size_t i;
 
-	if (made_here(x, st))
+	if (sr_inode_map_get(m, dev, ino))
 		return 0;
-	if ((x->n_made + 1) * 2 > x->cap_made) {
-		size_t cap = x->cap_made ? x->cap_made * 2 : 64;
-		struct made_file *v = calloc(cap, sizeof(*v));
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct sr_inode_slot *v = calloc(cap, sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
-		for (size_t k = 0; k < x->cap_made; k++)
-			if (x->made[k].dev || x->made[k].ino)
-				v[made_slot(v, cap, x->made[k].dev, x->made[k].ino)] = x->made[k];
-		free(x->made);
-		x->made = v;
-		x->cap_made = cap;
+		for (size_t k = 0; k < m->cap; k++)
+			if (m->v[k].value)
+				v[inode_slot(v, cap, m->v[k].dev, m->v[k].ino)] = m->v[k];
+		free(m->v);
+		m->v = v;
+		m->cap = cap;
 	}
-	i = made_slot(x->made, x->cap_made, st->st_dev, st->st_ino);
-	x->made[i] = (struct made_file){.dev = st->st_dev, .ino = st->st_ino};
-	x->n_made++;
+	i = inode_slot(m->v, m->cap, dev, ino);
+	m->v[i] = (struct sr_inode_slot){.dev = dev, .ino = ino, .value = strdup(value)};
+	if (!m->v[i].value)
+		return -ENOMEM;
+	m->n++;
 	return 0;
+}
+
+void sr_inode_map_free(struct sr_inode_map *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->v[i].value);
+	free(m->v);
+	*m = (struct sr_inode_map){0};
 }
 
 /*
@@ -496,7 +497,7 @@ static int make_file(struct extract *x, struct archive_entry *e, int dirfd, cons
 	if (fd < 0)
 		return write_error(x, sr_negerrno(), err);
 	/* Made here: a later hard link may name it (make_hardlink()). */
-	if (fstat(fd, &st) < 0 || (k = remember_made(x, &st)) < 0) {
+	if (fstat(fd, &st) < 0 || (k = sr_inode_map_add(&x->made, st.st_dev, st.st_ino, "")) < 0) {
 		k = sr_error_errno(err, k < 0 ? k : sr_negerrno(), "extract %s", x->shown);
 		(void)unlinkat(dirfd, leaf, 0);
 		return k;
@@ -632,7 +633,7 @@ static int make_hardlink(struct extract *x, struct archive_entry *e, const char 
 	tfd = open_dir(x->dest, slash ? target : "", NULL);
 	/* Regular files only: a hard link to a symlink or device is refused as the original is. */
 	if (tfd < 0 || fstatat(tfd, tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
-	    !made_here(x, &st))
+	    !sr_inode_map_get(&x->made, st.st_dev, st.st_ino))
 		return sr_error_msg(err, -EPERM,
 				    "extract %s: hard link target is not a regular file extracted "
 				    "earlier",
@@ -849,7 +850,7 @@ static int extract_all(int archive_fd, int dest_dirfd, const struct sr_extract_o
 	}
 	if (x.parent_fd >= 0)
 		close(x.parent_fd);
-	free(x.made);
+	sr_inode_map_free(&x.made);
 	if (k < 0 && s && (s->timed_out || s->cancelled))
 		return sr_la_idle_error(s, err);
 	return k < 0 ? k : 0;
