@@ -3,7 +3,8 @@
 # medians): `sandbox-run exec ID -- /bin/true` into a sandbox made once,
 # a cold `sandbox-run -- /bin/true`, and bubblewrap's cold start. Then the
 # keeper's memory (RSS, and PSS: what it costs beside the other
-# processes sharing libc). Prints Markdown for docs/performance.md.
+# processes sharing libc), right after the execs and idle a moment later.
+# Prints Markdown for docs/performance.md.
 #
 #   bench/living.sh [RUNS]          as an unprivileged user (root drops to one)
 #   BENCH_AS=root bench/living.sh   as root
@@ -73,7 +74,13 @@ EOF
 
 keeper=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keeper_pid"])' \
 	"$SANDBOX_RUN_STATE_DIR/$id/state.json")
+memory() {
+	awk -v when="$1" '/^Rss:/ {rss += $2} /^Pss:/ {pss += $2} /^Private_(Clean|Dirty):/ {uss += $2}
+		END {printf "keeper memory %s: RSS %d KiB, PSS %d KiB, private (USS) %d KiB\n", when, rss, pss, uss}' \
+		/proc/"$keeper"/smaps
+}
 echo
-awk '/^Rss:/ {rss += $2} /^Pss:/ {pss += $2} /^Private_(Clean|Dirty):/ {uss += $2}
-	END {printf "keeper memory: RSS %d KiB, PSS %d KiB, private (USS) %d KiB\n", rss, pss, uss}' \
-	/proc/"$keeper"/smaps
+memory "right after the execs"
+# Idle a second after its last client, a keeper drops its code's pages again.
+sleep 1.5
+memory "idle (1.5 s later)"

@@ -39,7 +39,14 @@
 /* An END's grace, as a run's timeout has it: PID 1 ends the sandbox itself, or is killed. */
 /* How much later a release's state.json is written (save_state_later). */
 #define SAVE_LATER_MS 5
-#define END_GRACE_MS  1000
+/*
+ * Idle this long after its last client, a keeper gives back its pages of
+ * code again (sr_proc_drop_clean_pages): an exec faults in the relay's and
+ * the protocol's code, in 64 KiB blocks around each page (the kernel's
+ * fault-around), which would otherwise stay in its RSS while it waits.
+ */
+#define TRIM_IDLE_MS 1000
+#define END_GRACE_MS 1000
 /* keeper.log stops growing here: a flapping helper must not fill the disk. */
 #define LOG_MAX (1 << 20)
 /*
@@ -118,6 +125,7 @@ struct keeper {
 	int lock;
 	json_t *state;
 	int64_t save_at_ns;	 /* state.json to write then (save_state_later), 0: nothing */
+	int64_t trim_at_ns;	 /* its code's pages to drop then (TRIM_IDLE_MS), 0: nothing */
 	struct sr_result record; /* enforced, as create found it */
 	struct sr_sandbox *sb;
 	int listen_fd;
@@ -351,6 +359,13 @@ static void collect(struct keeper *k)
 	sr_sandbox_end(k->sb, END_GRACE_MS);
 }
 
+/* Nobody connected any more: its pages of code to drop a while later (TRIM_IDLE_MS). */
+static void trim_when_idle(struct keeper *k)
+{
+	if (!k->n_clients && !k->n_conns)
+		k->trim_at_ns = sr_monotonic_ns() + TRIM_IDLE_MS * 1000000LL;
+}
+
 static struct client *client_of_pid(struct keeper *k, pid_t pid)
 {
 	for (size_t i = 0; i < k->n_clients; i++)
@@ -369,6 +384,7 @@ static void drop_client(struct keeper *k, size_t i)
 	sr_closep(&cl->timerfd);
 	free(cl);
 	k->clients[i] = k->clients[--k->n_clients];
+	trim_when_idle(k);
 }
 
 /*
@@ -623,6 +639,7 @@ static void drop_conn(struct keeper *k, size_t i)
 	sr_closep(&c->sandbox_fd);
 	free(c);
 	k->conns[i] = k->conns[--k->n_conns];
+	trim_when_idle(k);
 }
 
 static void on_connected(void *ctx, struct sr_sandbox *sb, uint32_t id, int fd,
@@ -1317,20 +1334,37 @@ static void on_client_timer(struct keeper *k, struct client *cl)
 	hang_up(cl);
 }
 
-/* ms: the loop's own wait (-1: none); shorter when state.json is to be written sooner. */
+/* ns from now until at (a CLOCK_MONOTONIC time, 0: none), as a poll timeout in ms; -1 for none. */
+static int ms_until(int64_t at, int64_t now)
+{
+	if (!at)
+		return -1;
+	return at <= now ? 0 : (int)((at - now) / 1000000 + 1);
+}
+
+static int earlier(int a, int b)
+{
+	return a < 0 || (b >= 0 && b < a) ? b : a;
+}
+
+/*
+ * What is due now (state.json to write, pages to drop once nobody is
+ * connected); then the loop's wait: ms (-1: none), or shorter for what is
+ * due next.
+ */
 static int poll_timeout(struct keeper *k, int ms)
 {
-	int64_t left;
+	int64_t now = sr_monotonic_ns();
 
-	if (!k->save_at_ns)
-		return ms;
-	left = k->save_at_ns - sr_monotonic_ns();
-	if (left <= 0) {
+	if (k->save_at_ns && k->save_at_ns <= now)
 		save_state(k);
-		return ms;
+	if (k->trim_at_ns && (k->n_clients || k->n_conns))
+		k->trim_at_ns = 0;
+	if (k->trim_at_ns && k->trim_at_ns <= now) {
+		k->trim_at_ns = 0;
+		sr_proc_drop_clean_pages();
 	}
-	left = left / 1000000 + 1;
-	return ms < 0 || left < ms ? (int)left : ms;
+	return earlier(earlier(ms, ms_until(k->save_at_ns, now)), ms_until(k->trim_at_ns, now));
 }
 
 enum slot_kind {
