@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "json.h"
 
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 /*
  * Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one:
@@ -160,4 +163,29 @@ int sr_json_parse(const char *text, size_t len, size_t flags, unsigned max_depth
 		return -EINVAL;
 	*ret = steal_pointer(&j);
 	return 0;
+}
+
+json_t *sr_json_read_object_at(int dirfd, const char *path, size_t max, unsigned max_depth)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_(sr_json_decrefp) json_t *j = NULL;
+	size_t len = 0;
+
+	if (fd < 0 || !(buf = malloc(max + 1)))
+		return NULL;
+	/* One byte past max tells a file too long from one that fills it. */
+	while (len <= max) {
+		ssize_t n = SR_RETRY(read(fd, buf + len, max + 1 - len));
+
+		if (n < 0)
+			return NULL;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len == 0 || len > max || sr_json_parse(buf, len, 0, max_depth, &j) < 0 ||
+	    !json_is_object(j))
+		return NULL;
+	return steal_pointer(&j);
 }

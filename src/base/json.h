@@ -57,3 +57,12 @@ int sr_json_dump_document(const json_t *j, char **ret);
  * max_depth arrays and objects (the top-level one counts), -ENOMEM.
  */
 int sr_json_parse(const char *text, size_t len, size_t flags, unsigned max_depth, json_t **ret);
+
+/*
+ * The JSON object in the file at dirfd/path (the last name not followed
+ * if it is a symlink), parsed as above; NULL when it cannot be read, is
+ * empty, longer than max bytes, not JSON, nests deeper than max_depth or
+ * is not an object. For the small files sandbox-run writes itself
+ * (state.json, a version's or a snapshot's meta.json).
+ */
+json_t *sr_json_read_object_at(int dirfd, const char *path, size_t max, unsigned max_depth);

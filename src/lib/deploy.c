@@ -200,22 +200,9 @@ static int set_current(int dirfd, unsigned version, struct sr_error *err)
 static json_t *read_meta_at(int dirfd, const char *vname)
 {
 	char path[300];
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = malloc(META_MAX);
-	json_t *j = NULL;
-	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/meta.json", vname);
-	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !buf)
-		return NULL;
-	n = SR_RETRY(read(fd, buf, META_MAX));
-	if (n <= 0 || sr_json_parse(buf, (size_t)n, 0, 8, &j) < 0 || !json_is_object(j)) {
-		if (j)
-			json_decref(j);
-		return NULL;
-	}
-	return j;
+	return sr_json_read_object_at(dirfd, path, META_MAX, 8);
 }
 
 static enum sr_version_status meta_status(json_t *meta)

@@ -193,19 +193,9 @@ void sr_snapshot_abort(struct sr_snapshot_new *s)
 static json_t *read_meta(int dirfd, const char *name)
 {
 	char path[300];
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = malloc(META_MAX);
-	json_t *j = NULL;
-	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/meta.json", name);
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || !buf)
-		return NULL;
-	n = SR_RETRY(read(fd, buf, META_MAX));
-	if (n <= 0 || sr_json_parse(buf, (size_t)n, 0, 8, &j) < 0)
-		return NULL;
-	return j;
+	return sr_json_read_object_at(dirfd, path, META_MAX, 8);
 }
 
 int sr_snapshot_list(json_t **ret, struct sr_error *err)

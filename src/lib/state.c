@@ -231,17 +231,7 @@ void sr_entries_free(struct sr_entry *v, size_t n)
 
 static json_t *read_state(int dirfd)
 {
-	_cleanup_close_ int fd = openat(dirfd, "state.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	_cleanup_free_ char *buf = NULL;
-	json_t *j = NULL;
-	ssize_t n;
-
-	if (fd < 0 || !(buf = malloc(STATE_JSON_MAX)))
-		return NULL;
-	n = SR_RETRY(read(fd, buf, STATE_JSON_MAX));
-	if (n <= 0 || sr_json_parse(buf, (size_t)n, 0, 16, &j) < 0)
-		return NULL;
-	return j;
+	return sr_json_read_object_at(dirfd, "state.json", STATE_JSON_MAX, 16);
 }
 
 /*

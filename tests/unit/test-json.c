@@ -4,6 +4,9 @@
 #include "testutil.h"
 
 #include <check.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <locale.h>
 
@@ -264,6 +267,40 @@ START_TEST(test_parse)
 }
 END_TEST
 
+static void write_file(int dir, const char *name, const char *text)
+{
+	_cleanup_close_ int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+}
+
+START_TEST(test_read_object_at)
+{
+	_cleanup_close_ int dir = open(basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_(sr_json_decrefp) json_t *j = NULL;
+
+	ck_assert_int_ge(dir, 0);
+	write_file(dir, "ok.json", "{\"a\":[1]}");
+	j = sr_json_read_object_at(dir, "ok.json", 9, 2);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(j, "a"), 0)), 1);
+	/* One byte longer than max: refused, not cut and parsed. */
+	ck_assert_ptr_null(sr_json_read_object_at(dir, "ok.json", 8, 2));
+	ck_assert_ptr_null(sr_json_read_object_at(dir, "ok.json", 9, 1));
+	ck_assert_ptr_null(sr_json_read_object_at(dir, "missing.json", 64, 8));
+	write_file(dir, "array.json", "[1]");
+	ck_assert_ptr_null(sr_json_read_object_at(dir, "array.json", 64, 8));
+	write_file(dir, "empty.json", "");
+	ck_assert_ptr_null(sr_json_read_object_at(dir, "empty.json", 64, 8));
+	write_file(dir, "bad.json", "{\"a\":");
+	ck_assert_ptr_null(sr_json_read_object_at(dir, "bad.json", 64, 8));
+	/* A symlink in its place is not followed. */
+	ck_assert_int_eq(symlinkat("ok.json", dir, "link.json"), 0);
+	ck_assert_ptr_null(sr_json_read_object_at(dir, "link.json", 64, 8));
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
 	Suite *s = suite_create("json");
@@ -279,6 +316,7 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, test_reals);
 	tcase_add_test(tc, test_reals_comma_locale);
 	tcase_add_test(tc, test_parse);
+	tcase_add_test(tc, test_read_object_at);
 	suite_add_tcase(s, tc);
 	return s;
 }
