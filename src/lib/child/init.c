@@ -140,30 +140,40 @@ struct spawn {
 	int report_fd;
 };
 
-SR_SPAWNED __attribute__((noreturn)) static void spawned_child(const struct spawn *s)
+/*
+ * A new session, with the pty (if any) as its controlling terminal, the
+ * stdio fds in place and the working directory entered; -errno, and what
+ * failed and the status it exits with when it was the working directory.
+ */
+SR_SPAWNED static int enter_session(const struct spawn *s, const char **what, int *status)
 {
-	struct exec_failure f = {.status = 126};
-	const char *what = s->argv[0];
-	sigset_t none;
-	int r = 0;
-
 	/*
 	 * A new session: the process has no controlling terminal (or the
 	 * sandbox's own pty, below), so even a TIOCSTI that got past seccomp
 	 * could not push input into the caller's shell (CVE-2017-5226).
 	 */
 	if (setsid() < 0)
-		r = -errno;
-	if (r == 0 && s->pty >= 0 && ioctl(s->pty, TIOCSCTTY, 0) < 0)
-		r = -errno;
-	for (int i = 0; r == 0 && i < 3; i++)
+		return -errno;
+	if (s->pty >= 0 && ioctl(s->pty, TIOCSCTTY, 0) < 0)
+		return -errno;
+	for (int i = 0; i < 3; i++)
 		if (dup2(s->stdio[i], i) < 0)
-			r = -errno;
-	if (r == 0 && s->cwd && chdir(s->cwd) < 0) {
-		r = -errno;
-		what = s->cwd;
-		f.status = 125;
+			return -errno;
+	if (s->cwd && chdir(s->cwd) < 0) {
+		*what = s->cwd;
+		*status = 125;
+		return -errno;
 	}
+	return 0;
+}
+
+SR_SPAWNED __attribute__((noreturn)) static void spawned_child(const struct spawn *s)
+{
+	struct exec_failure f = {.status = 126};
+	const char *what = s->argv[0];
+	sigset_t none;
+	int r = enter_session(s, &what, &f.status);
+
 	if (r < 0)
 		goto fail;
 	sigemptyset(&none);
@@ -199,18 +209,8 @@ static __attribute__((noreturn)) void parked_child(const struct spawn *s)
 	struct exec_failure f = {.status = 126};
 	const char *what = s->argv[0];
 	sigset_t none;
-	int r = 0;
+	int r = enter_session(s, &what, &f.status);
 
-	if (setsid() < 0)
-		r = -errno;
-	for (int i = 0; r == 0 && i < 3; i++)
-		if (dup2(s->stdio[i], i) < 0)
-			r = -errno;
-	if (r == 0 && s->cwd && chdir(s->cwd) < 0) {
-		r = -errno;
-		what = s->cwd;
-		f.status = 125;
-	}
 	if (r == 0 && syscall(SYS_close_range, 3, ~0U, 0) < 0)
 		r = -errno;
 	/* POLLHUP too: an empty prompt is a closed stdin. */
