@@ -393,7 +393,7 @@ static int make_version(struct deploy *dp, json_t *meta, struct sr_error *err)
 {
 	struct sr_config *c = dp->c;
 	_cleanup_free_ char *code = NULL;
-	_cleanup_close_ int log = -1, codefd = -1, app = -1;
+	_cleanup_close_ int log = -1, codefd = -1, app = -1, namefd = -1;
 	struct sr_strv argv = {0};
 	struct sr_install_opts o = {
 	    .sink = &dp->sink,
@@ -401,7 +401,7 @@ static int make_version(struct deploy *dp, json_t *meta, struct sr_error *err)
 	    .ctx = &dp->prog,
 	    .dest_dirfd = dp->v.vdirfd,
 	    .cancel_fd = dp->cancel,
-	    .cache = true,
+	    .cache_dirfd = -1,
 	};
 	int64_t t0;
 	int r;
@@ -424,6 +424,11 @@ static int make_version(struct deploy *dp, json_t *meta, struct sr_error *err)
 				      sr_json_string(dp->plan.steps[i].what));
 	o.code_dir = code;
 	o.log_fd = log;
+	/* Its own cache, in its directory: another deployment's install scripts never write it. */
+	namefd = open(dp->v.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (namefd < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s", dp->v.dir);
+	o.cache_dirfd = namefd;
 	t0 = sr_monotonic_ns();
 	r = sr_install_run(c, &dp->plan, &o, err);
 	dp->install_ms = (sr_monotonic_ns() - t0) / 1000000;

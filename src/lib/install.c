@@ -457,7 +457,7 @@ static int run_step(struct inst *in, const struct sr_install_step *s, struct sr_
 	return -ECHILD;
 }
 
-/* The user's cache directory into the sandbox as /home/user/.cache. */
+/* The deployment's cache directory into the sandbox as /home/user/.cache. */
 static int cache_in(struct inst *in, int datafd, struct sr_error *err)
 {
 	struct sr_archive_writer *w = NULL;
@@ -537,7 +537,7 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 	return 0;
 }
 
-/* /home/user/.cache back to <data>/cache, replacing it whole: a best effort. */
+/* /home/user/.cache back to the deployment's cache, replacing it whole: a best effort. */
 static void cache_out(struct inst *in, int datafd)
 {
 	char tmp[48], old[48];
@@ -578,7 +578,7 @@ static int install(struct inst *in, const struct sr_install_plan *plan, int data
 	if (e < 0)
 		return e == -ETIME ? (err->status = 124, e) : e;
 	/* Nothing to install, nothing to cache: the copy alone. */
-	bool cache = in->o->cache && datafd >= 0 && plan->n > 0;
+	bool cache = datafd >= 0 && plan->n > 0;
 
 	if (cache && (e = cache_in(in, datafd, err)) < 0)
 		return e;
@@ -602,14 +602,11 @@ int sr_install_run(struct sr_config *c, const struct sr_install_plan *plan,
 	int saved_argc = c->argc;
 	bool saved_cmd = c->command_mode, saved_no_entry = c->no_entry;
 	struct inst in = {.c = c, .o = o, .out = -1};
-	_cleanup_free_ char *data = NULL, *ws = strdup(o->code_dir);
-	_cleanup_close_ int datafd = -1;
+	_cleanup_free_ char *ws = strdup(o->code_dir);
 	int r;
 
 	if (!ws)
 		return sr_error_errno(err, -ENOMEM, "install");
-	if (o->cache && sr_data_dir(NULL, &data, err) >= 0)
-		datafd = open(data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->install_timeout_ms)
 		in.deadline_ns = sr_monotonic_ns() + (int64_t)c->install_timeout_ms * 1000000;
 	c->workspace = ws;
@@ -617,7 +614,7 @@ int sr_install_run(struct sr_config *c, const struct sr_install_plan *plan,
 	c->argc = 0;
 	c->command_mode = false;
 	c->no_entry = true;
-	r = install(&in, plan, datafd, err);
+	r = install(&in, plan, o->cache_dirfd, err);
 	/* Whatever is left (a step's daemon, a step cut short) is killed with the sandbox. */
 	sr_sandbox_free(in.sb);
 	if (in.out >= 0)
