@@ -29,6 +29,8 @@
 
 #define TAIL_LINES  20
 #define MAX_ENTRIES (10 * 1000 * 1000)
+/* A line of the installer's as shown (the log has it whole). */
+#define LINE_SHOWN_MAX 4096
 
 static void usage(FILE *f)
 {
@@ -121,16 +123,29 @@ static void on_step(void *ctx, const char *what)
 		fprintf(stderr, "sandbox-run: deploy %s v%u: %s\n", p->name, p->version, what);
 }
 
+/*
+ * A line the installer printed, on the deployer's terminal: the install
+ * script's bytes, so its escape sequences (a title, OSC 52's clipboard, a
+ * line erased and forged) are shown as '?'. The log keeps them.
+ */
+static void show_line(const char *line)
+{
+	char shown[LINE_SHOWN_MAX];
+
+	sr_printable(line, shown, sizeof(shown));
+	fprintf(stderr, "  | %s\n", shown);
+}
+
 static void on_line(void *ctx, const char *line)
 {
 	struct progress *p = ctx;
 
 	if (!*line)
 		return;
-	snprintf(p->last, sizeof(p->last), "%s", line);
+	sr_printable(line, p->last, sizeof(p->last));
 	if (p->level >= SR_LOG_INFO) {
 		clear_line(p);
-		fprintf(stderr, "  | %s\n", line);
+		show_line(line);
 	}
 	if (p->tty && p->level >= SR_LOG_WARNING)
 		draw(p);
@@ -372,7 +387,7 @@ static void show_tail(const struct sr_deploy_new *v, const struct sr_sink *sink)
 		nl = strchr(l, '\n');
 		if (nl)
 			*nl++ = '\0';
-		fprintf(stderr, "  | %s\n", l);
+		show_line(l);
 	}
 }
 

@@ -34,5 +34,29 @@ t_cache_per_deployment() {
 		test ! -e "$(data_dir)/deployments/evil"
 }
 
-for_each_user t_cache_per_deployment
+# What an install step prints is the attacker's; deploy shows it on the
+# deployer's terminal (-v: every line; a failure: the last lines). Escape
+# sequences there would retitle the terminal, set the clipboard (OSC 52)
+# or forge the lines above: they are shown as '?', the log keeps them.
+t_install_output_escapes() {
+	local d
+	d=$(make_agent "esc-$SR_AS" 'echo hi')
+	sr deploy -v --name esc --net none \
+		--install "printf 'a\\033]52;c;cm0gLXJmIH4K\\007b\\233Kc\\n'" "$d"
+	assert_eq "deploy -v works" 0 "$rc"
+	assert_match "-v: the line is shown" 'a\?\]52;c;cm0gLXJmIH4K\?b\?Kc' "$errout"
+	check "-v: no escape character reaches the terminal" \
+		sh -c '! printf %s "$1" | LC_ALL=C grep -q "[[:cntrl:]]" -' _ "$(tr -d '\n' <<<"$errout")"
+	sr deploy --name esc --net none \
+		--install "printf '\\033]0;owned\\007x\\r\\033[2Ksandbox-run: deployed\\n'; exit 3" "$d"
+	assert_eq "a failing install: 125" 125 "$rc"
+	assert_match "its last lines are shown" '\?\]0;owned\?x\?\?\[2Ksandbox-run: deployed' "$errout"
+	check "no escape character, no carriage return reaches the terminal" \
+		sh -c '! printf %s "$1" | LC_ALL=C grep -q "[[:cntrl:]]" -' _ "$(tr -d '\n' <<<"$errout")"
+	assert_match "the log keeps the bytes" $'\e\\]0;owned' \
+		"$(cat "$(data_dir)/deployments/esc/versions/2/install.log")"
+	sr deployments rm esc
+}
+
+for_each_user t_cache_per_deployment t_install_output_escapes
 done_testing
