@@ -4,6 +4,7 @@
 # they print are the attacker's; another deployment of the same user, with
 # its own secrets, is the target. As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/libtest.sh"
+. "$(dirname "$0")/../integration/libserve.sh"
 
 data_dir() {
 	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
@@ -58,5 +59,44 @@ t_install_output_escapes() {
 	sr deployments rm esc
 }
 
-for_each_user t_cache_per_deployment t_install_output_escapes
+# no_core PID: the process dumps no core (soft and hard RLIMIT_CORE 0).
+no_core() {
+	[ "$(awk '/^Max core file size/ {print $5 " " $6}' "/proc/$1/limits")" = "0 0" ]
+}
+
+# The host processes that hold a deployment's secrets (the invoking CLI,
+# the server with its warm pools, their keepers) write no core dump: a
+# crash of theirs, or a SIGQUIT, would put every secret they hold into a
+# file (./core, systemd-coredump's store) outside the 0600 secrets store.
+t_no_core_with_secrets() {
+	local d pid k id
+	d=$(make_agent "core-$SR_AS" 'sleep 3; echo done')
+	sr deploy --name core --net none "$d"
+	echo s3cret >"$SR_TMP/core-secret-$SR_AS"
+	SR_STDIN="$SR_TMP/core-secret-$SR_AS" sr secrets set core KEY
+	(
+		ulimit -c unlimited
+		as_user_exec "$SR" invoke core </dev/null >/dev/null 2>&1
+	) &
+	pid=$!
+	until_ok 10 test -e "/proc/$pid/limits"
+	sleep 1
+	check "a cold invoke (the CLI holding the secrets) dumps no core" no_core "$pid"
+	wait "$pid"
+	ulimit -S -c unlimited
+	start_serve --warm 1
+	ulimit -S -c 0
+	[ -n "$SERVE_PID" ] || return
+	until_ok 20 sh -c "ls '$(state_dir)' | grep -q '^[0-9a-f]\{32\}\$'"
+	sleep 1
+	check "the server holding warm sandboxes' secrets dumps no core" no_core "$SERVE_PID"
+	id=$(ls "$(state_dir)" | grep '^[0-9a-f]\{32\}$' | head -1)
+	k=$(pgrep -f "[s]andbox-run-keeper $id" | head -1)
+	check "a warm sandbox's keeper is there" test -n "$k"
+	[ -z "$k" ] || check "nor does a warm sandbox's keeper" no_core "$k"
+	stop_serve
+	sr deployments rm core
+}
+
+for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets
 done_testing
