@@ -261,6 +261,44 @@ static int default_name(const char *agent, bool archive, char **ret, struct sr_e
 }
 
 /*
+ * A name deploy chose (package.json's, the file's) is the agent's
+ * author's choice: one that names a deployment of the user's made from
+ * another source would make this code its next version, run with its
+ * secrets. Refused then; its own source (meta.json's, the newest
+ * version's) redeploys, and --name says it is meant.
+ */
+static int check_chosen_name(const char *name, const char *agent, struct sr_error *err)
+{
+	_cleanup_free_ char *abs = realpath(agent, NULL);
+	json_int_t newest = 0;
+	const char *from = NULL;
+	json_t *all = NULL, *v;
+	size_t i;
+	int r = 0;
+
+	if (sr_deploy_list(&all, err) < 0)
+		return err->code;
+	json_array_foreach (all, i, v) {
+		json_int_t version = json_integer_value(json_object_get(v, "version"));
+		const char *src = json_string_value(json_object_get(v, "source"));
+
+		if (src && version > newest &&
+		    sr_streq(json_string_value(json_object_get(v, "name")), name)) {
+			newest = version;
+			from = src;
+		}
+	}
+	if (from && !sr_streq(from, abs ? abs : agent))
+		r = sr_error_msg(
+		    err, -EEXIST,
+		    "deployment '%s' is deployed from %s, not from %s, which names "
+		    "itself '%s': --name %s replaces it, --name OTHER deploys it apart",
+		    name, from, abs ? abs : agent, name, name);
+	json_decref(all);
+	return r;
+}
+
+/*
  * The code to install: a directory as it is; an archive extracted into
  * the version's src/ and, when all its entries sit under one folder (npm
  * pack's package/), that folder.
@@ -508,7 +546,8 @@ static int deploy(struct deploy *dp)
 		goto fail_early;
 	if (dp->c->name)
 		name = strdup(dp->c->name);
-	else if (default_name(dp->agent, dp->archive, &name, &err) < 0)
+	else if (default_name(dp->agent, dp->archive, &name, &err) < 0 ||
+		 check_chosen_name(name, dp->agent, &err) < 0)
 		goto fail_early;
 	if (!name || sr_deploy_begin(name, &dp->v, &err) < 0) {
 		if (!name)

@@ -98,5 +98,34 @@ t_no_core_with_secrets() {
 	sr deployments rm core
 }
 
-for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets
+# A deployment's name, when --name does not give it, is package.json's:
+# the agent's author's. One that names another deployment of the user's
+# would become its next version, and its invocations would get that
+# deployment's secrets. A name not given is refused when it is a
+# deployment made from another source; its own source redeploys.
+t_name_taken() {
+	local mine theirs
+	mine=$(make_agent "mine-$SR_AS" 'echo mine')
+	theirs=$(make_agent "theirs-$SR_AS" 'echo theirs; echo "key=$KEY"')
+	echo '{"name": "billing", "version": "1.0.0"}' >"$mine/package.json"
+	echo '{"name": "billing", "version": "6.6.6"}' >"$theirs/package.json"
+	own "$mine" "$theirs"
+	sr deploy --net none "$mine"
+	assert_eq "a deploy named by its package.json" "0" "$rc"
+	echo billing-key >"$SR_TMP/billing-key-$SR_AS"
+	SR_STDIN="$SR_TMP/billing-key-$SR_AS" sr secrets set billing KEY
+	sr deploy --net none "$mine"
+	assert_eq "its own source redeploys under that name" "0" "$rc"
+	sr deploy --net none "$theirs"
+	assert_eq "another source whose package.json names it: refused (125)" 125 "$rc"
+	assert_match "saying why and what to do" \
+		"deploy: deployment 'billing' is deployed from .*mine-$SR_AS.*--name billing" "$errout"
+	sr invoke --net none billing
+	assert_eq "the deployment stays its own, its secret unseen by the other" mine "$out"
+	sr deploy --net none --name billing "$theirs"
+	assert_eq "--name says it is meant: replaced" "0" "$rc"
+	sr deployments rm billing
+}
+
+for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken
 done_testing
