@@ -127,5 +127,24 @@ t_name_taken() {
 	sr deployments rm billing
 }
 
-for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken
+# The install log is on the host's disk, which the sandbox's --disk does
+# not bound: an install step printing for its whole timeout (10 minutes
+# at pipe speed) filled it. The log keeps its first 16 MiB and its last
+# 64 KiB, saying how much it left out between them.
+t_install_log_bounded() {
+	local d log size
+	d=$(make_agent "log-$SR_AS" 'echo hi')
+	sr deploy --name logbomb --net none --disk 64M \
+		--install 'yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 200000000; echo the-end; exit 3' "$d"
+	assert_eq "the install fails" 125 "$rc"
+	log="$(data_dir)/deployments/logbomb/versions/1/install.log"
+	size=$(stat -c %s "$log")
+	check "200 MB of output: the log is bounded ($size bytes)" test "$size" -le $((17 << 20))
+	assert_match "it says what it left out" "sandbox-run: [0-9]+ bytes of the install's output not logged" "$(tail -c 70000 "$log")"
+	assert_eq "and keeps the end" the-end "$(tail -n 1 "$log")"
+	assert_match "the failure shows the real last lines" "\| the-end" "$errout"
+	sr deployments rm logbomb
+}
+
+for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken t_install_log_bounded
 done_testing
