@@ -13,6 +13,7 @@
 #include "agent.h"
 #include "archive.h"
 #include "deploy.h"
+#include "disk.h"
 #include "install.h"
 #include "options.h"
 #include "util.h"
@@ -306,7 +307,15 @@ static int check_chosen_name(const char *name, const char *agent, struct sr_erro
 static int prepare_code(const char *agent, bool archive, struct sr_deploy_new *v,
 			const struct sr_config *c, char **ret, struct sr_error *err)
 {
-	struct sr_extract_opts x = {.max_bytes = c->disk_bytes, .max_entries = MAX_ENTRIES};
+	/*
+	 * Extracted on the host, into the data directory: bounded as the
+	 * sandbox's disk bounds what it holds, in bytes and in inodes, or a
+	 * small archive of empty files would spend the host file system's.
+	 */
+	uint64_t inodes = sr_disk_inodes(c->disk_bytes);
+	struct sr_extract_opts x = {.max_bytes = c->disk_bytes,
+				    .max_entries = inodes && inodes < MAX_ENTRIES ? (size_t)inodes
+										  : MAX_ENTRIES};
 	_cleanup_close_ int fd = -1, src = -1;
 	_cleanup_free_ char *path = NULL, *top = NULL;
 	struct dirent *de;

@@ -146,5 +146,27 @@ t_install_log_bounded() {
 	sr deployments rm logbomb
 }
 
-for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken t_install_log_bounded
+# An archive deployed is extracted on the host, into the data directory:
+# its bytes were bounded by --disk, its entries only by ten million, so a
+# small .tar.gz of empty files spent the host file system's inodes. They
+# are bounded as the sandbox's disk bounds them (its inode count).
+t_archive_entries_bounded() {
+	local dir="$SR_TMP/inodes-$SR_AS"
+	rm -rf "$dir"
+	mkdir -p "$dir/pkg/many"
+	printf '#!/bin/sh\necho hi\n' >"$dir/pkg/agent"
+	chmod 0755 "$dir/pkg/agent"
+	(cd "$dir/pkg/many" && seq 1 6000 | xargs touch)
+	tar -C "$dir" -czf "$dir/inodes.tgz" pkg
+	rm -rf "$dir/pkg"
+	own "$dir"
+	sr deploy --net none --disk 16M "$dir/inodes.tgz"
+	assert_eq "6000 entries with --disk 16M (4096 inodes): refused" 125 "$rc"
+	assert_match "saying so" "more than 4096 entries" "$errout"
+	sr deploy --net none --disk 64M "$dir/inodes.tgz"
+	assert_eq "with --disk 64M (16384 inodes): deployed" 0 "$rc"
+	sr deployments rm inodes
+}
+
+for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken t_install_log_bounded t_archive_entries_bounded
 done_testing
