@@ -13,6 +13,7 @@
 #include "agent.h"
 #include "archive.h"
 #include "deploy.h"
+#include "disk.h"
 #include "install.h"
 #include "options.h"
 #include "util.h"
@@ -29,6 +30,8 @@
 
 #define TAIL_LINES  20
 #define MAX_ENTRIES (10 * 1000 * 1000)
+/* A line of the installer's as shown (the log has it whole). */
+#define LINE_SHOWN_MAX 4096
 
 static void usage(FILE *f)
 {
@@ -121,16 +124,29 @@ static void on_step(void *ctx, const char *what)
 		fprintf(stderr, "sandbox-run: deploy %s v%u: %s\n", p->name, p->version, what);
 }
 
+/*
+ * A line the installer printed, on the deployer's terminal: the install
+ * script's bytes, so its escape sequences (a title, OSC 52's clipboard, a
+ * line erased and forged) are shown as '?'. The log keeps them.
+ */
+static void show_line(const char *line)
+{
+	char shown[LINE_SHOWN_MAX];
+
+	sr_printable(line, shown, sizeof(shown));
+	fprintf(stderr, "  | %s\n", shown);
+}
+
 static void on_line(void *ctx, const char *line)
 {
 	struct progress *p = ctx;
 
 	if (!*line)
 		return;
-	snprintf(p->last, sizeof(p->last), "%s", line);
+	sr_printable(line, p->last, sizeof(p->last));
 	if (p->level >= SR_LOG_INFO) {
 		clear_line(p);
-		fprintf(stderr, "  | %s\n", line);
+		show_line(line);
 	}
 	if (p->tty && p->level >= SR_LOG_WARNING)
 		draw(p);
@@ -246,6 +262,44 @@ static int default_name(const char *agent, bool archive, char **ret, struct sr_e
 }
 
 /*
+ * A name deploy chose (package.json's, the file's) is the agent's
+ * author's choice: one that names a deployment of the user's made from
+ * another source would make this code its next version, run with its
+ * secrets. Refused then; its own source (meta.json's, the newest
+ * version's) redeploys, and --name says it is meant.
+ */
+static int check_chosen_name(const char *name, const char *agent, struct sr_error *err)
+{
+	_cleanup_free_ char *abs = realpath(agent, NULL);
+	json_int_t newest = 0;
+	const char *from = NULL;
+	json_t *all = NULL, *v;
+	size_t i;
+	int r = 0;
+
+	if (sr_deploy_list(&all, err) < 0)
+		return err->code;
+	json_array_foreach (all, i, v) {
+		json_int_t version = json_integer_value(json_object_get(v, "version"));
+		const char *src = json_string_value(json_object_get(v, "source"));
+
+		if (src && version > newest &&
+		    sr_streq(json_string_value(json_object_get(v, "name")), name)) {
+			newest = version;
+			from = src;
+		}
+	}
+	if (from && !sr_streq(from, abs ? abs : agent))
+		r = sr_error_msg(
+		    err, -EEXIST,
+		    "deployment '%s' is deployed from %s, not from %s, which names "
+		    "itself '%s': --name %s replaces it, --name OTHER deploys it apart",
+		    name, from, abs ? abs : agent, name, name);
+	json_decref(all);
+	return r;
+}
+
+/*
  * The code to install: a directory as it is; an archive extracted into
  * the version's src/ and, when all its entries sit under one folder (npm
  * pack's package/), that folder.
@@ -253,7 +307,15 @@ static int default_name(const char *agent, bool archive, char **ret, struct sr_e
 static int prepare_code(const char *agent, bool archive, struct sr_deploy_new *v,
 			const struct sr_config *c, char **ret, struct sr_error *err)
 {
-	struct sr_extract_opts x = {.max_bytes = c->disk_bytes, .max_entries = MAX_ENTRIES};
+	/*
+	 * Extracted on the host, into the data directory: bounded as the
+	 * sandbox's disk bounds what it holds, in bytes and in inodes, or a
+	 * small archive of empty files would spend the host file system's.
+	 */
+	uint64_t inodes = sr_disk_inodes(c->disk_bytes);
+	struct sr_extract_opts x = {.max_bytes = c->disk_bytes,
+				    .max_entries = inodes && inodes < MAX_ENTRIES ? (size_t)inodes
+										  : MAX_ENTRIES};
 	_cleanup_close_ int fd = -1, src = -1;
 	_cleanup_free_ char *path = NULL, *top = NULL;
 	struct dirent *de;
@@ -372,7 +434,7 @@ static void show_tail(const struct sr_deploy_new *v, const struct sr_sink *sink)
 		nl = strchr(l, '\n');
 		if (nl)
 			*nl++ = '\0';
-		fprintf(stderr, "  | %s\n", l);
+		show_line(l);
 	}
 }
 
@@ -393,7 +455,7 @@ static int make_version(struct deploy *dp, json_t *meta, struct sr_error *err)
 {
 	struct sr_config *c = dp->c;
 	_cleanup_free_ char *code = NULL;
-	_cleanup_close_ int log = -1, codefd = -1, app = -1;
+	_cleanup_close_ int log = -1, codefd = -1, app = -1, namefd = -1;
 	struct sr_strv argv = {0};
 	struct sr_install_opts o = {
 	    .sink = &dp->sink,
@@ -401,7 +463,7 @@ static int make_version(struct deploy *dp, json_t *meta, struct sr_error *err)
 	    .ctx = &dp->prog,
 	    .dest_dirfd = dp->v.vdirfd,
 	    .cancel_fd = dp->cancel,
-	    .cache = true,
+	    .cache_dirfd = -1,
 	};
 	int64_t t0;
 	int r;
@@ -424,6 +486,11 @@ static int make_version(struct deploy *dp, json_t *meta, struct sr_error *err)
 				      sr_json_string(dp->plan.steps[i].what));
 	o.code_dir = code;
 	o.log_fd = log;
+	/* Its own cache, in its directory: another deployment's install scripts never write it. */
+	namefd = open(dp->v.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (namefd < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s", dp->v.dir);
+	o.cache_dirfd = namefd;
 	t0 = sr_monotonic_ns();
 	r = sr_install_run(c, &dp->plan, &o, err);
 	dp->install_ms = (sr_monotonic_ns() - t0) / 1000000;
@@ -488,7 +555,8 @@ static int deploy(struct deploy *dp)
 		goto fail_early;
 	if (dp->c->name)
 		name = strdup(dp->c->name);
-	else if (default_name(dp->agent, dp->archive, &name, &err) < 0)
+	else if (default_name(dp->agent, dp->archive, &name, &err) < 0 ||
+		 check_chosen_name(name, dp->agent, &err) < 0)
 		goto fail_early;
 	if (!name || sr_deploy_begin(name, &dp->v, &err) < 0) {
 		if (!name)

@@ -19,6 +19,14 @@
 #define INSTALL_MAX_ENTRIES (10 * 1000 * 1000)
 #define LINE_MAX_SHOWN	    4096
 #define TICK_MS		    100
+/*
+ * The install log is on the host's disk, which the sandbox's disk limit
+ * does not bound, and a step may print at pipe speed for its whole
+ * timeout: its first LOG_HEAD_MAX bytes are kept, then only the last
+ * LOG_TAIL_MAX (what a failure shows), said to be so.
+ */
+#define LOG_HEAD_MAX (16 * 1024 * 1024)
+#define LOG_TAIL_MAX (64 * 1024)
 
 /* The steps' environment, over the sandbox's: quiet, non-interactive, cached. */
 static const char *const step_env[] = {
@@ -257,6 +265,10 @@ struct inst {
 	bool exited, worked;
 	struct sr_exit exit;
 	struct sr_error work_err;
+	uint64_t logged;	  /* bytes written to the log */
+	uint64_t unlogged;	  /* past LOG_HEAD_MAX, not written */
+	char tail[LOG_TAIL_MAX];  /* the last of those, a ring */
+	size_t tail_at, tail_len; /* where the next byte goes; how many it holds */
 };
 
 static void on_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e)
@@ -291,7 +303,48 @@ static void emit_line(struct inst *in)
 	in->line_long = false;
 }
 
-/* Reads what the steps printed: all of it to the log, whole lines to the caller. */
+/* Output to the log: whole up to LOG_HEAD_MAX, then into the tail's ring. */
+static void log_output(struct inst *in, const char *buf, size_t n)
+{
+	size_t head = in->logged < LOG_HEAD_MAX ? LOG_HEAD_MAX - (size_t)in->logged : 0;
+
+	if (in->o->log_fd < 0)
+		return;
+	if (head > n)
+		head = n;
+	if (head && sr_write_all(in->o->log_fd, buf, head) == 0)
+		in->logged += head;
+	for (size_t i = head; i < n; i++) {
+		in->tail[in->tail_at] = buf[i];
+		in->tail_at = (in->tail_at + 1) % LOG_TAIL_MAX;
+		if (in->tail_len < LOG_TAIL_MAX)
+			in->tail_len++;
+		in->unlogged++;
+	}
+}
+
+/* What the ring holds, after a line saying how much was left out: at the end of a step. */
+static void log_flush(struct inst *in)
+{
+	char note[128];
+	size_t start = (in->tail_at + LOG_TAIL_MAX - in->tail_len) % LOG_TAIL_MAX;
+	size_t first = in->tail_len < LOG_TAIL_MAX - start ? in->tail_len : LOG_TAIL_MAX - start;
+	int n;
+
+	if (!in->tail_len || in->o->log_fd < 0)
+		return;
+	n = snprintf(note, sizeof(note),
+		     "\nsandbox-run: %llu bytes of the install's output not logged; its last "
+		     "%zu:\n",
+		     (unsigned long long)(in->unlogged - in->tail_len), in->tail_len);
+	(void)sr_write_all(in->o->log_fd, note, (size_t)n);
+	(void)sr_write_all(in->o->log_fd, in->tail + start, first);
+	(void)sr_write_all(in->o->log_fd, in->tail, in->tail_len - first);
+	in->tail_len = in->tail_at = 0;
+	in->unlogged = 0;
+}
+
+/* Reads what the steps printed: to the log (bounded), whole lines to the caller. */
 static void drain(struct inst *in)
 {
 	char buf[16384];
@@ -307,8 +360,7 @@ static void drain(struct inst *in)
 			}
 			return;
 		}
-		if (in->o->log_fd >= 0)
-			(void)sr_write_all(in->o->log_fd, buf, (size_t)n);
+		log_output(in, buf, (size_t)n);
 		for (ssize_t i = 0; i < n; i++) {
 			if (buf[i] == '\n') {
 				emit_line(in);
@@ -439,6 +491,7 @@ static int run_step(struct inst *in, const struct sr_install_step *s, struct sr_
 		close(in->out);
 		in->out = -1;
 	}
+	log_flush(in);
 	if (r < 0)
 		return r == -ETIME || r == -ECANCELED
 			   ? r
@@ -457,7 +510,7 @@ static int run_step(struct inst *in, const struct sr_install_step *s, struct sr_
 	return -ECHILD;
 }
 
-/* The user's cache directory into the sandbox as /home/user/.cache. */
+/* The deployment's cache directory into the sandbox as /home/user/.cache. */
 static int cache_in(struct inst *in, int datafd, struct sr_error *err)
 {
 	struct sr_archive_writer *w = NULL;
@@ -537,7 +590,7 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 	return 0;
 }
 
-/* /home/user/.cache back to <data>/cache, replacing it whole: a best effort. */
+/* /home/user/.cache back to the deployment's cache, replacing it whole: a best effort. */
 static void cache_out(struct inst *in, int datafd)
 {
 	char tmp[48], old[48];
@@ -578,7 +631,7 @@ static int install(struct inst *in, const struct sr_install_plan *plan, int data
 	if (e < 0)
 		return e == -ETIME ? (err->status = 124, e) : e;
 	/* Nothing to install, nothing to cache: the copy alone. */
-	bool cache = in->o->cache && datafd >= 0 && plan->n > 0;
+	bool cache = datafd >= 0 && plan->n > 0;
 
 	if (cache && (e = cache_in(in, datafd, err)) < 0)
 		return e;
@@ -602,14 +655,11 @@ int sr_install_run(struct sr_config *c, const struct sr_install_plan *plan,
 	int saved_argc = c->argc;
 	bool saved_cmd = c->command_mode, saved_no_entry = c->no_entry;
 	struct inst in = {.c = c, .o = o, .out = -1};
-	_cleanup_free_ char *data = NULL, *ws = strdup(o->code_dir);
-	_cleanup_close_ int datafd = -1;
+	_cleanup_free_ char *ws = strdup(o->code_dir);
 	int r;
 
 	if (!ws)
 		return sr_error_errno(err, -ENOMEM, "install");
-	if (o->cache && sr_data_dir(NULL, &data, err) >= 0)
-		datafd = open(data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->install_timeout_ms)
 		in.deadline_ns = sr_monotonic_ns() + (int64_t)c->install_timeout_ms * 1000000;
 	c->workspace = ws;
@@ -617,7 +667,7 @@ int sr_install_run(struct sr_config *c, const struct sr_install_plan *plan,
 	c->argc = 0;
 	c->command_mode = false;
 	c->no_entry = true;
-	r = install(&in, plan, datafd, err);
+	r = install(&in, plan, o->cache_dirfd, err);
 	/* Whatever is left (a step's daemon, a step cut short) is killed with the sandbox. */
 	sr_sandbox_free(in.sb);
 	if (in.out >= 0)

@@ -8,12 +8,15 @@
  * stream, extracted on the host by the rules of archive agents
  * (archive.h) into the version's app/.
  *
- * The user's package caches (<data>/cache: npm's, pip's, anything kept
- * under ~/.cache) go in the same way before the steps, as
+ * The deployment's package caches (deployments/NAME/cache: npm's, pip's,
+ * anything kept under ~/.cache) go in the same way before the steps, as
  * /home/user/.cache, and come back out after a successful install, so a
  * redeploy with the same lock file finds every package there (npm runs
  * with prefer-offline) and needs no network. No host path is ever
- * writable from the install sandbox, whoever the caller is.
+ * writable from the install sandbox, whoever the caller is. The cache is
+ * one deployment's alone: what an install script of one leaves there
+ * (npm's and pip's caches trust what they find) never reaches another's
+ * install, whose invocations hold other secrets.
  */
 #pragma once
 
@@ -77,7 +80,7 @@ struct sr_install_opts {
 	int dest_dirfd;	      /* where app/ is made */
 	int log_fd;	      /* gets everything the steps print */
 	int cancel_fd;	      /* readable: give up (a signal came); -1 for none */
-	bool cache;	      /* share the user's package caches */
+	int cache_dirfd;      /* holds the deployment's "cache"; -1: none */
 };
 
 /*

@@ -6,7 +6,26 @@
 
 #include <dirent.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+
+/*
+ * The process that holds a secret dumps no core: a crash of it (the
+ * invoking CLI, a server and its keepers, forked from it) or a SIGQUIT
+ * would write every secret it holds to ./core or a core dump store,
+ * outside this 0600 one. The hard limit too, so that nothing it runs
+ * later raises it again; systemd-coredump and apport honour it. Not
+ * PR_SET_DUMPABLE: that makes the process's /proc files root's, and its
+ * children's, whose id maps an unprivileged supervisor writes.
+ */
+static int no_core_dumps(struct sr_error *err)
+{
+	const struct rlimit none = {0, 0};
+
+	if (setrlimit(RLIMIT_CORE, &none) < 0)
+		return sr_error_errno(err, sr_negerrno(), "secrets: setrlimit RLIMIT_CORE");
+	return 0;
+}
 
 static int check_names(const char *name, const char *key, struct sr_error *err)
 {
@@ -244,7 +263,9 @@ int sr_secret_load(const char *name, struct sr_strv *ret, struct sr_error *err)
 
 	if (r < 0 || keys.n == 0)
 		return r;
-	r = secrets_dir(name, false, &dir, err);
+	r = no_core_dumps(err);
+	if (r >= 0)
+		r = secrets_dir(name, false, &dir, err);
 	if (r >= 0) {
 		fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)

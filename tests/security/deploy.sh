@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Deployments against a hostile agent (the outside review of deploy,
+# invoke and secrets): the code deployed, its install scripts and what
+# they print are the attacker's; another deployment of the same user, with
+# its own secrets, is the target. As root and as an unprivileged user.
+. "$(dirname "$0")/../integration/libtest.sh"
+. "$(dirname "$0")/../integration/libserve.sh"
+
+data_dir() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
+}
+
+# An install script of one deployment (a malicious package's postinstall)
+# writes into the package cache; another deployment's install takes it
+# from there (npm install without a lock file, pip's HTTP and wheel
+# caches trust what they find), and that deployment's invocations run it
+# with their own secrets. Each deployment has a cache of its own.
+t_cache_per_deployment() {
+	local d
+	d=$(make_agent "cache-$SR_AS" 'echo hi')
+	sr deploy --name evil --net none \
+		--install 'mkdir -p /home/user/.cache/pip && echo POISON >/home/user/.cache/pip/planted' "$d"
+	assert_eq "the attacker's deploy works" 0 "$rc"
+	sr deploy --name victim --net none \
+		--install 'cat /home/user/.cache/pip/planted 2>/dev/null >found; true' "$d"
+	assert_eq "the victim's deploy works" 0 "$rc"
+	assert_eq "the victim's install does not see what another deployment's install cached" "" \
+		"$(cat "$(data_dir)/deployments/victim/versions/1/app/found" 2>/dev/null)"
+	sr deploy --name evil --net none \
+		--install 'cat /home/user/.cache/pip/planted >found' "$d"
+	assert_eq "a redeploy of the same deployment finds its own cache" POISON \
+		"$(cat "$(data_dir)/deployments/evil/versions/2/app/found" 2>/dev/null)"
+	sr deployments rm evil victim
+	check "deployments rm takes the deployment's cache along" \
+		test ! -e "$(data_dir)/deployments/evil"
+}
+
+# What an install step prints is the attacker's; deploy shows it on the
+# deployer's terminal (-v: every line; a failure: the last lines). Escape
+# sequences there would retitle the terminal, set the clipboard (OSC 52)
+# or forge the lines above: they are shown as '?', the log keeps them.
+t_install_output_escapes() {
+	local d
+	d=$(make_agent "esc-$SR_AS" 'echo hi')
+	sr deploy -v --name esc --net none \
+		--install "printf 'a\\033]52;c;cm0gLXJmIH4K\\007b\\233Kc\\n'" "$d"
+	assert_eq "deploy -v works" 0 "$rc"
+	assert_match "-v: the line is shown" 'a\?\]52;c;cm0gLXJmIH4K\?b\?Kc' "$errout"
+	check "-v: no escape character reaches the terminal" \
+		sh -c '! printf %s "$1" | LC_ALL=C grep -q "[[:cntrl:]]" -' _ "$(tr -d '\n' <<<"$errout")"
+	sr deploy --name esc --net none \
+		--install "printf '\\033]0;owned\\007x\\r\\033[2Ksandbox-run: deployed\\n'; exit 3" "$d"
+	assert_eq "a failing install: 125" 125 "$rc"
+	assert_match "its last lines are shown" '\?\]0;owned\?x\?\?\[2Ksandbox-run: deployed' "$errout"
+	check "no escape character, no carriage return reaches the terminal" \
+		sh -c '! printf %s "$1" | LC_ALL=C grep -q "[[:cntrl:]]" -' _ "$(tr -d '\n' <<<"$errout")"
+	assert_match "the log keeps the bytes" $'\e\\]0;owned' \
+		"$(cat "$(data_dir)/deployments/esc/versions/2/install.log")"
+	sr deployments rm esc
+}
+
+# no_core PID: the process dumps no core (soft and hard RLIMIT_CORE 0).
+no_core() {
+	[ "$(awk '/^Max core file size/ {print $5 " " $6}' "/proc/$1/limits")" = "0 0" ]
+}
+
+# The host processes that hold a deployment's secrets (the invoking CLI,
+# the server with its warm pools, their keepers) write no core dump: a
+# crash of theirs, or a SIGQUIT, would put every secret they hold into a
+# file (./core, systemd-coredump's store) outside the 0600 secrets store.
+t_no_core_with_secrets() {
+	local d pid k id
+	d=$(make_agent "core-$SR_AS" 'sleep 3; echo done')
+	sr deploy --name core --net none "$d"
+	echo s3cret >"$SR_TMP/core-secret-$SR_AS"
+	SR_STDIN="$SR_TMP/core-secret-$SR_AS" sr secrets set core KEY
+	(
+		ulimit -c unlimited
+		as_user_exec "$SR" invoke core </dev/null >/dev/null 2>&1
+	) &
+	pid=$!
+	until_ok 10 test -e "/proc/$pid/limits"
+	sleep 1
+	check "a cold invoke (the CLI holding the secrets) dumps no core" no_core "$pid"
+	wait "$pid"
+	ulimit -S -c unlimited
+	start_serve --warm 1
+	ulimit -S -c 0
+	[ -n "$SERVE_PID" ] || return
+	until_ok 20 sh -c "ls '$(state_dir)' | grep -q '^[0-9a-f]\{32\}\$'"
+	sleep 1
+	check "the server holding warm sandboxes' secrets dumps no core" no_core "$SERVE_PID"
+	id=$(ls "$(state_dir)" | grep '^[0-9a-f]\{32\}$' | head -1)
+	k=$(pgrep -f "[s]andbox-run-keeper $id" | head -1)
+	check "a warm sandbox's keeper is there" test -n "$k"
+	[ -z "$k" ] || check "nor does a warm sandbox's keeper" no_core "$k"
+	stop_serve
+	sr deployments rm core
+}
+
+# A deployment's name, when --name does not give it, is package.json's:
+# the agent's author's. One that names another deployment of the user's
+# would become its next version, and its invocations would get that
+# deployment's secrets. A name not given is refused when it is a
+# deployment made from another source; its own source redeploys.
+t_name_taken() {
+	local mine theirs
+	mine=$(make_agent "mine-$SR_AS" 'echo mine')
+	theirs=$(make_agent "theirs-$SR_AS" 'echo theirs; echo "key=$KEY"')
+	echo '{"name": "billing", "version": "1.0.0"}' >"$mine/package.json"
+	echo '{"name": "billing", "version": "6.6.6"}' >"$theirs/package.json"
+	own "$mine" "$theirs"
+	sr deploy --net none "$mine"
+	assert_eq "a deploy named by its package.json" "0" "$rc"
+	echo billing-key >"$SR_TMP/billing-key-$SR_AS"
+	SR_STDIN="$SR_TMP/billing-key-$SR_AS" sr secrets set billing KEY
+	sr deploy --net none "$mine"
+	assert_eq "its own source redeploys under that name" "0" "$rc"
+	sr deploy --net none "$theirs"
+	assert_eq "another source whose package.json names it: refused (125)" 125 "$rc"
+	assert_match "saying why and what to do" \
+		"deploy: deployment 'billing' is deployed from .*mine-$SR_AS.*--name billing" "$errout"
+	sr invoke --net none billing
+	assert_eq "the deployment stays its own, its secret unseen by the other" mine "$out"
+	sr deploy --net none --name billing "$theirs"
+	assert_eq "--name says it is meant: replaced" "0" "$rc"
+	sr deployments rm billing
+}
+
+# The install log is on the host's disk, which the sandbox's --disk does
+# not bound: an install step printing for its whole timeout (10 minutes
+# at pipe speed) filled it. The log keeps its first 16 MiB and its last
+# 64 KiB, saying how much it left out between them.
+t_install_log_bounded() {
+	local d log size
+	d=$(make_agent "log-$SR_AS" 'echo hi')
+	sr deploy --name logbomb --net none --disk 64M \
+		--install 'yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 200000000; echo the-end; exit 3' "$d"
+	assert_eq "the install fails" 125 "$rc"
+	log="$(data_dir)/deployments/logbomb/versions/1/install.log"
+	size=$(stat -c %s "$log")
+	check "200 MB of output: the log is bounded ($size bytes)" test "$size" -le $((17 << 20))
+	assert_match "it says what it left out" "sandbox-run: [0-9]+ bytes of the install's output not logged" "$(tail -c 70000 "$log")"
+	assert_eq "and keeps the end" the-end "$(tail -n 1 "$log")"
+	assert_match "the failure shows the real last lines" "\| the-end" "$errout"
+	sr deployments rm logbomb
+}
+
+# An archive deployed is extracted on the host, into the data directory:
+# its bytes were bounded by --disk, its entries only by ten million, so a
+# small .tar.gz of empty files spent the host file system's inodes. They
+# are bounded as the sandbox's disk bounds them (its inode count).
+t_archive_entries_bounded() {
+	local dir="$SR_TMP/inodes-$SR_AS"
+	rm -rf "$dir"
+	mkdir -p "$dir/pkg/many"
+	printf '#!/bin/sh\necho hi\n' >"$dir/pkg/agent"
+	chmod 0755 "$dir/pkg/agent"
+	(cd "$dir/pkg/many" && seq 1 6000 | xargs touch)
+	tar -C "$dir" -czf "$dir/inodes.tgz" pkg
+	rm -rf "$dir/pkg"
+	own "$dir"
+	sr deploy --net none --disk 16M "$dir/inodes.tgz"
+	assert_eq "6000 entries with --disk 16M (4096 inodes): refused" 125 "$rc"
+	assert_match "saying so" "more than 4096 entries" "$errout"
+	sr deploy --net none --disk 64M "$dir/inodes.tgz"
+	assert_eq "with --disk 64M (16384 inodes): deployed" 0 "$rc"
+	sr deployments rm inodes
+}
+
+for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken t_install_log_bounded t_archive_entries_bounded
+done_testing
