@@ -9,7 +9,9 @@
 #include "util.h"
 #include "verbs.h"
 
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -86,7 +88,45 @@ static int list(bool as_json, const struct sr_sink *sink)
 	return sr_cli_stdout_status("deployments");
 }
 
-/* The install log of name's version (0: the newest that has one) on stdout. */
+/*
+ * The log at fd on a terminal: it holds what the install step printed,
+ * which an install script controls, so each line is shown as
+ * sr_printable makes it (no escape sequence reaches the terminal).
+ */
+static void print_log_printable(int fd)
+{
+	_cleanup_fclose_ FILE *f = fdopen(fd, "re");
+	_cleanup_free_ char *line = NULL, *shown = NULL;
+	size_t cap = 0, shown_cap = 0;
+	ssize_t n;
+
+	if (!f)
+		return;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		for (ssize_t i = 0; i < n; i++)
+			if (!line[i])
+				line[i] = '?';
+		/* Never longer than the line: '?' stands for a byte; room for the cut's "...". */
+		if ((size_t)n + 16 > shown_cap) {
+			char *p = realloc(shown, (size_t)n + 16);
+
+			if (!p)
+				return;
+			shown = p;
+			shown_cap = (size_t)n + 16;
+		}
+		sr_printable(line, shown, shown_cap);
+		if (printf("%s\n", shown) < 0)
+			return;
+	}
+}
+
+/*
+ * The install log of name's version (0: the newest that has one) on
+ * stdout: its bytes as they are, or made printable on a terminal.
+ */
 static int show_log(const char *name, unsigned version, const struct sr_sink *sink)
 {
 	struct sr_error err = {0};
@@ -116,6 +156,10 @@ static int show_log(const char *name, unsigned version, const struct sr_sink *si
 			    "lists them)",
 			    name, version ? " at that version" : "");
 		return SR_EXIT_FAILURE;
+	}
+	if (isatty(STDOUT_FILENO)) {
+		print_log_printable(steal_fd(&fd));
+		return sr_cli_stdout_status("deployments log");
 	}
 	while ((n = SR_RETRY(read(fd, buf, sizeof(buf)))) > 0)
 		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)

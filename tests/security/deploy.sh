@@ -56,6 +56,13 @@ t_install_output_escapes() {
 		sh -c '! printf %s "$1" | LC_ALL=C grep -q "[[:cntrl:]]" -' _ "$(tr -d '\n' <<<"$errout")"
 	assert_match "the log keeps the bytes" $'\e\\]0;owned' \
 		"$(cat "$(data_dir)/deployments/esc/versions/2/install.log")"
+	sr deployments log esc 2
+	assert_match "deployments log, redirected: the log's bytes" $'\e\\]0;owned' "$out"
+	local shown
+	shown=$(as_user script -qec "$SR deployments log esc 2" /dev/null </dev/null | tr -d '\r')
+	assert_match "deployments log on a terminal: the lines" '\?\]0;owned\?x\?\?\[2Ksandbox-run: deployed' "$shown"
+	check "deployments log on a terminal: no escape character" \
+		sh -c '! printf %s "$1" | LC_ALL=C grep -q "[[:cntrl:]]" -' _ "$(tr -d '\n' <<<"$shown")"
 	sr deployments rm esc
 }
 
