@@ -552,6 +552,26 @@ void sr_invoke_free(struct srv *s)
 	s->deps = NULL;
 }
 
+/*
+ * An invoke option as /v1/pools shows it: a variable's value given with
+ * --env (an API key passed per request) is not repeated to whoever lists
+ * the pools, its name is.
+ */
+static json_t *option_json(const char *prev, const char *opt)
+{
+	const char *kv = prev && strcmp(prev, "--env") == 0 ? opt
+			 : strncmp(opt, "--env=", 6) == 0   ? opt + 6
+							    : NULL;
+	const char *eq = kv ? strchr(kv, '=') : NULL;
+	_cleanup_free_ char *shown = NULL;
+
+	if (!eq)
+		return sr_json_string(opt);
+	if (asprintf(&shown, "%.*s=(hidden)", (int)(eq - opt), opt) < 0)
+		return NULL;
+	return sr_json_string(shown);
+}
+
 json_t *sr_invoke_pools_json(struct srv *s)
 {
 	json_t *a = json_array();
@@ -561,8 +581,11 @@ json_t *sr_invoke_pools_json(struct srv *s)
 		struct sr_pool_stats st = {0};
 		json_t *opts = json_array();
 
-		for (size_t off = 0; opts && off < dp->key_len; off += strlen(dp->key + off) + 1)
-			json_array_append_new(opts, sr_json_string(dp->key + off));
+		for (size_t off = 0, prev = SIZE_MAX; opts && off < dp->key_len;
+		     prev = off, off += strlen(dp->key + off) + 1)
+			json_array_append_new(
+			    opts,
+			    option_json(prev == SIZE_MAX ? NULL : dp->key + prev, dp->key + off));
 		if (dp->pool)
 			sr_pool_stats(dp->pool, &st);
 		json_array_append_new(

@@ -144,6 +144,13 @@ t_secret() {
 	check "nor in serve -v's output" _fails grep -qF "$value" "$SR_OUT/serve-$SR_AS.out" "$SR_OUT/serve-$SR_AS.err"
 	check "nor in the keepers' logs and state" _fails grep -rqF "$value" "$(state_dir)"
 	check "nor in the deployment's logs" _fails grep -rqF "$value" "$(data_dir)/deployments"
+	# One passed with the request (--env): its pool lists the name, not the value.
+	as_user curl -s -o /dev/null --unix-socket "$(state_dir)/serve.sock" -X POST --data-binary secret \
+		"http://sr/v1/deployments/s/invoke?arg=--env&arg=KEY=$value&arg=--env=KEY2=$value"
+	as_user curl -s -o "$SR_OUT/pools-$SR_AS" --unix-socket "$(state_dir)/serve.sock" http://sr/v1/pools
+	check "/v1/pools: an --env value given with a request is not shown" \
+		_fails grep -qF "$value" "$SR_OUT/pools-$SR_AS"
+	check "/v1/pools: its name is" grep -qF '"KEY=(hidden)","--env=KEY2=(hidden)"' "$SR_OUT/pools-$SR_AS"
 	# The pattern from a file: grep's own command line must not hold it.
 	check "nor on a command line" _fails grep -qFf "$SR_TMP/secret-$SR_AS" /proc/[0-9]*/cmdline 2>/dev/null
 	# secrets set: the next request sees the new value (its pool is made again).
