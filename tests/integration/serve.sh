@@ -283,6 +283,41 @@ EOF
 	assert_eq "SIGTERM: 0, nothing left" "0 " "$serve_rc $(ls "$(state_dir)" | grep -v '\.token$')"
 }
 
+# An unstreamed exec's output past --max-output: kept up to it, and not
+# read any more. The server read `yes` and dropped it for as long as it
+# ran, a core of its own, until the exec's timeout (forever without one).
+# jbig EXPR: jf for a body too large for an argument (over 128 KiB).
+jbig() {
+	python3 -c 'import json,sys
+j=json.load(open(sys.argv[1]))
+v=eval(sys.argv[2])
+print(json.dumps(v) if not isinstance(v,str) else v)' "$SR_OUT/.api-$SR_AS" "$1" 2>/dev/null
+}
+
+t_max_output() {
+	local sb t0 took
+	start_serve --max-output 1M || return
+	api POST /v1/sandboxes '{"net": "none"}'
+	sb=$(jbig 'j["id"]')
+	t0=$(date +%s%N)
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["yes"], "timeout": "20s"}'
+	took=$((($(date +%s%N) - t0) / 1000000))
+	assert_eq "yes past --max-output 1M: 200, 1 MiB of it kept, stdout_truncated" \
+		"200 1048576 true y" \
+		"$code $(jbig 'len(j["stdout"])') $(jbig 'j.get("stdout_truncated")') $(jbig 'j["stdout"][:1]')"
+	assert_eq "its pipe closed, as | head -c would: it ends by SIGPIPE, not its timeout" \
+		"signaled 13" "$(jbig 'j["status"]') $(jbig 'j["signal"]')"
+	check "within seconds ($took ms), not the timeout's 20 s" test "$took" -lt 10000
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "trap \"\" PIPE; head -c 3000000 /dev/zero | tr \"\\\\0\" a; echo after >&2", "timeout": "20s"}'
+	assert_eq "a command that goes on: it does, stderr whole" "200 1048576 true after" \
+		"$code $(jbig 'len(j["stdout"])') $(jbig 'j.get("stdout_truncated")') $(jbig 'j["stderr"].strip().splitlines()[-1]')"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "head -c 1048576 /dev/zero | tr \"\\\\0\" b"}'
+	assert_eq "exactly --max-output: whole, not truncated" "200 1048576 null 0" \
+		"$code $(jbig 'len(j["stdout"])') $(jbig 'j.get("stdout_truncated")') $(jbig 'j["exit_code"]')"
+	sr rm "$sb"
+	stop_serve
+}
+
 # What a sandbox reaches of the API: nothing. Not the socket (another mount
 # namespace; the state directory is not in it), not the TCP listener (its
 # loopback is its own; with --net egress the host's addresses are refused,
@@ -322,5 +357,5 @@ for h in hosts:
 	stop_serve
 }
 
-for_each_user t_walkthrough t_errors t_auth t_warm t_hostile t_from_inside
+for_each_user t_walkthrough t_errors t_auth t_warm t_hostile t_max_output t_from_inside
 done_testing
