@@ -21,7 +21,6 @@
 #include "units.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/openat2.h>
@@ -209,36 +208,6 @@ static int temp_name(char *buf, size_t len)
 	return 0;
 }
 
-/* Deeper than extraction makes (PATH_MAX): whatever is below is left, not a stack overflow. */
-#define REMOVE_MAX_DEPTH 4096
-
-/*
- * Removes name beneath dirfd, a copy cut short, following no link. It
- * lies where the agent may write (a --bind): what it finds there is
- * removed, never what a link points to.
- */
-static void remove_tree(int at, const char *name, unsigned depth)
-{
-	struct stat st;
-
-	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return;
-	if (S_ISDIR(st.st_mode) && depth < REMOVE_MAX_DEPTH) {
-		int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-		struct dirent *de;
-
-		if (!dir && fd >= 0)
-			close(fd);
-		while (dir && (de = readdir(dir)))
-			if (!sr_streq(de->d_name, ".") && !sr_streq(de->d_name, ".."))
-				remove_tree(dirfd(dir), de->d_name, depth + 1);
-		if (dir)
-			closedir(dir);
-	}
-	(void)unlinkat(at, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
-}
-
 /*
  * The whole copy, made under tmp, takes its name: a file there is
  * replaced, nothing else. (outcome() puts "cp: " before the error.)
@@ -389,7 +358,7 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	if (k >= 0 && r >= 0 && !d.is_dir)
 		k = put_in_place(&d, tmp, &xerr);
 	if ((k < 0 || r < 0) && !d.is_dir)
-		remove_tree(d.dirfd, tmp, 0);
+		sr_archive_remove_tree(d.dirfd, tmp);
 	return outcome(opts, true, k, &xerr, r, &kerr, err);
 }
 

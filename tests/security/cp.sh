@@ -357,6 +357,7 @@ t_stuck_worker() {
 	assert_eq "cp in, its worker stopped: gives up (125)" "125 stopped a worker" "$rc $stopper_did"
 	assert_match "saying why" "the sandbox took nothing for 2s" "$errout"
 	check "and that worker is killed too" until_ok 10 _no_workers
+	check "and nothing of its copy is left in the sandbox" until_ok 10 _ws_is big
 	sr exec "$sb" -- echo alive
 	assert_eq "the sandbox lives on" alive "$out"
 	# A copy slower than the idle timeout, but moving, is not cut (its
@@ -407,6 +408,94 @@ t_stuck_snapshot() {
 	sr rm "$sb"
 }
 
+# cp in cut short (a refused entry, the disk full, cp interrupted or its
+# worker stopped) left what it had extracted so far in the sandbox, and
+# into an existing directory it had replaced files there already. Now it
+# is extracted under a hidden name and moved into place whole: nothing of
+# it is left, and what was there is untouched.
+# in_sandbox: every name under /workspace, sorted ($out).
+in_sandbox() {
+	sr exec "$sb" -- sh -c 'cd /workspace && find . | sort | tr "\n" " "'
+}
+t_cp_in_whole() {
+	local h="$SR_TMP/in-$SR_AS" before
+	rm -rf "$h"
+	mkdir -p "$h/t/sub" "$h/bad/t/sub"
+	head -c 15000000 /dev/zero >"$h/t/a"
+	head -c 15000000 /dev/zero >"$h/t/sub/b"
+	echo new >"$h/bad/t/a"
+	echo b >"$h/bad/t/sub/b"
+	ln -s /etc "$h/bad/t/sub/zlink"
+	own "$h"
+	new_sandbox --disk 20M
+	sr exec "$sb" -- sh -c 'mkdir -p d/t && echo old >d/t/a && echo mine >d/t/keep'
+	in_sandbox
+	before=$out
+	sr cp "$h/t" "$sb:/workspace/new"
+	assert_eq "cp in of a tree past the sandbox's disk: refused (125)" 125 "$rc"
+	assert_match "saying why" "exceeds the disk limit" "$errout"
+	in_sandbox
+	assert_eq "nothing of it left, no temporary name either" "$before" "$out"
+	sr cp "$h/t" "$sb:/workspace/d"
+	assert_eq "the same into a directory that has it: refused (125)" 125 "$rc"
+	in_sandbox
+	assert_eq "nothing of it left there" "$before" "$out"
+	sr cp "$h/bad/t" "$sb:/workspace/d"
+	assert_eq "cp in of a tree with a link that leaves it: refused (125)" 125 "$rc"
+	assert_match "naming it" "t/sub/zlink: symbolic link to '/etc' leaves the copied tree" "$errout"
+	in_sandbox
+	assert_eq "nothing of it left: no t/sub" "$before" "$out"
+	sr exec "$sb" -- cat d/t/a
+	assert_eq "the file it would have replaced is untouched" old "$out"
+	rm "$h/bad/t/sub/zlink"
+	sr cp "$h/bad/t" "$sb:/workspace/d"
+	sr exec "$sb" -- sh -c 'cat d/t/a d/t/keep d/t/sub/b; ls -A /workspace /workspace/d'
+	assert_eq "whole, it joins the directory there (cp -r): a replaced, keep kept, sub added" \
+		"0 new mine b /workspace: d /workspace/d: t" "$rc $(echo $out)"
+	sr exec "$sb" -- sh -c 'mkdir -p f && echo file >f/t'
+	sr cp "$h/bad/t" "$sb:/workspace/f"
+	assert_match "a directory over a file there: refused (125), saying so" \
+		"^125 .*extract t/?: exists and is not a directory$" "$rc $errout"
+	sr exec "$sb" -- sh -c 'cat f/t; ls -A f'
+	assert_eq "and the file is untouched" "file t" "$(echo $out)"
+	sr rm "$sb"
+	rm -rf "$h"
+}
+
+# cp in ended midway (SIGTERM): its worker, cancelled, is killed, and what
+# it had extracted goes with it. The copy is throttled to take seconds.
+t_cp_in_interrupted() {
+	local cp_pid h="$SR_TMP/in-int-$SR_AS"
+	rm -rf "$h"
+	mkdir -p "$h/t"
+	echo small >"$h/t/0-small"
+	head -c 50000000 /dev/zero >"$h/t/big"
+	own "$h"
+	new_sandbox
+	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	stopper throttle
+	(as_user_exec "$SR" cp "$h/t" "$sb:/workspace/t" 2>/dev/null) &
+	cp_pid=$!
+	check "cp in is midway: its copy is being made" until_ok 20 _copy_begun
+	kill -TERM "$cp_pid"
+	wait "$cp_pid"
+	stopper_done
+	check "its worker is gone" until_ok 10 _no_workers
+	check "and nothing of the copy is left in the sandbox" until_ok 10 _ws_is ""
+	sr cp "$h/t" "$sb:/workspace/t"
+	sr exec "$sb" -- sh -c 'cat t/0-small; stat -c %s t/big'
+	assert_eq "the next cp in copies it whole" "0 small 50000000" "$rc $(echo $out)"
+	sr rm "$sb"
+	rm -rf "$h"
+}
+_copy_begun() {
+	as_user "$SR" exec "$sb" -- sh -c 'ls -A /workspace' 2>/dev/null | grep -q .
+}
+# _ws_is NAMES: /workspace holds these names alone (one line, by ls -A).
+_ws_is() {
+	[ "$(as_user "$SR" exec "$sb" -- ls -A /workspace 2>&1 | tr '\n' ' ')" = "${1:+$1 }" ]
+}
+
 # Names of one file, made for nothing (a hard link costs the agent a
 # directory entry, no inode): cp out wrote each name as a file of its own
 # on the host, 65,000 of them in 1.3 s for a sandbox of 17 inodes, and
@@ -442,5 +531,5 @@ t_cp_hardlinks() {
 
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
 	t_root_link_followed t_sparse_and_bound t_cp_killed t_cp_interrupted t_stuck_worker \
-	t_stuck_snapshot t_cp_hardlinks
+	t_stuck_snapshot t_cp_hardlinks t_cp_in_whole t_cp_in_interrupted
 done_testing
