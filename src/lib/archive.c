@@ -50,6 +50,7 @@
 #include <linux/openat2.h>
 #include <locale.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -855,6 +856,16 @@ static int extract_all(int archive_fd, int dest_dirfd, const struct sr_extract_o
 	if (k < 0 && s && (s->timed_out || s->cancelled))
 		return sr_la_idle_error(s, err);
 	return k < 0 ? k : 0;
+}
+
+int sr_archive_temp_name(char *buf, size_t len)
+{
+	uint64_t rnd;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -EIO;
+	snprintf(buf, len, ".sandbox-run-cp.%016" PRIx64, rnd);
+	return 0;
 }
 
 /* Deeper than extraction makes (PATH_MAX): whatever is below is left, not a stack overflow. */

@@ -4,11 +4,9 @@
 #include "util.h"
 
 #include <dirent.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
 /*
@@ -106,6 +104,26 @@ static int open_sub(int dirfd, const char *name)
 }
 
 /*
+ * name from `from` to `to`, where nothing has it: RENAME_NOREPLACE, or
+ * where the file system has no such flag (EINVAL: a --bind of some), a
+ * look first.
+ */
+static int move_new(int from, int to, const char *name)
+{
+	struct stat st;
+
+	if (renameat2(from, name, to, name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -1;
+	if (fstatat(to, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return errno == ENOENT ? renameat(from, name, to, name) : -1;
+}
+
+/*
  * One level of the copy (from) over what is in place (to): with move
  * false, only whether it fits; with move true, moved in. rel: the level's
  * path, for messages (PATH_MAX).
@@ -130,7 +148,7 @@ static int join(int from, int to, char *rel, size_t depth, bool move, struct sr_
 			break;
 		}
 		/* A new name: moved whole, unless something took the name meanwhile. */
-		if (move && renameat2(from, name, to, name, RENAME_NOREPLACE) == 0)
+		if (move && move_new(from, to, name) == 0)
 			continue;
 		if (move && errno != EEXIST) {
 			r = sr_error_errno(err, sr_negerrno(), "extract %s", s);
@@ -233,23 +251,20 @@ static pid_t start_sweeper(int dir, const char *name, int *ret_gone)
 int sr_stage_extract(int archive_fd, int dir, const struct sr_extract_opts *o, struct sr_error *err)
 {
 	_cleanup_close_ int stage = -1, gone = -1;
-	char name[64], rel[PATH_MAX] = "";
-	uint64_t rnd;
+	char name[SR_ARCHIVE_TEMP_NAME_MAX], rel[PATH_MAX] = "";
 	pid_t sweeper;
-	int r;
+	int r = sr_archive_temp_name(name, sizeof(name));
 
-	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return sr_error_errno(err, -EIO, "a temporary name");
-	snprintf(name, sizeof(name), ".sandbox-run-cp.%016" PRIx64, rnd);
-	if (mkdirat(dir, name, 0700) < 0)
-		return sr_error_errno(err, sr_negerrno(), "extract: a temporary directory");
+	if (r < 0)
+		return sr_error_errno(err, r, "extract: a temporary name");
+	/* The sweeper first: the worker killed at any point after, it removes what was made. */
 	sweeper = start_sweeper(dir, name, &gone);
-	if (sweeper < 0) {
-		(void)unlinkat(dir, name, AT_REMOVEDIR);
+	if (sweeper < 0)
 		return sr_error_errno(err, sweeper, "extract: fork");
-	}
-	stage = open_sub(dir, name);
-	r = stage < 0 ? sr_error_errno(err, stage, "extract: a temporary directory") : 0;
+	if (mkdirat(dir, name, 0700) < 0)
+		r = sr_error_errno(err, sr_negerrno(), "extract: where the copy goes");
+	else if ((stage = open_sub(dir, name)) < 0)
+		r = sr_error_errno(err, stage, "extract: where the copy goes");
 	if (r >= 0)
 		r = sr_archive_extract_opts(archive_fd, stage, o, err);
 	/* Whole: it fits what is in place, then it goes there. */
