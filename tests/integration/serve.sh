@@ -5,6 +5,7 @@
 # server and state.
 . "$(dirname "$0")/libtest.sh"
 . "$(dirname "$0")/libserve.sh"
+. "$(dirname "$0")/libworker.sh"
 
 # sleeping N: a process of exactly that command line (a sandbox's, not the client asking for it).
 sleeping() {
@@ -318,50 +319,6 @@ t_max_output() {
 	stop_serve
 }
 
-# A file read or listing whose worker the agent stopped (it runs as the
-# agent's uid): it hung the request, and its connection, for good. Now
-# --idle-timeout answers 504 (or, once the body has begun, cuts it off),
-# and the worker is killed.
-cat >"$SR_TMP/stopper.py" <<'EOF'
-import os, signal, sys, time
-me = os.getpid()
-print("ready", flush=True)
-end = time.time() + 20
-while time.time() < end:
-    for p in os.listdir("/proc"):
-        if not p.isdigit() or int(p) in (1, me):
-            continue
-        try:
-            st = open("/proc/%s/stat" % p).read()
-        except OSError:
-            continue
-        comm, rest = st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
-        if comm == "sandbox-run" and rest[1] == "1":
-            os.kill(int(p), signal.SIGSTOP)
-            sys.exit(print("stopped a worker"))
-print("no worker")
-EOF
-chmod 0644 "$SR_TMP/stopper.py"
-
-# stop_next_worker: the stopper, started in $sb; stopped_worker: what it did, once done.
-stop_next_worker() {
-	: >"$SR_TMP/stopper.out"
-	(as_user_exec "$SR" exec "$sb" -- python3 /tmp/stopper.py >"$SR_TMP/stopper.out" 2>&1) &
-	stopper_pid=$!
-	SR_BG_PIDS="${SR_BG_PIDS:-} $stopper_pid"
-	until_ok 20 grep -q ready "$SR_TMP/stopper.out"
-}
-stopped_worker() {
-	until_ok 25 _fails kill -0 "$stopper_pid" 2>/dev/null || kill "$stopper_pid" 2>/dev/null
-	wait "$stopper_pid"
-	sed 1d "$SR_TMP/stopper.out"
-}
-_no_worker() {
-	as_user "$SR" exec "$sb" -- sh -c 'for s in /proc/[0-9]*/stat; do cat "$s"; echo; done' |
-		awk '$2 == "(sandbox-run)" && $4 == 1' | grep -q . && return 1
-	return 0
-}
-
 # timed_get PATH: GET, bounded from outside (a hang fails the case, not the
 # suite): $code, $body, $curl_rc and $took in ms.
 timed_get() {
@@ -373,6 +330,10 @@ timed_get() {
 	body=$(head -c 2000 "$o" | tr -d "\\0")
 }
 
+# A file read or listing whose worker the agent stopped (it runs as the
+# agent's uid): it hung the request, and its connection, for good. Now
+# --idle-timeout answers 504 (or, once the body has begun, cuts it off),
+# and the worker is killed.
 t_stopped_worker() {
 	local sb
 	start_serve --idle-timeout 2s || return
@@ -382,24 +343,26 @@ t_stopped_worker() {
 	sr exec "$sb" -- sh -c 'mkdir many && cd many && seq 30000 | xargs touch &&
 		head -c 50000000 /dev/zero >/workspace/big'
 	assert_eq "a directory of 30,000 files, a file of 50 MB" 0 "$rc"
-	stop_next_worker
+	stopper stop
 	timed_get "/v1/sandboxes/$sb/files?path=many&list=1"
-	assert_eq "the agent stops the listing's worker" "stopped a worker" "$(stopped_worker)"
+	stopper_done
+	assert_eq "the agent stops the listing's worker" "stopped a worker" "$stopper_did"
 	assert_eq "a listing whose worker is stopped: 504 timeout, not hanging" "504 timeout" \
 		"$code $(jf 'j["code"]')"
 	assert_match "saying why" "nothing came from the sandbox for 2s: its worker is stopped or gone" \
 		"$(jf 'j["message"]')"
 	check "within seconds of --idle-timeout ($took ms)" test "$took" -lt 15000
-	check "and the stopped worker is killed" until_ok 10 _no_worker
-	stop_next_worker
+	check "and the stopped worker is killed" until_ok 10 _no_workers
+	stopper stop
 	timed_get "/v1/sandboxes/$sb/files?path=big"
-	assert_eq "the agent stops the read's worker" "stopped a worker" "$(stopped_worker)"
+	stopper_done
+	assert_eq "the agent stops the read's worker" "stopped a worker" "$stopper_did"
 	# Stopped before its first byte: 504; after it, the 200's body is cut
 	# off (curl: 18, the transfer closed with the rest outstanding).
 	assert_match "a read whose worker is stopped: 504, or its body cut off" \
 		"^(504 0 timeout|200 18 .*)$" "$code $curl_rc $(jf 'j["code"]' || echo cut)"
 	check "within seconds of --idle-timeout ($took ms)" test "$took" -lt 15000
-	check "and that worker is killed too" until_ok 10 _no_worker
+	check "and that worker is killed too" until_ok 10 _no_workers
 	api GET "/v1/sandboxes/$sb/files?path=many&stat=1"
 	assert_eq "the sandbox serves the next one" "200 dir" "$code $(jf 'j["type"]')"
 	timed_get "/v1/sandboxes/$sb/files?path=big"
