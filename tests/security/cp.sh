@@ -387,6 +387,30 @@ t_cp_in_whole() {
 	rm -rf "$h"
 }
 
+# A copy in that would join a directory across a mount point (a --bind
+# inside the destination): a rename cannot cross it, so it is refused
+# before anything moves, and the mount point itself is a destination.
+t_cp_in_mount() {
+	local h="$SR_TMP/in-mount-$SR_AS"
+	rm -rf "$h"
+	mkdir -p "$h/host/m" && mkdir -m 0777 "$h/shared"
+	echo x >"$h/host/m/f"
+	echo y >"$h/host/g"
+	own "$h"
+	new_sandbox --bind "$h/shared" /workspace/m
+	sr cp "$h/host" "$sb:/workspace/host"
+	sr exec "$sb" -- mv host/g g
+	sr cp "$h/host/m" "$sb:/workspace"
+	assert_match "over a --bind: refused (125), saying what to do" \
+		"^125 .*extract m: a mount point: copy into it" "$rc $errout"
+	assert_eq "nothing of it left, on either side" "g host m |" \
+		"$(sr exec "$sb" -- ls -A /workspace; echo $out) |$(ls -A "$h/shared")"
+	sr cp "$h/host/m/f" "$sb:/workspace/m"
+	assert_eq "into the mount point itself: copied" "0 f" "$rc $(ls -A "$h/shared")"
+	sr rm "$sb"
+	rm -rf "$h"
+}
+
 # cp in ended midway (SIGTERM): its worker, cancelled, is killed, and what
 # it had extracted goes with it. The copy is throttled to take seconds.
 t_cp_in_interrupted() {
@@ -456,5 +480,5 @@ t_cp_hardlinks() {
 
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
 	t_root_link_followed t_sparse_and_bound t_cp_killed t_cp_interrupted t_stuck_worker \
-	t_stuck_snapshot t_cp_hardlinks t_cp_in_whole t_cp_in_interrupted
+	t_stuck_snapshot t_cp_hardlinks t_cp_in_whole t_cp_in_mount t_cp_in_interrupted
 done_testing

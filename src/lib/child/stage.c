@@ -104,6 +104,23 @@ static int open_sub(int dirfd, const char *name)
 }
 
 /*
+ * Whether name in from and in to lie on one mount, as a rename needs: by
+ * mount id where the kernel says it (a bind of the same file system has
+ * the same device), else by device.
+ */
+static bool same_mount(int from, int to, const char *name, const struct stat *fs,
+		       const struct stat *ts)
+{
+	struct statx a, b;
+
+	if (statx(from, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &a) == 0 &&
+	    statx(to, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &b) == 0 &&
+	    (a.stx_mask & b.stx_mask & STATX_MNT_ID))
+		return a.stx_mnt_id == b.stx_mnt_id;
+	return fs->st_dev == ts->st_dev;
+}
+
+/*
  * name from `from` to `to`, where nothing has it: RENAME_NOREPLACE, or
  * where the file system has no such flag (EINVAL: a --bind of some), a
  * look first.
@@ -173,7 +190,7 @@ static int join(int from, int to, char *rel, size_t depth, bool move, struct sr_
 		 * -r). Not across a mount point (a --bind inside): a rename cannot
 		 * cross it, and nothing may be half moved.
 		 */
-		if (fs.st_dev != ts.st_dev) {
+		if (!same_mount(from, to, name, &fs, &ts)) {
 			r = sr_error_msg(err, -EXDEV,
 					 "extract %s: a mount point: copy into it (ID:PATH naming "
 					 "it), not over it",
