@@ -138,30 +138,50 @@ static void emit_output(struct exec_job *x, int i, const char *data, size_t n, b
 	emit(x, json_pack("{ssso}", "type", names[i], "data", sr_json_string(joined)));
 }
 
-/* Reads a chunk of output i: 1 read, 0 nothing there now, -1 at its end (EOF, an error). */
+/* Output i is read no more: its pipe closed. */
+static void stop_output(struct exec_job *x, int i)
+{
+	srv_unwatch(x->job.s, &x->out[i].w);
+	sr_closep(&x->out[i].fd);
+	x->out[i].fd = -1;
+}
+
+/*
+ * Reads a chunk of output i: 1 read, 0 nothing there now, -1 at its end
+ * (EOF, an error, past --max-output when buffered).
+ */
 static int read_output(struct exec_job *x, int i)
 {
 	char buf[READ_CHUNK];
 	ssize_t n = read(x->out[i].fd, buf, sizeof(buf));
+	size_t room;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n <= 0) {
 		if (!buffered(x) && x->job.r)
 			emit_output(x, i, "", 0, true);
-		srv_unwatch(x->job.s, &x->out[i].w);
-		sr_closep(&x->out[i].fd);
-		x->out[i].fd = -1;
+		stop_output(x, i);
 		return -1;
 	}
 	if (!buffered(x)) {
 		/* A client gone (E2B's commands run on): read, and let go. */
 		if (x->job.r)
 			emit_output(x, i, buf, (size_t)n, false);
-	} else if (x->out[i].all.len + (size_t)n > x->max_output) {
+		return 1;
+	}
+	room = x->max_output - x->out[i].all.len;
+	if (fbuf_add(&x->out[i].all, buf, (size_t)n < room ? (size_t)n : room) < 0 ||
+	    (size_t)n > room) {
+		/*
+		 * Past --max-output: kept up to it, and the pipe closed, as `| head
+		 * -c` would: the process's next write gets SIGPIPE (EPIPE if it
+		 * ignores that) rather than being read and dropped for as long as it
+		 * writes (`yes`), or waiting on its writes until its timeout.
+		 */
 		x->out[i].truncated = true;
-	} else {
-		fbuf_add(&x->out[i].all, buf, (size_t)n);
+		stop_output(x, i);
+		return -1;
 	}
 	return 1;
 }
@@ -390,9 +410,7 @@ static void finish(struct exec_job *x, json_t *ev, const char *error)
 				break;
 		if (x->out[i].fd >= 0 && !buffered(x) && x->job.r)
 			emit_output(x, i, "", 0, true);
-		srv_unwatch(x->job.s, &x->out[i].w);
-		sr_closep(&x->out[i].fd);
-		x->out[i].fd = -1;
+		stop_output(x, i);
 	}
 	kcall_stop(&x->k);
 	x->exited = true;

@@ -8,6 +8,7 @@
  * takes it. A write cut off part-way (the client gone) leaves what came.
  */
 #include "internal.h"
+#include "units.h"
 #include "util.h"
 
 #include <sys/stat.h>
@@ -30,6 +31,27 @@ char *sr_api_envd_path(const char *path)
 	return asprintf(&p, SR_API_HOME "/%s", path) < 0 ? NULL : p;
 }
 
+/*
+ * A worker in the sandbox that moved nothing for --idle-timeout: the agent
+ * stopped it (it runs as the agent's uid), or the sandbox is frozen; it
+ * would keep the request waiting forever. err says so (504); the keeper's
+ * connection, closed, has the worker killed.
+ */
+static bool idle_timeout(struct srv *s, int64_t moved_ns, int64_t now, struct sr_error *err)
+{
+	uint64_t idle_ms = srv_opts(s)->idle_ms;
+	char d[SR_UNITS_BUF_MAX];
+
+	if (now - moved_ns < (int64_t)idle_ms * 1000000)
+		return false;
+	sr_format_duration(idle_ms, d, sizeof(d));
+	sr_error_msg(err, -ETIMEDOUT,
+		     "nothing came from the sandbox for %s: its worker is stopped or gone; gave up "
+		     "(serve --idle-timeout sets how long it waits)",
+		     d);
+	return true;
+}
+
 /* ---- read ---- */
 
 struct read_job {
@@ -39,6 +61,7 @@ struct read_job {
 	struct watch *w;
 	struct fbuf q;
 	bool eof, replied, answered, paused;
+	int64_t moved_ns; /* when the worker last wrote or answered (idle_timeout()) */
 	struct sr_error err;
 };
 
@@ -69,6 +92,8 @@ static ssize_t read_reader(void *cls, uint64_t pos, char *buf, size_t max)
 		j->q.off += n;
 		if (j->paused && j->q.len - j->q.off < QUEUE_LOW) {
 			j->paused = false;
+			j->moved_ns =
+			    sr_monotonic_ns(); /* idle from now: it waited on the client */
 			srv_watch_events(j->job.s, j->w, EPOLLIN);
 		}
 		return (ssize_t)n;
@@ -114,6 +139,7 @@ static void on_read_data(struct srv *s, void *ctx, uint32_t events)
 	(void)events;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	j->moved_ns = sr_monotonic_ns();
 	if (n <= 0) {
 		j->eof = true;
 		srv_unwatch(s, &j->w);
@@ -154,7 +180,25 @@ static void read_gone(struct job *job)
 	read_free(container_of(job, struct read_job, job));
 }
 
-static const struct job_ops read_ops = {.gone = read_gone};
+/*
+ * Not while the client is what it waits for (paused: it has not taken
+ * what came); answered already, the body is cut off (the connection
+ * closed), as for any error past the start.
+ */
+static void read_tick(struct job *job, int64_t now)
+{
+	struct read_job *j = container_of(job, struct read_job, job);
+
+	if (j->paused || (j->eof && j->replied) || !idle_timeout(job->s, j->moved_ns, now, &j->err))
+		return;
+	j->eof = j->replied = true;
+	srv_unwatch(job->s, &j->w);
+	sr_closep(&j->fd);
+	kcall_stop(&j->k);
+	read_progress(j);
+}
+
+static const struct job_ops read_ops = {.gone = read_gone, .tick = read_tick};
 
 /* Starts a worker op on path with the pipe end fd_child (ours: fd_ours); err as the CLI says. */
 static int start_worker(struct req *r, struct kcall *k, const char *ref, const char *op,
@@ -181,6 +225,7 @@ static void file_read(struct req *r, const char *ref, const char *path)
 		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
 	}
 	j->fd = p[0];
+	j->moved_ns = sr_monotonic_ns();
 	j->k.on_msg = read_msg;
 	j->k.on_hup = read_hup;
 	fcntl(j->fd, F_SETFL, O_NONBLOCK);
@@ -211,6 +256,7 @@ struct list_job {
 	struct fbuf q;
 	bool eof, replied;
 	enum list_format format;
+	int64_t moved_ns; /* as a read's */
 	struct sr_error err;
 	uint64_t max;
 };
@@ -335,6 +381,7 @@ static void on_list_data(struct srv *s, void *ctx, uint32_t events)
 	(void)events;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	j->moved_ns = sr_monotonic_ns();
 	if (n > 0 && j->q.len + (size_t)n <= j->max && fbuf_add(&j->q, buf, (size_t)n) == 0)
 		return;
 	if (n > 0 && !j->err.code)
@@ -376,7 +423,20 @@ static void list_gone(struct job *job)
 	list_free(container_of(job, struct list_job, job));
 }
 
-static const struct job_ops list_ops = {.gone = list_gone};
+static void list_tick(struct job *job, int64_t now)
+{
+	struct list_job *j = container_of(job, struct list_job, job);
+	struct sr_error err = {0};
+
+	if (!idle_timeout(job->s, j->moved_ns, now, &err))
+		return;
+	if (!j->err.code)
+		j->err = err;
+	j->eof = j->replied = true;
+	list_progress(j);
+}
+
+static const struct job_ops list_ops = {.gone = list_gone, .tick = list_tick};
 
 void sr_api_files_list(struct req *r, const char *ref, const char *path, bool stat, bool envd)
 {
@@ -390,6 +450,7 @@ void sr_api_files_list(struct req *r, const char *ref, const char *path, bool st
 	}
 	j->fd = p[0];
 	j->format = envd ? (stat ? STAT_ENVD : LIST_ENVD) : (stat ? STAT_V1 : LIST_V1);
+	j->moved_ns = sr_monotonic_ns();
 	j->max = srv_opts(r->s)->max_output;
 	j->k.on_msg = list_msg;
 	j->k.on_hup = list_hup;

@@ -97,6 +97,8 @@ struct job;
 struct job_ops {
 	/* The client went away (hung up, or the server stops): end it or let it go on alone. */
 	void (*gone)(struct job *j);
+	/* Each second (NULL: not needed), now: sr_monotonic_ns(); it may free j. */
+	void (*tick)(struct job *j, int64_t now);
 };
 struct job {
 	const struct job_ops *ops;

@@ -40,6 +40,11 @@ struct sr_serve_opts {
 	uint64_t max_body;    /* a JSON request's bytes (0: 1 MiB) */
 	uint64_t max_upload;  /* a file's bytes (0: 1 GiB) */
 	uint64_t max_output;  /* an exec's stdout and stderr each, when not streamed (0: 16 MiB) */
+	/*
+	 * A file read or listing whose worker in the sandbox moves nothing
+	 * this long (the agent stopped it) is answered 504 (0: 60 s).
+	 */
+	uint64_t idle_ms;
 	enum sr_log_level level;    /* the keepers' messages */
 	const struct sr_sink *sink; /* the server's own: what it serves at, warnings, -v lines */
 };

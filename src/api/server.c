@@ -305,6 +305,18 @@ static void on_signal(struct srv *s, void *ctx, uint32_t events)
 		s->stopping = true;
 }
 
+/* The jobs that watch the time (a worker that moves nothing: job_ops.tick). */
+static void jobs_tick(struct srv *s)
+{
+	int64_t now = sr_monotonic_ns();
+
+	for (struct job *j = s->lists.jobs.next, *next; j != &s->lists.jobs; j = next) {
+		next = j->next; /* a tick may free j */
+		if (j->ops && j->ops->tick)
+			j->ops->tick(j, now);
+	}
+}
+
 static void on_tick(struct srv *s, void *ctx, uint32_t events)
 {
 	uint64_t x;
@@ -315,6 +327,7 @@ static void on_tick(struct srv *s, void *ctx, uint32_t events)
 	sr_preview_tick(s);
 	sr_exec_tick(s);
 	sr_invoke_tick(s);
+	jobs_tick(s);
 }
 
 static void on_pool(struct srv *s, void *ctx, uint32_t events)
@@ -497,6 +510,8 @@ int sr_serve_new(const struct sr_serve_opts *o, struct sr_serve **ret, struct sr
 		s->o.max_connections = 256;
 	if (!s->o.client_timeout_s)
 		s->o.client_timeout_s = 30;
+	if (!s->o.idle_ms)
+		s->o.idle_ms = 60 * 1000;
 	if (!s->o.max_body)
 		s->o.max_body = 1 << 20;
 	if (!s->o.max_upload)

@@ -2,6 +2,7 @@
 #include "protocol.h"
 #include "util.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -51,6 +52,49 @@ int sr_msg_send_full(int fd, const struct sr_msg *m, const void *payload, size_t
 	if (n < 0)
 		return sr_negerrno();
 	return n == (ssize_t)(sizeof(*m) + len) ? 0 : -EMSGSIZE;
+}
+
+int sr_msg_queue_flush(struct sr_msg_queue *q, int fd)
+{
+	size_t sent = 0;
+	int r = 0;
+
+	while (sent < q->n && (r = sr_msg_send(fd, &q->v[sent])) == 0)
+		sent++;
+	if (r < 0 && r != -EAGAIN && r != -EWOULDBLOCK) {
+		q->n = 0; /* the peer is gone: nobody to tell */
+		return r;
+	}
+	memmove(q->v, q->v + sent, (q->n - sent) * sizeof(*q->v));
+	q->n -= sent;
+	return q->n ? -EAGAIN : 0;
+}
+
+int sr_msg_queue_send(struct sr_msg_queue *q, int fd, const struct sr_msg *m)
+{
+	int r = sr_msg_queue_flush(q, fd);
+
+	if (r == 0)
+		r = sr_msg_send(fd, m);
+	if (r != -EAGAIN && r != -EWOULDBLOCK)
+		return r;
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 8;
+		struct sr_msg *v = realloc(q->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		q->v = v;
+		q->cap = cap;
+	}
+	q->v[q->n++] = *m;
+	return 0;
+}
+
+void sr_msg_queue_free(struct sr_msg_queue *q)
+{
+	free(q->v);
+	*q = (struct sr_msg_queue){0};
 }
 
 /* Every fd the message brought, in ex->fds; those past SR_MSG_FDS_MAX are closed. */

@@ -215,6 +215,29 @@ int sr_msg_recv_nowait(int fd, struct sr_msg *ret, struct sr_msg_extra *ex);
 void sr_msg_extra_close(struct sr_msg_extra *ex);
 /* How many fds a message of this type may carry (SPAWN: 3, SPAWNED: 1, ...). */
 size_t sr_msg_fds_allowed(const struct sr_msg *m);
+/*
+ * Messages that must reach the peer but want no answer (the host's
+ * CANCEL), on a non-blocking socket the peer may leave full for a while
+ * (PID 1 kept busy from inside): what finds no room waits here, in order,
+ * to be sent once the socket is writable, rather than being lost.
+ */
+struct sr_msg_queue {
+	struct sr_msg *v;
+	size_t n, cap;
+};
+/* m sent now, or queued behind those waiting (no room): 0, or -errno (the peer gone). */
+int sr_msg_queue_send(struct sr_msg_queue *q, int fd, const struct sr_msg *m);
+/*
+ * Sends what waits, in order, while there is room: 0 once nothing waits,
+ * -EAGAIN while something still does (poll fd for POLLOUT), or -errno (the
+ * peer gone: what waited is dropped).
+ */
+int sr_msg_queue_flush(struct sr_msg_queue *q, int fd);
+static inline bool sr_msg_queue_pending(const struct sr_msg_queue *q)
+{
+	return q->n > 0;
+}
+void sr_msg_queue_free(struct sr_msg_queue *q);
 /* Sends err as an ERROR message (best effort: the caller exits next). */
 void sr_msg_send_error(int fd, const struct sr_error *err);
 /* Sends err's message as a WARNING (best effort: a lost warning changes nothing). */

@@ -354,6 +354,33 @@ static int check(const struct sr_config *c, const struct export *e, struct sr_er
 	return 0;
 }
 
+/*
+ * Warnings (what does not map to the other runtime) held until the export
+ * is done: bad input is one line, the error, not a warning about the
+ * network first and then the reason nothing was made. Said once it is
+ * made; dropped if it fails.
+ */
+struct held {
+	const struct sr_sink *out;
+	struct sr_strv lines; /* each: its level as one character, then its text */
+};
+
+static void hold(void *ctx, enum sr_log_level level, const char *text)
+{
+	struct held *h = ctx;
+	_cleanup_free_ char *line = NULL;
+
+	if (asprintf(&line, "%c%s", '0' + (int)level, text) >= 0)
+		(void)sr_strv_push(&h->lines, line);
+}
+
+static void held_flush(struct held *h)
+{
+	for (size_t i = 0; i < h->lines.n; i++)
+		sr_sink_log(h->out, (enum sr_log_level)(h->lines.items[i][0] - '0'), "%s",
+			    h->lines.items[i] + 1);
+}
+
 int sr_verb_export(const struct sr_verb_args *a)
 {
 	struct export e = {.warm = -1};
@@ -379,8 +406,16 @@ int sr_verb_export(const struct sr_verb_args *a)
 	sink.level = sr_options_log_level((int)c.log_level - SR_LOG_WARNING + a->verbosity);
 	if (r >= 0)
 		r = check(&c, &e, &err);
-	if (r >= 0)
-		r = e.oci ? sr_oci_bundle(e.oci, &c, &sink, &err) : export_k8s(&c, &e, &sink, &err);
+	if (r >= 0) {
+		struct held h = {.out = &sink};
+		const struct sr_sink holding = {.level = sink.level, .write = hold, .ctx = &h};
+
+		r = e.oci ? sr_oci_bundle(e.oci, &c, &holding, &err)
+			  : export_k8s(&c, &e, &holding, &err);
+		if (r >= 0)
+			held_flush(&h);
+		sr_strv_free(&h.lines);
+	}
 	if (r >= 0 && e.k8s)
 		status = sr_cli_stdout_status("export");
 	else if (r < 0) {

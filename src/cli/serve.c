@@ -36,6 +36,8 @@ static void usage(FILE *f)
 	      "  --max-sandboxes N       live sandboxes made through it, at most (64)\n"
 	      "  --max-connections N     connections at once (256)\n"
 	      "  --client-timeout D      drop a client silent this long (30s)\n"
+	      "  --idle-timeout D        give up on a file read or listing whose worker in\n"
+	      "                          the sandbox sends nothing this long: 504 (60s)\n"
 	      "  --max-body SIZE         a JSON request (1M)\n"
 	      "  --max-upload SIZE       a file written (1G)\n"
 	      "  --max-output SIZE       an exec's stdout and stderr each, unstreamed (16M)\n"
@@ -92,6 +94,7 @@ static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error
 		OPT_MAX_SB,
 		OPT_MAX_CONN,
 		OPT_TIMEOUT,
+		OPT_IDLE_TIMEOUT,
 		OPT_MAX_BODY,
 		OPT_MAX_UPLOAD,
 		OPT_MAX_OUTPUT,
@@ -104,6 +107,7 @@ static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error
 	    {"max-sandboxes", required_argument, NULL, OPT_MAX_SB},
 	    {"max-connections", required_argument, NULL, OPT_MAX_CONN},
 	    {"client-timeout", required_argument, NULL, OPT_TIMEOUT},
+	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"max-body", required_argument, NULL, OPT_MAX_BODY},
 	    {"max-upload", required_argument, NULL, OPT_MAX_UPLOAD},
 	    {"max-output", required_argument, NULL, OPT_MAX_OUTPUT},
@@ -147,6 +151,13 @@ static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error
 						    "--client-timeout %s: a duration of 1s to 1h",
 						    optarg);
 			o->client_timeout_s = (unsigned)(v / 1000);
+			break;
+		case OPT_IDLE_TIMEOUT:
+			if (sr_parse_duration(optarg, &v) < 0 || v < 1000 || v > 3600 * 1000)
+				return sr_error_msg(err, -EINVAL,
+						    "--idle-timeout %s: a duration of 1s to 1h",
+						    optarg);
+			o->idle_ms = v;
 			break;
 		case OPT_MAX_BODY:
 			if ((r = parse_num("--max-body", optarg, true, 64 << 20, &o->max_body,

@@ -57,6 +57,19 @@ struct sr_extract_opts {
 };
 int sr_archive_extract_opts(int archive_fd, int dest_dirfd, const struct sr_extract_opts *o,
 			    struct sr_error *err);
+/*
+ * A name beside a copy's, hidden and not guessable (".sandbox-run-cp.
+ * <random>"), to make the copy under and rename once it is whole: a copy
+ * cut short never appears under its own name. 0 or -EIO.
+ */
+#define SR_ARCHIVE_TEMP_NAME_MAX 64
+int sr_archive_temp_name(char *buf, size_t len);
+/*
+ * Removes name beneath dirfd and everything in it, a copy cut short,
+ * following no link: it lies where an agent may write, and what is found
+ * there is removed, never what a link points to. Best effort.
+ */
+void sr_archive_remove_tree(int dirfd, const char *name);
 
 /*
  * Whether a symbolic link at depth (its number of parent directories

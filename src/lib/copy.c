@@ -21,13 +21,10 @@
 #include "units.h"
 #include "util.h"
 
-#include <dirent.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
 /* cp moves whole trees (node_modules): bounded by the disks on either side, not by a count. */
@@ -195,51 +192,6 @@ static int host_dest(const char *dst, const char *top, const char *const *trees,
 }
 
 /*
- * A name beside the copy's, hidden and not guessable, to make the copy
- * under and rename once it is whole: a copy cut short (a bound, a
- * failure, a stuck worker) never appears under its name.
- */
-static int temp_name(char *buf, size_t len)
-{
-	uint64_t rnd;
-
-	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return -EIO;
-	snprintf(buf, len, ".sandbox-run-cp.%016" PRIx64, rnd);
-	return 0;
-}
-
-/* Deeper than extraction makes (PATH_MAX): whatever is below is left, not a stack overflow. */
-#define REMOVE_MAX_DEPTH 4096
-
-/*
- * Removes name beneath dirfd, a copy cut short, following no link. It
- * lies where the agent may write (a --bind): what it finds there is
- * removed, never what a link points to.
- */
-static void remove_tree(int at, const char *name, unsigned depth)
-{
-	struct stat st;
-
-	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return;
-	if (S_ISDIR(st.st_mode) && depth < REMOVE_MAX_DEPTH) {
-		int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-		struct dirent *de;
-
-		if (!dir && fd >= 0)
-			close(fd);
-		while (dir && (de = readdir(dir)))
-			if (!sr_streq(de->d_name, ".") && !sr_streq(de->d_name, ".."))
-				remove_tree(dirfd(dir), de->d_name, depth + 1);
-		if (dir)
-			closedir(dir);
-	}
-	(void)unlinkat(at, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
-}
-
-/*
  * The whole copy, made under tmp, takes its name: a file there is
  * replaced, nothing else. (outcome() puts "cp: " before the error.)
  */
@@ -359,7 +311,7 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 				    .idle_ms = opts->idle_ms,
 				    .cancel_fd = opts->cancel_fd};
 	struct sr_error xerr = {0}, kerr = {0};
-	char tmp[64];
+	char tmp[SR_ARCHIVE_TEMP_NAME_MAX];
 	int r, k;
 
 	if (!top)
@@ -368,7 +320,7 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	if (names_a_dir(top))
 		return sr_error_msg(err, -EINVAL, "cp: %s: name a file or directory", path);
 	r = host_dest(dst, top, opts->agent_trees, &d, err);
-	if (r >= 0 && !d.is_dir && (r = temp_name(tmp, sizeof(tmp))) < 0)
+	if (r >= 0 && !d.is_dir && (r = sr_archive_temp_name(tmp, sizeof(tmp))) < 0)
 		sr_error_errno(err, r, "cp: a temporary name");
 	if (r >= 0)
 		r = request(ctl, "cp_out", path, true, &fd, err);
@@ -389,7 +341,7 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	if (k >= 0 && r >= 0 && !d.is_dir)
 		k = put_in_place(&d, tmp, &xerr);
 	if ((k < 0 || r < 0) && !d.is_dir)
-		remove_tree(d.dirfd, tmp, 0);
+		sr_archive_remove_tree(d.dirfd, tmp);
 	return outcome(opts, true, k, &xerr, r, &kerr, err);
 }
 

@@ -561,7 +561,7 @@ static void on_spawned(void *ctx, struct sr_sandbox *sb, uint32_t id, pid_t pid,
 			cl = k->clients[i];
 	if (!cl) {
 		if (pid > 0)
-			sr_sandbox_signal(sb, pid, SIGKILL);
+			sr_sandbox_kill_process(sb, pid);
 		sr_closep(&pty);
 		return;
 	}
@@ -1327,7 +1327,7 @@ static void on_client_timer(struct keeper *k, struct client *cl)
 		return;
 	cl->timed_out = true;
 	if (cl->pid > 0) {
-		sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
+		sr_sandbox_kill_process(k->sb, cl->pid);
 		return;
 	}
 	exec_ended(k, cl, NULL);
@@ -1384,7 +1384,7 @@ static void loop(struct keeper *k)
 {
 	/* Artifacts still coming out of a sandbox that ended meanwhile: their takers finish. */
 	while (!k->done || k->artifacts) {
-		size_t cap = 3 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients +
+		size_t cap = 4 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients +
 			     k->n_ports + 2 * k->n_conns,
 		       n = 0;
 		_cleanup_free_ struct pollfd *fds = calloc(cap, sizeof(*fds));
@@ -1417,6 +1417,8 @@ static void loop(struct keeper *k)
 		sr_sandbox_poll_fds(k->sb, sbfds);
 		for (size_t i = 0; i < SR_SANDBOX_POLL_FDS; i++)
 			ADD(sbfds[i], SLOT_SANDBOX, NULL);
+		/* A CANCEL or a kill waiting for room on PID 1's socket. */
+		ADD_EV(sr_sandbox_poll_out_fd(k->sb), POLLOUT, SLOT_SANDBOX, NULL, 0);
 		if (k->artifacts)
 			sr_artifacts_poll_fds(k->artifacts, afds);
 		for (size_t i = 0; i < SR_ARTIFACTS_POLL_FDS; i++)
@@ -1510,7 +1512,7 @@ static void loop(struct keeper *k)
 				begin_end(k, "released");
 			}
 			if (cl->hung_up && cl->pid > 0 && !cl->killed) {
-				sr_sandbox_signal(k->sb, cl->pid, SIGKILL);
+				sr_sandbox_kill_process(k->sb, cl->pid);
 				cl->killed = true;
 			}
 			if (cl->hung_up && cl->work) {

@@ -62,7 +62,8 @@ struct sr_sandbox {
 	int init_status;      /* wait status of PID 1, once reaped */
 	struct rusage ru;     /* of PID 1 and all it reaped */
 	int64_t disk_used;    /* as last reported */
-	struct sr_error error; /* PID 1's ERROR, if it sent one */
+	struct sr_error error;	 /* PID 1's ERROR, if it sent one */
+	struct sr_msg_queue out; /* CANCELs, kills waiting for room on sock (sr_sandbox_cancel()) */
 };
 
 void sr_sandbox_new_id(char id[33])
@@ -878,13 +879,19 @@ int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, i
 	return 0;
 }
 
+/*
+ * Not a request that may fail after SEND_WAIT_MS: a worker whose client
+ * went must end (the agent may keep it stopped, and PID 1 kills it only
+ * when told), so a CANCEL finding PID 1's socket full waits in sb->out
+ * for room, sent by sr_sandbox_dispatch() (sr_sandbox_poll_out_fd()).
+ */
 int sr_sandbox_cancel(struct sr_sandbox *sb, uint32_t id)
 {
 	struct sr_msg m = {.type = SR_MSG_CANCEL, .id = id};
 
 	if (sb->sock < 0 || sb->reaped)
 		return -ESRCH;
-	return sr_msg_send(sb->sock, &m);
+	return sr_msg_queue_send(&sb->out, sb->sock, &m);
 }
 
 int sr_sandbox_halt(struct sr_sandbox *sb, int grace_ms)
@@ -927,6 +934,16 @@ int sr_sandbox_signal(struct sr_sandbox *sb, pid_t pid, int sig)
 	struct sr_msg m = {.type = SR_MSG_SIGNAL, .pid = pid, .flags = sig};
 
 	return send_request(sb, &m, NULL, 0, NULL, 0);
+}
+
+/* As sr_sandbox_cancel(): a kill that must not be lost waits for room. */
+int sr_sandbox_kill_process(struct sr_sandbox *sb, pid_t pid)
+{
+	struct sr_msg m = {.type = SR_MSG_SIGNAL, .pid = pid, .flags = SIGKILL};
+
+	if (sb->sock < 0 || sb->reaped)
+		return -ESRCH;
+	return sr_msg_queue_send(&sb->out, sb->sock, &m);
 }
 
 void sr_sandbox_kill(struct sr_sandbox *sb)
@@ -977,10 +994,18 @@ void sr_sandbox_poll_fds(const struct sr_sandbox *sb, int fds[SR_SANDBOX_POLL_FD
 	fds[3] = sr_net_watch_fd(sb->net);
 }
 
+int sr_sandbox_poll_out_fd(const struct sr_sandbox *sb)
+{
+	return !sb->reaped && sr_msg_queue_pending(&sb->out) ? sb->sock : -1;
+}
+
 void sr_sandbox_dispatch(struct sr_sandbox *sb)
 {
 	struct pollfd fds[SR_SANDBOX_POLL_FDS];
 	int raw[SR_SANDBOX_POLL_FDS];
+
+	if (sr_sandbox_poll_out_fd(sb) >= 0)
+		(void)sr_msg_queue_flush(&sb->out, sb->sock);
 
 	sr_sandbox_poll_fds(sb, raw);
 	for (size_t i = 0; i < SR_ARRAY_SIZE(fds); i++)
@@ -1113,6 +1138,7 @@ void sr_sandbox_free(struct sr_sandbox *sb)
 		sr_closep(&sb->plan.bind_trees[i]);
 	free(sb->plan.bind_trees);
 	sr_closep(&sb->sock);
+	sr_msg_queue_free(&sb->out);
 	sr_closep(&sb->pidfd);
 	sr_closep(&sb->endfd);
 	sr_closep(&sb->uid_lock);

@@ -143,7 +143,8 @@ int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, i
 /*
  * Kills the worker of sr_sandbox_work() id, if it still runs: its client
  * gave up on it (a worker the agent stopped would wait on its pipe
- * forever). The worked callback follows as for any worker's end.
+ * forever). The worked callback follows as for any worker's end. Never
+ * lost to a full socket: it waits for room (sr_sandbox_poll_out_fd()).
  */
 int sr_sandbox_cancel(struct sr_sandbox *sb, uint32_t id);
 /*
@@ -160,6 +161,11 @@ int sr_sandbox_connect(struct sr_sandbox *sb, int port, uint32_t *ret_id);
 /* Sends sig to the process group of spawned process pid. */
 int sr_sandbox_signal(struct sr_sandbox *sb, pid_t pid, int sig);
 /*
+ * SIGKILL to it, for a process whose client went: never lost to a full
+ * socket, as sr_sandbox_cancel().
+ */
+int sr_sandbox_kill_process(struct sr_sandbox *sb, pid_t pid);
+/*
  * Asks PID 1 to end the sandbox. If it has not ended grace_ms later (or
  * cannot be asked), every process is killed; either way the end comes
  * through dispatch (ended).
@@ -171,7 +177,12 @@ void sr_sandbox_kill(struct sr_sandbox *sb);
 /* The fds to poll for input (POLLIN), -1 entries to skip: SR_SANDBOX_POLL_FDS of them. */
 #define SR_SANDBOX_POLL_FDS 4
 void sr_sandbox_poll_fds(const struct sr_sandbox *sb, int fds[SR_SANDBOX_POLL_FDS]);
-/* Reads what is there and calls the ops; never blocks. */
+/*
+ * The fd to poll for POLLOUT, or -1: PID 1's socket while a message waits
+ * for room on it (sr_sandbox_cancel()); dispatch sends it.
+ */
+int sr_sandbox_poll_out_fd(const struct sr_sandbox *sb);
+/* Reads what is there, sends what waits, and calls the ops; never blocks. */
 void sr_sandbox_dispatch(struct sr_sandbox *sb);
 /* Whether PID 1 is gone and reaped. */
 bool sr_sandbox_ended(const struct sr_sandbox *sb);

@@ -252,9 +252,21 @@ t_bundle() {
 	check "passwd is the sandbox's" grep -q '^user:x:1000:1000:' "$bundle/rootfs/etc/passwd"
 	check "the host's passwd is not copied" sh -c "! cmp -s /etc/passwd '$bundle/rootfs/etc/passwd'"
 	check "no private key directory" test ! -e "$bundle/rootfs/etc/ssl/private"
+	# Bad input is one line, the error: no warning of what does not map
+	# (here the network, --net egress being the default) before it.
 	sr export --oci "$bundle" "$SR_TMP/examples/echo-agent"
 	assert_eq "export --oci into a non-empty directory: 125" 125 "$rc"
-	assert_match "and says so" 'not empty' "$errout"
+	assert_eq "and says so, in one line" \
+		"sandbox-run: export: $bundle is not empty (give a new directory)" "$errout"
+	sr export --oci "$SR_OUT/bundle-$SR_AS-noenv" --env-file "$SR_TMP/no-such-env" \
+		"$SR_TMP/examples/echo-agent"
+	assert_eq "a missing --env-file: 125, one line, nothing made" \
+		"125 sandbox-run: export: env file $SR_TMP/no-such-env: No such file or directory no" \
+		"$rc $errout $([ -e "$SR_OUT/bundle-$SR_AS-noenv" ] && echo yes || echo no)"
+	sr export --oci "$SR_OUT/no-such-dir-$SR_AS/bundle" "$SR_TMP/examples/echo-agent"
+	assert_eq "a bundle in a missing directory: 125, one line" \
+		"125 sandbox-run: export: $SR_OUT/no-such-dir-$SR_AS/bundle: No such file or directory" \
+		"$rc $errout"
 	rm -rf "$bundle"
 	# An empty directory another user made first: theirs to change before
 	# the runtime (root, often) reads it. Root's for the user's round.

@@ -5,6 +5,7 @@
 # server and state.
 . "$(dirname "$0")/libtest.sh"
 . "$(dirname "$0")/libserve.sh"
+. "$(dirname "$0")/libworker.sh"
 
 # sleeping N: a process of exactly that command line (a sandbox's, not the client asking for it).
 sleeping() {
@@ -283,6 +284,94 @@ EOF
 	assert_eq "SIGTERM: 0, nothing left" "0 " "$serve_rc $(ls "$(state_dir)" | grep -v '\.token$')"
 }
 
+# An unstreamed exec's output past --max-output: kept up to it, and not
+# read any more. The server read `yes` and dropped it for as long as it
+# ran, a core of its own, until the exec's timeout (forever without one).
+# jbig EXPR: jf for a body too large for an argument (over 128 KiB).
+jbig() {
+	python3 -c 'import json,sys
+j=json.load(open(sys.argv[1]))
+v=eval(sys.argv[2])
+print(json.dumps(v) if not isinstance(v,str) else v)' "$SR_OUT/.api-$SR_AS" "$1" 2>/dev/null
+}
+
+t_max_output() {
+	local sb t0 took
+	start_serve --max-output 1M || return
+	api POST /v1/sandboxes '{"net": "none"}'
+	sb=$(jbig 'j["id"]')
+	t0=$(date +%s%N)
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["yes"], "timeout": "20s"}'
+	took=$((($(date +%s%N) - t0) / 1000000))
+	assert_eq "yes past --max-output 1M: 200, 1 MiB of it kept, stdout_truncated" \
+		"200 1048576 true y" \
+		"$code $(jbig 'len(j["stdout"])') $(jbig 'j.get("stdout_truncated")') $(jbig 'j["stdout"][:1]')"
+	assert_eq "its pipe closed, as | head -c would: it ends by SIGPIPE, not its timeout" \
+		"signaled 13" "$(jbig 'j["status"]') $(jbig 'j["signal"]')"
+	check "within seconds ($took ms), not the timeout's 20 s" test "$took" -lt 10000
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "trap \"\" PIPE; head -c 3000000 /dev/zero | tr \"\\\\0\" a; echo after >&2", "timeout": "20s"}'
+	assert_eq "a command that goes on: it does, stderr whole" "200 1048576 true after" \
+		"$code $(jbig 'len(j["stdout"])') $(jbig 'j.get("stdout_truncated")') $(jbig 'j["stderr"].strip().splitlines()[-1]')"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "head -c 1048576 /dev/zero | tr \"\\\\0\" b"}'
+	assert_eq "exactly --max-output: whole, not truncated" "200 1048576 null 0" \
+		"$code $(jbig 'len(j["stdout"])') $(jbig 'j.get("stdout_truncated")') $(jbig 'j["exit_code"]')"
+	sr rm "$sb"
+	stop_serve
+}
+
+# timed_get PATH: GET, bounded from outside (a hang fails the case, not the
+# suite): $code, $body, $curl_rc and $took in ms.
+timed_get() {
+	local t0 o="$SR_OUT/.get-$SR_AS"
+	t0=$(date +%s%N)
+	code=$(as_user curl -s -m 40 -o "$o" -w '%{http_code}' --unix-socket "$SOCK" "http://x$1")
+	curl_rc=$?
+	took=$((($(date +%s%N) - t0) / 1000000))
+	body=$(head -c 2000 "$o" | tr -d "\\0")
+}
+
+# A file read or listing whose worker the agent stopped (it runs as the
+# agent's uid): it hung the request, and its connection, for good. Now
+# --idle-timeout answers 504 (or, once the body has begun, cuts it off),
+# and the worker is killed.
+t_stopped_worker() {
+	local sb
+	start_serve --idle-timeout 2s || return
+	api POST /v1/sandboxes '{"net": "none"}'
+	sb=$(jf 'j["id"]')
+	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	sr exec "$sb" -- sh -c 'mkdir many && cd many && seq 30000 | xargs touch &&
+		head -c 50000000 /dev/zero >/workspace/big'
+	assert_eq "a directory of 30,000 files, a file of 50 MB" 0 "$rc"
+	stopper stop
+	timed_get "/v1/sandboxes/$sb/files?path=many&list=1"
+	stopper_done
+	assert_eq "the agent stops the listing's worker" "stopped a worker" "$stopper_did"
+	assert_eq "a listing whose worker is stopped: 504 timeout, not hanging" "504 timeout" \
+		"$code $(jf 'j["code"]')"
+	assert_match "saying why" "nothing came from the sandbox for 2s: its worker is stopped or gone" \
+		"$(jf 'j["message"]')"
+	check "within seconds of --idle-timeout ($took ms)" test "$took" -lt 15000
+	check "and the stopped worker is killed" until_ok 10 _no_workers
+	stopper stop
+	timed_get "/v1/sandboxes/$sb/files?path=big"
+	stopper_done
+	assert_eq "the agent stops the read's worker" "stopped a worker" "$stopper_did"
+	# Stopped before its first byte: 504; after it, the 200's body is cut
+	# off (curl: 18, the transfer closed with the rest outstanding).
+	assert_match "a read whose worker is stopped: 504, or its body cut off" \
+		"^(504 0 timeout|200 18 .*)$" "$code $curl_rc $(jf 'j["code"]' || echo cut)"
+	check "within seconds of --idle-timeout ($took ms)" test "$took" -lt 15000
+	check "and that worker is killed too" until_ok 10 _no_workers
+	api GET "/v1/sandboxes/$sb/files?path=many&stat=1"
+	assert_eq "the sandbox serves the next one" "200 dir" "$code $(jf 'j["type"]')"
+	timed_get "/v1/sandboxes/$sb/files?path=big"
+	assert_eq "a read nobody stops: whole" "200 0 50000000" \
+		"$code $curl_rc $(stat -c %s "$SR_OUT/.get-$SR_AS")"
+	sr rm "$sb"
+	stop_serve
+}
+
 # What a sandbox reaches of the API: nothing. Not the socket (another mount
 # namespace; the state directory is not in it), not the TCP listener (its
 # loopback is its own; with --net egress the host's addresses are refused,
@@ -322,5 +411,6 @@ for h in hosts:
 	stop_serve
 }
 
-for_each_user t_walkthrough t_errors t_auth t_warm t_hostile t_from_inside
+for_each_user t_walkthrough t_errors t_auth t_warm t_hostile t_max_output t_stopped_worker \
+	t_from_inside
 done_testing

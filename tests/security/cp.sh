@@ -5,6 +5,7 @@
 # caller's own files. Each case plants what the review planted and checks
 # that the "home" (a directory of this test's, never a real one) is intact.
 . "$(dirname "$0")/../integration/libtest.sh"
+. "$(dirname "$0")/../integration/libworker.sh"
 
 # new_sandbox ARGS...: creates one (as the round's user), its id in $sb.
 new_sandbox() {
@@ -190,76 +191,6 @@ t_sparse_and_bound() {
 	rm -rf "$d"
 }
 
-# The agent's side of finding D: stops the worker PID 1 forks for a cp
-# (it runs as the agent's uid), once ("stop"), or six times for 0.45 s,
-# letting it copy between ("throttle"): a copy that takes longer than a
-# 2 s idle timeout, though no pause of its comes near it.
-cat >"$SR_TMP/stopper.py" <<'EOF'
-import os, signal, sys, time
-mode, me = sys.argv[1], os.getpid()
-print("ready", flush=True)
-def workers():
-    for p in os.listdir("/proc"):
-        if not p.isdigit() or int(p) in (1, me):
-            continue
-        try:
-            st = open("/proc/%s/stat" % p).read()
-        except OSError:
-            continue
-        comm, rest = st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
-        if comm == "sandbox-run" and rest[1] == "1":
-            yield int(p)
-def cpu(w):
-    rest = open("/proc/%d/stat" % w).read().rsplit(")", 1)[1].split()
-    return int(rest[11]) + int(rest[12])
-end = time.time() + 20
-while time.time() < end:
-    for w in workers():
-        if mode == "stop":
-            os.kill(w, signal.SIGSTOP)
-            sys.exit(print("stopped a worker"))
-        try:
-            # Six pauses of 0.45 s (2.7 s in all, past the 2 s idle
-            # timeout), and between two of them the worker runs until it
-            # has had a tick of CPU (at most 0.3 s): no gap in the copy
-            # comes near 2 s, even when a run between pauses moves
-            # nothing, however busy the host.
-            paused = 0
-            for i in range(6):
-                os.kill(w, signal.SIGSTOP)
-                time.sleep(0.45)
-                paused += 1
-                t0, until = cpu(w), time.time() + 0.3
-                os.kill(w, signal.SIGCONT)
-                while i < 5 and cpu(w) < t0 + 1 and time.time() < until:
-                    time.sleep(0.002)
-        except (ProcessLookupError, FileNotFoundError):
-            pass
-        sys.exit(print("throttled a worker, paused %d times" % paused))
-print("no worker")
-EOF
-chmod 0644 "$SR_TMP/stopper.py"
-
-# stopper MODE: starts it in the sandbox $sb, its output in $SR_TMP/stopper.out.
-# Nothing else may run there meanwhile: an exec's process is PID 1's
-# child too, named as it is until it execs.
-stopper() {
-	: >"$SR_TMP/stopper.out"
-	(as_user_exec "$SR" exec "$sb" -- python3 /tmp/stopper.py "$1" >"$SR_TMP/stopper.out" 2>&1) &
-	stopper_pid=$!
-	SR_BG_PIDS="${SR_BG_PIDS:-} $stopper_pid"
-	until_ok 20 grep -q ready "$SR_TMP/stopper.out"
-}
-
-# What the stopper did, once it is done ($stopper_did). Not in a $(...):
-# a subshell cannot wait for it. One that found no worker is stopped here
-# (its exec, our child, by pid): it would stop the next exec's process.
-stopper_done() {
-	until_ok 10 _stopper_gone || kill "$stopper_pid" 2>/dev/null
-	wait "$stopper_pid"
-	stopper_did=$(sed 1d "$SR_TMP/stopper.out")
-}
-_stopper_gone() { ! kill -0 "$stopper_pid" 2>/dev/null; }
 
 # timed_cp ARGS...: cp, bounded from outside (a hang fails the case, not
 # the suite): $rc, $errout, and $took in ms.
@@ -272,12 +203,6 @@ timed_cp() {
 	errout=$(cat "$SR_TMP/.cp-err")
 }
 
-# The workers PID 1 has: its children named as it is.
-workers_left() {
-	as_user "$SR" exec "$sb" -- sh -c 'for s in /proc/[0-9]*/stat; do cat "$s"; echo; done' |
-		awk '$2 == "(sandbox-run)" && $4 == 1'
-}
-_no_workers() { [ -z "$(workers_left)" ]; }
 
 # A cp that ends (killed) while the agent keeps its worker stopped: the worker
 # never sees its pipe's end, so the keeper has it killed.
@@ -357,6 +282,7 @@ t_stuck_worker() {
 	assert_eq "cp in, its worker stopped: gives up (125)" "125 stopped a worker" "$rc $stopper_did"
 	assert_match "saying why" "the sandbox took nothing for 2s" "$errout"
 	check "and that worker is killed too" until_ok 10 _no_workers
+	check "and nothing of its copy is left in the sandbox" until_ok 10 _ws_is big
 	sr exec "$sb" -- echo alive
 	assert_eq "the sandbox lives on" alive "$out"
 	# A copy slower than the idle timeout, but moving, is not cut (its
@@ -407,6 +333,118 @@ t_stuck_snapshot() {
 	sr rm "$sb"
 }
 
+# cp in cut short (a refused entry, the disk full, cp interrupted or its
+# worker stopped) left what it had extracted so far in the sandbox, and
+# into an existing directory it had replaced files there already. Now it
+# is extracted under a hidden name and moved into place whole: nothing of
+# it is left, and what was there is untouched.
+# in_sandbox: every name under /workspace, sorted ($out).
+in_sandbox() {
+	sr exec "$sb" -- sh -c 'cd /workspace && find . | sort | tr "\n" " "'
+}
+t_cp_in_whole() {
+	local h="$SR_TMP/in-$SR_AS" before
+	rm -rf "$h"
+	mkdir -p "$h/t/sub" "$h/bad/t/sub"
+	head -c 15000000 /dev/zero >"$h/t/a"
+	head -c 15000000 /dev/zero >"$h/t/sub/b"
+	echo new >"$h/bad/t/a"
+	echo b >"$h/bad/t/sub/b"
+	ln -s /etc "$h/bad/t/sub/zlink"
+	own "$h"
+	new_sandbox --disk 20M
+	sr exec "$sb" -- sh -c 'mkdir -p d/t && echo old >d/t/a && echo mine >d/t/keep'
+	in_sandbox
+	before=$out
+	sr cp "$h/t" "$sb:/workspace/new"
+	assert_eq "cp in of a tree past the sandbox's disk: refused (125)" 125 "$rc"
+	assert_match "saying why" "exceeds the disk limit" "$errout"
+	in_sandbox
+	assert_eq "nothing of it left, no temporary name either" "$before" "$out"
+	sr cp "$h/t" "$sb:/workspace/d"
+	assert_eq "the same into a directory that has it: refused (125)" 125 "$rc"
+	in_sandbox
+	assert_eq "nothing of it left there" "$before" "$out"
+	sr cp "$h/bad/t" "$sb:/workspace/d"
+	assert_eq "cp in of a tree with a link that leaves it: refused (125)" 125 "$rc"
+	assert_match "naming it" "t/sub/zlink: symbolic link to '/etc' leaves the copied tree" "$errout"
+	in_sandbox
+	assert_eq "nothing of it left: no t/sub" "$before" "$out"
+	sr exec "$sb" -- cat d/t/a
+	assert_eq "the file it would have replaced is untouched" old "$out"
+	rm "$h/bad/t/sub/zlink"
+	sr cp "$h/bad/t" "$sb:/workspace/d"
+	sr exec "$sb" -- sh -c 'cat d/t/a d/t/keep d/t/sub/b; ls -A /workspace /workspace/d'
+	assert_eq "whole, it joins the directory there (cp -r): a replaced, keep kept, sub added" \
+		"0 new mine b /workspace: d /workspace/d: t" "$rc $(echo $out)"
+	sr exec "$sb" -- sh -c 'mkdir -p f && echo file >f/t'
+	sr cp "$h/bad/t" "$sb:/workspace/f"
+	assert_match "a directory over a file there: refused (125), saying so" \
+		"^125 .*extract t/?: exists and is not a directory$" "$rc $errout"
+	sr exec "$sb" -- sh -c 'cat f/t; ls -A f'
+	assert_eq "and the file is untouched" "file t" "$(echo $out)"
+	sr rm "$sb"
+	rm -rf "$h"
+}
+
+# A copy in that would join a directory across a mount point (a --bind
+# inside the destination): a rename cannot cross it, so it is refused
+# before anything moves, and the mount point itself is a destination.
+t_cp_in_mount() {
+	local h="$SR_TMP/in-mount-$SR_AS"
+	rm -rf "$h"
+	mkdir -p "$h/host/m" && mkdir -m 0777 "$h/shared"
+	echo x >"$h/host/m/f"
+	echo y >"$h/host/g"
+	own "$h"
+	new_sandbox --bind "$h/shared" /workspace/m
+	sr cp "$h/host" "$sb:/workspace/host"
+	sr exec "$sb" -- mv host/g g
+	sr cp "$h/host/m" "$sb:/workspace"
+	assert_match "over a --bind: refused (125), saying what to do" \
+		"^125 .*extract m: a mount point: copy into it" "$rc $errout"
+	assert_eq "nothing of it left, on either side" "g host m |" \
+		"$(sr exec "$sb" -- ls -A /workspace; echo $out) |$(ls -A "$h/shared")"
+	sr cp "$h/host/m/f" "$sb:/workspace/m"
+	assert_eq "into the mount point itself: copied" "0 f" "$rc $(ls -A "$h/shared")"
+	sr rm "$sb"
+	rm -rf "$h"
+}
+
+# cp in ended midway (SIGTERM): its worker, cancelled, is killed, and what
+# it had extracted goes with it. The copy is throttled to take seconds.
+t_cp_in_interrupted() {
+	local cp_pid h="$SR_TMP/in-int-$SR_AS"
+	rm -rf "$h"
+	mkdir -p "$h/t"
+	echo small >"$h/t/0-small"
+	head -c 50000000 /dev/zero >"$h/t/big"
+	own "$h"
+	new_sandbox
+	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	stopper throttle
+	(as_user_exec "$SR" cp "$h/t" "$sb:/workspace/t" 2>/dev/null) &
+	cp_pid=$!
+	check "cp in is midway: its copy is being made" until_ok 20 _copy_begun
+	kill -TERM "$cp_pid"
+	wait "$cp_pid"
+	stopper_done
+	check "its worker is gone" until_ok 10 _no_workers
+	check "and nothing of the copy is left in the sandbox" until_ok 10 _ws_is ""
+	sr cp "$h/t" "$sb:/workspace/t"
+	sr exec "$sb" -- sh -c 'cat t/0-small; stat -c %s t/big'
+	assert_eq "the next cp in copies it whole" "0 small 50000000" "$rc $(echo $out)"
+	sr rm "$sb"
+	rm -rf "$h"
+}
+_copy_begun() {
+	as_user "$SR" exec "$sb" -- sh -c 'ls -A /workspace' 2>/dev/null | grep -q .
+}
+# _ws_is NAMES: /workspace holds these names alone (one line, by ls -A).
+_ws_is() {
+	[ "$(as_user "$SR" exec "$sb" -- ls -A /workspace 2>&1 | tr '\n' ' ')" = "${1:+$1 }" ]
+}
+
 # Names of one file, made for nothing (a hard link costs the agent a
 # directory entry, no inode): cp out wrote each name as a file of its own
 # on the host, 65,000 of them in 1.3 s for a sandbox of 17 inodes, and
@@ -442,5 +480,5 @@ t_cp_hardlinks() {
 
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
 	t_root_link_followed t_sparse_and_bound t_cp_killed t_cp_interrupted t_stuck_worker \
-	t_stuck_snapshot t_cp_hardlinks
+	t_stuck_snapshot t_cp_hardlinks t_cp_in_whole t_cp_in_mount t_cp_in_interrupted
 done_testing

@@ -239,6 +239,67 @@ START_TEST(test_spawn_decode_malformed)
 }
 END_TEST
 
+/*
+ * A CANCEL finding PID 1's socket full (PID 1 kept busy from inside): it
+ * waits, behind any other, and goes once the peer reads; sent as-is with
+ * sr_msg_send(), it failed with EAGAIN and the worker ran on.
+ */
+START_TEST(test_queue_waits_for_room)
+{
+	struct sr_msg_queue q = {0};
+	struct sr_msg m = {.type = SR_MSG_STATS}, got;
+	size_t filled = 0, read_back = 0;
+	int r;
+
+	ck_assert_int_eq(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+	while ((r = sr_msg_send(sv[0], &m)) == 0)
+		filled++;
+	ck_assert_int_eq(r, -EAGAIN);
+	ck_assert_uint_gt(filled, 0);
+	/* Full: both wait, in order, and say so. */
+	ck_assert_int_eq(
+	    sr_msg_queue_send(&q, sv[0], &(struct sr_msg){.type = SR_MSG_CANCEL, .id = 7}), 0);
+	ck_assert_int_eq(
+	    sr_msg_queue_send(&q, sv[0], &(struct sr_msg){.type = SR_MSG_CANCEL, .id = 8}), 0);
+	ck_assert(sr_msg_queue_pending(&q));
+	ck_assert_int_eq(sr_msg_queue_flush(&q, sv[0]), -EAGAIN);
+	ck_assert(sr_msg_queue_pending(&q));
+	/* The peer reads everything: then they go, and come after what filled it. */
+	for (;;) {
+		while (sr_msg_recv_nowait(sv[1], &got, NULL) == 1) {
+			if (got.type == SR_MSG_CANCEL)
+				break;
+			read_back++;
+		}
+		if (got.type == SR_MSG_CANCEL)
+			break;
+		(void)sr_msg_queue_flush(&q, sv[0]);
+	}
+	ck_assert_uint_eq(read_back, filled);
+	ck_assert_int_eq(got.id, 7);
+	ck_assert_int_eq(sr_msg_queue_flush(&q, sv[0]), 0);
+	ck_assert(!sr_msg_queue_pending(&q));
+	ck_assert_int_eq(sr_msg_recv_nowait(sv[1], &got, NULL), 1);
+	ck_assert_int_eq(got.type, SR_MSG_CANCEL);
+	ck_assert_int_eq(got.id, 8);
+	/* With room, a message goes at once. */
+	ck_assert_int_eq(
+	    sr_msg_queue_send(&q, sv[0], &(struct sr_msg){.type = SR_MSG_CANCEL, .id = 9}), 0);
+	ck_assert(!sr_msg_queue_pending(&q));
+	ck_assert_int_eq(sr_msg_recv_nowait(sv[1], &got, NULL), 1);
+	ck_assert_int_eq(got.id, 9);
+	/* The peer gone: an error, and nothing left waiting for nobody. */
+	ck_assert_int_eq(
+	    sr_msg_queue_send(&q, sv[0], &(struct sr_msg){.type = SR_MSG_CANCEL, .id = 10}), 0);
+	close(sv[1]);
+	sv[1] = -1;
+	r = sr_msg_queue_send(&q, sv[0], &(struct sr_msg){.type = SR_MSG_CANCEL, .id = 11});
+	ck_assert(r == -EPIPE || r == -ECONNRESET);
+	ck_assert(!sr_msg_queue_pending(&q));
+	sr_msg_queue_free(&q);
+}
+END_TEST
+
 static Suite *protocol_suite(void)
 {
 	Suite *s = suite_create("protocol");
@@ -252,6 +313,7 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_two_fds_refused);
 	tcase_add_test(tc, test_spawn_payload_and_fds);
 	tcase_add_test(tc, test_spawn_decode_malformed);
+	tcase_add_test(tc, test_queue_waits_for_room);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,6 +3,7 @@
 #include "archive.h"
 #include "files.h"
 #include "protocol.h"
+#include "stage.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -84,7 +85,8 @@ static int tar_in(const struct sr_plan *p, const char *path, int fd, struct sr_e
 			return sr_error_errno(err, sr_negerrno(), "%s", parent);
 		o.rename_top = base;
 	}
-	return sr_archive_extract_opts(fd, dir, &o, err);
+	/* Whole or not at all: a copy cut short leaves nothing of it (stage.h). */
+	return sr_stage_extract(fd, dir, &o, err);
 }
 
 /*

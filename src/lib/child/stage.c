@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+#include "stage.h"
+#include "setup.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
+/*
+ * How deep a copy is joined into directories that are there already:
+ * each level holds two fds open. A new subtree moves whole (one rename),
+ * however deep.
+ */
+#define JOIN_MAX_DEPTH 256
+
+/* A directory's names ("." and ".." aside), read before any is moved out of it. */
+struct names {
+	char **v;
+	size_t n;
+};
+
+static void names_free(struct names *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	*l = (struct names){0};
+}
+
+static int read_names(int dirfd, struct names *ret)
+{
+	/* A new open file: a dup() would share (and move) the readdir position of the original. */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct names l = {0};
+	size_t cap = 0;
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		r = sr_negerrno();
+		sr_closep(&fd);
+		return r;
+	}
+	while (r == 0 && (errno = 0, de = readdir(d))) {
+		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
+			continue;
+		if (l.n == cap) {
+			char **v = realloc(l.v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			l.v = v;
+		}
+		if (!(l.v[l.n] = strdup(de->d_name)))
+			r = -ENOMEM;
+		else
+			l.n++;
+	}
+	if (r == 0 && errno)
+		r = sr_negerrno();
+	closedir(d);
+	if (r < 0) {
+		names_free(&l);
+		return r;
+	}
+	*ret = l;
+	return 0;
+}
+
+/* rel/name, for messages: the entry as the copy names it. */
+static void shown(char *buf, size_t len, const char *rel, const char *name)
+{
+	char raw[PATH_MAX + NAME_MAX + 2];
+
+	snprintf(raw, sizeof(raw), "%s%s%s", rel, *rel ? "/" : "", name);
+	sr_printable(raw, buf, len);
+}
+
+/* Whether what was extracted as `from` may take the place of `to`, which is there. */
+static int fits_in(const struct stat *from, const struct stat *to, const char *rel,
+		   const char *name, struct sr_error *err)
+{
+	char s[256];
+
+	if (S_ISDIR(from->st_mode) == S_ISDIR(to->st_mode))
+		return 0;
+	shown(s, sizeof(s), rel, name);
+	if (S_ISDIR(from->st_mode))
+		return sr_error_msg(err, -ENOTDIR, "extract %s: exists and is not a directory", s);
+	return sr_error_msg(err, -EISDIR, "extract %s: would replace a directory", s);
+}
+
+static int open_sub(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	return fd < 0 ? sr_negerrno() : fd;
+}
+
+/*
+ * Whether name in from and in to lie on one mount, as a rename needs: by
+ * mount id where the kernel says it (a bind of the same file system has
+ * the same device), else by device.
+ */
+static bool same_mount(int from, int to, const char *name, const struct stat *fs,
+		       const struct stat *ts)
+{
+	struct statx a, b;
+
+	if (statx(from, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &a) == 0 &&
+	    statx(to, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &b) == 0 &&
+	    (a.stx_mask & b.stx_mask & STATX_MNT_ID))
+		return a.stx_mnt_id == b.stx_mnt_id;
+	return fs->st_dev == ts->st_dev;
+}
+
+/*
+ * name from `from` to `to`, where nothing has it: RENAME_NOREPLACE, or
+ * where the file system has no such flag (EINVAL: a --bind of some), a
+ * look first.
+ */
+static int move_new(int from, int to, const char *name)
+{
+	struct stat st;
+
+	if (renameat2(from, name, to, name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -1;
+	if (fstatat(to, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return errno == ENOENT ? renameat(from, name, to, name) : -1;
+}
+
+/*
+ * One level of the copy (from) over what is in place (to): with move
+ * false, only whether it fits; with move true, moved in. rel: the level's
+ * path, for messages (PATH_MAX).
+ */
+static int join(int from, int to, char *rel, size_t depth, bool move, struct sr_error *err)
+{
+	struct names l = {0};
+	size_t len = strlen(rel);
+	int r = read_names(from, &l);
+	char s[256];
+
+	if (r < 0)
+		return sr_error_errno(err, r, "extract %s", *rel ? rel : ".");
+	for (size_t i = 0; r >= 0 && i < l.n; i++) {
+		const char *name = l.v[i];
+		struct stat fs, ts;
+		_cleanup_close_ int sub_from = -1, sub_to = -1;
+
+		shown(s, sizeof(s), rel, name);
+		if (fstatat(from, name, &fs, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = sr_error_errno(err, sr_negerrno(), "extract %s", s);
+			break;
+		}
+		/* A new name: moved whole, unless something took the name meanwhile. */
+		if (move && move_new(from, to, name) == 0)
+			continue;
+		if (move && errno != EEXIST) {
+			r = sr_error_errno(err, sr_negerrno(), "extract %s", s);
+			break;
+		}
+		if (fstatat(to, name, &ts, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT && !move)
+				continue;
+			r = sr_error_errno(err, sr_negerrno(), "extract %s", s);
+			break;
+		}
+		if ((r = fits_in(&fs, &ts, rel, name, err)) < 0)
+			break;
+		if (!S_ISDIR(fs.st_mode)) {
+			/* A file (or link) over one: the name is never without either. */
+			if (move && renameat(from, name, to, name) < 0)
+				r = sr_error_errno(err, sr_negerrno(), "extract %s", s);
+			continue;
+		}
+		/*
+		 * Both directories: this one's entries joined into that one (cp
+		 * -r). Not across a mount point (a --bind inside): a rename cannot
+		 * cross it, and nothing may be half moved.
+		 */
+		if (!same_mount(from, to, name, &fs, &ts)) {
+			r = sr_error_msg(err, -EXDEV,
+					 "extract %s: a mount point: copy into it (ID:PATH naming "
+					 "it), not over it",
+					 s);
+			break;
+		}
+		if (depth >= JOIN_MAX_DEPTH) {
+			r = sr_error_msg(err, -ELOOP,
+					 "extract %s: deeper than %d directories there already", s,
+					 JOIN_MAX_DEPTH);
+			break;
+		}
+		if ((sub_from = open_sub(from, name)) < 0 || (sub_to = open_sub(to, name)) < 0) {
+			r = sr_error_errno(err, sub_from < 0 ? sub_from : sub_to, "extract %s", s);
+			break;
+		}
+		/* The archive's mode, as extracting into it gave it (archive.c: make_dir()). */
+		if (move && fchmod(sub_to, fs.st_mode & 07777) < 0) {
+			r = sr_error_errno(err, sr_negerrno(), "extract %s: chmod", s);
+			break;
+		}
+		if (len + 1 + strlen(name) >= PATH_MAX) {
+			r = sr_error_msg(err, -ENAMETOOLONG, "extract %s: path too long", s);
+			break;
+		}
+		snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", name);
+		r = join(sub_from, sub_to, rel, depth + 1, move, err);
+		rel[len] = '\0';
+	}
+	names_free(&l);
+	return r;
+}
+
+/*
+ * Removes name beneath dir once the worker is gone (the write end of
+ * `gone`, which only the worker holds, closes with it), whatever ended
+ * it: a worker that finished has removed it already. Its own process
+ * group: PID 1 kills a cancelled worker's (init.c: on_cancel()).
+ */
+static pid_t start_sweeper(int dir, const char *name, int *ret_gone)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return sr_negerrno();
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return sr_negerrno();
+	}
+	if (pid == 0) {
+		int keep[] = {dir, p[0]};
+		char c;
+
+		(void)setpgid(0, 0);
+		/* Not "sandbox-run": it is no worker, and the agent (and ps) may tell them apart.
+		 */
+		(void)prctl(PR_SET_NAME, "sr-cp-sweeper");
+		close(p[1]);
+		(void)sr_close_fds_except(keep, SR_ARRAY_SIZE(keep));
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		sr_archive_remove_tree(dir, name);
+		_exit(0);
+	}
+	/* Both sides set it: whichever runs first, it is set before anything is staged. */
+	(void)setpgid(pid, pid);
+	close(p[0]);
+	*ret_gone = p[1];
+	return pid;
+}
+
+int sr_stage_extract(int archive_fd, int dir, const struct sr_extract_opts *o, struct sr_error *err)
+{
+	_cleanup_close_ int stage = -1, gone = -1;
+	char name[SR_ARCHIVE_TEMP_NAME_MAX], rel[PATH_MAX] = "";
+	pid_t sweeper;
+	int r = sr_archive_temp_name(name, sizeof(name));
+
+	if (r < 0)
+		return sr_error_errno(err, r, "extract: a temporary name");
+	/* The sweeper first: the worker killed at any point after, it removes what was made. */
+	sweeper = start_sweeper(dir, name, &gone);
+	if (sweeper < 0)
+		return sr_error_errno(err, sweeper, "extract: fork");
+	if (mkdirat(dir, name, 0700) < 0)
+		r = sr_error_errno(err, sr_negerrno(), "extract: where the copy goes");
+	else if ((stage = open_sub(dir, name)) < 0)
+		r = sr_error_errno(err, stage, "extract: where the copy goes");
+	if (r >= 0)
+		r = sr_archive_extract_opts(archive_fd, stage, o, err);
+	/* Whole: it fits what is in place, then it goes there. */
+	if (r >= 0)
+		r = join(stage, dir, rel, 0, false, err);
+	if (r >= 0)
+		r = join(stage, dir, rel, 0, true, err);
+	sr_archive_remove_tree(dir, name);
+	/* The sweeper finds nothing then, and ends (PID 1 reaps it, ours gone). */
+	return r;
+}
