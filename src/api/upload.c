@@ -10,12 +10,21 @@
  *
  * The request is answered once its body is whole and every worker has
  * reported: the first failure, or what was written.
+ *
+ * A multipart body of many small files would start a worker (a process
+ * in the sandbox, a pipe and a keeper connection of the server's) for
+ * each part as fast as the client sends them: the client also waits while
+ * FILES_OPEN_HIGH files are still being written, and a request has at
+ * most FILES_MAX files (a tree is a tar: cp, or the files API's archive).
  */
 #include "internal.h"
 #include "util.h"
 
-#define QUEUE_HIGH (1024 * 1024)
-#define QUEUE_LOW  (256 * 1024)
+#define QUEUE_HIGH	(1024 * 1024)
+#define QUEUE_LOW	(256 * 1024)
+#define FILES_OPEN_HIGH 64
+#define FILES_OPEN_LOW	16
+#define FILES_MAX	10000
 
 struct wfile {
 	struct upload *up;
@@ -39,7 +48,8 @@ struct upload {
 	bool envd, ended, waiting;
 	uint64_t bytes, max;
 	size_t queued;
-	struct sr_error err; /* the first failure of the request's own */
+	size_t n_files, open; /* files started; of them not yet reported */
+	struct sr_error err;  /* the first failure of the request's own */
 };
 
 static void wfile_free(struct srv *s, struct wfile *f)
@@ -117,11 +127,19 @@ static bool check_done(struct upload *up)
 	return true;
 }
 
+/* The client goes on once the sandbox has taken what came and most files are written. */
+static void resume_if_drained(struct upload *up)
+{
+	if (up->job.r && up->waiting && up->queued < QUEUE_LOW && up->open <= FILES_OPEN_LOW) {
+		up->waiting = false;
+		srv_resume(up->job.r);
+	}
+}
+
 static void on_writable(struct srv *s, void *ctx, uint32_t events)
 {
 	struct wfile *f = ctx;
 	struct upload *up = f->up;
-	size_t before = up->queued;
 
 	(void)events;
 	while (f->q.len > f->q.off) {
@@ -150,17 +168,22 @@ static void on_writable(struct srv *s, void *ctx, uint32_t events)
 			srv_watch_events(s, f->w, 0);
 		}
 	}
-	if (up->job.r && up->waiting && before >= QUEUE_LOW && up->queued < QUEUE_LOW) {
-		up->waiting = false;
-		srv_resume(up->job.r);
-	}
+	resume_if_drained(up);
+}
+
+/* Its worker has reported (or is gone): one file fewer open. */
+static void wfile_replied(struct wfile *f)
+{
+	f->replied = true;
+	f->up->open--;
+	resume_if_drained(f->up);
 }
 
 static void wfile_msg(struct kcall *k, json_t *msg)
 {
 	struct wfile *f = container_of(k, struct wfile, k);
 
-	f->replied = true;
+	wfile_replied(f);
 	sr_ctl_reply_error(msg, &f->err);
 	kcall_stop(k);
 	check_done(f->up);
@@ -170,7 +193,7 @@ static void wfile_hup(struct kcall *k)
 {
 	struct wfile *f = container_of(k, struct wfile, k);
 
-	f->replied = true;
+	wfile_replied(f);
 	if (!f->err.code)
 		sr_error_msg(&f->err, -ESRCH, "the sandbox's keeper hung up (the sandbox is gone)");
 	kcall_stop(k);
@@ -210,6 +233,8 @@ static struct wfile *wfile_start(struct upload *up, struct req *r, const char *p
 	}
 	f->next = up->files;
 	up->files = f;
+	up->n_files++;
+	up->open++;
 	return f;
 }
 
@@ -257,6 +282,13 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 		    sr_api_envd_path(filename && *filename ? filename : up->path);
 
 		wfile_close(up);
+		if (up->n_files >= FILES_MAX) {
+			sr_error_msg(&up->err, -E2BIG,
+				     "files: more than %d files in one request (send a tree as a "
+				     "tar archive)",
+				     FILES_MAX);
+			return MHD_YES;
+		}
 		if (!path) {
 			sr_error_msg(&up->err, -EINVAL,
 				     "files: a part with no file name and no ?path=");
@@ -326,8 +358,8 @@ void sr_api_upload_data(struct req *r, const char *data, size_t len)
 	} else {
 		wfile_add(up, data, len);
 	}
-	/* The client waits while the sandbox has not taken what came. */
-	if (up->queued > QUEUE_HIGH) {
+	/* The client waits while the sandbox has not taken what came, or has many files open. */
+	if (up->queued > QUEUE_HIGH || up->open > FILES_OPEN_HIGH) {
 		up->waiting = true;
 		srv_suspend(r);
 	}

@@ -62,6 +62,26 @@ say('written', w.path)
 say('read', await sbx.files.read('notes/hello.txt'))
 say('list', (await sbx.files.list('notes')).map((e) => [e.name, e.type, e.size]))
 say('catByRun', (await sbx.commands.run('cat /home/user/notes/hello.txt')).stdout)
+// Many files in one request (one multipart body): written, each.
+const many = Array.from({ length: 300 }, (_, i) => ({ path: `many/f${i}.txt`, data: `file ${i}` }))
+say('manyWritten', (await sbx.files.write(many)).length)
+say('manyInside', (await sbx.commands.run('ls many | wc -l; cat many/f299.txt')).stdout)
+// More than a request may hold: refused (413), nothing hangs, the sandbox goes on.
+{
+  const b = 'sr-boundary'
+  let body = ''
+  for (let i = 0; i <= 10000; i++)
+    body += `--${b}\r\nContent-Disposition: form-data; name="file"; filename="over/f${i}"\r\n\r\nx\r\n`
+  body += `--${b}--\r\n`
+  const res = await fetch(`${process.env.E2B_SANDBOX_URL}/files?path=/home/user/over`, {
+    method: 'POST',
+    headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-API-Key': process.env.E2B_API_KEY,
+      'Content-Type': `multipart/form-data; boundary=${b}` },
+    body,
+  })
+  say('overStatus', [res.status, (await res.text()).includes('more than 10000 files')])
+  say('afterOver', (await sbx.commands.run('echo alive')).stdout)
+}
 await sbx.setTimeout(300_000)
 const info = await sbx.getInfo()
 say('endsIn', Math.round((info.endAt - Date.now()) / 1000))
@@ -144,6 +164,10 @@ t_sdk() {
 	assert_eq "files.read" '"written by the SDK"' "$(field read)"
 	assert_eq "files.list: name, type, size" '[["hello.txt","file",18]]' "$(field list)"
 	assert_eq "what files.write wrote, commands see" '"written by the SDK"' "$(field catByRun)"
+	assert_eq "files.write of 300 files in one request: all written" 300 "$(field manyWritten)"
+	assert_eq "and all inside" '"300\nfile 299"' "$(field manyInside)"
+	assert_eq "a body of more than 10,000 files: 413, saying why" '[413,true]' "$(field overStatus)"
+	assert_eq "and the sandbox goes on" '"alive\n"' "$(field afterOver)"
 	assert_match "setTimeout: the new end" '^(29[0-9]|300)$' "$(field endsIn)"
 	assert_match "getHost: PORT-ID.localhost:PORT" '^"8321-[0-9a-f]{32}\.localhost:[0-9]+"$' "$(field host)"
 	assert_eq "and it reaches the server inside" '"hello from inside"' "$(field page)"
