@@ -16,6 +16,7 @@
 #include "disk.h"
 #include "install.h"
 #include "options.h"
+#include "secrets.h"
 #include "util.h"
 #include "verbs.h"
 
@@ -266,8 +267,30 @@ static int default_name(const char *agent, bool archive, char **ret, struct sr_e
  * author's choice: one that names a deployment of the user's made from
  * another source would make this code its next version, run with its
  * secrets. Refused then; its own source (meta.json's, the newest
- * version's) redeploys, and --name says it is meant.
+ * version's) redeploys, and --name says it is meant. So is a name that
+ * has secrets set and no deployment yet: they were set for an agent
+ * the user meant, which --name says.
  */
+/* No secrets are waiting for a first deployment of name (check_chosen_name). */
+static int check_no_secrets(const char *name, const char *agent, struct sr_error *err)
+{
+	struct sr_strv keys = {0};
+	struct sr_error lerr = {0};
+	size_t n;
+
+	if (sr_secret_list(name, &keys, &lerr) < 0)
+		return 0; /* none (an error here is told when the secrets are loaded) */
+	n = keys.n;
+	sr_strv_free(&keys);
+	if (n == 0)
+		return 0;
+	return sr_error_msg(err, -EEXIST,
+			    "secrets are set for '%s', which is not deployed yet, and %s "
+			    "names itself '%s': --name %s deploys it with them, --name OTHER "
+			    "apart",
+			    name, agent, name, name);
+}
+
 static int check_chosen_name(const char *name, const char *agent, struct sr_error *err)
 {
 	_cleanup_free_ char *abs = realpath(agent, NULL);
@@ -296,6 +319,8 @@ static int check_chosen_name(const char *name, const char *agent, struct sr_erro
 		    "itself '%s': --name %s replaces it, --name OTHER deploys it apart",
 		    name, from, abs ? abs : agent, name, name);
 	json_decref(all);
+	if (r == 0 && !newest)
+		r = check_no_secrets(name, abs ? abs : agent, err);
 	return r;
 }
 

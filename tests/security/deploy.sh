@@ -132,6 +132,17 @@ t_name_taken() {
 	sr deploy --net none --name billing "$theirs"
 	assert_eq "--name says it is meant: replaced" "0" "$rc"
 	sr deployments rm billing
+	# Secrets set before a first deploy are for the agent the user means.
+	SR_STDIN="$SR_TMP/billing-key-$SR_AS" sr secrets set billing KEY
+	sr deploy --net none "$theirs"
+	assert_eq "secrets waiting for 'billing', a package.json naming it: refused (125)" 125 "$rc"
+	assert_match "saying why and what to do" \
+		"deploy: secrets are set for 'billing', which is not deployed yet, .*--name billing" "$errout"
+	sr deploy --net none --name billing "$theirs"
+	assert_eq "--name billing: deployed with them" "0" "$rc"
+	sr invoke --net none billing
+	assert_match "and they reach it" "key=billing-key" "$out"
+	sr deployments rm billing
 }
 
 # The install log is on the host's disk, which the sandbox's --disk does
