@@ -102,21 +102,23 @@ sh /workspace/$marker.sh")
 # CPU time counts the processes killed at the sandbox's end (the timeout,
 # or left running by the agent): where no cgroup counts it, PID 1 kills and
 # reaps them itself before it exits. (Children of an agent that ignores
-# SIGCHLD are reaped uncounted, as rusage has it.)
+# SIGCHLD are reaped uncounted, as rusage has it.) Uncounted is 0: a
+# second of busy loop counts 1000 ms on an idle machine, and at least a
+# few hundred when the machine's two CPUs are shared with other runs.
 t_cpu_time_counted() {
 	local f="$SR_OUT/cpu-$SR_AS.json" ms
 	sr --net none --timeout 1 --result "$f" -- sh -c 'head -c 1048576 /dev/zero >/tmp/f
 while :; do :; done'
 	ms=$(json_get "$f" user_ms)
 	check "a busy agent ended by the timeout: its CPU time is counted ($ms ms)" \
-		python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 500)' "$ms"
+		python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 200)' "$ms"
 	# What was written, and on an ext4 disk its metadata (a few blocks).
 	check "and the disk use at the timeout" test "$(json_get "$f" disk_used_bytes)" -ge 1048576 \
 		-a "$(json_get "$f" disk_used_bytes)" -le $((1048576 + 262144))
 	sr --net none --result "$f" -- sh -c 'sh -c "while :; do :; done" & sleep 1'
 	ms=$(json_get "$f" user_ms)
 	check "a busy process the agent left behind: its CPU time is counted ($ms ms)" \
-		python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 500)' "$ms"
+		python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 200)' "$ms"
 }
 
 t_kill_supervisor() {
