@@ -314,6 +314,9 @@ t_stuck_snapshot() {
 	if [ "$SR_AS" = user ]; then d="$SR_TMP/data-user"; else d="$SANDBOX_RUN_DATA_DIR"; fi
 	new_sandbox
 	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	# Enough to write that the worker lives a while: the stopper, a loop
+	# over /proc, must find it however busy the machine is.
+	sr exec "$sb" -- sh -c 'head -c 64M /dev/urandom >/workspace/bulk'
 	stopper stop
 	t0=$(date +%s%N)
 	as_user timeout 60 "$SR" snapshot --idle-timeout 2s "$sb" "stuck-$SR_AS" >/dev/null 2>"$SR_TMP/.snap-err"
@@ -412,20 +415,25 @@ t_cp_in_mount() {
 }
 
 # cp in ended midway (SIGTERM): its worker, cancelled, is killed, and what
-# it had extracted goes with it. The copy is throttled to take seconds.
+# it had extracted goes with it. The agent stops the worker, so the copy
+# is midway when it is ended; it is large enough (files to make, 50 MB to
+# write) that the stopper, a loop over /proc, finds the worker however
+# busy the machine is.
 t_cp_in_interrupted() {
 	local cp_pid h="$SR_TMP/in-int-$SR_AS"
 	rm -rf "$h"
-	mkdir -p "$h/t"
+	mkdir -p "$h/t/many"
 	echo small >"$h/t/0-small"
 	head -c 50000000 /dev/zero >"$h/t/big"
+	(cd "$h/t/many" && seq 2000 | xargs touch)
 	own "$h"
 	new_sandbox
 	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
-	stopper throttle
+	stopper stop
 	(as_user_exec "$SR" cp "$h/t" "$sb:/workspace/t" 2>/dev/null) &
 	cp_pid=$!
-	check "cp in is midway: its copy is being made" until_ok 20 _copy_begun
+	check "cp in is midway: the agent stopped its worker" \
+		until_ok 20 grep -q "stopped a worker" "$SR_TMP/stopper.out"
 	kill -TERM "$cp_pid"
 	wait "$cp_pid"
 	stopper_done
@@ -436,9 +444,6 @@ t_cp_in_interrupted() {
 	assert_eq "the next cp in copies it whole" "0 small 50000000" "$rc $(echo $out)"
 	sr rm "$sb"
 	rm -rf "$h"
-}
-_copy_begun() {
-	as_user "$SR" exec "$sb" -- sh -c 'ls -A /workspace' 2>/dev/null | grep -q .
 }
 # _ws_is NAMES: /workspace holds these names alone (one line, by ls -A).
 _ws_is() {
