@@ -40,6 +40,13 @@
 /* How much later a release's state.json is written (save_state_later). */
 #define SAVE_LATER_MS 5
 #define END_GRACE_MS  1000
+/*
+ * How long after the sandbox is ready the keeper drops its set-up's pages
+ * (sr_proc_drop_clean_pages): a sandbox used at once (a warm pool's, taken
+ * for one request and ended) never pays for reading smaps and faulting back
+ * what its requests use.
+ */
+#define DROP_LATER_MS 1000
 /* keeper.log stops growing here: a flapping helper must not fill the disk. */
 #define LOG_MAX (1 << 20)
 /*
@@ -118,6 +125,7 @@ struct keeper {
 	int lock;
 	json_t *state;
 	int64_t save_at_ns;	 /* state.json to write then (save_state_later), 0: nothing */
+	int64_t drop_at_ns;	 /* clean pages to drop then (DROP_LATER_MS), 0: done */
 	struct sr_result record; /* enforced, as create found it */
 	struct sr_sandbox *sb;
 	int listen_fd;
@@ -1317,20 +1325,27 @@ static void on_client_timer(struct keeper *k, struct client *cl)
 	hang_up(cl);
 }
 
-/* ms: the loop's own wait (-1: none); shorter when state.json is to be written sooner. */
+/* ms: the loop's own wait (-1: none), shorter when something is due sooner; what is due, done. */
 static int poll_timeout(struct keeper *k, int ms)
 {
-	int64_t left;
+	int64_t now = sr_monotonic_ns(), left;
 
-	if (!k->save_at_ns)
-		return ms;
-	left = k->save_at_ns - sr_monotonic_ns();
-	if (left <= 0) {
+	if (k->save_at_ns && k->save_at_ns <= now)
 		save_state(k);
-		return ms;
+	if (k->drop_at_ns && k->drop_at_ns <= now) {
+		k->drop_at_ns = 0;
+		sr_proc_drop_clean_pages();
 	}
-	left = left / 1000000 + 1;
-	return ms < 0 || left < ms ? (int)left : ms;
+	for (int i = 0; i < 2; i++) {
+		int64_t at = i ? k->drop_at_ns : k->save_at_ns;
+
+		if (!at)
+			continue;
+		left = (at - now) / 1000000 + 1;
+		if (ms < 0 || left < ms)
+			ms = (int)left;
+	}
+	return ms;
 }
 
 enum slot_kind {
@@ -1670,9 +1685,9 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 		/*
 		 * It lives as long as its sandbox and mostly waits: the code only
 		 * the set-up ran (option parsing, the profile, the network's) is
-		 * no longer its to keep resident.
+		 * no longer its to keep resident, once it has waited a while.
 		 */
-		sr_proc_drop_clean_pages();
+		k.drop_at_ns = sr_monotonic_ns() + DROP_LATER_MS * 1000000LL;
 		if (answer_create(&k, 0, NULL))
 			loop(&k);
 	}
