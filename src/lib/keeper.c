@@ -283,12 +283,16 @@ static void save_state(struct keeper *k)
 }
 
 /*
- * state.json a moment later (SAVE_LATER_MS), for a warm sandbox's
- * release: its taker's next request (an exec, at once) is read meanwhile,
- * not kept waiting behind the write, which takes most of a millisecond
- * where the state directory is on a disk (a file made, the old one
- * replaced). ls says "warm" until then; serve's answers say what the
- * release made of it already (srv_made_state).
+ * state.json a moment later (SAVE_LATER_MS), for the changes at the end
+ * of a warm sandbox's short life: its release and its end. Its taker's
+ * next request (an exec, at once) is read meanwhile, not kept waiting
+ * behind the write, and what changes within the moment is written once,
+ * or not at all when the sandbox is gone by then (an invocation over as
+ * it is released, the usual case). Each write is a file made and one
+ * removed in the state directory, which costs most on a disk (this VM's
+ * /run: ext4 without a journal looks past every inode freed in the last
+ * 30 s for a new one). ls says what it said a moment longer; serve's
+ * answers say what the release made of it already (srv_made_state).
  */
 static void save_state_later(struct keeper *k)
 {
@@ -321,7 +325,7 @@ static void begin_end(struct keeper *k, const char *reason)
 		return;
 	k->end_reason = reason;
 	json_object_set_new(k->state, "state", json_string("ending"));
-	save_state(k);
+	save_state_later(k);
 	/* create --export, --changes: its processes go, its files stay until they are out. */
 	if (sr_artifacts_wanted(k->config))
 		sr_sandbox_halt(k->sb, END_GRACE_MS);
