@@ -238,6 +238,14 @@ static json_t *read_state(int dirfd)
 
 	if (fd < 0 || !(buf = malloc(STATE_JSON_MAX)))
 		return NULL;
+	/*
+	 * The keeper rewrites it in place under an exclusive lock (write_at):
+	 * shared, the text is whole. Held for microseconds; a keeper stopped
+	 * in the middle is not waited for (the text then may not parse: no
+	 * state, as for a file being made).
+	 */
+	for (int i = 0; i < 100 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK; i++)
+		usleep(100);
 	n = SR_RETRY(read(fd, buf, STATE_JSON_MAX));
 	if (n <= 0 || sr_json_parse(buf, (size_t)n, 0, 16, &j) < 0)
 		return NULL;
@@ -451,6 +459,38 @@ int sr_state_find(const char *statedir, const char *ref, struct sr_entry *ret, s
 	return 0;
 }
 
+/*
+ * state.json rewritten where it is, under an exclusive flock(2) that every
+ * reader takes shared (read_state): no file made or removed. This VM's
+ * /run is ext4 without a journal, where each new inode is looked for past
+ * every one freed in the last 30 s: with a warm pool's keepers coming and
+ * going that search was a quarter of the host's CPU (perf). Only what fits
+ * the first page: a pwrite(2) of one page is copied whole or not at all
+ * (ENOSPC refuses it first), so no failure leaves half a file. A reader
+ * that holds its lock, or any failure before the write, sends the caller
+ * to the exchange below, which never touches the file a reader has open.
+ */
+static int rewrite_in_place(int dirfd, const char *text, size_t len)
+{
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	if (len > 4096)
+		return -EFBIG;
+	fd = openat(dirfd, "state.json", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return sr_negerrno();
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return sr_negerrno();
+	n = pwrite(fd, text, len, 0);
+	if (n < 0)
+		return sr_negerrno();
+	/* Not written, or the old text's tail still after it: written whole again, below. */
+	if ((size_t)n != len || ftruncate(fd, (off_t)len) < 0)
+		return -EIO;
+	return 0;
+}
+
 static int write_at(int dirfd, json_t *state, struct sr_error *err)
 {
 	_cleanup_free_ char *text = NULL;
@@ -459,6 +499,8 @@ static int write_at(int dirfd, json_t *state, struct sr_error *err)
 
 	if (r < 0)
 		return sr_error_errno(err, r, "state.json");
+	if (rewrite_in_place(dirfd, text, strlen(text)) == 0)
+		return 0;
 	fd = openat(dirfd, ".state.json.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		    0600);
 	if (fd < 0)
@@ -469,14 +511,11 @@ static int write_at(int dirfd, json_t *state, struct sr_error *err)
 	/*
 	 * Exchanged with the old file, which is then unlinked, rather than
 	 * renamed over it: ext4 writes a file renamed over another out to
-	 * the disk at once (auto_da_alloc) and frees the old one's blocks
-	 * (a discard, mounted so), most of a millisecond of I/O per write
-	 * where the state directory is on a disk (this VM's /run). Exchanged,
-	 * the text stays in the page cache, and a short-lived sandbox's never
-	 * reaches the disk. A reader sees the old file or the new one, whole
-	 * either way (the old one stays readable through a descriptor). The
-	 * first write has nothing to exchange with; a filesystem without the
-	 * exchange renames.
+	 * the disk at once (auto_da_alloc) and frees the old one's blocks (a
+	 * discard, mounted so). A reader sees the old file or the new one,
+	 * whole either way (the old one stays readable through its
+	 * descriptor). The first write has nothing to exchange with; a
+	 * filesystem without the exchange renames.
 	 */
 	if (renameat2(dirfd, ".state.json.tmp", dirfd, "state.json", RENAME_EXCHANGE) == 0) {
 		(void)unlinkat(dirfd, ".state.json.tmp", 0);
