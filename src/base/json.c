@@ -165,14 +165,13 @@ int sr_json_parse(const char *text, size_t len, size_t flags, unsigned max_depth
 	return 0;
 }
 
-json_t *sr_json_read_object_at(int dirfd, const char *path, size_t max, unsigned max_depth)
+json_t *sr_json_read_object_fd(int fd, size_t max, unsigned max_depth)
 {
-	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ char *buf = malloc(max + 1);
 	_cleanup_(sr_json_decrefp) json_t *j = NULL;
 	size_t len = 0;
 
-	if (fd < 0 || !(buf = malloc(max + 1)))
+	if (!buf)
 		return NULL;
 	/* One byte past max tells a file too long from one that fills it. */
 	while (len <= max) {
@@ -188,4 +187,11 @@ json_t *sr_json_read_object_at(int dirfd, const char *path, size_t max, unsigned
 	    !json_is_object(j))
 		return NULL;
 	return steal_pointer(&j);
+}
+
+json_t *sr_json_read_object_at(int dirfd, const char *path, size_t max, unsigned max_depth)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	return fd < 0 ? NULL : sr_json_read_object_fd(fd, max, max_depth);
 }

@@ -66,3 +66,5 @@ int sr_json_parse(const char *text, size_t len, size_t flags, unsigned max_depth
  * (state.json, a version's or a snapshot's meta.json).
  */
 json_t *sr_json_read_object_at(int dirfd, const char *path, size_t max, unsigned max_depth);
+/* The same, from fd's position on (a file the caller has opened and locked). */
+json_t *sr_json_read_object_fd(int fd, size_t max, unsigned max_depth);

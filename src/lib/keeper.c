@@ -39,14 +39,18 @@
 /* An END's grace, as a run's timeout has it: PID 1 ends the sandbox itself, or is killed. */
 /* How much later a release's state.json is written (save_state_later). */
 #define SAVE_LATER_MS 5
+#define END_GRACE_MS  1000
 /*
- * Idle this long after its last client, a keeper gives back its pages of
- * code again (sr_proc_drop_clean_pages): an exec faults in the relay's and
- * the protocol's code, in 64 KiB blocks around each page (the kernel's
- * fault-around), which would otherwise stay in its RSS while it waits.
+ * A keeper drops its pages of code (sr_proc_drop_clean_pages) this long
+ * after the sandbox is ready (the set-up's: option parsing, the profile,
+ * the network's), and again this long after its last client has gone (an
+ * exec faults in the relay's and the protocol's code, in 64 KiB blocks
+ * around each page, the kernel's fault-around), so that they do not stay
+ * in its RSS while it waits. A sandbox used at once (a warm pool's, taken
+ * for one request and ended) never pays for reading smaps and faulting
+ * back what its requests use.
  */
 #define TRIM_IDLE_MS 1000
-#define END_GRACE_MS 1000
 /* keeper.log stops growing here: a flapping helper must not fill the disk. */
 #define LOG_MAX (1 << 20)
 /*
@@ -283,12 +287,16 @@ static void save_state(struct keeper *k)
 }
 
 /*
- * state.json a moment later (SAVE_LATER_MS), for a warm sandbox's
- * release: its taker's next request (an exec, at once) is read meanwhile,
- * not kept waiting behind the write, which takes most of a millisecond
- * where the state directory is on a disk (a file made, the old one
- * replaced). ls says "warm" until then; serve's answers say what the
- * release made of it already (srv_made_state).
+ * state.json a moment later (SAVE_LATER_MS), for the changes at the end
+ * of a warm sandbox's short life: its release and its end. Its taker's
+ * next request (an exec, at once) is read meanwhile, not kept waiting
+ * behind the write, and what changes within the moment is written once,
+ * or not at all when the sandbox is gone by then (an invocation over as
+ * it is released, the usual case). Each write is a file made and one
+ * removed in the state directory, which costs most on a disk (this VM's
+ * /run: ext4 without a journal looks past every inode freed in the last
+ * 30 s for a new one). ls says what it said a moment longer; serve's
+ * answers say what the release made of it already (srv_made_state).
  */
 static void save_state_later(struct keeper *k)
 {
@@ -321,7 +329,7 @@ static void begin_end(struct keeper *k, const char *reason)
 		return;
 	k->end_reason = reason;
 	json_object_set_new(k->state, "state", json_string("ending"));
-	save_state(k);
+	save_state_later(k);
 	/* create --export, --changes: its processes go, its files stay until they are out. */
 	if (sr_artifacts_wanted(k->config))
 		sr_sandbox_halt(k->sb, END_GRACE_MS);
@@ -359,10 +367,21 @@ static void collect(struct keeper *k)
 	sr_sandbox_end(k->sb, END_GRACE_MS);
 }
 
-/* Nobody connected any more: its pages of code to drop a while later (TRIM_IDLE_MS). */
+/* Someone is being served: an exec, a cp, a published port's connection (a pool's hold is not). */
+static bool busy(const struct keeper *k)
+{
+	if (k->n_conns)
+		return true;
+	for (size_t i = 0; i < k->n_clients; i++)
+		if (!k->clients[i]->holds)
+			return true;
+	return false;
+}
+
+/* Nobody being served any more: its pages of code to drop a while later (TRIM_IDLE_MS). */
 static void trim_when_idle(struct keeper *k)
 {
-	if (!k->n_clients && !k->n_conns)
+	if (!busy(k))
 		k->trim_at_ns = sr_monotonic_ns() + TRIM_IDLE_MS * 1000000LL;
 }
 
@@ -1348,9 +1367,9 @@ static int earlier(int a, int b)
 }
 
 /*
- * What is due now (state.json to write, pages to drop once nobody is
- * connected); then the loop's wait: ms (-1: none), or shorter for what is
- * due next.
+ * What is due now (state.json to write, pages to drop unless someone is
+ * being served: then once they have gone, trim_when_idle); then the loop's
+ * wait: ms (-1: none), or shorter for what is due next.
  */
 static int poll_timeout(struct keeper *k, int ms)
 {
@@ -1358,11 +1377,10 @@ static int poll_timeout(struct keeper *k, int ms)
 
 	if (k->save_at_ns && k->save_at_ns <= now)
 		save_state(k);
-	if (k->trim_at_ns && (k->n_clients || k->n_conns))
-		k->trim_at_ns = 0;
 	if (k->trim_at_ns && k->trim_at_ns <= now) {
 		k->trim_at_ns = 0;
-		sr_proc_drop_clean_pages();
+		if (!busy(k))
+			sr_proc_drop_clean_pages();
 	}
 	return earlier(earlier(ms, ms_until(k->save_at_ns, now)), ms_until(k->trim_at_ns, now));
 }
@@ -1706,9 +1724,9 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 		/*
 		 * It lives as long as its sandbox and mostly waits: the code only
 		 * the set-up ran (option parsing, the profile, the network's) is
-		 * no longer its to keep resident.
+		 * no longer its to keep resident, once it has waited a while.
 		 */
-		sr_proc_drop_clean_pages();
+		k.trim_at_ns = sr_monotonic_ns() + TRIM_IDLE_MS * 1000000LL;
 		if (answer_create(&k, 0, NULL))
 			loop(&k);
 	}

@@ -231,7 +231,19 @@ void sr_entries_free(struct sr_entry *v, size_t n)
 
 static json_t *read_state(int dirfd)
 {
-	return sr_json_read_object_at(dirfd, "state.json", STATE_JSON_MAX, 16);
+	_cleanup_close_ int fd = openat(dirfd, "state.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return NULL;
+	/*
+	 * The keeper rewrites it in place under an exclusive lock (write_at):
+	 * shared, the text is whole. Held for microseconds; a keeper stopped
+	 * holding it is not waited for (its text is whole too: rewritten by
+	 * one pwrite, padded to the old length).
+	 */
+	for (int i = 0; i < 100 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK; i++)
+		usleep(100);
+	return sr_json_read_object_fd(fd, STATE_JSON_MAX, 16);
 }
 
 /*
@@ -254,7 +266,9 @@ static void remove_cgroups(json_t *state)
 void sr_state_remove(const char *dir, json_t *state)
 {
 	_cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	static const char *const files[] = {"ctl", "state.json", "keeper.log", "lock"};
+	/* The temporary state file after state.json: a write cut short leaves it. */
+	static const char *const files[] = {"ctl", "state.json", ".state.json.tmp", "keeper.log",
+					    "lock"};
 
 	remove_cgroups(state);
 	if (fd < 0)
@@ -439,6 +453,53 @@ int sr_state_find(const char *statedir, const char *ref, struct sr_entry *ret, s
 	return 0;
 }
 
+/*
+ * state.json rewritten where it is, under an exclusive flock(2) that every
+ * reader takes shared (read_state): no file made or removed. This VM's
+ * /run is ext4 without a journal, where each new inode is looked for past
+ * every one freed in the last 30 s: with a warm pool's keepers coming and
+ * going that search was a quarter of the host's CPU (perf). Only what fits
+ * the first page: a pwrite(2) of one page is copied whole or not at all
+ * (ENOSPC refuses it first), so no failure leaves half a file. A reader
+ * that holds its lock, or any failure before the write, sends the caller
+ * to the exchange below, which never touches the file a reader has open.
+ */
+static int rewrite_in_place(int dirfd, const char *text, size_t len)
+{
+	_cleanup_close_ int fd = -1;
+	char page[4096];
+	size_t out = len;
+	struct stat st;
+	ssize_t n;
+
+	if (len > sizeof(page))
+		return -EFBIG;
+	fd = openat(dirfd, "state.json", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return sr_negerrno();
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &st) < 0)
+		return sr_negerrno();
+	if (st.st_size > (off_t)sizeof(page))
+		return -EFBIG;
+	/*
+	 * Padded with spaces (JSON's whitespace) over the old text's tail, so
+	 * that the one write leaves a whole text: a keeper killed before the
+	 * truncation below leaves spaces, not the old text's end.
+	 */
+	memcpy(page, text, len);
+	if ((off_t)len < st.st_size) {
+		out = (size_t)st.st_size;
+		memset(page + len, ' ', out - len);
+	}
+	n = pwrite(fd, page, out, 0);
+	if (n < 0)
+		return sr_negerrno();
+	/* Not written whole (no room): written again, below. */
+	if ((size_t)n != out || ftruncate(fd, (off_t)len) < 0)
+		return -EIO;
+	return 0;
+}
+
 static int write_at(int dirfd, json_t *state, struct sr_error *err)
 {
 	_cleanup_free_ char *text = NULL;
@@ -447,6 +508,8 @@ static int write_at(int dirfd, json_t *state, struct sr_error *err)
 
 	if (r < 0)
 		return sr_error_errno(err, r, "state.json");
+	if (rewrite_in_place(dirfd, text, strlen(text)) == 0)
+		return 0;
 	fd = openat(dirfd, ".state.json.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		    0600);
 	if (fd < 0)
@@ -454,6 +517,21 @@ static int write_at(int dirfd, json_t *state, struct sr_error *err)
 	r = sr_write_all(fd, text, strlen(text));
 	if (r < 0)
 		return sr_error_errno(err, r, "write state.json");
+	/*
+	 * Exchanged with the old file, which is then unlinked, rather than
+	 * renamed over it: ext4 writes a file renamed over another out to
+	 * the disk at once (auto_da_alloc) and frees the old one's blocks (a
+	 * discard, mounted so). A reader sees the old file or the new one,
+	 * whole either way (the old one stays readable through its
+	 * descriptor). The first write has nothing to exchange with; a
+	 * filesystem without the exchange renames.
+	 */
+	if (renameat2(dirfd, ".state.json.tmp", dirfd, "state.json", RENAME_EXCHANGE) == 0) {
+		(void)unlinkat(dirfd, ".state.json.tmp", 0);
+		return 0;
+	}
+	if (errno != ENOENT && errno != EINVAL)
+		return sr_error_errno(err, sr_negerrno(), "write state.json");
 	if (renameat(dirfd, ".state.json.tmp", dirfd, "state.json") < 0)
 		return sr_error_errno(err, sr_negerrno(), "write state.json");
 	return 0;

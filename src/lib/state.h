@@ -77,7 +77,11 @@ bool sr_state_valid_name(const char *name);
  */
 int sr_state_reserve(const char *statedir, const char *id, const char *name, json_t *state,
 		     char **ret_dir, int *ret_lock, struct sr_error *err);
-/* Replaces <dir>/state.json atomically. */
+/*
+ * Replaces <dir>/state.json: in place under an exclusive flock(2), or
+ * beside a reader that holds it; a reader (under a shared lock) reads the
+ * old text or the new, whole.
+ */
 int sr_state_write(const char *dir, json_t *state, struct sr_error *err);
 /* Removes an entry's files and directory (its cgroups too, if it was left stale). */
 void sr_state_remove(const char *dir, json_t *state);

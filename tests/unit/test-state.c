@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The state directory without keepers: an entry reserved, its state.json
+ * rewritten (in place, or beside a reader that holds the file) and read
+ * back, and removed.
+ */
+#include "config.h"
+#include "state.h"
+#include "testutil.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ID "0123456789abcdef0123456789abcdef"
+
+static char base[128];
+static char statedir[256];
+static char *dir;
+static int lock = -1;
+
+static void suite_setup(void)
+{
+	snprintf(base, sizeof(base), "/tmp/sr-test-state.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(base));
+}
+
+static void suite_teardown(void)
+{
+	sr_test_rmtree(base);
+}
+
+static json_t *state_of(const char *s)
+{
+	return json_pack("{ssss}", "id", ID, "state", s);
+}
+
+/* A fresh state directory per test, with one entry reserved (its lock held, as a keeper's). */
+static void setup(void)
+{
+	struct sr_error err = {0};
+	json_t *st = state_of("creating");
+
+	sr_test_mkdtemp(statedir, sizeof(statedir), base, "t");
+	ck_assert_msg(sr_state_reserve(statedir, ID, NULL, st, &dir, &lock, &err) == 0, "%s",
+		      err.msg);
+	json_decref(st);
+}
+
+static void teardown(void)
+{
+	free(dir);
+	dir = NULL;
+	if (lock >= 0)
+		close(lock);
+	lock = -1;
+}
+
+static ino_t ino_of(const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ck_assert_int_eq(stat(path, &st), 0);
+	return st.st_ino;
+}
+
+static void write_state(const char *s)
+{
+	struct sr_error err = {0};
+	json_t *st = state_of(s);
+
+	ck_assert_msg(sr_state_write(dir, st, &err) == 0, "%s", err.msg);
+	json_decref(st);
+}
+
+/* What ls reads of the one entry. */
+static const char *listed_state(json_t **hold)
+{
+	struct sr_error err = {0};
+	struct sr_entry *v = NULL;
+	size_t n = 0;
+
+	ck_assert_msg(sr_state_list(statedir, &v, &n, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_nonnull(v[0].state);
+	*hold = json_incref(v[0].state);
+	for (size_t i = 0; i < n; i++)
+		sr_entry_free(&v[i]);
+	free(v);
+	return json_string_value(json_object_get(*hold, "state"));
+}
+
+/* A rewrite makes no file: the directory's filesystem may be a disk where each costs. */
+START_TEST(test_rewrite_in_place)
+{
+	ino_t before = ino_of("state.json");
+	json_t *j;
+
+	write_state("running");
+	write_state("a longer state than the one before it");
+	write_state("warm");
+	ck_assert_uint_eq(ino_of("state.json"), before);
+	ck_assert_str_eq(listed_state(&j), "warm");
+	json_decref(j);
+}
+END_TEST
+
+/* A reader that holds the file (its shared lock) reads it whole: the new text goes beside it. */
+START_TEST(test_reader_keeps_its_text)
+{
+	char path[512], buf[256];
+	ssize_t n;
+	json_t *j;
+	int fd;
+
+	write_state("running");
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_SH), 0);
+	write_state("warm, and long enough to overwrite the old text's whole length");
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_ptr_nonnull(strstr(buf, "\"running\""));
+	close(fd);
+	ck_assert_str_eq(listed_state(&j),
+			 "warm, and long enough to overwrite the old text's whole length");
+	json_decref(j);
+	snprintf(path, sizeof(path), "%s/.state.json.tmp", dir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+}
+END_TEST
+
+/* A write cut short leaves its temporary file: the removal takes it too. */
+START_TEST(test_remove_takes_the_temporary)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/.state.json.tmp", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("{", f);
+	fclose(f);
+	sr_state_remove(dir, NULL);
+	ck_assert_int_eq(access(dir, F_OK), -1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("state");
+	TCase *tc = tcase_create("state");
+
+	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_rewrite_in_place);
+	tcase_add_test(tc, test_reader_keeps_its_text);
+	tcase_add_test(tc, test_remove_takes_the_temporary);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return sr_test_run(suite());
+}
