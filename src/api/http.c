@@ -428,13 +428,14 @@ static enum MHD_Result queue(struct req *r)
 	return ret;
 }
 
-static void body_data(struct req *r, const char *data, size_t n)
+/* n bytes of the body: how many were taken (an upload may leave some for later). */
+static size_t body_data(struct req *r, const char *data, size_t n)
 {
 	if (r->up)
 		return sr_api_upload_data(r, data, n);
 	if (r->overflow || r->len + n > r->max) {
 		r->overflow = true;
-		return;
+		return n;
 	}
 	if (r->len + n + 1 > r->cap) {
 		size_t cap = r->cap ? r->cap : 4096;
@@ -445,7 +446,7 @@ static void body_data(struct req *r, const char *data, size_t n)
 		nb = realloc(r->body, cap);
 		if (!nb) {
 			r->overflow = true;
-			return;
+			return n;
 		}
 		r->body = nb;
 		r->cap = cap;
@@ -453,6 +454,7 @@ static void body_data(struct req *r, const char *data, size_t n)
 	memcpy(r->body + r->len, data, n);
 	r->len += n;
 	r->body[r->len] = '\0';
+	return n;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -484,8 +486,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (r->resp)
 		return queue(r);
 	if (*upload_size) {
-		body_data(r, upload, *upload_size);
-		*upload_size = 0;
+		/* What an upload left waits in libmicrohttpd's buffer, to come again. */
+		*upload_size -= body_data(r, upload, *upload_size);
 		/*
 		 * Past the bound with no length said (a length over it is answered
 		 * 413 before the body): the rest is not read, the connection is

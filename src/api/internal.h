@@ -260,7 +260,8 @@ void sr_api_files_simple(struct req *r, const char *ref, const char *op, const c
 			 bool envd);
 /* files.c: a body as it comes (an upload), before the request is whole: false to refuse. */
 bool sr_api_upload_begin(struct req *r);
-void sr_api_upload_data(struct req *r, const char *data, size_t len);
+/* How much of data it took: the rest comes again once the request is resumed. */
+size_t sr_api_upload_data(struct req *r, const char *data, size_t len);
 void sr_api_upload_end(struct req *r);
 /* envd's path: relative ones from SR_API_HOME (malloc'd, NULL for none). */
 char *sr_api_envd_path(const char *path);

@@ -25,6 +25,8 @@
 #define FILES_OPEN_HIGH 64
 #define FILES_OPEN_LOW	16
 #define FILES_MAX	10000
+/* At most a few parts' headers: how many files a slice of the body may start. */
+#define PART_SLICE 512
 
 struct wfile {
 	struct upload *up;
@@ -281,6 +283,15 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 		_cleanup_free_ char *path =
 		    sr_api_envd_path(filename && *filename ? filename : up->path);
 
+		/*
+		 * Not a new part: libmicrohttpd says a part's headers once they
+		 * are in (0 bytes at 0) and its first bytes when they come, at 0
+		 * again. (An empty part, then one of the same name: one file.)
+		 */
+		if (up->cur && up->cur->bytes == 0 && sr_streq(up->cur->path, path)) {
+			wfile_add(up, data, size);
+			return MHD_YES;
+		}
 		wfile_close(up);
 		if (up->n_files >= FILES_MAX) {
 			sr_error_msg(&up->err, -E2BIG,
@@ -340,16 +351,14 @@ bool sr_api_upload_begin(struct req *r)
 	return true;
 }
 
-void sr_api_upload_data(struct req *r, const char *data, size_t len)
+/* Whether the client is to wait: the sandbox has not taken what came, or has many files open. */
+static bool must_wait(const struct upload *up)
 {
-	struct upload *up = r->up;
+	return up->queued > QUEUE_HIGH || up->open > FILES_OPEN_HIGH;
+}
 
-	up->bytes += len;
-	if (up->bytes > up->max) {
-		/* Said no length, or not the truth: cut off here (http.c), not read to its end. */
-		r->overflow = true;
-		return;
-	}
+static void take(struct upload *up, const char *data, size_t len)
+{
 	if (up->err.code)
 		return;
 	if (up->pp) {
@@ -358,11 +367,36 @@ void sr_api_upload_data(struct req *r, const char *data, size_t len)
 	} else {
 		wfile_add(up, data, len);
 	}
-	/* The client waits while the sandbox has not taken what came, or has many files open. */
-	if (up->queued > QUEUE_HIGH || up->open > FILES_OPEN_HIGH) {
+}
+
+size_t sr_api_upload_data(struct req *r, const char *data, size_t len)
+{
+	struct upload *up = r->up;
+	size_t used = 0;
+
+	/*
+	 * A multipart body a slice at a time: one chunk of it (up to
+	 * libmicrohttpd's buffer, 64 KiB) may hold hundreds of tiny parts,
+	 * each a worker started. The rest waits in that buffer, unread, while
+	 * the client does.
+	 */
+	while (used < len && !must_wait(up)) {
+		size_t n = up->pp && len - used > PART_SLICE ? PART_SLICE : len - used;
+
+		up->bytes += n;
+		if (up->bytes > up->max) {
+			/* Said no length, or not the truth: cut off (http.c), not read on. */
+			r->overflow = true;
+			return len;
+		}
+		take(up, data + used, n);
+		used += n;
+	}
+	if (must_wait(up)) {
 		up->waiting = true;
 		srv_suspend(r);
 	}
+	return used;
 }
 
 void sr_api_upload_end(struct req *r)

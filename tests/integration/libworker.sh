@@ -8,7 +8,8 @@
 # stopper.py MODE: stops the worker PID 1 forks for a cp
 # (it runs as the agent's uid), once ("stop"), or six times for 0.45 s,
 # letting it copy between ("throttle"): a copy that takes longer than a
-# 2 s idle timeout, though no pause of its comes near it.
+# 2 s idle timeout, though no pause of its comes near it; or every worker
+# started within 5 s ("all"), then says how many and lets them go.
 cat >"$SR_TMP/stopper.py" <<'EOF'
 import os, signal, sys, time
 mode, me = sys.argv[1], os.getpid()
@@ -27,6 +28,20 @@ def workers():
 def cpu(w):
     rest = open("/proc/%d/stat" % w).read().rsplit(")", 1)[1].split()
     return int(rest[11]) + int(rest[12])
+if mode == "all":
+    # Every process of the agent's uid stopped as soon as it exists, for
+    # 5 s (kill(-1) spares PID 1 and this one): the workers started
+    # meanwhile, stopped before they could write anything, then let go.
+    end = time.time() + 5
+    while time.time() < end:
+        try:
+            os.kill(-1, signal.SIGSTOP)
+        except ProcessLookupError:
+            pass
+    w = list(workers())
+    for p in w:
+        os.kill(p, signal.SIGCONT)
+    sys.exit(print("stopped %d workers" % len(w)))
 end = time.time() + 20
 while time.time() < end:
     for w in workers():

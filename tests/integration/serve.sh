@@ -372,6 +372,66 @@ t_stopped_worker() {
 	stop_serve
 }
 
+# envd's multipart POST /files: at most 64 files being written at once
+# (upload.c), within one chunk of the body too. A body of 300 tiny parts
+# came in one read, and every part's worker was started at once.
+t_upload_bound() {
+	local sb up="$SR_OUT/.upload-$SR_AS" curl_pid n
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none"}'
+	sb=$(jf 'j["id"]')
+	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	python3 -c 'import sys
+for i in range(300):
+    sys.stdout.write("--sr-boundary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"up/f%d\"\r\n\r\nx\r\n" % i)
+sys.stdout.write("--sr-boundary--\r\n")' >"$SR_TMP/parts"
+	chmod 0644 "$SR_TMP/parts"
+	stopper all
+	(as_user curl -s -m 60 -o "$up" -w '%{http_code}' --unix-socket "$SOCK" \
+		-H "E2b-Sandbox-Id: $sb" -H 'Content-Type: multipart/form-data; boundary=sr-boundary' \
+		--data-binary "@$SR_TMP/parts" "http://x/files" >"$up.code") &
+	curl_pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $curl_pid"
+	stopper_done
+	wait "$curl_pid"
+	n=$(sed -n 's/^stopped \([0-9]*\) workers$/\1/p' <<<"$stopper_did")
+	check "300 parts in one body: at most 64 files written at once, and a few more ($stopper_did)" \
+		test "${n:-999}" -le 80
+	body=$(cat "$up")
+	assert_eq "then all written" "200 300" "$(cat "$up.code") $(jf 'len(j)')"
+	sr exec "$sb" -- sh -c 'ls /home/user/up | wc -l'
+	assert_eq "and all there" 300 "$(tr -d ' \n' <<<"$out")"
+	# A part's data split between two reads (as the slices above split
+	# them): libmicrohttpd may say it at offset 0 twice. It was two files
+	# of one name, written by two workers at once (the empty one's
+	# truncation could come last), and answered twice.
+	out=$(as_user python3 - "$SOCK" "$sb" <<'EOF'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+b1 = '--sr-boundary\r\nContent-Disposition: form-data; name="file"; filename="split/a"\r\n\r\na'
+b2 = 'bc\r\n--sr-boundary--\r\n'
+s.sendall(('POST /files HTTP/1.1\r\nHost: x\r\nConnection: close\r\nE2b-Sandbox-Id: %s\r\n'
+           'Content-Type: multipart/form-data; boundary=sr-boundary\r\nContent-Length: %d\r\n\r\n'
+           % (sys.argv[2], len(b1) + len(b2)) + b1).encode())
+time.sleep(0.5)
+s.sendall(b2.encode())
+got = b''
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    got += d
+print(got.split(b' ')[1].decode(), got.count(b'"path"'))
+EOF
+	)
+	assert_eq "a part split in its data: one file" "200 1" "$out"
+	sr exec "$sb" -- cat /home/user/split/a
+	assert_eq "with its data" abc "$out"
+	sr rm "$sb"
+	stop_serve
+}
+
 # What a sandbox reaches of the API: nothing. Not the socket (another mount
 # namespace; the state directory is not in it), not the TCP listener (its
 # loopback is its own; with --net egress the host's addresses are refused,
@@ -412,5 +472,5 @@ for h in hosts:
 }
 
 for_each_user t_walkthrough t_errors t_auth t_warm t_hostile t_max_output t_stopped_worker \
-	t_from_inside
+	t_upload_bound t_from_inside
 done_testing
