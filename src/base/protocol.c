@@ -78,6 +78,8 @@ int sr_msg_queue_send(struct sr_msg_queue *q, int fd, const struct sr_msg *m)
 		r = sr_msg_send(fd, m);
 	if (r != -EAGAIN && r != -EWOULDBLOCK)
 		return r;
+	if (q->n >= SR_MSG_QUEUE_MAX)
+		return -ENOBUFS;
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 8;
 		struct sr_msg *v = realloc(q->v, cap * sizeof(*v));

@@ -225,7 +225,12 @@ struct sr_msg_queue {
 	struct sr_msg *v;
 	size_t n, cap;
 };
-/* m sent now, or queued behind those waiting (no room): 0, or -errno (the peer gone). */
+/* Messages waiting at most: a peer that leaves this many unread reads nothing. */
+#define SR_MSG_QUEUE_MAX 1024
+/*
+ * m sent now, or queued behind those waiting (no room): 0, or -errno (the
+ * peer gone), -ENOBUFS when SR_MSG_QUEUE_MAX wait already.
+ */
 int sr_msg_queue_send(struct sr_msg_queue *q, int fd, const struct sr_msg *m);
 /*
  * Sends what waits, in order, while there is room: 0 once nothing waits,

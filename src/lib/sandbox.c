@@ -880,6 +880,23 @@ int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, i
 }
 
 /*
+ * m queued for PID 1 (send_later's callers). One that has left
+ * SR_MSG_QUEUE_MAX of them unread reads nothing any more (stuck, or made
+ * to stop): what they were to end, the sandbox's end ends.
+ */
+static int send_later(struct sr_sandbox *sb, const struct sr_msg *m)
+{
+	int r;
+
+	if (sb->sock < 0 || sb->reaped)
+		return -ESRCH;
+	r = sr_msg_queue_send(&sb->out, sb->sock, m);
+	if (r == -ENOBUFS)
+		sr_sandbox_kill(sb);
+	return r;
+}
+
+/*
  * Not a request that may fail after SEND_WAIT_MS: a worker whose client
  * went must end (the agent may keep it stopped, and PID 1 kills it only
  * when told), so a CANCEL finding PID 1's socket full waits in sb->out
@@ -887,11 +904,7 @@ int sr_sandbox_work(struct sr_sandbox *sb, int kind, const char *path, int fd, i
  */
 int sr_sandbox_cancel(struct sr_sandbox *sb, uint32_t id)
 {
-	struct sr_msg m = {.type = SR_MSG_CANCEL, .id = id};
-
-	if (sb->sock < 0 || sb->reaped)
-		return -ESRCH;
-	return sr_msg_queue_send(&sb->out, sb->sock, &m);
+	return send_later(sb, &(struct sr_msg){.type = SR_MSG_CANCEL, .id = id});
 }
 
 int sr_sandbox_halt(struct sr_sandbox *sb, int grace_ms)
@@ -939,11 +952,8 @@ int sr_sandbox_signal(struct sr_sandbox *sb, pid_t pid, int sig)
 /* As sr_sandbox_cancel(): a kill that must not be lost waits for room. */
 int sr_sandbox_kill_process(struct sr_sandbox *sb, pid_t pid)
 {
-	struct sr_msg m = {.type = SR_MSG_SIGNAL, .pid = pid, .flags = SIGKILL};
-
-	if (sb->sock < 0 || sb->reaped)
-		return -ESRCH;
-	return sr_msg_queue_send(&sb->out, sb->sock, &m);
+	return send_later(sb,
+			  &(struct sr_msg){.type = SR_MSG_SIGNAL, .pid = pid, .flags = SIGKILL});
 }
 
 void sr_sandbox_kill(struct sr_sandbox *sb)

@@ -300,6 +300,27 @@ START_TEST(test_queue_waits_for_room)
 }
 END_TEST
 
+/* A peer that reads nothing: the queue stops at SR_MSG_QUEUE_MAX, saying so. */
+START_TEST(test_queue_bounded)
+{
+	struct sr_msg_queue q = {0};
+	struct sr_msg m = {.type = SR_MSG_STATS};
+
+	ck_assert_int_eq(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+	while (sr_msg_send(sv[0], &m) == 0)
+		;
+	for (unsigned i = 0; i < SR_MSG_QUEUE_MAX; i++)
+		ck_assert_int_eq(
+		    sr_msg_queue_send(&q, sv[0], &(struct sr_msg){.type = SR_MSG_CANCEL, .id = i}),
+		    0);
+	ck_assert_int_eq(
+	    sr_msg_queue_send(&q, sv[0], &(struct sr_msg){.type = SR_MSG_CANCEL, .id = 9999}),
+	    -ENOBUFS);
+	ck_assert_uint_eq(q.n, SR_MSG_QUEUE_MAX);
+	sr_msg_queue_free(&q);
+}
+END_TEST
+
 static Suite *protocol_suite(void)
 {
 	Suite *s = suite_create("protocol");
@@ -314,6 +335,7 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_spawn_payload_and_fds);
 	tcase_add_test(tc, test_spawn_decode_malformed);
 	tcase_add_test(tc, test_queue_waits_for_room);
+	tcase_add_test(tc, test_queue_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
