@@ -305,6 +305,14 @@ pid_t sr_work_start(const struct sr_plan *p, int kind, const char *path, int fd,
 		worker(p, kind, path, fd, pipefd[1]);
 	}
 	close(pipefd[1]);
+	/*
+	 * PID 1 reads it once the worker is reaped: what the worker wrote is
+	 * there whole, and nothing more will come. Not blocking, all the same:
+	 * a process the worker forked (cp in's sweeper) holds the write end
+	 * until it has closed its inherited fds, and the agent, whose uid it
+	 * runs as, could stop it in that moment; PID 1 would wait for ever.
+	 */
+	(void)fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
 	*ret_report = pipefd[0];
 	return pid;
 }
