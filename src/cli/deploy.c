@@ -262,15 +262,6 @@ static int default_name(const char *agent, bool archive, char **ret, struct sr_e
 	return 0;
 }
 
-/*
- * A name deploy chose (package.json's, the file's) is the agent's
- * author's choice: one that names a deployment of the user's made from
- * another source would make this code its next version, run with its
- * secrets. Refused then; its own source (meta.json's, the newest
- * version's) redeploys, and --name says it is meant. So is a name that
- * has secrets set and no deployment yet: they were set for an agent
- * the user meant, which --name says.
- */
 /* No secrets are waiting for a first deployment of name (check_chosen_name). */
 static int check_no_secrets(const char *name, const char *agent, struct sr_error *err)
 {
@@ -291,6 +282,15 @@ static int check_no_secrets(const char *name, const char *agent, struct sr_error
 			    name, agent, name, name);
 }
 
+/*
+ * A name deploy chose (package.json's, the file's) is the agent's
+ * author's choice: one that names a deployment of the user's made from
+ * another source would make this code its next version, run with its
+ * secrets. Refused then; its own source (meta.json's, the newest
+ * version's) redeploys, and --name says it is meant. So is a name that
+ * has secrets set and no deployment yet: they were set for an agent
+ * the user meant, which --name says.
+ */
 static int check_chosen_name(const char *name, const char *agent, struct sr_error *err)
 {
 	_cleanup_free_ char *abs = realpath(agent, NULL);

@@ -36,10 +36,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
-/* An END's grace, as a run's timeout has it: PID 1 ends the sandbox itself, or is killed. */
 /* How much later a release's state.json is written (save_state_later). */
 #define SAVE_LATER_MS 5
-#define END_GRACE_MS  1000
+/* An END's grace, as a run's timeout has it: PID 1 ends the sandbox itself, or is killed. */
+#define END_GRACE_MS 1000
 /*
  * A keeper drops its pages of code (sr_proc_drop_clean_pages) this long
  * after the sandbox is ready (the set-up's: option parsing, the profile,
