@@ -28,15 +28,7 @@ chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 install -m 755 "$bin" "$tmp/sandbox-run"
 [ -z "${SR_BIN_BEFORE:-}" ] || install -m 755 "$SR_BIN_BEFORE" "$tmp/sandbox-run-before"
-mkdir -p "$tmp/agent" "$tmp/state" "$tmp/cold-state" "$tmp/data"
-cp /bin/true "$tmp/agent/agent"
-chmod -R a+rX "$tmp/agent"
-chmod 700 "$tmp/state" "$tmp/cold-state" "$tmp/data"
-
-run_as_user -R
-as_user+=(SANDBOX_RUN_STATE_DIR="$tmp/state" SANDBOX_RUN_DATA_DIR="$tmp/data")
-
-"${as_user[@]}" "$tmp/sandbox-run" -q deploy --net none --name truth "$tmp/agent"
+deploy_truth
 "${as_user[@]}" env BENCH_COLD_STATE="$tmp/cold-state" \
 	python3 - "$tmp" "$n" "$here/bench" <<'EOF'
 import ctypes, json, os, resource, signal, sys, time

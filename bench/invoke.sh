@@ -46,15 +46,7 @@ need bwrap python3
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 install -m 755 "$bin" "$tmp/sandbox-run"
-mkdir -p "$tmp/agent" "$tmp/state" "$tmp/cold-state" "$tmp/data"
-cp /bin/true "$tmp/agent/agent"
-chmod -R a+rX "$tmp/agent"
-chmod 700 "$tmp/state" "$tmp/cold-state" "$tmp/data"
-
-run_as_user -R
-as_user+=(SANDBOX_RUN_STATE_DIR="$tmp/state" SANDBOX_RUN_DATA_DIR="$tmp/data")
-
-"${as_user[@]}" "$tmp/sandbox-run" -q deploy --net none --name truth "$tmp/agent"
+deploy_truth
 "${as_user[@]}" "$tmp/sandbox-run" -q serve --warm "$warm" >"$tmp/serve.out" &
 serve=$!
 trap 'kill -TERM $serve 2>/dev/null; wait $serve 2>/dev/null; rm -rf "$tmp"' EXIT

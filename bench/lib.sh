@@ -9,6 +9,9 @@
 #                      (made if missing): $tmp becomes its (-R: with all in
 #                      it), as_user is the command prefix that runs as it
 #                      and who its name; otherwise as_user=(env), who ours
+#   deploy_truth       in $tmp: a /bin/true-like agent deployed --net none
+#                      as "truth" by $tmp/sandbox-run, with state, data and
+#                      a cold run's state directories; as_user runs there
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${SR_BIN:-$here/src/sandbox-run}
 user=${BENCH_USER:-sr-test}
@@ -32,4 +35,14 @@ run_as_user() {
 	chown ${1:+"$1"} "$user:$(id -gn "$user")" "$tmp"
 	as_user=(setpriv --reuid="$user" --regid="$user" --clear-groups -- env HOME="$tmp")
 	who=$user
+}
+
+deploy_truth() {
+	mkdir -p "$tmp/agent" "$tmp/state" "$tmp/cold-state" "$tmp/data"
+	cp /bin/true "$tmp/agent/agent"
+	chmod -R a+rX "$tmp/agent"
+	chmod 700 "$tmp/state" "$tmp/cold-state" "$tmp/data"
+	run_as_user -R
+	as_user+=(SANDBOX_RUN_STATE_DIR="$tmp/state" SANDBOX_RUN_DATA_DIR="$tmp/data")
+	"${as_user[@]}" "$tmp/sandbox-run" -q deploy --net none --name truth "$tmp/agent"
 }
