@@ -314,12 +314,19 @@ static void log_output(struct inst *in, const char *buf, size_t n)
 		head = n;
 	if (head && sr_write_all(in->o->log_fd, buf, head) == 0)
 		in->logged += head;
-	for (size_t i = head; i < n; i++) {
-		in->tail[in->tail_at] = buf[i];
-		in->tail_at = (in->tail_at + 1) % LOG_TAIL_MAX;
-		if (in->tail_len < LOG_TAIL_MAX)
-			in->tail_len++;
-		in->unlogged++;
+	in->unlogged += n - head;
+	/* Of the rest, only its last LOG_TAIL_MAX bytes can stay in the ring. */
+	if (n - head > LOG_TAIL_MAX)
+		head = n - LOG_TAIL_MAX;
+	while (head < n) {
+		size_t chunk =
+		    n - head < LOG_TAIL_MAX - in->tail_at ? n - head : LOG_TAIL_MAX - in->tail_at;
+
+		memcpy(in->tail + in->tail_at, buf + head, chunk);
+		in->tail_at = (in->tail_at + chunk) % LOG_TAIL_MAX;
+		in->tail_len =
+		    in->tail_len + chunk < LOG_TAIL_MAX ? in->tail_len + chunk : LOG_TAIL_MAX;
+		head += chunk;
 	}
 }
 
