@@ -717,21 +717,35 @@ fail:
  */
 #define SEND_WAIT_MS 1000
 
+/* PID 1's socket has room within SEND_WAIT_MS: 0, else -EAGAIN. */
+static int wait_room(struct sr_sandbox *sb)
+{
+	struct pollfd p = {.fd = sb->sock, .events = POLLOUT};
+
+	return SR_RETRY(poll(&p, 1, SEND_WAIT_MS)) == 1 ? 0 : -EAGAIN;
+}
+
 static int send_request(struct sr_sandbox *sb, struct sr_msg *m, const void *payload, size_t len,
 			const int *fds, size_t n_fds)
 {
+	bool waited = false;
 	int r;
 
 	if (sb->sock < 0 || sb->reaped)
 		return -ESRCH;
+	/* Behind what waits for room (a CANCEL, a kill), never ahead of it; one wait in all. */
+	r = sr_msg_queue_flush(&sb->out, sb->sock);
+	if (r == -EAGAIN) {
+		waited = true;
+		if (wait_room(sb) == 0)
+			r = sr_msg_queue_flush(&sb->out, sb->sock);
+	}
+	if (r < 0)
+		return r;
 	m->id = ++sb->next_id;
 	r = sr_msg_send_full(sb->sock, m, payload, len, fds, n_fds);
-	if (r == -EAGAIN) {
-		struct pollfd p = {.fd = sb->sock, .events = POLLOUT};
-
-		if (SR_RETRY(poll(&p, 1, SEND_WAIT_MS)) == 1)
-			r = sr_msg_send_full(sb->sock, m, payload, len, fds, n_fds);
-	}
+	if (r == -EAGAIN && !waited && wait_room(sb) == 0)
+		r = sr_msg_send_full(sb->sock, m, payload, len, fds, n_fds);
 	return r;
 }
 
