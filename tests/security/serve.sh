@@ -81,6 +81,9 @@ cpu_ticks() {
 # Half a request head, then the client shuts its side (no token needed
 # for this: every loopback connection is looked at for a preview first):
 # dropped at once, not a loop woken again and again until the deadline.
+# 16 of them: another user's connections past 16 at once are closed
+# before their head is read, and the 17th's send could then find a reset
+# (a flake in CI), which is not what this looks at.
 t_half_head() {
 	local before after
 	start_serve --listen 127.0.0.1:0 || return
@@ -88,7 +91,7 @@ t_half_head() {
 	out=$(another /usr/bin/python3 - "$PORT" <<'EOF2'
 import socket, sys, time
 conns = []
-for _ in range(20):
+for _ in range(16):
     s = socket.socket(); s.connect(("127.0.0.1", int(sys.argv[1]))); s.settimeout(1)
     s.sendall(b"GET / HTTP/1.1\r\nHo"); s.shutdown(socket.SHUT_WR)
     conns.append(s)
@@ -105,7 +108,7 @@ print(closed)
 EOF2
 )
 	after=$(cpu_ticks "$SERVE_PID")
-	assert_eq "20 half heads, shut: each closed" 20 "$out"
+	assert_eq "16 half heads, shut: each closed" 16 "$out"
 	check "and the server idle meanwhile (used $((after - before)) ticks in 3 s)" test $((after - before)) -lt 50
 	api GET /v1/health
 	assert_eq "the server answers the next client" 200 "$code"
