@@ -437,19 +437,9 @@ static size_t body_data(struct req *r, const char *data, size_t n)
 		r->overflow = true;
 		return n;
 	}
-	if (r->len + n + 1 > r->cap) {
-		size_t cap = r->cap ? r->cap : 4096;
-		char *nb;
-
-		while (cap < r->len + n + 1)
-			cap *= 2;
-		nb = realloc(r->body, cap);
-		if (!nb) {
-			r->overflow = true;
-			return n;
-		}
-		r->body = nb;
-		r->cap = cap;
+	if (SR_GROW(r->body, r->cap, r->len + n + 1, 4096) < 0) {
+		r->overflow = true;
+		return n;
 	}
 	memcpy(r->body + r->len, data, n);
 	r->len += n;

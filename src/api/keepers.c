@@ -221,15 +221,8 @@ static struct made *made_add(struct srv *s, const char *id, const struct sr_api_
 	struct timespec now;
 	struct made *m;
 
-	if (s->n_made == s->cap_made) {
-		size_t cap = s->cap_made ? s->cap_made * 2 : 16;
-		struct made *nv = realloc(s->made, cap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		s->made = nv;
-		s->cap_made = cap;
-	}
+	if (SR_GROW(s->made, s->cap_made, s->n_made + 1, 16) < 0)
+		return NULL;
 	m = &s->made[s->n_made++];
 	*m = (struct made){0};
 	snprintf(m->id, sizeof(m->id), "%s", id);

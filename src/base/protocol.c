@@ -80,15 +80,8 @@ int sr_msg_queue_send(struct sr_msg_queue *q, int fd, const struct sr_msg *m)
 		return r;
 	if (q->n >= SR_MSG_QUEUE_MAX)
 		return -ENOBUFS;
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 8;
-		struct sr_msg *v = realloc(q->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		q->v = v;
-		q->cap = cap;
-	}
+	if (SR_GROW(q->v, q->cap, q->n + 1, 8) < 0)
+		return -ENOMEM;
 	q->v[q->n++] = *m;
 	return 0;
 }
@@ -312,14 +305,9 @@ static int take_list(char **p, const char *end, char ***ret)
 			(*p)++;
 			break;
 		}
-		if (n + 2 > cap) {
-			char **nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 16));
-
-			if (!nv) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
+		if (SR_GROW(v, cap, n + 2, 16) < 0) {
+			free(v);
+			return -ENOMEM;
 		}
 		v[n++] = *p;
 		*p += l + 1;

@@ -120,6 +120,37 @@ static inline ssize_t sr_recvmsg(int fd, struct msghdr *m, int flags)
 	return n;
 }
 
+/*
+ * Room in the array at *pv (a pointer to its first element), of *cap
+ * elements of size bytes, for need elements: its capacity doubled, from
+ * first when it has none, until they fit, so n appends cost O(log n)
+ * reallocations. 0, or -ENOMEM (on overflow too) with the array and *cap
+ * as they were. Called as SR_GROW(v, cap, need, first), which takes the
+ * element's size from v; the pointer goes through memcpy, as v's own
+ * type, not through a cast to void **.
+ */
+static inline int sr_grow(void *pv, size_t *cap, size_t need, size_t size, size_t first)
+{
+	size_t c = *cap ? *cap : first;
+	void *v;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need) {
+		if (c > SIZE_MAX / 2)
+			return -ENOMEM;
+		c *= 2;
+	}
+	memcpy(&v, pv, sizeof(v));
+	v = reallocarray(v, c, size);
+	if (!v)
+		return -ENOMEM;
+	memcpy(pv, &v, sizeof(v));
+	*cap = c;
+	return 0;
+}
+#define SR_GROW(v, cap, need, first) sr_grow(&(v), &(cap), (need), sizeof(*(v)), (first))
+
 static inline int sr_negerrno(void)
 {
 	return errno > 0 ? -errno : -EIO;

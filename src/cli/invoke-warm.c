@@ -340,17 +340,8 @@ static int read_answer(int fd, struct answer *a)
 	while ((n = rd_body(&r, chunk, sizeof(chunk))) > 0) {
 		if (acc_len + (size_t)n > LINE_MAX_BYTES)
 			return -E2BIG;
-		if (acc_len + (size_t)n + 1 > acc_cap) {
-			size_t cap = acc_cap ? acc_cap : 65536;
-			char *na;
-
-			while (cap < acc_len + (size_t)n + 1)
-				cap *= 2;
-			if (!(na = realloc(acc, cap)))
-				return -ENOMEM;
-			acc = na;
-			acc_cap = cap;
-		}
+		if (SR_GROW(acc, acc_cap, acc_len + (size_t)n + 1, 65536) < 0)
+			return -ENOMEM;
 		memcpy(acc + acc_len, chunk, (size_t)n);
 		acc_len += (size_t)n;
 		/* Each whole line an event, as soon as it is here. */

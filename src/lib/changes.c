@@ -143,15 +143,8 @@ static struct sr_change *add_change(struct build *b, const char *path, enum sr_c
 {
 	struct sr_change *ch;
 
-	if (b->out.n == b->cap_out) {
-		size_t cap = b->cap_out ? b->cap_out * 2 : 64;
-		struct sr_change *v = reallocarray(b->out.v, cap, sizeof(*v));
-
-		if (!v)
-			return sr_error_errno(err, -ENOMEM, "changes"), NULL;
-		b->out.v = v;
-		b->cap_out = cap;
-	}
+	if (SR_GROW(b->out.v, b->cap_out, b->out.n + 1, 64) < 0)
+		return sr_error_errno(err, -ENOMEM, "changes"), NULL;
 	ch = &b->out.v[b->out.n];
 	*ch = (struct sr_change){.op = op, .path = strdup(path)};
 	if (!ch->path)
@@ -333,15 +326,8 @@ static int add_node(struct build *b, char kind, const char *path, const struct s
 				    "changes: more than a changes file holds (%zu entries so far, "
 				    "at most %d, and a manifest of %d MiB)",
 				    b->n_nodes, CHANGES_MAX_ENTRIES, SR_CHANGES_MANIFEST_MAX >> 20);
-	if (b->n_nodes == b->cap_nodes) {
-		size_t cap = b->cap_nodes ? b->cap_nodes * 2 : 256;
-		struct node *v = reallocarray(b->nodes, cap, sizeof(*v));
-
-		if (!v)
-			return sr_error_errno(err, -ENOMEM, "changes");
-		b->nodes = v;
-		b->cap_nodes = cap;
-	}
+	if (SR_GROW(b->nodes, b->cap_nodes, b->n_nodes + 1, 256) < 0)
+		return sr_error_errno(err, -ENOMEM, "changes");
 	nd = &b->nodes[b->n_nodes];
 	*nd = (struct node){.kind = kind, .change = -1, .path = strdup(path)};
 	if (!nd->path)

@@ -15,19 +15,9 @@ static void put(struct text *t, const char *p, size_t n)
 {
 	if (t->failed)
 		return;
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 4096;
-		char *s;
-
-		while (t->len + n + 1 > cap)
-			cap *= 2;
-		s = realloc(t->s, cap);
-		if (!s) {
-			t->failed = true;
-			return;
-		}
-		t->s = s;
-		t->cap = cap;
+	if (SR_GROW(t->s, t->cap, t->len + n + 1, 4096) < 0) {
+		t->failed = true;
+		return;
 	}
 	memcpy(t->s + t->len, p, n);
 	t->len += n;

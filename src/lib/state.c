@@ -339,15 +339,10 @@ int sr_state_list(const char *statedir, struct sr_entry **ret, size_t *ret_n, st
 
 		if (!valid_id(de->d_name) || !live_or_remove(fd, statedir, de->d_name))
 			continue;
-		if (n == cap) {
-			struct sr_entry *nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 16));
-
-			if (!nv) {
-				closedir(d);
-				sr_entries_free(v, n);
-				return sr_error_errno(err, -ENOMEM, "list sandboxes");
-			}
-			v = nv;
+		if (SR_GROW(v, cap, n + 1, 16) < 0) {
+			closedir(d);
+			sr_entries_free(v, n);
+			return sr_error_errno(err, -ENOMEM, "list sandboxes");
 		}
 		v[n] = (struct sr_entry){0};
 		memcpy(v[n].id, de->d_name, 33);

@@ -381,15 +381,8 @@ static int open_pty(int *ret_slave, struct sr_error *err)
 
 static int add_proc(struct init *in, pid_t pid, bool ends_sandbox, bool hold)
 {
-	if (in->n_procs == in->cap_procs) {
-		size_t cap = in->cap_procs ? in->cap_procs * 2 : 8;
-		struct proc *np = realloc(in->procs, cap * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		in->procs = np;
-		in->cap_procs = cap;
-	}
+	if (SR_GROW(in->procs, in->cap_procs, in->n_procs + 1, 8) < 0)
+		return -ENOMEM;
 	in->procs[in->n_procs++] =
 	    (struct proc){.pid = pid, .ends_sandbox = ends_sandbox, .report_fd = -1};
 	in->procs[in->n_procs - 1].hold = hold;

@@ -48,14 +48,9 @@ static int read_names(int dirfd, struct names *ret)
 	while (r == 0 && (errno = 0, de = readdir(d))) {
 		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
 			continue;
-		if (l.n == cap) {
-			char **v = realloc(l.v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!v) {
-				r = -ENOMEM;
-				break;
-			}
-			l.v = v;
+		if (SR_GROW(l.v, cap, l.n + 1, 16) < 0) {
+			r = -ENOMEM;
+			break;
 		}
 		if (!(l.v[l.n] = strdup(de->d_name)))
 			r = -ENOMEM;
