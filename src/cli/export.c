@@ -360,25 +360,40 @@ static int check(const struct sr_config *c, const struct export *e, struct sr_er
  * network first and then the reason nothing was made. Said once it is
  * made; dropped if it fails.
  */
+struct held_line {
+	enum sr_log_level level;
+	char *text;
+};
+
 struct held {
 	const struct sr_sink *out;
-	struct sr_strv lines; /* each: its level as one character, then its text */
+	struct held_line *v;
+	size_t n, cap;
 };
 
 static void hold(void *ctx, enum sr_log_level level, const char *text)
 {
 	struct held *h = ctx;
-	_cleanup_free_ char *line = NULL;
+	char *copy = strdup(text);
 
-	if (asprintf(&line, "%c%s", '0' + (int)level, text) >= 0)
-		(void)sr_strv_push(&h->lines, line);
+	if (!copy || SR_GROW(h->v, h->cap, h->n + 1, 4) < 0) {
+		free(copy);
+		return;
+	}
+	h->v[h->n++] = (struct held_line){level, copy};
 }
 
 static void held_flush(struct held *h)
 {
-	for (size_t i = 0; i < h->lines.n; i++)
-		sr_sink_log(h->out, (enum sr_log_level)(h->lines.items[i][0] - '0'), "%s",
-			    h->lines.items[i] + 1);
+	for (size_t i = 0; i < h->n; i++)
+		sr_sink_log(h->out, h->v[i].level, "%s", h->v[i].text);
+}
+
+static void held_free(struct held *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		free(h->v[i].text);
+	free(h->v);
 }
 
 int sr_verb_export(const struct sr_verb_args *a)
@@ -414,7 +429,7 @@ int sr_verb_export(const struct sr_verb_args *a)
 			  : export_k8s(&c, &e, &holding, &err);
 		if (r >= 0)
 			held_flush(&h);
-		sr_strv_free(&h.lines);
+		held_free(&h);
 	}
 	if (r >= 0 && e.k8s)
 		status = sr_cli_stdout_status("export");
