@@ -95,12 +95,8 @@ static int parse(int argc, char **argv, struct cp *c, struct sr_error *err)
 				    "5m, or 0 to wait as long as it takes)",
 				    optarg);
 			break;
-		case ':':
-			return sr_error_msg(err, -EINVAL, "option %s needs a value (see --help)",
-					    argv[optind - 1]);
 		default:
-			return sr_error_msg(err, -EINVAL, "unknown option '%s' (see --help)",
-					    argv[optind - 1]);
+			return sr_options_getopt_error(o, opts, argc, argv, err);
 		}
 	}
 	if (argc - optind != 2)

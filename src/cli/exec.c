@@ -110,12 +110,8 @@ static int parse(int argc, char **argv, struct exec *x, struct sr_error *err)
 		case OPT_RESULT:
 			x->result = optarg;
 			break;
-		case ':':
-			return sr_error_msg(err, -EINVAL, "option %s needs a value (see --help)",
-					    argv[optind - 1]);
 		default:
-			return sr_error_msg(err, -EINVAL, "unknown option '%s' (see --help)",
-					    argv[optind - 1]);
+			return sr_options_getopt_error(o, opts, argc, argv, err);
 		}
 	}
 	if (optind >= argc)

@@ -134,12 +134,17 @@ struct parsed {
 	enum sr_action action;
 };
 
-static const char *option_name(const struct parsed *p, int id)
+static const char *name_in(const struct option *options, int id)
 {
-	for (const struct option *o = p->options; o->name; o++)
+	for (const struct option *o = options; o->name; o++)
 		if (o->val == id)
 			return o->name;
 	return "?";
+}
+
+static const char *option_name(const struct parsed *p, int id)
+{
+	return name_in(p->options, id);
 }
 
 static bool path_exists(const char *p)
@@ -149,7 +154,7 @@ static bool path_exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
-static int unknown_option(const struct parsed *p, int argc, char **argv, struct sr_error *err)
+static int unknown_option(const struct option *options, int argc, char **argv, struct sr_error *err)
 {
 	const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
 	_cleanup_free_ const char **names = NULL;
@@ -161,13 +166,13 @@ static int unknown_option(const struct parsed *p, int argc, char **argv, struct 
 		return sr_error_msg(err, -EINVAL, "unknown option '-%c' (see --help)",
 				    optopt > ' ' && optopt < 127 ? optopt : '?');
 	word = strndup(bad + 2, strcspn(bad + 2, "="));
-	for (const struct option *o = p->options; o->name; o++)
+	for (const struct option *o = options; o->name; o++)
 		n++;
 	names = calloc(n + 1, sizeof(*names));
 	if (!word || !names)
 		return sr_error_errno(err, -ENOMEM, "options");
 	n = 0;
-	for (const struct option *o = p->options; o->name; o++) {
+	for (const struct option *o = options; o->name; o++) {
 		if (strcmp(o->name, word) == 0)
 			return sr_error_msg(err, -EINVAL, "option --%s takes no value", word);
 		names[n++] = o->name;
@@ -178,6 +183,15 @@ static int unknown_option(const struct parsed *p, int argc, char **argv, struct 
 		return sr_error_msg(err, -EINVAL, "unknown option '--%s' (did you mean '--%s'?)",
 				    word, s);
 	return sr_error_msg(err, -EINVAL, "unknown option '--%s' (see --help)", word);
+}
+
+int sr_options_getopt_error(int o, const struct option *options, int argc, char **argv,
+			    struct sr_error *err)
+{
+	if (o == ':')
+		return sr_error_msg(err, -EINVAL, "option --%s needs a value (see --help)",
+				    name_in(options, optopt));
+	return unknown_option(options, argc, argv, err);
 }
 
 /*
@@ -263,10 +277,8 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 		}
 		switch (o) {
 		case '?':
-			return unknown_option(p, argc, argv, err);
 		case ':':
-			return sr_error_msg(err, -EINVAL, "option --%s needs a value (see --help)",
-					    option_name(p, optopt));
+			return sr_options_getopt_error(o, p->options, argc, argv, err);
 		case OPT_HELP:
 		case OPT_VERSION:
 			p->action = o == OPT_HELP ? SR_ACTION_HELP : SR_ACTION_VERSION;

@@ -60,6 +60,16 @@ int sr_options_parse_extra(int argc, char **argv, enum sr_options_verb verb,
 			   const struct sr_options_extra *extra, struct sr_config *c,
 			   enum sr_action *ret_action, struct sr_error *err);
 
+/*
+ * The error for a verb parsing its own options with getopt_long() (with
+ * opterr 0 and a leading ':' in its short options): o is what it
+ * returned, '?' (unknown: a misspelt long option gets a suggestion, one
+ * given a value it takes none is said so) or ':' (a value missing). The
+ * option is named as the user wrote it, not by the argument before it.
+ */
+int sr_options_getopt_error(int o, const struct option *options, int argc, char **argv,
+			    struct sr_error *err);
+
 void sr_options_usage(FILE *f);
 /* The level of sandbox-run's own messages for verbosity (-v count minus -q count). */
 enum sr_log_level sr_options_log_level(int verbosity);

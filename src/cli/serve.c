@@ -183,12 +183,8 @@ static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error
 		case 'h':
 			usage(stdout);
 			return 1;
-		case ':':
-			return sr_error_msg(err, -EINVAL, "option %s needs a value (see --help)",
-					    argv[optind - 1]);
 		default:
-			return sr_error_msg(err, -EINVAL, "unknown option '%s' (see --help)",
-					    argv[optind - 1]);
+			return sr_options_getopt_error(c, opts, argc, argv, err);
 		}
 	}
 	if (optind < argc)

@@ -71,14 +71,9 @@ int sr_verb_snapshot(const struct sr_verb_args *a)
 				return SR_EXIT_FAILURE;
 			}
 			break;
-		case ':':
-			sr_sink_log(&sink, SR_LOG_ERROR, "snapshot: option %s needs a value",
-				    a->argv[optind - 1]);
-			return SR_EXIT_FAILURE;
 		default:
-			sr_sink_log(&sink, SR_LOG_ERROR,
-				    "snapshot: unknown option '%s' (see --help)",
-				    a->argv[optind - 1]);
+			(void)sr_options_getopt_error(o, opts, a->argc, a->argv, &err);
+			sr_sink_log(&sink, SR_LOG_ERROR, "snapshot: %s", err.msg);
 			return SR_EXIT_FAILURE;
 		}
 	}

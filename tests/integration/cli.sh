@@ -406,6 +406,18 @@ t_verb_messages() {
 	sr apply some-sandbox --to
 	assert_eq "apply --to without DIR" \
 		"125 sandbox-run: apply: option --to needs a value (see --help)" "$rc $errout"
+	# A verb's own options are named as given: "-zi" was "unknown option
+	# 'exec'" (the argument before it), a misspelt long one had no
+	# suggestion, and "--tty=1" was an unknown option.
+	sr exec -zi some-sandbox -- true
+	assert_eq "exec -zi names -z" \
+		"125 sandbox-run: exec: unknown option '-z' (see --help)" "$rc $errout"
+	sr serve --warmm 2
+	assert_eq "serve --warmm: did you mean --warm" \
+		"125 sandbox-run: serve: unknown option '--warmm' (did you mean '--warm'?)" "$rc $errout"
+	sr snapshot --quiet=3 some-sandbox name
+	assert_eq "snapshot --quiet=3: takes no value" \
+		"125 sandbox-run: snapshot: option --quiet takes no value" "$rc $errout"
 	local f="$SR_OUT/msg-file-$SR_AS"
 	echo x >"$f"
 	own "$f"
