@@ -71,21 +71,20 @@ static int list(bool as_json, const struct sr_sink *sink)
 {
 	struct sr_error err = {0};
 	json_t *all = NULL;
+	int status;
 
 	if (sr_deploy_list(&all, &err) < 0) {
 		sr_sink_log(sink, SR_LOG_ERROR, "deployments: %s", err.msg);
 		return SR_EXIT_FAILURE;
 	}
 	if (as_json) {
-		_cleanup_free_ char *text = NULL;
-
-		if (sr_json_dump_line(all, &text) == 0)
-			fputs(text, stdout);
+		status = sr_cli_print_json(all, "deployments");
 	} else {
 		print_table(all);
+		status = sr_cli_stdout_status("deployments");
 	}
 	json_decref(all);
-	return sr_cli_stdout_status("deployments");
+	return status;
 }
 
 /*

@@ -75,6 +75,7 @@ int sr_verb_ls(const struct sr_verb_args *a)
 	struct sr_sink sink;
 	bool json = false;
 	size_t n = 0;
+	int status;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
 	for (int i = 1; i < a->argc; i++) {
@@ -99,25 +100,24 @@ int sr_verb_ls(const struct sr_verb_args *a)
 		return SR_EXIT_FAILURE;
 	}
 	if (json) {
-		_cleanup_free_ char *text = NULL;
 		json_t *arr = json_array();
 
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; arr && i < n; i++)
 			if (v[i].state)
 				json_array_append(arr, v[i].state);
-		if (sr_json_dump_line(arr, &text) == 0)
-			fputs(text, stdout);
+		status = sr_cli_print_json(arr, "ls");
 		json_decref(arr);
 	} else {
 		print_table(v, n);
+		status = sr_cli_stdout_status("ls");
 	}
 	sr_entries_free(v, n);
-	return sr_cli_stdout_status("ls");
+	return status;
 }
 
 int sr_verb_inspect(const struct sr_verb_args *a)
 {
-	_cleanup_free_ char *statedir = NULL, *text = NULL;
+	_cleanup_free_ char *statedir = NULL;
 	struct sr_error err = {0};
 	struct sr_sink sink;
 	json_t *req, *reply = NULL;
@@ -145,8 +145,7 @@ int sr_verb_inspect(const struct sr_verb_args *a)
 		return SR_EXIT_FAILURE;
 	}
 	json_object_del(reply, "ok");
-	if (sr_json_dump_line(reply, &text) == 0)
-		fputs(text, stdout);
+	r = sr_cli_print_json(reply, "inspect");
 	json_decref(reply);
-	return sr_cli_stdout_status("inspect");
+	return r;
 }

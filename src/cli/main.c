@@ -5,6 +5,7 @@
  * page); nothing below the command line ever exits.
  */
 #include "config.h"
+#include "json.h"
 #include "log.h"
 #include "oci-init.h"
 #include "options.h"
@@ -62,6 +63,20 @@ int sr_cli_stdout_status(const char *what)
 	sr_sink_stderr(&sink, SR_LOG_ERROR);
 	sr_sink_log(&sink, SR_LOG_ERROR, "%s: write standard output: %s", what, strerror(saved));
 	return SR_EXIT_FAILURE;
+}
+
+int sr_cli_print_json(const json_t *j, const char *what)
+{
+	_cleanup_free_ char *text = NULL;
+	struct sr_sink sink;
+
+	if (!j || sr_json_dump_line(j, &text) < 0) {
+		sr_sink_stderr(&sink, SR_LOG_ERROR);
+		sr_sink_log(&sink, SR_LOG_ERROR, "%s: %s", what, strerror(ENOMEM));
+		return SR_EXIT_FAILURE;
+	}
+	fputs(text, stdout);
+	return sr_cli_stdout_status(what);
 }
 
 /*

@@ -120,6 +120,7 @@ static int ls(const char *name, bool as_json, const struct sr_sink *sink)
 {
 	struct sr_error err = {0};
 	struct sr_strv keys = {0};
+	int status;
 
 	if (sr_secret_list(name, &keys, &err) < 0) {
 		sr_sink_log(sink, SR_LOG_ERROR, "secrets ls: %s", err.msg);
@@ -127,20 +128,18 @@ static int ls(const char *name, bool as_json, const struct sr_sink *sink)
 	}
 	if (as_json) {
 		json_t *a = json_array();
-		_cleanup_free_ char *text = NULL;
 
 		for (size_t i = 0; a && i < keys.n; i++)
 			json_array_append_new(a, json_string(keys.items[i]));
-		if (a && sr_json_dump_line(a, &text) == 0)
-			fputs(text, stdout);
-		if (a)
-			json_decref(a);
+		status = sr_cli_print_json(a, "secrets ls");
+		json_decref(a);
 	} else {
 		for (size_t i = 0; i < keys.n; i++)
 			printf("%s\n", keys.items[i]);
+		status = sr_cli_stdout_status("secrets ls");
 	}
 	sr_strv_free(&keys);
-	return sr_cli_stdout_status("secrets ls");
+	return status;
 }
 
 int sr_verb_secrets(const struct sr_verb_args *a)

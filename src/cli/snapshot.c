@@ -152,13 +152,11 @@ int sr_verb_snapshots(const struct sr_verb_args *a)
 		return SR_EXIT_FAILURE;
 	}
 	if (a->argc == 2) {
-		_cleanup_free_ char *text = NULL;
-
-		if (sr_json_dump_line(all, &text) == 0)
-			fputs(text, stdout);
+		status = sr_cli_print_json(all, "snapshots");
 	} else {
 		print_table(all);
+		status = sr_cli_stdout_status("snapshots");
 	}
 	json_decref(all);
-	return sr_cli_stdout_status("snapshots");
+	return status;
 }

@@ -9,6 +9,7 @@
 
 #include "log.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 
 /* The exit status of sandbox-run itself failing. */
@@ -69,6 +70,13 @@ void sr_cli_changes_error(const char *arg, bool file, struct sr_error *err);
  * a closed pipe): 0, or 125 with a message naming what.
  */
 int sr_cli_stdout_status(const char *what);
+
+/*
+ * j as one line of JSON on stdout (--json, inspect), which must reach it:
+ * 0, or 125 with a message naming what (j NULL, or no memory to print it,
+ * is out of memory).
+ */
+int sr_cli_print_json(const json_t *j, const char *what);
 
 /* `VERB -h` or `VERB --help`, alone. */
 bool sr_cli_is_help(const struct sr_verb_args *a);
