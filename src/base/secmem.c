@@ -2,6 +2,7 @@
 #include "secmem.h"
 #include "util.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
 
 /* Each block starts with the size of its mapping, then the caller's bytes (aligned as malloc's). */
@@ -46,4 +47,12 @@ void sr_secmem_free(void *p)
 	/* Wiped first: the kernel zeroes pages unmapped only when it hands them out again. */
 	explicit_bzero(base, size);
 	munmap(base, size);
+}
+
+void sr_free_wiped(void *p)
+{
+	if (!p)
+		return;
+	explicit_bzero(p, malloc_usable_size(p));
+	free(p);
 }

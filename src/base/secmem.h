@@ -21,3 +21,10 @@
 void *sr_secmem_alloc(size_t n);
 /* Wipes and unmaps what sr_secmem_alloc() gave; NULL is fine. */
 void sr_secmem_free(void *p);
+
+/*
+ * free() of a block of malloc's that wipes it first (malloc_usable_size's
+ * bytes): a library's free where its blocks may hold a secret (the
+ * server's JSON, its answers' bytes). NULL is fine.
+ */
+void sr_free_wiped(void *p);

@@ -5,7 +5,8 @@
 # the API's bearer token. A sandbox of deployment A holds A's secrets (its
 # agent's environment) and nothing of B's, nor the token: not before a
 # request, nor when it was made while B's invocation and a client with the
-# token were being served. Read as root through /proc/PID/mem (which
+# token were being served, nor after an answer that carried the token
+# (E2B's create). Read as root through /proc/PID/mem (which
 # reaches the non-dumpable PID 1 too), in the root round and the user's.
 . "$(dirname "$0")/../integration/libtest.sh"
 . "$(dirname "$0")/../integration/libserve.sh"
@@ -59,7 +60,7 @@ others() {
 }
 
 t_warm_memory() {
-	local a b secret_a secret_b prompt_b n curl_pid
+	local a b secret_a secret_b prompt_b n curl_pid e2b_id
 	secret_a="sec-A-$RANDOM$RANDOM$RANDOM"
 	secret_b="sec-B-$RANDOM$RANDOM$RANDOM"
 	prompt_b="prompt-B-$RANDOM$RANDOM$RANDOM"
@@ -93,6 +94,14 @@ t_warm_memory() {
 		"$(others b <"$SR_OUT/held-a-$SR_AS")"
 	assert_eq "nothing of B's sandbox holds A's secret or the token" "" \
 		"$(others a <"$SR_OUT/held-b-$SR_AS")"
+
+	# The token in an answer too: E2B's create gives it as envdAccessToken.
+	body=$(as_user curl -s -m 30 -H "X-API-Key: $TOKEN" \
+		--data-binary '{"templateID": "default", "allowInternetAccess": false}' "$URL/v2/sandboxes")
+	assert_eq "an E2B create over TCP answers with the token" "$TOKEN" "$(jf 'j["envdAccessToken"]')"
+	e2b_id=$(jf 'j["sandboxID"]')
+	assert_eq "and the sandbox is killed" 204 "$(as_user curl -s -m 30 -o /dev/null -w '%{http_code}' \
+		-H "X-API-Key: $TOKEN" -X DELETE "$URL/sandboxes/$e2b_id")"
 
 	# B invoked over TCP with the token, its prompt in the body; while it
 	# runs (3 s), A is invoked and its pool makes another sandbox.
