@@ -125,9 +125,10 @@ struct sr_config {
 	/*
 	 * A deployment's secrets, "KEY=VALUE" each, NULL-terminated (NULL:
 	 * none; deploy.h): set only from its 0600 store (sr_secret_load), in
-	 * memory no child process inherits, given to the agent after [env]
-	 * file and before [env] values, and never printed (--print-config, a
-	 * snapshot's configuration) or logged. Wiped when freed.
+	 * memory no child process inherits (a keeper gets a copy of its own:
+	 * launch.c), given to the agent after [env] file and before [env]
+	 * values, and never printed (--print-config, a snapshot's
+	 * configuration) or logged. Wiped when freed.
 	 */
 	char **secrets;
 

@@ -112,8 +112,8 @@ static int start_keeper(const struct sr_config *c, enum sr_log_level level, stru
  * deployment's secrets in its pools' configurations, and the API's token.
  * Those are in memory that no child inherits (secmem.h): the keeper gets
  * none of them but its own configuration's secrets, copied into ordinary
- * memory for its fork and wiped here once it has its copy. A few hundred
- * bytes copied, no system call.
+ * memory for its fork and wiped here once it has its copy: a malloc and
+ * a copy of the secrets' size, no system call.
  */
 int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const struct sr_sink *sink,
 		    struct sr_launch *l, struct sr_error *err)
