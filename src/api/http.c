@@ -5,6 +5,7 @@
  * bounded, then served; answers and errors in each family's format.
  */
 #include "internal.h"
+#include "secmem.h"
 #include "server.h"
 #include "util.h"
 
@@ -24,12 +25,23 @@ const char *srv_header(struct req *r, const char *key)
 	return sr_mhd.lookup_connection_value(r->conn, MHD_HEADER_KIND, key);
 }
 
+/*
+ * An answer's bytes are a copy of ours that libmicrohttpd frees wiped: one
+ * may hold the token (E2B's envdAccessToken), and what the server frees
+ * unwiped is in every keeper it forks later (docs/security.md).
+ */
 struct MHD_Response *srv_response(const void *data, size_t len, const char *type)
 {
-	struct MHD_Response *resp =
-	    sr_mhd.create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
+	char *copy = malloc(len ? len : 1);
+	struct MHD_Response *resp;
 
-	if (resp && type)
+	if (!copy)
+		return NULL;
+	memcpy(copy, data, len);
+	resp = sr_mhd.create_response_from_buffer_with_free_callback(len, copy, sr_free_wiped);
+	if (!resp)
+		sr_free_wiped(copy);
+	else if (type)
 		sr_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	return resp;
 }
@@ -98,7 +110,7 @@ void srv_answer(struct req *r, unsigned status, struct MHD_Response *resp)
 
 void srv_answer_json(struct req *r, unsigned status, json_t *j)
 {
-	_cleanup_free_ char *text = NULL;
+	char *text = NULL;
 
 	if (!j || sr_json_dump_line(j, &text) < 0) {
 		if (j)
@@ -107,6 +119,7 @@ void srv_answer_json(struct req *r, unsigned status, json_t *j)
 	}
 	json_decref(j);
 	srv_answer(r, status, srv_response(text, strlen(text), "application/json"));
+	sr_free_wiped(text);
 }
 
 void srv_answer_empty(struct req *r, unsigned status)
@@ -306,36 +319,54 @@ struct conn_tag {
 	bool foreign;
 };
 
-/* The token, if this request needs one (TCP) and shows it, in constant time. */
-static bool token_ok(struct req *r)
-{
-	const char *keys[] = {MHD_HTTP_HEADER_AUTHORIZATION, "X-API-Key", "X-Access-Token"};
-	const char *want = r->s->token;
+struct token_check {
+	const char *want; /* NULL: no token (no TCP listener) */
+	bool ok;
+};
 
-	/* The Unix socket's peer is the server's user (server.c); anything else shows the token. */
-	if (r->via && r->via->is_unix)
-		return true;
-	if (!*want)
-		return false;
-	for (size_t i = 0; i < SR_ARRAY_SIZE(keys); i++) {
-		const char *v = srv_header(r, keys[i]);
+/*
+ * One header of the request: one that may show the token is compared (in
+ * constant time), then wiped where it is. libmicrohttpd keeps a request's
+ * head where it read it, in the connection's buffer, until the request is
+ * over (a buffer it moves is zeroed behind it, and so is the buffer for
+ * the next request), and a keeper forked meanwhile -- a pool's refill
+ * while an invocation streams its answer -- would hold the token there.
+ */
+static enum MHD_Result token_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	static const char *const keys[] = {MHD_HTTP_HEADER_AUTHORIZATION, "X-API-Key",
+					   "X-Access-Token"};
+	struct token_check *t = cls;
+
+	(void)kind;
+	for (size_t i = 0; value && i < SR_ARRAY_SIZE(keys); i++) {
+		const char *v = value;
 		unsigned char diff = 0;
 
-		if (!v)
+		if (strcasecmp(key, keys[i]) != 0)
 			continue;
-		if (i == 0) {
-			if (strncasecmp(v, "Bearer ", 7) != 0)
-				continue;
-			v += 7;
+		if (i == 0)
+			v = strncasecmp(v, "Bearer ", 7) == 0 ? v + 7 : NULL;
+		if (v && t->want && strlen(v) == strlen(t->want)) {
+			for (size_t k = 0; t->want[k]; k++)
+				diff |= (unsigned char)(v[k] ^ t->want[k]);
+			t->ok |= diff == 0;
 		}
-		if (strlen(v) != strlen(want))
-			continue;
-		for (size_t k = 0; want[k]; k++)
-			diff |= (unsigned char)(v[k] ^ want[k]);
-		if (diff == 0)
-			return true;
+		explicit_bzero((char *)value, strlen(value));
+		break;
 	}
-	return false;
+	return MHD_YES;
+}
+
+/* The token, if this request needs one (TCP) and shows it. */
+static bool token_ok(struct req *r)
+{
+	struct token_check t = {.want = r->s->token};
+
+	sr_mhd.get_connection_values(r->conn, MHD_HEADER_KIND, token_header, &t);
+	/* The Unix socket's peer is the server's user (server.c); anything else shows the token. */
+	return t.ok || (r->via && r->via->is_unix);
 }
 
 /* What a route takes in: an upload streamed into a sandbox, or JSON read whole. */
@@ -516,6 +547,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	client_gone(r);
 	if (r->resp)
 		sr_mhd.destroy_response(r->resp);
+	/* What it carried is not left in memory that a keeper forked later would copy. */
+	if (r->body)
+		explicit_bzero(r->body, r->cap);
 	free(r->body);
 	free(r);
 	*con_cls = NULL;

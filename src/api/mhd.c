@@ -24,7 +24,7 @@ int sr_mhd_load(struct sr_error *err)
 	    SYM(get_connection_values),
 	    SYM(suspend_connection),
 	    SYM(resume_connection),
-	    SYM(create_response_from_buffer),
+	    SYM(create_response_from_buffer_with_free_callback),
 	    SYM(create_response_from_callback),
 	    SYM(add_response_header),
 	    SYM(queue_response),

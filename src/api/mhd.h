@@ -23,7 +23,8 @@ struct sr_mhd {
 	__typeof__(MHD_get_connection_values) *get_connection_values;
 	__typeof__(MHD_suspend_connection) *suspend_connection;
 	__typeof__(MHD_resume_connection) *resume_connection;
-	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_create_response_from_buffer_with_free_callback)
+	    *create_response_from_buffer_with_free_callback;
 	__typeof__(MHD_create_response_from_callback) *create_response_from_callback;
 	__typeof__(MHD_add_response_header) *add_response_header;
 	__typeof__(MHD_queue_response) *queue_response;

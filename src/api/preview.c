@@ -88,9 +88,13 @@ static void refuse(struct preview *p, int status, const char *text)
 					 : "Bad Gateway",
 			 strlen(text) + 14, text);
 	char drain[HEAD_PEEK];
+	ssize_t got;
 
 	/* The head, only peeked so far, read: closed unread, the answer would go as a reset. */
-	(void)!recv(p->fd, drain, sizeof(drain), MSG_DONTWAIT);
+	got = recv(p->fd, drain, sizeof(drain), MSG_DONTWAIT);
+	/* Whatever it shows (the token) not left on the stack, as on_head's. */
+	if (got > 0)
+		explicit_bzero(drain, (size_t)got);
 	(void)!send(p->fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	preview_free(p);
 }
@@ -235,6 +239,8 @@ static void on_head(struct srv *s, void *ctx, uint32_t events)
 	if (n <= 0)
 		return preview_free(p);
 	r = sr_api_sniff_host(buf, (size_t)n, host, sizeof(host));
+	/* An API request's head shows the token: not left on the stack, which keepers copy. */
+	explicit_bzero(buf, (size_t)n);
 	if (r != 0 || n == HEAD_PEEK)
 		return route(p, r == 1 ? host : NULL);
 	/*

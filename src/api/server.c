@@ -9,6 +9,7 @@
 #include "options.h"
 #include "peeruid.h"
 #include "profile.h"
+#include "secmem.h"
 #include "state.h"
 #include "util.h"
 
@@ -259,9 +260,14 @@ static int open_listener(struct srv *s, const char *spec, struct sr_error *err)
 	return l->w ? 0 : sr_error_errno(err, -ENOMEM, "listen");
 }
 
-/* The bearer token: 32 random bytes as hex, in a 0600 file (made aside and renamed in). */
+/*
+ * The bearer token: 32 random bytes as hex, in a 0600 file (made aside
+ * and renamed in), and in memory that the keepers, forks of the server,
+ * do not inherit.
+ */
 static int write_token(struct srv *s, struct sr_error *err)
 {
+	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[32];
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
@@ -272,10 +278,15 @@ static int write_token(struct srv *s, struct sr_error *err)
 			port = s->listeners[i].port;
 	if (!port)
 		return 0;
+	if (!(s->token = sr_secmem_alloc(2 * sizeof(raw) + 1)))
+		return sr_error_errno(err, sr_negerrno(), "token");
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
 		return sr_error_errno(err, sr_negerrno(), "token: getrandom");
-	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(s->token + 2 * i, 3, "%02x", raw[i]);
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		s->token[2 * i] = hex[raw[i] >> 4];
+		s->token[2 * i + 1] = hex[raw[i] & 15];
+	}
+	explicit_bzero(raw, sizeof(raw));
 	if (s->o.token_file)
 		s->token_path = strdup(s->o.token_file);
 	else if (asprintf(&s->token_path, "%s/serve-%d.token", s->statedir, port) < 0)
@@ -499,6 +510,12 @@ int sr_serve_new(const struct sr_serve_opts *o, struct sr_serve **ret, struct sr
 
 	if (!s)
 		return sr_error_errno(err, -ENOMEM, "serve");
+	/*
+	 * Jansson's blocks are wiped when it frees them: requests' bodies
+	 * parsed, answers made (E2B's carry the token). What the server frees
+	 * as it was is in every keeper it forks later (docs/security.md).
+	 */
+	json_set_alloc_funcs(malloc, sr_free_wiped);
 	s->o = *o;
 	s->ep = s->sigfd = s->tickfd = -1;
 	s->lists.jobs.next = s->lists.jobs.prev = &s->lists.jobs;
@@ -705,6 +722,7 @@ void sr_serve_free(struct sr_serve *ss)
 	sr_closep(&s->ep);
 	sr_closep(&s->sigfd);
 	sr_closep(&s->tickfd);
+	sr_secmem_free(s->token);
 	free(s->token_path);
 	free(s->statedir);
 	free(s);

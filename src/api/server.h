@@ -22,7 +22,7 @@ struct srv {
 	struct watch *sig_w, *tick_w;
 	struct listener listeners[SR_SERVE_LISTEN_MAX];
 	unsigned n_listeners;
-	char token[65];
+	char *token; /* hex, in memory no keeper inherits (secmem.h); NULL: no TCP listener */
 	char *token_path;
 	struct MHD_Daemon *mhd;
 	struct watch *mhd_w;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "json.h"
+#include "secmem.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -95,16 +97,24 @@ json_t *sr_json_string(const char *s)
 
 static int dump(const json_t *j, size_t flags, char **ret)
 {
-	char *s = json_dumps(j, flags), *line;
+	char *s = json_dumps(j, flags), *line = s;
 	size_t n;
 
 	if (!s)
 		return -ENOMEM;
 	n = strlen(s);
-	line = realloc(s, n + 2);
-	if (!line) {
-		free(s);
-		return -ENOMEM;
+	/*
+	 * The newline in the block's room, most often there; else a block of
+	 * its own, the old one wiped: realloc would free it as it was, and it
+	 * may hold a secret (the server's token, secmem.h).
+	 */
+	if (malloc_usable_size(s) < n + 2) {
+		line = malloc(n + 2);
+		if (line)
+			memcpy(line, s, n);
+		sr_free_wiped(s);
+		if (!line)
+			return -ENOMEM;
 	}
 	line[n] = '\n';
 	line[n + 1] = '\0';

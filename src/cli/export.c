@@ -204,8 +204,10 @@ static int secret_keys(const struct sr_config *c, const struct export *e, struct
 	const struct sr_strv *lists[3] = {&e->secrets, &file, &c->pass_env};
 	int r = 0;
 
-	if (c->env_file && (r = sr_env_read_file(c->env_file, &file, err)) < 0)
+	if (c->env_file && (r = sr_env_read_file(c->env_file, &file, err)) < 0) {
+		sr_strv_wipe(&file);
 		return r;
+	}
 	for (size_t l = 0; l < 3 && r >= 0; l++) {
 		for (size_t i = 0; i < lists[l]->n && r >= 0; i++) {
 			const char *item = lists[l]->items[i];
@@ -218,7 +220,7 @@ static int secret_keys(const struct sr_config *c, const struct export *e, struct
 				r = sr_error_errno(err, -ENOMEM, "secrets");
 		}
 	}
-	sr_strv_free(&file);
+	sr_strv_wipe(&file);
 	return r;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include "secmem.h"
 #include "units.h"
 #include "util.h"
 
@@ -173,6 +174,13 @@ void sr_strv_free(struct sr_strv *v)
 	v->n = 0;
 }
 
+void sr_strv_wipe(struct sr_strv *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		explicit_bzero(v->items[i], strlen(v->items[i]));
+	sr_strv_free(v);
+}
+
 void sr_config_init(struct sr_config *c)
 {
 	*c = (struct sr_config){
@@ -198,14 +206,6 @@ static void binds_free(struct sr_config *c)
 	free(c->binds);
 	c->binds = NULL;
 	c->n_binds = 0;
-}
-
-/* Secret values are wiped, not only freed: a later core dump or heap reuse shows none. */
-static void secrets_free(struct sr_strv *v)
-{
-	for (size_t i = 0; i < v->n; i++)
-		explicit_bzero(v->items[i], strlen(v->items[i]));
-	sr_strv_free(v);
 }
 
 static void exports_free(struct sr_config *c)
@@ -237,7 +237,7 @@ void sr_config_free(struct sr_config *c)
 	free(c->changes_origin);
 	free(c->entry);
 	free(c->install);
-	secrets_free(&c->secrets);
+	sr_secmem_free(c->secrets);
 	free(c->workspace);
 	free(c->result_path);
 	free(c->name);

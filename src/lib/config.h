@@ -59,6 +59,11 @@ struct sr_strv {
 int sr_strv_push(struct sr_strv *v, const char *s);
 /* Frees every item and leaves v empty (and reusable). */
 void sr_strv_free(struct sr_strv *v);
+/*
+ * The same, each item wiped first: a list that may hold secrets (an
+ * environment), of which a later core dump or heap reuse shows nothing.
+ */
+void sr_strv_wipe(struct sr_strv *v);
 
 struct sr_bind {
 	char *src; /* absolute host path */
@@ -118,12 +123,14 @@ struct sr_config {
 	uint64_t keep_versions;	     /* versions a deployment keeps; 0: all */
 
 	/*
-	 * A deployment's secrets, "KEY=VALUE" (deploy.h): set only from its
-	 * 0600 store, given to the agent after [env] file and before [env]
+	 * A deployment's secrets, "KEY=VALUE" each, NULL-terminated (NULL:
+	 * none; deploy.h): set only from its 0600 store (sr_secret_load), in
+	 * memory no child process inherits (a keeper gets a copy of its own:
+	 * launch.c), given to the agent after [env] file and before [env]
 	 * values, and never printed (--print-config, a snapshot's
 	 * configuration) or logged. Wiped when freed.
 	 */
-	struct sr_strv secrets;
+	char **secrets;
 
 	/* [artifacts] */
 	struct sr_export *exports;

@@ -31,6 +31,7 @@ static int env_set(struct sr_strv *v, const char *kv)
 
 			if (!dup)
 				return -ENOMEM;
+			explicit_bzero(v->items[i], strlen(v->items[i]));
 			free(v->items[i]);
 			v->items[i] = dup;
 			return 0;
@@ -67,39 +68,15 @@ static size_t count_newlines(const char *s, size_t n)
 	return lines;
 }
 
-int sr_env_read_file(const char *path, struct sr_strv *out, struct sr_error *err)
+/* buf: an env file's len bytes (and room for a NUL), its lines set in out. */
+static int parse_file(const char *path, char *buf, size_t len, struct sr_strv *out,
+		      struct sr_error *err)
 {
-	/* O_NONBLOCK: a FIFO would otherwise hold the open until a writer came. */
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t len = 0, lineno = 0;
+	const char *nul = memchr(buf, '\0', len);
+	size_t lineno = 0;
 	char *line, *save = NULL;
-	ssize_t n = 0;
-	const char *nul;
 
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return sr_error_errno(err, sr_negerrno(), "env file %s", path);
-	if (!S_ISREG(st.st_mode))
-		return sr_error_msg(err, -EINVAL, "env file %s: not a regular file", path);
-	/* Checked on the opened file, so it cannot be swapped after the check. */
-	if (st.st_mode & (S_IRWXG | S_IRWXO))
-		return sr_error_msg(err, -EPERM,
-				    "env file %s: holds secrets but is accessible to group or "
-				    "others (mode %04o): chmod 600 %s",
-				    path, (unsigned)(st.st_mode & 07777), path);
-	if (st.st_size > SR_ENV_FILE_MAX)
-		return sr_error_msg(err, -EFBIG, "env file %s: larger than 1 MiB", path);
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return sr_error_errno(err, -ENOMEM, "env file %s", path);
-	while (len < (size_t)st.st_size &&
-	       (n = SR_RETRY(read(fd, buf + len, (size_t)st.st_size - len))) > 0)
-		len += (size_t)n;
-	if (len < (size_t)st.st_size && n < 0)
-		return sr_error_errno(err, sr_negerrno(), "env file %s", path);
 	/* A NUL would end a line early and silently drop the rest of it. */
-	nul = memchr(buf, '\0', len);
 	if (nul)
 		return sr_error_msg(err, -EINVAL, "env file %s:%zu: holds a NUL byte", path,
 				    1 + count_newlines(buf, (size_t)(nul - buf)));
@@ -129,6 +106,44 @@ int sr_env_read_file(const char *path, struct sr_strv *out, struct sr_error *err
 	return 0;
 }
 
+int sr_env_read_file(const char *path, struct sr_strv *out, struct sr_error *err)
+{
+	/* O_NONBLOCK: a FIFO would otherwise hold the open until a writer came. */
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	size_t len = 0;
+	ssize_t n = 0;
+	char *buf;
+	int r;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return sr_error_errno(err, sr_negerrno(), "env file %s", path);
+	if (!S_ISREG(st.st_mode))
+		return sr_error_msg(err, -EINVAL, "env file %s: not a regular file", path);
+	/* Checked on the opened file, so it cannot be swapped after the check. */
+	if (st.st_mode & (S_IRWXG | S_IRWXO))
+		return sr_error_msg(err, -EPERM,
+				    "env file %s: holds secrets but is accessible to group or "
+				    "others (mode %04o): chmod 600 %s",
+				    path, (unsigned)(st.st_mode & 07777), path);
+	if (st.st_size > SR_ENV_FILE_MAX)
+		return sr_error_msg(err, -EFBIG, "env file %s: larger than 1 MiB", path);
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return sr_error_errno(err, -ENOMEM, "env file %s", path);
+	while (len < (size_t)st.st_size &&
+	       (n = SR_RETRY(read(fd, buf + len, (size_t)st.st_size - len))) > 0)
+		len += (size_t)n;
+	if (len < (size_t)st.st_size && n < 0)
+		r = sr_error_errno(err, sr_negerrno(), "env file %s", path);
+	else
+		r = parse_file(path, buf, len, out, err);
+	/* The file's secrets stay in out alone. */
+	explicit_bzero(buf, (size_t)st.st_size + 1);
+	free(buf);
+	return r;
+}
+
 int sr_env_build(const struct sr_config *c, char *const *caller_env, struct sr_strv *ret,
 		 struct sr_error *err)
 {
@@ -152,12 +167,12 @@ int sr_env_build(const struct sr_config *c, char *const *caller_env, struct sr_s
 		if (r < 0 && c->env_file_origin)
 			sr_error_prefix(err, "%s", c->env_file_origin);
 		if (r < 0) {
-			sr_strv_free(&v);
+			sr_strv_wipe(&v);
 			return r;
 		}
 	}
-	for (size_t i = 0; i < c->secrets.n; i++)
-		if (env_set(&v, c->secrets.items[i]) < 0)
+	for (char *const *kv = c->secrets; kv && *kv; kv++)
+		if (env_set(&v, *kv) < 0)
 			goto oom;
 	for (size_t i = 0; i < c->env.n; i++)
 		if (env_set(&v, c->env.items[i]) < 0)
@@ -170,6 +185,6 @@ int sr_env_build(const struct sr_config *c, char *const *caller_env, struct sr_s
 	*ret = v;
 	return 0;
 oom:
-	sr_strv_free(&v);
+	sr_strv_wipe(&v);
 	return sr_error_errno(err, -ENOMEM, "environment");
 }

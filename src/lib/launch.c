@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "launch.h"
 #include "keeper.h"
+#include "secrets.h"
 #include "setup.h"
 #include "util.h"
 
@@ -76,15 +77,14 @@ SR_MIDDLE static int middle(void *arg)
 	_exit(0);
 }
 
-int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const struct sr_sink *sink,
-		    struct sr_launch *l, struct sr_error *err)
+static int start_keeper(const struct sr_config *c, enum sr_log_level level, struct sr_launch *l,
+			struct sr_error *err)
 {
 	_Alignas(16) char stack[MIDDLE_STACK_BYTES];
 	struct middle m = {.c = c, .level = level};
 	int ready[2], status;
 	pid_t pid;
 
-	*l = (struct sr_launch){.fd = -1, .sink = sink};
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "create: pipe");
 	m.ready = ready[1];
@@ -105,6 +105,32 @@ int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const st
 	fcntl(ready[0], F_SETFL, O_NONBLOCK);
 	l->fd = ready[0];
 	return 0;
+}
+
+/*
+ * The keeper is a copy of the caller: of a server, with every
+ * deployment's secrets in its pools' configurations, and the API's token.
+ * Those are in memory that no child inherits (secmem.h): the keeper gets
+ * none of them but its own configuration's secrets, copied into ordinary
+ * memory for its fork and wiped here once it has its copy: a malloc and
+ * a copy of the secrets' size, no system call.
+ */
+int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const struct sr_sink *sink,
+		    struct sr_launch *l, struct sr_error *err)
+{
+	struct sr_config own = *c;
+	size_t size = 0;
+	int r;
+
+	*l = (struct sr_launch){.fd = -1, .sink = sink};
+	if (c->secrets && !(own.secrets = sr_secrets_pack(c->secrets, malloc, &size)))
+		return sr_error_errno(err, -ENOMEM, "create");
+	r = start_keeper(&own, level, l, err);
+	if (own.secrets != c->secrets) {
+		explicit_bzero(own.secrets, size);
+		free(own.secrets);
+	}
+	return r;
 }
 
 /* One line of the keeper's: a message, or its answer (done then). */

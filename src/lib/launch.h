@@ -33,6 +33,8 @@ struct sr_launch {
 /*
  * Forks the keeper of a sandbox made from c, its messages at level. l is
  * filled in; poll l->fd and call sr_launch_read() when it is readable.
+ * The keeper gets c's secrets, which no child of the caller inherits
+ * (secrets.h), in a copy of its own.
  */
 int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const struct sr_sink *sink,
 		    struct sr_launch *l, struct sr_error *err);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "secrets.h"
 #include "env.h"
+#include "secmem.h"
 #include "state.h"
 #include "util.h"
 
@@ -254,11 +255,34 @@ static int load_one(int dirfd, const char *key, struct sr_strv *out, struct sr_e
 	return 0;
 }
 
-int sr_secret_load(const char *name, struct sr_strv *ret, struct sr_error *err)
+char **sr_secrets_pack(char *const *secrets, void *(*alloc)(size_t), size_t *ret_size)
+{
+	size_t n = 0, size = sizeof(char *);
+	char **v, *p;
+
+	for (; secrets && secrets[n]; n++)
+		size += sizeof(char *) + strlen(secrets[n]) + 1;
+	v = alloc(size);
+	if (!v)
+		return NULL;
+	p = (char *)(v + n + 1);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(secrets[i]) + 1;
+
+		v[i] = memcpy(p, secrets[i], len);
+		p += len;
+	}
+	v[n] = NULL;
+	if (ret_size)
+		*ret_size = size;
+	return v;
+}
+
+int sr_secret_load(const char *name, char ***ret, struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_close_ int fd = -1;
-	struct sr_strv keys = {0};
+	struct sr_strv keys = {0}, v = {0};
 	int r = sr_secret_list(name, &keys, err);
 
 	if (r < 0 || keys.n == 0)
@@ -272,7 +296,15 @@ int sr_secret_load(const char *name, struct sr_strv *ret, struct sr_error *err)
 			r = sr_error_errno(err, sr_negerrno(), "secrets: %s", dir);
 	}
 	for (size_t i = 0; r >= 0 && i < keys.n; i++)
-		r = load_one(fd, keys.items[i], ret, err);
+		r = load_one(fd, keys.items[i], &v, err);
 	sr_strv_free(&keys);
+	/*
+	 * Read into ordinary memory, then moved whole into memory of its own
+	 * that no child inherits: a server's keepers are forks of it. Nothing
+	 * forks between the two (the caller's one thread is here).
+	 */
+	if (r >= 0 && !(*ret = sr_secrets_pack(v.items, sr_secmem_alloc, NULL)))
+		r = sr_error_errno(err, sr_negerrno(), "secrets of '%s'", name);
+	sr_strv_wipe(&v);
 	return r < 0 ? r : 0;
 }

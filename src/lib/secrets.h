@@ -9,8 +9,10 @@
  * A value never appears in a message, a log, a configuration printed or
  * kept (--print-config, a version's config.ini), a result record or a
  * command line: it travels from the store to the sandbox's environment in
- * memory only. Secrets are not given to the install step (production
- * injects them after `npm install` too).
+ * memory only, and in a process that forks others (a server: its keepers)
+ * in memory that they do not inherit (sr_secret_load). Secrets are not
+ * given to the install step (production injects them after `npm install`
+ * too).
  */
 #pragma once
 
@@ -35,8 +37,19 @@ int sr_secret_remove(const char *name, const char *key, struct sr_error *err);
 /* Removes every secret of name (deployments rm). */
 int sr_secret_remove_all(const char *name, struct sr_error *err);
 /*
- * Appends "KEY=VALUE" for each secret of name to ret. A file another user
- * owns, or one open to group or others, is refused (naming the key, never
- * the value), as an env file is.
+ * Loads name's secrets into *ret: "KEY=VALUE" each, NULL-terminated, in
+ * one block of memory that no child process inherits (secmem.h), freed
+ * with sr_secmem_free() (sr_config_free does it); *ret untouched when
+ * there are none. A file another user owns, or one open to group or
+ * others, is refused (naming the key, never the value), as an env file
+ * is.
  */
-int sr_secret_load(const char *name, struct sr_strv *ret, struct sr_error *err);
+int sr_secret_load(const char *name, char ***ret, struct sr_error *err);
+/*
+ * secrets (NULL-terminated) copied into one block from alloc: the vector,
+ * then the strings. sr_secmem_alloc for a block no child inherits, malloc
+ * for a copy that a child is to inherit (launch.c: its keeper's), wiped
+ * (*ret_size bytes, NULL is fine) before it is freed. NULL, errno set,
+ * when alloc fails.
+ */
+char **sr_secrets_pack(char *const *secrets, void *(*alloc)(size_t), size_t *ret_size);

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "deploy.h"
 #include "install.h"
+#include "secmem.h"
 #include "secrets.h"
 #include "testutil.h"
 
@@ -14,7 +15,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char base[128];
@@ -188,6 +191,7 @@ START_TEST(test_secrets)
 {
 	struct sr_error err = {0};
 	struct sr_strv v = {0};
+	char **loaded = NULL;
 	char path[512];
 
 	ck_assert_int_eq(sr_secret_set("web", "B_KEY", "two", 3, &err), 0);
@@ -203,11 +207,14 @@ START_TEST(test_secrets)
 	ck_assert_str_eq(v.items[0], "A_KEY");
 	ck_assert_str_eq(v.items[1], "B_KEY");
 	sr_strv_free(&v);
-	ck_assert_int_eq(sr_secret_load("web", &v, &err), 0);
-	ck_assert_uint_eq(v.n, 2);
-	ck_assert_str_eq(v.items[0], "A_KEY=pem\n-----");
-	ck_assert_str_eq(v.items[1], "B_KEY=two");
-	sr_strv_free(&v);
+	ck_assert_int_eq(sr_secret_load("web", &loaded, &err), 0);
+	ck_assert_str_eq(loaded[0], "A_KEY=pem\n-----");
+	ck_assert_str_eq(loaded[1], "B_KEY=two");
+	ck_assert_ptr_null(loaded[2]);
+	sr_secmem_free(loaded);
+	loaded = NULL;
+	ck_assert_int_eq(sr_secret_load("none-set", &loaded, &err), 0);
+	ck_assert_ptr_null(loaded);
 
 	/* Refusals name the key, never the value. */
 	ck_assert_int_eq(sr_secret_set("web", "BAD", "a\0b-secretvalue", 15, &err), -EINVAL);
@@ -219,10 +226,10 @@ START_TEST(test_secrets)
 
 	/* A file opened to others is refused at load. */
 	ck_assert_int_eq(chmod(path, 0644), 0);
-	ck_assert_int_eq(sr_secret_load("web", &v, &err), -EPERM);
+	ck_assert_int_eq(sr_secret_load("web", &loaded, &err), -EPERM);
 	ck_assert_ptr_nonnull(strstr(err.msg, "secret A_KEY"));
 	ck_assert_ptr_null(strstr(err.msg, "pem"));
-	sr_strv_free(&v);
+	ck_assert_ptr_null(loaded);
 
 	ck_assert_int_eq(sr_secret_remove("web", "A_KEY", &err), 0);
 	ck_assert_int_eq(sr_secret_remove("web", "A_KEY", &err), -ENOENT);
@@ -231,6 +238,47 @@ START_TEST(test_secrets)
 	ck_assert_int_eq(sr_secret_remove_all("web", &err), 0);
 	snprintf(path, sizeof(path), "%s/secrets/web", dir);
 	ck_assert_int_eq(access(path, F_OK), -1);
+}
+END_TEST
+
+/* Whether the page holding p is mapped in this process (msync: ENOMEM where it is not). */
+static bool mapped(const void *p)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	return msync((void *)((uintptr_t)p & ~(page - 1)), page, MS_ASYNC) == 0;
+}
+
+/*
+ * Loaded secrets are in memory that a fork's child has not (a server's
+ * keepers: each gets the copy made for it, in ordinary memory, alone).
+ */
+START_TEST(test_secrets_not_inherited)
+{
+	struct sr_error err = {0};
+	char **loaded = NULL, **copy;
+	size_t size = 0;
+	pid_t pid;
+	int status;
+
+	ck_assert_int_eq(sr_secret_set("fork", "KEY", "v4lue", 5, &err), 0);
+	ck_assert_int_eq(sr_secret_load("fork", &loaded, &err), 0);
+	copy = sr_secrets_pack(loaded, malloc, &size);
+	ck_assert_ptr_nonnull(copy);
+	ck_assert_uint_eq(size, 2 * sizeof(char *) + sizeof("KEY=v4lue"));
+	ck_assert(mapped(loaded) && mapped(loaded[0]));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	/* The vector and its strings are one block: the child may not read loaded[0]. */
+	if (pid == 0)
+		_exit(!mapped(loaded) && strcmp(copy[0], "KEY=v4lue") == 0 && !copy[1] ? 0 : 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the child has the loaded secrets, or not its copy");
+	ck_assert_str_eq(loaded[0], "KEY=v4lue");
+	free(copy);
+	sr_secmem_free(loaded);
+	ck_assert_int_eq(sr_secret_remove_all("fork", &err), 0);
 }
 END_TEST
 
@@ -286,8 +334,8 @@ START_TEST(test_versions)
 	ck_assert_msg(sr_deploy_config(d, &c, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(c.memory_bytes, UINT64_C(512) << 20);
 	ck_assert_str_eq(c.argv[0], path);
-	ck_assert_uint_eq(c.secrets.n, 1);
-	ck_assert_str_eq(c.secrets.items[0], "TOKEN=t0k");
+	ck_assert_str_eq(c.secrets[0], "TOKEN=t0k");
+	ck_assert_ptr_null(c.secrets[1]);
 
 	/* A redeploy meanwhile: the next open gets it; keep 1 prunes all but 4, 3 and the held 2.
 	 */
@@ -356,6 +404,7 @@ static Suite *deploy_suite(void)
 	tcase_add_test(tc, test_install_plan);
 	tcase_add_test(tc, test_prune_pick);
 	tcase_add_test(tc, test_secrets);
+	tcase_add_test(tc, test_secrets_not_inherited);
 	tcase_add_test(tc, test_versions);
 	tcase_add_test(tc, test_tail);
 	suite_add_tcase(s, tc);

@@ -2,6 +2,8 @@
 #include "config.h"
 #include "options.h"
 #include "profile.h"
+#include "secmem.h"
+#include "secrets.h"
 #include "testutil.h"
 
 #include <check.h>
@@ -609,7 +611,9 @@ START_TEST(test_print_config_has_no_secrets)
 
 	sr_config_init(&c);
 	ck_assert_int_eq(sr_config_set_env(&c, "PLAIN", "shown", &err), 0);
-	ck_assert_int_eq(sr_strv_push(&c.secrets, "API_KEY=hunter2-secret"), 0);
+	c.secrets =
+	    sr_secrets_pack((char *[]){"API_KEY=hunter2-secret", NULL}, sr_secmem_alloc, NULL);
+	ck_assert_ptr_nonnull(c.secrets);
 	ck_assert_int_eq(sr_config_set(&c, "deploy", "install", "make deps", &err), 0);
 	f = open_memstream(&text, &len);
 	ck_assert_int_eq(sr_config_print(&c, f), 0);

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# What a warm sandbox holds in memory (docs/security.md, "What a keeper
+# holds"): each keeper of serve --warm, and the sandbox's PID 1 beneath
+# it, is a fork of the server, which holds every deployment's secrets and
+# the API's bearer token. A sandbox of deployment A holds A's secrets (its
+# agent's environment) and nothing of B's, nor the token: not before a
+# request, nor when it was made while B's invocation and a client with the
+# token were being served, nor after an answer that carried the token
+# (E2B's create). Read as root through /proc/PID/mem (which
+# reaches the non-dumpable PID 1 too), in the root round and the user's.
+. "$(dirname "$0")/../integration/libtest.sh"
+. "$(dirname "$0")/../integration/libserve.sh"
+
+SCAN="$(dirname "$0")/memscan.py"
+
+# pool_ready NAME N: a warm sandbox of deployment NAME is ready, and its pool has made N in all.
+pool_ready() {
+	api GET /v1/pools
+	python3 -c 'import json,sys
+j=json.loads(sys.argv[1])
+sys.exit(0 if any(p["deployment"]==sys.argv[2] and not p["options"] and p["ready"]>=1
+		and p["made"]>=int(sys.argv[3]) for p in j["deployments"]) else 1)' "$body" "$1" "$2" 2>/dev/null
+}
+
+# tree PID: PID and every process beneath it.
+tree() {
+	local c
+	echo "$1"
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do tree "$c"; done
+}
+
+# keepers MEMORY: the warm sandboxes' keepers whose memory limit is MEMORY (bytes).
+keepers() {
+	local f
+	for f in "$(state_dir)"/*/state.json; do
+		python3 -c 'import json,sys
+j=json.load(open(sys.argv[1]))
+if j["limits"]["memory_bytes"]==int(sys.argv[2]): print(j["keeper_pid"])' "$f" "$1" 2>/dev/null
+	done
+}
+
+# held MEMORY TAG: each process of the warm sandboxes of that memory limit
+# (the keeper and everything beneath it: PID 1, its parked agent) and the
+# needles found in its memory, "PID COMM: NAME..." ("-": none).
+held() {
+	local mem=$1 own=$2 pids="" k p
+	for k in $(keepers "$mem"); do pids="$pids $(tree "$k" | tr '\n' ' ')"; done
+	[ -n "$pids" ] || return
+	# shellcheck disable=SC2086
+	python3 "$SCAN" "$SR_TMP/needles" $pids >"$SR_OUT/scan-$SR_AS-$own"
+	while read -r p found; do
+		[ "$found" = gone ] && continue
+		echo "$p $(cat /proc/"$p"/comm 2>/dev/null): $found"
+	done <"$SR_OUT/scan-$SR_AS-$own"
+}
+
+# others NAME: the lines of held's that name NAME or the token.
+others() {
+	grep -E ": (.* )?($1|token)( |\$)"
+}
+
+t_warm_memory() {
+	local a b secret_a secret_b prompt_b n curl_pid e2b_id
+	secret_a="sec-A-$RANDOM$RANDOM$RANDOM"
+	secret_b="sec-B-$RANDOM$RANDOM$RANDOM"
+	prompt_b="prompt-B-$RANDOM$RANDOM$RANDOM"
+	# shellcheck disable=SC2016
+	a=$(make_agent "mem-a-$SR_AS" 'cat >/dev/null; echo "a:${KEY%%-*}"')
+	# shellcheck disable=SC2016
+	b=$(make_agent "mem-b-$SR_AS" 'p=$(cat); sleep 3; echo "b:${KEY%%-*}:${#p}"')
+	sr deploy --name mem-a --net none --memory 200M "$a"
+	assert_eq "deploy A" 0 "$rc"
+	sr deploy --name mem-b --net none --memory 300M "$b"
+	assert_eq "deploy B" 0 "$rc"
+	printf %s "$secret_a" >"$SR_TMP/secret-a-$SR_AS"
+	printf %s "$secret_b" >"$SR_TMP/secret-b-$SR_AS"
+	chmod a+r "$SR_TMP/secret-a-$SR_AS" "$SR_TMP/secret-b-$SR_AS"
+	SR_STDIN="$SR_TMP/secret-a-$SR_AS" sr secrets set mem-a KEY
+	SR_STDIN="$SR_TMP/secret-b-$SR_AS" sr secrets set mem-b KEY
+	start_serve --warm 1 --listen 127.0.0.1:0 || return
+	check "serve: a TCP listener with a token" test -n "$TOKEN"
+	check "A's pool is warm" until_ok 30 pool_ready mem-a 1
+	check "B's pool is warm" until_ok 30 pool_ready mem-b 1
+	printf 'a %s\nb %s\ntoken %s\n' "$secret_a" "$secret_b" "$TOKEN" >"$SR_TMP/needles"
+
+	# Made before any request: each holds its own secret, and only that.
+	held 209715200 a >"$SR_OUT/held-a-$SR_AS"
+	held 314572800 b >"$SR_OUT/held-b-$SR_AS"
+	sed 's/^/# A: /' "$SR_OUT/held-a-$SR_AS"
+	sed 's/^/# B: /' "$SR_OUT/held-b-$SR_AS"
+	n=$(grep -cE ': (.* )?a( |$)' "$SR_OUT/held-a-$SR_AS")
+	check "A's sandbox holds A's secret (its environment: the scan works)" test "$n" -ge 2
+	assert_eq "nothing of A's sandbox holds B's secret or the token" "" \
+		"$(others b <"$SR_OUT/held-a-$SR_AS")"
+	assert_eq "nothing of B's sandbox holds A's secret or the token" "" \
+		"$(others a <"$SR_OUT/held-b-$SR_AS")"
+
+	# The token in an answer too: E2B's create gives it as envdAccessToken.
+	body=$(as_user curl -s -m 30 -H "X-API-Key: $TOKEN" \
+		--data-binary '{"templateID": "default", "allowInternetAccess": false}' "$URL/v2/sandboxes")
+	assert_eq "an E2B create over TCP answers with the token" "$TOKEN" "$(jf 'j["envdAccessToken"]')"
+	e2b_id=$(jf 'j["sandboxID"]')
+	assert_eq "and the sandbox is killed" 204 "$(as_user curl -s -m 30 -o /dev/null -w '%{http_code}' \
+		-H "X-API-Key: $TOKEN" -X DELETE "$URL/sandboxes/$e2b_id")"
+
+	# B invoked over TCP with the token, its prompt in the body; while it
+	# runs (3 s), A is invoked and its pool makes another sandbox.
+	as_user curl -s -m 20 -o "$SR_OUT/b-answer-$SR_AS" -H "Authorization: Bearer $TOKEN" \
+		--data-binary "$prompt_b" "$URL/v1/deployments/mem-b/invoke" &
+	curl_pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $curl_pid"
+	sleep 0.5
+	assert_eq "A invoked over TCP, with the token" "a:sec" \
+		"$(as_user curl -s -m 20 -H "Authorization: Bearer $TOKEN" --data-binary x \
+			"$URL/v1/deployments/mem-a/invoke")"
+	check "A's pool made another" until_ok 20 pool_ready mem-a 2
+	held 209715200 a >"$SR_OUT/held-a-$SR_AS"
+	sed 's/^/# A: /' "$SR_OUT/held-a-$SR_AS"
+	assert_eq "the one made while B's request was served holds neither B's secret nor the token" "" \
+		"$(others b <"$SR_OUT/held-a-$SR_AS")"
+	wait "$curl_pid"
+	assert_eq "B answered" "b:sec:${#prompt_b}" "$(cat "$SR_OUT/b-answer-$SR_AS")"
+	check "B's pool made another" until_ok 20 pool_ready mem-b 2
+	held 314572800 b >"$SR_OUT/held-b-$SR_AS"
+	sed 's/^/# B: /' "$SR_OUT/held-b-$SR_AS"
+	assert_eq "B's new sandbox holds neither A's secret nor the token" "" \
+		"$(others a <"$SR_OUT/held-b-$SR_AS")"
+	stop_serve
+	sr deployments rm mem-a mem-b
+}
+
+if [ "$(id -u)" != 0 ]; then
+	skip "reading another process's memory needs root"
+	done_testing
+	exit 0
+fi
+for_each_user t_warm_memory
+done_testing
