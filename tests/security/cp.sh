@@ -414,6 +414,34 @@ t_cp_in_mount() {
 	rm -rf "$h"
 }
 
+# A copy in over a file that is a mount point (a --bind of one file): a
+# rename cannot replace it (EBUSY), and that came after the tree's other
+# entries had moved in. Now it is refused before anything moves, saying so.
+t_cp_in_bound_file() {
+	local h="$SR_TMP/in-bound-$SR_AS" i
+	rm -rf "$h"
+	mkdir -p "$h/ws/sub" "$h/host/sub"
+	echo host >"$h/bound"
+	echo mine >"$h/host/sub/conf.txt"
+	for i in $(seq 50); do echo "$i" >"$h/host/sub/n$i"; done
+	own "$h"
+	# Root's sandbox writes a --bind as host uid 65534, never as root.
+	if [ "$SR_AS" = root ]; then chown 65534:65534 "$h/bound"; fi
+	new_sandbox --workspace "$h/ws" --bind "$h/bound" /workspace/sub/conf.txt
+	sr cp "$h/host/sub" "$sb:/workspace"
+	assert_match "a tree with a file over a --bind of one file: refused (125), saying why" \
+		"^125 .*extract sub/conf.txt: a mount point \(a --bind of a file\): it cannot be replaced" \
+		"$rc $errout"
+	sr exec "$sb" -- ls -A /workspace/sub
+	assert_eq "nothing of it moved in (the other 50 files neither)" "conf.txt" "$out"
+	sr cp "$h/host/sub/conf.txt" "$sb:/workspace/sub/conf.txt"
+	assert_match "the file alone over it: refused the same" \
+		"^125 .*extract conf.txt: a mount point" "$rc $errout"
+	assert_eq "and the bound file is untouched" host "$(cat "$h/bound")"
+	sr rm "$sb"
+	rm -rf "$h"
+}
+
 # cp in ended midway (SIGTERM): its worker, cancelled, is killed, and what
 # it had extracted goes with it. The agent stops the worker, so the copy
 # is midway when it is ended; it is large enough (files to make, 50 MB to
@@ -485,5 +513,6 @@ t_cp_hardlinks() {
 
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
 	t_root_link_followed t_sparse_and_bound t_cp_killed t_cp_interrupted t_stuck_worker \
-	t_stuck_snapshot t_cp_hardlinks t_cp_in_whole t_cp_in_mount t_cp_in_interrupted
+	t_stuck_snapshot t_cp_hardlinks t_cp_in_whole t_cp_in_mount t_cp_in_interrupted \
+	t_cp_in_bound_file
 done_testing

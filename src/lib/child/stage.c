@@ -179,6 +179,19 @@ static int join(int from, int to, char *rel, size_t depth, bool move, struct sr_
 		}
 		if ((r = fits_in(&fs, &ts, rel, name, err)) < 0)
 			break;
+		/*
+		 * A file (or link) over a mount point (a --bind of one file): a
+		 * rename cannot replace it (EBUSY), and writing it in place could
+		 * not be undone: refused before anything moves.
+		 */
+		if (!S_ISDIR(fs.st_mode) && !same_mount(from, to, name, &fs, &ts)) {
+			r = sr_error_msg(
+			    err, -EBUSY,
+			    "extract %s: a mount point (a --bind of a file): it cannot "
+			    "be replaced; write the file it binds, or copy beside it",
+			    s);
+			break;
+		}
 		if (!S_ISDIR(fs.st_mode)) {
 			/* A file (or link) over one: the name is never without either. */
 			if (move && renameat(from, name, to, name) < 0)

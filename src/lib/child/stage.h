@@ -7,8 +7,9 @@
  * is there already entry by entry (as cp -r joins it). Nothing is moved
  * before every entry is there and the whole tree fits what is in place
  * (no directory replaced by a file, no file or link where a directory
- * goes), so an extraction that fails midway (a refused entry, the disk
- * full, a stream cut because cp was interrupted) leaves dir as it was.
+ * goes, no mount point to replace or to join across), so an extraction
+ * that fails midway (a refused entry, the disk full, a stream cut
+ * because cp was interrupted) leaves dir as it was.
  *
  * What was extracted is removed by the worker on any failure, and by a
  * process of its own (in a process group of its own, so that the
