@@ -220,9 +220,18 @@ static int join(int from, int to, char *rel, size_t depth, bool move, struct sr_
 			r = sr_error_errno(err, sub_from < 0 ? sub_from : sub_to, "extract %s", s);
 			break;
 		}
-		/* The archive's mode, as extracting into it gave it (archive.c: make_dir()). */
-		if (move && fchmod(sub_to, fs.st_mode & 07777) < 0) {
-			r = sr_error_errno(err, sr_negerrno(), "extract %s: chmod", s);
+		/*
+		 * The archive's mode, as extracting into it gave it (archive.c:
+		 * make_dir()). Looking first, its own mode: on the workspace's
+		 * overlay that copies the directory up, which takes an inode and
+		 * a block of the sandbox's disk -- an ENOSPC that would otherwise
+		 * come in the middle of the moves, after some had been made --
+		 * and it finds a directory whose mode cannot be set (not the
+		 * agent's) before anything moves.
+		 */
+		if (fchmod(sub_to, (move ? fs.st_mode : ts.st_mode) & 07777) < 0) {
+			r = sr_error_errno(err, sr_negerrno(),
+					   move ? "extract %s: chmod" : "extract %s", s);
 			break;
 		}
 		if (len + 1 + strlen(name) >= PATH_MAX) {

@@ -11,6 +11,13 @@
  * that fails midway (a refused entry, the disk full, a stream cut
  * because cp was interrupted) leaves dir as it was.
  *
+ * The renames take no room, but for the overlay's copy-up of a directory
+ * they join (done, with the check, before anything moves) and, on a disk
+ * full to its last block or inode, a new directory block of ext4 or the
+ * overlay's opaque marker on a new directory (an xattr, which tmpfs
+ * counts against its inodes): an ENOSPC there leaves the entries moved
+ * before it (docs/living.md).
+ *
  * What was extracted is removed by the worker on any failure, and by a
  * process of its own (in a process group of its own, so that the
  * SIGKILL PID 1 sends a cancelled worker's group does not reach it) when
