@@ -5,7 +5,9 @@
  * as it comes), written (the request's body streamed in: raw, or the
  * parts of a multipart/form-data body, as E2B's SDK sends them), listed,
  * stat'ed, removed, made. An upload is read no faster than the sandbox
- * takes it. A write cut off part-way (the client gone) leaves what came.
+ * takes it. A write cut off part-way (the client gone, its worker given
+ * up: upload.c) leaves what came: files are written in place, as envd
+ * writes them.
  */
 #include "internal.h"
 #include "units.h"
@@ -34,10 +36,12 @@ char *sr_api_envd_path(const char *path)
 /*
  * A worker in the sandbox that moved nothing for --idle-timeout: the agent
  * stopped it (it runs as the agent's uid), or the sandbox is frozen; it
- * would keep the request waiting forever. err says so (504); the keeper's
- * connection, closed, has the worker killed.
+ * would keep the request, its connection and its worker's slots for ever.
+ * err says so (504, deadline_exceeded for envd's RPCs), starting with what
+ * did not happen; the keeper's connection, closed, has the worker killed.
  */
-static bool idle_timeout(struct srv *s, int64_t moved_ns, int64_t now, struct sr_error *err)
+bool srv_idle_expired(struct srv *s, int64_t moved_ns, int64_t now, const char *what,
+		      struct sr_error *err)
 {
 	uint64_t idle_ms = srv_opts(s)->idle_ms;
 	char d[SR_UNITS_BUF_MAX];
@@ -46,10 +50,15 @@ static bool idle_timeout(struct srv *s, int64_t moved_ns, int64_t now, struct sr
 		return false;
 	sr_format_duration(idle_ms, d, sizeof(d));
 	sr_error_msg(err, -ETIMEDOUT,
-		     "nothing came from the sandbox for %s: its worker is stopped or gone; gave up "
-		     "(serve --idle-timeout sets how long it waits)",
-		     d);
+		     "%s for %s: its worker is stopped or gone; gave up (serve --idle-timeout "
+		     "sets how long it waits)",
+		     what, d);
 	return true;
+}
+
+static bool idle_timeout(struct srv *s, int64_t moved_ns, int64_t now, struct sr_error *err)
+{
+	return srv_idle_expired(s, moved_ns, now, "nothing came from the sandbox", err);
 }
 
 /* ---- read ---- */
@@ -244,9 +253,15 @@ static void file_read(struct req *r, const char *ref, const char *path)
 	srv_suspend(r);
 }
 
-/* ---- list, stat ---- */
+/* ---- list, stat; remove, mkdir ---- */
 
-enum list_format { LIST_V1, STAT_V1, LIST_ENVD, STAT_ENVD };
+/*
+ * What the worker's pipe brings: entries (a listing, a stat), or for
+ * remove and mkdir (SIMPLE) only signs of life -- a remove writes a byte
+ * every so many entries (child/files.c) -- so that a long one that goes
+ * on is told from a stopped one.
+ */
+enum list_format { LIST_V1, STAT_V1, LIST_ENVD, STAT_ENVD, SIMPLE };
 
 struct list_job {
 	struct job job;
@@ -259,6 +274,7 @@ struct list_job {
 	int64_t moved_ns; /* as a read's */
 	struct sr_error err;
 	uint64_t max;
+	char *path; /* SIMPLE: what the answer names */
 };
 
 static void list_free(struct list_job *j)
@@ -268,6 +284,7 @@ static void list_free(struct list_job *j)
 	sr_closep(&j->fd);
 	srv_job_remove(&j->job);
 	free(j->q.p);
+	free(j->path);
 	free(j);
 }
 
@@ -357,6 +374,23 @@ static void list_answer(struct list_job *j)
 	json_decref(entries);
 }
 
+/* A remove's or mkdir's: the path, as /v1 and envd's MakeDir answer it. */
+static void simple_answer(struct req *r, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (r->m.family == SR_API_V1)
+		srv_answer_json(r, MHD_HTTP_OK, json_pack("{so}", "path", sr_json_string(path)));
+	else if (r->m.route == SR_ROUTE_ENVD_RPC && strstr(r->m.name, "MakeDir"))
+		srv_answer_json(r, MHD_HTTP_OK,
+				json_pack("{s{sosssoss}}", "entry", "name",
+					  sr_json_string(slash ? slash + 1 : path), "type",
+					  "FILE_TYPE_DIRECTORY", "path", sr_json_string(path),
+					  "permissions", "drwxr-xr-x"));
+	else
+		srv_answer_json(r, MHD_HTTP_OK, json_object());
+}
+
 static void list_progress(struct list_job *j)
 {
 	struct req *r = j->job.r;
@@ -366,6 +400,8 @@ static void list_progress(struct list_job *j)
 	if (r) {
 		if (j->err.code)
 			srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, &j->err);
+		else if (j->format == SIMPLE)
+			simple_answer(r, j->path);
 		else
 			list_answer(j);
 	}
@@ -382,6 +418,8 @@ static void on_list_data(struct srv *s, void *ctx, uint32_t events)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	j->moved_ns = sr_monotonic_ns();
+	if (n > 0 && j->format == SIMPLE)
+		return;
 	if (n > 0 && j->q.len + (size_t)n <= j->max && fbuf_add(&j->q, buf, (size_t)n) == 0)
 		return;
 	if (n > 0 && !j->err.code)
@@ -438,25 +476,29 @@ static void list_tick(struct job *job, int64_t now)
 
 static const struct job_ops list_ops = {.gone = list_gone, .tick = list_tick};
 
-void sr_api_files_list(struct req *r, const char *ref, const char *path, bool stat, bool envd)
+/* A worker's op on path, answered as format says once it has reported and its pipe ended. */
+static void list_start(struct req *r, const char *ref, const char *op, const char *path,
+		       enum list_format format)
 {
 	struct list_job *j = calloc(1, sizeof(*j));
 	struct sr_error err = {0};
 	int p[2] = {-1, -1};
 
-	if (!j || pipe2(p, O_CLOEXEC) < 0) {
+	if (!j || (format == SIMPLE && !(j->path = strdup(path))) || pipe2(p, O_CLOEXEC) < 0) {
+		if (j)
+			free(j->path);
 		free(j);
 		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
 	}
 	j->fd = p[0];
-	j->format = envd ? (stat ? STAT_ENVD : LIST_ENVD) : (stat ? STAT_V1 : LIST_V1);
+	j->format = format;
 	j->moved_ns = sr_monotonic_ns();
 	j->max = srv_opts(r->s)->max_output;
 	j->k.on_msg = list_msg;
 	j->k.on_hup = list_hup;
 	fcntl(j->fd, F_SETFL, O_NONBLOCK);
 	srv_job_add(r->s, &j->job, &list_ops, NULL);
-	if (start_worker(r, &j->k, ref, stat ? "file_stat" : "file_list", path, p[1], &err) < 0 ||
+	if (start_worker(r, &j->k, ref, op, path, p[1], &err) < 0 ||
 	    !(j->w = srv_watch(r->s, j->fd, EPOLLIN, on_list_data, j))) {
 		close(p[1]);
 		if (!err.code)
@@ -470,47 +512,16 @@ void sr_api_files_list(struct req *r, const char *ref, const char *path, bool st
 	srv_suspend(r);
 }
 
-/* ---- remove, mkdir ---- */
-
-static void simple_done(struct req *r, json_t *reply, const struct sr_error *err, void *ctx)
+void sr_api_files_list(struct req *r, const char *ref, const char *path, bool stat, bool envd)
 {
-	const char *path = ctx;
-
-	if (!reply)
-		srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, err);
-	else if (r->m.family == SR_API_V1)
-		srv_answer_json(r, MHD_HTTP_OK, json_pack("{so}", "path", sr_json_string(path)));
-	else if (r->m.route == SR_ROUTE_ENVD_RPC && strstr(r->m.name, "MakeDir"))
-		srv_answer_json(
-		    r, MHD_HTTP_OK,
-		    json_pack("{s{sosssoss}}", "entry", "name",
-			      sr_json_string(strrchr(path, '/') ? strrchr(path, '/') + 1 : path),
-			      "type", "FILE_TYPE_DIRECTORY", "path", sr_json_string(path),
-			      "permissions", "drwxr-xr-x"));
-	else
-		srv_answer_json(r, MHD_HTTP_OK, json_object());
-	free((char *)path);
+	list_start(r, ref, stat ? "file_stat" : "file_list", path,
+		   envd ? (stat ? STAT_ENVD : LIST_ENVD) : (stat ? STAT_V1 : LIST_V1));
 }
 
-void sr_api_files_simple(struct req *r, const char *ref, const char *op, const char *path,
-			 bool envd)
+/* Remove, mkdir: bounded by --idle-timeout as a listing is (a stopped worker answers 504). */
+void sr_api_files_simple(struct req *r, const char *ref, const char *op, const char *path)
 {
-	_cleanup_close_ int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	json_t *req = json_pack("{ssso}", "op", op, "path", sr_json_string(path));
-	struct sr_error err = {0};
-	char *copy = strdup(path);
-
-	if (!req || !copy || null < 0) {
-		free(copy);
-		if (req)
-			json_decref(req);
-		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
-	}
-	if (srv_call(r, ref, req, &null, 1, simple_done, copy, &err) < 0) {
-		free(copy);
-		srv_answer_err(r, NULL, &err);
-	}
-	json_decref(req);
+	list_start(r, ref, op, path, SIMPLE);
 }
 
 /* ---- /v1 and envd's GET ---- */
@@ -526,11 +537,11 @@ void sr_api_files(struct req *r)
 					"files: ?path=PATH is needed (relative: to /workspace)");
 	switch (r->m.route) {
 	case SR_ROUTE_SB_FILES_DELETE:
-		return sr_api_files_simple(r, r->m.id, "file_remove", path, false);
+		return sr_api_files_simple(r, r->m.id, "file_remove", path);
 	case SR_ROUTE_SB_FILES_PUT:
 		/* ?dir=1 (no body): a directory, made with its parents. */
 		if (dir && strcmp(dir, "0") && strcmp(dir, "false"))
-			return sr_api_files_simple(r, r->m.id, "file_mkdir", path, false);
+			return sr_api_files_simple(r, r->m.id, "file_mkdir", path);
 		return srv_answer_error(r, -EINVAL, "files: a malformed request");
 	default:
 		if (list && strcmp(list, "0") && strcmp(list, "false"))

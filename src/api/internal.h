@@ -256,13 +256,20 @@ json_t *sr_invoke_pools_json(struct srv *s);
 void sr_api_files(struct req *r); /* files.c: /v1 files */
 void sr_api_envd_files(struct req *r);
 void sr_api_files_list(struct req *r, const char *ref, const char *path, bool stat, bool envd);
-void sr_api_files_simple(struct req *r, const char *ref, const char *op, const char *path,
-			 bool envd);
+/* file_remove, file_mkdir: answered as r's family has them. */
+void sr_api_files_simple(struct req *r, const char *ref, const char *op, const char *path);
 /* files.c: a body as it comes (an upload), before the request is whole: false to refuse. */
 bool sr_api_upload_begin(struct req *r);
 /* How much of data it took: the rest comes again once the request is resumed. */
 size_t sr_api_upload_data(struct req *r, const char *data, size_t len);
 void sr_api_upload_end(struct req *r);
+/*
+ * files.c: whether a worker in the sandbox that moved nothing since
+ * moved_ns has had its --idle-timeout; err then says so (-ETIMEDOUT),
+ * starting with what (for want of the worker) did not happen.
+ */
+bool srv_idle_expired(struct srv *s, int64_t moved_ns, int64_t now, const char *what,
+		      struct sr_error *err);
 /* envd's path: relative ones from SR_API_HOME (malloc'd, NULL for none). */
 char *sr_api_envd_path(const char *path);
 void sr_api_e2b(struct req *r);	 /* e2b.c */

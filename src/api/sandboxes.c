@@ -177,8 +177,11 @@ static void snapshot(struct req *r)
 		    "snapshot: expected {\"name\": NAME} (1-64 of A-Z a-z 0-9 _ "
 		    ". -, starting with a letter or digit)");
 	}
-	call(r, json_pack("{ssso}", "op", "snapshot", "name", json_incref(name)), snapshot_done,
-	     "snapshot");
+	/* Its worker, stopped by the agent, is given up as a file's is (--idle-timeout): 504. */
+	call(r,
+	     json_pack("{sssOsI}", "op", "snapshot", "name", name, "idle_ms",
+		       (json_int_t)srv_opts(r->s)->idle_ms),
+	     snapshot_done, "snapshot");
 	json_decref(body);
 }
 

@@ -16,6 +16,12 @@
  * each part as fast as the client sends them: the client also waits while
  * FILES_OPEN_HIGH files are still being written, and a request has at
  * most FILES_MAX files (a tree is a tar: cp, or the files API's archive).
+ *
+ * A worker the agent stopped (it runs as the agent's uid) takes nothing:
+ * one that has had bytes or the end waiting for --idle-timeout is given
+ * up (its keeper's connection closed: the worker is killed), its slot
+ * freed, and the request answered 504 once its body is in. The file is
+ * written in place, as envd writes it: what the worker had written stays.
  */
 #include "internal.h"
 #include "util.h"
@@ -38,6 +44,7 @@ struct wfile {
 	uint64_t bytes;
 	bool closing; /* no more data: the pipe closes once q is out */
 	bool replied;
+	int64_t moved_ns; /* since when the worker has taken nothing of what waits for it */
 	struct sr_error err;
 	struct wfile *next;
 };
@@ -160,6 +167,7 @@ static void on_writable(struct srv *s, void *ctx, uint32_t events)
 		}
 		f->q.off += (size_t)n;
 		up->queued -= (size_t)n;
+		f->moved_ns = sr_monotonic_ns();
 	}
 	if (f->q.len == f->q.off) {
 		if (f->closing) {
@@ -212,6 +220,7 @@ static struct wfile *wfile_start(struct upload *up, struct req *r, const char *p
 	if (f && req && (f->path = strdup(path)) && pipe2(p, O_CLOEXEC) == 0) {
 		f->up = up;
 		f->fd = p[1];
+		f->moved_ns = sr_monotonic_ns();
 		f->k.on_msg = wfile_msg;
 		f->k.on_hup = wfile_hup;
 		fcntl(f->fd, F_SETFL, O_NONBLOCK);
@@ -240,12 +249,21 @@ static struct wfile *wfile_start(struct upload *up, struct req *r, const char *p
 	return f;
 }
 
+/* Whether the worker has something to take (bytes, or the end) that it has not. */
+static bool waits_on_worker(const struct wfile *f)
+{
+	return !f->replied && (f->q.len > f->q.off || f->closing);
+}
+
 static void wfile_add(struct upload *up, const char *data, size_t n)
 {
 	struct wfile *f = up->cur;
 
 	if (!f || f->closing || n == 0)
 		return;
+	/* Idle from now: until these came, it was the client it waited for. */
+	if (!waits_on_worker(f))
+		f->moved_ns = sr_monotonic_ns();
 	if (fbuf_add(&f->q, data, n) < 0) {
 		sr_error_errno(&up->err, -ENOMEM, "files");
 		return;
@@ -262,6 +280,8 @@ static void wfile_close(struct upload *up)
 	up->cur = NULL;
 	if (!f)
 		return;
+	if (!waits_on_worker(f))
+		f->moved_ns = sr_monotonic_ns();
 	f->closing = true;
 	srv_watch_events(up->job.s, f->w, EPOLLOUT);
 }
@@ -316,7 +336,44 @@ static void upload_gone(struct job *j)
 	upload_free(container_of(j, struct upload, job));
 }
 
-static const struct job_ops upload_ops = {.gone = upload_gone};
+/*
+ * A worker that took nothing for --idle-timeout: given up as one that
+ * failed is (what waits for it dropped, the rest of its part too), its
+ * keeper's connection closed, which has it killed.
+ */
+static void wfile_give_up(struct wfile *f, const struct sr_error *why)
+{
+	struct upload *up = f->up;
+
+	up->queued -= f->q.len - f->q.off;
+	f->q.len = f->q.off = 0;
+	f->closing = true;
+	f->err = *why;
+	srv_unwatch(up->job.s, &f->w);
+	sr_closep(&f->fd);
+	f->fd = -1;
+	kcall_stop(&f->k);
+	wfile_replied(f);
+}
+
+static void upload_tick(struct job *j, int64_t now)
+{
+	struct upload *up = container_of(j, struct upload, job);
+	struct sr_error err = {0};
+	bool gave_up = false;
+
+	for (struct wfile *f = up->files; f; f = f->next)
+		if (waits_on_worker(f) &&
+		    srv_idle_expired(j->s, f->moved_ns, now, "the sandbox took nothing", &err)) {
+			wfile_give_up(f, &err);
+			gave_up = true;
+		}
+	/* Its body whole, it is answered now (504); else once the rest has come. */
+	if (gave_up)
+		check_done(up);
+}
+
+static const struct job_ops upload_ops = {.gone = upload_gone, .tick = upload_tick};
 
 bool sr_api_upload_begin(struct req *r)
 {

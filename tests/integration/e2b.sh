@@ -9,6 +9,7 @@
 # Needs node and npm, and the npm registry once: the package is installed
 # into the build tree (tests/e2b-sdk) and kept there for the next runs.
 . "$(dirname "$0")/libtest.sh"
+. "$(dirname "$0")/libworker.sh"
 
 E2B_VERSION=${SR_E2B_VERSION:-2}
 cache="$(cd "$(dirname "$SR_BIN")/.." && pwd)/tests/e2b-sdk"
@@ -189,5 +190,89 @@ t_sdk() {
 	assert_eq "serve ends, nothing left" "0 " "$? $(ls "$(state_dir)")"
 }
 
-for_each_user t_sdk
+# The SDK's calls whose worker in the sandbox the agent stops: files.write
+# (envd's POST /files) and files.makeDir (MakeDir) hung for good. Now, with
+# serve --idle-timeout 2s, they fail in seconds, as the SDK reads it: a
+# SandboxError of 504 and a TimeoutError (Connect's deadline_exceeded).
+cat >"$SR_TMP/e2b-stopped.mjs" <<'EOF'
+import { Sandbox } from 'e2b'
+import fs from 'node:fs'
+
+const say = (k, v) => console.log(`${k}=${JSON.stringify(v)}`)
+const opts = process.env.SR_NO_EGRESS ? { allowInternetAccess: false } : {}
+const sbx = await Sandbox.create({ ...opts, timeoutMs: 120_000 })
+await sbx.files.write('/tmp/stopper.py', fs.readFileSync(process.env.STOPPER, 'utf8'))
+// The stopper (libworker.sh) in the background, until it says it is ready.
+const stopper = async (mode) => {
+  let out = ''
+  let ready
+  const started = new Promise((r) => (ready = r))
+  const h = await sbx.commands.run(`python3 /tmp/stopper.py ${mode}`, {
+    background: true,
+    onStdout: (d) => {
+      out += d
+      if (out.includes('ready')) ready()
+    },
+  })
+  await started
+  return async () => {
+    await h.wait().catch(() => {})
+    return out.split('\n')[1]
+  }
+}
+const attempt = async (name, f) => {
+  const t0 = Date.now()
+  try {
+    await f()
+    say(name, 'no error')
+  } catch (e) {
+    say(name, [e.name, e.message.includes('its worker is stopped or gone')])
+  }
+  say(name + 'Ms', Date.now() - t0)
+}
+let done = await stopper('stop')
+// Large enough that the worker lives a while: the stopper, a loop over /proc, finds it.
+await attempt('write', () => sbx.files.write('big', new Uint8Array(200_000_000)))
+say('writeStopper', await done())
+done = await stopper('all')
+// 1,000 levels to make: its worker lives long enough for the stopper's loop to meet it.
+await attempt('makeDir', () => sbx.files.makeDir('made' + '/d'.repeat(1000)))
+say('makeDirStopper', (await done()).startsWith('stopped'))
+say('after', (await sbx.commands.run('echo alive')).stdout)
+await sbx.kill()
+EOF
+chmod a+r "$SR_TMP/e2b-stopped.mjs"
+
+t_sdk_stopped() {
+	local served="$SR_OUT/serve-e2b-stopped-$SR_AS.out" pid url token_file noegress=""
+	rm -f "$served"
+	have_egress || noegress=1
+	(as_user_exec "$SR" serve --listen 127.0.0.1:0 --idle-timeout 2s >"$served" \
+		2>"$SR_OUT/serve-e2b-stopped-$SR_AS.err") &
+	pid=$!
+	until_ok 10 test -s "$served" || {
+		not_ok "serve started"
+		return
+	}
+	read -r url token_file <"$served"
+	out=$(cd "$SR_TMP" && as_user env E2B_API_URL="$url" E2B_SANDBOX_URL="$url" \
+		E2B_API_KEY="$(cat "$token_file")" SR_NO_EGRESS="$noegress" \
+		STOPPER="$SR_TMP/stopper.py" timeout 120 node e2b-stopped.mjs 2>&1)
+	rc=$?
+	assert_eq "the script ran to its end (e2b $sdk_version)" 0 "$rc"
+	assert_eq "the agent stops files.write's worker" '"stopped a worker"' "$(field writeStopper)"
+	assert_eq "files.write: a SandboxError (504), saying why" '["SandboxError",true]' "$(field write)"
+	check "within seconds of --idle-timeout ($(field writeMs) ms)" test "$(field writeMs)" -lt 15000
+	assert_eq "the agent stops files.makeDir's worker" true "$(field makeDirStopper)"
+	assert_eq "files.makeDir: a TimeoutError (deadline_exceeded), saying why" \
+		'["TimeoutError",true]' "$(field makeDir)"
+	check "within seconds of --idle-timeout ($(field makeDirMs) ms)" test "$(field makeDirMs)" -lt 15000
+	assert_eq "and the sandbox goes on" '"alive\n"' "$(field after)"
+	if [ "$rc" != 0 ]; then sed 's/^/# /' <<<"$out" | tail -20; fi
+	kill -TERM "$pid"
+	wait "$pid"
+	assert_eq "serve ends, nothing left" "0 " "$? $(ls "$(state_dir)")"
+}
+
+for_each_user t_sdk t_sdk_stopped
 done_testing

@@ -372,6 +372,105 @@ t_stopped_worker() {
 	stop_serve
 }
 
+# timed_req METHOD PATH [CURL ARGS...]: as timed_get, any method and body.
+timed_req() {
+	local t0 o="$SR_OUT/.req-$SR_AS" m=$1 p=$2
+	shift 2
+	t0=$(date +%s%N)
+	code=$(as_user curl -s -m 40 -o "$o" -w '%{http_code}' --unix-socket "$SOCK" -X "$m" \
+		"$@" "http://x$p")
+	curl_rc=$?
+	took=$((($(date +%s%N) - t0) / 1000000))
+	body=$(head -c 2000 "$o" | tr -d "\\0")
+}
+
+# A write, a remove, a mkdir or a snapshot whose worker the agent stopped
+# held the request, its connection and its worker (and for envd's upload
+# one of its 64 slots) for good. Now each is given up after --idle-timeout:
+# 504 (envd's RPCs: deadline_exceeded), the worker killed. A remove that
+# goes on, however slowly, is not cut.
+t_stopped_writer() {
+	local sb paused deep big="$SR_TMP/big-$SR_AS" snap="stuck-api-$SR_AS-$$"
+	start_serve --idle-timeout 2s || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "10m"}'
+	sb=$(jf 'j["id"]')
+	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	head -c 20000000 /dev/zero >"$big"
+	chmod 0644 "$big"
+	# Sent at 10 MB/s: the worker lives two seconds, however fast the host.
+	stopper stop
+	timed_req PUT "/v1/sandboxes/$sb/files?path=put" --limit-rate 10M --data-binary "@$big"
+	stopper_done
+	assert_eq "the agent stops the write's worker" "stopped a worker" "$stopper_did"
+	assert_eq "a write whose worker is stopped: 504 timeout, not hanging" "504 timeout" \
+		"$code $(jf 'j["code"]')"
+	assert_match "saying why" "the sandbox took nothing for 2s: its worker is stopped or gone" \
+		"$(jf 'j["message"]')"
+	check "within seconds of --idle-timeout ($took ms)" test "$took" -lt 15000
+	check "and the stopped worker is killed" until_ok 10 _no_workers
+	stopper stop
+	timed_req POST /files -H "E2b-Sandbox-Id: $sb" --limit-rate 10M -F "file=@$big;filename=up/post"
+	stopper_done
+	assert_eq "the agent stops the upload's worker" "stopped a worker" "$stopper_did"
+	assert_eq "envd's multipart upload whose worker is stopped: 504" "504 504" \
+		"$code $(jf 'j["code"]')"
+	check "within seconds of --idle-timeout ($took ms)" test "$took" -lt 15000
+	check "and that worker is killed too" until_ok 10 _no_workers
+	timed_req PUT "/v1/sandboxes/$sb/files?path=put" --data-binary "@$big"
+	assert_eq "a write nobody stops: whole" "200 20000000" "$code $(jf 'j["size"]')"
+	# A remove: its worker stopped, then one slowed down but going on.
+	sr exec "$sb" -- sh -c 'for d in a b; do mkdir $d && (cd $d && seq 60000 | xargs touch); done'
+	assert_eq "two directories of 60,000 files" 0 "$rc"
+	stopper stop
+	timed_req DELETE "/v1/sandboxes/$sb/files?path=a"
+	stopper_done
+	assert_eq "the agent stops the remove's worker" "stopped a worker" "$stopper_did"
+	assert_eq "a remove whose worker is stopped: 504" "504 timeout" "$code $(jf 'j["code"]')"
+	check "within seconds of --idle-timeout ($took ms)" test "$took" -lt 15000
+	check "and the stopped worker is killed" until_ok 10 _no_workers
+	stopper throttle
+	timed_req POST /filesystem.Filesystem/Remove -H "E2b-Sandbox-Id: $sb" \
+		-H 'Content-Type: application/json' --data-binary '{"path": "/workspace/b"}'
+	stopper_done
+	assert_match "envd's Remove slowed down past --idle-timeout, but going on: done" \
+		"^200 \{\} throttled a worker" "$code $body $stopper_did"
+	# Ended before its sixth pause, it had fewer (five are 2.25 s).
+	paused=${stopper_did##* paused }
+	paused=${paused%% times}
+	if [ "$paused" -ge 5 ] 2>/dev/null; then
+		check "though it took longer than --idle-timeout ($took ms, $paused pauses)" \
+			test "$took" -gt 2000
+	else
+		check "though it took its pauses ($took ms, ${paused:-no} pauses)" \
+			test "$took" -gt $((${paused:-1} * 450))
+	fi
+	# envd's MakeDir, its worker stopped as it starts: 1,000 levels to make,
+	# so that it lives long enough for the stopper's loop to meet it.
+	deep=/workspace/made$(printf '/d%.0s' $(seq 1000))
+	stopper all
+	timed_req POST /filesystem.Filesystem/MakeDir -H "E2b-Sandbox-Id: $sb" \
+		-H 'Content-Type: application/json' --data-binary "{\"path\": \"$deep\"}"
+	stopper_done
+	assert_eq "envd's MakeDir whose worker is stopped: 504 deadline_exceeded" \
+		"504 deadline_exceeded" "$code $(jf 'j["code"]')"
+	check "within seconds of --idle-timeout ($took ms)" test "$took" -lt 15000
+	check "and its worker is killed" until_ok 10 _no_workers
+	# A snapshot: the keeper watches its file grow for the server's --idle-timeout.
+	sr exec "$sb" -- sh -c 'head -c 64M /dev/urandom >/workspace/bulk'
+	stopper stop
+	timed_req POST "/v1/sandboxes/$sb/snapshots" --data-binary "{\"name\": \"$snap\"}"
+	stopper_done
+	assert_eq "the agent stops the snapshot's worker" "stopped a worker" "$stopper_did"
+	assert_eq "a snapshot whose worker is stopped: 504" "504 timeout" "$code $(jf 'j["code"]')"
+	check "within seconds of --idle-timeout ($took ms)" test "$took" -lt 15000
+	check "and its worker is killed" until_ok 10 _no_workers
+	api GET "/v1/sandboxes/$sb/files?path=put&stat=1"
+	assert_eq "the sandbox serves the next request" "200 20000000" "$code $(jf 'j["size"]')"
+	sr rm "$sb"
+	rm -f "$big"
+	stop_serve
+}
+
 # envd's multipart POST /files: at most 64 files being written at once
 # (upload.c), within one chunk of the body too. A body of 300 tiny parts
 # came in one read, and every part's worker was started at once.
@@ -472,5 +571,6 @@ for h in hosts:
 }
 
 for_each_user t_walkthrough t_errors t_auth t_warm t_hostile t_max_output t_stopped_worker \
+	t_stopped_writer \
 	t_upload_bound t_from_inside
 done_testing

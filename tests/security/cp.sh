@@ -414,6 +414,78 @@ t_cp_in_mount() {
 	rm -rf "$h"
 }
 
+# A copy in over a file that is a mount point (a --bind of one file): a
+# rename cannot replace it (EBUSY), and that came after the tree's other
+# entries had moved in. Now it is refused before anything moves, saying so.
+t_cp_in_bound_file() {
+	local h="$SR_TMP/in-bound-$SR_AS" i
+	rm -rf "$h"
+	mkdir -p "$h/ws/sub" "$h/host/sub"
+	echo host >"$h/bound"
+	echo mine >"$h/host/sub/conf.txt"
+	for i in $(seq 50); do echo "$i" >"$h/host/sub/n$i"; done
+	own "$h"
+	# Root's sandbox writes a --bind as host uid 65534, never as root.
+	if [ "$SR_AS" = root ]; then chown 65534:65534 "$h/bound"; fi
+	new_sandbox --workspace "$h/ws" --bind "$h/bound" /workspace/sub/conf.txt
+	sr cp "$h/host/sub" "$sb:/workspace"
+	assert_match "a tree with a file over a --bind of one file: refused (125), saying why" \
+		"^125 .*extract sub/conf.txt: a mount point \(a --bind of a file\): it cannot be replaced" \
+		"$rc $errout"
+	sr exec "$sb" -- ls -A /workspace/sub
+	assert_eq "nothing of it moved in (the other 50 files neither)" "conf.txt" "$out"
+	sr cp "$h/host/sub/conf.txt" "$sb:/workspace/sub/conf.txt"
+	assert_match "the file alone over it: refused the same" \
+		"^125 .*extract conf.txt: a mount point" "$rc $errout"
+	assert_eq "and the bound file is untouched" host "$(cat "$h/bound")"
+	sr rm "$sb"
+	rm -rf "$h"
+}
+
+# A copy in that fills the sandbox's disk to the last inode, into a
+# directory of the workspace's lower layer: extracting it fitted, but
+# moving it in copies that directory up (an inode), which failed after
+# other entries had moved in. Now the directories it joins are copied up
+# before anything moves.
+t_cp_in_enospc() {
+	local h="$SR_TMP/in-enospc-$SR_AS" i
+	rm -rf "$h"
+	mkdir -p "$h/ws/t/a" "$h/src/t/a"
+	for i in $(seq 50); do echo "$i" >"$h/src/t/z$i"; done
+	echo new >"$h/src/t/a/new1"
+	# Fills the disk's inodes, then frees as many as it is told.
+	cat >"$h/fill.py" <<'EOF'
+import os, sys
+os.makedirs("/tmp/fill", exist_ok=True)
+n = 0
+while True:
+    try:
+        os.close(os.open("/tmp/fill/%d" % n, os.O_CREAT | os.O_WRONLY, 0o644))
+    except OSError:
+        break
+    n += 1
+for i in range(int(sys.argv[1])):
+    os.unlink("/tmp/fill/%d" % (n - 1 - i))
+EOF
+	own "$h"
+	new_sandbox --workspace "$h/ws" --disk 20M
+	sr cp "$h/fill.py" "$sb:/tmp/fill.py"
+	# t copied up (a file of the agent's in it), t/a still only below.
+	sr exec "$sb" -- sh -c 'touch /workspace/t/mine && python3 /tmp/fill.py 54'
+	assert_eq "the disk's inodes filled but 54: the copy's entries and its hidden directory" 0 "$rc"
+	sr cp "$h/src/t" "$sb:/workspace"
+	assert_match "the copy fits, but copying t/a up does not: refused (125)" \
+		"^125 .*extract t/a: No space left on device" "$rc $errout"
+	sr exec "$sb" -- ls -A /workspace/t
+	assert_eq "nothing of it moved in" "a mine" "$(echo $out)"
+	sr exec "$sb" -- rm -r /tmp/fill
+	sr cp "$h/src/t" "$sb:/workspace"
+	sr exec "$sb" -- sh -c 'ls /workspace/t | wc -l; cat /workspace/t/a/new1'
+	assert_eq "with room, the same copy: whole" "0 52 new" "$rc $(echo $out)"
+	sr rm "$sb"
+	rm -rf "$h"
+}
+
 # cp in ended midway (SIGTERM): its worker, cancelled, is killed, and what
 # it had extracted goes with it. The agent stops the worker, so the copy
 # is midway when it is ended; it is large enough (files to make, 50 MB to
@@ -485,5 +557,6 @@ t_cp_hardlinks() {
 
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
 	t_root_link_followed t_sparse_and_bound t_cp_killed t_cp_interrupted t_stuck_worker \
-	t_stuck_snapshot t_cp_hardlinks t_cp_in_whole t_cp_in_mount t_cp_in_interrupted
+	t_stuck_snapshot t_cp_hardlinks t_cp_in_whole t_cp_in_mount t_cp_in_interrupted \
+	t_cp_in_bound_file t_cp_in_enospc
 done_testing

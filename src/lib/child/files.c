@@ -10,6 +10,27 @@
 
 /* Nesting removed at most: each level holds a directory fd open. */
 #define REMOVE_DEPTH_MAX 128
+/*
+ * A remove writes a byte on its stream every so many entries: serve tells
+ * a long remove that goes on from a worker the agent stopped by it
+ * (--idle-timeout), as it does a read's by its data.
+ */
+#define REMOVE_ALIVE_EVERY 256
+
+struct removal {
+	int alive; /* the stream */
+	unsigned n;
+};
+
+static void removed_one(struct removal *rm)
+{
+	/*
+	 * A reader gone (serve gave up, its client left) means the keeper is
+	 * ending this worker: SIGPIPE only comes first.
+	 */
+	if (++rm->n % REMOVE_ALIVE_EVERY == 0)
+		(void)!write(rm->alive, ".", 1);
+}
 /* What a file written from the API is made with (the agent's umask does not apply: it has none
  * here). */
 #define FILE_MODE 0644
@@ -233,7 +254,7 @@ static int list(const char *path, int fd, struct sr_error *err)
 }
 
 /* Everything beneath dirfd, not following a symbolic link anywhere. */
-static int empty_dir(int dirfd, int depth)
+static int empty_dir(int dirfd, int depth, struct removal *rm)
 {
 	struct dirent *de;
 	int r = 0, dup;
@@ -251,8 +272,10 @@ static int empty_dir(int dirfd, int depth)
 	while (r == 0 && (de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (unlinkat(dirfd, de->d_name, 0) == 0)
+		if (unlinkat(dirfd, de->d_name, 0) == 0) {
+			removed_one(rm);
 			continue;
+		}
 		if (errno != EISDIR && errno != EPERM) {
 			r = sr_negerrno();
 			break;
@@ -264,17 +287,20 @@ static int empty_dir(int dirfd, int depth)
 			r = sr_negerrno();
 			break;
 		}
-		r = empty_dir(sub, depth + 1);
+		r = empty_dir(sub, depth + 1, rm);
 		close(sub);
 		if (r == 0 && unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0)
 			r = sr_negerrno();
+		if (r == 0)
+			removed_one(rm);
 	}
 	closedir(d);
 	return r;
 }
 
-static int remove_path(const char *path, struct sr_error *err)
+static int remove_path(const char *path, int fd, struct sr_error *err)
 {
+	struct removal rm = {.alive = fd};
 	_cleanup_close_ int dirfd = -1;
 	int r;
 
@@ -285,7 +311,7 @@ static int remove_path(const char *path, struct sr_error *err)
 	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", path);
-	r = empty_dir(dirfd, 0);
+	r = empty_dir(dirfd, 0, &rm);
 	if (r < 0)
 		return sr_error_errno(err, r, "%s", path);
 	if (rmdir(path) < 0)
@@ -312,7 +338,7 @@ int sr_files_work(int kind, const char *path, int fd, struct sr_error *err)
 		return stat_entry(path, abs, fd, err);
 	}
 	case SR_WORK_REMOVE:
-		return remove_path(path, err);
+		return remove_path(path, fd, err);
 	case SR_WORK_MKDIR:
 		return make_parents(path, true, err);
 	default:

@@ -174,6 +174,19 @@ static int join(int from, int to, char *rel, size_t depth, bool move, struct sr_
 		}
 		if ((r = fits_in(&fs, &ts, rel, name, err)) < 0)
 			break;
+		/*
+		 * A file (or link) over a mount point (a --bind of one file): a
+		 * rename cannot replace it (EBUSY), and writing it in place could
+		 * not be undone: refused before anything moves.
+		 */
+		if (!S_ISDIR(fs.st_mode) && !same_mount(from, to, name, &fs, &ts)) {
+			r = sr_error_msg(
+			    err, -EBUSY,
+			    "extract %s: a mount point (a --bind of a file): it cannot "
+			    "be replaced; write the file it binds, or copy beside it",
+			    s);
+			break;
+		}
 		if (!S_ISDIR(fs.st_mode)) {
 			/* A file (or link) over one: the name is never without either. */
 			if (move && renameat(from, name, to, name) < 0)
@@ -202,9 +215,18 @@ static int join(int from, int to, char *rel, size_t depth, bool move, struct sr_
 			r = sr_error_errno(err, sub_from < 0 ? sub_from : sub_to, "extract %s", s);
 			break;
 		}
-		/* The archive's mode, as extracting into it gave it (archive.c: make_dir()). */
-		if (move && fchmod(sub_to, fs.st_mode & 07777) < 0) {
-			r = sr_error_errno(err, sr_negerrno(), "extract %s: chmod", s);
+		/*
+		 * The archive's mode, as extracting into it gave it (archive.c:
+		 * make_dir()). Looking first, its own mode: on the workspace's
+		 * overlay that copies the directory up, which takes an inode and
+		 * a block of the sandbox's disk -- an ENOSPC that would otherwise
+		 * come in the middle of the moves, after some had been made --
+		 * and it finds a directory whose mode cannot be set (not the
+		 * agent's) before anything moves.
+		 */
+		if (fchmod(sub_to, (move ? fs.st_mode : ts.st_mode) & 07777) < 0) {
+			r = sr_error_errno(err, sr_negerrno(),
+					   move ? "extract %s: chmod" : "extract %s", s);
 			break;
 		}
 		if (len + 1 + strlen(name) >= PATH_MAX) {

@@ -7,8 +7,16 @@
  * is there already entry by entry (as cp -r joins it). Nothing is moved
  * before every entry is there and the whole tree fits what is in place
  * (no directory replaced by a file, no file or link where a directory
- * goes), so an extraction that fails midway (a refused entry, the disk
- * full, a stream cut because cp was interrupted) leaves dir as it was.
+ * goes, no mount point to replace or to join across), so an extraction
+ * that fails midway (a refused entry, the disk full, a stream cut
+ * because cp was interrupted) leaves dir as it was.
+ *
+ * The renames take no room, but for the overlay's copy-up of a directory
+ * they join (done, with the check, before anything moves) and, on a disk
+ * full to its last block or inode, a new directory block of ext4 or the
+ * overlay's opaque marker on a new directory (an xattr, which tmpfs
+ * counts against its inodes): an ENOSPC there leaves the entries moved
+ * before it (docs/living.md).
  *
  * What was extracted is removed by the worker on any failure, and by a
  * process of its own (in a process group of its own, so that the
