@@ -209,6 +209,61 @@ t_in_flight() {
 	sr deployments rm slow
 }
 
+# Two deploys of one name at once take turns: the second waits, saying
+# so, until the first's version is current, then makes the next one. Its
+# version is the newer and ends current, whichever install is quicker
+# (before, the slower first deploy finished last and made its older version
+# current). Ctrl-C while waiting makes no version.
+t_concurrent() {
+	local d v pid
+	d=$(make_agent "$SR_AS-twice" 'echo hi')
+	v="$(data_dir)/deployments/twice/versions"
+	gate_open
+	in_background twice1-$SR_AS "$SR" deploy --net none --name twice "${GATE_OPTS[@]}" \
+		--install 'read l </gate/fifo; echo first >who' "$d"
+	until_ok 60 grep -sq "deploy twice v1: read the agent" "$SR_OUT/twice1-$SR_AS"
+	in_background twice2-$SR_AS "$SR" deploy --net none --name twice --install 'echo second >who' "$d"
+	until_ok 60 sh -c "grep -sq 'under way' '$SR_OUT/twice2-$SR_AS' || [ -s '$SR_OUT/twice2-$SR_AS.rc' ]"
+	assert_match "a second deploy of the name meanwhile waits, saying so" \
+		"sandbox-run: deploy twice: another deploy of twice is under way; waiting for it to end" \
+		"$(cat "$SR_OUT/twice2-$SR_AS")"
+	check "and makes no version while it waits" test ! -e "$v/2"
+	gate_release
+	until_ok 120 ended twice1-$SR_AS
+	until_ok 120 ended twice2-$SR_AS
+	wait
+	gate_close
+	assert_eq "both deploy" "0 0" "$(cat "$SR_OUT/twice1-$SR_AS.rc") $(cat "$SR_OUT/twice2-$SR_AS.rc")"
+	assert_eq "versions numbered in the order the deploys began" "first second" \
+		"$(cat "$v/1/app/who" "$v/2/app/who" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+	assert_eq "the later deploy's version is current" versions/2 \
+		"$(readlink "$(data_dir)/deployments/twice/current")"
+	sr deployments
+	assert_match "deployments: 1 ready, 2 active" "twice +1 .* ready.*twice +2 .* active" \
+		"$(tr '\n' ' ' <<<"$out")"
+
+	gate_open
+	in_background twice3-$SR_AS "$SR" deploy --net none --name twice "${GATE_OPTS[@]}" \
+		--install 'read l </gate/fifo' "$d"
+	until_ok 60 grep -sEq "deploy twice v[0-9]+: read the agent" "$SR_OUT/twice3-$SR_AS"
+	rm -f "$SR_OUT/twice4-$SR_AS"
+	(as_user_exec "$SR" deploy --net none --name twice "$d" >"$SR_OUT/twice4-$SR_AS" 2>&1) &
+	pid=$!
+	until_ok 60 sh -c "grep -sq 'under way' '$SR_OUT/twice4-$SR_AS' || [ ! -e /proc/$pid ]"
+	kill -INT "$pid"
+	wait "$pid"
+	assert_eq "Ctrl-C while waiting: 130" 130 "$?"
+	assert_match "saying it stopped waiting" "deploy twice: stopped while waiting for another deploy" \
+		"$(cat "$SR_OUT/twice4-$SR_AS")"
+	gate_release
+	until_ok 120 ended twice3-$SR_AS
+	wait
+	gate_close
+	assert_eq "the deploy it waited for is not disturbed" 0 "$(cat "$SR_OUT/twice3-$SR_AS.rc")"
+	check "no version of the stopped one" test ! -e "$v/4"
+	sr deployments rm twice
+}
+
 t_python() {
 	local d="$SR_TMP/agents/$SR_AS-py"
 	rm -rf "$d" && mkdir -p "$d"
@@ -325,5 +380,5 @@ t_rollback_none() {
 }
 
 for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
-	t_in_flight t_python t_python_requirements t_refusals t_foreign_data_dir t_terminal t_rollback_none
+	t_in_flight t_concurrent t_python t_python_requirements t_refusals t_foreign_data_dir t_terminal t_rollback_none
 done_testing
