@@ -518,6 +518,35 @@ static void on_waiting(void *ctx)
 			dp->prog.name, dp->prog.name);
 }
 
+/*
+ * The package cache all deployments shared before each had its own
+ * (sr_install_remove_shared_cache), removed at the first deploy since;
+ * said once, for it frees what may be hundreds of MB.
+ */
+static void remove_shared_cache(struct deploy *dp)
+{
+	_cleanup_free_ char *path = NULL;
+	struct sr_error err = {0};
+	int64_t bytes = 0;
+	char size[32];
+
+	if (sr_install_remove_shared_cache(&path, &bytes, &err) < 0) {
+		sr_warn(&dp->sink,
+			"%s (the package cache deployments shared before each had its own: remove "
+			"it by hand)",
+			err.msg);
+		return;
+	}
+	if (!path || dp->prog.level < SR_LOG_WARNING)
+		return;
+	human_size(bytes, size, sizeof(size));
+	fprintf(
+	    stderr,
+	    "sandbox-run: removed %s (%s): the package cache all deployments shared before each "
+	    "had its own, unused since\n",
+	    path, size);
+}
+
 static int deploy(struct deploy *dp)
 {
 	struct sr_error err = {0}, ferr = {0};
@@ -544,6 +573,7 @@ static int deploy(struct deploy *dp)
 		sr_error_errno(&err, !source ? sr_negerrno() : -ENOMEM, "deploy %s", dp->agent);
 		goto fail_early;
 	}
+	remove_shared_cache(dp);
 	dp->prog.name = name;
 	o.source = source;
 	o.meta = meta;

@@ -264,6 +264,46 @@ t_concurrent() {
 	sr deployments rm twice
 }
 
+# Earlier versions kept one package cache for all of a user's deployments,
+# <data>/cache; each now has its own. The next deploy removes the old one,
+# however npm left its modes, following no link, and says so once.
+t_old_shared_cache() {
+	local data d outside
+	data=$(data_dir)
+	outside="$SR_TMP/outside-$SR_AS"
+	rm -rf "$outside" && mkdir -p "$outside/dir" && echo keep >"$outside/file"
+	chmod -R a+rwX "$outside"
+	as_user sh -c '
+		c=$1/cache o=$2
+		mkdir -p "$c/npm/_cacache/content-v2/sha512/ab" "$c/pip/http/ro" "$c/npm/closed/deep"
+		head -c 1048576 /dev/zero >"$c/npm/_cacache/content-v2/sha512/ab/blob"
+		echo x >"$c/pip/http/ro/entry"
+		echo x >"$c/npm/closed/deep/entry"
+		chmod 0444 "$c/pip/http/ro/entry"
+		chmod 0555 "$c/pip/http/ro" "$c/pip/http"
+		chmod 0000 "$c/npm/closed"
+		ln -s "$o/dir" "$c/npm/link-dir"
+		ln -s "$o/file" "$c/link-file"' _ "$data" "$outside"
+	d=$(make_agent "$SR_AS-oldcache" 'echo hi')
+	sr deploy --net none --name oldcache "$d"
+	assert_eq "the next deploy works" 0 "$rc"
+	assert_match "it says it removed the old shared cache" \
+		"sandbox-run: removed $data/cache \(1\.0 MiB\): the package cache all deployments shared" "$errout"
+	check "which is gone" test ! -e "$data/cache" -a ! -L "$data/cache"
+	check "the links in it were not followed" \
+		test "$(cat "$outside/file")" = keep -a -d "$outside/dir"
+	sr deploy --net none --name oldcache "$d"
+	assert_no_match "the deploy after says nothing of it" "removed" "$errout"
+	# The old cache a link itself: the link goes, what it points to stays.
+	rm -rf "$data/cache"
+	as_user ln -s "$outside" "$data/cache"
+	sr -q deploy --net none --name oldcache "$d"
+	assert_eq "-q: removed without a word" "0:" "$rc:$errout"
+	check "the link is gone, not what it pointed to" \
+		test ! -L "$data/cache" -a "$(cat "$outside/file")" = keep
+	sr deployments rm oldcache
+}
+
 t_python() {
 	local d="$SR_TMP/agents/$SR_AS-py"
 	rm -rf "$d" && mkdir -p "$d"
@@ -380,5 +420,5 @@ t_rollback_none() {
 }
 
 for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
-	t_in_flight t_concurrent t_python t_python_requirements t_refusals t_foreign_data_dir t_terminal t_rollback_none
+	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_foreign_data_dir t_terminal t_rollback_none
 done_testing

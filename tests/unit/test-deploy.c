@@ -3,7 +3,7 @@
  * Deployments without sandboxes: the install plan, counts, pruning, the
  * secrets store, and versions made, published, failed, held, rolled back
  * and removed in a data directory of the test's own; names claimed,
- * deploys taking turns, locks that outlive a removal.
+ * deploys taking turns, locks that outlive a removal, the old shared cache.
  */
 #include "config.h"
 #include "deploy.h"
@@ -545,6 +545,50 @@ START_TEST(test_lock_after_remove)
 }
 END_TEST
 
+/*
+ * The package cache all deployments shared once, <data>/cache: removed
+ * whatever its modes, following no link, and said once.
+ */
+START_TEST(test_shared_cache)
+{
+	struct sr_error err = {0};
+	char path[512], outside[512], link[512];
+	char *removed = NULL;
+	int64_t bytes = 0;
+
+	snprintf(outside, sizeof(outside), "%s/outside", dir);
+	ck_assert_int_eq(mkdir(outside, 0700), 0);
+	put(outside, "keep", "keep");
+	snprintf(path, sizeof(path), "%s/cache", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	put(path, "blob", "0123456789");
+	snprintf(link, sizeof(link), "%s/cache/out", dir);
+	ck_assert_int_eq(symlink(outside, link), 0);
+	snprintf(path, sizeof(path), "%s/cache/ro", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	put(path, "x", "x");
+	ck_assert_int_eq(chmod(path, 0500), 0);
+	ck_assert_int_eq(sr_install_remove_shared_cache(&removed, &bytes, &err), 0);
+	snprintf(path, sizeof(path), "%s/cache", dir);
+	ck_assert_str_eq(removed, path);
+	ck_assert_int_eq(bytes, 11 + (int64_t)strlen(outside));
+	free(removed);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/keep", outside);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ck_assert_int_eq(sr_install_remove_shared_cache(&removed, &bytes, &err), 0);
+	ck_assert_ptr_null(removed);
+	/* A link named cache: the link goes. */
+	snprintf(path, sizeof(path), "%s/cache", dir);
+	ck_assert_int_eq(symlink(outside, path), 0);
+	ck_assert_int_eq(sr_install_remove_shared_cache(&removed, &bytes, &err), 0);
+	free(removed);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/keep", outside);
+	ck_assert_int_eq(access(path, F_OK), 0);
+}
+END_TEST
+
 START_TEST(test_tail)
 {
 	char path[512], *tail = NULL;
@@ -578,6 +622,7 @@ static Suite *deploy_suite(void)
 	tcase_add_test(tc, test_turns);
 	tcase_add_test(tc, test_secrets_hold);
 	tcase_add_test(tc, test_lock_after_remove);
+	tcase_add_test(tc, test_shared_cache);
 	tcase_add_test(tc, test_tail);
 	suite_add_tcase(s, tc);
 	return s;
