@@ -8,7 +8,8 @@
  * read-only layer, then made current and old versions pruned. Progress:
  * one live line on a terminal, plain lines elsewhere, nothing with -q; a
  * failed install shows its output's last lines and leaves the current
- * version as it was.
+ * version as it was. A deploy of a name another deploy is making waits for
+ * it, saying so; the name's checks are the library's, under its lock.
  */
 #include "agent.h"
 #include "archive.h"
@@ -56,6 +57,8 @@ static void usage(FILE *f)
 	      "--net, --allow, --env, ...): the install runs with them, and the deployment\n"
 	      "keeps them for its invocations, whose own options go over them. Secrets are\n"
 	      "set apart: sandbox-run secrets set NAME KEY.\n"
+	      "\n"
+	      "A deploy of a name another deploy is making waits for it to end.\n"
 	      "\n"
 	      "Exit status: 0 deployed; 125 failed (the current version stays current).\n",
 	      f);
@@ -262,68 +265,6 @@ static int default_name(const char *agent, bool archive, char **ret, struct sr_e
 	return 0;
 }
 
-/* No secrets are waiting for a first deployment of name (check_chosen_name). */
-static int check_no_secrets(const char *name, const char *agent, struct sr_error *err)
-{
-	struct sr_strv keys = {0};
-	struct sr_error lerr = {0};
-	size_t n;
-
-	if (sr_secret_list(name, &keys, &lerr) < 0)
-		return 0; /* none (an error here is told when the secrets are loaded) */
-	n = keys.n;
-	sr_strv_free(&keys);
-	if (n == 0)
-		return 0;
-	return sr_error_msg(err, -EEXIST,
-			    "secrets are set for '%s', which is not deployed yet, and %s "
-			    "names itself '%s': --name %s deploys it with them, --name OTHER "
-			    "apart",
-			    name, agent, name, name);
-}
-
-/*
- * A name deploy chose (package.json's, the file's) is the agent's
- * author's choice: one that names a deployment of the user's made from
- * another source would make this code its next version, run with its
- * secrets. Refused then; its own source (meta.json's, the newest
- * version's) redeploys, and --name says it is meant. So is a name that
- * has secrets set and no deployment yet: they were set for an agent
- * the user meant, which --name says.
- */
-static int check_chosen_name(const char *name, const char *agent, struct sr_error *err)
-{
-	_cleanup_free_ char *abs = realpath(agent, NULL);
-	json_int_t newest = 0;
-	const char *from = NULL;
-	json_t *all = NULL, *v;
-	size_t i;
-	int r = 0;
-
-	if (sr_deploy_list(&all, err) < 0)
-		return err->code;
-	json_array_foreach (all, i, v) {
-		json_int_t version = json_integer_value(json_object_get(v, "version"));
-		const char *src = json_string_value(json_object_get(v, "source"));
-
-		if (src && version > newest &&
-		    sr_streq(json_string_value(json_object_get(v, "name")), name)) {
-			newest = version;
-			from = src;
-		}
-	}
-	if (from && !sr_streq(from, abs ? abs : agent))
-		r = sr_error_msg(
-		    err, -EEXIST,
-		    "deployment '%s' is deployed from %s, not from %s, which names "
-		    "itself '%s': --name %s replaces it, --name OTHER deploys it apart",
-		    name, from, abs ? abs : agent, name, name);
-	json_decref(all);
-	if (r == 0 && !newest)
-		r = check_no_secrets(name, abs ? abs : agent, err);
-	return r;
-}
-
 /*
  * The code to install: a directory as it is; an archive extracted into
  * the version's src/ and, when all its entries sit under one folder (npm
@@ -425,24 +366,20 @@ static int cancel_fd(sigset_t *saved)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-static json_t *meta_new(const char *agent, const struct sr_install_plan *plan)
+/* meta.json as the deploy begins: when, and the install steps (none known yet). */
+static json_t *meta_new(void)
 {
 	char when[32];
 	time_t t = time(NULL);
 	struct timespec ts;
 	struct tm tm;
-	json_t *m, *steps = json_array();
-	_cleanup_free_ char *abs = realpath(agent, NULL);
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	for (size_t i = 0; steps && plan && i < plan->n; i++)
-		json_array_append_new(steps, sr_json_string(plan->steps[i].what));
-	m = json_pack("{sssIsoso}", "created", when, "created_ms",
-		      (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, "source",
-		      sr_json_string(abs ? abs : agent), "install", steps ? steps : json_array());
-	return m;
+	return json_pack("{sssIso}", "created", when, "created_ms",
+			 (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, "install",
+			 json_array());
 }
 
 /* What a failed install printed last, indented under the error. */
@@ -568,10 +505,58 @@ static void summary(struct deploy *dp, json_t *meta, unsigned pruned)
 		dp->v.name);
 }
 
+/* Another deploy of the name is under way: this one waits its turn (sr_deploy_begin). */
+static void on_waiting(void *ctx)
+{
+	struct deploy *dp = ctx;
+
+	clear_line(&dp->prog);
+	if (dp->prog.level >= SR_LOG_WARNING)
+		fprintf(stderr,
+			"sandbox-run: deploy %s: another deploy of %s is under way; waiting for it "
+			"to end\n",
+			dp->prog.name, dp->prog.name);
+}
+
+/*
+ * The package cache all deployments shared before each had its own
+ * (sr_install_remove_shared_cache), removed at the first deploy since;
+ * said once, for it frees what may be hundreds of MB.
+ */
+static void remove_shared_cache(struct deploy *dp)
+{
+	_cleanup_free_ char *path = NULL;
+	struct sr_error err = {0};
+	int64_t bytes = 0;
+	char size[32];
+
+	if (sr_install_remove_shared_cache(&path, &bytes, &err) < 0) {
+		sr_warn(&dp->sink,
+			"%s (the package cache deployments shared before each had its own: remove "
+			"it by hand)",
+			err.msg);
+		return;
+	}
+	if (!path || dp->prog.level < SR_LOG_WARNING)
+		return;
+	human_size(bytes, size, sizeof(size));
+	fprintf(
+	    stderr,
+	    "sandbox-run: removed %s (%s): the package cache all deployments shared before each "
+	    "had its own, unused since\n",
+	    path, size);
+}
+
 static int deploy(struct deploy *dp)
 {
-	struct sr_error err = {0};
-	_cleanup_free_ char *name = NULL;
+	struct sr_error err = {0}, ferr = {0};
+	_cleanup_free_ char *name = NULL, *source = NULL;
+	struct sr_deploy_begin_opts o = {
+	    .name_chosen = !dp->c->name,
+	    .cancel_fd = dp->cancel,
+	    .waiting = on_waiting,
+	    .ctx = dp,
+	};
 	json_t *meta = NULL;
 	unsigned pruned = 0, current;
 	int r;
@@ -580,21 +565,27 @@ static int deploy(struct deploy *dp)
 		goto fail_early;
 	if (dp->c->name)
 		name = strdup(dp->c->name);
-	else if (default_name(dp->agent, dp->archive, &name, &err) < 0 ||
-		 check_chosen_name(name, dp->agent, &err) < 0)
+	else if (default_name(dp->agent, dp->archive, &name, &err) < 0)
 		goto fail_early;
-	if (!name || sr_deploy_begin(name, &dp->v, &err) < 0) {
-		if (!name)
-			sr_error_errno(&err, -ENOMEM, "deploy");
+	source = realpath(dp->agent, NULL);
+	meta = meta_new();
+	if (!name || !source || !meta) {
+		sr_error_errno(&err, !source ? sr_negerrno() : -ENOMEM, "deploy %s", dp->agent);
 		goto fail_early;
+	}
+	remove_shared_cache(dp);
+	dp->prog.name = name;
+	o.source = source;
+	o.meta = meta;
+	if (sr_deploy_begin(name, &o, &dp->v, &err) < 0) {
+		if (err.code != -ECANCELED)
+			goto fail_early;
+		sr_sink_log(&dp->sink, SR_LOG_ERROR, "deploy %s: %s", name, err.msg);
+		json_decref(meta);
+		return 128 + SIGINT;
 	}
 	dp->prog.name = dp->v.name;
 	dp->prog.version = dp->v.version;
-	meta = meta_new(dp->agent, NULL);
-	if (!meta) {
-		sr_error_errno(&err, -ENOMEM, "deploy");
-		goto fail;
-	}
 	r = make_version(dp, meta, &err);
 	if (r == 0 && sr_deploy_publish(&dp->v, dp->c, meta, &err) == 0) {
 		struct sr_error perr = {0};
@@ -605,19 +596,14 @@ static int deploy(struct deploy *dp)
 		json_decref(meta);
 		return 0;
 	}
-fail:
 	clear_line(&dp->prog);
 	sr_sink_log(&dp->sink, SR_LOG_ERROR, "deploy %s: %s", dp->v.name, err.msg);
 	if (err.code == -ECHILD || err.code == -ETIME)
 		show_tail(&dp->v, &dp->sink);
-	if (meta) {
-		struct sr_error ferr = {0};
-
-		json_object_set_new(meta, "error", sr_json_string(err.msg));
-		if (sr_deploy_fail(&dp->v, meta, &ferr) < 0)
-			sr_warn(&dp->sink, "%s", ferr.msg);
-		json_decref(meta);
-	}
+	json_object_set_new(meta, "error", sr_json_string(err.msg));
+	if (sr_deploy_fail(&dp->v, meta, &ferr) < 0)
+		sr_warn(&dp->sink, "%s", ferr.msg);
+	json_decref(meta);
 	current = sr_deploy_current(dp->v.name);
 	if (current)
 		sr_sink_log(&dp->sink, SR_LOG_ERROR,
@@ -631,6 +617,8 @@ fail:
 	return err.code == -ECANCELED ? 128 + SIGINT : SR_EXIT_FAILURE;
 fail_early:
 	sr_sink_log(&dp->sink, SR_LOG_ERROR, "deploy: %s", err.msg);
+	if (meta)
+		json_decref(meta);
 	return SR_EXIT_FAILURE;
 }
 

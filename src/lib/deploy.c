@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include "deploy.h"
+#include "deploy-internal.h"
 #include "profile.h"
 #include "secrets.h"
 #include "state.h"
 #include "util.h"
 
 #include <dirent.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -64,10 +66,9 @@ static int name_dir(const char *name, bool create, char **ret, struct sr_error *
 	return 0;
 }
 
-/* dirfd's "lock" file, flock()ed with op; the fd, or -errno. */
-static int take_lock(int dirfd, int op)
+int deploy_take_lock(int dirfd, const char *file, int op)
 {
-	int fd = openat(dirfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = openat(dirfd, file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 	if (fd < 0)
 		return sr_negerrno();
@@ -80,17 +81,104 @@ static int take_lock(int dirfd, int op)
 	return fd;
 }
 
-static int lock_dir(const char *dir, int op, struct sr_error *err)
+/*
+ * deploy.lock, waited for in 0.1 s steps: flock(2) cannot be polled, and
+ * the signals that end a deploy come through o->cancel_fd, blocked
+ * otherwise. The fd, or -errno (-ECANCELED: cancel_fd became readable).
+ */
+static int take_deploy_lock(int dirfd, const struct sr_deploy_begin_opts *o)
 {
-	_cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int lock;
+	_cleanup_close_ int fd =
+	    openat(dirfd, "deploy.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool told = false;
 
 	if (fd < 0)
-		return sr_error_errno(err, sr_negerrno(), "%s", dir);
-	lock = take_lock(fd, op);
-	if (lock < 0)
-		return sr_error_errno(err, lock, "lock %s", dir);
-	return lock;
+		return sr_negerrno();
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		struct pollfd p = {.fd = o->cancel_fd, .events = POLLIN};
+
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return sr_negerrno();
+		if (!told && o->waiting)
+			o->waiting(o->ctx);
+		told = true;
+		if (poll(&p, o->cancel_fd >= 0, 100) > 0)
+			return -ECANCELED;
+	}
+	return steal_fd(&fd);
+}
+
+void deploy_release(struct deploy_held *h)
+{
+	sr_closep(&h->lock);
+	sr_closep(&h->deploying);
+	sr_closep(&h->dirfd);
+	free(h->dir);
+	*h = (struct deploy_held){.dirfd = -1, .deploying = -1, .lock = -1};
+}
+
+/*
+ * Whether the locked directory is still the one at its path, its lock
+ * file still in it: `deployments rm` renames the directory away while it
+ * holds its lock, and removes it; who waited for that lock gets a lock
+ * nobody else will take again.
+ */
+static bool still_there(const struct deploy_held *h)
+{
+	struct stat a, b, l;
+
+	return lstat(h->dir, &a) == 0 && fstat(h->dirfd, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino && fstat(h->lock, &l) == 0 && l.st_nlink > 0;
+}
+
+int deploy_hold(const char *name, bool create, int op, const struct sr_deploy_begin_opts *o,
+		struct deploy_held *ret, struct sr_error *err)
+{
+	struct deploy_held h = {.dirfd = -1, .deploying = -1, .lock = -1};
+	int r;
+
+	for (int tries = 0; tries < 100; tries++) {
+		r = name_dir(name, create, &h.dir, err);
+		if (r < 0)
+			return r;
+		h.dirfd = open(h.dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (h.dirfd < 0) {
+			r = sr_negerrno();
+			if (r == -ENOENT)
+				goto again;
+			r = sr_error_errno(err, r, "%s", h.dir);
+			goto fail;
+		}
+		if (o && (h.deploying = take_deploy_lock(h.dirfd, o)) < 0) {
+			r = h.deploying;
+			if (r == -ECANCELED)
+				r = sr_error_msg(err, r,
+						 "stopped while waiting for another deploy of '%s'",
+						 name);
+			else
+				r = sr_error_errno(err, r, "lock %s/deploy.lock", h.dir);
+			goto fail;
+		}
+		h.lock = deploy_take_lock(h.dirfd, "lock", op);
+		if (h.lock < 0) {
+			r = h.lock;
+			if (r == -ENOENT)
+				goto again;
+			r = sr_error_errno(err, r, "lock %s", h.dir);
+			goto fail;
+		}
+		if (still_there(&h)) {
+			*ret = h;
+			return 0;
+		}
+	again:
+		deploy_release(&h);
+	}
+	return sr_error_msg(err, -EAGAIN, "deployment '%s' keeps being removed and made again",
+			    name);
+fail:
+	deploy_release(&h);
+	return r;
 }
 
 /*
@@ -162,8 +250,7 @@ static bool parse_version(const char *s, unsigned *ret)
 	return true;
 }
 
-/* The current version (readlink of current: "versions/N"); 0 when none. */
-static unsigned read_current(int dirfd)
+unsigned deploy_read_current(int dirfd)
 {
 	char buf[64];
 	ssize_t n = readlinkat(dirfd, "current", buf, sizeof(buf) - 1);
@@ -177,8 +264,7 @@ static unsigned read_current(int dirfd)
 	return v;
 }
 
-/* current -> versions/N, atomically: a new link renamed over the old one. */
-static int set_current(int dirfd, unsigned version, struct sr_error *err)
+int deploy_set_current(int dirfd, unsigned version, struct sr_error *err)
 {
 	char target[32], tmp[48];
 	uint32_t rnd = 0;
@@ -229,19 +315,14 @@ static bool version_busy(int versionsfd, const char *vname)
 	return flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 }
 
-struct version_entry {
-	struct sr_version_state s;
-	json_t *meta;
-};
-
 static int cmp_version(const void *a, const void *b)
 {
-	const struct version_entry *x = a, *y = b;
+	const struct deploy_version *x = a, *y = b;
 
 	return x->s.version < y->s.version ? -1 : x->s.version > y->s.version;
 }
 
-static void versions_free(struct version_entry *v, size_t n)
+void deploy_versions_free(struct deploy_version *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (v[i].meta)
@@ -249,10 +330,9 @@ static void versions_free(struct version_entry *v, size_t n)
 	free(v);
 }
 
-/* Every version under versionsfd, oldest first, with its meta and whether it is busy. */
-static int list_versions(int versionsfd, struct version_entry **ret, size_t *ret_n)
+int deploy_list_versions(int versionsfd, struct deploy_version **ret, size_t *ret_n)
 {
-	struct version_entry *v = NULL;
+	struct deploy_version *v = NULL;
 	size_t n = 0;
 	struct dirent *de;
 	int fd = fcntl(versionsfd, F_DUPFD_CLOEXEC, 3);
@@ -265,7 +345,7 @@ static int list_versions(int versionsfd, struct version_entry **ret, size_t *ret
 	}
 	rewinddir(d);
 	while ((de = readdir(d))) {
-		struct version_entry *grown;
+		struct deploy_version *grown;
 		unsigned ver;
 
 		if (!parse_version(de->d_name, &ver) || n >= VERSIONS_MAX)
@@ -273,7 +353,7 @@ static int list_versions(int versionsfd, struct version_entry **ret, size_t *ret
 		grown = reallocarray(v, n + 1, sizeof(*v));
 		if (!grown) {
 			closedir(d);
-			versions_free(v, n);
+			deploy_versions_free(v, n);
 			return -ENOMEM;
 		}
 		v = grown;
@@ -293,18 +373,15 @@ static int list_versions(int versionsfd, struct version_entry **ret, size_t *ret
 	return 0;
 }
 
-static int open_versions(const char *dir, struct sr_error *err)
+int deploy_open_versions(const struct deploy_held *h, struct sr_error *err)
 {
-	_cleanup_free_ char *p = NULL;
 	int fd;
 
-	if (asprintf(&p, "%s/versions", dir) < 0)
-		return sr_error_errno(err, -ENOMEM, "deployment");
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return sr_error_errno(err, sr_negerrno(), "create %s", p);
-	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (mkdirat(h->dirfd, "versions", 0700) < 0 && errno != EEXIST)
+		return sr_error_errno(err, sr_negerrno(), "create %s/versions", h->dir);
+	fd = openat(h->dirfd, "versions", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return sr_error_errno(err, sr_negerrno(), "%s", p);
+		return sr_error_errno(err, sr_negerrno(), "%s/versions", h->dir);
 	return fd;
 }
 
@@ -330,23 +407,22 @@ void sr_deploy_prune_pick(const struct sr_version_state *v, size_t n, unsigned c
 	}
 }
 
-/* Prunes under the deployment's lock (held by the caller). */
-static int prune_locked(int dirfd, int versionsfd, uint64_t keep, bool only_incomplete,
+int deploy_prune_locked(int dirfd, int versionsfd, uint64_t keep, bool only_incomplete,
 			unsigned *ret_removed)
 {
-	struct version_entry *v = NULL;
+	struct deploy_version *v = NULL;
 	_cleanup_free_ bool *remove = NULL;
 	_cleanup_free_ struct sr_version_state *states = NULL;
-	unsigned current = read_current(dirfd), removed = 0;
+	unsigned current = deploy_read_current(dirfd), removed = 0;
 	size_t n = 0;
-	int r = list_versions(versionsfd, &v, &n);
+	int r = deploy_list_versions(versionsfd, &v, &n);
 
 	if (r < 0)
 		return r;
 	remove = calloc(n ? n : 1, sizeof(*remove));
 	states = calloc(n ? n : 1, sizeof(*states));
 	if (!remove || !states) {
-		versions_free(v, n);
+		deploy_versions_free(v, n);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -367,223 +443,52 @@ static int prune_locked(int dirfd, int versionsfd, uint64_t keep, bool only_inco
 		if (remove_hidden(versionsfd, vname) == 0)
 			removed++;
 	}
-	versions_free(v, n);
+	deploy_versions_free(v, n);
 	if (ret_removed)
 		*ret_removed = removed;
 	return 0;
 }
 
-int sr_deploy_begin(const char *name, struct sr_deploy_new *ret, struct sr_error *err)
-{
-	struct sr_deploy_new v = {.vdirfd = -1, .lock = -1};
-	_cleanup_close_ int dirfd = -1, versionsfd = -1, namelock = -1;
-	struct version_entry *list = NULL;
-	size_t n = 0;
-	unsigned next;
-	int r;
-
-	r = name_dir(name, true, &v.dir, err);
-	if (r < 0)
-		return r;
-	v.name = strdup(name);
-	dirfd = open(v.dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (!v.name || dirfd < 0) {
-		r = sr_error_errno(err, v.name ? sr_negerrno() : -ENOMEM, "%s", v.dir);
-		goto fail;
-	}
-	versionsfd = open_versions(v.dir, err);
-	if (versionsfd < 0) {
-		r = versionsfd;
-		goto fail;
-	}
-	namelock = lock_dir(v.dir, LOCK_EX, err);
-	if (namelock < 0) {
-		r = namelock;
-		goto fail;
-	}
-	/* What a killed deploy left: nobody holds its lock. */
-	(void)prune_locked(dirfd, versionsfd, 0, true, NULL);
-	r = list_versions(versionsfd, &list, &n);
-	if (r < 0) {
-		r = sr_error_errno(err, r, "deployment '%s': versions", name);
-		goto fail;
-	}
-	next = n ? list[n - 1].s.version + 1 : 1;
-	versions_free(list, n);
-	for (;; next++) {
-		char vname[16];
-
-		snprintf(vname, sizeof(vname), "%u", next);
-		if (mkdirat(versionsfd, vname, 0700) == 0)
-			break;
-		if (errno != EEXIST) {
-			r = sr_error_errno(err, sr_negerrno(), "deployment '%s': version %u", name,
-					   next);
-			goto fail;
-		}
-	}
-	v.version = next;
-	if (asprintf(&v.vdir, "%s/versions/%u", v.dir, next) < 0) {
-		v.vdir = NULL;
-		r = sr_error_errno(err, -ENOMEM, "deployment");
-		goto fail;
-	}
-	v.vdirfd = open(v.vdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	v.lock = v.vdirfd >= 0 ? take_lock(v.vdirfd, LOCK_EX) : -1;
-	if (v.lock < 0) {
-		r = sr_error_errno(err, v.vdirfd < 0 ? sr_negerrno() : v.lock, "%s", v.vdir);
-		goto fail;
-	}
-	*ret = v;
-	return 0;
-fail:
-	sr_deploy_new_free(&v);
-	return r;
-}
-
-/* Writes text as (dirfd, name), whole or not at all. */
-static int write_at(int dirfd, const char *name, const char *text, struct sr_error *err)
-{
-	char tmp[96];
-	_cleanup_close_ int fd = -1;
-	int r;
-
-	snprintf(tmp, sizeof(tmp), ".%s.new", name);
-	(void)unlinkat(dirfd, tmp, 0);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return sr_error_errno(err, sr_negerrno(), "write %s", name);
-	r = sr_write_all(fd, text, strlen(text));
-	if (r == 0 && fsync(fd) < 0)
-		r = sr_negerrno();
-	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-		r = sr_negerrno();
-	if (r < 0) {
-		(void)unlinkat(dirfd, tmp, 0);
-		return sr_error_errno(err, r, "write %s", name);
-	}
-	return 0;
-}
-
-static int write_meta(struct sr_deploy_new *v, json_t *meta, const char *status,
-		      struct sr_error *err)
-{
-	_cleanup_free_ char *text = NULL;
-	json_t *m = json_deep_copy(meta);
-	int r;
-
-	if (!m || json_object_set_new(m, "status", json_string(status)) < 0 ||
-	    json_object_set_new(m, "name", sr_json_string(v->name)) < 0 ||
-	    json_object_set_new(m, "version", json_integer(v->version)) < 0 ||
-	    sr_json_dump_line(m, &text) < 0) {
-		if (m)
-			json_decref(m);
-		return sr_error_errno(err, -ENOMEM, "meta.json");
-	}
-	json_decref(m);
-	r = write_at(v->vdirfd, "meta.json", text, err);
-	return r < 0 ? sr_error_prefix(err, "deployment '%s' version %u", v->name, v->version) : 0;
-}
-
-int sr_deploy_publish(struct sr_deploy_new *v, const struct sr_config *c, json_t *meta,
-		      struct sr_error *err)
-{
-	_cleanup_free_ char *text = NULL;
-	_cleanup_close_ int dirfd = -1, namelock = -1;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int r;
-
-	if (!f)
-		return sr_error_errno(err, -ENOMEM, "config.ini");
-	r = sr_config_print(c, f);
-	if (fclose(f) != 0 && r == 0)
-		r = -ENOMEM;
-	if (r < 0)
-		return sr_error_errno(err, r, "config.ini");
-	r = write_at(v->vdirfd, "config.ini", text, err);
-	if (r < 0 || (r = write_meta(v, meta, "ready", err)) < 0)
-		return r;
-	/*
-	 * Ready, so no longer ours alone: released before it becomes current,
-	 * or an invocation that opens it would wait for us while holding the
-	 * deployment's lock a prune of ours waits for.
-	 */
-	if (v->lock >= 0)
-		close(steal_fd(&v->lock));
-	dirfd = open(v->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dirfd < 0)
-		return sr_error_errno(err, sr_negerrno(), "%s", v->dir);
-	namelock = lock_dir(v->dir, LOCK_EX, err);
-	if (namelock < 0)
-		return namelock;
-	return set_current(dirfd, v->version, err);
-}
-
-int sr_deploy_fail(struct sr_deploy_new *v, json_t *meta, struct sr_error *err)
-{
-	(void)sr_deploy_remove_tree(v->vdirfd, "app");
-	(void)sr_deploy_remove_tree(v->vdirfd, "src");
-	return write_meta(v, meta, "failed", err);
-}
-
-void sr_deploy_new_free(struct sr_deploy_new *v)
-{
-	sr_closep(&v->lock);
-	sr_closep(&v->vdirfd);
-	free(v->name);
-	free(v->dir);
-	free(v->vdir);
-	*v = (struct sr_deploy_new){.vdirfd = -1, .lock = -1};
-}
-
-/*
- * Deployment NAME's directory and its versions' (O_PATH / read fds), with
- * its name lock held (*namelock): what prune and rollback change under.
- */
-static int open_locked(const char *name, int *dirfd, int *versionsfd, int *namelock,
+/* Deployment NAME held under its lock, and its versions/: what prune and rollback change under. */
+static int open_locked(const char *name, struct deploy_held *h, int *versionsfd,
 		       struct sr_error *err)
 {
-	_cleanup_free_ char *dir = NULL;
-	int r = name_dir(name, false, &dir, err);
+	int r = deploy_hold(name, false, LOCK_EX, NULL, h, err);
 
 	if (r < 0)
 		return r;
-	*dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (*dirfd < 0)
-		return sr_error_errno(err, sr_negerrno(), "%s", dir);
-	*versionsfd = open_versions(dir, err);
-	if (*versionsfd < 0)
+	*versionsfd = deploy_open_versions(h, err);
+	if (*versionsfd < 0) {
+		deploy_release(h);
 		return *versionsfd;
-	*namelock = lock_dir(dir, LOCK_EX, err);
-	return *namelock < 0 ? *namelock : 0;
+	}
+	return 0;
 }
 
 int sr_deploy_prune(const char *name, uint64_t keep, unsigned *ret_removed, struct sr_error *err)
 {
-	_cleanup_close_ int dirfd = -1, versionsfd = -1, namelock = -1;
-	int r = open_locked(name, &dirfd, &versionsfd, &namelock, err);
+	struct deploy_held h;
+	_cleanup_close_ int versionsfd = -1;
+	int r = open_locked(name, &h, &versionsfd, err);
 
 	if (r < 0)
 		return r;
-	r = prune_locked(dirfd, versionsfd, keep, false, ret_removed);
+	r = deploy_prune_locked(h.dirfd, versionsfd, keep, false, ret_removed);
+	deploy_release(&h);
 	if (r < 0)
 		return sr_error_errno(err, r, "deployment '%s': prune", name);
 	return 0;
 }
 
-int sr_deploy_rollback(const char *name, unsigned to, unsigned *ret_version, struct sr_error *err)
+/* The version rollback makes current (0: none); under the deployment's lock. */
+static int pick_rollback(const char *name, int versionsfd, unsigned current, unsigned to,
+			 unsigned *ret, struct sr_error *err)
 {
-	_cleanup_close_ int dirfd = -1, versionsfd = -1, namelock = -1;
-	struct version_entry *v = NULL;
-	unsigned current, pick = 0;
+	struct deploy_version *v = NULL;
+	unsigned pick = 0;
 	size_t n = 0;
-	int r = open_locked(name, &dirfd, &versionsfd, &namelock, err);
+	int r = deploy_list_versions(versionsfd, &v, &n);
 
-	if (r < 0)
-		return r;
-	current = read_current(dirfd);
-	r = list_versions(versionsfd, &v, &n);
 	if (r < 0)
 		return sr_error_errno(err, r, "deployment '%s': versions", name);
 	for (size_t i = 0; i < n; i++) {
@@ -592,7 +497,7 @@ int sr_deploy_rollback(const char *name, unsigned to, unsigned *ret_version, str
 		if (to ? v[i].s.version == to : v[i].s.version < current)
 			pick = v[i].s.version;
 	}
-	versions_free(v, n);
+	deploy_versions_free(v, n);
 	if (!pick && to)
 		return sr_error_msg(err, -ENOENT,
 				    "deployment '%s' has no ready version %u (sandbox-run "
@@ -609,7 +514,23 @@ int sr_deploy_rollback(const char *name, unsigned to, unsigned *ret_version, str
 				    "deployment '%s' has no ready version older than %u to roll "
 				    "back to",
 				    name, current);
-	r = set_current(dirfd, pick, err);
+	*ret = pick;
+	return 0;
+}
+
+int sr_deploy_rollback(const char *name, unsigned to, unsigned *ret_version, struct sr_error *err)
+{
+	struct deploy_held h;
+	_cleanup_close_ int versionsfd = -1;
+	unsigned pick = 0;
+	int r = open_locked(name, &h, &versionsfd, err);
+
+	if (r < 0)
+		return r;
+	r = pick_rollback(name, versionsfd, deploy_read_current(h.dirfd), to, &pick, err);
+	if (r == 0)
+		r = deploy_set_current(h.dirfd, pick, err);
+	deploy_release(&h);
 	if (r < 0)
 		return r;
 	*ret_version = pick;
@@ -618,40 +539,47 @@ int sr_deploy_rollback(const char *name, unsigned to, unsigned *ret_version, str
 
 int sr_deploy_remove(const char *name, struct sr_error *err)
 {
-	_cleanup_free_ char *dir = NULL, *top = NULL;
-	_cleanup_close_ int versionsfd = -1, namelock = -1, topfd = -1;
-	struct version_entry *v = NULL;
+	_cleanup_free_ char *top = NULL;
+	_cleanup_close_ int versionsfd = -1, topfd = -1;
+	struct deploy_version *v = NULL;
 	size_t n = 0, busy = 0;
-	int r = name_dir(name, false, &dir, err);
+	struct deploy_held h;
+	int r = sr_data_dir("deployments", &top, err);
 
 	if (r < 0)
 		return r;
-	r = sr_data_dir("deployments", &top, err);
+	topfd = open(top, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (topfd < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s", top);
+	r = open_locked(name, &h, &versionsfd, err);
 	if (r < 0)
 		return r;
-	topfd = open(top, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	versionsfd = open_versions(dir, err);
-	if (topfd < 0 || versionsfd < 0)
-		return topfd < 0 ? sr_error_errno(err, sr_negerrno(), "%s", top) : versionsfd;
-	namelock = lock_dir(dir, LOCK_EX, err);
-	if (namelock < 0)
-		return namelock;
-	r = list_versions(versionsfd, &v, &n);
-	if (r < 0)
+	r = deploy_list_versions(versionsfd, &v, &n);
+	if (r < 0) {
+		deploy_release(&h);
 		return sr_error_errno(err, r, "deployment '%s': versions", name);
+	}
 	for (size_t i = 0; i < n; i++)
 		busy += v[i].s.busy;
-	versions_free(v, n);
-	if (busy)
+	deploy_versions_free(v, n);
+	if (busy) {
+		deploy_release(&h);
 		return sr_error_msg(
 		    err, -EBUSY,
 		    "deployment '%s' is in use (%zu version%s held by an invocation "
 		    "or a deploy): try again once they end",
 		    name, busy, busy == 1 ? "" : "s");
-	r = remove_hidden(topfd, name);
-	if (r < 0)
-		return sr_error_errno(err, r, "remove deployment '%s'", name);
-	return sr_secret_remove_all(name, err);
+	}
+	/*
+	 * The secrets first, under the lock a deploy checks them under: once
+	 * the directory is gone, a deploy of the name may make it again, and
+	 * secrets set for that one are not these.
+	 */
+	r = sr_secret_remove_all(name, err);
+	if (r == 0 && (r = remove_hidden(topfd, name)) < 0)
+		r = sr_error_errno(err, r, "remove deployment '%s'", name);
+	deploy_release(&h);
+	return r;
 }
 
 unsigned sr_deploy_current(const char *name)
@@ -663,10 +591,10 @@ unsigned sr_deploy_current(const char *name)
 	if (name_dir(name, false, &dir, &err) < 0)
 		return 0;
 	dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return dirfd < 0 ? 0 : read_current(dirfd);
+	return dirfd < 0 ? 0 : deploy_read_current(dirfd);
 }
 
-static const char *status_word(const struct version_entry *e, unsigned current)
+static const char *status_word(const struct deploy_version *e, unsigned current)
 {
 	if (e->s.version == current && e->s.status == SR_VERSION_READY)
 		return "active";
@@ -684,7 +612,7 @@ static int list_one(const char *top, const char *name, json_t *all)
 {
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_close_ int dirfd = -1, versionsfd = -1;
-	struct version_entry *v = NULL;
+	struct deploy_version *v = NULL;
 	unsigned current;
 	size_t n = 0;
 	int r;
@@ -697,8 +625,8 @@ static int list_one(const char *top, const char *name, json_t *all)
 	versionsfd = openat(dirfd, "versions", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (versionsfd < 0)
 		return 0;
-	current = read_current(dirfd);
-	r = list_versions(versionsfd, &v, &n);
+	current = deploy_read_current(dirfd);
+	r = deploy_list_versions(versionsfd, &v, &n);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
@@ -708,7 +636,7 @@ static int list_one(const char *top, const char *name, json_t *all)
 		if (!m || asprintf(&log, "%s/versions/%u/install.log", dir, v[i].s.version) < 0) {
 			if (m)
 				json_decref(m);
-			versions_free(v, n);
+			deploy_versions_free(v, n);
 			return -ENOMEM;
 		}
 		json_object_set_new(m, "name", sr_json_string(name));
@@ -717,7 +645,7 @@ static int list_one(const char *top, const char *name, json_t *all)
 		json_object_set_new(m, "log", sr_json_string(log));
 		json_array_append_new(all, m);
 	}
-	versions_free(v, n);
+	deploy_versions_free(v, n);
 	return 0;
 }
 
@@ -759,33 +687,24 @@ int sr_deploy_list(json_t **ret, struct sr_error *err)
 	return 0;
 }
 
-int sr_deploy_open(const char *name, struct sr_deployment **ret, struct sr_error *err)
+/* The held deployment's current version, opened and held (shared) for an invocation. */
+static int open_current(const char *name, const struct deploy_held *h, struct sr_deployment **ret,
+			struct sr_error *err)
 {
-	_cleanup_free_ char *dir = NULL;
-	_cleanup_close_ int dirfd = -1, namelock = -1, vdirfd = -1;
+	_cleanup_close_ int vdirfd = -1;
 	struct sr_deployment *d;
 	char vname[32];
 	struct stat st;
-	unsigned current;
-	int r = name_dir(name, false, &dir, err);
+	unsigned current = deploy_read_current(h->dirfd);
+	int r;
 
-	if (r < 0)
-		return r;
-	dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dirfd < 0)
-		return sr_error_errno(err, sr_negerrno(), "%s", dir);
-	/* Shared: the current version cannot change, nor be pruned, until ours is locked too. */
-	namelock = lock_dir(dir, LOCK_SH, err);
-	if (namelock < 0)
-		return namelock;
-	current = read_current(dirfd);
 	if (!current)
 		return sr_error_msg(err, -ENOENT,
 				    "deployment '%s' has no version ready (sandbox-run deploy "
 				    "--name %s AGENT)",
 				    name, name);
 	snprintf(vname, sizeof(vname), "versions/%u", current);
-	vdirfd = openat(dirfd, vname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	vdirfd = openat(h->dirfd, vname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (vdirfd < 0 || fstatat(vdirfd, "app", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !S_ISDIR(st.st_mode))
 		return sr_error_errno(err, sr_negerrno(), "deployment '%s': version %u", name,
@@ -794,11 +713,11 @@ int sr_deploy_open(const char *name, struct sr_deployment **ret, struct sr_error
 	if (!d)
 		return sr_error_errno(err, -ENOMEM, "deployment");
 	d->version = current;
-	d->lock = take_lock(vdirfd, LOCK_SH);
+	d->lock = deploy_take_lock(vdirfd, "lock", LOCK_SH);
 	d->name = strdup(name);
 	if (d->lock < 0 || !d->name ||
-	    asprintf(&d->profile, "%s/versions/%u/config.ini", dir, current) < 0 ||
-	    asprintf(&d->app, "%s/versions/%u/app", dir, current) < 0) {
+	    asprintf(&d->profile, "%s/versions/%u/config.ini", h->dir, current) < 0 ||
+	    asprintf(&d->app, "%s/versions/%u/app", h->dir, current) < 0) {
 		r = d->lock < 0 ? d->lock : -ENOMEM;
 		sr_deployment_close(d);
 		return sr_error_errno(err, r, "deployment '%s': version %u", name, current);
@@ -806,6 +725,19 @@ int sr_deploy_open(const char *name, struct sr_deployment **ret, struct sr_error
 	d->argv[0] = d->app;
 	*ret = d;
 	return 0;
+}
+
+int sr_deploy_open(const char *name, struct sr_deployment **ret, struct sr_error *err)
+{
+	struct deploy_held h;
+	/* Shared: the current version cannot change, nor be pruned, until ours is locked too. */
+	int r = deploy_hold(name, false, LOCK_SH, NULL, &h, err);
+
+	if (r < 0)
+		return r;
+	r = open_current(name, &h, ret, err);
+	deploy_release(&h);
+	return r;
 }
 
 const char *sr_deployment_name(const struct sr_deployment *d)

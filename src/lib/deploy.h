@@ -5,10 +5,13 @@
  * invoke -> redeploy, docs/deploy.md). In the user's data directory
  * (state.h), every directory 0700:
  *
- *   deployments/NAME/lock      flock: held exclusively to make a version,
- *                              change which one is current, prune or
- *                              remove; shared while an invocation picks
- *                              its version
+ *   deployments/NAME/deploy.lock  flock: held by a deploy from its check
+ *                              of the name to its version's end, so deploys
+ *                              of one name take turns (sr_deploy_begin)
+ *   deployments/NAME/lock      flock: held exclusively to check the name
+ *                              and number a version, change which one is
+ *                              current, prune or remove; shared while an
+ *                              invocation picks its version
  *   deployments/NAME/current   symlink -> versions/N, replaced by rename(2):
  *                              a redeploy or rollback is atomic
  *   deployments/NAME/versions/N/
@@ -17,20 +20,27 @@
  *       config.ini             the deployment's configuration (profile and
  *                              deploy's options, as --print-config writes
  *                              it): the profile its invocations start from
- *       meta.json              name, version, created, status, size,
- *                              dependencies, install steps, times
+ *       meta.json              name, version, source, created, status
+ *                              ("installing" from the start, then "ready"
+ *                              or "failed"), size, dependencies, install
+ *                              steps, times
  *       install.log            the install step's whole output
  *       lock                   flock: shared by each invocation for its
  *                              life; exclusive while the deploy makes it,
  *                              and to remove it (never waited for: a
  *                              version in use is not removed)
+ *   deployments/NAME/cache/    the deployment's package caches (npm, pip;
+ *                              install.h)
  *   secrets/NAME/KEY           secrets.h
- *   cache/                     the package caches (npm, pip) the installs
- *                              of this user share (install.h)
  *
- * A version is ready once its meta.json says so; one without meta.json is
- * being made (its lock held) or was abandoned (a deploy killed), and the
- * next deploy of that name removes it.
+ * A version is ready once its meta.json says so; one whose meta.json says
+ * "installing", or that has none, is being made (its lock held) or was
+ * abandoned (a deploy killed), and the next deploy of that name removes it.
+ *
+ * Lock order: deploy.lock, lock, versions/N/lock, the secrets' (secrets.h).
+ * Whoever holds a deployment's lock checks, once it holds it, that the
+ * directory is still the one its path names: `deployments rm` renames it
+ * away while holding it, and a lock held in the old one orders nothing.
  */
 #pragma once
 
@@ -44,7 +54,7 @@
 enum sr_version_status {
 	SR_VERSION_READY,
 	SR_VERSION_FAILED,
-	SR_VERSION_INCOMPLETE, /* no meta.json: being made, or abandoned */
+	SR_VERSION_INCOMPLETE, /* "installing", or no meta.json: being made, or abandoned */
 	_SR_VERSION_STATUS_MAX,
 };
 
@@ -53,28 +63,67 @@ bool sr_deploy_valid_name(const char *name);
 
 /*
  * A version being made: its number, its directory (versions/N, made
- * here) and its lock, held until it is published or failed.
+ * here), its lock and the deployment's deploy.lock, held until it is
+ * published or failed and v freed.
  */
 struct sr_deploy_new {
 	char *name;
 	char *dir;  /* deployments/NAME */
 	char *vdir; /* deployments/NAME/versions/N */
+	char *source;
 	unsigned version;
+	bool name_chosen;
+	int dirfd; /* deployments/NAME, O_PATH */
 	int vdirfd;
 	int lock;
+	int deploying; /* deploy.lock */
 };
-/* The next version of name (the deployment made if new); abandoned versions are removed first. */
-int sr_deploy_begin(const char *name, struct sr_deploy_new *ret, struct sr_error *err);
+
+/*
+ * What a deploy says of itself. A name the agent chose (package.json's,
+ * the file's: its author's choice, not the user's) may not claim a
+ * deployment made from another source — the current version's or the
+ * newest one's, by their meta.json — whose invocations have their own
+ * secrets, nor a name whose secrets wait for its first deploy: they were
+ * set for the agent the user means, which --name says. Checked under the
+ * name's lock, with the secrets' held, and the version's source written
+ * before either is let go; checked again when the version is made current.
+ */
+struct sr_deploy_begin_opts {
+	const char *source; /* where the code comes from (an absolute path); NULL: unknown */
+	bool name_chosen;
+	json_t *meta; /* more of meta.json ("created", ...), borrowed; NULL: none */
+	/* Readable: stop waiting for another deploy of the name (-ECANCELED). -1: none. */
+	int cancel_fd;
+	/* Called once when another deploy of the name is under way: this one waits for it. */
+	void (*waiting)(void *ctx);
+	void *ctx;
+};
+
+/*
+ * The next version of name (the deployment made if new), once every
+ * other deploy of it has ended (deploys of one name take turns, so their
+ * versions are numbered and made current in the order they begin);
+ * abandoned versions are removed first. o may be NULL: a name the user
+ * gave, no waiting interrupted. Its meta.json says "installing".
+ */
+int sr_deploy_begin(const char *name, const struct sr_deploy_begin_opts *o,
+		    struct sr_deploy_new *ret, struct sr_error *err);
 /*
  * Writes c as the version's config.ini and meta (with "status":"ready"
- * added) as its meta.json, then makes it current. meta is borrowed.
+ * added) as its meta.json, then makes it current, all under the name's
+ * lock; a chosen name checked again there (a rollback meanwhile to
+ * another source's version keeps it: -EEXIST). meta is borrowed.
  */
 int sr_deploy_publish(struct sr_deploy_new *v, const struct sr_config *c, json_t *meta,
 		      struct sr_error *err);
 /* Marks the version failed (meta.json with "status":"failed"); its app/ is removed, its log kept.
  */
 int sr_deploy_fail(struct sr_deploy_new *v, json_t *meta, struct sr_error *err);
-/* Releases the version's lock and frees v; a version neither published nor failed is abandoned. */
+/*
+ * Releases the version's lock and deploy.lock and frees v; a version
+ * neither published nor failed is abandoned.
+ */
 void sr_deploy_new_free(struct sr_deploy_new *v);
 
 /*
@@ -98,7 +147,10 @@ int sr_deploy_prune(const char *name, uint64_t keep, unsigned *ret_removed, stru
  * current; *ret_version says which.
  */
 int sr_deploy_rollback(const char *name, unsigned to, unsigned *ret_version, struct sr_error *err);
-/* Removes the deployment, every version and its secrets; -EBUSY while an invocation runs. */
+/*
+ * Removes the deployment, its secrets first, every version and its cache;
+ * -EBUSY while an invocation or a deploy holds a version.
+ */
 int sr_deploy_remove(const char *name, struct sr_error *err);
 
 /*

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -594,6 +595,42 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 		*err = xerr;
 		return r;
 	}
+	return 0;
+}
+
+int sr_install_remove_shared_cache(char **ret_path, int64_t *ret_bytes, struct sr_error *err)
+{
+	_cleanup_free_ char *data = NULL, *path = NULL;
+	_cleanup_close_ int datafd = -1, cache = -1;
+	struct stat st;
+	int64_t bytes = 0;
+	int r = sr_data_dir(NULL, &data, err);
+
+	*ret_path = NULL;
+	if (r < 0)
+		return r;
+	datafd = open(data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (datafd < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s", data);
+	if (fstatat(datafd, "cache", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : sr_error_errno(err, sr_negerrno(), "%s/cache", data);
+	/* Another deploy is at it: it says so. */
+	if (flock(datafd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? 0
+					    : sr_error_errno(err, sr_negerrno(), "lock %s", data);
+	if (fstatat(datafd, "cache", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : sr_error_errno(err, sr_negerrno(), "%s/cache", data);
+	if (asprintf(&path, "%s/cache", data) < 0)
+		return sr_error_errno(err, -ENOMEM, "%s/cache", data);
+	if (S_ISDIR(st.st_mode)) {
+		cache = openat(datafd, "cache", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		bytes = cache >= 0 ? sr_install_tree_size(cache) : 0;
+	}
+	r = sr_deploy_remove_tree(datafd, "cache");
+	if (r < 0)
+		return sr_error_errno(err, r, "remove %s", path);
+	*ret_path = steal_pointer(&path);
+	*ret_bytes = bytes;
 	return 0;
 }
 

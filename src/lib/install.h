@@ -84,6 +84,17 @@ struct sr_install_opts {
 };
 
 /*
+ * Removes <data>/cache, the package cache all of a user's deployments
+ * shared before each had its own: nothing uses it since, and it may hold
+ * hundreds of MB. Removed whatever modes npm left in it, following no
+ * link (one named cache goes itself), by one deploy at a time (a flock on
+ * the data directory; another meanwhile leaves it be); a removal cut short
+ * is taken up by the next. *ret_path (malloc'd) and *ret_bytes (its
+ * apparent size) say what was removed; *ret_path NULL: nothing was there.
+ */
+int sr_install_remove_shared_cache(char **ret_path, int64_t *ret_bytes, struct sr_error *err);
+
+/*
  * Runs plan for the deployment's configuration c (unchanged once it
  * returns) and makes dest/app. A step that fails: err says which and how,
  * err->status its exit status (128+N for a signal); the install timeout:

@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -43,6 +44,35 @@ static int check_names(const char *name, const char *key, struct sr_error *err)
 	return 0;
 }
 
+/* The secrets directory flock()ed with op (sr_secret_hold): the fd, or -errno. */
+static int lock_secrets(int op, struct sr_error *err)
+{
+	_cleanup_free_ char *top = NULL;
+	int fd, r = sr_data_dir("secrets", &top, err);
+
+	if (r < 0)
+		return r;
+	fd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "secrets: %s", top);
+	if (SR_RETRY(flock(fd, op)) < 0) {
+		r = sr_negerrno();
+		close(fd);
+		return sr_error_errno(err, r, "secrets: lock %s", top);
+	}
+	return fd;
+}
+
+int sr_secret_hold(int *ret_fd, struct sr_error *err)
+{
+	int fd = lock_secrets(LOCK_SH, err);
+
+	if (fd < 0)
+		return fd;
+	*ret_fd = fd;
+	return 0;
+}
+
 /* <data>/secrets/NAME, made (0700) when create, else -ENOENT when missing. */
 static int secrets_dir(const char *name, bool create, char **ret, struct sr_error *err)
 {
@@ -67,7 +97,7 @@ int sr_secret_set(const char *name, const char *key, const char *value, size_t l
 		  struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL, *tmp = NULL, *path = NULL;
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, lock = -1;
 	uint32_t rnd = 0;
 	int r = check_names(name, key, err);
 
@@ -87,6 +117,9 @@ int sr_secret_set(const char *name, const char *key, const char *value, size_t l
 	if (len > SR_SECRET_MAX)
 		return sr_error_msg(err, -EFBIG, "secret %s: the value is larger than %d KiB", key,
 				    SR_SECRET_MAX / 1024);
+	lock = lock_secrets(LOCK_EX, err);
+	if (lock < 0)
+		return lock;
 	r = secrets_dir(name, true, &dir, err);
 	if (r < 0)
 		return r;
@@ -157,10 +190,14 @@ int sr_secret_list(const char *name, struct sr_strv *ret, struct sr_error *err)
 int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL, *path = NULL;
+	_cleanup_close_ int lock = -1;
 	int r = check_names(name, key, err);
 
 	if (r < 0)
 		return r;
+	lock = lock_secrets(LOCK_EX, err);
+	if (lock < 0)
+		return lock;
 	r = secrets_dir(name, false, &dir, err);
 	if (r == -ENOENT)
 		return sr_error_msg(err, r, "no secret %s for '%s' (sandbox-run secrets ls %s)",
@@ -185,13 +222,16 @@ int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
 int sr_secret_remove_all(const char *name, struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, lock = -1;
 	struct dirent *de;
 	DIR *d;
 	int r = check_names(name, NULL, err);
 
 	if (r < 0)
 		return r;
+	lock = lock_secrets(LOCK_EX, err);
+	if (lock < 0)
+		return lock;
 	r = secrets_dir(name, false, &dir, err);
 	if (r == -ENOENT)
 		return 0;

@@ -37,6 +37,16 @@ int sr_secret_remove(const char *name, const char *key, struct sr_error *err);
 /* Removes every secret of name (deployments rm). */
 int sr_secret_remove_all(const char *name, struct sr_error *err);
 /*
+ * A shared hold on the user's secrets (flock on the secrets directory):
+ * until *ret_fd is closed, no secret of any name is set or removed (each
+ * of the three calls above holds it exclusively while it changes one). A
+ * deploy holds it from its check that no secrets wait for a first
+ * deployment of its name to that deployment's first version
+ * (deploy.h): a `secrets set` in between would otherwise go, unchecked,
+ * to the agent that took the name.
+ */
+int sr_secret_hold(int *ret_fd, struct sr_error *err);
+/*
  * Loads name's secrets into *ret: "KEY=VALUE" each, NULL-terminated, in
  * one block of memory that no child process inherits (secmem.h), freed
  * with sr_secmem_free() (sr_config_free does it); *ret untouched when

@@ -209,6 +209,101 @@ t_in_flight() {
 	sr deployments rm slow
 }
 
+# Two deploys of one name at once take turns: the second waits, saying
+# so, until the first's version is current, then makes the next one. Its
+# version is the newer and ends current, whichever install is quicker
+# (before, the slower first deploy finished last and made its older version
+# current). Ctrl-C while waiting makes no version.
+t_concurrent() {
+	local d v pid
+	d=$(make_agent "$SR_AS-twice" 'echo hi')
+	v="$(data_dir)/deployments/twice/versions"
+	gate_open
+	in_background twice1-$SR_AS "$SR" deploy --net none --name twice "${GATE_OPTS[@]}" \
+		--install 'read l </gate/fifo; echo first >who' "$d"
+	until_ok 60 grep -sq "deploy twice v1: read the agent" "$SR_OUT/twice1-$SR_AS"
+	in_background twice2-$SR_AS "$SR" deploy --net none --name twice --install 'echo second >who' "$d"
+	until_ok 60 sh -c "grep -sq 'under way' '$SR_OUT/twice2-$SR_AS' || [ -s '$SR_OUT/twice2-$SR_AS.rc' ]"
+	assert_match "a second deploy of the name meanwhile waits, saying so" \
+		"sandbox-run: deploy twice: another deploy of twice is under way; waiting for it to end" \
+		"$(cat "$SR_OUT/twice2-$SR_AS")"
+	check "and makes no version while it waits" test ! -e "$v/2"
+	gate_release
+	until_ok 120 ended twice1-$SR_AS
+	until_ok 120 ended twice2-$SR_AS
+	wait
+	gate_close
+	assert_eq "both deploy" "0 0" "$(cat "$SR_OUT/twice1-$SR_AS.rc") $(cat "$SR_OUT/twice2-$SR_AS.rc")"
+	assert_eq "versions numbered in the order the deploys began" "first second" \
+		"$(cat "$v/1/app/who" "$v/2/app/who" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+	assert_eq "the later deploy's version is current" versions/2 \
+		"$(readlink "$(data_dir)/deployments/twice/current")"
+	sr deployments
+	assert_match "deployments: 1 ready, 2 active" "twice +1 .* ready.*twice +2 .* active" \
+		"$(tr '\n' ' ' <<<"$out")"
+
+	gate_open
+	in_background twice3-$SR_AS "$SR" deploy --net none --name twice "${GATE_OPTS[@]}" \
+		--install 'read l </gate/fifo' "$d"
+	until_ok 60 grep -sEq "deploy twice v[0-9]+: read the agent" "$SR_OUT/twice3-$SR_AS"
+	rm -f "$SR_OUT/twice4-$SR_AS"
+	(as_user_exec "$SR" deploy --net none --name twice "$d" >"$SR_OUT/twice4-$SR_AS" 2>&1) &
+	pid=$!
+	until_ok 60 sh -c "grep -sq 'under way' '$SR_OUT/twice4-$SR_AS' || [ ! -e /proc/$pid ]"
+	kill -INT "$pid"
+	wait "$pid"
+	assert_eq "Ctrl-C while waiting: 130" 130 "$?"
+	assert_match "saying it stopped waiting" "deploy twice: stopped while waiting for another deploy" \
+		"$(cat "$SR_OUT/twice4-$SR_AS")"
+	gate_release
+	until_ok 120 ended twice3-$SR_AS
+	wait
+	gate_close
+	assert_eq "the deploy it waited for is not disturbed" 0 "$(cat "$SR_OUT/twice3-$SR_AS.rc")"
+	check "no version of the stopped one" test ! -e "$v/4"
+	sr deployments rm twice
+}
+
+# Earlier versions kept one package cache for all of a user's deployments,
+# <data>/cache; each now has its own. The next deploy removes the old one,
+# however npm left its modes, following no link, and says so once.
+t_old_shared_cache() {
+	local data d outside
+	data=$(data_dir)
+	outside="$SR_TMP/outside-$SR_AS"
+	rm -rf "$outside" && mkdir -p "$outside/dir" && echo keep >"$outside/file"
+	chmod -R a+rwX "$outside"
+	as_user sh -c '
+		c=$1/cache o=$2
+		mkdir -p "$c/npm/_cacache/content-v2/sha512/ab" "$c/pip/http/ro" "$c/npm/closed/deep"
+		head -c 1048576 /dev/zero >"$c/npm/_cacache/content-v2/sha512/ab/blob"
+		echo x >"$c/pip/http/ro/entry"
+		echo x >"$c/npm/closed/deep/entry"
+		chmod 0444 "$c/pip/http/ro/entry"
+		chmod 0555 "$c/pip/http/ro" "$c/pip/http"
+		chmod 0000 "$c/npm/closed"
+		ln -s "$o/dir" "$c/npm/link-dir"
+		ln -s "$o/file" "$c/link-file"' _ "$data" "$outside"
+	d=$(make_agent "$SR_AS-oldcache" 'echo hi')
+	sr deploy --net none --name oldcache "$d"
+	assert_eq "the next deploy works" 0 "$rc"
+	assert_match "it says it removed the old shared cache" \
+		"sandbox-run: removed $data/cache \(1\.0 MiB\): the package cache all deployments shared" "$errout"
+	check "which is gone" test ! -e "$data/cache" -a ! -L "$data/cache"
+	check "the links in it were not followed" \
+		test "$(cat "$outside/file")" = keep -a -d "$outside/dir"
+	sr deploy --net none --name oldcache "$d"
+	assert_no_match "the deploy after says nothing of it" "removed" "$errout"
+	# The old cache a link itself: the link goes, what it points to stays.
+	rm -rf "$data/cache"
+	as_user ln -s "$outside" "$data/cache"
+	sr -q deploy --net none --name oldcache "$d"
+	assert_eq "-q: removed without a word" "0:" "$rc:$errout"
+	check "the link is gone, not what it pointed to" \
+		test ! -L "$data/cache" -a "$(cat "$outside/file")" = keep
+	sr deployments rm oldcache
+}
+
 t_python() {
 	local d="$SR_TMP/agents/$SR_AS-py"
 	rm -rf "$d" && mkdir -p "$d"
@@ -325,5 +420,5 @@ t_rollback_none() {
 }
 
 for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
-	t_in_flight t_python t_python_requirements t_refusals t_foreign_data_dir t_terminal t_rollback_none
+	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_foreign_data_dir t_terminal t_rollback_none
 done_testing

@@ -209,6 +209,49 @@ make_agent() {
 	echo "$d"
 }
 
+# A deploy held inside its install step, so that a test can run something
+# else while it holds its version: gate_open makes a FIFO that
+# "${GATE_OPTS[@]}" (--ro-bind DIR /gate) puts in the install sandbox, and an
+# install step that reads a line from it (`read l </gate/fifo`) waits there
+# until gate_release writes that line. The FIFO is held open here (fd 8) from
+# gate_open to gate_close, so the step's open never waits for a writer and a
+# line written before the step reads it is not lost. The directory stays:
+# the deployment's configuration keeps the bind.
+gate_open() {
+	GATE_DIR="$SR_TMP/gate-$SR_AS"
+	rm -rf "$GATE_DIR"
+	mkdir -m 0755 "$GATE_DIR"
+	mkfifo -m 0666 "$GATE_DIR/fifo"
+	exec 8<>"$GATE_DIR/fifo"
+	GATE_OPTS=(--ro-bind "$GATE_DIR" /gate)
+}
+
+gate_release() {
+	echo go >&8
+}
+
+gate_close() {
+	exec 8>&-
+}
+
+# in_background NAME COMMAND...: runs COMMAND as the round's user in the
+# background, its stdout and stderr in $SR_OUT/NAME, its status in
+# $SR_OUT/NAME.rc once it ends; $! is the subshell's.
+in_background() {
+	local name=$1
+	shift
+	rm -f "$SR_OUT/$name" "$SR_OUT/$name.rc"
+	(
+		as_user "$@" </dev/null >"$SR_OUT/$name" 2>&1
+		echo $? >"$SR_OUT/$name.rc"
+	) &
+}
+
+# ended NAME: what in_background NAME started has ended; its status then.
+ended() {
+	[ -s "$SR_OUT/$1.rc" ]
+}
+
 # running MARKER: a process whose command line contains MARKER exists. The
 # bracket keeps the pattern from matching the command line of whoever runs it.
 running() {

@@ -145,6 +145,71 @@ t_name_taken() {
 	sr deployments rm billing
 }
 
+# The name check and what it lets through happen under one lock, in the
+# deploy that makes the version. Before, a deploy checked the name, then
+# made its version: a deploy from another source whose package.json named a
+# deployment whose first version was still installing (no source recorded
+# yet) passed the check and made its code that deployment's next version;
+# a rollback to another source's version while an agent that names itself
+# so was installing was undone when that install finished.
+t_name_race() {
+	local mine theirs v
+	mine=$(make_agent "rmine-$SR_AS" 'echo mine')
+	theirs=$(make_agent "rtheirs-$SR_AS" 'echo theirs')
+	echo '{"name": "payroll"}' >"$mine/package.json"
+	echo '{"name": "payroll"}' >"$theirs/package.json"
+	own "$mine" "$theirs"
+	v="$(data_dir)/deployments/payroll/versions"
+	gate_open
+	in_background race-mine-$SR_AS "$SR" deploy --net none "${GATE_OPTS[@]}" \
+		--install 'read l </gate/fifo' "$mine"
+	until_ok 60 grep -sq "deploy payroll v1: read the agent" "$SR_OUT/race-mine-$SR_AS"
+	in_background race-theirs-$SR_AS "$SR" deploy --net none "$theirs"
+	until_ok 60 sh -c "grep -sq 'under way' '$SR_OUT/race-theirs-$SR_AS' || [ -s '$SR_OUT/race-theirs-$SR_AS.rc' ]"
+	check "another source naming itself so, meanwhile: no version of its made" test ! -e "$v/2"
+	gate_release
+	until_ok 120 ended race-mine-$SR_AS
+	until_ok 120 ended race-theirs-$SR_AS
+	wait
+	gate_close
+	assert_eq "the first deploy of the name, held in its install: deployed" 0 \
+		"$(cat "$SR_OUT/race-mine-$SR_AS.rc")"
+	assert_eq "the other source: refused (125) once the first is done" 125 \
+		"$(cat "$SR_OUT/race-theirs-$SR_AS.rc")"
+	assert_match "it waited for the first, saying so" \
+		"deploy payroll: another deploy of payroll is under way" "$(cat "$SR_OUT/race-theirs-$SR_AS")"
+	assert_match "then was told whose the name is" \
+		"deployment 'payroll' is deployed from .*rmine-$SR_AS" "$(cat "$SR_OUT/race-theirs-$SR_AS")"
+	sr invoke --net none payroll
+	assert_eq "the deployment answers with the first source's code" mine "$out"
+	check "and holds no version of the other's" test ! -e "$v/2"
+
+	# The user gives the name to the other source on purpose (version 2),
+	# which redeploys itself by its package.json (version 3); the user rolls
+	# back to their own version 1 while that install runs.
+	sr deploy --net none --name payroll "$theirs"
+	assert_eq "--name payroll: the other source's, version 2" 0 "$rc"
+	sr invoke --net none payroll
+	assert_eq "it answers" theirs "$out"
+	gate_open
+	in_background race-again-$SR_AS "$SR" deploy --net none "${GATE_OPTS[@]}" \
+		--install 'read l </gate/fifo' "$theirs"
+	until_ok 60 grep -sEq "deploy payroll v[0-9]+: read the agent" "$SR_OUT/race-again-$SR_AS"
+	sr deployments rollback payroll 1
+	assert_eq "a rollback to version 1 while version 3 installs" 0 "$rc"
+	gate_release
+	until_ok 120 ended race-again-$SR_AS
+	wait
+	gate_close
+	assert_eq "the self-named redeploy, finished after the rollback: fails (125)" 125 \
+		"$(cat "$SR_OUT/race-again-$SR_AS.rc")"
+	assert_match "saying the deployment is now another source's" \
+		"deployment 'payroll' is deployed from .*rmine-$SR_AS" "$(cat "$SR_OUT/race-again-$SR_AS")"
+	sr invoke --net none payroll
+	assert_eq "the rollback holds: the user's version answers" mine "$out"
+	sr deployments rm payroll
+}
+
 # The install log is on the host's disk, which the sandbox's --disk does
 # not bound: an install step printing for its whole timeout (10 minutes
 # at pipe speed) filled it. The log keeps its first 16 MiB and its last
@@ -186,5 +251,6 @@ t_archive_entries_bounded() {
 	sr deployments rm inodes
 }
 
-for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken t_install_log_bounded t_archive_entries_bounded
+for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken \
+	t_name_race t_install_log_bounded t_archive_entries_bounded
 done_testing

@@ -2,7 +2,8 @@
 /*
  * Deployments without sandboxes: the install plan, counts, pruning, the
  * secrets store, and versions made, published, failed, held, rolled back
- * and removed in a data directory of the test's own.
+ * and removed in a data directory of the test's own; names claimed,
+ * deploys taking turns, locks that outlive a removal, the old shared cache.
  */
 #include "config.h"
 #include "deploy.h"
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -290,7 +292,7 @@ static unsigned make_version(const char *name, const struct sr_config *c, bool o
 	json_t *meta = json_object();
 	unsigned version;
 
-	ck_assert_int_eq(sr_deploy_begin(name, &v, &err), 0);
+	ck_assert_int_eq(sr_deploy_begin(name, NULL, &v, &err), 0);
 	ck_assert_int_eq(mkdirat(v.vdirfd, "app", 0755), 0);
 	ck_assert_int_eq(close(openat(v.vdirfd, "app/agent", O_CREAT | O_WRONLY, 0755)), 0);
 	if (ok)
@@ -316,7 +318,7 @@ START_TEST(test_versions)
 	ck_assert_int_eq(sr_config_set(&c, "limits", "memory", "512M", &err), 0);
 	ck_assert_int_eq(sr_deploy_open("web", &d, &err), -ENOENT);
 	ck_assert_str_eq(err.msg, "no deployment 'web' (sandbox-run deployments lists them)");
-	ck_assert_int_eq(sr_deploy_begin("a/b", &(struct sr_deploy_new){0}, &err), -EINVAL);
+	ck_assert_int_eq(sr_deploy_begin("a/b", NULL, &(struct sr_deploy_new){0}, &err), -EINVAL);
 
 	ck_assert_uint_eq(make_version("web", &c, true), 1);
 	ck_assert_uint_eq(make_version("web", &c, true), 2);
@@ -376,6 +378,264 @@ START_TEST(test_versions)
 }
 END_TEST
 
+/* A version of name begun with o and published (ok) or failed; its number, or the -errno begin or
+ * publish returned. */
+static int try_version(const char *name, const struct sr_deploy_begin_opts *o, bool ok,
+		       struct sr_error *err)
+{
+	struct sr_config c;
+	struct sr_deploy_new v;
+	json_t *meta = json_object();
+	int r;
+
+	sr_config_init(&c);
+	r = sr_deploy_begin(name, o, &v, err);
+	if (r < 0) {
+		json_decref(meta);
+		sr_config_free(&c);
+		return r;
+	}
+	ck_assert_int_eq(mkdirat(v.vdirfd, "app", 0755), 0);
+	if (ok)
+		r = sr_deploy_publish(&v, &c, meta, err);
+	if (r < 0 || !ok)
+		ck_assert_int_eq(sr_deploy_fail(&v, meta, &(struct sr_error){0}), 0);
+	if (r == 0)
+		r = (int)v.version;
+	json_decref(meta);
+	sr_deploy_new_free(&v);
+	sr_config_free(&c);
+	return r;
+}
+
+static const char *meta_source(const char *name, unsigned version)
+{
+	static char buf[256];
+	char path[512];
+	json_t *m;
+
+	snprintf(path, sizeof(path), "%s/deployments/%s/versions/%u/meta.json", dir, name, version);
+	m = json_load_file(path, 0, NULL);
+	ck_assert_ptr_nonnull(m);
+	snprintf(buf, sizeof(buf), "%s", json_string_value(json_object_get(m, "source")));
+	json_decref(m);
+	return buf;
+}
+
+/*
+ * A name the agent chose may not claim a deployment made from another
+ * source (its current version's or its newest's) nor secrets waiting for
+ * a first deployment; checked at begin, and again at publish.
+ */
+START_TEST(test_claims)
+{
+	struct sr_deploy_begin_opts a = {.source = "/src/a", .name_chosen = true, .cancel_fd = -1};
+	struct sr_deploy_begin_opts b = a, b_named = a;
+	struct sr_deploy_new v;
+	struct sr_config c;
+	struct sr_error err = {0};
+	json_t *meta = json_object();
+	unsigned to = 0;
+
+	b.source = b_named.source = "/src/b";
+	b_named.name_chosen = false;
+	ck_assert_int_eq(try_version("web", &a, true, &err), 1);
+	ck_assert_str_eq(meta_source("web", 1), "/src/a");
+	ck_assert_int_eq(try_version("web", &a, true, &err), 2);
+	ck_assert_int_eq(try_version("web", &b, true, &err), -EEXIST);
+	ck_assert_str_eq(err.msg,
+			 "deployment 'web' is deployed from /src/a, not from /src/b, which "
+			 "names itself 'web': --name web replaces it, --name OTHER deploys "
+			 "it apart");
+	ck_assert_int_eq(try_version("web", &b_named, true, &err), 3);
+	ck_assert_int_eq(try_version("web", &a, true, &err), -EEXIST);
+	ck_assert_int_eq(try_version("web", &b, true, &err), 4);
+
+	/* The source is in meta.json ("installing") from begin on. */
+	sr_config_init(&c);
+	ck_assert_int_eq(sr_deploy_begin("web", &b, &v, &err), 0);
+	ck_assert_uint_eq(v.version, 5);
+	ck_assert_str_eq(meta_source("web", 5), "/src/b");
+	/* A rollback to a's version meanwhile: b's may not become current over it. */
+	ck_assert_int_eq(sr_deploy_rollback("web", 2, &to, &err), 0);
+	ck_assert_int_eq(mkdirat(v.vdirfd, "app", 0755), 0);
+	ck_assert_int_eq(sr_deploy_publish(&v, &c, meta, &err), -EEXIST);
+	ck_assert_uint_eq(sr_deploy_current("web"), 2);
+	ck_assert_int_eq(sr_deploy_fail(&v, meta, &err), 0);
+	sr_deploy_new_free(&v);
+	/* Current is a's, the newest b's: neither source's chosen name passes. */
+	ck_assert_int_eq(try_version("web", &a, true, &err), -EEXIST);
+	ck_assert_int_eq(try_version("web", &b, true, &err), -EEXIST);
+
+	/* Secrets waiting for a first deployment: a chosen name is refused, --name takes them. */
+	ck_assert_int_eq(sr_secret_set("api", "KEY", "k", 1, &err), 0);
+	ck_assert_int_eq(try_version("api", &a, true, &err), -EEXIST);
+	ck_assert_str_eq(err.msg,
+			 "secrets are set for 'api', which is not deployed yet, and /src/a "
+			 "names itself 'api': --name api deploys it with them, --name "
+			 "OTHER apart");
+	a.name_chosen = false;
+	ck_assert_int_eq(try_version("api", &a, true, &err), 1);
+	json_decref(meta);
+	sr_config_free(&c);
+}
+END_TEST
+
+static void note_wait(void *ctx)
+{
+	++*(int *)ctx;
+}
+
+/* Deploys of one name take turns: the second waits (saying so once), and may stop waiting. */
+START_TEST(test_turns)
+{
+	struct sr_deploy_new first, second;
+	struct sr_error err = {0};
+	int waits = 0, p[2];
+	struct sr_deploy_begin_opts o = {.waiting = note_wait, .ctx = &waits};
+	json_t *meta = json_object();
+	char path[512];
+
+	ck_assert_int_eq(pipe(p), 0);
+	o.cancel_fd = p[0];
+	ck_assert_int_eq(sr_deploy_begin("web", NULL, &first, &err), 0);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(sr_deploy_begin("web", &o, &second, &err), -ECANCELED);
+	ck_assert_str_eq(err.msg, "stopped while waiting for another deploy of 'web'");
+	ck_assert_int_eq(waits, 1);
+	snprintf(path, sizeof(path), "%s/deployments/web/versions/2", dir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	/* Another deployment's deploy does not wait. */
+	ck_assert_int_eq(sr_deploy_begin("api", &o, &second, &err), 0);
+	sr_deploy_new_free(&second);
+	ck_assert_int_eq(waits, 1);
+	ck_assert_int_eq(sr_deploy_fail(&first, meta, &err), 0);
+	sr_deploy_new_free(&first);
+	ck_assert_int_eq(sr_deploy_begin("web", &o, &second, &err), 0);
+	ck_assert_uint_eq(second.version, 2);
+	sr_deploy_new_free(&second);
+	json_decref(meta);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+/* A secret is set only while no deploy holds the secrets to check them. */
+START_TEST(test_secrets_hold)
+{
+	struct sr_error err = {0};
+	int hold = -1, status = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(sr_secret_hold(&hold, &err), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	/* The child's copy of the hold is the same lock (flock: per open file): closed there. */
+	if (pid == 0) {
+		close(hold);
+		_exit(sr_secret_set("web", "KEY", "v", 1, &err) == 0 ? 0 : 1);
+	}
+	usleep(200 * 1000);
+	ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+	close(hold);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
+/*
+ * Who waited for a deployment's lock while `deployments rm` held it finds
+ * the deployment gone, not a lock in the directory removed, under which it
+ * would change what nobody sees (or a deployment made anew meanwhile).
+ */
+START_TEST(test_lock_after_remove)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	char path[512], gone[512];
+	unsigned to = 0;
+	int lock, status = 0;
+	pid_t pid;
+
+	sr_config_init(&c);
+	ck_assert_uint_eq(make_version("web", &c, true), 1);
+	ck_assert_uint_eq(make_version("web", &c, true), 2);
+	snprintf(path, sizeof(path), "%s/deployments/web/lock", dir);
+	lock = open(path, O_RDWR | O_CLOEXEC);
+	ck_assert_int_ge(lock, 0);
+	ck_assert_int_eq(flock(lock, LOCK_EX), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int r;
+
+		close(lock);
+		r = sr_deploy_rollback("web", 0, &to, &err);
+
+		_exit(r == -ENOENT &&
+			      strcmp(err.msg, "no deployment 'web' (sandbox-run deployments "
+					      "lists them)") == 0
+			  ? 0
+			  : 1);
+	}
+	usleep(100 * 1000);
+	snprintf(path, sizeof(path), "%s/deployments/web", dir);
+	snprintf(gone, sizeof(gone), "%s/deployments/.gone-web", dir);
+	ck_assert_int_eq(rename(path, gone), 0);
+	close(lock);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* Nothing changed in the one removed: its current is still 2. */
+	ck_assert_int_eq(rename(gone, path), 0);
+	ck_assert_uint_eq(sr_deploy_current("web"), 2);
+	sr_config_free(&c);
+}
+END_TEST
+
+/*
+ * The package cache all deployments shared once, <data>/cache: removed
+ * whatever its modes, following no link, and said once.
+ */
+START_TEST(test_shared_cache)
+{
+	struct sr_error err = {0};
+	char path[512], outside[512], link[512];
+	char *removed = NULL;
+	int64_t bytes = 0;
+
+	snprintf(outside, sizeof(outside), "%s/outside", dir);
+	ck_assert_int_eq(mkdir(outside, 0700), 0);
+	put(outside, "keep", "keep");
+	snprintf(path, sizeof(path), "%s/cache", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	put(path, "blob", "0123456789");
+	snprintf(link, sizeof(link), "%s/cache/out", dir);
+	ck_assert_int_eq(symlink(outside, link), 0);
+	snprintf(path, sizeof(path), "%s/cache/ro", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	put(path, "x", "x");
+	ck_assert_int_eq(chmod(path, 0500), 0);
+	ck_assert_int_eq(sr_install_remove_shared_cache(&removed, &bytes, &err), 0);
+	snprintf(path, sizeof(path), "%s/cache", dir);
+	ck_assert_str_eq(removed, path);
+	ck_assert_int_eq(bytes, 11 + (int64_t)strlen(outside));
+	free(removed);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/keep", outside);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ck_assert_int_eq(sr_install_remove_shared_cache(&removed, &bytes, &err), 0);
+	ck_assert_ptr_null(removed);
+	/* A link named cache: the link goes. */
+	snprintf(path, sizeof(path), "%s/cache", dir);
+	ck_assert_int_eq(symlink(outside, path), 0);
+	ck_assert_int_eq(sr_install_remove_shared_cache(&removed, &bytes, &err), 0);
+	free(removed);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/keep", outside);
+	ck_assert_int_eq(access(path, F_OK), 0);
+}
+END_TEST
+
 START_TEST(test_tail)
 {
 	char path[512], *tail = NULL;
@@ -406,6 +666,11 @@ static Suite *deploy_suite(void)
 	tcase_add_test(tc, test_secrets);
 	tcase_add_test(tc, test_secrets_not_inherited);
 	tcase_add_test(tc, test_versions);
+	tcase_add_test(tc, test_claims);
+	tcase_add_test(tc, test_turns);
+	tcase_add_test(tc, test_secrets_hold);
+	tcase_add_test(tc, test_lock_after_remove);
+	tcase_add_test(tc, test_shared_cache);
 	tcase_add_test(tc, test_tail);
 	suite_add_tcase(s, tc);
 	return s;
