@@ -112,6 +112,7 @@ complete -c sandbox-run -n '__fish_seen_subcommand_from diff' -l stat -d 'Lines 
 complete -c sandbox-run -n '__fish_seen_subcommand_from diff' -l patch -d 'A unified diff'
 complete -c sandbox-run -n '__fish_seen_subcommand_from apply' -l to -r -a '(__fish_complete_directories)' -d 'Another directory'
 complete -c sandbox-run -n '__fish_seen_subcommand_from apply' -l force -d 'Apply over conflicts'
+complete -c sandbox-run -n '__fish_seen_subcommand_from diff apply' -l idle-timeout -r -d 'Give up when nothing comes from the sandbox'
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -x -a '(__sandbox_run_ids | sed "s/\$/:/"; __fish_complete_path)'
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -l max-size -x -d 'Most written on the host'
 complete -c sandbox-run -n '__fish_seen_subcommand_from cp' -l idle-timeout -x -d 'Give up when nothing moves'

@@ -16,16 +16,10 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 
-/*
- * How long cp waits on a stream that does not move: long enough for any
- * worker that works (a tree of millions of small files, a slow --bind),
- * short enough that a stopped one is noticed.
- */
-#define CP_IDLE_MS (60 * 1000)
-
 struct cp {
 	const char *src, *dst;
-	uint64_t max_bytes, idle_ms;
+	uint64_t max_bytes;
+	int idle_ms;
 	bool max_given;
 	struct sr_sink sink;
 };
@@ -87,13 +81,9 @@ static int parse(int argc, char **argv, struct cp *c, struct sr_error *err)
 			c->max_given = true;
 			break;
 		case OPT_IDLE_TIMEOUT:
-			r = sr_parse_duration(optarg, &c->idle_ms);
-			if (r < 0 || c->idle_ms > INT_MAX)
-				return sr_error_msg(
-				    err, r < 0 ? r : -ERANGE,
-				    "--idle-timeout: bad duration '%s' (use e.g. 30s, "
-				    "5m, or 0 to wait as long as it takes)",
-				    optarg);
+			r = sr_cli_idle_timeout(optarg, &c->idle_ms, err);
+			if (r < 0)
+				return r;
 			break;
 		default:
 			return sr_options_getopt_error(o, opts, argc, argv, err);
@@ -180,7 +170,7 @@ int sr_verb_cp(const struct sr_verb_args *a)
 	_cleanup_free_ char *statedir = NULL, *src_ref = NULL, *dst_ref = NULL;
 	_cleanup_close_ int ctl = -1, cancel = -1;
 	const char *src_path = NULL, *dst_path = NULL;
-	struct cp c = {.idle_ms = CP_IDLE_MS};
+	struct cp c = {.idle_ms = SR_CLI_IDLE_MS};
 	struct sr_entry e = {0};
 	struct sr_error err = {0};
 	struct sr_copy_opts o = {0};
@@ -222,7 +212,7 @@ int sr_verb_cp(const struct sr_verb_args *a)
 		const char *trees[] = {ws && ws[0] == '/' ? ws : NULL, NULL};
 
 		o.agent_trees = trees;
-		o.idle_ms = (int)c.idle_ms;
+		o.idle_ms = c.idle_ms;
 		bound(&c, e.state, &o, what, sizeof(what));
 		if (out) {
 			cancel = cancel_signals();

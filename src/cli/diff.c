@@ -10,10 +10,11 @@
 #include "util.h"
 #include "verbs.h"
 
+#include <getopt.h>
 #include <sys/stat.h>
 
-int sr_cli_open_changes(const char *arg, const struct sr_sink *sink, int *ret_fd, bool *ret_file,
-			struct sr_error *err)
+int sr_cli_open_changes(const char *arg, int idle_ms, const struct sr_sink *sink, int *ret_fd,
+			bool *ret_file, struct sr_error *err)
 {
 	struct stat st;
 	int fd;
@@ -33,7 +34,7 @@ int sr_cli_open_changes(const char *arg, const struct sr_sink *sink, int *ret_fd
 		*ret_fd = fd;
 		return 0;
 	}
-	return sr_changes_fetch(arg, sink, ret_fd, err);
+	return sr_changes_fetch(arg, idle_ms, sink, ret_fd, err);
 }
 
 void sr_cli_changes_error(const char *arg, bool file, struct sr_error *err)
@@ -43,57 +44,83 @@ void sr_cli_changes_error(const char *arg, bool file, struct sr_error *err)
 		sr_error_prefix(err, "%s: not a changes file", arg);
 }
 
+static void usage(FILE *f)
+{
+	fputs("Usage: sandbox-run diff ID|FILE [--stat | --patch] [--idle-timeout DURATION]\n"
+	      "What a sandbox changed in /workspace: a living sandbox's so far (ID),\n"
+	      "or a changes file's (written by --changes FILE). One line per change:\n"
+	      "A added, M modified, D deleted, R renamed.\n"
+	      "\n"
+	      "      --stat      lines added and removed per file\n"
+	      "  -p, --patch     a unified diff of every text file (git-style headers)\n"
+	      "      --idle-timeout DURATION  give up when the sandbox sends nothing for\n"
+	      "                  DURATION (a worker stopped inside: default 60s; 0: wait)\n"
+	      "\n"
+	      "Apply them to the host with sandbox-run apply ID|FILE.\n",
+	      f);
+}
+
+/* 1 for --help, 0, or -errno with err. */
+static int parse(const struct sr_verb_args *a, enum sr_diff_mode *mode, int *idle_ms,
+		 const char **what, struct sr_error *err)
+{
+	enum { OPT_STAT = 0x100, OPT_IDLE_TIMEOUT };
+	static const struct option opts[] = {
+	    {"stat", no_argument, NULL, OPT_STAT},
+	    {"patch", no_argument, NULL, 'p'},
+	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
+	};
+	int o;
+
+	optind = 0;
+	opterr = 0;
+	while ((o = getopt_long(a->argc, a->argv, ":ph", opts, NULL)) != -1) {
+		switch (o) {
+		case OPT_STAT:
+			*mode = SR_DIFF_STAT;
+			break;
+		case 'p':
+			*mode = SR_DIFF_PATCH;
+			break;
+		case OPT_IDLE_TIMEOUT:
+			if (sr_cli_idle_timeout(optarg, idle_ms, err) < 0)
+				return err->code;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			return sr_options_getopt_error(o, opts, a->argc, a->argv, err);
+		}
+	}
+	if (a->argc - optind != 1)
+		return sr_error_msg(err, -EINVAL,
+				    "usage: sandbox-run diff ID|FILE [--stat|--patch] "
+				    "[--idle-timeout DURATION]");
+	*what = a->argv[optind];
+	return 0;
+}
+
 int sr_verb_diff(const struct sr_verb_args *a)
 {
 	enum sr_diff_mode mode = SR_DIFF_SUMMARY;
 	struct sr_error err = {0};
 	_cleanup_close_ int fd = -1;
+	int idle_ms = SR_CLI_IDLE_MS, r;
 	const char *what = NULL;
 	struct sr_sink sink;
 	bool file = false;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	for (int i = 1; i < a->argc; i++) {
-		if (strcmp(a->argv[i], "-h") == 0 || strcmp(a->argv[i], "--help") == 0) {
-			fputs("Usage: sandbox-run diff ID|FILE [--stat | --patch]\n"
-			      "What a sandbox changed in /workspace: a living sandbox's so far "
-			      "(ID),\n"
-			      "or a changes file's (written by --changes FILE). One line per "
-			      "change:\n"
-			      "A added, M modified, D deleted, R renamed.\n"
-			      "\n"
-			      "  --stat    lines added and removed per file\n"
-			      "  --patch   a unified diff of every text file (git-style headers)\n"
-			      "\n"
-			      "Apply them to the host with sandbox-run apply ID|FILE.\n",
-			      stdout);
-			return sr_cli_stdout_status("--help");
-		}
-		if (strcmp(a->argv[i], "--stat") == 0)
-			mode = SR_DIFF_STAT;
-		else if (strcmp(a->argv[i], "--patch") == 0 || strcmp(a->argv[i], "-p") == 0)
-			mode = SR_DIFF_PATCH;
-		else if (a->argv[i][0] == '-' && a->argv[i][1]) {
-			sr_sink_log(&sink, SR_LOG_ERROR, "diff: unknown option '%s' (see --help)",
-				    a->argv[i]);
-			return SR_EXIT_FAILURE;
-		} else if (!what) {
-			what = a->argv[i];
-		} else {
-			sr_sink_log(&sink, SR_LOG_ERROR,
-				    "diff: usage: sandbox-run diff ID|FILE "
-				    "[--stat|--patch]");
-			return SR_EXIT_FAILURE;
-		}
-	}
-	if (!what) {
-		sr_sink_log(&sink, SR_LOG_ERROR,
-			    "diff: usage: sandbox-run diff ID|FILE [--stat|--patch]");
-		return SR_EXIT_FAILURE;
-	}
-	if (sr_cli_open_changes(what, &sink, &fd, &file, &err) < 0 ||
+	r = parse(a, &mode, &idle_ms, &what, &err);
+	if (r > 0)
+		return sr_cli_stdout_status("--help");
+	if (r < 0 || sr_cli_open_changes(what, idle_ms, &sink, &fd, &file, &err) < 0 ||
 	    sr_changes_show(fd, mode, stdout, &err) < 0) {
-		sr_cli_changes_error(what, file, &err);
+		if (r >= 0)
+			sr_cli_changes_error(what, file, &err);
 		sr_sink_log(&sink, SR_LOG_ERROR, "diff: %s", err.msg);
 		return SR_EXIT_FAILURE;
 	}

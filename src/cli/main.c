@@ -9,9 +9,11 @@
 #include "log.h"
 #include "oci-init.h"
 #include "options.h"
+#include "units.h"
 #include "util.h"
 #include "verbs.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +65,20 @@ int sr_cli_stdout_status(const char *what)
 	sr_sink_stderr(&sink, SR_LOG_ERROR);
 	sr_sink_log(&sink, SR_LOG_ERROR, "%s: write standard output: %s", what, strerror(saved));
 	return SR_EXIT_FAILURE;
+}
+
+int sr_cli_idle_timeout(const char *arg, int *ret_ms, struct sr_error *err)
+{
+	uint64_t ms;
+	int r = sr_parse_duration(arg, &ms);
+
+	if (r < 0 || ms > INT_MAX)
+		return sr_error_msg(err, r < 0 ? r : -ERANGE,
+				    "--idle-timeout: bad duration '%s' (use e.g. 30s, 5m, or 0 to "
+				    "wait as long as it takes)",
+				    arg);
+	*ret_ms = (int)ms;
+	return 0;
 }
 
 int sr_cli_print_json(const json_t *j, const char *what)

@@ -16,9 +16,6 @@
 #include <getopt.h>
 #include <limits.h>
 
-/* A snapshot whose file has not grown for this long is given up (keeper.c). */
-#define SNAPSHOT_IDLE_MS (60 * 1000)
-
 int sr_verb_snapshot(const struct sr_verb_args *a)
 {
 	enum { OPT_IDLE_TIMEOUT = 0x100 };
@@ -32,7 +29,7 @@ int sr_verb_snapshot(const struct sr_verb_args *a)
 	struct sr_error err = {0};
 	struct sr_sink sink;
 	json_t *req, *reply = NULL;
-	uint64_t idle_ms = SNAPSHOT_IDLE_MS;
+	int idle_ms = SR_CLI_IDLE_MS;
 	int o, r;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
@@ -62,12 +59,8 @@ int sr_verb_snapshot(const struct sr_verb_args *a)
 		case 'h':
 			break;
 		case OPT_IDLE_TIMEOUT:
-			r = sr_parse_duration(optarg, &idle_ms);
-			if (r < 0 || idle_ms > INT_MAX) {
-				sr_sink_log(&sink, SR_LOG_ERROR,
-					    "snapshot: --idle-timeout: bad duration '%s' (use e.g. "
-					    "30s, 5m, or 0 to wait as long as it takes)",
-					    optarg);
+			if (sr_cli_idle_timeout(optarg, &idle_ms, &err) < 0) {
+				sr_sink_log(&sink, SR_LOG_ERROR, "snapshot: %s", err.msg);
 				return SR_EXIT_FAILURE;
 			}
 			break;

@@ -57,11 +57,23 @@ int sr_verb_diff(const struct sr_verb_args *a);
 int sr_verb_apply(const struct sr_verb_args *a);
 
 /*
- * diff, apply: FILE (a changes file) or ID (a living sandbox's changes so
- * far), at its start; *ret_file says which it was.
+ * How long cp, snapshot, diff and apply wait for a worker in a living
+ * sandbox that moves nothing (the agent can stop it) before giving up,
+ * unless --idle-timeout says otherwise: long enough for any worker that
+ * works (a tree of millions of small files, a slow --bind), short enough
+ * that a stopped one is noticed.
  */
-int sr_cli_open_changes(const char *arg, const struct sr_sink *sink, int *ret_fd, bool *ret_file,
-			struct sr_error *err);
+#define SR_CLI_IDLE_MS (60 * 1000)
+/* --idle-timeout's value: milliseconds (0: wait as long as it takes), or a one-line error. */
+int sr_cli_idle_timeout(const char *arg, int *ret_ms, struct sr_error *err);
+
+/*
+ * diff, apply: FILE (a changes file) or ID (a living sandbox's changes so
+ * far, its worker given idle_ms: SR_CLI_IDLE_MS), at its start;
+ * *ret_file says which it was.
+ */
+int sr_cli_open_changes(const char *arg, int idle_ms, const struct sr_sink *sink, int *ret_fd,
+			bool *ret_file, struct sr_error *err);
 /* diff, apply: an error reading FILE's changes names FILE (it may be no changes file at all). */
 void sr_cli_changes_error(const char *arg, bool file, struct sr_error *err);
 

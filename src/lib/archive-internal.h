@@ -98,6 +98,11 @@ struct sr_la_stream {
 
 int sr_la_nonblocking(int fd);
 /*
+ * libarchive's read callback for a stream s (the ctx): libarchive's own
+ * (open_fd) would wait on a pipe forever for a worker stopped or gone.
+ */
+la_ssize_t sr_la_stream_read(struct archive *a, void *ctx, const void **ret_buf);
+/*
  * poll() on s->fd for events, at most s->idle_ms (0: no bound): 0,
  * -ETIMEDOUT, -ECANCELED (s->cancel_fd readable), or -errno.
  */

@@ -14,7 +14,8 @@
 struct sr_archive_reader {
 	struct archive *a;
 	locale_t old;
-	char path[PATH_MAX]; /* the current entry's name, without a trailing '/' */
+	struct sr_la_stream *s; /* with an idle bound, else NULL (libarchive reads fd) */
+	char path[PATH_MAX];	/* the current entry's name, without a trailing '/' */
 };
 
 void sr_archive_reader_free(struct sr_archive_reader *r)
@@ -25,7 +26,16 @@ void sr_archive_reader_free(struct sr_archive_reader *r)
 		sr_la.read_free(r->a);
 	if (sr_la.utf8)
 		uselocale(r->old);
+	free(r->s);
 	free(r);
+}
+
+/* libarchive's error, or the stream's when it is why (nothing moved for idle_ms). */
+static int read_error(struct sr_archive_reader *r, int code, const char *what, struct sr_error *err)
+{
+	if (r->s && r->s->timed_out)
+		return sr_la_idle_error(r->s, err);
+	return sr_error_msg(err, code, "read archive: %s", sr_la.error_string(r->a) ?: what);
 }
 
 SR_DEFINE_CLEANUP(reader_freep, struct sr_archive_reader *, sr_archive_reader_free)
@@ -46,7 +56,8 @@ static int load_entry_reader(struct sr_error *err)
 	return k;
 }
 
-int sr_archive_reader_open(int fd, struct sr_archive_reader **ret, struct sr_error *err)
+int sr_archive_reader_open(int fd, int idle_ms, struct sr_archive_reader **ret,
+			   struct sr_error *err)
 {
 	_cleanup_(reader_freep) struct sr_archive_reader *r = NULL;
 	int k = load_entry_reader(err);
@@ -56,6 +67,14 @@ int sr_archive_reader_open(int fd, struct sr_archive_reader **ret, struct sr_err
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return sr_error_errno(err, -ENOMEM, "read archive");
+	if (idle_ms > 0) {
+		r->s = calloc(1, sizeof(*r->s));
+		if (!r->s)
+			return sr_error_errno(err, -ENOMEM, "read archive");
+		*r->s = (struct sr_la_stream){.fd = fd, .idle_ms = idle_ms, .cancel_fd = -1};
+		if (sr_la_nonblocking(fd) < 0)
+			return sr_error_errno(err, sr_negerrno(), "read archive");
+	}
 	/* Names are bytes, UTF-8 by convention (archive.c says why). */
 	if (sr_la.utf8)
 		r->old = uselocale(sr_la.utf8);
@@ -67,9 +86,14 @@ int sr_archive_reader_open(int fd, struct sr_archive_reader **ret, struct sr_err
 	    sr_la.filter_zstd(r->a) < ARCHIVE_WARN || sr_la.format_tar(r->a) != ARCHIVE_OK)
 		return sr_error_msg(err, -EIO, "read archive: %s",
 				    sr_la.error_string(r->a) ?: "cannot enable formats");
-	if (sr_la.open_fd(r->a, fd, 64 * 1024) != ARCHIVE_OK)
+	k = r->s ? sr_la.read_open(r->a, r->s, NULL, sr_la_stream_read, NULL)
+		 : sr_la.open_fd(r->a, fd, 64 * 1024);
+	if (k != ARCHIVE_OK) {
+		if (r->s && r->s->timed_out)
+			return sr_la_idle_error(r->s, err);
 		return sr_error_msg(err, -EINVAL, "read archive: %s (expected a tar)",
 				    sr_la.error_string(r->a) ?: "cannot open");
+	}
 	*ret = steal_pointer(&r);
 	return 0;
 }
@@ -84,8 +108,7 @@ int sr_archive_reader_next(struct sr_archive_reader *r, struct sr_archive_entry 
 	if (k == ARCHIVE_EOF)
 		return 0;
 	if (k != ARCHIVE_OK && k != ARCHIVE_WARN)
-		return sr_error_msg(err, -EIO, "read archive: %s",
-				    sr_la.error_string(r->a) ?: "read error");
+		return read_error(r, -EIO, "read error", err);
 	hard = sr_la.entry_hardlink(e) ?: sr_la.entry_hardlink_utf8(e);
 	*ret = (struct sr_archive_entry){
 	    .path = sr_la.entry_pathname(e) ?: sr_la.entry_pathname_utf8(e),
@@ -114,7 +137,6 @@ ssize_t sr_archive_reader_data(struct sr_archive_reader *r, void *buf, size_t le
 	la_ssize_t n = sr_la.read_data(r->a, buf, len);
 
 	if (n < 0)
-		return sr_error_msg(err, -EIO, "read archive: %s",
-				    sr_la.error_string(r->a) ?: "read error");
+		return read_error(r, -EIO, "read error", err);
 	return (ssize_t)n;
 }

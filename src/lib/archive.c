@@ -748,11 +748,7 @@ int sr_la_idle_error(const struct sr_la_stream *s, struct sr_error *err)
 	return sr_error_msg(err, -ETIMEDOUT, "nothing moved on the stream for %s", d);
 }
 
-/*
- * The stream's reader with an idle bound: libarchive's own (open_fd)
- * would wait on the pipe forever for a worker stopped or gone.
- */
-static la_ssize_t stream_read(struct archive *a, void *ctx, const void **ret_buf)
+la_ssize_t sr_la_stream_read(struct archive *a, void *ctx, const void **ret_buf)
 {
 	struct sr_la_stream *s = ctx;
 
@@ -794,7 +790,8 @@ static int open_archive(int fd, struct sr_la_stream *s, struct archive **ret, st
 		return sr_error_msg(err, -EIO, "read archive: %s",
 				    sr_la.error_string(a) ?: "cannot enable formats");
 	/* Opening reads the first block to detect the format: failing here is "not an archive". */
-	r = s ? sr_la.read_open(a, s, NULL, stream_read, NULL) : sr_la.open_fd(a, fd, 64 * 1024);
+	r = s ? sr_la.read_open(a, s, NULL, sr_la_stream_read, NULL)
+	      : sr_la.open_fd(a, fd, 64 * 1024);
 	if (r != ARCHIVE_OK)
 		return sr_error_msg(err, -EINVAL, "read archive: %s " EXPECTED_FORMATS,
 				    sr_la.error_string(a) ?: "cannot open");

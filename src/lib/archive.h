@@ -153,7 +153,13 @@ void sr_archive_writer_free(struct sr_archive_writer *w);
  * written anywhere: names are as stored, for the caller to check.
  */
 struct sr_archive_reader;
-int sr_archive_reader_open(int fd, struct sr_archive_reader **ret, struct sr_error *err);
+/*
+ * idle_ms > 0: nothing read from fd for that long ends the reading with
+ * -ETIMEDOUT ("nothing moved on the stream for 60s"), and fd is made
+ * non-blocking (a worker's pipe, which the agent can stop); 0: no bound.
+ */
+int sr_archive_reader_open(int fd, int idle_ms, struct sr_archive_reader **ret,
+			   struct sr_error *err);
 /* 1 with *ret (valid until the next call), 0 at the end, -errno. */
 int sr_archive_reader_next(struct sr_archive_reader *r, struct sr_archive_entry *ret,
 			   struct sr_error *err);

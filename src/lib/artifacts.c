@@ -192,9 +192,13 @@ static _Noreturn void take(struct sr_artifacts *a, struct step *s, int raw, int 
 	if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		sr_error_errno(&end.err, sr_negerrno(), "close fds");
 	else if (is_changes(a, s))
-		sr_changes_build(raw, sr_sandbox_workspace_dir(a->sb), sr_sandbox_id(a->sb),
-				 a->t0_ns, a->c->disk_bytes, s->dirfd, s->out, &sink, &end.count,
-				 &end.err);
+		sr_changes_build(
+		    raw,
+		    &(struct sr_changes_origin){.workspace = sr_sandbox_workspace_dir(a->sb),
+						.sandbox_id = sr_sandbox_id(a->sb),
+						.t0_ns = a->t0_ns,
+						.max_bytes = a->c->disk_bytes},
+		    s->dirfd, s->out, &sink, &end.count, &end.err);
 	else
 		sr_archive_extract_opts(raw, s->dirfd, &s->opts, &end.err);
 	(void)!send(report, &end, sizeof(end), MSG_NOSIGNAL);

@@ -48,7 +48,7 @@ static int open_reader(int fd, struct sr_archive_reader **r, struct sr_changes *
 
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return sr_error_errno(err, sr_negerrno(), "changes file");
-	k = sr_archive_reader_open(fd, r, err);
+	k = sr_archive_reader_open(fd, 0, r, err);
 	if (k >= 0)
 		k = sr_changes_read(*r, c, err);
 	return k;

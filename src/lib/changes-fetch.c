@@ -8,7 +8,10 @@
 #include "changes.h"
 #include "control.h"
 #include "state.h"
+#include "units.h"
 #include "util.h"
+
+#include <poll.h>
 
 static const char *tmp_dir(void)
 {
@@ -17,16 +20,53 @@ static const char *tmp_dir(void)
 	return t && t[0] == '/' ? t : "/tmp";
 }
 
-int sr_changes_fetch(const char *ref, const struct sr_sink *sink, int *ret_fd, struct sr_error *err)
+/*
+ * The worker stopped (by the agent, whose uid it runs as): we give up and
+ * close our connection, on which the keeper ends it.
+ */
+static int worker_stuck(int idle_ms, bool at_end, struct sr_error *err)
+{
+	char d[SR_UNITS_BUF_MAX];
+
+	sr_format_duration((uint64_t)idle_ms, d, sizeof(d));
+	return sr_error_msg(err, -ETIMEDOUT,
+			    "changes: %s %s%s: its worker is stopped or gone; gave up "
+			    "(--idle-timeout sets how long to wait)",
+			    at_end ? "the sandbox's worker did not finish within"
+				   : "nothing came from the sandbox for",
+			    d, at_end ? " of the stream's end" : "");
+}
+
+/* The keeper's answer, once the stream is over: at most idle_ms (0: as long as it takes). */
+static int keeper_answer(int ctl, int idle_ms, json_t **ret, struct sr_error *err)
+{
+	struct pollfd p = {.fd = ctl, .events = POLLIN};
+	int fds[SR_CTL_FDS_MAX], r;
+	size_t n = 0;
+
+	do
+		r = poll(&p, 1, idle_ms > 0 ? idle_ms : -1);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return worker_stuck(idle_ms, true, err);
+	if (sr_ctl_recv(ctl, ret, fds, &n) <= 0)
+		return sr_error_msg(err, -ECONNRESET, "changes: the sandbox's keeper hung up");
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	return 0;
+}
+
+int sr_changes_fetch(const char *ref, int idle_ms, const struct sr_sink *sink, int *ret_fd,
+		     struct sr_error *err)
 {
 	_cleanup_free_ char *statedir = NULL;
 	_cleanup_close_ int ctl = -1, out = -1, spool = -1;
 	struct sr_entry e = {0};
 	struct sr_error berr = {0};
 	json_t *req = NULL, *reply = NULL;
-	int fds[SR_CTL_FDS_MAX], p[2] = {-1, -1}, k;
-	size_t n_fds = 0, n = 0;
-	const char *ws;
+	int p[2] = {-1, -1}, k, r;
+	size_t n = 0;
+	struct sr_changes_origin o;
 	json_t *disk;
 
 	if ((k = sr_state_dir(&statedir, err)) < 0 ||
@@ -47,25 +87,31 @@ int sr_changes_fetch(const char *ref, const struct sr_sink *sink, int *ret_fd, s
 		sr_error_errno(err, k, "changes: talk to the sandbox's keeper");
 		goto out;
 	}
-	ws = json_string_value(json_object_get(e.state, "workspace_dir"));
 	disk = json_object_get(json_object_get(e.state, "limits"), "disk_bytes");
-	k = sr_changes_build(p[0], ws, e.id,
-			     json_integer_value(json_object_get(e.state, "base_time_ns")),
-			     json_is_integer(disk) && json_integer_value(disk) > 0
-				 ? (uint64_t)json_integer_value(disk)
-				 : 0,
-			     spool, out, sink, &n, &berr);
-	/* Closed before the answer: a worker still writing (we stopped) gets EPIPE and ends. */
-	sr_closep(&p[0]);
-	if (sr_ctl_recv(ctl, &reply, fds, &n_fds) <= 0) {
-		k = sr_error_msg(err, -ECONNRESET, "changes: the sandbox's keeper hung up");
+	o = (struct sr_changes_origin){
+	    .workspace = json_string_value(json_object_get(e.state, "workspace_dir")),
+	    .sandbox_id = e.id,
+	    .t0_ns = json_integer_value(json_object_get(e.state, "base_time_ns")),
+	    .max_bytes = json_is_integer(disk) && json_integer_value(disk) > 0
+			     ? (uint64_t)json_integer_value(disk)
+			     : 0,
+	    .idle_ms = idle_ms,
+	};
+	k = sr_changes_build(p[0], &o, spool, out, sink, &n, &berr);
+	if (k == -ETIMEDOUT) {
+		k = worker_stuck(idle_ms, false, err);
 		goto out;
 	}
-	for (size_t i = 0; i < n_fds; i++)
-		close(fds[i]);
+	/* Closed before the answer: a worker still writing (we stopped) gets EPIPE and ends. */
+	sr_closep(&p[0]);
+	r = keeper_answer(ctl, idle_ms, &reply, err);
 	/* Past a bound of ours we stopped reading: the worker's broken pipe is not the story. */
 	if (k == -EFBIG) {
 		*err = berr;
+		goto out;
+	}
+	if (r < 0) {
+		k = r;
 		goto out;
 	}
 	if (sr_ctl_reply_error(reply, err) < 0) {

@@ -250,7 +250,7 @@ int sr_changes_show(int fd, enum sr_diff_mode mode, FILE *out, struct sr_error *
 
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return sr_error_errno(err, sr_negerrno(), "diff");
-	k = sr_archive_reader_open(fd, &r, err);
+	k = sr_archive_reader_open(fd, 0, &r, err);
 	if (k >= 0)
 		k = sr_changes_read(r, &s.c, err);
 	if (k >= 0 && !(s.renamed = calloc(s.c.n + 1, sizeof(*s.renamed))))

@@ -46,6 +46,7 @@ struct build {
 	size_t n_upper;
 	int base; /* the host directory, or -1 */
 	int64_t t0_ns;
+	int idle_ms; /* on the raw stream */
 	const struct sr_sink *sink;
 	struct sr_changes out;
 	size_t cap_out;
@@ -348,7 +349,7 @@ static int read_raw(struct build *b, int raw_fd, struct sr_archive_writer *spool
 {
 	struct sr_archive_reader *r = NULL;
 	struct sr_archive_entry e;
-	int k = sr_archive_reader_open(raw_fd, &r, err);
+	int k = sr_archive_reader_open(raw_fd, b->idle_ms, &r, err);
 
 	while (k >= 0 && (k = sr_archive_reader_next(r, &e, err)) > 0) {
 		const char *path = e.path + 2;
@@ -496,7 +497,7 @@ static int write_contents(struct build *b, int spool_fd, struct sr_archive_write
 			return k;
 	if (lseek(spool_fd, 0, SEEK_SET) < 0)
 		return sr_error_errno(err, sr_negerrno(), "changes: spool");
-	k = sr_archive_reader_open(spool_fd, &r, err);
+	k = sr_archive_reader_open(spool_fd, 0, &r, err);
 	while (k >= 0 && (k = sr_archive_reader_next(r, &e, err)) > 0) {
 		_cleanup_free_ char *name = NULL;
 		const struct sr_change *ch;
@@ -538,10 +539,10 @@ static int spool_open(int dirfd, struct sr_error *err)
 	return fd < 0 ? sr_error_errno(err, sr_negerrno(), "changes: a spool file") : fd;
 }
 
-int sr_changes_build(int raw_fd, const char *workspace, const char *sandbox_id, int64_t t0_ns,
-		     uint64_t max_bytes, int spool_dirfd, int out_fd, const struct sr_sink *sink,
-		     size_t *ret_n, struct sr_error *err)
+int sr_changes_build(int raw_fd, const struct sr_changes_origin *o, int spool_dirfd, int out_fd,
+		     const struct sr_sink *sink, size_t *ret_n, struct sr_error *err)
 {
+	const char *workspace = o->workspace;
 	struct build *b = calloc(1, sizeof(*b));
 	struct sr_archive_writer *spool = NULL, *w = NULL;
 	_cleanup_free_ char *manifest = NULL;
@@ -553,8 +554,9 @@ int sr_changes_build(int raw_fd, const char *workspace, const char *sandbox_id, 
 	if (!b)
 		return sr_error_errno(err, -ENOMEM, "changes");
 	b->base = -1;
-	b->t0_ns = t0_ns;
-	b->max_bytes = max_bytes;
+	b->t0_ns = o->t0_ns;
+	b->idle_ms = o->idle_ms;
+	b->max_bytes = o->max_bytes;
 	b->sink = sink;
 	if (workspace) {
 		b->base = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -563,8 +565,9 @@ int sr_changes_build(int raw_fd, const char *workspace, const char *sandbox_id, 
 			goto out;
 		}
 	}
-	snprintf(b->out.sandbox_id, sizeof(b->out.sandbox_id), "%s", sandbox_id ? sandbox_id : "");
-	b->out.base_time_ns = t0_ns;
+	snprintf(b->out.sandbox_id, sizeof(b->out.sandbox_id), "%s",
+		 o->sandbox_id ? o->sandbox_id : "");
+	b->out.base_time_ns = o->t0_ns;
 	if (workspace && !(b->out.workspace = strdup(workspace))) {
 		k = sr_error_errno(err, -ENOMEM, "changes");
 		goto out;

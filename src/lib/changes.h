@@ -88,20 +88,34 @@ void sr_changes_free(struct sr_changes *c);
 const char *sr_change_op_to_string(enum sr_change_op op);
 const char *sr_change_type_to_string(enum sr_change_type t);
 
+/* What a raw stream of changes is compared with and bounded by (sr_changes_build). */
+struct sr_changes_origin {
+	const char *workspace; /* the host directory it came from; NULL: everything is added */
+	const char *sandbox_id;
+	int64_t t0_ns; /* CLOCK_REALTIME_COARSE when the sandbox started */
+	/*
+	 * The files' sizes, holes included (the spool and the changes file
+	 * hold them whole), together at most (0: no bound): the sandbox's
+	 * disk limit, as for cp and exports, or `truncate -s 100T` would
+	 * fill the host's disk with zeros.
+	 */
+	uint64_t max_bytes;
+	/*
+	 * Nothing on the stream for this long: -ETIMEDOUT (0: wait as long as
+	 * it takes). A living sandbox's worker runs as the agent, which can
+	 * stop it.
+	 */
+	int idle_ms;
+};
+
 /*
- * Builds a changes file on out_fd from the raw stream on raw_fd (work.h),
- * comparing with the host directory workspace (NULL: everything is
- * added); t0_ns: CLOCK_REALTIME_COARSE when the sandbox started. The
- * stream is spooled in an unnamed file in the directory spool_dirfd.
- * The files' sizes, holes included (the spool and the changes file hold
- * them whole), are at most max_bytes together (0: no bound): the
- * sandbox's disk limit, as for cp and exports, or `truncate -s 100T`
- * would fill the host's disk with zeros.
- * *ret_n: how many changes. Warnings (left-out entries) to sink.
+ * Builds a changes file on out_fd from the raw stream on raw_fd (work.h)
+ * as o says. The stream is spooled in an unnamed file in the directory
+ * spool_dirfd. *ret_n: how many changes. Warnings (left-out entries) to
+ * sink.
  */
-int sr_changes_build(int raw_fd, const char *workspace, const char *sandbox_id, int64_t t0_ns,
-		     uint64_t max_bytes, int spool_dirfd, int out_fd, const struct sr_sink *sink,
-		     size_t *ret_n, struct sr_error *err);
+int sr_changes_build(int raw_fd, const struct sr_changes_origin *o, int spool_dirfd, int out_fd,
+		     const struct sr_sink *sink, size_t *ret_n, struct sr_error *err);
 
 /* changes-file.c: the manifest, to and from JSON, checked. */
 int sr_changes_manifest_json(const struct sr_changes *c, char **ret, size_t *ret_len);
@@ -127,7 +141,8 @@ bool sr_changes_link_ok(const char *path, const char *target);
 /*
  * The changes of the living sandbox ref (an id, a prefix of one, or its
  * --name) so far, as a changes file: an unnamed temporary file, at its
- * start, in *ret_fd.
+ * start, in *ret_fd. Nothing from the sandbox's worker for idle_ms (0:
+ * no bound) gives up with -ETIMEDOUT.
  */
-int sr_changes_fetch(const char *ref, const struct sr_sink *sink, int *ret_fd,
+int sr_changes_fetch(const char *ref, int idle_ms, const struct sr_sink *sink, int *ret_fd,
 		     struct sr_error *err);

@@ -336,6 +336,51 @@ t_stuck_snapshot() {
 	sr rm "$sb"
 }
 
+# diff and apply of a living sandbox read what a worker in it writes,
+# which the agent can stop (it runs as the agent's uid): both hung for
+# good. Now --idle-timeout (60 s by default) gives up, saying why, the
+# worker is killed, and the next diff, unstopped, works.
+timed_sr() {
+	local t0
+	t0=$(date +%s%N)
+	as_user timeout 60 "$SR" "$@" >"$SR_TMP/.timed-out" 2>"$SR_TMP/.timed-err"
+	rc=$?
+	took=$((($(date +%s%N) - t0) / 1000000))
+	errout=$(cat "$SR_TMP/.timed-err")
+}
+t_stuck_changes() {
+	local d="$SR_OUT/changes-$SR_AS" verb
+	rm -rf "$d"
+	mkdir -p "$d"
+	echo old >"$d/f"
+	own "$d"
+	new_sandbox --workspace "$d"
+	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
+	sr exec "$sb" -- sh -c 'echo new >f && head -c 64M /dev/urandom >bulk'
+	for verb in diff apply; do
+		stopper stop
+		timed_sr "$verb" --idle-timeout 2s "$sb"
+		stopper_done
+		assert_eq "the agent stops $verb's worker" "stopped a worker" "$stopper_did"
+		assert_eq "$verb gives up (125), not hanging" 125 "$rc"
+		check "within seconds of the idle timeout ($took ms)" test "$took" -lt 10000
+		assert_match "saying why" \
+			"^sandbox-run: $verb: changes: nothing came from the sandbox for 2s: its worker is stopped or gone" \
+			"$errout"
+		check "and the stopped worker is killed" until_ok 10 _no_workers
+	done
+	assert_eq "nothing applied" "old f" "$(cat "$d/f") $(ls "$d")"
+	sr exec "$sb" -- echo alive
+	assert_eq "the sandbox lives on" alive "$out"
+	timed_sr diff --idle-timeout 2s "$sb"
+	# (f, written just before the sandbox started, may be said changed on
+	# the host too: the start's clock is the coarse one.)
+	assert_eq "a diff nobody stops: made" "0 A bulk|M f|" \
+		"$rc $(awk '/^[AM]  / { print $1, $2 }' "$SR_TMP/.timed-out" | sort | tr '\n' '|')"
+	sr rm "$sb"
+	rm -rf "$d"
+}
+
 # cp in cut short (a refused entry, the disk full, cp interrupted or its
 # worker stopped) left what it had extracted so far in the sandbox, and
 # into an existing directory it had replaced files there already. Now it
@@ -558,5 +603,5 @@ t_cp_hardlinks() {
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
 	t_root_link_followed t_sparse_and_bound t_cp_killed t_cp_interrupted t_stuck_worker \
 	t_stuck_snapshot t_cp_hardlinks t_cp_in_whole t_cp_in_mount t_cp_in_interrupted \
-	t_cp_in_bound_file t_cp_in_enospc
+	t_cp_in_bound_file t_cp_in_enospc t_stuck_changes
 done_testing
