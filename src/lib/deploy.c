@@ -182,11 +182,11 @@ fail:
 }
 
 /*
- * Removes (dirfd, name) and everything beneath it, following no link.
- * Directories are opened to the owner first: a package may ship a 0555
- * one, whose entries could not be unlinked otherwise.
+ * remove_tree() below top, on top's file system (dev) alone: a directory
+ * of another (a mount placed inside, by hand or by accident) is not
+ * entered, and -EXDEV says so, as `rm --one-file-system` does.
  */
-int sr_deploy_remove_tree(int dir, const char *name)
+static int remove_below(int dir, const char *name, dev_t dev)
 {
 	struct stat st;
 	struct dirent *de;
@@ -197,8 +197,11 @@ int sr_deploy_remove_tree(int dir, const char *name)
 		return errno == ENOENT ? 0 : sr_negerrno();
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dir, name, 0) < 0 ? sr_negerrno() : 0;
+	if (st.st_dev != dev)
+		return -EXDEV;
+	/* Not through a link put in its place since: AT_SYMLINK_NOFOLLOW. */
 	if ((st.st_mode & 0700) != 0700)
-		(void)!fchmodat(dir, name, (st.st_mode & 07777) | 0700, 0);
+		(void)!fchmodat(dir, name, (st.st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW);
 	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sr_negerrno();
@@ -212,7 +215,7 @@ int sr_deploy_remove_tree(int dir, const char *name)
 
 		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
 			continue;
-		e = sr_deploy_remove_tree(dirfd(d), de->d_name);
+		e = remove_below(dirfd(d), de->d_name, dev);
 		if (e < 0 && r == 0)
 			r = e;
 	}
@@ -220,6 +223,20 @@ int sr_deploy_remove_tree(int dir, const char *name)
 	if (unlinkat(dir, name, AT_REMOVEDIR) < 0 && r == 0)
 		r = sr_negerrno();
 	return r;
+}
+
+/*
+ * Removes (dirfd, name) and everything beneath it, following no link.
+ * Directories are opened to the owner first: a package may ship a 0555
+ * one, whose entries could not be unlinked otherwise.
+ */
+int sr_deploy_remove_tree(int dir, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : sr_negerrno();
+	return remove_below(dir, name, st.st_dev);
 }
 
 /* Renames (dirfd, name) out of sight, then removes it: nobody sees it half gone. */

@@ -204,7 +204,9 @@ void sr_deployment_close(struct sr_deployment *d);
 
 /*
  * Removes (dirfd, name) and everything beneath it, following no link
- * (directories a package shipped read-only included); absent is fine.
+ * (directories a package shipped read-only included); absent is fine. A
+ * directory of another file system below it (a mount) is left whole,
+ * with -EXDEV.
  */
 int sr_deploy_remove_tree(int dirfd, const char *name);
 

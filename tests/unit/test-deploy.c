@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -636,6 +638,78 @@ START_TEST(test_shared_cache)
 }
 END_TEST
 
+/*
+ * A mount below a tree being removed (a tmpfs at cache/sub/mnt, made in a
+ * user and mount namespace of a child, so no privilege is needed): left
+ * whole, -EXDEV said; the rest removed. Before, its files went too.
+ */
+static bool write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static int remove_across_mount(void)
+{
+	char top[512], mnt[512], kept[600], map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int fd, r;
+
+	snprintf(top, sizeof(top), "%s/cache", dir);
+	snprintf(mnt, sizeof(mnt), "%s/cache/sub/mnt", dir);
+	snprintf(kept, sizeof(kept), "%s/precious", mnt);
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return 2;
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned)uid);
+	if (!write_file("/proc/self/uid_map", map) || !write_file("/proc/self/setgroups", "deny"))
+		return 7;
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
+	if (!write_file("/proc/self/gid_map", map))
+		return 7;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", mnt, "tmpfs", 0, "size=1M") < 0)
+		return 3;
+	put(mnt, "precious", "x");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = sr_deploy_remove_tree(fd, "cache");
+	close(fd);
+	if (r != -EXDEV)
+		return 4;
+	if (access(kept, F_OK) < 0)
+		return 5;
+	/* Beside the mount, what is on the tree's own file system is gone. */
+	snprintf(kept, sizeof(kept), "%s/blob", top);
+	return access(kept, F_OK) == 0 ? 6 : 0;
+}
+
+START_TEST(test_remove_tree_stays_on_its_file_system)
+{
+	char path[512];
+	int status;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/cache", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	put(path, "blob", "0123456789");
+	snprintf(path, sizeof(path), "%s/cache/sub", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/cache/sub/mnt", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(remove_across_mount());
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 START_TEST(test_tail)
 {
 	char path[512], *tail = NULL;
@@ -671,6 +745,7 @@ static Suite *deploy_suite(void)
 	tcase_add_test(tc, test_secrets_hold);
 	tcase_add_test(tc, test_lock_after_remove);
 	tcase_add_test(tc, test_shared_cache);
+	tcase_add_test(tc, test_remove_tree_stays_on_its_file_system);
 	tcase_add_test(tc, test_tail);
 	suite_add_tcase(s, tc);
 	return s;
