@@ -222,17 +222,44 @@ int sr_deploy_remove_tree(int dir, const char *name)
 	return r;
 }
 
-/* Renames (dirfd, name) out of sight, then removes it: nobody sees it half gone. */
+/*
+ * Renames (dirfd, name) out of sight, then removes it: nobody sees it half
+ * gone. One left by a removal cut short (killed) is swept by the next
+ * prune under the same lock (deploy_prune_locked).
+ */
+#define GONE_PREFIX ".gone-"
 static int remove_hidden(int dirfd, const char *name)
 {
 	char gone[96];
 	uint32_t rnd = 0;
 
 	(void)!getrandom(&rnd, sizeof(rnd), 0);
-	snprintf(gone, sizeof(gone), ".gone-%.64s-%08x", name, rnd);
+	snprintf(gone, sizeof(gone), GONE_PREFIX "%.64s-%08x", name, rnd);
 	if (renameat(dirfd, name, dirfd, gone) < 0)
 		return sr_negerrno();
 	return sr_deploy_remove_tree(dirfd, gone);
+}
+
+void deploy_sweep(int dir, const char *const *prefixes)
+{
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		for (const char *const *p = prefixes; *p; p++)
+			if (strncmp(de->d_name, *p, strlen(*p)) == 0) {
+				(void)sr_deploy_remove_tree(dirfd(d), de->d_name);
+				break;
+			}
+	closedir(d);
 }
 
 static bool parse_version(const char *s, unsigned *ret)
@@ -415,8 +442,11 @@ int deploy_prune_locked(int dirfd, int versionsfd, uint64_t keep, bool only_inco
 	_cleanup_free_ struct sr_version_state *states = NULL;
 	unsigned current = deploy_read_current(dirfd), removed = 0;
 	size_t n = 0;
-	int r = deploy_list_versions(versionsfd, &v, &n);
+	int r;
 
+	/* Versions a prune or a removal killed midway had renamed away: no one else prunes now. */
+	deploy_sweep(versionsfd, (const char *const[]){GONE_PREFIX, NULL});
+	r = deploy_list_versions(versionsfd, &v, &n);
 	if (r < 0)
 		return r;
 	remove = calloc(n ? n : 1, sizeof(*remove));

@@ -636,6 +636,42 @@ START_TEST(test_shared_cache)
 }
 END_TEST
 
+/*
+ * What a deploy, a prune or a removal killed midway left beside the
+ * versions: a version renamed away to be removed (.gone-*), a package
+ * cache being saved (cache.new-*, cache.old-*). The next deploy of the
+ * name removes them, whatever their modes; the cache itself stays.
+ */
+START_TEST(test_leftovers)
+{
+	const char *left[] = {"versions/.gone-1-0badf00d", "cache.new-12345678",
+			      "cache.old-12345678"};
+	struct sr_config c;
+	char path[512], sub[600];
+
+	sr_config_init(&c);
+	ck_assert_uint_eq(make_version("web", &c, true), 1);
+	snprintf(path, sizeof(path), "%s/deployments/web/cache", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	for (size_t i = 0; i < sizeof(left) / sizeof(*left); i++) {
+		snprintf(path, sizeof(path), "%s/deployments/web/%s", dir, left[i]);
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+		snprintf(sub, sizeof(sub), "%s/ro", path);
+		ck_assert_int_eq(mkdir(sub, 0700), 0);
+		put(sub, "blob", "0123456789");
+		ck_assert_int_eq(chmod(sub, 0500), 0);
+	}
+	ck_assert_uint_eq(make_version("web", &c, true), 2);
+	for (size_t i = 0; i < sizeof(left) / sizeof(*left); i++) {
+		snprintf(path, sizeof(path), "%s/deployments/web/%s", dir, left[i]);
+		ck_assert_msg(access(path, F_OK) < 0, "%s is left", left[i]);
+	}
+	snprintf(path, sizeof(path), "%s/deployments/web/cache", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	sr_config_free(&c);
+}
+END_TEST
+
 START_TEST(test_tail)
 {
 	char path[512], *tail = NULL;
@@ -671,6 +707,7 @@ static Suite *deploy_suite(void)
 	tcase_add_test(tc, test_secrets_hold);
 	tcase_add_test(tc, test_lock_after_remove);
 	tcase_add_test(tc, test_shared_cache);
+	tcase_add_test(tc, test_leftovers);
 	tcase_add_test(tc, test_tail);
 	suite_add_tcase(s, tc);
 	return s;
