@@ -224,8 +224,10 @@ int sr_deploy_remove_tree(int dir, const char *name)
 
 /*
  * Renames (dirfd, name) out of sight, then removes it: nobody sees it half
- * gone. One left by a removal cut short (killed) is swept by the next
- * prune under the same lock (deploy_prune_locked).
+ * gone. One left by a removal cut short (killed) is swept by the next of
+ * its kind: a version's by the next prune under the same lock
+ * (deploy_prune_locked), a deployment's by the next removal
+ * (remove_deployment).
  */
 #define GONE_PREFIX ".gone-"
 static int remove_hidden(int dirfd, const char *name)
@@ -567,6 +569,28 @@ int sr_deploy_rollback(const char *name, unsigned to, unsigned *ret_version, str
 	return 0;
 }
 
+/*
+ * deployments/NAME renamed away and removed (remove_hidden), then what
+ * removals killed midway left there (deployments/.gone-*). Each removal
+ * holds deployments/ shared (flock) while it removes its own; the sweep
+ * takes it exclusively, never waiting: a removal under way is not swept
+ * from under its remover (both would fail on what the other removed).
+ */
+static int remove_deployment(int topfd, const char *name)
+{
+	int r;
+
+	if (SR_RETRY(flock(topfd, LOCK_SH)) < 0)
+		return sr_negerrno();
+	r = remove_hidden(topfd, name);
+	(void)flock(topfd, LOCK_UN);
+	if (flock(topfd, LOCK_EX | LOCK_NB) == 0) {
+		deploy_sweep(topfd, (const char *const[]){GONE_PREFIX, NULL});
+		(void)flock(topfd, LOCK_UN);
+	}
+	return r;
+}
+
 int sr_deploy_remove(const char *name, struct sr_error *err)
 {
 	_cleanup_free_ char *top = NULL;
@@ -578,7 +602,7 @@ int sr_deploy_remove(const char *name, struct sr_error *err)
 
 	if (r < 0)
 		return r;
-	topfd = open(top, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	topfd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (topfd < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", top);
 	r = open_locked(name, &h, &versionsfd, err);
@@ -606,7 +630,7 @@ int sr_deploy_remove(const char *name, struct sr_error *err)
 	 * secrets set for that one are not these.
 	 */
 	r = sr_secret_remove_all(name, err);
-	if (r == 0 && (r = remove_hidden(topfd, name)) < 0)
+	if (r == 0 && (r = remove_deployment(topfd, name)) < 0)
 		r = sr_error_errno(err, r, "remove deployment '%s'", name);
 	deploy_release(&h);
 	return r;

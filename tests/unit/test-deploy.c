@@ -672,6 +672,43 @@ START_TEST(test_leftovers)
 }
 END_TEST
 
+/*
+ * What a `deployments rm` killed midway left (the deployment renamed
+ * away, deployments/.gone-*) is removed by the next one, but not one that
+ * another removal is at (it holds deployments/ shared meanwhile).
+ */
+START_TEST(test_removal_leftovers)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	char path[512], sub[600];
+	int top;
+
+	sr_config_init(&c);
+	ck_assert_uint_eq(make_version("web", &c, true), 1);
+	ck_assert_uint_eq(make_version("api", &c, true), 1);
+	snprintf(path, sizeof(path), "%s/deployments/.gone-old-0badf00d", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(sub, sizeof(sub), "%s/ro", path);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put(sub, "blob", "0123456789");
+	ck_assert_int_eq(chmod(sub, 0500), 0);
+
+	/* Another removal under way: left to it. */
+	snprintf(sub, sizeof(sub), "%s/deployments", dir);
+	top = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(top, 0);
+	ck_assert_int_eq(flock(top, LOCK_SH), 0);
+	ck_assert_msg(sr_deploy_remove("web", &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	close(top);
+
+	ck_assert_msg(sr_deploy_remove("api", &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	sr_config_free(&c);
+}
+END_TEST
+
 START_TEST(test_tail)
 {
 	char path[512], *tail = NULL;
@@ -708,6 +745,7 @@ static Suite *deploy_suite(void)
 	tcase_add_test(tc, test_lock_after_remove);
 	tcase_add_test(tc, test_shared_cache);
 	tcase_add_test(tc, test_leftovers);
+	tcase_add_test(tc, test_removal_leftovers);
 	tcase_add_test(tc, test_tail);
 	suite_add_tcase(s, tc);
 	return s;
