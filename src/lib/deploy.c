@@ -181,42 +181,109 @@ fail:
 	return r;
 }
 
+/* A directory opened to be emptied: opened to its owner first if it is not (st: lstat's). */
+static int open_to_remove(int dir, const char *name, const struct stat *st)
+{
+	int fd;
+
+	/* A package may ship a 0555 directory, whose entries could not be unlinked otherwise. */
+	if ((st->st_mode & 0700) != 0700)
+		(void)!fchmodat(dir, name, (st->st_mode & 07777) | 0700, 0);
+	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? sr_negerrno() : fd;
+}
+
+/* The names in the directory at fd ("." and ".." aside), read whole before any goes. */
+static int read_names(int fd, struct sr_strv *ret)
+{
+	int own = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = own >= 0 ? fdopendir(own) : NULL;
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		r = sr_negerrno();
+		if (own >= 0)
+			close(own);
+		return r;
+	}
+	while (r == 0 && (de = readdir(d)))
+		if (!sr_streq(de->d_name, ".") && !sr_streq(de->d_name, ".."))
+			r = sr_strv_push(ret, de->d_name);
+	closedir(d);
+	return r;
+}
+
 /*
- * Removes (dirfd, name) and everything beneath it, following no link.
- * Directories are opened to the owner first: a package may ship a 0555
- * one, whose entries could not be unlinked otherwise.
+ * Empties the directory at *fd (self: its fstat), one open directory at a
+ * time however deep the tree: agents shape the trees removed here (an
+ * archive agent's src/ may be some 2000 levels deep: PATH_MAX), and one
+ * deeper than RLIMIT_NOFILE would otherwise stay for good.
+ * Going down, the parent is closed; coming back, it is opened again as
+ * the child's "..", and must be the very directory it was (else nothing
+ * more is removed: -ESTALE, *fd -1). *fd is the directory's on return.
+ */
+static int empty_tree(int *fd, const struct stat *self)
+{
+	struct sr_strv names = {0};
+	int r = read_names(*fd, &names);
+
+	for (size_t i = 0; *fd >= 0 && i < names.n; i++) {
+		const char *name = names.items[i];
+		struct stat st;
+		int sub, e;
+
+		if (fstatat(*fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			e = errno == ENOENT ? 0 : sr_negerrno();
+		} else if (!S_ISDIR(st.st_mode)) {
+			e = unlinkat(*fd, name, 0) < 0 ? sr_negerrno() : 0;
+		} else if ((sub = open_to_remove(*fd, name, &st)) < 0) {
+			e = sub;
+		} else {
+			sr_closep(fd);
+			e = empty_tree(&sub, &st);
+			*fd = sub >= 0 ? openat(sub, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+			sr_closep(&sub);
+			if (*fd >= 0 && (fstat(*fd, &st) < 0 || st.st_dev != self->st_dev ||
+					 st.st_ino != self->st_ino))
+				sr_closep(fd);
+			if (*fd < 0)
+				e = -ESTALE;
+			else if (unlinkat(*fd, name, AT_REMOVEDIR) < 0 && e == 0)
+				e = sr_negerrno();
+		}
+		if (e < 0 && r == 0)
+			r = e;
+	}
+	sr_strv_free(&names);
+	return r;
+}
+
+/*
+ * Removes (dirfd, name) and everything beneath it, following no link,
+ * whatever its depth (empty_tree).
  */
 int sr_deploy_remove_tree(int dir, const char *name)
 {
 	struct stat st;
-	struct dirent *de;
-	DIR *d;
-	int fd, r = 0;
+	int fd, r;
 
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : sr_negerrno();
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dir, name, 0) < 0 ? sr_negerrno() : 0;
-	if ((st.st_mode & 0700) != 0700)
-		(void)!fchmodat(dir, name, (st.st_mode & 07777) | 0700, 0);
-	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open_to_remove(dir, name, &st);
 	if (fd < 0)
-		return sr_negerrno();
-	d = fdopendir(fd);
-	if (!d) {
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		r = sr_negerrno();
 		close(fd);
-		return sr_negerrno();
+		return r;
 	}
-	while ((de = readdir(d))) {
-		int e;
-
-		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
-			continue;
-		e = sr_deploy_remove_tree(dirfd(d), de->d_name);
-		if (e < 0 && r == 0)
-			r = e;
-	}
-	closedir(d);
+	r = empty_tree(&fd, &st);
+	if (fd >= 0)
+		close(fd);
+	/* Not empty (an entry failed, or the walk stopped) is refused here, harmlessly. */
 	if (unlinkat(dir, name, AT_REMOVEDIR) < 0 && r == 0)
 		r = sr_negerrno();
 	return r;

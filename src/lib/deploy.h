@@ -206,7 +206,8 @@ void sr_deployment_close(struct sr_deployment *d);
 
 /*
  * Removes (dirfd, name) and everything beneath it, following no link
- * (directories a package shipped read-only included); absent is fine.
+ * (directories a package shipped read-only included), with a few open
+ * files however deep it goes; absent is fine.
  */
 int sr_deploy_remove_tree(int dirfd, const char *name);
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -709,6 +710,37 @@ START_TEST(test_removal_leftovers)
 }
 END_TEST
 
+/*
+ * A tree deeper than the open files a process may have (one an install
+ * step made: an agent's to shape) is removed all the same.
+ */
+START_TEST(test_remove_deep_tree)
+{
+	struct rlimit few = {.rlim_cur = 64, .rlim_max = 64};
+	int top, fd;
+
+	top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(top, 0);
+	ck_assert_int_eq(mkdirat(top, "deep", 0700), 0);
+	fd = openat(top, "deep", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (int i = 0; i < 200; i++) {
+		int sub;
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(mkdirat(fd, "d", i % 50 ? 0700 : 0500), 0);
+		sub = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ck_assert_int_eq(close(openat(fd, "f", O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+		close(fd);
+		fd = sub;
+	}
+	close(fd);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &few), 0);
+	ck_assert_int_eq(sr_deploy_remove_tree(top, "deep"), 0);
+	ck_assert_int_eq(faccessat(top, "deep", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	close(top);
+}
+END_TEST
+
 START_TEST(test_tail)
 {
 	char path[512], *tail = NULL;
@@ -746,6 +778,7 @@ static Suite *deploy_suite(void)
 	tcase_add_test(tc, test_shared_cache);
 	tcase_add_test(tc, test_leftovers);
 	tcase_add_test(tc, test_removal_leftovers);
+	tcase_add_test(tc, test_remove_deep_tree);
 	tcase_add_test(tc, test_tail);
 	suite_add_tcase(s, tc);
 	return s;
