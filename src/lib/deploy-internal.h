@@ -33,6 +33,14 @@ void deploy_release(struct deploy_held *h);
 /* dirfd's lock file `file`, flock()ed with op; the fd, or -errno. */
 int deploy_take_lock(int dirfd, const char *file, int op);
 
+/*
+ * Removes the entries of dir (an fd of the directory, O_PATH too) whose
+ * names start with one of prefixes (NULL-terminated), whatever their
+ * modes, following no link: what a process killed midway left behind.
+ * The caller holds the lock that keeps out whoever makes them.
+ */
+void deploy_sweep(int dir, const char *const *prefixes);
+
 /* The current version (readlink of current: "versions/N"); 0 when none. */
 unsigned deploy_read_current(int dirfd);
 /* current -> versions/N, atomically: a new link renamed over the old one. */

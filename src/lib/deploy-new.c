@@ -6,6 +6,7 @@
  * current, the name checked again) or failed.
  */
 #include "deploy-internal.h"
+#include "install.h"
 #include "secrets.h"
 #include "util.h"
 
@@ -172,6 +173,9 @@ int sr_deploy_begin(const char *name, const struct sr_deploy_begin_opts *o,
 	}
 	/* What a killed deploy left: nobody holds its lock. */
 	(void)deploy_prune_locked(h.dirfd, versionsfd, 0, true, NULL);
+	/* And a package cache it was saving: deploy.lock keeps out every other install of it. */
+	deploy_sweep(h.dirfd,
+		     (const char *const[]){SR_INSTALL_CACHE_NEW, SR_INSTALL_CACHE_OLD, NULL});
 	r = deploy_list_versions(versionsfd, &list, &n);
 	if (r < 0) {
 		r = sr_error_errno(err, r, "deployment '%s': versions", name);

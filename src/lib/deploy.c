@@ -181,75 +181,161 @@ fail:
 	return r;
 }
 
+/* A directory opened to be emptied: opened to its owner first if it is not (st: lstat's). */
+static int open_to_remove(int dir, const char *name, const struct stat *st)
+{
+	int fd;
+
+	/*
+	 * A package may ship a 0555 directory, whose entries could not be
+	 * unlinked otherwise; not through a link put in its place since.
+	 */
+	if ((st->st_mode & 0700) != 0700)
+		(void)!fchmodat(dir, name, (st->st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW);
+	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? sr_negerrno() : fd;
+}
+
+/* The names in the directory at fd ("." and ".." aside), read whole before any goes. */
+static int read_names(int fd, struct sr_strv *ret)
+{
+	int own = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = own >= 0 ? fdopendir(own) : NULL;
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		r = sr_negerrno();
+		if (own >= 0)
+			close(own);
+		return r;
+	}
+	while (r == 0 && (de = readdir(d)))
+		if (!sr_streq(de->d_name, ".") && !sr_streq(de->d_name, ".."))
+			r = sr_strv_push(ret, de->d_name);
+	closedir(d);
+	return r;
+}
+
 /*
- * remove_tree() below top, on top's file system (dev) alone: a directory
- * of another (a mount placed inside, by hand or by accident) is not
- * entered, and -EXDEV says so, as `rm --one-file-system` does.
+ * Empties the directory at *fd (self: its fstat), one open directory at a
+ * time however deep the tree: agents shape the trees removed here (an
+ * archive agent's src/ may be some 2000 levels deep: PATH_MAX), and one
+ * deeper than RLIMIT_NOFILE would otherwise stay for good.
+ * Going down, the parent is closed; coming back, it is opened again as
+ * the child's "..", and must be the very directory it was (else nothing
+ * more is removed: -ESTALE, *fd -1). *fd is the directory's on return.
+ * A directory of another file system (a mount placed inside, by hand or
+ * by accident) is not entered: -EXDEV, as `rm --one-file-system` does.
  */
-static int remove_below(int dir, const char *name, dev_t dev)
+static int empty_tree(int *fd, const struct stat *self)
+{
+	struct sr_strv names = {0};
+	int r = read_names(*fd, &names);
+
+	for (size_t i = 0; *fd >= 0 && i < names.n; i++) {
+		const char *name = names.items[i];
+		struct stat st;
+		int sub, e;
+
+		if (fstatat(*fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			e = errno == ENOENT ? 0 : sr_negerrno();
+		} else if (!S_ISDIR(st.st_mode)) {
+			e = unlinkat(*fd, name, 0) < 0 ? sr_negerrno() : 0;
+		} else if (st.st_dev != self->st_dev) {
+			e = -EXDEV;
+		} else if ((sub = open_to_remove(*fd, name, &st)) < 0) {
+			e = sub;
+		} else {
+			sr_closep(fd);
+			e = empty_tree(&sub, &st);
+			*fd = sub >= 0 ? openat(sub, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+			sr_closep(&sub);
+			if (*fd >= 0 && (fstat(*fd, &st) < 0 || st.st_dev != self->st_dev ||
+					 st.st_ino != self->st_ino))
+				sr_closep(fd);
+			if (*fd < 0)
+				e = -ESTALE;
+			else if (unlinkat(*fd, name, AT_REMOVEDIR) < 0 && e == 0)
+				e = sr_negerrno();
+		}
+		if (e < 0 && r == 0)
+			r = e;
+	}
+	sr_strv_free(&names);
+	return r;
+}
+
+/*
+ * Removes (dirfd, name) and everything beneath it, following no link,
+ * whatever its depth (empty_tree).
+ */
+int sr_deploy_remove_tree(int dir, const char *name)
 {
 	struct stat st;
-	struct dirent *de;
-	DIR *d;
-	int fd, r = 0;
+	int fd, r;
 
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : sr_negerrno();
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dir, name, 0) < 0 ? sr_negerrno() : 0;
-	if (st.st_dev != dev)
-		return -EXDEV;
-	/* Not through a link put in its place since: AT_SYMLINK_NOFOLLOW. */
-	if ((st.st_mode & 0700) != 0700)
-		(void)!fchmodat(dir, name, (st.st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW);
-	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open_to_remove(dir, name, &st);
 	if (fd < 0)
-		return sr_negerrno();
-	d = fdopendir(fd);
-	if (!d) {
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		r = sr_negerrno();
 		close(fd);
-		return sr_negerrno();
+		return r;
 	}
-	while ((de = readdir(d))) {
-		int e;
-
-		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
-			continue;
-		e = remove_below(dirfd(d), de->d_name, dev);
-		if (e < 0 && r == 0)
-			r = e;
-	}
-	closedir(d);
+	r = empty_tree(&fd, &st);
+	if (fd >= 0)
+		close(fd);
+	/* Not empty (an entry failed, or the walk stopped) is refused here, harmlessly. */
 	if (unlinkat(dir, name, AT_REMOVEDIR) < 0 && r == 0)
 		r = sr_negerrno();
 	return r;
 }
 
 /*
- * Removes (dirfd, name) and everything beneath it, following no link.
- * Directories are opened to the owner first: a package may ship a 0555
- * one, whose entries could not be unlinked otherwise.
+ * Renames (dirfd, name) out of sight, then removes it: nobody sees it half
+ * gone. One left by a removal cut short (killed) is swept by the next of
+ * its kind: a version's by the next prune under the same lock
+ * (deploy_prune_locked), a deployment's by the next removal
+ * (remove_deployment).
  */
-int sr_deploy_remove_tree(int dir, const char *name)
-{
-	struct stat st;
-
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : sr_negerrno();
-	return remove_below(dir, name, st.st_dev);
-}
-
-/* Renames (dirfd, name) out of sight, then removes it: nobody sees it half gone. */
+#define GONE_PREFIX ".gone-"
 static int remove_hidden(int dirfd, const char *name)
 {
 	char gone[96];
 	uint32_t rnd = 0;
 
 	(void)!getrandom(&rnd, sizeof(rnd), 0);
-	snprintf(gone, sizeof(gone), ".gone-%.64s-%08x", name, rnd);
+	snprintf(gone, sizeof(gone), GONE_PREFIX "%.64s-%08x", name, rnd);
 	if (renameat(dirfd, name, dirfd, gone) < 0)
 		return sr_negerrno();
 	return sr_deploy_remove_tree(dirfd, gone);
+}
+
+void deploy_sweep(int dir, const char *const *prefixes)
+{
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		for (const char *const *p = prefixes; *p; p++)
+			if (strncmp(de->d_name, *p, strlen(*p)) == 0) {
+				(void)sr_deploy_remove_tree(dirfd(d), de->d_name);
+				break;
+			}
+	closedir(d);
 }
 
 static bool parse_version(const char *s, unsigned *ret)
@@ -432,8 +518,11 @@ int deploy_prune_locked(int dirfd, int versionsfd, uint64_t keep, bool only_inco
 	_cleanup_free_ struct sr_version_state *states = NULL;
 	unsigned current = deploy_read_current(dirfd), removed = 0;
 	size_t n = 0;
-	int r = deploy_list_versions(versionsfd, &v, &n);
+	int r;
 
+	/* Versions a prune or a removal killed midway had renamed away: no one else prunes now. */
+	deploy_sweep(versionsfd, (const char *const[]){GONE_PREFIX, NULL});
+	r = deploy_list_versions(versionsfd, &v, &n);
 	if (r < 0)
 		return r;
 	remove = calloc(n ? n : 1, sizeof(*remove));
@@ -554,6 +643,28 @@ int sr_deploy_rollback(const char *name, unsigned to, unsigned *ret_version, str
 	return 0;
 }
 
+/*
+ * deployments/NAME renamed away and removed (remove_hidden), then what
+ * removals killed midway left there (deployments/.gone-*). Each removal
+ * holds deployments/ shared (flock) while it removes its own; the sweep
+ * takes it exclusively, never waiting: a removal under way is not swept
+ * from under its remover (both would fail on what the other removed).
+ */
+static int remove_deployment(int topfd, const char *name)
+{
+	int r;
+
+	if (SR_RETRY(flock(topfd, LOCK_SH)) < 0)
+		return sr_negerrno();
+	r = remove_hidden(topfd, name);
+	(void)flock(topfd, LOCK_UN);
+	if (flock(topfd, LOCK_EX | LOCK_NB) == 0) {
+		deploy_sweep(topfd, (const char *const[]){GONE_PREFIX, NULL});
+		(void)flock(topfd, LOCK_UN);
+	}
+	return r;
+}
+
 int sr_deploy_remove(const char *name, struct sr_error *err)
 {
 	_cleanup_free_ char *top = NULL;
@@ -565,7 +676,7 @@ int sr_deploy_remove(const char *name, struct sr_error *err)
 
 	if (r < 0)
 		return r;
-	topfd = open(top, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	topfd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (topfd < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", top);
 	r = open_locked(name, &h, &versionsfd, err);
@@ -593,7 +704,7 @@ int sr_deploy_remove(const char *name, struct sr_error *err)
 	 * secrets set for that one are not these.
 	 */
 	r = sr_secret_remove_all(name, err);
-	if (r == 0 && (r = remove_hidden(topfd, name)) < 0)
+	if (r == 0 && (r = remove_deployment(topfd, name)) < 0)
 		r = sr_error_errno(err, r, "remove deployment '%s'", name);
 	deploy_release(&h);
 	return r;

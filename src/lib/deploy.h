@@ -37,7 +37,9 @@
  * "installing", or that has none, is being made (its lock held) or was
  * abandoned (a deploy killed), and the next deploy of that name removes it.
  *
- * Lock order: deploy.lock, lock, versions/N/lock, the secrets' (secrets.h).
+ * Lock order: deploy.lock, lock, versions/N/lock, the secrets' (secrets.h),
+ * deployments/ (held shared by `deployments rm` while it removes the
+ * directory, exclusively without waiting to remove what one killed left).
  * Whoever holds a deployment's lock checks, once it holds it, that the
  * directory is still the one its path names: `deployments rm` renames it
  * away while holding it, and a lock held in the old one orders nothing.
@@ -204,9 +206,9 @@ void sr_deployment_close(struct sr_deployment *d);
 
 /*
  * Removes (dirfd, name) and everything beneath it, following no link
- * (directories a package shipped read-only included); absent is fine. A
- * directory of another file system below it (a mount) is left whole,
- * with -EXDEV.
+ * (directories a package shipped read-only included), with a few open
+ * files however deep it goes; absent is fine. A directory of another
+ * file system below it (a mount) is left whole, with -EXDEV.
  */
 int sr_deploy_remove_tree(int dirfd, const char *name);
 

@@ -643,8 +643,8 @@ static void cache_out(struct inst *in, int datafd)
 
 	step_begins(in, "save the package cache");
 	(void)!getrandom(&rnd, sizeof(rnd), 0);
-	snprintf(tmp, sizeof(tmp), "cache.new-%08x", rnd);
-	snprintf(old, sizeof(old), "cache.old-%08x", rnd);
+	snprintf(tmp, sizeof(tmp), SR_INSTALL_CACHE_NEW "%08x", rnd);
+	snprintf(old, sizeof(old), SR_INSTALL_CACHE_OLD "%08x", rnd);
 	if (copy_out(in, "/home/user/.cache", datafd, tmp, &err) < 0) {
 		/* Nothing cached (no step wrote there) is no news. */
 		if (err.code != -ENOENT)

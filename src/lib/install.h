@@ -84,6 +84,14 @@ struct sr_install_opts {
 };
 
 /*
+ * Beside "cache" while a cache is saved (the new copy, then the old one
+ * it replaced), removed once it is: left by an install killed then, for
+ * the next deploy of the name to remove (sr_deploy_begin).
+ */
+#define SR_INSTALL_CACHE_NEW "cache.new-"
+#define SR_INSTALL_CACHE_OLD "cache.old-"
+
+/*
  * Removes <data>/cache, the package cache all of a user's deployments
  * shared before each had its own: nothing uses it since, and it may hold
  * hundreds of MB. Removed whatever modes npm left in it, following no

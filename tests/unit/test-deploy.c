@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -710,6 +711,113 @@ START_TEST(test_remove_tree_stays_on_its_file_system)
 }
 END_TEST
 
+/*
+ * What a deploy, a prune or a removal killed midway left beside the
+ * versions: a version renamed away to be removed (.gone-*), a package
+ * cache being saved (cache.new-*, cache.old-*). The next deploy of the
+ * name removes them, whatever their modes; the cache itself stays.
+ */
+START_TEST(test_leftovers)
+{
+	const char *left[] = {"versions/.gone-1-0badf00d", "cache.new-12345678",
+			      "cache.old-12345678"};
+	struct sr_config c;
+	char path[512], sub[600];
+
+	sr_config_init(&c);
+	ck_assert_uint_eq(make_version("web", &c, true), 1);
+	snprintf(path, sizeof(path), "%s/deployments/web/cache", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	for (size_t i = 0; i < sizeof(left) / sizeof(*left); i++) {
+		snprintf(path, sizeof(path), "%s/deployments/web/%s", dir, left[i]);
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+		snprintf(sub, sizeof(sub), "%s/ro", path);
+		ck_assert_int_eq(mkdir(sub, 0700), 0);
+		put(sub, "blob", "0123456789");
+		ck_assert_int_eq(chmod(sub, 0500), 0);
+	}
+	ck_assert_uint_eq(make_version("web", &c, true), 2);
+	for (size_t i = 0; i < sizeof(left) / sizeof(*left); i++) {
+		snprintf(path, sizeof(path), "%s/deployments/web/%s", dir, left[i]);
+		ck_assert_msg(access(path, F_OK) < 0, "%s is left", left[i]);
+	}
+	snprintf(path, sizeof(path), "%s/deployments/web/cache", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	sr_config_free(&c);
+}
+END_TEST
+
+/*
+ * What a `deployments rm` killed midway left (the deployment renamed
+ * away, deployments/.gone-*) is removed by the next one, but not one that
+ * another removal is at (it holds deployments/ shared meanwhile).
+ */
+START_TEST(test_removal_leftovers)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	char path[512], sub[600];
+	int top;
+
+	sr_config_init(&c);
+	ck_assert_uint_eq(make_version("web", &c, true), 1);
+	ck_assert_uint_eq(make_version("api", &c, true), 1);
+	snprintf(path, sizeof(path), "%s/deployments/.gone-old-0badf00d", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(sub, sizeof(sub), "%s/ro", path);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put(sub, "blob", "0123456789");
+	ck_assert_int_eq(chmod(sub, 0500), 0);
+
+	/* Another removal under way: left to it. */
+	snprintf(sub, sizeof(sub), "%s/deployments", dir);
+	top = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(top, 0);
+	ck_assert_int_eq(flock(top, LOCK_SH), 0);
+	ck_assert_msg(sr_deploy_remove("web", &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	close(top);
+
+	ck_assert_msg(sr_deploy_remove("api", &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	sr_config_free(&c);
+}
+END_TEST
+
+/*
+ * A tree deeper than the open files a process may have (one an install
+ * step made: an agent's to shape) is removed all the same.
+ */
+START_TEST(test_remove_deep_tree)
+{
+	struct rlimit few = {.rlim_cur = 64, .rlim_max = 64};
+	int top, fd;
+
+	top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(top, 0);
+	ck_assert_int_eq(mkdirat(top, "deep", 0700), 0);
+	fd = openat(top, "deep", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (int i = 0; i < 200; i++) {
+		int sub;
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(mkdirat(fd, "d", 0700), 0);
+		sub = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ck_assert_int_eq(close(openat(fd, "f", O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+		/* Some read-only once filled, as a package may ship them (a user's test too). */
+		if (i % 50 == 0)
+			ck_assert_int_eq(fchmod(fd, 0500), 0);
+		close(fd);
+		fd = sub;
+	}
+	close(fd);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &few), 0);
+	ck_assert_int_eq(sr_deploy_remove_tree(top, "deep"), 0);
+	ck_assert_int_eq(faccessat(top, "deep", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	close(top);
+}
+END_TEST
+
 START_TEST(test_tail)
 {
 	char path[512], *tail = NULL;
@@ -746,6 +854,9 @@ static Suite *deploy_suite(void)
 	tcase_add_test(tc, test_lock_after_remove);
 	tcase_add_test(tc, test_shared_cache);
 	tcase_add_test(tc, test_remove_tree_stays_on_its_file_system);
+	tcase_add_test(tc, test_leftovers);
+	tcase_add_test(tc, test_removal_leftovers);
+	tcase_add_test(tc, test_remove_deep_tree);
 	tcase_add_test(tc, test_tail);
 	suite_add_tcase(s, tc);
 	return s;
