@@ -106,3 +106,19 @@ workers_left() {
 		awk '$2 == "(sandbox-run)" && $4 == 1'
 }
 _no_workers() { [ -z "$(workers_left)" ]; }
+
+# check_took_pauses WHAT: after `stopper throttle` and stopper_done, that
+# the operation timed ($took, in ms) took the throttle's pauses: longer
+# than the 2 s idle timeout when it had at least five (2.25 s), else at
+# least its pauses (0.45 s each) when it ended before its sixth.
+check_took_pauses() {
+	local paused=${stopper_did##* paused }
+	paused=${paused%% times}
+	if [ "$paused" -ge 5 ] 2>/dev/null; then
+		check "though it took longer than $1 ($took ms, $paused pauses)" \
+			test "$took" -gt 2000
+	else
+		check "though it took its pauses ($took ms, ${paused:-no} pauses)" \
+			test "$took" -gt $((${paused:-1} * 450))
+	fi
+}
