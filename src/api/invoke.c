@@ -34,8 +34,13 @@
 #define DEP_POOLS_MAX 32
 /* Invoke options in one request, at most. */
 #define ARGS_MAX 64
-/* Sandboxes made at once for one pool: its refill, or requests waiting. */
-#define DEP_PARALLEL 2
+/*
+ * Sandboxes made at once for one pool (its refill, or requests waiting):
+ * one per CPU, at least 2 and at most DEP_PARALLEL_MAX. Making one is
+ * mostly CPU; on the 2-CPU reference host 1 at a time left a CPU idle
+ * and 4 were no faster than 2 (docs/performance.md, "Warm invocations").
+ */
+#define DEP_PARALLEL_MAX 8
 
 struct stamp {
 	dev_t dev;
@@ -120,6 +125,13 @@ static void on_pool(struct srv *s, void *ctx, uint32_t events)
 
 static void serve_waiters(void *ctx, struct sr_pool *p);
 
+static unsigned dep_parallel(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus < 2 ? 2 : cpus > DEP_PARALLEL_MAX ? DEP_PARALLEL_MAX : (unsigned)cpus;
+}
+
 /* Made again from d (the version current now) and the options in key. */
 static int dep_pool_make(struct dep_pool *dp, struct sr_deployment *d, struct sr_error *err)
 {
@@ -128,7 +140,7 @@ static int dep_pool_make(struct dep_pool *dp, struct sr_deployment *d, struct sr
 	enum sr_action action = SR_ACTION_RUN;
 	struct sr_pool_opts po = {.size = s->o.warm_deployments,
 				  .what = dp->what,
-				  .parallel = DEP_PARALLEL,
+				  .parallel = dep_parallel(),
 				  .level = s->o.level,
 				  .sink = s->o.sink,
 				  .park = true,
