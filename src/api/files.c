@@ -88,18 +88,14 @@ static ssize_t read_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct req *r = cls;
 	struct read_job *j = r->job ? container_of(r->job, struct read_job, job) : NULL;
-	size_t avail;
+	size_t n;
 
 	(void)pos;
 	if (r->gone || !j)
 		return MHD_CONTENT_READER_END_WITH_ERROR;
-	avail = j->q.len - j->q.off;
-	if (avail) {
-		size_t n = avail < max ? avail : max;
-
-		memcpy(buf, j->q.p + j->q.off, n);
-		j->q.off += n;
-		if (j->paused && j->q.len - j->q.off < QUEUE_LOW) {
+	n = fbuf_take(&j->q, buf, max);
+	if (n) {
+		if (j->paused && fbuf_queued(&j->q) < QUEUE_LOW) {
 			j->paused = false;
 			j->moved_ns =
 			    sr_monotonic_ns(); /* idle from now: it waited on the client */
@@ -156,7 +152,7 @@ static void on_read_data(struct srv *s, void *ctx, uint32_t events)
 		j->fd = -1;
 	} else if (fbuf_add(&j->q, buf, (size_t)n) < 0) {
 		sr_error_errno(&j->err, -ENOMEM, "read");
-	} else if (j->q.len - j->q.off > QUEUE_HIGH) {
+	} else if (fbuf_queued(&j->q) > QUEUE_HIGH) {
 		j->paused = true;
 		srv_watch_events(s, j->w, 0);
 	}
