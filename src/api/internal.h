@@ -237,6 +237,14 @@ const struct sr_sink *srv_sink(struct srv *s);
 /* The warm pools' stats, as JSON. */
 json_t *srv_pools_json(struct srv *s);
 
+/*
+ * sandboxes.c: the sandboxes of the state directory (as `ls` lists them),
+ * each one's state as each() makes it (NULL: as its state file has it),
+ * answered as an array alone (key NULL) or as {key: [...]}.
+ */
+typedef json_t *(*srv_sandbox_json_fn)(struct req *r, const char *id, json_t *state);
+void srv_answer_sandboxes(struct req *r, const char *key, srv_sandbox_json_fn each);
+
 /* Handlers, by family. */
 void sr_api_v1(struct req *r);						    /* sandboxes.c */
 void sr_api_exec(struct req *r, const struct sr_api_exec *x, bool connect); /* exec.c */
