@@ -230,6 +230,7 @@ static void file_read(struct req *r, const char *ref, const char *path)
 		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
 	}
 	j->fd = p[0];
+	j->k.fd = -1; /* not calloc's 0: a free before kcall_start() would close fd 0 */
 	j->moved_ns = sr_monotonic_ns();
 	j->k.on_msg = read_msg;
 	j->k.on_hup = read_hup;
@@ -487,6 +488,7 @@ static void list_start(struct req *r, const char *ref, const char *op, const cha
 		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
 	}
 	j->fd = p[0];
+	j->k.fd = -1; /* as a read's */
 	j->format = format;
 	j->moved_ns = sr_monotonic_ns();
 	j->max = srv_opts(r->s)->max_output;
