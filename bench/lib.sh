@@ -12,6 +12,9 @@
 #   deploy_truth       in $tmp: a /bin/true-like agent deployed --net none
 #                      as "truth" by $tmp/sandbox-run, with state, data and
 #                      a cold run's state directories; as_user runs there
+#   bubblewrap_table FILE  hyperfine's --export-json FILE as a Markdown
+#                      table: each command's median and mean, and its median
+#                      against the one named "bubblewrap"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${SR_BIN:-$here/src/sandbox-run}
 user=${BENCH_USER:-sr-test}
@@ -45,4 +48,16 @@ deploy_truth() {
 	run_as_user -R
 	as_user+=(SANDBOX_RUN_STATE_DIR="$tmp/state" SANDBOX_RUN_DATA_DIR="$tmp/data")
 	"${as_user[@]}" "$tmp/sandbox-run" -q deploy --net none --name truth "$tmp/agent"
+}
+
+bubblewrap_table() {
+	python3 - "$1" <<'EOF'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+bw = next(x for x in res if x["command"] == "bubblewrap")["median"]
+print("| command | median | mean ± σ | ratio to bubblewrap (median) |")
+print("|---|---|---|---|")
+for x in res:
+    print(f"| {x['command']} | {x['median']*1e3:.2f} ms | {x['mean']*1e3:.2f} ± {x['stddev']*1e3:.2f} ms | {x['median']/bw:.2f} |")
+EOF
 }

@@ -37,15 +37,7 @@ trap '"${as_user[@]}" SANDBOX_RUN_STATE_DIR="$SANDBOX_RUN_STATE_DIR" $sr rm "$id
 
 echo "As $who, $runs runs each, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg):"
 echo
-python3 - "$tmp/h.json" <<'EOF'
-import json, sys
-res = json.load(open(sys.argv[1]))["results"]
-bw = next(x for x in res if x["command"] == "bubblewrap")["median"]
-print("| command | median | mean ± σ | ratio to bubblewrap (median) |")
-print("|---|---|---|---|")
-for x in res:
-    print(f"| {x['command']} | {x['median']*1e3:.2f} ms | {x['mean']*1e3:.2f} ± {x['stddev']*1e3:.2f} ms | {x['median']/bw:.2f} |")
-EOF
+bubblewrap_table "$tmp/h.json"
 
 # The same exec from a client that stays (what an API server does): the
 # keeper's and the sandbox's part alone, without a process to start for

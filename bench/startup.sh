@@ -38,15 +38,7 @@ bw="bwrap --ro-bind / / --unshare-all --die-with-parent --proc /proc --dev /dev 
 
 echo "As $who, $runs runs each, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg):"
 echo
-python3 - "$tmp/h.json" <<'EOF'
-import json, sys
-res = json.load(open(sys.argv[1]))["results"]
-bw = next(x for x in res if x["command"] == "bubblewrap")["median"]
-print("| command | median | mean ± σ | ratio to bubblewrap (median) |")
-print("|---|---|---|---|")
-for x in res:
-    print(f"| {x['command']} | {x['median']*1e3:.2f} ms | {x['mean']*1e3:.2f} ± {x['stddev']*1e3:.2f} ms | {x['median']/bw:.2f} |")
-EOF
+bubblewrap_table "$tmp/h.json"
 
 # Peak RSS, from GNU time: the largest of sandbox-run and what it reaped
 # (its PID 1 is a fork of it; the agent is /bin/true), so an upper bound of

@@ -106,24 +106,6 @@ static void create(struct req *r)
 	srv_create(r, &c, tmpl, created);
 }
 
-static void list(struct req *r)
-{
-	struct sr_entry *v = NULL;
-	struct sr_error err = {0};
-	json_t *a = json_array();
-	size_t n = 0;
-
-	if (sr_state_list(srv_statedir(r->s), &v, &n, &err) < 0) {
-		json_decref(a);
-		return srv_answer_err(r, "ls", &err);
-	}
-	for (size_t i = 0; i < n; i++)
-		if (v[i].state)
-			json_array_append_new(a, detail(r, v[i].id, v[i].state));
-	sr_entries_free(v, n);
-	srv_answer_json(r, MHD_HTTP_OK, a);
-}
-
 static void get(struct req *r)
 {
 	struct sr_entry e = {0};
@@ -187,7 +169,7 @@ void sr_api_e2b(struct req *r)
 	case SR_ROUTE_E2B_CREATE:
 		return create(r);
 	case SR_ROUTE_E2B_LIST:
-		return list(r);
+		return srv_answer_sandboxes(r, NULL, detail);
 	case SR_ROUTE_E2B_GET:
 		return get(r);
 	case SR_ROUTE_E2B_KILL:

@@ -208,7 +208,7 @@ static void on_output(struct srv *s, void *ctx, uint32_t events)
 	for (int i = 0; i < 2; i++)
 		if (x->out[i].fd >= 0)
 			read_output(x, i);
-	if (x->stream.len - x->stream.off > STREAM_HIGH)
+	if (fbuf_queued(&x->stream) > STREAM_HIGH)
 		pause_output(x, true);
 }
 
@@ -450,20 +450,14 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct req *r = cls;
 	struct exec_job *x = r->job ? container_of(r->job, struct exec_job, job) : NULL;
-	size_t avail;
+	size_t n;
 
 	(void)pos;
 	if (r->gone || !x)
 		return MHD_CONTENT_READER_END_WITH_ERROR;
-	avail = x->stream.len - x->stream.off;
-	if (avail) {
-		size_t n = avail < max ? avail : max;
-
-		memcpy(buf, x->stream.p + x->stream.off, n);
-		x->stream.off += n;
-		if (x->stream.off == x->stream.len)
-			x->stream.len = x->stream.off = 0;
-		if (x->paused && x->stream.len - x->stream.off < STREAM_LOW)
+	n = fbuf_take(&x->stream, buf, max);
+	if (n) {
+		if (x->paused && fbuf_queued(&x->stream) < STREAM_LOW)
 			pause_output(x, false);
 		return (ssize_t)n;
 	}

@@ -61,153 +61,54 @@ static bool idle_timeout(struct srv *s, int64_t moved_ns, int64_t now, struct sr
 	return srv_idle_expired(s, moved_ns, now, "nothing came from the sandbox", err);
 }
 
-/* ---- read ---- */
+/* ---- what a read and a listing share ---- */
 
-struct read_job {
+/*
+ * A worker in the sandbox (its keeper starts it for an op on a path)
+ * writing into a pipe of ours, and the keeper's report of how it went.
+ * progress() is told of each step: data, the pipe's end, the report.
+ */
+struct worker_job {
 	struct job job;
 	struct kcall k;
 	int fd;
 	struct watch *w;
 	struct fbuf q;
-	bool eof, replied, answered, paused;
+	bool eof, replied;
 	int64_t moved_ns; /* when the worker last wrote or answered (idle_timeout()) */
 	struct sr_error err;
+	void (*progress)(struct worker_job *wj);
 };
 
-static void read_free(struct read_job *j)
+/* All wj holds; the job that embeds it is the caller's to free. */
+static void worker_release(struct worker_job *wj)
 {
-	kcall_stop(&j->k);
-	srv_unwatch(j->job.s, &j->w);
-	sr_closep(&j->fd);
-	srv_job_remove(&j->job);
-	free(j->q.p);
-	free(j);
+	kcall_stop(&wj->k);
+	srv_unwatch(wj->job.s, &wj->w);
+	sr_closep(&wj->fd);
+	srv_job_remove(&wj->job);
+	free(wj->q.p);
 }
 
-static ssize_t read_reader(void *cls, uint64_t pos, char *buf, size_t max)
+/* No more from the pipe (its end, or ours): the worker gets EPIPE if it goes on. */
+static void worker_close_pipe(struct worker_job *wj)
 {
-	struct req *r = cls;
-	struct read_job *j = r->job ? container_of(r->job, struct read_job, job) : NULL;
-	size_t avail;
-
-	(void)pos;
-	if (r->gone || !j)
-		return MHD_CONTENT_READER_END_WITH_ERROR;
-	avail = j->q.len - j->q.off;
-	if (avail) {
-		size_t n = avail < max ? avail : max;
-
-		memcpy(buf, j->q.p + j->q.off, n);
-		j->q.off += n;
-		if (j->paused && j->q.len - j->q.off < QUEUE_LOW) {
-			j->paused = false;
-			j->moved_ns =
-			    sr_monotonic_ns(); /* idle from now: it waited on the client */
-			srv_watch_events(j->job.s, j->w, EPOLLIN);
-		}
-		return (ssize_t)n;
-	}
-	if (j->eof && j->replied)
-		return j->err.code ? MHD_CONTENT_READER_END_WITH_ERROR
-				   : MHD_CONTENT_READER_END_OF_STREAM;
-	srv_suspend(r);
-	return 0;
+	wj->eof = true;
+	srv_unwatch(wj->job.s, &wj->w);
+	sr_closep(&wj->fd);
 }
 
-/* The answer begins with the first byte (200), or with the worker's report (an error). */
-static void read_progress(struct read_job *j)
+static void worker_hup(struct kcall *k)
 {
-	struct req *r = j->job.r;
-	struct MHD_Response *resp;
+	struct worker_job *wj = container_of(k, struct worker_job, k);
 
-	if (!r)
-		return;
-	if (j->answered) {
-		srv_resume(r);
-		return;
-	}
-	if (j->replied && j->err.code)
-		return srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, &j->err);
-	if (j->q.len == 0 && !(j->eof && j->replied))
-		return;
-	j->answered = true;
-	resp =
-	    sr_mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_reader, r, NULL);
-	if (resp)
-		sr_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-					   "application/octet-stream");
-	srv_answer(r, MHD_HTTP_OK, resp);
-}
-
-static void on_read_data(struct srv *s, void *ctx, uint32_t events)
-{
-	struct read_job *j = ctx;
-	char buf[65536];
-	ssize_t n = read(j->fd, buf, sizeof(buf));
-
-	(void)events;
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	j->moved_ns = sr_monotonic_ns();
-	if (n <= 0) {
-		j->eof = true;
-		srv_unwatch(s, &j->w);
-		sr_closep(&j->fd);
-		j->fd = -1;
-	} else if (fbuf_add(&j->q, buf, (size_t)n) < 0) {
-		sr_error_errno(&j->err, -ENOMEM, "read");
-	} else if (j->q.len - j->q.off > QUEUE_HIGH) {
-		j->paused = true;
-		srv_watch_events(s, j->w, 0);
-	}
-	read_progress(j);
-}
-
-static void read_msg(struct kcall *k, json_t *msg)
-{
-	struct read_job *j = container_of(k, struct read_job, k);
-
-	j->replied = true;
-	sr_ctl_reply_error(msg, &j->err);
+	wj->replied = true;
+	if (!wj->err.code)
+		sr_error_msg(&wj->err, -ESRCH,
+			     "the sandbox's keeper hung up (the sandbox is gone)");
 	kcall_stop(k);
-	read_progress(j);
+	wj->progress(wj);
 }
-
-static void read_hup(struct kcall *k)
-{
-	struct read_job *j = container_of(k, struct read_job, k);
-
-	j->replied = true;
-	if (!j->err.code)
-		sr_error_msg(&j->err, -ESRCH, "the sandbox's keeper hung up (the sandbox is gone)");
-	kcall_stop(k);
-	read_progress(j);
-}
-
-static void read_gone(struct job *job)
-{
-	read_free(container_of(job, struct read_job, job));
-}
-
-/*
- * Not while the client is what it waits for (paused: it has not taken
- * what came); answered already, the body is cut off (the connection
- * closed), as for any error past the start.
- */
-static void read_tick(struct job *job, int64_t now)
-{
-	struct read_job *j = container_of(job, struct read_job, job);
-
-	if (j->paused || (j->eof && j->replied) || !idle_timeout(job->s, j->moved_ns, now, &j->err))
-		return;
-	j->eof = j->replied = true;
-	srv_unwatch(job->s, &j->w);
-	sr_closep(&j->fd);
-	kcall_stop(&j->k);
-	read_progress(j);
-}
-
-static const struct job_ops read_ops = {.gone = read_gone, .tick = read_tick};
 
 /* Starts a worker op on path with the pipe end fd_child (ours: fd_ours); err as the CLI says. */
 static int start_worker(struct req *r, struct kcall *k, const char *ref, const char *op,
@@ -223,34 +124,177 @@ static int start_worker(struct req *r, struct kcall *k, const char *ref, const c
 	return ret;
 }
 
-static void file_read(struct req *r, const char *ref, const char *path)
+/*
+ * wj's worker for op on path, its pipe's data to on_data, its keeper's
+ * messages to on_msg; the request waits (suspended) for its answer. 0,
+ * or -errno with the request answered and wj the caller's to free.
+ */
+static int worker_start(struct req *r, struct worker_job *wj, const struct job_ops *ops,
+			srv_watch_fn on_data, void (*on_msg)(struct kcall *k, json_t *msg),
+			const char *ref, const char *op, const char *path)
 {
-	struct read_job *j = calloc(1, sizeof(*j));
 	struct sr_error err = {0};
 	int p[2] = {-1, -1};
 
-	if (!j || pipe2(p, O_CLOEXEC) < 0) {
-		free(j);
-		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
+	wj->fd = -1;
+	wj->k.fd = -1; /* not calloc's 0: a free before kcall_start() would close fd 0 */
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		srv_answer_error(r, -ENOMEM, "serve: out of resources");
+		return -ENOMEM;
 	}
-	j->fd = p[0];
-	j->moved_ns = sr_monotonic_ns();
-	j->k.on_msg = read_msg;
-	j->k.on_hup = read_hup;
-	fcntl(j->fd, F_SETFL, O_NONBLOCK);
-	srv_job_add(r->s, &j->job, &read_ops, NULL);
-	if (start_worker(r, &j->k, ref, "file_read", path, p[1], &err) < 0 ||
-	    !(j->w = srv_watch(r->s, j->fd, EPOLLIN, on_read_data, j))) {
+	wj->fd = p[0];
+	wj->moved_ns = sr_monotonic_ns();
+	wj->k.on_msg = on_msg;
+	wj->k.on_hup = worker_hup;
+	fcntl(wj->fd, F_SETFL, O_NONBLOCK);
+	srv_job_add(r->s, &wj->job, ops, NULL);
+	if (start_worker(r, &wj->k, ref, op, path, p[1], &err) < 0 ||
+	    !(wj->w = srv_watch(r->s, wj->fd, EPOLLIN, on_data, wj))) {
 		close(p[1]);
 		if (!err.code)
 			sr_error_errno(&err, -ENOMEM, "serve");
-		read_free(j);
-		return srv_answer_err(r, NULL, &err);
+		srv_answer_err(r, NULL, &err);
+		return err.code;
 	}
 	close(p[1]);
-	j->job.r = r;
-	r->job = &j->job;
+	wj->job.r = r;
+	r->job = &wj->job;
 	srv_suspend(r);
+	return 0;
+}
+
+/* ---- read ---- */
+
+struct read_job {
+	struct worker_job wk;
+	bool answered, paused;
+};
+
+static void read_free(struct read_job *j)
+{
+	worker_release(&j->wk);
+	free(j);
+}
+
+static ssize_t read_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct req *r = cls;
+	struct read_job *j = r->job ? container_of(r->job, struct read_job, wk.job) : NULL;
+	size_t n;
+
+	(void)pos;
+	if (r->gone || !j)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	n = fbuf_take(&j->wk.q, buf, max);
+	if (n) {
+		if (j->paused && fbuf_queued(&j->wk.q) < QUEUE_LOW) {
+			j->paused = false;
+			j->wk.moved_ns =
+			    sr_monotonic_ns(); /* idle from now: it waited on the client */
+			srv_watch_events(j->wk.job.s, j->wk.w, EPOLLIN);
+		}
+		return (ssize_t)n;
+	}
+	if (j->wk.eof && j->wk.replied)
+		return j->wk.err.code ? MHD_CONTENT_READER_END_WITH_ERROR
+				      : MHD_CONTENT_READER_END_OF_STREAM;
+	srv_suspend(r);
+	return 0;
+}
+
+/* The answer begins with the first byte (200), or with the worker's report (an error). */
+static void read_progress(struct worker_job *wj)
+{
+	struct read_job *j = container_of(wj, struct read_job, wk);
+	struct req *r = wj->job.r;
+	struct MHD_Response *resp;
+
+	if (!r)
+		return;
+	if (j->answered) {
+		srv_resume(r);
+		return;
+	}
+	if (wj->replied && wj->err.code)
+		return srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, &wj->err);
+	if (wj->q.len == 0 && !(wj->eof && wj->replied))
+		return;
+	j->answered = true;
+	resp =
+	    sr_mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_reader, r, NULL);
+	if (resp)
+		sr_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+					   "application/octet-stream");
+	srv_answer(r, MHD_HTTP_OK, resp);
+}
+
+static void on_read_data(struct srv *s, void *ctx, uint32_t events)
+{
+	struct read_job *j = container_of(ctx, struct read_job, wk);
+	char buf[65536];
+	ssize_t n = read(j->wk.fd, buf, sizeof(buf));
+
+	(void)events;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	j->wk.moved_ns = sr_monotonic_ns();
+	if (n <= 0) {
+		worker_close_pipe(&j->wk);
+	} else if (fbuf_add(&j->wk.q, buf, (size_t)n) < 0) {
+		sr_error_errno(&j->wk.err, -ENOMEM, "read");
+	} else if (fbuf_queued(&j->wk.q) > QUEUE_HIGH) {
+		j->paused = true;
+		srv_watch_events(s, j->wk.w, 0);
+	}
+	read_progress(&j->wk);
+}
+
+/* The worker's report: an error it says replaces any of ours. */
+static void read_msg(struct kcall *k, json_t *msg)
+{
+	struct worker_job *wj = container_of(k, struct worker_job, k);
+
+	wj->replied = true;
+	sr_ctl_reply_error(msg, &wj->err);
+	kcall_stop(k);
+	read_progress(wj);
+}
+
+static void read_gone(struct job *job)
+{
+	read_free(container_of(job, struct read_job, wk.job));
+}
+
+/*
+ * Not while the client is what it waits for (paused: it has not taken
+ * what came); answered already, the body is cut off (the connection
+ * closed), as for any error past the start.
+ */
+static void read_tick(struct job *job, int64_t now)
+{
+	struct read_job *j = container_of(job, struct read_job, wk.job);
+	struct worker_job *wj = &j->wk;
+
+	if (j->paused || (wj->eof && wj->replied) ||
+	    !idle_timeout(job->s, wj->moved_ns, now, &wj->err))
+		return;
+	worker_close_pipe(wj);
+	wj->replied = true;
+	kcall_stop(&wj->k);
+	read_progress(wj);
+}
+
+static const struct job_ops read_ops = {.gone = read_gone, .tick = read_tick};
+
+static void file_read(struct req *r, const char *ref, const char *path)
+{
+	struct read_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
+	j->wk.progress = read_progress;
+	if (worker_start(r, &j->wk, &read_ops, on_read_data, read_msg, ref, "file_read", path) < 0)
+		read_free(j);
 }
 
 /* ---- list, stat; remove, mkdir ---- */
@@ -264,26 +308,15 @@ static void file_read(struct req *r, const char *ref, const char *path)
 enum list_format { LIST_V1, STAT_V1, LIST_ENVD, STAT_ENVD, SIMPLE };
 
 struct list_job {
-	struct job job;
-	struct kcall k;
-	int fd;
-	struct watch *w;
-	struct fbuf q;
-	bool eof, replied;
+	struct worker_job wk;
 	enum list_format format;
-	int64_t moved_ns; /* as a read's */
-	struct sr_error err;
 	uint64_t max;
 	char *path; /* SIMPLE: what the answer names */
 };
 
 static void list_free(struct list_job *j)
 {
-	kcall_stop(&j->k);
-	srv_unwatch(j->job.s, &j->w);
-	sr_closep(&j->fd);
-	srv_job_remove(&j->job);
-	free(j->q.p);
+	worker_release(&j->wk);
 	free(j->path);
 	free(j);
 }
@@ -338,9 +371,9 @@ static json_t *envd_entry(json_t *e)
 
 static void list_answer(struct list_job *j)
 {
-	struct req *r = j->job.r;
+	struct req *r = j->wk.job.r;
 	json_t *entries = json_array();
-	char *line = j->q.p, *end = j->q.p + j->q.len;
+	char *line = j->wk.q.p, *end = j->wk.q.p + j->wk.q.len;
 
 	while (entries && line && line < end) {
 		char *nl = memchr(line, '\n', (size_t)(end - line));
@@ -391,15 +424,16 @@ static void simple_answer(struct req *r, const char *path)
 		srv_answer_json(r, MHD_HTTP_OK, json_object());
 }
 
-static void list_progress(struct list_job *j)
+static void list_progress(struct worker_job *wj)
 {
-	struct req *r = j->job.r;
+	struct list_job *j = container_of(wj, struct list_job, wk);
+	struct req *r = wj->job.r;
 
-	if (!(j->eof && j->replied))
+	if (!(wj->eof && wj->replied))
 		return;
 	if (r) {
-		if (j->err.code)
-			srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, &j->err);
+		if (wj->err.code)
+			srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, &wj->err);
 		else if (j->format == SIMPLE)
 			simple_answer(r, j->path);
 		else
@@ -410,68 +444,56 @@ static void list_progress(struct list_job *j)
 
 static void on_list_data(struct srv *s, void *ctx, uint32_t events)
 {
-	struct list_job *j = ctx;
+	struct list_job *j = container_of(ctx, struct list_job, wk);
 	char buf[65536];
-	ssize_t n = read(j->fd, buf, sizeof(buf));
+	ssize_t n = read(j->wk.fd, buf, sizeof(buf));
 
+	(void)s;
 	(void)events;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	j->moved_ns = sr_monotonic_ns();
+	j->wk.moved_ns = sr_monotonic_ns();
 	if (n > 0 && j->format == SIMPLE)
 		return;
-	if (n > 0 && j->q.len + (size_t)n <= j->max && fbuf_add(&j->q, buf, (size_t)n) == 0)
+	if (n > 0 && j->wk.q.len + (size_t)n <= j->max && fbuf_add(&j->wk.q, buf, (size_t)n) == 0)
 		return;
-	if (n > 0 && !j->err.code)
-		sr_error_msg(&j->err, -EMSGSIZE, "the listing is over %llu bytes",
+	if (n > 0 && !j->wk.err.code)
+		sr_error_msg(&j->wk.err, -EMSGSIZE, "the listing is over %llu bytes",
 			     (unsigned long long)j->max);
-	/* The end (or too much): the worker gets EPIPE if it goes on. */
-	j->eof = true;
-	srv_unwatch(s, &j->w);
-	sr_closep(&j->fd);
-	j->fd = -1;
-	list_progress(j);
+	/* The end, or too much. */
+	worker_close_pipe(&j->wk);
+	list_progress(&j->wk);
 }
 
+/* The worker's report: an error of ours comes first (too much: the worker then met EPIPE). */
 static void list_msg(struct kcall *k, json_t *msg)
 {
-	struct list_job *j = container_of(k, struct list_job, k);
+	struct worker_job *wj = container_of(k, struct worker_job, k);
 	struct sr_error err = {0};
 
-	j->replied = true;
-	if (sr_ctl_reply_error(msg, &err) < 0 && !j->err.code)
-		j->err = err;
+	wj->replied = true;
+	if (sr_ctl_reply_error(msg, &err) < 0 && !wj->err.code)
+		wj->err = err;
 	kcall_stop(k);
-	list_progress(j);
-}
-
-static void list_hup(struct kcall *k)
-{
-	struct list_job *j = container_of(k, struct list_job, k);
-
-	j->replied = true;
-	if (!j->err.code)
-		sr_error_msg(&j->err, -ESRCH, "the sandbox's keeper hung up (the sandbox is gone)");
-	kcall_stop(k);
-	list_progress(j);
+	list_progress(wj);
 }
 
 static void list_gone(struct job *job)
 {
-	list_free(container_of(job, struct list_job, job));
+	list_free(container_of(job, struct list_job, wk.job));
 }
 
 static void list_tick(struct job *job, int64_t now)
 {
-	struct list_job *j = container_of(job, struct list_job, job);
+	struct list_job *j = container_of(job, struct list_job, wk.job);
 	struct sr_error err = {0};
 
-	if (!idle_timeout(job->s, j->moved_ns, now, &err))
+	if (!idle_timeout(job->s, j->wk.moved_ns, now, &err))
 		return;
-	if (!j->err.code)
-		j->err = err;
-	j->eof = j->replied = true;
-	list_progress(j);
+	if (!j->wk.err.code)
+		j->wk.err = err;
+	j->wk.eof = j->wk.replied = true;
+	list_progress(&j->wk);
 }
 
 static const struct job_ops list_ops = {.gone = list_gone, .tick = list_tick};
@@ -481,35 +503,16 @@ static void list_start(struct req *r, const char *ref, const char *op, const cha
 		       enum list_format format)
 {
 	struct list_job *j = calloc(1, sizeof(*j));
-	struct sr_error err = {0};
-	int p[2] = {-1, -1};
 
-	if (!j || (format == SIMPLE && !(j->path = strdup(path))) || pipe2(p, O_CLOEXEC) < 0) {
-		if (j)
-			free(j->path);
+	if (!j || (format == SIMPLE && !(j->path = strdup(path)))) {
 		free(j);
 		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
 	}
-	j->fd = p[0];
+	j->wk.progress = list_progress;
 	j->format = format;
-	j->moved_ns = sr_monotonic_ns();
 	j->max = srv_opts(r->s)->max_output;
-	j->k.on_msg = list_msg;
-	j->k.on_hup = list_hup;
-	fcntl(j->fd, F_SETFL, O_NONBLOCK);
-	srv_job_add(r->s, &j->job, &list_ops, NULL);
-	if (start_worker(r, &j->k, ref, op, path, p[1], &err) < 0 ||
-	    !(j->w = srv_watch(r->s, j->fd, EPOLLIN, on_list_data, j))) {
-		close(p[1]);
-		if (!err.code)
-			sr_error_errno(&err, -ENOMEM, "serve");
+	if (worker_start(r, &j->wk, &list_ops, on_list_data, list_msg, ref, op, path) < 0)
 		list_free(j);
-		return srv_answer_err(r, NULL, &err);
-	}
-	close(p[1]);
-	j->job.r = r;
-	r->job = &j->job;
-	srv_suspend(r);
 }
 
 void sr_api_files_list(struct req *r, const char *ref, const char *path, bool stat, bool envd)

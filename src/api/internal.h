@@ -59,6 +59,24 @@ static inline int fbuf_add(struct fbuf *b, const void *p, size_t n)
 	return 0;
 }
 
+/* What is queued and not taken yet. */
+static inline size_t fbuf_queued(const struct fbuf *b)
+{
+	return b->len - b->off;
+}
+
+/* Up to max bytes from the front into buf: how many. Emptied, it starts again at 0. */
+static inline size_t fbuf_take(struct fbuf *b, char *buf, size_t max)
+{
+	size_t n = fbuf_queued(b) < max ? fbuf_queued(b) : max;
+
+	memcpy(buf, b->p + b->off, n);
+	b->off += n;
+	if (b->off == b->len)
+		b->len = b->off = 0;
+	return n;
+}
+
 /* A sandbox's home, where E2B's relative paths and commands start. */
 #define SR_API_HOME "/home/user"
 /* What the E2B SDK is told its envd is: the features it may use (docs/api.md). */
@@ -218,6 +236,14 @@ const struct sr_serve_opts *srv_opts(struct srv *s);
 const struct sr_sink *srv_sink(struct srv *s);
 /* The warm pools' stats, as JSON. */
 json_t *srv_pools_json(struct srv *s);
+
+/*
+ * sandboxes.c: the sandboxes of the state directory (as `ls` lists them),
+ * each one's state as each() makes it (NULL: as its state file has it),
+ * answered as an array alone (key NULL) or as {key: [...]}.
+ */
+typedef json_t *(*srv_sandbox_json_fn)(struct req *r, const char *id, json_t *state);
+void srv_answer_sandboxes(struct req *r, const char *key, srv_sandbox_json_fn each);
 
 /* Handlers, by family. */
 void sr_api_v1(struct req *r);						    /* sandboxes.c */

@@ -28,7 +28,7 @@ static json_t *body_json(struct req *r)
 	return j;
 }
 
-static void list(struct req *r)
+void srv_answer_sandboxes(struct req *r, const char *key, srv_sandbox_json_fn each)
 {
 	struct sr_entry *v = NULL;
 	struct sr_error err = {0};
@@ -41,9 +41,10 @@ static void list(struct req *r)
 	}
 	for (size_t i = 0; i < n; i++)
 		if (v[i].state)
-			json_array_append(a, v[i].state);
+			json_array_append_new(a, each ? each(r, v[i].id, v[i].state)
+						      : json_incref(v[i].state));
 	sr_entries_free(v, n);
-	srv_answer_json(r, MHD_HTTP_OK, json_pack("{so}", "sandboxes", a));
+	srv_answer_json(r, MHD_HTTP_OK, key ? json_pack("{so}", key, a) : a);
 }
 
 static void created(struct req *r, const char *id, const struct sr_error *err)
@@ -227,7 +228,7 @@ void sr_api_v1(struct req *r)
 		    r, MHD_HTTP_OK,
 		    json_pack("{sbssss}", "ok", 1, "version", PACKAGE_VERSION, "api", "v1"));
 	case SR_ROUTE_SB_LIST:
-		return list(r);
+		return srv_answer_sandboxes(r, "sandboxes", NULL);
 	case SR_ROUTE_SB_CREATE:
 		return create(r);
 	case SR_ROUTE_SB_GET:

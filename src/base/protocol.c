@@ -36,17 +36,7 @@ int sr_msg_send_full(int fd, const struct sr_msg *m, const void *payload, size_t
 
 	if (len > SR_MSG_PAYLOAD_MAX || n_fds > SR_MSG_FDS_MAX)
 		return -EMSGSIZE;
-	if (n_fds > 0) {
-		struct cmsghdr *c;
-
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
-	}
+	sr_cmsg_put_fds(&msg, ctl.buf, fds, n_fds);
 	/* MSG_NOSIGNAL: a dead peer is an error to report, not a SIGPIPE. */
 	n = SR_RETRY(sendmsg(fd, &msg, MSG_NOSIGNAL));
 	if (n < 0)
@@ -90,32 +80,6 @@ void sr_msg_queue_free(struct sr_msg_queue *q)
 {
 	free(q->v);
 	*q = (struct sr_msg_queue){0};
-}
-
-/* Every fd the message brought, in ex->fds; those past SR_MSG_FDS_MAX are closed. */
-static size_t take_fds(struct msghdr *msg, struct sr_msg_extra *ex)
-{
-	size_t n = 0;
-
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-		const unsigned char *data = CMSG_DATA(c);
-		size_t k;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, data + i * sizeof(int), sizeof(int));
-			if (ex->n_fds < SR_MSG_FDS_MAX)
-				ex->fds[ex->n_fds++] = fd;
-			else
-				close(fd);
-			n++;
-		}
-	}
-	return n;
 }
 
 void sr_msg_extra_close(struct sr_msg_extra *ex)
@@ -166,7 +130,7 @@ static int recv_msg(int fd, int flags, struct sr_msg *ret, struct sr_msg_extra *
 
 	if (n < 0)
 		return sr_negerrno();
-	count = take_fds(&msg, &got);
+	count = sr_cmsg_take_fds(&msg, got.fds, SR_MSG_FDS_MAX, &got.n_fds);
 	if (n == 0 && count == 0)
 		return 0;
 	/* SOCK_SEQPACKET keeps boundaries: anything but one whole message is a bug. */

@@ -121,6 +121,54 @@ static inline ssize_t sr_recvmsg(int fd, struct msghdr *m, int flags)
 }
 
 /*
+ * fds attached to m (SCM_RIGHTS), in buf: the caller's control buffer,
+ * aligned as a cmsghdr, with CMSG_SPACE() room for n_fds. None: m as it is.
+ */
+static inline void sr_cmsg_put_fds(struct msghdr *m, void *buf, const int *fds, size_t n_fds)
+{
+	struct cmsghdr *c;
+
+	if (!n_fds)
+		return;
+	m->msg_control = buf;
+	m->msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+	c = CMSG_FIRSTHDR(m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+}
+
+/*
+ * The fds a received message m brought (SCM_RIGHTS), appended to fds (*n
+ * of its max there already); those past max are closed, never left open
+ * in this process. How many it brought, kept or not: more than were kept
+ * is the sender's error for the caller to refuse.
+ */
+static inline size_t sr_cmsg_take_fds(struct msghdr *m, int *fds, size_t max, size_t *n)
+{
+	size_t total = 0;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++, total++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*n < max)
+				fds[(*n)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return total;
+}
+
+/*
  * Room in the array at *pv (a pointer to its first element), of *cap
  * elements of size bytes, for need elements: its capacity doubled, from
  * first when it has none, until they fit, so n appends cost O(log n)

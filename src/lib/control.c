@@ -25,17 +25,7 @@ int sr_ctl_send(int fd, json_t *msg, const int *fds, size_t n_fds)
 	if (strlen(text) > SR_CTL_MAX || n_fds > SR_CTL_FDS_MAX)
 		return -EMSGSIZE;
 	iov = (struct iovec){.iov_base = text, .iov_len = strlen(text)};
-	if (n_fds) {
-		struct cmsghdr *c;
-
-		m.msg_control = ctl.buf;
-		m.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
-	}
+	sr_cmsg_put_fds(&m, ctl.buf, fds, n_fds);
 	n = SR_RETRY(sendmsg(fd, &m, MSG_NOSIGNAL));
 	if (n < 0)
 		return sr_negerrno();
@@ -49,7 +39,7 @@ int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds)
 	struct iovec iov;
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t len, n;
-	size_t count = 0, total = 0;
+	size_t count = 0, total;
 	json_t *j = NULL;
 
 	*n_fds = 0;
@@ -68,22 +58,7 @@ int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds)
 	n = sr_recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return sr_negerrno();
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-		size_t k;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++, total++) {
-			int passed;
-
-			memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (count < SR_CTL_FDS_MAX)
-				fds[count++] = passed;
-			else
-				close(passed);
-		}
-	}
+	total = sr_cmsg_take_fds(&m, fds, SR_CTL_FDS_MAX, &count);
 	if (n == 0 && total == 0)
 		return 0;
 	if (n > SR_CTL_MAX || total != count || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||

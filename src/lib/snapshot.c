@@ -31,15 +31,25 @@ static int snapshot_dir(const char *name, char **ret, struct sr_error *err)
 	return 0;
 }
 
-int sr_snapshot_files(const char *name, char **ret, struct sr_error *err)
+/* FILE in the snapshot NAME's directory. */
+static int snapshot_path(const char *name, const char *file, char **ret, struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
 	int r = snapshot_dir(name, &dir, err);
 
 	if (r < 0)
 		return r;
-	if (asprintf(ret, "%s/files.tar.zst", dir) < 0)
+	if (asprintf(ret, "%s/%s", dir, file) < 0)
 		return sr_error_errno(err, -ENOMEM, "snapshot");
+	return 0;
+}
+
+int sr_snapshot_files(const char *name, char **ret, struct sr_error *err)
+{
+	int r = snapshot_path(name, "files.tar.zst", ret, err);
+
+	if (r < 0)
+		return r;
 	if (access(*ret, R_OK) < 0) {
 		r = sr_negerrno();
 		free(steal_pointer(ret));
@@ -53,14 +63,7 @@ int sr_snapshot_files(const char *name, char **ret, struct sr_error *err)
 
 int sr_snapshot_config_path(const char *name, char **ret, struct sr_error *err)
 {
-	_cleanup_free_ char *dir = NULL;
-	int r = snapshot_dir(name, &dir, err);
-
-	if (r < 0)
-		return r;
-	if (asprintf(ret, "%s/config.ini", dir) < 0)
-		return sr_error_errno(err, -ENOMEM, "snapshot");
-	return 0;
+	return snapshot_path(name, "config.ini", ret, err);
 }
 
 /* Removes dir's snapshot files and dir itself. */

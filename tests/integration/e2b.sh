@@ -9,6 +9,7 @@
 # Needs node and npm, and the npm registry once: the package is installed
 # into the build tree (tests/e2b-sdk) and kept there for the next runs.
 . "$(dirname "$0")/libtest.sh"
+. "$(dirname "$0")/libserve.sh"
 . "$(dirname "$0")/libworker.sh"
 
 E2B_VERSION=${SR_E2B_VERSION:-2}
@@ -137,21 +138,35 @@ field() {
 	sed -n "s/^$1=//p" <<<"$out"
 }
 
-t_sdk() {
-	local served="$SR_OUT/serve-e2b-$SR_AS.out" pid url token_file noegress=""
-	rm -f "$served"
+# sdk_run [SERVE-ARG...] -- [VAR=VALUE...] SCRIPT: serve as the round's
+# user on 127.0.0.1 (with SERVE-ARGs), and node SCRIPT (in $SR_TMP) as
+# that user against it, configured as the SDK's documentation allows for
+# a self-hosted endpoint, with VARs; its output in $out, its status in
+# $rc. 1 (not_ok said) when serve did not start.
+sdk_run() {
+	local serve_args=() noegress=""
+	while [ "$1" != -- ]; do
+		serve_args+=("$1")
+		shift
+	done
+	shift
+	start_serve --listen 127.0.0.1:0 "${serve_args[@]}" || return 1
 	have_egress || noegress=1
-	(as_user_exec "$SR" serve --listen 127.0.0.1:0 >"$served" 2>"$SR_OUT/serve-e2b-$SR_AS.err") &
-	pid=$!
-	until_ok 10 test -s "$served" || {
-		not_ok "serve started"
-		return
-	}
-	read -r url token_file <"$served"
-	out=$(cd "$SR_TMP" && as_user env E2B_API_URL="$url" E2B_SANDBOX_URL="$url" \
-		E2B_API_KEY="$(cat "$token_file")" SR_NO_EGRESS="$noegress" \
-		timeout 120 node e2b-test.mjs 2>&1)
+	out=$(cd "$SR_TMP" && as_user env E2B_API_URL="$URL" E2B_SANDBOX_URL="$URL" \
+		E2B_API_KEY="$TOKEN" SR_NO_EGRESS="$noegress" "${@:1:$#-1}" \
+		timeout 120 node "${!#}" 2>&1)
 	rc=$?
+}
+
+# sdk_end: the script's last lines when it failed; serve stopped, and nothing left of it.
+sdk_end() {
+	if [ "$rc" != 0 ]; then sed 's/^/# /' <<<"$out" | tail -20; fi
+	stop_serve
+	assert_eq "serve ends, nothing left" "0 " "$serve_rc $(ls "$(state_dir)")"
+}
+
+t_sdk() {
+	sdk_run -- e2b-test.mjs || return
 	assert_eq "the script ran to its end (e2b $sdk_version)" 0 "$rc"
 	assert_match "Sandbox.create: an id" '^"[0-9a-f]{32}"$' "$(field id)"
 	assert_eq "isRunning" true "$(field running)"
@@ -184,10 +199,7 @@ t_sdk() {
 	assert_eq "kill" true "$(field killed)"
 	assert_eq "kill of one gone: false" false "$(field killedAgain)"
 	assert_eq "isRunning after kill: false" false "$(field runningAfter)"
-	if [ "$rc" != 0 ]; then sed 's/^/# /' <<<"$out" | tail -20; fi
-	kill -TERM "$pid"
-	wait "$pid"
-	assert_eq "serve ends, nothing left" "0 " "$? $(ls "$(state_dir)")"
+	sdk_end
 }
 
 # The SDK's calls whose worker in the sandbox the agent stops: files.write
@@ -244,21 +256,7 @@ EOF
 chmod a+r "$SR_TMP/e2b-stopped.mjs"
 
 t_sdk_stopped() {
-	local served="$SR_OUT/serve-e2b-stopped-$SR_AS.out" pid url token_file noegress=""
-	rm -f "$served"
-	have_egress || noegress=1
-	(as_user_exec "$SR" serve --listen 127.0.0.1:0 --idle-timeout 2s >"$served" \
-		2>"$SR_OUT/serve-e2b-stopped-$SR_AS.err") &
-	pid=$!
-	until_ok 10 test -s "$served" || {
-		not_ok "serve started"
-		return
-	}
-	read -r url token_file <"$served"
-	out=$(cd "$SR_TMP" && as_user env E2B_API_URL="$url" E2B_SANDBOX_URL="$url" \
-		E2B_API_KEY="$(cat "$token_file")" SR_NO_EGRESS="$noegress" \
-		STOPPER="$SR_TMP/stopper.py" timeout 120 node e2b-stopped.mjs 2>&1)
-	rc=$?
+	sdk_run --idle-timeout 2s -- STOPPER="$SR_TMP/stopper.py" e2b-stopped.mjs || return
 	assert_eq "the script ran to its end (e2b $sdk_version)" 0 "$rc"
 	assert_eq "the agent stops files.write's worker" '"stopped a worker"' "$(field writeStopper)"
 	assert_eq "files.write: a SandboxError (504), saying why" '["SandboxError",true]' "$(field write)"
@@ -268,10 +266,7 @@ t_sdk_stopped() {
 		'["TimeoutError",true]' "$(field makeDir)"
 	check "within seconds of --idle-timeout ($(field makeDirMs) ms)" test "$(field makeDirMs)" -lt 15000
 	assert_eq "and the sandbox goes on" '"alive\n"' "$(field after)"
-	if [ "$rc" != 0 ]; then sed 's/^/# /' <<<"$out" | tail -20; fi
-	kill -TERM "$pid"
-	wait "$pid"
-	assert_eq "serve ends, nothing left" "0 " "$? $(ls "$(state_dir)")"
+	sdk_end
 }
 
 for_each_user t_sdk t_sdk_stopped

@@ -9,6 +9,8 @@
 # and address lives in these namespaces, so concurrent runs need no lock,
 # and no packet leaves them. Everything dies with the script.
 #
+#   net_need          skips the whole script (TAP's 1..0) unless it can build
+#                     them (root) and sandbox-run can reach B (egress helper)
 #   net_up            A and B, IPv4 (and IPv6 where the kernel has it: NET_V6)
 #   net_addr ADDR...  more addresses of B (a test host's)
 #   net_dns           the DNS server on $NET_DNS, answering from $NET_ZONE
@@ -31,6 +33,17 @@ net_cleanup() {
 	_cleanup
 }
 trap net_cleanup EXIT
+
+net_need() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "1..0 # SKIP building the test network needs root"
+		exit 0
+	fi
+	if ! have_egress; then
+		echo "1..0 # SKIP --net egress needs slirp4netns or pasta and /dev/net/tun"
+		exit 0
+	fi
+}
 
 # net_hold UNSHARE-ARGS...: a process holding new namespaces, in $HELD.
 net_hold() {

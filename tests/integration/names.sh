@@ -11,14 +11,7 @@
 . "$(dirname "$0")/libtest.sh"
 . "$(dirname "$0")/libnet.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	echo "1..0 # SKIP building the test network needs root"
-	exit 0
-fi
-if ! have_egress; then
-	echo "1..0 # SKIP --net egress needs slirp4netns or pasta and /dev/net/tun"
-	exit 0
-fi
+net_need
 
 PORT=8080
 OTHER_PORT=8081

@@ -187,38 +187,9 @@ END_TEST
 
 /* ---- against the kernel, in a network namespace of the test's own ---- */
 
-/* Runs fn in a child in a new user and network namespace; its message (if any) fails the test. */
 static void in_netns(void (*fn)(int fd))
 {
-	int pipefd[2], status;
-	char msg[4096] = "";
-	ssize_t n;
-	pid_t pid;
-
-	ck_assert_int_eq(pipe(pipefd), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(pipefd[0]);
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
-			dprintf(pipefd[1], "unshare(CLONE_NEWUSER|CLONE_NEWNET): %s",
-				strerror(errno));
-			_exit(77);
-		}
-		fn(pipefd[1]);
-		_exit(0);
-	}
-	close(pipefd[1]);
-	n = read(pipefd[0], msg, sizeof(msg) - 1);
-	msg[n > 0 ? n : 0] = '\0';
-	close(pipefd[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
-		/* The kernel or the host's policy forbids user namespaces: nothing to test with. */
-		fprintf(stderr, "test-link: the kernel's side not tested: %s\n", msg);
-		return;
-	}
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0 && msg[0] == '\0', "%s", msg);
+	sr_test_in_netns(fn, "test-link: the kernel's side not tested");
 }
 
 #define FAIL_IF(fd, cond, ...)                    \

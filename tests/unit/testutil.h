@@ -2,15 +2,21 @@
 /*
  * What the unit suites share: their main(), scratch directories (one
  * base per suite, an unchecked fixture; a fresh directory per test inside
- * it, removed again even when the test fails), a decimal-comma locale.
+ * it, removed again even when the test fails), a decimal-comma locale, a
+ * network namespace of a test's own.
  */
 #pragma once
 
 #include <check.h>
+#include <errno.h>
 #include <ftw.h>
 #include <locale.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static inline int sr_test_rm_entry(const char *path, const struct stat *st, int flag,
 				   struct FTW *ftw)
@@ -57,6 +63,44 @@ static inline void sr_test_comma_locale(const char *dir)
 		      "localedef made no locale (Debian: apt-get install locales)");
 	snprintf(buf, sizeof(buf), "%g", 12.3);
 	ck_assert_str_eq(buf, "12,3");
+}
+
+/*
+ * Runs fn(fd) in a child in a new user and network namespace: a message
+ * it writes to fd, or an exit status other than 0, fails the test. Where
+ * the kernel or the host's policy forbids user namespaces there is
+ * nothing to test with: "UNTESTED: why" on stderr, and the test passes.
+ */
+static inline void sr_test_in_netns(void (*fn)(int fd), const char *untested)
+{
+	int pipefd[2], status;
+	char msg[4096] = "";
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(pipefd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(pipefd[0]);
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
+			dprintf(pipefd[1], "unshare(CLONE_NEWUSER|CLONE_NEWNET): %s",
+				strerror(errno));
+			_exit(77);
+		}
+		fn(pipefd[1]);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	n = read(pipefd[0], msg, sizeof(msg) - 1);
+	msg[n > 0 ? n : 0] = '\0';
+	close(pipefd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		fprintf(stderr, "%s: %s\n", untested, msg);
+		return;
+	}
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0 && msg[0] == '\0', "%s", msg);
 }
 
 /* A suite's main(): runs s, and returns main's exit status. */
