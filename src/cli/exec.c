@@ -44,6 +44,7 @@ static void usage(FILE *f)
 	      "--name), as its user, in /workspace, with no capabilities and the sandbox's\n"
 	      "environment. Exit status: COMMAND's own; 124 timeout; 125 sandbox-run\n"
 	      "failed; 126 cannot execute; 127 not found; 128+N killed by signal N.\n"
+	      "OPTIONS may also follow ID when a -- ends them.\n"
 	      "\n"
 	      "  -i, --interactive    pass this standard input (else /dev/null)\n"
 	      "  -t, --tty            a pseudo-terminal of the sandbox's own, with job control\n"
@@ -56,7 +57,20 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int parse(int argc, char **argv, struct exec *x, struct sr_error *err)
+/* Is there a "--" among argv[from..]? */
+static bool has_separator(int argc, char **argv, int from)
+{
+	for (int i = from; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Options, from optind to the first word that is not one (or "--", which
+ * getopt steps over). Called again after ID for `exec ID [OPTIONS] -- CMD`.
+ */
+static int parse_options(int argc, char **argv, struct exec *x, struct sr_error *err)
 {
 	enum { OPT_ENV = 0x100, OPT_WORKDIR, OPT_TIMEOUT, OPT_RESULT };
 	static const struct option opts[] = {
@@ -73,7 +87,6 @@ static int parse(int argc, char **argv, struct exec *x, struct sr_error *err)
 	};
 	int o, r;
 
-	optind = 0;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+:itqvh", opts, NULL)) != -1) {
 		switch (o) {
@@ -114,11 +127,39 @@ static int parse(int argc, char **argv, struct exec *x, struct sr_error *err)
 			return sr_options_getopt_error(o, opts, argc, argv, err);
 		}
 	}
+	return 0;
+}
+
+/*
+ * `exec [OPTIONS] ID [--] COMMAND`, and, as kubectl takes them, options
+ * between ID and a "--" too. Without a "--" the command starts right
+ * after ID, as docker exec's does; one that starts with '-' is refused
+ * there rather than run as a command named after an option.
+ */
+static int parse(int argc, char **argv, struct exec *x, struct sr_error *err)
+{
+	int r;
+
+	optind = 0;
+	r = parse_options(argc, argv, x, err);
+	if (r != 0)
+		return r;
 	if (optind >= argc)
 		return sr_error_msg(err, -EINVAL,
 				    "missing ID (usage: sandbox-run exec ID -- COMMAND)");
 	x->ref = argv[optind++];
-	if (optind < argc && strcmp(argv[optind], "--") == 0)
+	if (optind < argc && argv[optind][0] == '-' && strcmp(argv[optind], "--") != 0) {
+		if (!has_separator(argc, argv, optind))
+			return sr_error_msg(
+			    err, -EINVAL,
+			    "COMMAND '%s' looks like an option: give options before "
+			    "ID, or end them with -- (sandbox-run exec ID [OPTIONS] "
+			    "-- COMMAND)",
+			    argv[optind]);
+		r = parse_options(argc, argv, x, err);
+		if (r != 0)
+			return r;
+	} else if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
 	if (optind >= argc)
 		return sr_error_msg(err, -EINVAL,

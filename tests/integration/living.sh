@@ -79,6 +79,16 @@ t_create_exec() {
 	assert_eq "exec: killed by a signal, 128+N" 143 "$rc"
 	sr exec --env A=1 --env B=two --workdir /tmp "$sb" -- sh -c 'echo "$A $B $(pwd) $(id -u)"'
 	assert_eq "exec: --env, --workdir, uid 1000" "1 two /tmp 1000" "$out"
+	sr exec "$sb" --env A=3 --workdir /tmp -- sh -c 'echo "$A $(pwd)"'
+	assert_eq "exec ID OPTIONS -- COMMAND: the options after ID, up to --" "3 /tmp 0" "$out $rc"
+	sr exec "$sb" --workdir /tmp true
+	assert_eq "exec ID -OPTION without --: refused, 125" 125 "$rc"
+	assert_match "and says how to give it" \
+		"COMMAND '--workdir' looks like an option: give options before ID, or end them with --" "$errout"
+	sr exec "$sb" --env NOEQ -- true
+	assert_match "exec ID --env without =, after ID: the option's own error" "--env: expected KEY=VALUE, got 'NOEQ'" "$errout"
+	sr exec "$sb" -- printf '%s\n' --workdir
+	assert_eq "exec ID -- COMMAND: words after -- are the command's, options or not" "--workdir" "$out"
 	sr exec "$sb" -- sh -c 'echo ${SECRET_X:-unset}; cat'
 	assert_eq "without -i, stdin is /dev/null" "unset" "$out"
 	out=$(echo piped | as_user "$SR" exec -i "$sb" -- cat)
