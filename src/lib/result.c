@@ -84,11 +84,23 @@ const char *sr_limit_to_string(enum sr_limit l)
 
 static json_t *ms_value(double ms)
 {
+	double exact;
 	long long us;
 
 	if (!isfinite(ms) || ms < 0)
 		ms = 0;
-	us = ms >= US_MAX / 1000.0 ? US_MAX : llround(ms * 1000.0);
+	if (ms >= US_MAX / 1000.0)
+		return json_real((double)US_MAX / 1000.0);
+	/*
+	 * Half away from zero, as llround() but without libm: a keeper writes
+	 * an exit's record after each exec, and libm's code is one more block
+	 * of pages in its resident set (docs/performance.md, "Living
+	 * sandboxes"). exact - us is exact below 2^52.
+	 */
+	exact = ms * 1000.0;
+	us = (long long)exact;
+	if (exact - (double)us >= 0.5)
+		us++;
 	return json_real((double)us / 1000.0);
 }
 
