@@ -80,7 +80,7 @@ static void read_free(struct read_job *j)
 	srv_unwatch(j->job.s, &j->w);
 	sr_closep(&j->fd);
 	srv_job_remove(&j->job);
-	free(j->q.p);
+	fbuf_free(&j->q);
 	free(j);
 }
 
@@ -160,6 +160,9 @@ static void on_read_data(struct srv *s, void *ctx, uint32_t events)
 		j->paused = true;
 		srv_watch_events(s, j->w, 0);
 	}
+	/* The file's bytes not left on the loop's stack, which a keeper forked later copies. */
+	if (n > 0)
+		explicit_bzero(buf, (size_t)n);
 	read_progress(j);
 }
 
@@ -283,7 +286,7 @@ static void list_free(struct list_job *j)
 	srv_unwatch(j->job.s, &j->w);
 	sr_closep(&j->fd);
 	srv_job_remove(&j->job);
-	free(j->q.p);
+	fbuf_free(&j->q);
 	free(j->path);
 	free(j);
 }
@@ -413,14 +416,18 @@ static void on_list_data(struct srv *s, void *ctx, uint32_t events)
 	struct list_job *j = ctx;
 	char buf[65536];
 	ssize_t n = read(j->fd, buf, sizeof(buf));
+	bool taken;
 
 	(void)events;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	j->moved_ns = sr_monotonic_ns();
-	if (n > 0 && j->format == SIMPLE)
-		return;
-	if (n > 0 && j->q.len + (size_t)n <= j->max && fbuf_add(&j->q, buf, (size_t)n) == 0)
+	taken = n > 0 && (j->format == SIMPLE ||
+			  (j->q.len + (size_t)n <= j->max && fbuf_add(&j->q, buf, (size_t)n) == 0));
+	/* Not left on the loop's stack, which a keeper forked later copies. */
+	if (n > 0)
+		explicit_bzero(buf, (size_t)n);
+	if (taken)
 		return;
 	if (n > 0 && !j->err.code)
 		sr_error_msg(&j->err, -EMSGSIZE, "the listing is over %llu bytes",
