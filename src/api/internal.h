@@ -110,6 +110,8 @@ struct listener {
 	char addr[64];
 	char url[128]; /* "unix:PATH", "http://ADDR:PORT" */
 	struct watch *w;
+	bool resting;	/* out of fds: not watched until the next tick (server.c: rest()) */
+	bool said_full; /* and said so, once until a connection is taken again */
 };
 
 /* Something long a request waits for (a keeper's answer, a process, a file). */
