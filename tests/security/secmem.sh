@@ -132,12 +132,14 @@ t_warm_memory() {
 # What a request gave its sandbox, or the sandbox gave back, is not left in
 # the server's memory once the request is over: every keeper forked later
 # (a pool's refill) would copy it. An exec's environment and stdin, its
-# output, a file written and read back, a listing's names; the server's
-# whole memory is read once they have all been answered.
+# output, a file written and read back, a listing's names, a preview's
+# request and page; the server's whole memory is read once they have all
+# been answered.
 t_request_memory() {
 	local id out env="env-$RANDOM$RANDOM$RANDOM" in="in-$RANDOM$RANDOM$RANDOM"
 	local file="file-$RANDOM$RANDOM$RANDOM" name="name-$RANDOM$RANDOM$RANDOM" read
-	start_serve || return
+	local header="header-$RANDOM$RANDOM$RANDOM" page
+	start_serve --listen 127.0.0.1:0 || return
 	api POST /v1/sandboxes '{"net": "none"}'
 	assert_eq "a sandbox made" 201 "$code"
 	id=$(jf 'j["id"]')
@@ -162,8 +164,14 @@ print(json.dumps({"argv": ["sh", "-c", "echo ${#L} $(wc -c); echo out-$(od -An -
 	api POST "/v1/sandboxes/$id/exec" "{\"argv\": [\"mkdir\", \"$name\"]}"
 	api GET "/v1/sandboxes/$id/files?path=.&list=1"
 	check "a listing has the name" grep -q "$name" <<<"$body"
-	printf 'env %s\nstdin %s\noutput %s\nfile %s\nread %s\nlisting %s\n' \
-		"$env" "$in" "$out" "$file" "$read" "$name" >"$SR_TMP/needles"
+	# A preview: a request through the relay to a server in the sandbox, and its answer.
+	# shellcheck disable=SC2016
+	api POST "/v1/sandboxes/$id/exec" '{"cmd": "mkdir -p /tmp/www && od -An -N8 -tx8 /dev/urandom | tr -d \" \" >/tmp/www/p.txt && cd /tmp/www && (python3 -m http.server 8000 >/dev/null 2>&1 &) && sleep 1"}'
+	page=$(as_user curl -s -m 10 -H "Host: 8000-$id.localhost" -H "X-Note: $header" \
+		"http://127.0.0.1:$PORT/p.txt")
+	check "a preview's page read" test -n "$page"
+	printf 'env %s\nstdin %s\noutput %s\nfile %s\nread %s\nlisting %s\npreview-request %s\npreview-page %s\n' \
+		"$env" "$in" "$out" "$file" "$read" "$name" "$header" "$page" >"$SR_TMP/needles"
 	python3 "$SCAN" "$SR_TMP/needles" "$SERVE_PID" >"$SR_OUT/request-memory-$SR_AS"
 	sed 's/^/# server: /' "$SR_OUT/request-memory-$SR_AS"
 	assert_eq "the server holds none of them once answered" "$SERVE_PID -" \
