@@ -15,6 +15,7 @@
  * `sandbox-run exec`); an E2B command goes on alone, as envd's do.
  */
 #include "internal.h"
+#include "secmem.h"
 #include "util.h"
 
 #include <signal.h>
@@ -70,7 +71,7 @@ static bool buffered(const struct exec_job *x)
 /* One event of the stream, in its format; the client is woken if it waits. */
 static void emit(struct exec_job *x, json_t *ev)
 {
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_wiped_ char *text = NULL;
 
 	if (!ev)
 		return;
@@ -111,7 +112,7 @@ static void emit_end_stream(struct exec_job *x, json_t *error)
 static void emit_output(struct exec_job *x, int i, const char *data, size_t n, bool last)
 {
 	static const char *const names[] = {"stdout", "stderr"};
-	_cleanup_free_ char *joined = NULL, *enc = NULL, *text = NULL;
+	_cleanup_free_wiped_ char *joined = NULL, *enc = NULL;
 	size_t total = x->out[i].n_pend + n, whole;
 
 	joined = malloc(total + 1);
@@ -146,33 +147,19 @@ static void stop_output(struct exec_job *x, int i)
 	x->out[i].fd = -1;
 }
 
-/*
- * Reads a chunk of output i: 1 read, 0 nothing there now, -1 at its end
- * (EOF, an error, past --max-output when buffered).
- */
-static int read_output(struct exec_job *x, int i)
+/* A chunk of output i, as read_output() says. */
+static int take_output(struct exec_job *x, int i, const char *buf, size_t n)
 {
-	char buf[READ_CHUNK];
-	ssize_t n = read(x->out[i].fd, buf, sizeof(buf));
 	size_t room;
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return 0;
-	if (n <= 0) {
-		if (!buffered(x) && x->job.r)
-			emit_output(x, i, "", 0, true);
-		stop_output(x, i);
-		return -1;
-	}
 	if (!buffered(x)) {
 		/* A client gone (E2B's commands run on): read, and let go. */
 		if (x->job.r)
-			emit_output(x, i, buf, (size_t)n, false);
+			emit_output(x, i, buf, n, false);
 		return 1;
 	}
 	room = x->max_output - x->out[i].all.len;
-	if (fbuf_add(&x->out[i].all, buf, (size_t)n < room ? (size_t)n : room) < 0 ||
-	    (size_t)n > room) {
+	if (fbuf_add(&x->out[i].all, buf, n < room ? n : room) < 0 || n > room) {
 		/*
 		 * Past --max-output: kept up to it, and the pipe closed, as `| head
 		 * -c` would: the process's next write gets SIGPIPE (EPIPE if it
@@ -184,6 +171,30 @@ static int read_output(struct exec_job *x, int i)
 		return -1;
 	}
 	return 1;
+}
+
+/*
+ * Reads a chunk of output i: 1 read, 0 nothing there now, -1 at its end
+ * (EOF, an error, past --max-output when buffered).
+ */
+static int read_output(struct exec_job *x, int i)
+{
+	char buf[READ_CHUNK];
+	ssize_t n = read(x->out[i].fd, buf, sizeof(buf));
+	int r;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		if (!buffered(x) && x->job.r)
+			emit_output(x, i, "", 0, true);
+		stop_output(x, i);
+		return -1;
+	}
+	r = take_output(x, i, buf, (size_t)n);
+	/* Not left on the loop's stack, which a keeper forked later copies. */
+	explicit_bzero(buf, (size_t)n);
+	return r;
 }
 
 static void pause_output(struct exec_job *x, bool pause)
@@ -241,13 +252,15 @@ static void exec_free(struct exec_job *x)
 	for (int i = 0; i < 2; i++) {
 		srv_unwatch(x->job.s, &x->out[i].w);
 		sr_closep(&x->out[i].fd);
-		free(x->out[i].all.p);
+		fbuf_free(&x->out[i].all);
 	}
 	srv_unwatch(x->job.s, &x->in_w);
 	sr_closep(&x->in_fd);
 	srv_job_remove(&x->job);
+	if (x->input)
+		explicit_bzero(x->input, x->input_len);
 	free(x->input);
-	free(x->stream.p);
+	fbuf_free(&x->stream);
 	if (x->argv)
 		json_decref(x->argv);
 	if (x->cwd)

@@ -87,7 +87,7 @@ static void worker_release(struct worker_job *wj)
 	srv_unwatch(wj->job.s, &wj->w);
 	sr_closep(&wj->fd);
 	srv_job_remove(&wj->job);
-	free(wj->q.p);
+	fbuf_free(&wj->q);
 }
 
 /* No more from the pipe (its end, or ours): the worker gets EPIPE if it goes on. */
@@ -246,6 +246,9 @@ static void on_read_data(struct srv *s, void *ctx, uint32_t events)
 		j->paused = true;
 		srv_watch_events(s, j->wk.w, 0);
 	}
+	/* The file's bytes not left on the loop's stack, which a keeper forked later copies. */
+	if (n > 0)
+		explicit_bzero(buf, (size_t)n);
 	read_progress(&j->wk);
 }
 
@@ -447,15 +450,19 @@ static void on_list_data(struct srv *s, void *ctx, uint32_t events)
 	struct list_job *j = container_of(ctx, struct list_job, wk);
 	char buf[65536];
 	ssize_t n = read(j->wk.fd, buf, sizeof(buf));
+	bool taken;
 
 	(void)s;
 	(void)events;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	j->wk.moved_ns = sr_monotonic_ns();
-	if (n > 0 && j->format == SIMPLE)
-		return;
-	if (n > 0 && j->wk.q.len + (size_t)n <= j->max && fbuf_add(&j->wk.q, buf, (size_t)n) == 0)
+	taken = n > 0 && (j->format == SIMPLE || (j->wk.q.len + (size_t)n <= j->max &&
+						  fbuf_add(&j->wk.q, buf, (size_t)n) == 0));
+	/* Not left on the loop's stack, which a keeper forked later copies. */
+	if (n > 0)
+		explicit_bzero(buf, (size_t)n);
+	if (taken)
 		return;
 	if (n > 0 && !j->wk.err.code)
 		sr_error_msg(&j->wk.err, -EMSGSIZE, "the listing is over %llu bytes",

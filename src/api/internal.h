@@ -32,7 +32,13 @@
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
-/* A byte queue: appended at len, taken from off. */
+/*
+ * A byte queue: appended at len, taken from off. What it carries is a
+ * sandbox's (a file, an upload, a process's output): wiped when it grows
+ * and when it is freed, as the server's other buffers are, so that it is
+ * not left in memory that a keeper forked later copies (docs/security.md,
+ * "What a keeper holds").
+ */
 struct fbuf {
 	char *p;
 	size_t len, cap, off;
@@ -48,9 +54,15 @@ static inline int fbuf_add(struct fbuf *b, const void *p, size_t n)
 
 		while (cap < b->len + n)
 			cap *= 2;
-		np = realloc(b->p, cap);
+		/* Not realloc: it would free the old block as it was. */
+		np = malloc(cap);
 		if (!np)
 			return -ENOMEM;
+		if (b->p) {
+			memcpy(np, b->p, b->len);
+			explicit_bzero(b->p, b->cap);
+			free(b->p);
+		}
 		b->p = np;
 		b->cap = cap;
 	}
@@ -75,6 +87,14 @@ static inline size_t fbuf_take(struct fbuf *b, char *buf, size_t max)
 	if (b->off == b->len)
 		b->len = b->off = 0;
 	return n;
+}
+
+static inline void fbuf_free(struct fbuf *b)
+{
+	if (b->p)
+		explicit_bzero(b->p, b->cap);
+	free(b->p);
+	*b = (struct fbuf){0};
 }
 
 /* A sandbox's home, where E2B's relative paths and commands start. */
@@ -108,6 +128,8 @@ struct listener {
 	char addr[64];
 	char url[128]; /* "unix:PATH", "http://ADDR:PORT" */
 	struct watch *w;
+	bool resting;	/* out of fds: not watched until the next tick (server.c: rest()) */
+	bool said_full; /* and said so, once until a connection is taken again */
 };
 
 /* Something long a request waits for (a keeper's answer, a process, a file). */

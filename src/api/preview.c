@@ -72,6 +72,8 @@ static void preview_free(struct preview *p)
 		srv_foreign_closed(p->s);
 	sr_closep(&p->fd);
 	sr_closep(&p->up);
+	/* The bytes relayed, a browser's and the sandbox's, not left for a keeper forked later. */
+	explicit_bzero(&p->relay, sizeof(p->relay));
 	free(p);
 }
 

@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -328,6 +329,41 @@ static void jobs_tick(struct srv *s)
 	}
 }
 
+/*
+ * No fd for a new connection (RLIMIT_NOFILE reached: connections, and what
+ * requests hold, such as E2B's commands that run on). The connection
+ * stays in the listener's backlog, so the listener stays readable: watched
+ * still, it would wake the loop again at once, round after round, a core
+ * spent doing nothing until an fd came free. It rests until the next
+ * tick (a second) instead; connections wait in the backlog meanwhile.
+ */
+static void rest(struct srv *s, struct listener *l)
+{
+	struct rlimit rl = {0};
+
+	if (l->resting)
+		return;
+	if (!l->said_full) {
+		(void)getrlimit(RLIMIT_NOFILE, &rl);
+		sr_info(s->o.sink,
+			"serve: out of file descriptors (%llu open at most): connections on %s "
+			"wait",
+			(unsigned long long)rl.rlim_cur, l->addr);
+		l->said_full = true;
+	}
+	l->resting = true;
+	srv_watch_events(s, l->w, 0);
+}
+
+static void wake_listeners(struct srv *s)
+{
+	for (unsigned i = 0; i < s->n_listeners; i++)
+		if (s->listeners[i].resting) {
+			s->listeners[i].resting = false;
+			srv_watch_events(s, s->listeners[i].w, EPOLLIN);
+		}
+}
+
 static void on_tick(struct srv *s, void *ctx, uint32_t events)
 {
 	uint64_t x;
@@ -335,6 +371,7 @@ static void on_tick(struct srv *s, void *ctx, uint32_t events)
 	(void)ctx;
 	(void)events;
 	(void)!read(s->tickfd, &x, sizeof(x));
+	wake_listeners(s);
 	sr_preview_tick(s);
 	sr_exec_tick(s);
 	sr_invoke_tick(s);
@@ -400,8 +437,13 @@ static void on_accept(struct srv *s, void *ctx, uint32_t events)
 		int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		bool f;
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				rest(s, l);
 			return;
+		}
+		l->said_full = false;
 		/* The server's own user only: the socket's mode says so too, this says it surely.
 		 */
 		if (l->is_unix) {

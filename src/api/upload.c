@@ -66,7 +66,7 @@ static void wfile_free(struct srv *s, struct wfile *f)
 	kcall_stop(&f->k);
 	srv_unwatch(s, &f->w);
 	sr_closep(&f->fd);
-	free(f->q.p);
+	fbuf_free(&f->q);
 	free(f->path);
 	free(f);
 }

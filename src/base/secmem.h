@@ -28,3 +28,10 @@ void sr_secmem_free(void *p);
  * server's JSON, its answers' bytes). NULL is fine.
  */
 void sr_free_wiped(void *p);
+
+static inline void sr_free_wipedp(void *p)
+{
+	sr_free_wiped(*(void **)p);
+}
+/* As _cleanup_free_ (util.h), wiped: for a block that may hold what a fork must not copy. */
+#define _cleanup_free_wiped_ __attribute__((cleanup(sr_free_wipedp)))

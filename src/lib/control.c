@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "control.h"
+#include "secmem.h"
 #include "state.h"
 #include "util.h"
 
@@ -11,9 +12,15 @@ union fds_cmsg {
 	struct cmsghdr align;
 };
 
+/*
+ * A message's text, sent or received, is wiped when freed: a server's
+ * carry what a request gave its sandbox (an exec's environment, argv,
+ * cwd) and what a keeper answers, and what the server frees unwiped is
+ * in every keeper it forks later (docs/security.md, "What a keeper holds").
+ */
 int sr_ctl_send(int fd, json_t *msg, const int *fds, size_t n_fds)
 {
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_wiped_ char *text = NULL;
 	union fds_cmsg ctl = {0};
 	struct iovec iov;
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
@@ -35,7 +42,7 @@ int sr_ctl_send(int fd, json_t *msg, const int *fds, size_t n_fds)
 int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds)
 {
 	union fds_cmsg ctl;
-	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_wiped_ char *buf = NULL;
 	struct iovec iov;
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t len, n;

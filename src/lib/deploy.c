@@ -181,8 +181,8 @@ fail:
 	return r;
 }
 
-/* A directory opened to be emptied: opened to its owner first if it is not (st: lstat's). */
-static int open_to_remove(int dir, const char *name, const struct stat *st)
+/* A directory opened to be emptied: opened to its owner first if it is not (mode: lstat's). */
+static int open_to_remove(int dir, const char *name, mode_t mode)
 {
 	int fd;
 
@@ -190,8 +190,8 @@ static int open_to_remove(int dir, const char *name, const struct stat *st)
 	 * A package may ship a 0555 directory, whose entries could not be
 	 * unlinked otherwise; not through a link put in its place since.
 	 */
-	if ((st->st_mode & 0700) != 0700)
-		(void)!fchmodat(dir, name, (st->st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW);
+	if ((mode & 0700) != 0700)
+		(void)!fchmodat(dir, name, (mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW);
 	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	return fd < 0 ? sr_negerrno() : fd;
 }
@@ -218,41 +218,76 @@ static int read_names(int fd, struct sr_strv *ret)
 }
 
 /*
- * Empties the directory at *fd (self: its fstat), one open directory at a
+ * statx of (at, name), not following a link (name "": at itself). The
+ * mount's id with it where the kernel has one (5.8): what tells a bind
+ * mount apart from the directory it is mounted on, on one file system.
+ */
+static int stat_node(int at, const char *name, struct statx *ret)
+{
+	int flags = AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH);
+
+	return statx(at, name, flags, STATX_BASIC_STATS | STATX_MNT_ID, ret) < 0 ? sr_negerrno()
+										 : 0;
+}
+
+static bool same_node(const struct statx *a, const struct statx *b)
+{
+	return a->stx_dev_major == b->stx_dev_major && a->stx_dev_minor == b->stx_dev_minor &&
+	       a->stx_ino == b->stx_ino;
+}
+
+/*
+ * Whether a lies on b's mount: by the mount's id (a bind of a directory
+ * of the same file system has the same device; entered, it would be
+ * emptied at its source), by the device where the kernel says no id.
+ */
+static bool same_mount(const struct statx *a, const struct statx *b)
+{
+	if (a->stx_mask & b->stx_mask & STATX_MNT_ID)
+		return a->stx_mnt_id == b->stx_mnt_id;
+	return a->stx_dev_major == b->stx_dev_major && a->stx_dev_minor == b->stx_dev_minor;
+}
+
+/*
+ * Empties the directory at *fd (self: its statx), one open directory at a
  * time however deep the tree: agents shape the trees removed here (an
  * archive agent's src/ may be some 2000 levels deep: PATH_MAX), and one
  * deeper than RLIMIT_NOFILE would otherwise stay for good.
  * Going down, the parent is closed; coming back, it is opened again as
  * the child's "..", and must be the very directory it was (else nothing
  * more is removed: -ESTALE, *fd -1). *fd is the directory's on return.
- * A directory of another file system (a mount placed inside, by hand or
- * by accident) is not entered: -EXDEV, as `rm --one-file-system` does.
+ * A directory of another mount (one placed inside by hand or by accident:
+ * another file system, or a bind of this one) is not entered: -EXDEV, as
+ * `rm --one-file-system` does.
  */
-static int empty_tree(int *fd, const struct stat *self)
+static int empty_tree(int *fd, const struct statx *self)
 {
 	struct sr_strv names = {0};
 	int r = read_names(*fd, &names);
 
 	for (size_t i = 0; *fd >= 0 && i < names.n; i++) {
 		const char *name = names.items[i];
-		struct stat st;
+		struct statx st;
 		int sub, e;
 
-		if (fstatat(*fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			e = errno == ENOENT ? 0 : sr_negerrno();
-		} else if (!S_ISDIR(st.st_mode)) {
+		if ((e = stat_node(*fd, name, &st)) < 0) {
+			e = e == -ENOENT ? 0 : e;
+		} else if (!S_ISDIR(st.stx_mode)) {
 			e = unlinkat(*fd, name, 0) < 0 ? sr_negerrno() : 0;
-		} else if (st.st_dev != self->st_dev) {
+		} else if (!same_mount(&st, self)) {
 			e = -EXDEV;
-		} else if ((sub = open_to_remove(*fd, name, &st)) < 0) {
+		} else if ((sub = open_to_remove(*fd, name, st.stx_mode)) < 0) {
 			e = sub;
+		} else if ((e = stat_node(sub, "", &st)) < 0 || !same_mount(&st, self)) {
+			/* A mount put there between the look and the open. */
+			e = e < 0 ? e : -EXDEV;
+			sr_closep(&sub);
 		} else {
 			sr_closep(fd);
 			e = empty_tree(&sub, &st);
 			*fd = sub >= 0 ? openat(sub, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 			sr_closep(&sub);
-			if (*fd >= 0 && (fstat(*fd, &st) < 0 || st.st_dev != self->st_dev ||
-					 st.st_ino != self->st_ino))
+			if (*fd >= 0 && (stat_node(*fd, "", &st) < 0 || !same_node(&st, self)))
 				sr_closep(fd);
 			if (*fd < 0)
 				e = -ESTALE;
@@ -272,18 +307,17 @@ static int empty_tree(int *fd, const struct stat *self)
  */
 int sr_deploy_remove_tree(int dir, const char *name)
 {
-	struct stat st;
+	struct statx st;
 	int fd, r;
 
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : sr_negerrno();
-	if (!S_ISDIR(st.st_mode))
+	if ((r = stat_node(dir, name, &st)) < 0)
+		return r == -ENOENT ? 0 : r;
+	if (!S_ISDIR(st.stx_mode))
 		return unlinkat(dir, name, 0) < 0 ? sr_negerrno() : 0;
-	fd = open_to_remove(dir, name, &st);
+	fd = open_to_remove(dir, name, st.stx_mode);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0) {
-		r = sr_negerrno();
+	if ((r = stat_node(fd, "", &st)) < 0) {
 		close(fd);
 		return r;
 	}

@@ -208,7 +208,8 @@ void sr_deployment_close(struct sr_deployment *d);
  * Removes (dirfd, name) and everything beneath it, following no link
  * (directories a package shipped read-only included), with a few open
  * files however deep it goes; absent is fine. A directory of another
- * file system below it (a mount) is left whole, with -EXDEV.
+ * mount below it (another file system, or a bind of this one) is left
+ * whole, with -EXDEV.
  */
 int sr_deploy_remove_tree(int dirfd, const char *name);
 

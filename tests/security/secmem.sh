@@ -129,10 +129,61 @@ t_warm_memory() {
 	sr deployments rm mem-a mem-b
 }
 
+# What a request gave its sandbox, or the sandbox gave back, is not left in
+# the server's memory once the request is over: every keeper forked later
+# (a pool's refill) would copy it. An exec's environment and stdin, its
+# output, a file written and read back, a listing's names, a preview's
+# request and page; the server's whole memory is read once they have all
+# been answered.
+t_request_memory() {
+	local id out env="env-$RANDOM$RANDOM$RANDOM" in="in-$RANDOM$RANDOM$RANDOM"
+	local file="file-$RANDOM$RANDOM$RANDOM" name="name-$RANDOM$RANDOM$RANDOM" read
+	local header="header-$RANDOM$RANDOM$RANDOM" page
+	start_serve --listen 127.0.0.1:0 || return
+	api POST /v1/sandboxes '{"net": "none"}'
+	assert_eq "a sandbox made" 201 "$code"
+	id=$(jf 'j["id"]')
+	# shellcheck disable=SC2016
+	api POST "/v1/sandboxes/$id/exec" "$(python3 -c 'import json,sys
+print(json.dumps({"argv": ["sh", "-c", "echo ${#L} $(wc -c); echo out-$(od -An -N8 -tx8 /dev/urandom | tr -d \" \")"],
+	"env": {"L": sys.argv[1]}, "stdin": sys.argv[2]}))' "$env" "$in")"
+	assert_eq "the exec had its environment and stdin" "${#env} ${#in}" "$(jf 'j["stdout"].split("\n")[0]')"
+	out=$(jf 'j["stdout"].split()[-1]')
+	printf %s "$file" >"$SR_TMP/up-$SR_AS"
+	chmod a+r "$SR_TMP/up-$SR_AS"
+	code=$(as_user curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -X PUT \
+		--data-binary @"$SR_TMP/up-$SR_AS" "http://sandbox-run/v1/sandboxes/$id/files?path=up.txt")
+	assert_eq "a file written" 200 "$code"
+	api GET "/v1/sandboxes/$id/files?path=up.txt"
+	assert_eq "and read back" "$file" "$body"
+	# shellcheck disable=SC2016
+	api POST "/v1/sandboxes/$id/exec" '{"argv": ["sh", "-c", "od -An -N8 -tx8 /dev/urandom | tr -d \" \" >rd.txt"]}'
+	api GET "/v1/sandboxes/$id/files?path=rd.txt"
+	read="$body"
+	check "a file the sandbox wrote read" test -n "$read"
+	api POST "/v1/sandboxes/$id/exec" "{\"argv\": [\"mkdir\", \"$name\"]}"
+	api GET "/v1/sandboxes/$id/files?path=.&list=1"
+	check "a listing has the name" grep -q "$name" <<<"$body"
+	# A preview: a request through the relay to a server in the sandbox, and its answer.
+	# shellcheck disable=SC2016
+	api POST "/v1/sandboxes/$id/exec" '{"cmd": "mkdir -p /tmp/www && od -An -N8 -tx8 /dev/urandom | tr -d \" \" >/tmp/www/p.txt && cd /tmp/www && (python3 -m http.server 8000 >/dev/null 2>&1 &) && sleep 1"}'
+	page=$(as_user curl -s -m 10 -H "Host: 8000-$id.localhost" -H "X-Note: $header" \
+		"http://127.0.0.1:$PORT/p.txt")
+	check "a preview's page read" test -n "$page"
+	printf 'env %s\nstdin %s\noutput %s\nfile %s\nread %s\nlisting %s\npreview-request %s\npreview-page %s\n' \
+		"$env" "$in" "$out" "$file" "$read" "$name" "$header" "$page" >"$SR_TMP/needles"
+	python3 "$SCAN" "$SR_TMP/needles" "$SERVE_PID" >"$SR_OUT/request-memory-$SR_AS"
+	sed 's/^/# server: /' "$SR_OUT/request-memory-$SR_AS"
+	assert_eq "the server holds none of them once answered" "$SERVE_PID -" \
+		"$(cat "$SR_OUT/request-memory-$SR_AS")"
+	api DELETE "/v1/sandboxes/$id"
+	stop_serve
+}
+
 if [ "$(id -u)" != 0 ]; then
 	skip "reading another process's memory needs root"
 	done_testing
 	exit 0
 fi
-for_each_user t_warm_memory
+for_each_user t_warm_memory t_request_memory
 done_testing

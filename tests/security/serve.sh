@@ -115,6 +115,41 @@ EOF2
 	stop_serve
 }
 
+# Out of file descriptors (RLIMIT_NOFILE, lowered to 48 here; in use, the
+# connections and what requests hold, such as E2B's commands that run on):
+# a connection that cannot be accepted stays in the backlog, and the
+# listener readable. The server waits for an fd to come free, idle, and
+# then takes the connections that waited. Before, it was woken again and
+# again, a core spent the whole time.
+t_out_of_fds() {
+	local before after pid
+	start_serve --listen 127.0.0.1:0 || return
+	as_user prlimit --pid "$SERVE_PID" --nofile=48:48
+	rm -f "$SR_OUT/fds-$SR_AS"
+	as_user /usr/bin/python3 - "$PORT" <<'EOF2' >"$SR_OUT/fds-$SR_AS" &
+import socket, sys, time
+conns = []
+for _ in range(80):
+    s = socket.socket(); s.connect(("127.0.0.1", int(sys.argv[1]))); conns.append(s)
+print("ready", flush=True)
+time.sleep(4)
+EOF2
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	check "80 connections made" until_ok 10 test -s "$SR_OUT/fds-$SR_AS"
+	sleep 0.5
+	check "the server is out of fds (48 at most)" eval 'grep -Eq "^Max open files +48 " /proc/"$SERVE_PID"/limits &&
+		test "$(ls /proc/"$SERVE_PID"/fd | wc -l)" -ge 47'
+	before=$(cpu_ticks "$SERVE_PID")
+	sleep 2
+	after=$(cpu_ticks "$SERVE_PID")
+	check "the server idle while out of fds (used $((after - before)) ticks in 2 s)" \
+		test $((after - before)) -lt 50
+	wait "$pid"
+	check "and it answers once they are gone" until_ok 10 eval 'api GET /v1/health; test "$code" = 200'
+	stop_serve
+}
+
 # A %00 in the request's target would end the decoded path or argument
 # there: refused (400), neither the truncated file written nor the
 # sandbox itself removed for a file's DELETE.
@@ -240,5 +275,5 @@ EOF2
 	rm -rf "$d"
 }
 
-for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up
+for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds
 done_testing

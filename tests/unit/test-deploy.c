@@ -640,9 +640,11 @@ START_TEST(test_shared_cache)
 END_TEST
 
 /*
- * A mount below a tree being removed (a tmpfs at cache/sub/mnt, made in a
- * user and mount namespace of a child, so no privilege is needed): left
- * whole, -EXDEV said; the rest removed. Before, its files went too.
+ * A mount below a tree being removed (at cache/sub/mnt, made in a user and
+ * mount namespace of a child, so no privilege is needed): a tmpfs, or a
+ * bind of a directory of the tree's own file system (bind: its source),
+ * whose st_dev is the tree's. Left whole, -EXDEV said; the rest removed.
+ * Before, its files went too (a bind's until the mount's id was compared).
  */
 static bool write_file(const char *path, const char *text)
 {
@@ -654,7 +656,7 @@ static bool write_file(const char *path, const char *text)
 	return ok;
 }
 
-static int remove_across_mount(void)
+static int remove_across_mount(const char *bind)
 {
 	char top[512], mnt[512], kept[600], map[64];
 	uid_t uid = getuid();
@@ -673,7 +675,8 @@ static int remove_across_mount(void)
 	if (!write_file("/proc/self/gid_map", map))
 		return 7;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("tmpfs", mnt, "tmpfs", 0, "size=1M") < 0)
+	    (bind ? mount(bind, mnt, NULL, MS_BIND, NULL)
+		  : mount("tmpfs", mnt, "tmpfs", 0, "size=1M")) < 0)
 		return 3;
 	put(mnt, "precious", "x");
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -688,11 +691,15 @@ static int remove_across_mount(void)
 	return access(kept, F_OK) == 0 ? 6 : 0;
 }
 
-START_TEST(test_remove_tree_stays_on_its_file_system)
+static void remove_tree_with_mount(bool bind)
 {
-	char path[512];
+	char path[600], source[512];
 	int status;
 	pid_t pid;
+
+	snprintf(source, sizeof(source), "%s/elsewhere", dir);
+	if (bind)
+		ck_assert_int_eq(mkdir(source, 0700), 0);
 
 	snprintf(path, sizeof(path), "%s/cache", dir);
 	ck_assert_int_eq(mkdir(path, 0700), 0);
@@ -704,10 +711,26 @@ START_TEST(test_remove_tree_stays_on_its_file_system)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
-		_exit(remove_across_mount());
+		_exit(remove_across_mount(bind ? source : NULL));
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	if (bind) {
+		/* The bind's source, seen outside the child's namespace: its file is there. */
+		snprintf(path, sizeof(path), "%s/precious", source);
+		ck_assert_int_eq(access(path, F_OK), 0);
+	}
+}
+
+START_TEST(test_remove_tree_stays_on_its_file_system)
+{
+	remove_tree_with_mount(false);
+}
+END_TEST
+
+START_TEST(test_remove_tree_skips_a_bind_of_its_own_file_system)
+{
+	remove_tree_with_mount(true);
 }
 END_TEST
 
@@ -854,6 +877,7 @@ static Suite *deploy_suite(void)
 	tcase_add_test(tc, test_lock_after_remove);
 	tcase_add_test(tc, test_shared_cache);
 	tcase_add_test(tc, test_remove_tree_stays_on_its_file_system);
+	tcase_add_test(tc, test_remove_tree_skips_a_bind_of_its_own_file_system);
 	tcase_add_test(tc, test_leftovers);
 	tcase_add_test(tc, test_removal_leftovers);
 	tcase_add_test(tc, test_remove_deep_tree);
