@@ -162,6 +162,28 @@ t_auth() {
 	check "its token file is removed at the end" test ! -e "$TOKEN_FILE"
 }
 
+# A TCP listener alone keeps the default Unix socket (README, design.md): invoke finds it.
+t_tcp_keeps_socket() {
+	local out="$SR_OUT/serve-tcp-$SR_AS.out" sock
+	sock="$(state_dir)/serve.sock"
+	rm -f "$out"
+	(as_user_exec "$SR" serve --listen 127.0.0.1:0 >"$out" 2>"$SR_OUT/serve-tcp-$SR_AS.err") &
+	SERVE_PID=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $SERVE_PID"
+	until_ok 10 has_lines "$out" 2 || {
+		not_ok "serve --listen 127.0.0.1:0 prints its URL and the default socket"
+		cat "$SR_OUT/serve-tcp-$SR_AS.err"
+		stop_serve
+		return
+	}
+	assert_match "the URL first, as before" '^http://127\.0\.0\.1:[0-9]+ ' "$(sed -n 1p "$out")"
+	assert_eq "then the default socket" "unix:$sock" "$(sed -n 2p "$out")"
+	code=$(as_user curl -s -o /dev/null -w '%{http_code}' --unix-socket "$sock" http://x/v1/health)
+	assert_eq "which answers the server's user" 200 "$code"
+	stop_serve
+	check "and is removed at the end" test ! -e "$sock"
+}
+
 # Warm pools: creates answered from sandboxes made ahead, each used once, refilled.
 t_warm() {
 	local sb n
@@ -561,7 +583,7 @@ for h in hosts:
 	stop_serve
 }
 
-for_each_user t_walkthrough t_errors t_auth t_warm t_hostile t_max_output t_stopped_worker \
+for_each_user t_walkthrough t_errors t_auth t_tcp_keeps_socket t_warm t_hostile t_max_output t_stopped_worker \
 	t_stopped_writer \
 	t_upload_bound t_from_inside
 done_testing
