@@ -84,6 +84,12 @@ t_errors() {
 	api POST /v1/sandboxes '{"memory": "lots"}'
 	sr create --memory lots
 	assert_eq "a bad limit: 400, the CLI's line" "400 $errout" "$code $(jf 'j["message"]')"
+	# A name taken is the keeper's to find (under its lock): still a conflict, not ours.
+	sr create --net none --name taken
+	api POST /v1/sandboxes '{"name": "taken", "net": "none"}'
+	assert_eq "a name taken: 409 conflict" "409 conflict" "$code $(jf 'j["code"]')"
+	assert_match "in create's words" "a sandbox is named 'taken' already" "$(jf 'j["message"]')"
+	sr rm -f taken
 	api POST /v1/sandboxes '{"memroy": "1G"}'
 	assert_match "an unknown key: 400 naming it" '^400 .*unknown key "memroy"' "$code $(jf 'j["message"]')"
 	api POST /v1/sandboxes '{"net": '
