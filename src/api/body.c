@@ -189,6 +189,16 @@ static const struct create_key *create_key(const char *key)
 	return NULL;
 }
 
+/* The keys create takes, from the table itself, so that the message never drifts from it. */
+static void create_key_names(char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < SR_ARRAY_SIZE(create_keys) && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", create_keys[i].key);
+}
+
 /* profile and timeout into ret's own fields too (a warm pool serves them). */
 static int note_key(struct sr_api_create *ret, const char *key, json_t *val, struct sr_error *err)
 {
@@ -225,12 +235,11 @@ int sr_api_parse_create(json_t *body, struct sr_api_create *ret, struct sr_error
 		const struct create_key *k = create_key(key);
 
 		if (!k) {
-			r = sr_error_msg(
-			    err, -EINVAL,
-			    "unknown key \"%s\" (see docs/api.md: profile, name, timeout, "
-			    "memory, cpus, pids, disk, net, allow, deny, env, env_file, "
-			    "workspace, from, agent, strict, ro_bind, bind)",
-			    key);
+			char names[256];
+
+			create_key_names(names, sizeof(names));
+			r = sr_error_msg(err, -EINVAL, "unknown key \"%s\" (see docs/api.md: %s)",
+					 key, names);
 			goto fail;
 		}
 		if (json_is_null(val))

@@ -186,6 +186,14 @@ static bool unix_listened(const struct sockaddr_storage *ss, socklen_t len)
 	       errno == EINPROGRESS;
 }
 
+static bool has_unix_listener(const struct srv *s)
+{
+	for (unsigned i = 0; i < s->n_listeners; i++)
+		if (s->listeners[i].is_unix)
+			return true;
+	return false;
+}
+
 static int open_listener(struct srv *s, const char *spec, struct sr_error *err)
 {
 	struct listener *l = &s->listeners[s->n_listeners];
@@ -586,14 +594,20 @@ int sr_serve_new(const struct sr_serve_opts *o, struct sr_serve **ret, struct sr
 		return sr_error_errno(err, sr_negerrno(), "serve: epoll");
 	if ((r = setup_signals(s, err)) < 0 || (r = setup_tick(s, err)) < 0)
 		return r;
-	if (s->o.n_listen == 0) {
-		if (asprintf(&def, "unix:%s/serve.sock", s->statedir) < 0)
-			return sr_error_errno(err, -ENOMEM, "serve");
-		s->o.listen[s->o.n_listen++] = def;
-	}
 	for (unsigned i = 0; i < s->o.n_listen; i++)
 		if ((r = open_listener(s, s->o.listen[i], err)) < 0)
 			return r;
+	/*
+	 * The API is on a Unix socket, and on TCP only besides (design.md): a
+	 * --listen of TCP alone keeps the default socket, where invoke and the
+	 * user's other clients look for the server.
+	 */
+	if (!has_unix_listener(s)) {
+		if (asprintf(&def, "unix:%s/serve.sock", s->statedir) < 0)
+			return sr_error_errno(err, -ENOMEM, "serve");
+		if ((r = open_listener(s, def, err)) < 0)
+			return r;
+	}
 	if ((r = write_token(s, err)) < 0 || (r = srv_http_start(s, err)) < 0 ||
 	    (r = start_pools(s, err)) < 0 || (r = sr_invoke_start(s, err)) < 0)
 		return r;
@@ -602,8 +616,6 @@ int sr_serve_new(const struct sr_serve_opts *o, struct sr_serve **ret, struct sr
 			s->listeners[i].is_unix ? "" : " (token in ",
 			s->listeners[i].is_unix ? "" : s->token_path,
 			s->listeners[i].is_unix ? "" : ")");
-	if (s->o.n_listen && def)
-		s->o.listen[0] = NULL; /* def goes with this function */
 	return 0;
 }
 

@@ -41,7 +41,7 @@ static void usage(FILE *f)
 	      "                       (default: the sandbox's --disk; 0: no bound)\n"
 	      "      --idle-timeout DURATION  give up when nothing moves for DURATION (a\n"
 	      "                       worker stopped inside: default 60s; 0: wait)\n"
-	      "  -q, --quiet          only errors on stderr\n"
+	      "  -q, --quiet          only errors on stderr (-v: taken, adds nothing)\n"
 	      "  -h, --help           print this help and exit\n",
 	      f);
 }

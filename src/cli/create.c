@@ -37,7 +37,10 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* Lines from the keeper: "msg LEVEL TEXT" to print, then "ok ID" or "error STATUS TEXT". */
+/*
+ * Lines from the keeper: "msg LEVEL TEXT" to print, then "ok ID" or
+ * "error STATUS ERRNO TEXT" (keeper.h).
+ */
 static int read_answer(int fd, const struct sr_sink *sink)
 {
 	_cleanup_fclose_ FILE *f = fdopen(fd, "r");
@@ -61,6 +64,8 @@ static int read_answer(int fd, const struct sr_sink *sink)
 		n = strtol(strchr(line, ' ') + 1, &text, 10);
 		text += *text == ' ';
 		if (line[0] == 'e') {
+			(void)strtol(text, &text, 10); /* the errno: the API's, not ours */
+			text += *text == ' ';
 			sr_sink_log(sink, SR_LOG_ERROR, "%s", text);
 			return n > 0 && n < 256 ? (int)n : SR_EXIT_FAILURE;
 		}

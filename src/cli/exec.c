@@ -52,7 +52,7 @@ static void usage(FILE *f)
 	      "      --workdir DIR    working directory (relative: to /workspace)\n"
 	      "      --timeout DURATION  kill COMMAND (and its process group) after it: 124\n"
 	      "      --result FILE    write the result record (JSON) to FILE\n"
-	      "  -q, --quiet          only errors on stderr\n"
+	      "  -q, --quiet          only errors on stderr (-v: taken, adds nothing)\n"
 	      "  -h, --help           print this help and exit\n",
 	      f);
 }

@@ -27,8 +27,8 @@ int sr_verb_rm(const struct sr_verb_args *a)
 			fputs(
 			    "Usage: sandbox-run rm [-f] ID...\n"
 			    "End the living sandboxes named: every process is killed, and nothing\n"
-			    "of them is left. -f kills at once, without the second of grace PID 1\n"
-			    "otherwise has to end them.\n",
+			    "of them is left. -f (--force) kills at once, without the second of\n"
+			    "grace PID 1 otherwise has to end them.\n",
 			    stdout);
 			return sr_cli_stdout_status("--help");
 		} else if (strcmp(a->argv[first], "--") == 0) {

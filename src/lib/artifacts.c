@@ -38,7 +38,8 @@ struct step {
 	int report;    /* the taker's socket, -1 once it said its end or hung up */
 	bool told;     /* the taker said its end (terr, count); else terr says what befell it */
 	int dirfd;     /* the destination directory */
-	int out;       /* changes: the file being written, renamed once all went well */
+	struct sr_made_dirs made; /* export: what of its directory was made for it */
+	int out;		  /* changes: the file being written, renamed once all went well */
 	char tmp[NAME_MAX + 16];
 	struct sr_extract_opts opts; /* export */
 	char limit_what[96];	     /* export: opts.limit_what */
@@ -66,8 +67,57 @@ bool sr_artifacts_wanted(const struct sr_config *c)
 	return c->n_exports > 0 || c->changes_path;
 }
 
+/* rel made beneath m->parent, after what is there already. */
+static int note_made(struct sr_made_dirs *m, int at, const char *name, bool made)
+{
+	size_t n;
+
+	if (!m || (m->parent < 0 && !made))
+		return 0;
+	if (m->parent < 0) {
+		m->parent = fcntl(at, F_DUPFD_CLOEXEC, 3);
+		if (m->parent < 0)
+			return -errno;
+		m->rel[0] = '\0';
+	}
+	n = strlen(m->rel);
+	if (snprintf(m->rel + n, sizeof(m->rel) - n, "%s%s", n ? "/" : "", name) >=
+	    (int)(sizeof(m->rel) - n))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* Removes the directories m says were made, deepest first, each only while empty; closes m. */
+static void unmake_dirs(struct sr_made_dirs *m)
+{
+	char *last;
+
+	/*
+	 * Deepest first, each through the directories made above it with no
+	 * link followed (a --bind's tree is the agent's to change meanwhile),
+	 * and only while empty: what another export put there stays.
+	 */
+	while (m->parent >= 0 && m->rel[0]) {
+		_cleanup_close_ int at = -1;
+
+		last = strrchr(m->rel, '/');
+		if (last) {
+			*last = '\0';
+			at = sr_openat2(m->parent, m->rel, O_RDONLY | O_DIRECTORY,
+					RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					    RESOLVE_NO_MAGICLINKS);
+			if (at < 0 || unlinkat(at, last + 1, AT_REMOVEDIR) < 0)
+				break;
+		} else {
+			(void)unlinkat(m->parent, m->rel, AT_REMOVEDIR);
+			break;
+		}
+	}
+	sr_closep(&m->parent);
+}
+
 int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *ret_fd,
-			  struct sr_error *err)
+			  struct sr_made_dirs *ret_made, struct sr_error *err)
 {
 	_cleanup_free_ char *prefix = strdup(dir), *resolved = NULL;
 	_cleanup_close_ int fd = -1;
@@ -113,6 +163,9 @@ int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *
 		if (!made && errno != EEXIST)
 			return sr_error_errno(err, sr_negerrno(), "export to %s: mkdir %s", dir,
 					      name);
+		k = note_made(ret_made, fd, name, made);
+		if (k < 0)
+			return sr_error_errno(err, k, "export to %s", dir);
 		next = sr_openat2(fd, name, O_RDONLY | O_DIRECTORY,
 				  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 		if (next < 0)
@@ -222,7 +275,7 @@ static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error 
 		s->name = e->host + (slash - dir) + 1;
 		slash[slash == dir ? 1 : 0] = '\0';
 	}
-	k = sr_artifacts_open_dir(dir, a->trees, &s->dirfd, err);
+	k = sr_artifacts_open_dir(dir, a->trees, &s->dirfd, &s->made, err);
 	if (k < 0)
 		return k;
 	/*
@@ -269,7 +322,7 @@ static int changes_begin(struct sr_artifacts *a, struct step *s, struct sr_error
 		return sr_error_errno(err, -ENOMEM, "changes");
 	s->name = strrchr(path, '/') + 1;
 	dir[s->name - 1 - path > 0 ? s->name - 1 - path : 1] = '\0';
-	k = sr_artifacts_open_dir(dir, NULL, &s->dirfd, err);
+	k = sr_artifacts_open_dir(dir, NULL, &s->dirfd, NULL, err);
 	if (k < 0)
 		return sr_error_prefix(err, "changes");
 	(void)!getrandom(&rnd, sizeof(rnd), 0);
@@ -390,6 +443,8 @@ static void step_finish(struct sr_artifacts *a, struct step *s)
 	const struct sr_export *x = &a->c->exports[s->index];
 
 	if (s->werr.code == -ENOENT) {
+		/* Nothing copied, nor made for it: no empty reports/ for a CI upload. */
+		unmake_dirs(&s->made);
 		sr_warn(a->sink,
 			"export %s: no such file or directory in the sandbox: nothing copied",
 			x->path);
@@ -420,7 +475,8 @@ static void step_clear(struct step *s)
 	sr_closep(&s->report);
 	sr_closep(&s->out);
 	sr_closep(&s->dirfd);
-	*s = (struct step){.report = -1, .out = -1, .dirfd = -1};
+	sr_closep(&s->made.parent);
+	*s = (struct step){.report = -1, .out = -1, .dirfd = -1, .made.parent = -1};
 }
 
 /* The next artifacts, until one is under way or none is left. */
@@ -430,7 +486,8 @@ static void advance(struct sr_artifacts *a)
 		struct step *s = &a->cur;
 		struct sr_error e = {0};
 
-		*s = (struct step){.index = a->next++, .report = -1, .out = -1, .dirfd = -1};
+		*s = (struct step){
+		    .index = a->next++, .report = -1, .out = -1, .dirfd = -1, .made.parent = -1};
 		if (step_start(a, s, &e) < 0) {
 			fail(a, &e,
 			     is_changes(a, s) ? a->c->changes_origin
@@ -533,7 +590,7 @@ int sr_artifacts_start(struct sr_sandbox *sb, const struct sr_config *c, int64_t
 	if (!a)
 		return sr_error_errno(err, -ENOMEM, "artifacts");
 	*a = (struct sr_artifacts){.sb = sb, .c = c, .sink = sink, .t0_ns = t0_ns};
-	a->cur = (struct step){.report = -1, .out = -1, .dirfd = -1};
+	a->cur = (struct step){.report = -1, .out = -1, .dirfd = -1, .made.parent = -1};
 	a->deadline_ns = sr_monotonic_ns() + (int64_t)SR_ARTIFACTS_TIME_LIMIT_MS * 1000000;
 	a->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (a->timerfd < 0 || timerfd_settime(a->timerfd, 0, &its, NULL) < 0) {

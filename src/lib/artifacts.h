@@ -27,6 +27,8 @@
 #include "log.h"
 #include "sandbox.h"
 
+#include <limits.h>
+
 #define SR_ARTIFACTS_TIME_LIMIT_MS (60 * 1000)
 #define SR_ARTIFACTS_POLL_FDS	   2
 
@@ -56,11 +58,19 @@ int sr_artifacts_failed(const struct sr_artifacts *a, struct sr_error *err);
 /* Stops a taker still running (its artifact is left unfinished). NULL is fine. */
 void sr_artifacts_free(struct sr_artifacts *a);
 
+/* What sr_artifacts_open_dir made of its dir: rel, beneath the directory parent (-1: nothing). */
+struct sr_made_dirs {
+	int parent;
+	char rel[PATH_MAX];
+};
+
 /*
  * Opens (making what is missing of it, 0777 less the umask) the host
  * directory dir, absolute, for an export's or apply's files: its existing
  * part resolved by the rules of hostpath.h (agent_trees: the directories
- * the agent could write or wrote, where no link is followed).
+ * the agent could write or wrote, where no link is followed). ret_made,
+ * if not NULL, says what it made (its parent -1 before the call; the
+ * caller closes it), so that an export that brings nothing leaves nothing.
  */
 int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *ret_fd,
-			  struct sr_error *err);
+			  struct sr_made_dirs *ret_made, struct sr_error *err);

@@ -200,7 +200,7 @@ static void keeper_write(void *ctx, enum sr_log_level level, const char *text)
  * first answer. false: nobody heard (the command was interrupted), and a
  * sandbox whose id nobody knows must not live on.
  */
-static bool answer_create(struct keeper *k, int status, const char *text)
+static bool answer_create(struct keeper *k, int status, const struct sr_error *e)
 {
 	char line[SR_ERROR_MSG_MAX + 64];
 	ssize_t w;
@@ -211,7 +211,8 @@ static bool answer_create(struct keeper *k, int status, const char *text)
 	if (status == 0)
 		n = snprintf(line, sizeof(line), "ok %s\n", k->id);
 	else
-		n = snprintf(line, sizeof(line), "error %d %s\n", status, text);
+		n = snprintf(line, sizeof(line), "error %d %d %s\n", status,
+			     e->code < 0 ? -e->code : EIO, e->msg);
 	w = write(k->ready_fd, line, (size_t)n);
 	close(steal_fd(&k->ready_fd));
 	return w == n;
@@ -1740,7 +1741,7 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 	raise_fd_limit();
 	if (r < 0) {
 		status = err.status ? err.status : 125;
-		answer_create(&k, status, err.msg);
+		answer_create(&k, status, &err);
 	} else {
 		hide_cmdline(k.id);
 		/*

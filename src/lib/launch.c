@@ -137,7 +137,7 @@ int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const st
 static void line(struct sr_launch *l, char *text)
 {
 	char *rest;
-	long n;
+	long n, code;
 
 	if (strncmp(text, "ok ", 3) == 0) {
 		snprintf(l->id, sizeof(l->id), "%s", text + 3);
@@ -149,7 +149,10 @@ static void line(struct sr_launch *l, char *text)
 	n = strtol(strchr(text, ' ') + 1, &rest, 10);
 	rest += *rest == ' ';
 	if (text[0] == 'e') {
-		sr_error_msg(&l->err, -EIO, "%s", rest);
+		/* Its errno, so that a name taken is a conflict (409), not a failure of ours. */
+		code = strtol(rest, &rest, 10);
+		rest += *rest == ' ';
+		sr_error_msg(&l->err, code > 0 && code < 4096 ? (int)-code : -EIO, "%s", rest);
 		l->err.status = n > 0 && n < 256 ? (int)n : 125;
 		l->done = true;
 	} else if (n >= SR_LOG_ERROR && n < _SR_LOG_LEVEL_MAX) {

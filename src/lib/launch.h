@@ -10,8 +10,9 @@
  * session of its own, and holds none of the caller's fds (a server's
  * listening sockets and clients), only 0-2 and its answer pipe. Its
  * answer is keeper.h's: message lines, then "ok ID" or "error STATUS
- * TEXT". Closing the pipe before the answer (sr_launch_cancel) makes the
- * keeper end its sandbox: one whose id nobody heard must not live on.
+ * ERRNO TEXT". Closing the pipe before the answer (sr_launch_cancel)
+ * makes the keeper end its sandbox: one whose id nobody heard must not
+ * live on.
  */
 #pragma once
 

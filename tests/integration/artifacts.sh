@@ -58,6 +58,14 @@ t_export_ci() {
 	out=$(cd "$d" && as_user "$SR" --net none --export nothere -- true 2>&1) || rc=$?
 	assert_eq "export of a missing path: the run's status" 0 "$rc"
 	assert_match "and a warning" "warning: export nothere: no such file or directory in the sandbox" "$out"
+	# Nor a directory made for it on the host, where one was to be made: an
+	# empty reports/ would be uploaded as though the job had made it.
+	rc=0
+	out=$(cd "$d" && as_user "$SR" --net none --export reports/junit.xml --export nothere:out/sub/ \
+		--export made:kept/ -- sh -c 'echo m >made' 2>&1) || rc=$?
+	assert_eq "missing exports into missing directories: the run's status" 0 "$rc"
+	check "no empty directory made for them" test ! -e "$d/reports" -a ! -e "$d/out"
+	assert_eq "and one that came out made its own" m "$(cat "$d/kept/made" 2>/dev/null)"
 	# A set-uid file, a device: never on the host.
 	rc=0
 	out=$(cd "$d" && as_user "$SR" -q --net none --export x -- sh -c 'mkdir x && echo s >x/s && chmod 4755 x/s && mkfifo x/fifo' 2>&1) || rc=$?

@@ -84,6 +84,12 @@ t_errors() {
 	api POST /v1/sandboxes '{"memory": "lots"}'
 	sr create --memory lots
 	assert_eq "a bad limit: 400, the CLI's line" "400 $errout" "$code $(jf 'j["message"]')"
+	# A name taken is the keeper's to find (under its lock): still a conflict, not ours.
+	sr create --net none --name taken
+	api POST /v1/sandboxes '{"name": "taken", "net": "none"}'
+	assert_eq "a name taken: 409 conflict" "409 conflict" "$code $(jf 'j["code"]')"
+	assert_match "in create's words" "a sandbox is named 'taken' already" "$(jf 'j["message"]')"
+	sr rm -f taken
 	api POST /v1/sandboxes '{"memroy": "1G"}'
 	assert_match "an unknown key: 400 naming it" '^400 .*unknown key "memroy"' "$code $(jf 'j["message"]')"
 	api POST /v1/sandboxes '{"net": '
@@ -160,6 +166,28 @@ t_auth() {
 	assert_eq "the server goes on for its own user" 200 "$code"
 	stop_serve
 	check "its token file is removed at the end" test ! -e "$TOKEN_FILE"
+}
+
+# A TCP listener alone keeps the default Unix socket (README, design.md): invoke finds it.
+t_tcp_keeps_socket() {
+	local out="$SR_OUT/serve-tcp-$SR_AS.out" sock
+	sock="$(state_dir)/serve.sock"
+	rm -f "$out"
+	(as_user_exec "$SR" serve --listen 127.0.0.1:0 >"$out" 2>"$SR_OUT/serve-tcp-$SR_AS.err") &
+	SERVE_PID=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $SERVE_PID"
+	until_ok 10 has_lines "$out" 2 || {
+		not_ok "serve --listen 127.0.0.1:0 prints its URL and the default socket"
+		cat "$SR_OUT/serve-tcp-$SR_AS.err"
+		stop_serve
+		return
+	}
+	assert_match "the URL first, as before" '^http://127\.0\.0\.1:[0-9]+ ' "$(sed -n 1p "$out")"
+	assert_eq "then the default socket" "unix:$sock" "$(sed -n 2p "$out")"
+	code=$(as_user curl -s -o /dev/null -w '%{http_code}' --unix-socket "$sock" http://x/v1/health)
+	assert_eq "which answers the server's user" 200 "$code"
+	stop_serve
+	check "and is removed at the end" test ! -e "$sock"
 }
 
 # Warm pools: creates answered from sandboxes made ahead, each used once, refilled.
@@ -561,7 +589,7 @@ for h in hosts:
 	stop_serve
 }
 
-for_each_user t_walkthrough t_errors t_auth t_warm t_hostile t_max_output t_stopped_worker \
+for_each_user t_walkthrough t_errors t_auth t_tcp_keeps_socket t_warm t_hostile t_max_output t_stopped_worker \
 	t_stopped_writer \
 	t_upload_bound t_from_inside
 done_testing

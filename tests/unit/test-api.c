@@ -168,6 +168,9 @@ START_TEST(test_create)
 	j = parse("{\"memroy\":\"1G\"}");
 	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "unknown key \"memroy\""));
+	/* It lists what create takes: every key, net_helper included. */
+	ck_assert_ptr_nonnull(strstr(err.msg, "net_helper"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "ro_bind, bind, agent)"));
 	json_decref(j);
 	j = parse("{\"env\":[\"A=b\"]}");
 	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);

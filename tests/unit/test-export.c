@@ -437,6 +437,22 @@ START_TEST(test_k8s_policy_allowlist)
 }
 END_TEST
 
+START_TEST(test_k8s_allow_host)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	_cleanup_(sr_json_decrefp) json_t *j = NULL;
+
+	/* The host's loopback port has no rule in a cluster: left out, and said so. */
+	config(&c);
+	ck_assert_int_eq(sr_config_set(&c, "network", "allow-host", "8080", &err), 0);
+	j = k8s(&c, false, 0);
+	ck_assert_int_eq(json_array_size(egress_of(j)), 2);
+	ck_assert_ptr_nonnull(strstr(warnings, "--allow-host 8080"));
+	sr_config_free(&c);
+}
+END_TEST
+
 START_TEST(test_k8s_policy_none)
 {
 	struct sr_config c;
@@ -538,6 +554,7 @@ static Suite *export_suite(void)
 	tcase_add_test(k, test_k8s_job);
 	tcase_add_test(k, test_k8s_policy_default);
 	tcase_add_test(k, test_k8s_policy_allowlist);
+	tcase_add_test(k, test_k8s_allow_host);
 	tcase_add_test(k, test_k8s_policy_none);
 	tcase_add_test(k, test_k8s_deny_by_name);
 	tcase_add_test(k, test_k8s_agent_sandbox);

@@ -235,6 +235,22 @@ static int allow_rules(const struct sr_config *c, const struct sr_sink *sink, js
 	return 0;
 }
 
+/*
+ * --allow-host opens a port of the host's own loopback; a pod's node is no
+ * such host (and the cluster's nodes are not this machine), so no rule can
+ * state it. Left out, so refused in the cluster -- closed, never open --
+ * but said, rather than an option of the run dropped without a word.
+ */
+static void host_ports(const struct sr_config *c, const struct sr_sink *sink)
+{
+	for (size_t i = 0; i < c->allow_host.n; i++)
+		sr_warn(sink,
+			"--allow-host %s: a pod has no host loopback to reach: refused in the "
+			"cluster (run the service in the cluster and --allow its address: "
+			"docs/scale-out.md)",
+			c->allow_host.items[i]);
+}
+
 int sr_k8s_egress(const struct sr_config *c, const struct sr_sink *sink, json_t **ret,
 		  struct sr_error *err)
 {
@@ -252,6 +268,7 @@ int sr_k8s_egress(const struct sr_config *c, const struct sr_sink *sink, json_t 
 	r = read_denied(c, sink, &deny, err);
 	if (r < 0)
 		return r;
+	host_ports(c, sink);
 	if (json_array_append_new(rules, dns_rule()) < 0)
 		return sr_error_errno(err, -ENOMEM, "NetworkPolicy");
 	r = c->allow.n ? allow_rules(c, sink, rules, deny, c->deny.n, err)
