@@ -83,7 +83,7 @@ int sr_verb_create(const struct sr_verb_args *a)
 	sr_config_init(&c);
 	sr_sink_stderr(&sink, SR_LOG_WARNING);
 	if (sr_options_parse_verb(a->argc, a->argv, SR_OPTIONS_CREATE, &c, &action, &err) < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "create: %s", err.msg);
+		sr_cli_verb_error(&sink, "create", err.msg);
 		sr_config_free(&c);
 		return err.status ? err.status : SR_EXIT_FAILURE;
 	}

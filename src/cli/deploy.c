@@ -635,9 +635,7 @@ int sr_verb_deploy(const struct sr_verb_args *a)
 	sr_sink_stderr(&dp.sink, SR_LOG_WARNING);
 	sr_options_words_last(a->argc, a->argv); /* `deploy ./agent -q` */
 	if (sr_options_parse_verb(a->argc, a->argv, SR_OPTIONS_DEPLOY, &c, &action, &err) < 0) {
-		/* "deploy: missing AGENT" says its verb already. */
-		sr_sink_log(&dp.sink, SR_LOG_ERROR, "%s%s",
-			    strncmp(err.msg, "deploy: ", 8) ? "deploy: " : "", err.msg);
+		sr_cli_verb_error(&dp.sink, "deploy", err.msg);
 		sr_config_free(&c);
 		return SR_EXIT_FAILURE;
 	}
