@@ -10,6 +10,7 @@
 #include "util.h"
 
 #include <stdarg.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 /* A request's line and headers, at most (libmicrohttpd answers 431 past it). */
@@ -375,6 +376,32 @@ static bool is_upload(const struct req *r)
 	return r->m.route == SR_ROUTE_SB_FILES_PUT || r->m.route == SR_ROUTE_ENVD_FILES_POST;
 }
 
+/*
+ * How much past its bound a body is read and dropped before the 413
+ * (drain_first): what a client's oversized request may cost the server
+ * to read, a fraction of a second on a local connection.
+ */
+#define DRAIN_MAX (64ull << 20)
+
+/*
+ * Whether a body of len, over r->max, is read (and dropped) before the
+ * 413 rather than answered at once. A client that waits to be told to
+ * send it (Expect: 100-continue, as curl past 1 MiB) is answered at once.
+ * Any other is sending it already, and closing the connection with it
+ * unread has the kernel reset it: a client that writes its whole body
+ * before it reads (Python's http.client and urllib) would get a broken
+ * pipe instead of the 413 that says which bound it passed. Past
+ * DRAIN_MAX, the connection is not worth what reading the rest costs.
+ */
+static bool drain_first(struct req *r, unsigned long long len)
+{
+	const char *expect = srv_header(r, MHD_HTTP_HEADER_EXPECT);
+
+	if (expect && strcasecmp(expect, "100-continue") == 0)
+		return false;
+	return len - r->max <= DRAIN_MAX;
+}
+
 /* The first call: headers only. Answers now what can be answered without the body. */
 static void begin(struct req *r)
 {
@@ -405,10 +432,15 @@ static void begin(struct req *r)
 	r->max = is_upload(r)			 ? r->s->o.max_upload
 		 : r->m.route == SR_ROUTE_INVOKE ? r->s->o.max_output
 						 : r->s->o.max_body;
-	if (len && strtoull(len, NULL, 10) > r->max)
-		return srv_answer_error(r, -EMSGSIZE,
-					"serve: the request's body is over %llu bytes",
-					(unsigned long long)r->max);
+	if (len && strtoull(len, NULL, 10) > r->max) {
+		if (!drain_first(r, strtoull(len, NULL, 10)))
+			return srv_answer_error(r, -EMSGSIZE,
+						"serve: the request's body is over %llu bytes",
+						(unsigned long long)r->max);
+		/* dispatch() answers 413 once the body is in; body_data() drops it. */
+		r->overflow = r->drain = true;
+		return;
+	}
 	if (r->m.route == SR_ROUTE_BAD_METHOD) {
 		srv_answer_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, "serve: %s %s: use %s", r->method,
 				 path, r->m.allow);
@@ -511,10 +543,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size -= body_data(r, upload, *upload_size);
 		/*
 		 * Past the bound with no length said (a length over it is answered
-		 * 413 before the body): the rest is not read, the connection is
-		 * closed (libmicrohttpd takes no answer in the middle of a body).
+		 * 413 before the body, or after it: drain_first): the rest is not
+		 * read, the connection is closed (libmicrohttpd takes no answer in
+		 * the middle of a body).
 		 */
-		if (r->overflow)
+		if (r->overflow && !r->drain)
 			return MHD_NO;
 		return r->resp ? queue(r) : MHD_YES;
 	}

@@ -162,6 +162,7 @@ struct req {
 	size_t len, cap;
 	uint64_t max;
 	bool overflow;
+	bool drain; /* over max by its Content-Length: read and dropped, then 413 */
 	struct upload *up;
 	struct job *job;
 	struct MHD_Response *resp; /* the answer, queued at the next call */

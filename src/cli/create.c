@@ -33,7 +33,7 @@ static void usage(FILE *f)
 	      "--memory, --cpus, --pids, --disk, --net, --allow, --deny, --allow-host, --env,\n"
 	      "--env-file, --pass-env, --ro-bind, --bind, --export, --changes (taken when it\n"
 	      "ends), --strict, -q, -v. The limits hold for the whole sandbox, every exec in\n"
-	      "it together.\n",
+	      "it together. Options may also follow AGENT.\n",
 	      f);
 }
 
@@ -87,8 +87,9 @@ int sr_verb_create(const struct sr_verb_args *a)
 
 	sr_config_init(&c);
 	sr_sink_stderr(&sink, SR_LOG_WARNING);
+	sr_options_words_last(a->argc, a->argv); /* `create ./agent --timeout 10m` */
 	if (sr_options_parse_verb(a->argc, a->argv, SR_OPTIONS_CREATE, &c, &action, &err) < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "create: %s", err.msg);
+		sr_cli_verb_error(&sink, "create", err.msg);
 		sr_config_free(&c);
 		return err.status ? err.status : SR_EXIT_FAILURE;
 	}

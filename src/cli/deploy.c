@@ -56,7 +56,7 @@ static void usage(FILE *f)
 	      "Every option of `sandbox-run run` applies (-p, --memory, --cpus, --timeout,\n"
 	      "--net, --allow, --env, ...): the install runs with them, and the deployment\n"
 	      "keeps them for its invocations, whose own options go over them. Secrets are\n"
-	      "set apart: sandbox-run secrets set NAME KEY.\n"
+	      "set apart: sandbox-run secrets set NAME KEY. Options may also follow AGENT.\n"
 	      "\n"
 	      "A deploy of a name another deploy is making waits for it to end.\n"
 	      "\n"
@@ -633,10 +633,9 @@ int sr_verb_deploy(const struct sr_verb_args *a)
 
 	sr_config_init(&c);
 	sr_sink_stderr(&dp.sink, SR_LOG_WARNING);
+	sr_options_words_last(a->argc, a->argv); /* `deploy ./agent -q` */
 	if (sr_options_parse_verb(a->argc, a->argv, SR_OPTIONS_DEPLOY, &c, &action, &err) < 0) {
-		/* "deploy: missing AGENT" says its verb already. */
-		sr_sink_log(&dp.sink, SR_LOG_ERROR, "%s%s",
-			    strncmp(err.msg, "deploy: ", 8) ? "deploy: " : "", err.msg);
+		sr_cli_verb_error(&dp.sink, "deploy", err.msg);
 		sr_config_free(&c);
 		return SR_EXIT_FAILURE;
 	}

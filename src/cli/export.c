@@ -436,7 +436,7 @@ int sr_verb_export(const struct sr_verb_args *a)
 	if (r >= 0 && e.k8s)
 		status = sr_cli_stdout_status("export");
 	else if (r < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "export: %s", err.msg);
+		sr_cli_verb_error(&sink, "export", err.msg);
 		status = SR_EXIT_FAILURE;
 	}
 out:

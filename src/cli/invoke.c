@@ -23,7 +23,8 @@ static void usage(FILE *f)
 	      "The deployment's configuration (its profile and deploy's options) applies,\n"
 	      "its secrets are environment variables, and every option of `sandbox-run run`\n"
 	      "goes over them (see sandbox-run --help): -p, --memory, --cpus, --timeout,\n"
-	      "--net, --allow, --env, --result FILE, --print-config, -q, -v.\n"
+	      "--net, --allow, --env, --result FILE, --print-config, -q, -v. They may\n"
+	      "also follow NAME.\n"
 	      "\n"
 	      "Exit status: the agent's own; 124 timeout; 125 sandbox-run failed (no such\n"
 	      "deployment); 126, 127 entry point not executable or not found; 128+N signal N.\n",
@@ -47,10 +48,13 @@ int sr_verb_invoke(const struct sr_verb_args *a)
 	struct sr_error err = {0}, open_err = {0};
 	enum sr_action action = SR_ACTION_RUN;
 	struct sr_deployment *d = NULL;
-	const char *name = a->argc > 1 ? a->argv[a->argc - 1] : NULL;
+	const char *name;
 	struct sr_sink sink;
 	int status, r;
 
+	/* `invoke NAME --net none` as `invoke --net none NAME`: NAME is the last word. */
+	sr_options_words_last(a->argc, a->argv);
+	name = a->argc > 1 ? a->argv[a->argc - 1] : NULL;
 	if (wants_help(a)) {
 		usage(stdout);
 		return sr_cli_stdout_status("--help");

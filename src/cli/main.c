@@ -53,6 +53,14 @@ bool sr_cli_is_help(const struct sr_verb_args *a)
 	return a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0);
 }
 
+void sr_cli_verb_error(const struct sr_sink *sink, const char *verb, const char *msg)
+{
+	size_t n = strlen(verb);
+	bool named = strncmp(msg, verb, n) == 0 && (msg[n] == ' ' || msg[n] == ':');
+
+	sr_sink_log(sink, SR_LOG_ERROR, "%s%s%s", named ? "" : verb, named ? "" : ": ", msg);
+}
+
 int sr_cli_stdout_status(const char *what)
 {
 	struct sr_sink sink;

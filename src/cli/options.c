@@ -475,6 +475,44 @@ static struct option *merge_options(const struct sr_options_extra *extra)
 	return all;
 }
 
+void sr_options_words_last(int argc, char **argv)
+{
+	_cleanup_free_ struct option *options = merge_options(NULL);
+	_cleanup_free_ char **words = calloc((size_t)argc + 1, sizeof(*words));
+	int to = 1, from = 1, n = 0;
+
+	if (!options || !words || argc < 2)
+		return;
+	optind = 0;
+	opterr = 0;
+	/*
+	 * A leading '-' has getopt return each word as option 1, in place,
+	 * rather than permute argv by its own rules (which POSIXLY_CORRECT
+	 * turns off): what is moved, and where, is decided here alone.
+	 */
+	for (;;) {
+		int o = getopt_long(argc, argv, "-:p:qvh", options, NULL);
+
+		/*
+		 * A value missing at the end (`invoke NAME --net`) stays where
+		 * it is: moved before NAME it would take NAME as its value.
+		 */
+		if (o == -1 || o == ':')
+			break;
+		if ((o == OPT_RO_BIND || o == OPT_BIND) && optind < argc)
+			optind++; /* DST: the parse takes it as collect() does */
+		if (o == 1)
+			words[n++] = argv[from];
+		else
+			while (from < optind)
+				argv[to++] = argv[from++];
+		from = optind;
+	}
+	/* Every word before `from` was taken out, so the words fill the gap exactly. */
+	for (int i = 0; i < n; i++)
+		argv[to++] = words[i];
+}
+
 /* After the options, deploy's AGENT or invoke's NAME: exactly one, and no --workspace. */
 static int one_word(const struct sr_config *c, enum sr_options_verb verb, struct sr_error *err)
 {

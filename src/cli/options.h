@@ -45,6 +45,16 @@ int sr_options_parse_from(int argc, char **argv, enum sr_options_verb verb,
 			  struct sr_error *err);
 
 /*
+ * create, deploy and invoke take one word (AGENT, NAME) and pass no
+ * arguments on, so an option after it can only be theirs (`invoke NAME
+ * --net none`): moves the words after the options, each kind in its
+ * order, where the parse, which stops at the first word as a run's must
+ * (what follows a run's AGENT is the agent's), takes them. An unknown option stays
+ * among the options, for the parse to name; what follows `--` stays put.
+ */
+void sr_options_words_last(int argc, char **argv);
+
+/*
  * A verb's options of its own, beside run's (no profile key): take() gets
  * each as it comes, with its value (NULL for no_argument), and an error
  * it returns is prefixed with the option's name. Their ids (struct

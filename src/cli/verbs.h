@@ -92,3 +92,10 @@ int sr_cli_print_json(const json_t *j, const char *what);
 
 /* `VERB -h` or `VERB --help`, alone. */
 bool sr_cli_is_help(const struct sr_verb_args *a);
+
+/*
+ * Logs msg as verb's error, "VERB: MSG", unless msg names verb already
+ * (the option parser's "create takes one AGENT ...", "deploy: missing
+ * AGENT"): said twice, "create: create takes ...", it reads as a stutter.
+ */
+void sr_cli_verb_error(const struct sr_sink *sink, const char *verb, const char *msg);

@@ -399,6 +399,22 @@ t_verb_messages() {
 	sr deploy
 	assert_eq "deploy with no AGENT" \
 		"125 sandbox-run: deploy: missing AGENT (see sandbox-run deploy --help)" "$rc $errout"
+	# The parser's own lines name their verb: "create: create takes ...",
+	# "deploy: deploy takes ...", "export: export --k8s needs ..." did twice.
+	sr create a b
+	assert_eq "create with two AGENTs" \
+		"125 sandbox-run: create takes one AGENT at most ('b' follows it): run commands with sandbox-run exec ID -- COMMAND" \
+		"$rc $errout"
+	sr deploy a b
+	assert_eq "deploy with two AGENTs" "125 sandbox-run: deploy takes one AGENT ('b' follows it)" \
+		"$rc $errout"
+	sr export --k8s -- true
+	assert_match "export --k8s without --image" \
+		"^sandbox-run: export --k8s needs --image IMAGE" "$errout"
+	sr create --from no-such-snapshot
+	assert_eq "and one that does not name it still says its verb" \
+		"125 sandbox-run: create: option --from: no snapshot 'no-such-snapshot' (sandbox-run snapshots lists them)" \
+		"$rc $errout"
 	sr timeout some-sandbox 9000h
 	assert_eq "timeout past 366 days" \
 		"125 sandbox-run: timeout: '9000h': a deadline is at most 366 days from now (0: none)" \

@@ -361,6 +361,25 @@ t_refusals() {
 	sr deployments rm "$SR_AS-noentry" "$SR_AS-refuse"
 }
 
+# deploy and invoke take one word and pass nothing on: options after it are theirs.
+t_options_after() {
+	local d
+	d=$(make_agent "$SR_AS-after" 'cat; echo " net=$(cat /proc/net/dev | grep -c :)"')
+	sr deploy "$d" --name after --net none -q
+	assert_eq "deploy AGENT --name N --net none -q: the options are deploy's" "0:" "$rc:$errout"
+	echo hi >"$SR_TMP/after-$SR_AS"
+	SR_STDIN="$SR_TMP/after-$SR_AS" sr invoke after --env X=1 --result "$SR_OUT/after-$SR_AS.json"
+	assert_eq "invoke NAME --result FILE: the options are invoke's" "0 hi net=1 exited" \
+		"$rc $(echo $out) $(json_get "$SR_OUT/after-$SR_AS.json" status 2>/dev/null)"
+	sr invoke after --memroy 1G
+	assert_eq "a misspelt option after NAME: named, with the suggestion" \
+		"125 sandbox-run: unknown option '--memroy' (did you mean '--memory'?)" "$rc $errout"
+	sr invoke after hello
+	assert_match "a word after NAME is still refused: the prompt is on stdin" \
+		"takes one NAME \('hello' follows it\): the prompt comes on standard input" "$errout"
+	sr deployments rm after
+}
+
 # A data directory another user made first is not used.
 t_foreign_data_dir() {
 	local foreign="$SR_TMP/foreign-data" d
@@ -420,5 +439,5 @@ t_rollback_none() {
 }
 
 for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
-	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_foreign_data_dir t_terminal t_rollback_none
+	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_options_after t_foreign_data_dir t_terminal t_rollback_none
 done_testing

@@ -153,6 +153,12 @@ t_workspace() {
 	sr exec "$sb" -- ls /workspace
 	assert_eq "create AGENT: its files are the workspace, nothing runs" "agent" "$out"
 	sr rm "$sb"
+	# AGENT passes nothing on (nothing runs), so options may follow it.
+	sr create "$ECHO_AGENT" --net none --name "after-$SR_AS" --timeout 60
+	sb=$out
+	sr exec "after-$SR_AS" -- ls /workspace
+	assert_eq "create AGENT --name N ...: the options are create's" "0 agent" "$rc $out"
+	sr rm "$sb"
 }
 
 t_tty_job_control() {

@@ -254,6 +254,25 @@ EOF
 	code=$(as_user curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -X POST \
 		--data-binary @"$SR_OUT/big-$SR_AS" http://x/v1/sandboxes)
 	assert_eq "a body over --max-body: 413 at once" 413 "$code"
+	# A client that writes its whole body before it reads its answer, as
+	# Python's http.client does: the 413 reaches it, not a reset.
+	out=$(as_user python3 - "$SOCK" <<'EOF'
+import http.client, json, socket, sys
+class Unix(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(sys.argv[1])
+c = Unix("sandbox-run")
+try:
+    c.request("POST", "/v1/sandboxes", body=b"x" * (4 << 20))
+    r = c.getresponse()
+    print(r.status, json.loads(r.read())["code"])
+except OSError as e:
+    print("no answer:", e)
+EOF
+)
+	assert_eq "a body over --max-body, sent whole before the answer is read: 413 too_large" \
+		"413 too_large" "$out"
 	code=$(as_user curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -X POST -H 'Transfer-Encoding: chunked' \
 		--data-binary @"$SR_OUT/big-$SR_AS" http://x/v1/sandboxes)
 	rc=$?

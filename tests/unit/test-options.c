@@ -540,6 +540,55 @@ static void parse_verb(struct run *run, enum sr_options_verb verb, const char *b
 
 #define PARSE_VERB(run, verb, base, ...) parse_verb(run, verb, base, (char *[]){__VA_ARGS__, NULL})
 
+/* sr_options_words_last over args (argv[0] added): the result, space-separated. */
+static const char *words_last(char **args)
+{
+	static char *argv[64];
+	static char joined[512];
+	int argc = 0;
+
+	argv[argc++] = "invoke";
+	while (*args)
+		argv[argc++] = *args++;
+	argv[argc] = NULL;
+	sr_options_words_last(argc, argv);
+	joined[0] = '\0';
+	for (int i = 1; i < argc; i++) {
+		if (i > 1)
+			strcat(joined, " ");
+		strcat(joined, argv[i]);
+	}
+	return joined;
+}
+
+#define WORDS_LAST(...) words_last((char *[]){__VA_ARGS__, NULL})
+
+START_TEST(test_options_after_the_word)
+{
+	struct run run;
+
+	ck_assert_str_eq(WORDS_LAST("web", "--net", "none", "-q"), "--net none -q web");
+	ck_assert_str_eq(WORDS_LAST("--memory", "1G", "web", "--net=none", "-qv", "-p", "tx"),
+			 "--memory 1G --net=none -qv -p tx web");
+	/* --bind's two values stay with it. */
+	ck_assert_str_eq(WORDS_LAST("./a", "--bind", "src", "/dst", "--name", "x"),
+			 "--bind src /dst --name x ./a");
+	/* Words keep their order: the parse names the second one. */
+	ck_assert_str_eq(WORDS_LAST("web", "hello", "-q"), "-q web hello");
+	/* An unknown option stays an option, for the parse to name (with its suggestion). */
+	ck_assert_str_eq(WORDS_LAST("web", "--memroy", "1G"), "--memroy web 1G");
+	/* What follows -- is not looked at; a value missing at the end does not take NAME. */
+	ck_assert_str_eq(WORDS_LAST("web", "--", "--net", "none"), "web -- --net none");
+	ck_assert_str_eq(WORDS_LAST("web", "--net"), "web --net");
+	ck_assert_str_eq(WORDS_LAST("--net", "none", "web"), "--net none web");
+
+	PARSE_VERB(&run, SR_OPTIONS_INVOKE, NULL, "--net", "none", "web");
+	parse_ok(&run);
+	ck_assert_int_eq(run.c.net, SR_NET_NONE);
+	sr_config_free(&run.c);
+}
+END_TEST
+
 START_TEST(test_deploy_and_invoke)
 {
 	struct run run;
@@ -644,6 +693,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_print_config_round_trip);
 	tcase_add_test(tc, test_usage_lists_every_option);
 	tcase_add_test(tc, test_deploy_and_invoke);
+	tcase_add_test(tc, test_options_after_the_word);
 	tcase_add_test(tc, test_print_config_has_no_secrets);
 	suite_add_tcase(s, tc);
 	return s;
