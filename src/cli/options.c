@@ -513,6 +513,22 @@ void sr_options_words_last(int argc, char **argv)
 		argv[to++] = words[i];
 }
 
+/*
+ * Is word an option that takes a value ("--net", "-p")? Left after the
+ * words only when its value is missing (sr_options_words_last()).
+ */
+static bool wants_value(const char *word)
+{
+	if (strcmp(word, "-p") == 0)
+		return true;
+	if (strncmp(word, "--", 2) != 0)
+		return false;
+	for (const struct option *o = long_options; o->name; o++)
+		if (strcmp(word + 2, o->name) == 0)
+			return o->has_arg == required_argument;
+	return false;
+}
+
 /* After the options, deploy's AGENT or invoke's NAME: exactly one, and no --workspace. */
 static int one_word(const struct sr_config *c, enum sr_options_verb verb, struct sr_error *err)
 {
@@ -527,6 +543,9 @@ static int one_word(const struct sr_config *c, enum sr_options_verb verb, struct
 	if (c->argc == 0)
 		return sr_error_msg(err, -EINVAL, "%s: missing %s (see sandbox-run %s --help)",
 				    verb_name, what, verb_name);
+	if (c->argc == 2 && wants_value(c->argv[1]))
+		return sr_error_msg(err, -EINVAL, "%s: option %s needs a value (see --help)",
+				    verb_name, c->argv[1]);
 	if (c->argc > 1)
 		return sr_error_msg(
 		    err, -EINVAL, "%s takes one %s ('%s' follows it)%s", verb_name, what,

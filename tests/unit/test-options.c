@@ -629,6 +629,17 @@ START_TEST(test_deploy_and_invoke)
 	PARSE_VERB(&run, SR_OPTIONS_INVOKE, NULL, "--workspace", "/tmp", "web");
 	ck_assert_ptr_nonnull(strstr(parse_error(&run), "invoke takes no --workspace"));
 	sr_config_free(&run.c);
+	/* An option after NAME with its value missing (words_last leaves it there): said so. */
+	PARSE_VERB(&run, SR_OPTIONS_INVOKE, NULL, "web", "--net");
+	ck_assert_str_eq(parse_error(&run), "invoke: option --net needs a value (see --help)");
+	sr_config_free(&run.c);
+	PARSE_VERB(&run, SR_OPTIONS_DEPLOY, NULL, "./a", "-p");
+	ck_assert_str_eq(parse_error(&run), "deploy: option -p needs a value (see --help)");
+	sr_config_free(&run.c);
+	/* A flag is no value-taker: the word is refused as a word. */
+	PARSE_VERB(&run, SR_OPTIONS_INVOKE, NULL, "web", "--", "--strict");
+	ck_assert_ptr_nonnull(strstr(parse_error(&run), "invoke takes"));
+	sr_config_free(&run.c);
 
 	/* The deployment's configuration is the base; options go over it; -p replaces it. */
 	f = fopen("deployed.ini", "w");
