@@ -60,8 +60,20 @@ static void print_table(struct sr_entry *v, size_t n)
 			span(json_integer_value(expires) - now_ms(), left, sizeof(left));
 		else if (json_is_integer(expires))
 			snprintf(left, sizeof(left), "overdue"); /* its keeper is ending it */
-		/* A profile is any path (-p FILE): one line of the table, no escape sequence. */
-		sr_printable(str(s, "profile", "-"), profile, sizeof(profile));
+		/*
+		 * A profile is any path (-p FILE): one line of the table, no escape
+		 * sequence. One made --from a snapshot runs on the snapshot's own
+		 * configuration file, which is named by the snapshot (--json has the
+		 * path).
+		 */
+		if (json_is_string(json_object_get(s, "from"))) {
+			char from[PATH_MAX - 16];
+
+			sr_printable(str(s, "from", "-"), from, sizeof(from));
+			snprintf(profile, sizeof(profile), "snapshot:%s", from);
+		} else {
+			sr_printable(str(s, "profile", "-"), profile, sizeof(profile));
+		}
 		printf("%-12.12s  %-20s  %-8s  %-8s  %-8s  %s\n", v[i].id, str(s, "name", "-"),
 		       str(s, "state", "unknown"), age, left, profile);
 	}

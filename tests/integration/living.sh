@@ -445,6 +445,9 @@ t_snapshot() {
 	sr inspect "$a"
 	assert_match "its configuration came with it (--memory 512M)" '"memory_bytes":536870912' "$out"
 	assert_match "and says where it came from" "\"from\":\"snap-$SR_AS\"" "$out"
+	sr ls
+	assert_match "ls: its profile is the snapshot it came from" \
+		"^${a:0:12} .* snapshot:snap-$SR_AS\$" "$(grep "^${a:0:12} " <<<"$out")"
 	sr inspect "$b"
 	assert_match "options over the snapshot's configuration (--timeout 30)" '"timeout_s":30' "$out"
 	sr rm "$a" "$b"
