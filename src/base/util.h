@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -207,6 +208,18 @@ static inline int sr_negerrno(void)
 static inline bool sr_streq(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;
+}
+
+/*
+ * Whether a and b (statx with STATX_MNT_ID asked) lie on one mount: by
+ * the mount's id where the kernel gave it (a bind of a directory of the
+ * same file system has the same device), else by the device.
+ */
+static inline bool sr_same_mount(const struct statx *a, const struct statx *b)
+{
+	if (a->stx_mask & b->stx_mask & STATX_MNT_ID)
+		return a->stx_mnt_id == b->stx_mnt_id;
+	return a->stx_dev_major == b->stx_dev_major && a->stx_dev_minor == b->stx_dev_minor;
 }
 
 /*

@@ -45,6 +45,9 @@ enum {
 	OPT_CHANGES,
 };
 
+/* getopt's short options, after the mode characters each parse puts first. */
+#define SHORT_OPTIONS "p:qvh"
+
 static const struct option long_options[] = {
     {"profile", required_argument, NULL, OPT_PROFILE},
     {"memory", required_argument, NULL, OPT_MEMORY},
@@ -262,7 +265,7 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 	optind = 0;
 	opterr = 0;
 	for (;;) {
-		int o = getopt_long(argc, argv, "+:p:qvh", p->options, NULL);
+		int o = getopt_long(argc, argv, "+:" SHORT_OPTIONS, p->options, NULL);
 		struct collected *c = &p->opts[p->n];
 
 		if (o == -1) {
@@ -491,7 +494,7 @@ void sr_options_words_last(int argc, char **argv)
 	 * turns off): what is moved, and where, is decided here alone.
 	 */
 	for (;;) {
-		int o = getopt_long(argc, argv, "-:p:qvh", options, NULL);
+		int o = getopt_long(argc, argv, "-:" SHORT_OPTIONS, options, NULL);
 
 		/*
 		 * A value missing at the end (`invoke NAME --net`) stays where
@@ -519,8 +522,11 @@ void sr_options_words_last(int argc, char **argv)
  */
 static bool wants_value(const char *word)
 {
-	if (strcmp(word, "-p") == 0)
-		return true;
+	if (word[0] == '-' && word[1] && word[1] != '-' && word[1] != ':' && !word[2]) {
+		const char *o = strchr(SHORT_OPTIONS, word[1]);
+
+		return o && o[1] == ':';
+	}
 	if (strncmp(word, "--", 2) != 0)
 		return false;
 	for (const struct option *o = long_options; o->name; o++)

@@ -237,18 +237,6 @@ static bool same_node(const struct statx *a, const struct statx *b)
 }
 
 /*
- * Whether a lies on b's mount: by the mount's id (a bind of a directory
- * of the same file system has the same device; entered, it would be
- * emptied at its source), by the device where the kernel says no id.
- */
-static bool same_mount(const struct statx *a, const struct statx *b)
-{
-	if (a->stx_mask & b->stx_mask & STATX_MNT_ID)
-		return a->stx_mnt_id == b->stx_mnt_id;
-	return a->stx_dev_major == b->stx_dev_major && a->stx_dev_minor == b->stx_dev_minor;
-}
-
-/*
  * Empties the directory at *fd (self: its statx), one open directory at a
  * time however deep the tree: agents shape the trees removed here (an
  * archive agent's src/ may be some 2000 levels deep: PATH_MAX), and one
@@ -274,11 +262,11 @@ static int empty_tree(int *fd, const struct statx *self)
 			e = e == -ENOENT ? 0 : e;
 		} else if (!S_ISDIR(st.stx_mode)) {
 			e = unlinkat(*fd, name, 0) < 0 ? sr_negerrno() : 0;
-		} else if (!same_mount(&st, self)) {
+		} else if (!sr_same_mount(&st, self)) {
 			e = -EXDEV;
 		} else if ((sub = open_to_remove(*fd, name, st.stx_mode)) < 0) {
 			e = sub;
-		} else if ((e = stat_node(sub, "", &st)) < 0 || !same_mount(&st, self)) {
+		} else if ((e = stat_node(sub, "", &st)) < 0 || !sr_same_mount(&st, self)) {
 			/* A mount put there between the look and the open. */
 			e = e < 0 ? e : -EXDEV;
 			sr_closep(&sub);

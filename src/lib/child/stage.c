@@ -99,9 +99,8 @@ static int open_sub(int dirfd, const char *name)
 }
 
 /*
- * Whether name in from and in to lie on one mount, as a rename needs: by
- * mount id where the kernel says it (a bind of the same file system has
- * the same device), else by device.
+ * Whether name in from and in to lie on one mount, as a rename needs
+ * (sr_same_mount), by device where statx cannot say.
  */
 static bool same_mount(int from, int to, const char *name, const struct stat *fs,
 		       const struct stat *ts)
@@ -109,9 +108,8 @@ static bool same_mount(int from, int to, const char *name, const struct stat *fs
 	struct statx a, b;
 
 	if (statx(from, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &a) == 0 &&
-	    statx(to, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &b) == 0 &&
-	    (a.stx_mask & b.stx_mask & STATX_MNT_ID))
-		return a.stx_mnt_id == b.stx_mnt_id;
+	    statx(to, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &b) == 0)
+		return sr_same_mount(&a, &b);
 	return fs->st_dev == ts->st_dev;
 }
 
