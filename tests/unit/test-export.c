@@ -453,6 +453,25 @@ START_TEST(test_k8s_allow_host)
 }
 END_TEST
 
+START_TEST(test_k8s_pids)
+{
+	struct sr_config c;
+	struct sr_error err = {0};
+	_cleanup_(sr_json_decrefp) json_t *j = NULL;
+
+	/* No pod field limits processes: the run's --pids is said to be left behind... */
+	config(&c);
+	j = k8s(&c, false, 0);
+	ck_assert_ptr_nonnull(strstr(warnings, "the process limit (--pids 64) has no field"));
+	json_decref(j);
+	/* ...and --pids 0 (none) leaves nothing to say. */
+	ck_assert_int_eq(sr_config_set(&c, "limits", "pids", "0", &err), 0);
+	j = k8s(&c, false, 0);
+	ck_assert_ptr_null(strstr(warnings, "--pids"));
+	sr_config_free(&c);
+}
+END_TEST
+
 START_TEST(test_k8s_policy_none)
 {
 	struct sr_config c;
@@ -555,6 +574,7 @@ static Suite *export_suite(void)
 	tcase_add_test(k, test_k8s_policy_default);
 	tcase_add_test(k, test_k8s_policy_allowlist);
 	tcase_add_test(k, test_k8s_allow_host);
+	tcase_add_test(k, test_k8s_pids);
 	tcase_add_test(k, test_k8s_policy_none);
 	tcase_add_test(k, test_k8s_deny_by_name);
 	tcase_add_test(k, test_k8s_agent_sandbox);

@@ -521,6 +521,22 @@ static int agent_sandbox(const struct sr_k8s_spec *s, json_t *egress, json_t *it
 	return json_array_append_new(items, claim) < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * A pod spec has no process limit: the kubelet's podPidsLimit is one
+ * value for every pod of a node (unlimited unless its operator set it).
+ * The run's --pids is not held in the cluster, and is said so rather
+ * than dropped without a word (--pids 0 asks for none).
+ */
+static void unheld_limits(const struct sr_config *c, const struct sr_sink *sink)
+{
+	if (c->pids)
+		sr_warn(sink,
+			"the process limit (--pids %llu) has no field in a pod spec (the "
+			"kubelet's podPidsLimit is node-wide): not held in the cluster "
+			"(docs/scale-out.md)",
+			(unsigned long long)c->pids);
+}
+
 int sr_k8s_objects(const struct sr_k8s_spec *s, const struct sr_sink *sink, json_t **ret,
 		   struct sr_error *err)
 {
@@ -533,6 +549,7 @@ int sr_k8s_objects(const struct sr_k8s_spec *s, const struct sr_sink *sink, json
 	r = sr_k8s_egress(s->config, sink, &egress, err);
 	if (r < 0)
 		return r;
+	unheld_limits(s->config, sink);
 	if (s->agent_sandbox)
 		r = agent_sandbox(s, egress, items);
 	else if (json_array_append_new(items, job(s)) < 0 ||
