@@ -183,7 +183,8 @@ int sr_verb_deployments(const struct sr_verb_args *a)
 		return list(sub != NULL, &sink);
 	if (sr_streq(sub, "rm") && a->argc >= 3) {
 		for (int i = 2; i < a->argc; i++)
-			if (sr_deploy_remove(a->argv[i], &err) < 0) {
+			if (!sr_cli_named_before(a->argv, 2, i) &&
+			    sr_deploy_remove(a->argv[i], &err) < 0) {
 				sr_sink_log(&sink, SR_LOG_ERROR, "deployments rm: %s", err.msg);
 				status = SR_EXIT_FAILURE;
 			}

@@ -130,7 +130,8 @@ int sr_verb_snapshots(const struct sr_verb_args *a)
 			return SR_EXIT_FAILURE;
 		}
 		for (int i = 2; i < a->argc; i++)
-			if (sr_snapshot_remove(a->argv[i], &err) < 0) {
+			if (!sr_cli_named_before(a->argv, 2, i) &&
+			    sr_snapshot_remove(a->argv[i], &err) < 0) {
 				sr_sink_log(&sink, SR_LOG_ERROR, "snapshots rm: %s", err.msg);
 				status = SR_EXIT_FAILURE;
 			}

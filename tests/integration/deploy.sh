@@ -438,6 +438,17 @@ t_rollback_none() {
 		"0 no" "$rc $([ -e "$(data_dir)/secrets/ghost" ] && echo yes || echo no)"
 }
 
+t_rm_named_twice() {
+	# `deployments rm a a` removed a, then said "no deployment 'a'" (125).
+	local d
+	d=$(make_agent "twice-$SR_AS" 'echo hi')
+	sr deploy -q --name twice --net none "$d"
+	sr deployments rm twice twice
+	assert_eq "deployments rm of one named twice: 0, not a word" "0 " "$rc $errout"
+	sr deployments
+	assert_no_match "and it is gone" "^twice " "$out"
+}
+
 for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
-	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_options_after t_foreign_data_dir t_terminal t_rollback_none
+	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_options_after t_foreign_data_dir t_terminal t_rollback_none t_rm_named_twice
 done_testing

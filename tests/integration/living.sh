@@ -458,10 +458,38 @@ t_snapshot() {
 	assert_match "saying so" "no snapshot 'snap-$SR_AS'" "$errout"
 }
 
+t_rm_named_twice() {
+	# `rm box box` ended box, then said "no sandbox 'box'" and exited 125;
+	# a name and a prefix of its id alike. Named twice, ended once.
+	local sb
+	sr create -q --net none --timeout 60 --name "twice-$SR_AS"
+	sb=$out
+	sr rm "twice-$SR_AS" "twice-$SR_AS" "${sb:0:8}"
+	assert_eq "rm of one sandbox named thrice: 0, not a word" "0 " "$rc $errout"
+	check "and it is gone" test ! -e "$(state_dir)/$sb"
+	sr rm "twice-$SR_AS"
+	assert_eq "rm of one that is gone: 125, saying so" \
+		"125 sandbox-run: rm: no sandbox 'twice-$SR_AS' (sandbox-run ls lists them)" "$rc $errout"
+	# -f, as rm -f: a cleanup step that runs after the deadline ended it.
+	sr create -q --net none --timeout 60
+	sb=$out
+	sr rm -f "twice-$SR_AS" "$sb"
+	assert_eq "rm -f of one gone and one there: 0, not a word" "0 " "$rc $errout"
+	check "and the one there is gone" test ! -e "$(state_dir)/$sb"
+	sr create -q --net none --timeout 60
+	sb=$out
+	sr snapshot "$sb" "twice-$SR_AS"
+	sr rm "$sb"
+	sr snapshots rm "twice-$SR_AS" "twice-$SR_AS"
+	assert_eq "snapshots rm of one named twice: 0, not a word" "0 " "$rc $errout"
+	sr snapshots
+	assert_no_match "and it is gone" "twice-$SR_AS" "$out"
+}
+
 mkdir -p "$SR_TMP/examples" && cp -r "$SR_SRCDIR/examples/echo-agent" "$SR_TMP/examples/"
 chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
-	t_keeper_killed t_fifty t_other_user t_port t_snapshot
+	t_keeper_killed t_fifty t_other_user t_port t_snapshot t_rm_named_twice
 done_testing
