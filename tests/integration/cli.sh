@@ -534,5 +534,27 @@ print(os.waitstatus_to_exitcode(st), out.decode().replace("\r", "").split("\n")[
 	rm -f "$f"
 }
 
-for_each_user t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_changes_mistyped() {
+	# diff and apply of a name that is neither a file here nor a sandbox
+	# (a mistyped changes file) said "no sandbox 'agnet.changes'" alone;
+	# a directory given without a slash, "no sandbox 'dir'".
+	local d="$SR_TMP/mistyped-$SR_AS" v
+	mkdir -p "$d/dir"
+	chmod -R a+rX "$d"
+	pushd "$d" >/dev/null || return
+	for v in diff apply; do
+		sr "$v" agnet.changes
+		assert_eq "$v of no file and no sandbox: 125, saying it is neither" \
+			"125 sandbox-run: $v: no changes file or sandbox 'agnet.changes' (a file: check its path; sandbox-run ls lists the sandboxes)" \
+			"$rc $errout"
+		sr "$v" dir
+		assert_eq "$v of a directory, no slash: 125, naming it" \
+			"125 sandbox-run: $v: dir: not a changes file (one that --changes FILE wrote)" \
+			"$rc $errout"
+	done
+	popd >/dev/null || return
+	rm -rf "$d"
+}
+
+for_each_user t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
