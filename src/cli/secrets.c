@@ -123,8 +123,14 @@ static int set(const char *name, const char *key, const struct sr_sink *sink)
 	ssize_t n;
 	int r;
 
-	if (!buf)
+	if (!buf) {
+		sr_sink_log(sink, SR_LOG_ERROR, "secrets set: %s", strerror(ENOMEM));
 		return SR_EXIT_FAILURE;
+	}
+	if (sr_secret_check_names(name, key, &err) < 0) {
+		sr_sink_log(sink, SR_LOG_ERROR, "secrets set: %s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
 	n = tty ? read_terminal(key, buf, SR_SECRET_MAX + 1) : read_stream(buf, SR_SECRET_MAX + 2);
 	if (n == 0) {
 		no_value(name, key, tty, sink);

@@ -25,6 +25,12 @@
 #define SR_SECRET_MAX (64 * 1024)
 
 /*
+ * name a deployment's name and key (unless NULL) a variable's, as every
+ * call below checks them: for `secrets set` to refuse a bad name before
+ * the user types the value.
+ */
+int sr_secret_check_names(const char *name, const char *key, struct sr_error *err);
+/*
  * Sets KEY of deployment name (which need not be deployed yet) to value
  * (len bytes, no NUL), replacing any earlier value atomically.
  */

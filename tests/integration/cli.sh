@@ -556,5 +556,34 @@ t_changes_mistyped() {
 	rm -rf "$d"
 }
 
-for_each_user t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_secret_bad_name_first() {
+	# secrets set asked for the value (typed, not echoed) and only then
+	# said the name was bad: the secret typed for nothing.
+	command -v python3 >/dev/null || return 0
+	out=$(as_user python3 -c 'import os, pty, select, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    if b"(not shown)" in out:
+        os.write(fd, b"typed-secret\n")
+        out = out.replace(b"(not shown)", b"(asked)")
+    if not select.select([fd], [], [], 10)[0]:
+        break
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    out += data
+_, st = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(st), out.decode().replace("\r", "").strip())' "$SR" secrets set badname 'BAD KEY' 2>&1)
+	assert_eq "a bad key on a terminal: 125 at once, the value not asked for" \
+		"125 sandbox-run: secrets set: bad secret name 'BAD KEY' (an environment variable's: letters, digits and '_', not starting with a digit)" \
+		"$out"
+}
+
+for_each_user t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
