@@ -585,5 +585,23 @@ print(os.waitstatus_to_exitcode(st), out.decode().replace("\r", "").strip())' "$
 		"$out"
 }
 
-for_each_user t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_list_ls() {
+	# `deployments ls` and `snapshots ls` (as `secrets ls NAME` and docker's
+	# `image ls`) were usage errors; they are the listings.
+	local v want
+	for v in deployments snapshots; do
+		sr "$v"
+		want="$rc $out"
+		sr "$v" ls
+		assert_eq "$v ls: the listing, as $v" "$want" "$rc $out"
+		sr "$v" --json
+		want="$rc $out"
+		sr "$v" ls --json
+		assert_eq "$v ls --json: as $v --json" "$want" "$rc $out"
+		sr "$v" ls extra
+		assert_match "$v ls extra: 125, the usage" "^125 sandbox-run: $v: usage: " "$rc $errout"
+	done
+}
+
+for_each_user t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
