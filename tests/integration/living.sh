@@ -458,6 +458,32 @@ t_snapshot() {
 	assert_match "saying so" "no snapshot 'snap-$SR_AS'" "$errout"
 }
 
+t_cp_host_denied() {
+	# A host path the caller may not write (out) or read (in) was said as
+	# the archive named it: "cp: extract f.txt: Permission denied",
+	# "cp: archive secret: Permission denied". Root may write and read
+	# them all: the case is an unprivileged user's.
+	[ "$SR_AS" = user ] || return 0
+	local d="$SR_TMP/denied"
+	mkdir -p "$d" && chmod 0755 "$d"
+	echo hidden >"$d/secret" && chmod 0600 "$d/secret"
+	new_sandbox --timeout 60
+	sr exec "$sb" -- sh -c 'echo hi >f.txt'
+	sr cp "$sb:f.txt" "$d/out.txt"
+	assert_eq "cp out into a directory not the caller's to write: 125, naming the HOSTPATH" \
+		"125 sandbox-run: cp: $d/out.txt: Permission denied" "$rc $errout"
+	sr cp "$sb:f.txt" "$d"
+	assert_eq "into it as the directory to copy in: alike" \
+		"125 sandbox-run: cp: $d/f.txt: Permission denied" "$rc $errout"
+	sr cp "$d/secret" "$sb:secret"
+	assert_eq "cp in of a file not the caller's to read: 125, naming it" \
+		"125 sandbox-run: cp: $d/secret: Permission denied" "$rc $errout"
+	sr exec "$sb" -- ls
+	assert_eq "nothing of it came in" "f.txt" "$out"
+	sr rm "$sb"
+	rm -rf "$d"
+}
+
 t_rm_named_twice() {
 	# `rm box box` ended box, then said "no sandbox 'box'" and exited 125;
 	# a name and a prefix of its id alike. Named twice, ended once.
@@ -491,5 +517,5 @@ chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
-	t_keeper_killed t_fifty t_other_user t_port t_snapshot t_rm_named_twice
+	t_keeper_killed t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied
 done_testing
