@@ -603,5 +603,17 @@ t_list_ls() {
 	done
 }
 
-for_each_user t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_ls_an_id() {
+	# `ls box` said "unknown argument 'box' (see --help)"; --help does not
+	# say that inspect is the view of one sandbox.
+	sr ls some-box
+	assert_eq "ls ID: 125, pointing at inspect" \
+		"125 sandbox-run: ls: takes no ID ('some-box'): it lists every sandbox; sandbox-run inspect some-box shows one" \
+		"$rc $errout"
+	sr ls --al
+	assert_eq "an unknown option: as before" "125 sandbox-run: ls: unknown argument '--al' (see --help)" \
+		"$rc $errout"
+}
+
+for_each_user t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
