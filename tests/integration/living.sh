@@ -484,6 +484,20 @@ t_cp_host_denied() {
 	rm -rf "$d"
 }
 
+t_exec_workdir_missing() {
+	# exec --workdir DIR that is not there said "/srv: No such file or
+	# directory", the words a missing command gets.
+	new_sandbox --timeout 60
+	sr exec --workdir /no/such/dir "$sb" -- true
+	assert_eq "exec --workdir of no directory: 125, saying it is the working directory" \
+		"125 sandbox-run: working directory /no/such/dir: No such file or directory" "$rc $errout"
+	sr exec "$sb" -- /no/such/dir
+	assert_eq "a missing command: as before" \
+		"127 sandbox-run: /no/such/dir: No such file or directory (not found on the sandbox's PATH or in the workspace)" \
+		"$rc $errout"
+	sr rm "$sb"
+}
+
 t_rm_named_twice() {
 	# `rm box box` ended box, then said "no sandbox 'box'" and exited 125;
 	# a name and a prefix of its id alike. Named twice, ended once.
@@ -517,5 +531,5 @@ chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
-	t_keeper_killed t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied
+	t_keeper_killed t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied t_exec_workdir_missing
 done_testing
