@@ -25,9 +25,9 @@
 #define SR_SECRET_MAX (64 * 1024)
 
 /*
- * name a deployment's name and key (unless NULL) a variable's, as every
- * call below checks them: for `secrets set` to refuse a bad name before
- * the user types the value.
+ * 0 when name can be a deployment's and key (unless NULL) an environment
+ * variable's, else -EINVAL naming the bad one: the check every call below
+ * makes, for `secrets set` to make it before the user types the value.
  */
 int sr_secret_check_names(const char *name, const char *key, struct sr_error *err);
 /*
