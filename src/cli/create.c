@@ -5,6 +5,7 @@
  * Forks its keeper (keeper.h), waits until the sandbox is ready, prints
  * its id and returns: the keeper goes on alone.
  */
+#include "artifacts.h"
 #include "config.h"
 #include "keeper.h"
 #include "options.h"
@@ -104,6 +105,12 @@ int sr_verb_create(const struct sr_verb_args *a)
 		return status;
 	}
 	sink.level = sr_options_log_level((int)c.log_level - SR_LOG_WARNING + a->verbosity);
+	/* Taken when it ends (rm, its deadline): said now, not when its work is to come out. */
+	if (sr_artifacts_check(&c, &err) < 0) {
+		sr_cli_verb_error(&sink, "create", err.msg);
+		sr_config_free(&c);
+		return SR_EXIT_FAILURE;
+	}
 	if (pipe2(ready, O_CLOEXEC) < 0) {
 		sr_sink_log(&sink, SR_LOG_ERROR, "create: pipe: %s", strerror(errno));
 		sr_config_free(&c);

@@ -15,7 +15,7 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: sandbox-run deployments [--json]\n"
+	fputs("Usage: sandbox-run deployments [ls] [--json]\n"
 	      "       sandbox-run deployments rollback NAME [VERSION]\n"
 	      "       sandbox-run deployments rm NAME...\n"
 	      "       sandbox-run deployments log NAME [VERSION]\n"
@@ -172,18 +172,21 @@ int sr_verb_deployments(const struct sr_verb_args *a)
 	struct sr_sink sink;
 	const char *sub = a->argc > 1 ? a->argv[1] : NULL;
 	unsigned version = 0;
-	int status = 0;
+	int status = 0, list_at;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
 	if (sr_streq(sub, "-h") || sr_streq(sub, "--help")) {
 		usage(stdout);
 		return sr_cli_stdout_status("--help");
 	}
-	if (!sub || (sr_streq(sub, "--json") && a->argc == 2))
-		return list(sub != NULL, &sink);
+	/* `deployments ls [--json]` too, as `secrets ls` and `docker image ls` have it. */
+	list_at = sr_streq(sub, "ls") ? 2 : 1;
+	if (a->argc == list_at || (a->argc == list_at + 1 && sr_streq(a->argv[list_at], "--json")))
+		return list(a->argc > list_at, &sink);
 	if (sr_streq(sub, "rm") && a->argc >= 3) {
 		for (int i = 2; i < a->argc; i++)
-			if (sr_deploy_remove(a->argv[i], &err) < 0) {
+			if (!sr_cli_named_before(a->argv, 2, i) &&
+			    sr_deploy_remove(a->argv[i], &err) < 0) {
 				sr_sink_log(&sink, SR_LOG_ERROR, "deployments rm: %s", err.msg);
 				status = SR_EXIT_FAILURE;
 			}
@@ -213,7 +216,7 @@ int sr_verb_deployments(const struct sr_verb_args *a)
 		return show_log(a->argv[2], version, &sink);
 	}
 	sr_sink_log(&sink, SR_LOG_ERROR,
-		    "deployments: usage: sandbox-run deployments [--json] | rollback NAME "
+		    "deployments: usage: sandbox-run deployments [ls] [--json] | rollback NAME "
 		    "[VERSION] | rm NAME... | log NAME [VERSION]");
 	return SR_EXIT_FAILURE;
 }

@@ -7,11 +7,33 @@
 #include "apply.h"
 #include "changes.h"
 #include "options.h"
+#include "state.h"
 #include "util.h"
 #include "verbs.h"
 
 #include <getopt.h>
 #include <sys/stat.h>
+
+/*
+ * Whether arg may name a sandbox: false only when surely none has that
+ * name or id. What names none and is no regular file here was "no
+ * sandbox 'agnet.changes'" alone, as if the user had meant a sandbox,
+ * for a mistyped changes file; any other failure to look it up (no state
+ * directory, an ambiguous prefix) is left for the fetch to say.
+ */
+static bool sandbox_named(const char *arg)
+{
+	_cleanup_free_ char *statedir = NULL;
+	struct sr_entry e = {0};
+	struct sr_error err = {0};
+	int r;
+
+	if (sr_state_dir(&statedir, &err) < 0)
+		return true;
+	r = sr_state_find(statedir, arg, &e, &err);
+	sr_entry_free(&e);
+	return r != -ENOENT;
+}
 
 int sr_cli_open_changes(const char *arg, int idle_ms, const struct sr_sink *sink, int *ret_fd,
 			bool *ret_file, struct sr_error *err)
@@ -34,7 +56,15 @@ int sr_cli_open_changes(const char *arg, int idle_ms, const struct sr_sink *sink
 		*ret_fd = fd;
 		return 0;
 	}
-	return sr_changes_fetch(arg, idle_ms, sink, ret_fd, err);
+	if (sandbox_named(arg))
+		return sr_changes_fetch(arg, idle_ms, sink, ret_fd, err);
+	if (access(arg, F_OK) == 0)
+		return sr_error_msg(err, -EINVAL,
+				    "%s: not a changes file (one that --changes FILE wrote)", arg);
+	return sr_error_msg(err, -ENOENT,
+			    "no changes file or sandbox '%s' (a file: check its path; sandbox-run "
+			    "ls lists the sandboxes)",
+			    arg);
 }
 
 void sr_cli_changes_error(const char *arg, bool file, struct sr_error *err)

@@ -89,6 +89,8 @@ static int parse_options(int argc, char **argv, struct exec *x, struct sr_error 
 
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+:itqvh", opts, NULL)) != -1) {
+		if (sr_options_value_missing(opts, argc, argv, err) < 0)
+			return -EINVAL;
 		switch (o) {
 		case 'i':
 			x->interactive = true;

@@ -86,8 +86,21 @@ int sr_verb_invoke(const struct sr_verb_args *a)
 	sink.level = c.log_level;
 	if (action == SR_ACTION_PRINT_CONFIG) {
 		status = sr_cli_print_config(&c);
-	} else if (sr_invoke_warm(a->argc, a->argv, sr_deployment_name(d), &c, &sink, &status) ==
-		   0) {
+		sr_deployment_close(d);
+		sr_config_free(&c);
+		return status;
+	}
+	/*
+	 * The prompt typed, not piped (the pipe forgotten): the agent waits
+	 * for it in silence, which looks like a hang.
+	 */
+	if (isatty(STDIN_FILENO) && sr_sink_enabled(&sink, SR_LOG_WARNING))
+		fprintf(stderr,
+			"sandbox-run: invoke %s: the prompt is read from this terminal: type it, "
+			"then ^D at the start of a line (or pipe it: echo PROMPT | sandbox-run "
+			"invoke %s)\n",
+			sr_deployment_name(d), sr_deployment_name(d));
+	if (sr_invoke_warm(a->argc, a->argv, sr_deployment_name(d), &c, &sink, &status) == 0) {
 		sr_info(&sink, "invoke %s: version %u, a fresh sandbox (cold start)",
 			sr_deployment_name(d), sr_deployment_version(d));
 		status = sr_cli_run(&c);

@@ -101,6 +101,13 @@ int sr_verb_ls(const struct sr_verb_args *a)
 			      "state objects (see sandbox-run(1), LIVING SANDBOXES).\n",
 			      stdout);
 			return sr_cli_stdout_status("--help");
+		} else if (a->argv[i][0] != '-') {
+			/* `ls ID`, as `docker ps` users filter: inspect is the one-sandbox view. */
+			sr_sink_log(&sink, SR_LOG_ERROR,
+				    "ls: takes no ID ('%s'): it lists every sandbox; sandbox-run "
+				    "inspect %s shows one",
+				    a->argv[i], a->argv[i]);
+			return SR_EXIT_FAILURE;
 		} else {
 			sr_sink_log(&sink, SR_LOG_ERROR, "ls: unknown argument '%s' (see --help)",
 				    a->argv[i]);

@@ -53,6 +53,14 @@ bool sr_cli_is_help(const struct sr_verb_args *a)
 	return a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0);
 }
 
+bool sr_cli_named_before(char *const *argv, int first, int i)
+{
+	for (int j = first; j < i; j++)
+		if (strcmp(argv[j], argv[i]) == 0)
+			return true;
+	return false;
+}
+
 void sr_cli_verb_error(const struct sr_sink *sink, const char *verb, const char *msg)
 {
 	size_t n = strlen(verb);

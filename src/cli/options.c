@@ -188,6 +188,24 @@ static int unknown_option(const struct option *options, int argc, char **argv, s
 	return sr_error_msg(err, -EINVAL, "unknown option '--%s' (see --help)", word);
 }
 
+int sr_options_value_missing(const struct option *options, int argc, char **argv,
+			     struct sr_error *err)
+{
+	const char *w = optarg;
+	size_t n;
+
+	/* Written as --OPT=VALUE, or from the same word ("-pNAME"): meant as it is. */
+	if (!w || optind < 1 || optind > argc || w != argv[optind - 1] || strncmp(w, "--", 2) != 0)
+		return 0;
+	n = strcspn(w + 2, "=");
+	for (const struct option *o = options; o->name; o++)
+		if (strlen(o->name) == n && strncmp(w + 2, o->name, n) == 0)
+			return sr_error_msg(
+			    err, -EINVAL, "option %s needs a value ('%s' is an option; see --help)",
+			    argv[optind - 2], w);
+	return 0;
+}
+
 int sr_options_getopt_error(int o, const struct option *options, int argc, char **argv,
 			    struct sr_error *err)
 {
@@ -278,6 +296,8 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 			}
 			break;
 		}
+		if (sr_options_value_missing(p->options, argc, argv, err) < 0)
+			return -EINVAL;
 		switch (o) {
 		case '?':
 		case ':':

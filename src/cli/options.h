@@ -80,6 +80,15 @@ int sr_options_parse_extra(int argc, char **argv, enum sr_options_verb verb,
 int sr_options_getopt_error(int o, const struct option *options, int argc, char **argv,
 			    struct sr_error *err);
 
+/*
+ * After getopt_long() returned an option with a value: -EINVAL (err says
+ * so) when that value was the next word and is itself one of options'
+ * long ones, its own value forgotten: `--workspace --net none` took
+ * "--net" for the directory and made "none" the agent. Else 0.
+ */
+int sr_options_value_missing(const struct option *options, int argc, char **argv,
+			     struct sr_error *err);
+
 void sr_options_usage(FILE *f);
 /* The level of sandbox-run's own messages for verbosity (-v count minus -q count). */
 enum sr_log_level sr_options_log_level(int verbosity);

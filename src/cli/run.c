@@ -441,6 +441,12 @@ int sr_cli_run(struct sr_config *c)
 	sr_result_init(&r);
 	sr_sink_stderr(&run.sink, c->log_level);
 	/*
+	 * An export or changes file that cannot be written where it goes,
+	 * found when the sandbox ends, is the agent's work lost: said now.
+	 */
+	if (sr_artifacts_check(c, &err) < 0)
+		return sr_cli_bad_input(c, &err);
+	/*
 	 * Before the agent runs, which may be able to write the record's
 	 * directory (result.h). A record that could not be written is no
 	 * reason to run: said now, not after the run.

@@ -76,14 +76,20 @@ static ssize_t read_terminal(const char *key, char *buf, size_t len)
 	return n;
 }
 
-/* All of stdin, less one final newline ("\n" or "\r\n"), as `echo VALUE |` sends it. */
+/*
+ * All of stdin, less one final newline ("\n" or "\r\n"), as `echo VALUE |`
+ * sends it; -1 with errno when it cannot be read (a directory), not the
+ * empty value that was read so far.
+ */
 static ssize_t read_stream(char *buf, size_t len)
 {
 	size_t n = 0;
-	ssize_t r;
+	ssize_t r = 0;
 
 	while (n < len && (r = SR_RETRY(read(STDIN_FILENO, buf + n, len - n))) > 0)
 		n += (size_t)r;
+	if (r < 0)
+		return -1;
 	if (n > 0 && buf[n - 1] == '\n')
 		n--;
 	if (n > 0 && buf[n - 1] == '\r')
@@ -91,20 +97,48 @@ static ssize_t read_stream(char *buf, size_t len)
 	return (ssize_t)n;
 }
 
+/*
+ * No value came: the user forgot the pipe (`secrets set NAME KEY
+ * </dev/null`, or a script's stdin closed, which main.c made /dev/null),
+ * or pressed Enter at the prompt, rather than meant an empty secret,
+ * which no program could tell from an unset one. Says where the value is
+ * read from, and how to give it.
+ */
+static void no_value(const char *name, const char *key, bool tty, const struct sr_sink *sink)
+{
+	sr_sink_log(sink, SR_LOG_ERROR,
+		    "secrets set: %s %s%s: printf %%s \"$VALUE\" | sandbox-run secrets set %s %s",
+		    tty ? "no value typed for" : "no value for", key,
+		    tty ? ": type it at the prompt, or give it on standard input"
+			: " on standard input, where it is read from (never the command line)",
+		    name, key);
+}
+
 static int set(const char *name, const char *key, const struct sr_sink *sink)
 {
 	/* One byte more than a value may hold: a longer one is refused, not cut. */
 	_cleanup_free_ char *buf = malloc(SR_SECRET_MAX + 2);
 	struct sr_error err = {0};
+	bool tty = isatty(STDIN_FILENO);
 	ssize_t n;
 	int r;
 
-	if (!buf)
+	if (!buf) {
+		sr_sink_log(sink, SR_LOG_ERROR, "secrets set: %s", strerror(ENOMEM));
 		return SR_EXIT_FAILURE;
-	n = isatty(STDIN_FILENO) ? read_terminal(key, buf, SR_SECRET_MAX + 1)
-				 : read_stream(buf, SR_SECRET_MAX + 2);
+	}
+	if (sr_secret_check_names(name, key, &err) < 0) {
+		sr_sink_log(sink, SR_LOG_ERROR, "secrets set: %s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
+	n = tty ? read_terminal(key, buf, SR_SECRET_MAX + 1) : read_stream(buf, SR_SECRET_MAX + 2);
+	if (n == 0) {
+		no_value(name, key, tty, sink);
+		return SR_EXIT_FAILURE;
+	}
 	if (n < 0) {
-		sr_sink_log(sink, SR_LOG_ERROR, "secrets set: read the value: %s", strerror(errno));
+		sr_sink_log(sink, SR_LOG_ERROR, "secrets set: read the value of %s: %s", key,
+			    strerror(errno));
 		return SR_EXIT_FAILURE;
 	}
 	r = sr_secret_set(name, key, buf, (size_t)n, &err);

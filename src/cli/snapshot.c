@@ -113,11 +113,12 @@ int sr_verb_snapshots(const struct sr_verb_args *a)
 	struct sr_error err = {0};
 	struct sr_sink sink;
 	json_t *all = NULL;
-	int status = 0;
+	bool as_json;
+	int status = 0, list_at;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
 	if (sr_cli_is_help(a)) {
-		fputs("Usage: sandbox-run snapshots [--json]\n"
+		fputs("Usage: sandbox-run snapshots [ls] [--json]\n"
 		      "       sandbox-run snapshots rm NAME...\n"
 		      "List your snapshots (name, when, size, the sandbox it came from), or\n"
 		      "remove some.\n",
@@ -130,22 +131,26 @@ int sr_verb_snapshots(const struct sr_verb_args *a)
 			return SR_EXIT_FAILURE;
 		}
 		for (int i = 2; i < a->argc; i++)
-			if (sr_snapshot_remove(a->argv[i], &err) < 0) {
+			if (!sr_cli_named_before(a->argv, 2, i) &&
+			    sr_snapshot_remove(a->argv[i], &err) < 0) {
 				sr_sink_log(&sink, SR_LOG_ERROR, "snapshots rm: %s", err.msg);
 				status = SR_EXIT_FAILURE;
 			}
 		return status;
 	}
-	if (a->argc > 2 || (a->argc == 2 && strcmp(a->argv[1], "--json") != 0)) {
+	/* `snapshots ls [--json]` too, as `secrets ls` and `docker image ls` have it. */
+	list_at = a->argc >= 2 && strcmp(a->argv[1], "ls") == 0 ? 2 : 1;
+	as_json = a->argc == list_at + 1 && strcmp(a->argv[list_at], "--json") == 0;
+	if (a->argc != list_at && !as_json) {
 		sr_sink_log(&sink, SR_LOG_ERROR,
-			    "snapshots: usage: sandbox-run snapshots [--json] | rm NAME...");
+			    "snapshots: usage: sandbox-run snapshots [ls] [--json] | rm NAME...");
 		return SR_EXIT_FAILURE;
 	}
 	if (sr_snapshot_list(&all, &err) < 0) {
 		sr_sink_log(&sink, SR_LOG_ERROR, "snapshots: %s", err.msg);
 		return SR_EXIT_FAILURE;
 	}
-	if (a->argc == 2) {
+	if (as_json) {
 		status = sr_cli_print_json(all, "snapshots");
 	} else {
 		print_table(all);

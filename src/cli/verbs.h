@@ -94,6 +94,13 @@ int sr_cli_print_json(const json_t *j, const char *what);
 bool sr_cli_is_help(const struct sr_verb_args *a);
 
 /*
+ * argv[i] is one of argv[first..i-1]: `snapshots rm a a`, `deployments rm
+ * a a` remove a once, as the user meant, rather than fail to find it the
+ * second time.
+ */
+bool sr_cli_named_before(char *const *argv, int first, int i);
+
+/*
  * Logs msg as verb's error, "VERB: MSG", unless msg names verb already
  * (the option parser's "create takes one AGENT ...", "deploy: missing
  * AGENT"): said twice, "create: create takes ...", it reads as a stutter.

@@ -135,9 +135,10 @@ int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *
 		if (k != -ENOENT)
 			break;
 		cut = strrchr(prefix, '/');
-		if (!cut || cut == prefix)
+		if (!cut || sr_streq(prefix, "/"))
 			return k;
-		*cut = '\0';
+		/* "/new": the existing part is "/" itself, and "new" is made. */
+		cut[cut == prefix ? 1 : 0] = '\0';
 		missing = dir + (cut - prefix) + 1;
 		sr_error_clear(err);
 	}
@@ -186,6 +187,64 @@ int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *
 	}
 	*ret_fd = steal_fd(&fd);
 	return 0;
+}
+
+/*
+ * dir (absolute) as sr_artifacts_open_dir will make it: its nearest
+ * existing part a directory the caller may write in. what names the
+ * artifact in the message.
+ */
+static int check_dir(const char *what, const char *dir, struct sr_error *err)
+{
+	_cleanup_free_ char *p = strdup(dir);
+	struct stat st;
+	char *cut;
+
+	if (!p)
+		return sr_error_errno(err, -ENOMEM, "%s", what);
+	while (stat(p, &st) < 0) {
+		if (errno != ENOENT || !(cut = strrchr(p, '/')) || sr_streq(p, "/"))
+			return sr_error_errno(err, sr_negerrno(), "%s: %s", what, p);
+		cut[cut == p ? 1 : 0] = '\0';
+	}
+	if (!S_ISDIR(st.st_mode))
+		return sr_error_errno(err, -ENOTDIR, "%s: %s", what, p);
+	if (faccessat(AT_FDCWD, p, W_OK | X_OK, AT_EACCESS) < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s: directory %s", what, p);
+	return 0;
+}
+
+int sr_artifacts_check(const struct sr_config *c, struct sr_error *err)
+{
+	char what[PATH_MAX + 64];
+	int k = 0;
+
+	for (size_t i = 0; k >= 0 && i < c->n_exports; i++) {
+		const struct sr_export *e = &c->exports[i];
+		_cleanup_free_ char *dir = strdup(e->host);
+
+		if (!dir)
+			return sr_error_errno(err, -ENOMEM, "export");
+		/* Without a trailing '/', HOSTDIR is the copy: it goes in HOSTDIR's parent. */
+		if (!e->into) {
+			char *slash = strrchr(dir, '/');
+
+			slash[slash == dir ? 1 : 0] = '\0';
+		}
+		snprintf(what, sizeof(what), "export %s to %s", e->path, e->host);
+		k = check_dir(what, dir, err);
+	}
+	if (k >= 0 && c->changes_path) {
+		_cleanup_free_ char *dir = strdup(c->changes_path);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+
+		if (!dir)
+			return sr_error_errno(err, -ENOMEM, "changes");
+		slash[slash == dir ? 1 : 0] = '\0';
+		snprintf(what, sizeof(what), "changes %s", c->changes_path);
+		k = check_dir(what, dir, err);
+	}
+	return k;
 }
 
 /* Directories the agent could write (writable binds) or whose links its author made. */

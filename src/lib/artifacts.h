@@ -36,6 +36,15 @@
 bool sr_artifacts_wanted(const struct sr_config *c);
 
 /*
+ * Whether what c asks for can be written where it goes: the nearest
+ * existing part of each destination's directory is a directory the
+ * caller may write in (what is missing of it is made at the end). For
+ * before the sandbox starts, as a result record's directory is: found
+ * only when the sandbox ends, that is the agent's work lost.
+ */
+int sr_artifacts_check(const struct sr_config *c, struct sr_error *err);
+
+/*
  * Starts taking what c asks for out of sb, which is held, one artifact
  * after the other. A PATH the sandbox does not have is a warning (to
  * sink: a test run that failed early wrote no coverage); anything else

@@ -188,6 +188,13 @@ static int host_dest(const char *dst, const char *top, const char *const *trees,
 		d->is_dir = S_ISDIR(st.st_mode);
 		d->exists = !d->is_dir;
 	}
+	/*
+	 * Asked before the sandbox sends anything: a directory we cannot
+	 * write in failed at the stream's first entry, named as the sandbox
+	 * named it ("extract f.txt: Permission denied"), not as the user did.
+	 */
+	if (faccessat(d->dirfd, d->is_dir ? d->name : ".", W_OK | X_OK, AT_EACCESS) < 0)
+		return sr_error_errno(err, sr_negerrno(), "cp: %s", d->shown);
 	return 0;
 }
 
@@ -363,6 +370,10 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 		return sr_error_msg(err, -EINVAL, "cp: %s: name a file or directory", src);
 	/* Not followed: a link is copied as one (and refused inside if it leaves the copy). */
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return sr_error_errno(err, sr_negerrno(), "cp: %s", src);
+	/* What we cannot read said as the user named it ("archive shadow" named its last part). */
+	if ((S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
+	    faccessat(dir, name, S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK, AT_EACCESS) < 0)
 		return sr_error_errno(err, sr_negerrno(), "cp: %s", src);
 	r = request(ctl, "cp_in", path, false, &fd, err);
 	if (r < 0)

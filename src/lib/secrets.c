@@ -29,7 +29,7 @@ static int no_core_dumps(struct sr_error *err)
 	return 0;
 }
 
-static int check_names(const char *name, const char *key, struct sr_error *err)
+int sr_secret_check_names(const char *name, const char *key, struct sr_error *err)
 {
 	if (!sr_state_valid_name(name))
 		return sr_error_msg(err, -EINVAL,
@@ -99,7 +99,7 @@ int sr_secret_set(const char *name, const char *key, const char *value, size_t l
 	_cleanup_free_ char *dir = NULL, *tmp = NULL, *path = NULL;
 	_cleanup_close_ int fd = -1, lock = -1;
 	uint32_t rnd = 0;
-	int r = check_names(name, key, err);
+	int r = sr_secret_check_names(name, key, err);
 
 	if (r < 0)
 		return r;
@@ -156,7 +156,7 @@ int sr_secret_list(const char *name, struct sr_strv *ret, struct sr_error *err)
 	struct sr_strv keys = {0};
 	struct dirent *de;
 	DIR *d;
-	int r = check_names(name, NULL, err);
+	int r = sr_secret_check_names(name, NULL, err);
 
 	if (r < 0)
 		return r;
@@ -191,7 +191,7 @@ int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL, *path = NULL;
 	_cleanup_close_ int lock = -1;
-	int r = check_names(name, key, err);
+	int r = sr_secret_check_names(name, key, err);
 
 	if (r < 0)
 		return r;
@@ -225,7 +225,7 @@ int sr_secret_remove_all(const char *name, struct sr_error *err)
 	_cleanup_close_ int fd = -1, lock = -1;
 	struct dirent *de;
 	DIR *d;
-	int r = check_names(name, NULL, err);
+	int r = sr_secret_check_names(name, NULL, err);
 
 	if (r < 0)
 		return r;

@@ -25,6 +25,12 @@
 #define SR_SECRET_MAX (64 * 1024)
 
 /*
+ * 0 when name can be a deployment's and key (unless NULL) an environment
+ * variable's, else -EINVAL naming the bad one: the check every call below
+ * makes, for `secrets set` to make it before the user types the value.
+ */
+int sr_secret_check_names(const char *name, const char *key, struct sr_error *err);
+/*
  * Sets KEY of deployment name (which need not be deployed yet) to value
  * (len bytes, no NUL), replacing any earlier value atomically.
  */

@@ -288,6 +288,41 @@ t_changes_private() {
 	assert_eq "and open to its owner alone" 600 "$(stat -c %a "$c" 2>/dev/null)"
 }
 
-for_each_user t_export_ci t_export_profile t_binds_owned t_foreign_owners t_changes_round_trip \
+t_destination_first() {
+	# An export or changes file that could not be written where it goes
+	# was found when the sandbox ended: the agent ran, and its work was
+	# lost ("changes: export to /nonexist: No such file or directory").
+	# Now said before anything runs, as for --result.
+	local d="$SR_OUT/dest-$SR_AS" ro="$SR_TMP/dest-ro" top="/sr-test-dest-$$"
+	rm -rf "$d" && mkdir -p "$d" && own "$d"
+	echo plain >"$d/file"
+	mkdir -p "$ro" && chmod 0755 "$ro"
+	sr --net none --changes "$d/file/c.changes" -- sh -c 'echo ran >&2'
+	assert_eq "--changes under a file: 125 before the run, naming it" \
+		"125 sandbox-run: changes $d/file/c.changes: $d/file: Not a directory" "$rc $errout"
+	sr --net none --export "out.txt:$d/file/out.txt" -- sh -c 'echo ran >&2'
+	assert_eq "--export under a file: alike" \
+		"125 sandbox-run: export out.txt to $d/file/out.txt: $d/file: Not a directory" "$rc $errout"
+	sr create --net none --changes "$d/file/c.changes"
+	assert_eq "create --changes under a file: 125 before it is made" \
+		"125 sandbox-run: create: changes $d/file/c.changes: $d/file: Not a directory" "$rc $errout"
+	sr ls
+	assert_eq "and no sandbox was made: ls shows its header alone" "0 1" "$rc $(wc -l <<<"$out")"
+	if [ "$SR_AS" = user ]; then
+		sr --net none --changes "$ro/new/c.changes" -- sh -c 'echo ran >&2'
+		assert_eq "--changes in a directory not the caller's: 125 before the run" \
+			"125 sandbox-run: changes $ro/new/c.changes: directory $ro: Permission denied" \
+			"$rc $errout"
+	else
+		# A directory that is missing up to / is made, as any other is.
+		sr --net none --changes "$top/c.changes" -- sh -c 'echo made >f'
+		assert_eq "--changes in a new directory under /: written" \
+			"0 1" "$rc $(tar -xOf "$top/c.changes" sandbox-run-changes.json 2>/dev/null | grep -c '"path":"f"')"
+		rm -rf "$top"
+	fi
+	rm -rf "$d"
+}
+
+for_each_user t_destination_first t_export_ci t_export_profile t_binds_owned t_foreign_owners t_changes_round_trip \
 	t_export_owner t_changes_private t_living t_disk
 done_testing

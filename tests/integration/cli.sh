@@ -489,5 +489,131 @@ t_exec_result_no_sandbox() {
 	rm -f "$rec"
 }
 
-for_each_user t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_secret_no_value() {
+	# `secrets set NAME KEY </dev/null` said "secret KEY: empty value
+	# (sandbox-run secrets rm NAME KEY removes it)": nothing about stdin,
+	# where the value is read from, and a hint to remove what was never set.
+	local data="$SR_TMP/data-$SR_AS" f="$SR_OUT/novalue-$SR_AS"
+	[ "$SR_AS" = user ] || data=$SANDBOX_RUN_DATA_DIR
+	printf 'kept-value' >"$f"
+	SR_STDIN=$f sr secrets set novalue KEY
+	sr secrets set novalue KEY
+	assert_eq "secrets set, stdin empty: 125, saying the value comes on stdin, and how" \
+		"125 sandbox-run: secrets set: no value for KEY on standard input, where it is read from (never the command line): printf %s \"\$VALUE\" | sandbox-run secrets set novalue KEY" \
+		"$rc $errout"
+	assert_eq "the value set before is kept" kept-value "$(cat "$data/secrets/novalue/KEY")"
+	out=$(as_user "$SR" secrets set novalue KEY <&- 2>&1)
+	assert_match "stdin closed: alike" "^sandbox-run: secrets set: no value for KEY on standard input" "$out"
+	out=$(as_user "$SR" secrets set novalue KEY <"$SR_TMP" 2>&1)
+	assert_eq "stdin a directory: why it could not be read, not an empty value" \
+		"sandbox-run: secrets set: read the value of KEY: Is a directory" "$out"
+	command -v python3 >/dev/null || return 0
+	out=$(as_user python3 -c 'import os, pty, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+end = time.time() + 10
+while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < end:
+    time.sleep(0.02)
+os.write(fd, b"\n")
+out = b""
+while True:
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    out += data
+_, st = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(st), out.decode().replace("\r", "").split("\n")[1])' "$SR" secrets set novalue KEY 2>&1)
+	assert_eq "Enter alone at the prompt: 125, saying how to give it" \
+		"125 sandbox-run: secrets set: no value typed for KEY: type it at the prompt, or give it on standard input: printf %s \"\$VALUE\" | sandbox-run secrets set novalue KEY" \
+		"$out"
+	sr secrets rm novalue KEY
+	rm -f "$f"
+}
+
+t_changes_mistyped() {
+	# diff and apply of a name that is neither a file here nor a sandbox
+	# (a mistyped changes file) said "no sandbox 'agnet.changes'" alone;
+	# a directory given without a slash, "no sandbox 'dir'".
+	local d="$SR_TMP/mistyped-$SR_AS" v
+	mkdir -p "$d/dir"
+	chmod -R a+rX "$d"
+	pushd "$d" >/dev/null || return
+	for v in diff apply; do
+		sr "$v" agnet.changes
+		assert_eq "$v of no file and no sandbox: 125, saying it is neither" \
+			"125 sandbox-run: $v: no changes file or sandbox 'agnet.changes' (a file: check its path; sandbox-run ls lists the sandboxes)" \
+			"$rc $errout"
+		sr "$v" dir
+		assert_eq "$v of a directory, no slash: 125, naming it" \
+			"125 sandbox-run: $v: dir: not a changes file (one that --changes FILE wrote)" \
+			"$rc $errout"
+	done
+	popd >/dev/null || return
+	rm -rf "$d"
+}
+
+t_secret_bad_name_first() {
+	# secrets set asked for the value (typed, not echoed) and only then
+	# said the name was bad: the secret typed for nothing.
+	command -v python3 >/dev/null || return 0
+	out=$(as_user python3 -c 'import os, pty, select, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    if b"(not shown)" in out:
+        os.write(fd, b"typed-secret\n")
+        out = out.replace(b"(not shown)", b"(asked)")
+    if not select.select([fd], [], [], 10)[0]:
+        break
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    out += data
+_, st = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(st), out.decode().replace("\r", "").strip())' "$SR" secrets set badname 'BAD KEY' 2>&1)
+	assert_eq "a bad key on a terminal: 125 at once, the value not asked for" \
+		"125 sandbox-run: secrets set: bad secret name 'BAD KEY' (an environment variable's: letters, digits and '_', not starting with a digit)" \
+		"$out"
+}
+
+t_list_ls() {
+	# `deployments ls` and `snapshots ls` (as `secrets ls NAME` and docker's
+	# `image ls`) were usage errors; they are the listings.
+	local v want
+	for v in deployments snapshots; do
+		sr "$v"
+		want="$rc $out"
+		sr "$v" ls
+		assert_eq "$v ls: the listing, as $v" "$want" "$rc $out"
+		sr "$v" --json
+		want="$rc $out"
+		sr "$v" ls --json
+		assert_eq "$v ls --json: as $v --json" "$want" "$rc $out"
+		sr "$v" ls extra
+		assert_match "$v ls extra: 125, the usage" "^125 sandbox-run: $v: usage: " "$rc $errout"
+	done
+}
+
+t_ls_an_id() {
+	# `ls box` said "unknown argument 'box' (see --help)"; --help does not
+	# say that inspect is the view of one sandbox.
+	sr ls some-box
+	assert_eq "ls ID: 125, pointing at inspect" \
+		"125 sandbox-run: ls: takes no ID ('some-box'): it lists every sandbox; sandbox-run inspect some-box shows one" \
+		"$rc $errout"
+	sr ls --al
+	assert_eq "an unknown option: as before" "125 sandbox-run: ls: unknown argument '--al' (see --help)" \
+		"$rc $errout"
+}
+
+for_each_user t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing

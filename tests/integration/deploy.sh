@@ -438,6 +438,53 @@ t_rollback_none() {
 		"0 no" "$rc $([ -e "$(data_dir)/secrets/ghost" ] && echo yes || echo no)"
 }
 
+t_invoke_terminal() {
+	# invoke on a terminal, the prompt not piped: the agent waited for it
+	# in silence, as if hung. Now a line says where the prompt is read
+	# from; with stdin no terminal, nothing is said.
+	local d
+	d=$(make_agent "typed-$SR_AS" 'read p; echo "got: $p"')
+	sr deploy -q --name typed --net none "$d"
+	out=$(as_user python3 -c 'import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+end = time.time() + 10
+while b"^D" not in out and time.time() < end and select.select([fd], [], [], 0.5)[0]:
+    out += os.read(fd, 4096)
+os.write(fd, b"hello\n\x04")
+while select.select([fd], [], [], 10)[0]:
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    out += data
+_, st = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(st))
+print(out.decode().replace("\r", ""), end="")' "$SR" invoke --net none typed 2>&1)
+	# (The terminal's echo of what was typed, ours and the sandbox's, varies with timing.)
+	assert_eq "invoke on a terminal: said where the prompt comes from first, then the answer" \
+		"$(printf '%s\n' 0 "sandbox-run: invoke typed: the prompt is read from this terminal: type it, then ^D at the start of a line (or pipe it: echo PROMPT | sandbox-run invoke typed)" 1)" \
+		"$(sed -n 1,2p <<<"$out"; grep -c 'got: hello$' <<<"$out")"
+	SR_STDIN="$d/agent" sr invoke --net none typed
+	assert_no_match "with stdin no terminal: not said" "prompt is read" "$errout"
+	sr deployments rm typed
+}
+
+t_rm_named_twice() {
+	# `deployments rm a a` removed a, then said "no deployment 'a'" (125).
+	local d
+	d=$(make_agent "twice-$SR_AS" 'echo hi')
+	sr deploy -q --name twice --net none "$d"
+	sr deployments rm twice twice
+	assert_eq "deployments rm of one named twice: 0, not a word" "0 " "$rc $errout"
+	sr deployments
+	assert_no_match "and it is gone" "^twice " "$out"
+}
+
 for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
-	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_options_after t_foreign_data_dir t_terminal t_rollback_none
+	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_options_after t_foreign_data_dir t_terminal t_rollback_none t_rm_named_twice t_invoke_terminal
 done_testing

@@ -458,10 +458,78 @@ t_snapshot() {
 	assert_match "saying so" "no snapshot 'snap-$SR_AS'" "$errout"
 }
 
+t_cp_host_denied() {
+	# A host path the caller may not write (out) or read (in) was said as
+	# the archive named it: "cp: extract f.txt: Permission denied",
+	# "cp: archive secret: Permission denied". Root may write and read
+	# them all: the case is an unprivileged user's.
+	[ "$SR_AS" = user ] || return 0
+	local d="$SR_TMP/denied"
+	mkdir -p "$d" && chmod 0755 "$d"
+	echo hidden >"$d/secret" && chmod 0600 "$d/secret"
+	new_sandbox --timeout 60
+	sr exec "$sb" -- sh -c 'echo hi >f.txt'
+	sr cp "$sb:f.txt" "$d/out.txt"
+	assert_eq "cp out into a directory not the caller's to write: 125, naming the HOSTPATH" \
+		"125 sandbox-run: cp: $d/out.txt: Permission denied" "$rc $errout"
+	sr cp "$sb:f.txt" "$d"
+	assert_eq "into it as the directory to copy in: alike" \
+		"125 sandbox-run: cp: $d/f.txt: Permission denied" "$rc $errout"
+	sr cp "$d/secret" "$sb:secret"
+	assert_eq "cp in of a file not the caller's to read: 125, naming it" \
+		"125 sandbox-run: cp: $d/secret: Permission denied" "$rc $errout"
+	sr exec "$sb" -- ls
+	assert_eq "nothing of it came in" "f.txt" "$out"
+	sr rm "$sb"
+	rm -rf "$d"
+}
+
+t_exec_workdir_missing() {
+	# exec --workdir DIR that is not there said "/srv: No such file or
+	# directory", the words a missing command gets.
+	new_sandbox --timeout 60
+	sr exec --workdir /no/such/dir "$sb" -- true
+	assert_eq "exec --workdir of no directory: 125, saying it is the working directory" \
+		"125 sandbox-run: working directory /no/such/dir: No such file or directory" "$rc $errout"
+	sr exec "$sb" -- /no/such/dir
+	assert_eq "a missing command: as before" \
+		"127 sandbox-run: /no/such/dir: No such file or directory (not found on the sandbox's PATH or in the workspace)" \
+		"$rc $errout"
+	sr rm "$sb"
+}
+
+t_rm_named_twice() {
+	# `rm box box` ended box, then said "no sandbox 'box'" and exited 125;
+	# a name and a prefix of its id alike. Named twice, ended once.
+	local sb
+	sr create -q --net none --timeout 60 --name "twice-$SR_AS"
+	sb=$out
+	sr rm "twice-$SR_AS" "twice-$SR_AS" "${sb:0:8}"
+	assert_eq "rm of one sandbox named thrice: 0, not a word" "0 " "$rc $errout"
+	check "and it is gone" test ! -e "$(state_dir)/$sb"
+	sr rm "twice-$SR_AS"
+	assert_eq "rm of one that is gone: 125, saying so" \
+		"125 sandbox-run: rm: no sandbox 'twice-$SR_AS' (sandbox-run ls lists them)" "$rc $errout"
+	# -f, as rm -f: a cleanup step that runs after the deadline ended it.
+	sr create -q --net none --timeout 60
+	sb=$out
+	sr rm -f "twice-$SR_AS" "$sb"
+	assert_eq "rm -f of one gone and one there: 0, not a word" "0 " "$rc $errout"
+	check "and the one there is gone" test ! -e "$(state_dir)/$sb"
+	sr create -q --net none --timeout 60
+	sb=$out
+	sr snapshot "$sb" "twice-$SR_AS"
+	sr rm "$sb"
+	sr snapshots rm "twice-$SR_AS" "twice-$SR_AS"
+	assert_eq "snapshots rm of one named twice: 0, not a word" "0 " "$rc $errout"
+	sr snapshots
+	assert_no_match "and it is gone" "twice-$SR_AS" "$out"
+}
+
 mkdir -p "$SR_TMP/examples" && cp -r "$SR_SRCDIR/examples/echo-agent" "$SR_TMP/examples/"
 chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
-	t_keeper_killed t_fifty t_other_user t_port t_snapshot
+	t_keeper_killed t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied t_exec_workdir_missing
 done_testing

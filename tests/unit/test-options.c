@@ -318,6 +318,28 @@ START_TEST(test_usage_errors)
 	ck_assert_str_eq(parse_error(&run), "option --profile needs a value (see --help)");
 	sr_config_free(&run.c);
 
+	/*
+	 * The value forgotten before another option: "--net" was taken for the
+	 * workspace and "none" for the agent ("agent 'none' not found").
+	 */
+	PARSE(&run, "--workspace", "--net", "none", "--", "true");
+	ck_assert_str_eq(parse_error(&run),
+			 "option --workspace needs a value ('--net' is an option; see --help)");
+	sr_config_free(&run.c);
+	PARSE(&run, "-p", "--memory=1G", "a");
+	ck_assert_str_eq(parse_error(&run),
+			 "option -p needs a value ('--memory=1G' is an option; see --help)");
+	sr_config_free(&run.c);
+	/* Written in one word, such a value is meant; any other word is a value. */
+	PARSE(&run, "--entry=--net", "a");
+	parse_ok(&run);
+	ck_assert_str_eq(run.c.entry, "--net");
+	sr_config_free(&run.c);
+	PARSE(&run, "--entry", "--netx", "a");
+	parse_ok(&run);
+	ck_assert_str_eq(run.c.entry, "--netx");
+	sr_config_free(&run.c);
+
 	PARSE(&run, "--ro-bind", "/a");
 	ck_assert_str_eq(parse_error(&run), "option --ro-bind needs two values: SRC DST");
 	sr_config_free(&run.c);

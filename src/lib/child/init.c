@@ -141,9 +141,23 @@ struct spawn {
 };
 
 /*
+ * How a spawned child that could not exec says why: "what: why", and
+ * where a command was not found, where it was looked for. A working
+ * directory it could not enter (status 125) is said to be one: as a bare
+ * path, "/srv: No such file or directory" read as the command's own.
+ */
+SR_SPAWNED static void failure_text(char *buf, size_t len, const char *what, int status, int r)
+{
+	snprintf(buf, len, "%s%s: %s%s", status == 125 ? "working directory " : "", what,
+		 strerror(-r),
+		 status == 127 ? " (not found on the sandbox's PATH or in the workspace)" : "");
+}
+
+/*
  * A new session, with the pty (if any) as its controlling terminal, the
  * stdio fds in place and the working directory entered; -errno, and what
- * failed and the status it exits with when it was the working directory.
+ * failed and the status it exits with (125) when it was the working
+ * directory.
  */
 SR_SPAWNED static int enter_session(const struct spawn *s, const char **what, int *status)
 {
@@ -185,8 +199,7 @@ SR_SPAWNED __attribute__((noreturn)) static void spawned_child(const struct spaw
 		f.status = 127;
 fail:
 	f.code = r;
-	snprintf(f.text, sizeof(f.text), "%s: %s%s", what, strerror(-r),
-		 f.status == 127 ? " (not found on the sandbox's PATH or in the workspace)" : "");
+	failure_text(f.text, sizeof(f.text), what, f.status, r);
 	(void)!write(s->report_fd, &f, sizeof(f));
 	_exit(f.status);
 }
@@ -224,8 +237,8 @@ static __attribute__((noreturn)) void parked_child(const struct spawn *s)
 		if (r == -ENOENT || r == -ENOTDIR)
 			f.status = 127;
 	}
-	dprintf(2, "sandbox-run: %s: %s%s\n", what, strerror(-r),
-		f.status == 127 ? " (not found on the sandbox's PATH or in the workspace)" : "");
+	failure_text(f.text, sizeof(f.text), what, f.status, r);
+	dprintf(2, "sandbox-run: %s\n", f.text);
 	_exit(f.status);
 }
 
