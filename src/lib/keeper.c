@@ -1420,12 +1420,20 @@ static void loop(struct keeper *k)
 			sr_sandbox_kill(k->sb);
 			return;
 		}
-#define ADD_EV(f, ev, k_, c_, i_)                                    \
-	do {                                                         \
-		fds[n] = (struct pollfd){.fd = (f), .events = (ev)}; \
-		slots[n].kind = (k_);                                \
-		slots[n].index = (i_);                               \
-		slots[n++].cl = (c_);                                \
+/*
+ * An fd of -1 takes no entry: poll(2) counts every entry against
+ * RLIMIT_NOFILE (EINVAL past it), holes included, and most clients' timers
+ * are -1. Without them the entries are fds the keeper holds, which its
+ * limit bounds already.
+ */
+#define ADD_EV(f, ev, k_, c_, i_)                                            \
+	do {                                                                 \
+		if ((f) >= 0) {                                              \
+			fds[n] = (struct pollfd){.fd = (f), .events = (ev)}; \
+			slots[n].kind = (k_);                                \
+			slots[n].index = (i_);                               \
+			slots[n++].cl = (c_);                                \
+		}                                                            \
 	} while (0)
 #define ADD(f, k_, c_) ADD_EV(f, POLLIN, k_, c_, 0)
 		/* While the artifacts come out, inspect is answered and rm waits for the end. */
@@ -1463,7 +1471,9 @@ static void loop(struct keeper *k)
 		    0) {
 			if (errno == EINTR)
 				continue;
+			/* Not round again: a poll that fails for good would spin, blind. */
 			sr_sandbox_kill(k->sb);
+			return;
 		}
 		/* The relays first, from the same poll: their slots name them by index. */
 		for (size_t i = 0; i + 1 < n; i++) {
