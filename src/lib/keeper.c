@@ -1399,75 +1399,195 @@ enum slot_kind {
 	SLOT_ARTIFACTS,
 };
 
-static void loop(struct keeper *k)
-{
-	/* Artifacts still coming out of a sandbox that ended meanwhile: their takers finish. */
-	while (!k->done || k->artifacts) {
-		size_t cap = 4 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients +
-			     k->n_ports + 2 * k->n_conns,
-		       n = 0;
-		_cleanup_free_ struct pollfd *fds = calloc(cap, sizeof(*fds));
-		_cleanup_free_ struct {
-			enum slot_kind kind;
-			struct client *cl;
-			size_t index; /* a port's or a relayed connection's */
-		} *slots = calloc(cap, sizeof(*slots));
-		int sbfds[SR_SANDBOX_POLL_FDS], afds[SR_ARTIFACTS_POLL_FDS] = {-1, -1};
-		int64_t pause = k->accept_paused_ns - sr_monotonic_ns();
-		bool sandbox = false, accepting = pause <= 0;
+/* What an entry of a round's poll is. */
+struct slot {
+	enum slot_kind kind;
+	struct client *cl;
+	size_t index; /* a port's or a relayed connection's */
+};
 
-		if (!fds || !slots) {
-			sr_sandbox_kill(k->sb);
-			return;
-		}
+/* What one round of the loop polls: fds[i] is what slots[i] says. */
+struct poll_set {
+	struct pollfd *fds;
+	struct slot *slots;
+	size_t n;
+};
+
 /*
  * An fd of -1 takes no entry: poll(2) counts every entry against
  * RLIMIT_NOFILE (EINVAL past it), holes included, and most clients' timers
  * are -1. Without them the entries are fds the keeper holds, which its
  * limit bounds already.
  */
-#define ADD_EV(f, ev, k_, c_, i_)                                            \
-	do {                                                                 \
-		if ((f) >= 0) {                                              \
-			fds[n] = (struct pollfd){.fd = (f), .events = (ev)}; \
-			slots[n].kind = (k_);                                \
-			slots[n].index = (i_);                               \
-			slots[n++].cl = (c_);                                \
-		}                                                            \
-	} while (0)
-#define ADD(f, k_, c_) ADD_EV(f, POLLIN, k_, c_, 0)
-		/* While the artifacts come out, inspect is answered and rm waits for the end. */
-		ADD((k->end_reason && !k->artifacts) || !accepting ? -1 : k->listen_fd, SLOT_LISTEN,
-		    NULL);
-		ADD(k->sigfd, SLOT_SIGNAL, NULL);
-		ADD(k->deadline_fd, SLOT_DEADLINE, NULL);
-		sr_sandbox_poll_fds(k->sb, sbfds);
-		for (size_t i = 0; i < SR_SANDBOX_POLL_FDS; i++)
-			ADD(sbfds[i], SLOT_SANDBOX, NULL);
-		/* A CANCEL or a kill waiting for room on PID 1's socket. */
-		ADD_EV(sr_sandbox_poll_out_fd(k->sb), POLLOUT, SLOT_SANDBOX, NULL, 0);
-		if (k->artifacts)
-			sr_artifacts_poll_fds(k->artifacts, afds);
-		for (size_t i = 0; i < SR_ARTIFACTS_POLL_FDS; i++)
-			ADD(afds[i], SLOT_ARTIFACTS, NULL);
-		for (size_t i = 0; i < k->n_clients; i++) {
-			ADD(k->clients[i]->fd, SLOT_CLIENT, k->clients[i]);
-			ADD(k->clients[i]->timerfd, SLOT_TIMER, k->clients[i]);
-		}
-		for (size_t i = 0; i < k->n_ports; i++)
-			ADD_EV(accepting ? k->ports[i].listen_fd : -1, POLLIN, SLOT_PORT, NULL, i);
-		for (size_t i = 0; i < k->n_conns; i++) {
-			struct conn *c = k->conns[i];
+static void add(struct poll_set *ps, int fd, short events, enum slot_kind kind, struct client *cl,
+		size_t index)
+{
+	if (fd < 0)
+		return;
+	ps->fds[ps->n] = (struct pollfd){.fd = fd, .events = events};
+	ps->slots[ps->n++] = (struct slot){.kind = kind, .cl = cl, .index = index};
+}
 
-			if (c->sandbox_fd < 0)
-				continue;
-			ADD_EV(c->host_fd, sr_relay_events(&c->relay, 0), SLOT_RELAY_HOST, NULL, i);
-			ADD_EV(c->sandbox_fd, sr_relay_events(&c->relay, 1), SLOT_RELAY_SANDBOX,
-			       NULL, i);
+/* The most entries fill_poll_set() makes: one per fd it may add. */
+static size_t poll_set_cap(const struct keeper *k)
+{
+	return 4 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients + k->n_ports +
+	       2 * k->n_conns;
+}
+
+static void fill_poll_set(struct keeper *k, struct poll_set *ps, bool accepting)
+{
+	int sbfds[SR_SANDBOX_POLL_FDS], afds[SR_ARTIFACTS_POLL_FDS] = {-1, -1};
+
+	/* While the artifacts come out, inspect is answered and rm waits for the end. */
+	if (accepting && (!k->end_reason || k->artifacts))
+		add(ps, k->listen_fd, POLLIN, SLOT_LISTEN, NULL, 0);
+	add(ps, k->sigfd, POLLIN, SLOT_SIGNAL, NULL, 0);
+	add(ps, k->deadline_fd, POLLIN, SLOT_DEADLINE, NULL, 0);
+	sr_sandbox_poll_fds(k->sb, sbfds);
+	for (size_t i = 0; i < SR_SANDBOX_POLL_FDS; i++)
+		add(ps, sbfds[i], POLLIN, SLOT_SANDBOX, NULL, 0);
+	/* A CANCEL or a kill waiting for room on PID 1's socket. */
+	add(ps, sr_sandbox_poll_out_fd(k->sb), POLLOUT, SLOT_SANDBOX, NULL, 0);
+	if (k->artifacts)
+		sr_artifacts_poll_fds(k->artifacts, afds);
+	for (size_t i = 0; i < SR_ARTIFACTS_POLL_FDS; i++)
+		add(ps, afds[i], POLLIN, SLOT_ARTIFACTS, NULL, 0);
+	for (size_t i = 0; i < k->n_clients; i++) {
+		add(ps, k->clients[i]->fd, POLLIN, SLOT_CLIENT, k->clients[i], 0);
+		add(ps, k->clients[i]->timerfd, POLLIN, SLOT_TIMER, k->clients[i], 0);
+	}
+	for (size_t i = 0; accepting && i < k->n_ports; i++)
+		add(ps, k->ports[i].listen_fd, POLLIN, SLOT_PORT, NULL, i);
+	/* A relayed connection's two sides side by side: step_relays() takes them as a pair. */
+	for (size_t i = 0; i < k->n_conns; i++) {
+		struct conn *c = k->conns[i];
+
+		if (c->sandbox_fd < 0)
+			continue;
+		add(ps, c->host_fd, sr_relay_events(&c->relay, 0), SLOT_RELAY_HOST, NULL, i);
+		add(ps, c->sandbox_fd, sr_relay_events(&c->relay, 1), SLOT_RELAY_SANDBOX, NULL, i);
+	}
+}
+
+/*
+ * Each relayed connection stepped with this round's events (its slots
+ * name it by index: this comes before anything can change k->conns),
+ * then those that failed dropped.
+ */
+static void step_relays(struct keeper *k, struct poll_set *ps)
+{
+	for (size_t i = 0; i + 1 < ps->n; i++) {
+		struct sr_relay *relay;
+
+		if (ps->slots[i].kind != SLOT_RELAY_HOST)
+			continue;
+		relay = &k->conns[ps->slots[i].index]->relay;
+		relay->failed |= !sr_relay_step(relay, ps->fds[i].revents, ps->fds[i + 1].revents);
+		ps->fds[i].revents = ps->fds[i + 1].revents = 0;
+	}
+	for (size_t i = k->n_conns; i-- > 0;)
+		if (k->conns[i]->sandbox_fd >= 0 && k->conns[i]->relay.failed)
+			drop_conn(k, i);
+}
+
+static void on_deadline(struct keeper *k)
+{
+	uint64_t x;
+
+	(void)!read(k->deadline_fd, &x, sizeof(x));
+	begin_end(k, "timeout");
+}
+
+/* Each ready fd to its handler; true if the sandbox's own are ready (for sr_sandbox_dispatch()). */
+static bool on_ready(struct keeper *k, const struct poll_set *ps)
+{
+	bool sandbox = false;
+
+	for (size_t i = 0; i < ps->n; i++) {
+		struct client *cl = ps->slots[i].cl;
+
+		if (!ps->fds[i].revents)
+			continue;
+		switch (ps->slots[i].kind) {
+		case SLOT_LISTEN:
+			on_connection(k);
+			break;
+		case SLOT_SIGNAL:
+			on_signal(k);
+			break;
+		case SLOT_DEADLINE:
+			on_deadline(k);
+			break;
+		case SLOT_SANDBOX:
+			sandbox = true;
+			break;
+		case SLOT_CLIENT:
+			if (cl->fd >= 0)
+				on_request(k, cl);
+			break;
+		case SLOT_TIMER:
+			if (cl->timerfd >= 0)
+				on_client_timer(k, cl);
+			break;
+		case SLOT_PORT:
+			on_port_connection(k, &k->ports[ps->slots[i].index]);
+			break;
+		case SLOT_RELAY_HOST:
+		case SLOT_RELAY_SANDBOX:
+		case SLOT_ARTIFACTS: /* collect() reads them, every round */
+			break;
 		}
-#undef ADD
-#undef ADD_EV
-		if (poll(fds, n, poll_timeout(k, accepting ? -1 : (int)(pause / 1000000) + 1)) <
+	}
+	return sandbox;
+}
+
+/*
+ * Clients done with: hung up (or answered), their exec's process killed
+ * and gone, their worker killed, PID 1 no longer to answer them.
+ */
+static void end_clients(struct keeper *k)
+{
+	for (size_t i = k->n_clients; i-- > 0;) {
+		struct client *cl = k->clients[i];
+
+		if (!cl->hung_up)
+			continue;
+		/* However the holder went (hung up, evicted, unread): its warm sandbox ends. */
+		if (cl->holds) {
+			cl->holds = false;
+			begin_end(k, "released");
+		}
+		if (cl->pid > 0 && !cl->killed) {
+			sr_sandbox_kill_process(k->sb, cl->pid);
+			cl->killed = true;
+		}
+		if (cl->work) {
+			sr_sandbox_cancel(k->sb, cl->work);
+			cl->work = 0;
+		}
+		if (cl->pid <= 0 && !cl->spawn && !cl->stat)
+			drop_client(k, i);
+	}
+}
+
+static void loop(struct keeper *k)
+{
+	/* Artifacts still coming out of a sandbox that ended meanwhile: their takers finish. */
+	while (!k->done || k->artifacts) {
+		size_t cap = poll_set_cap(k);
+		_cleanup_free_ struct pollfd *fds = calloc(cap, sizeof(*fds));
+		_cleanup_free_ struct slot *slots = calloc(cap, sizeof(*slots));
+		struct poll_set ps = {.fds = fds, .slots = slots};
+		int64_t pause = k->accept_paused_ns - sr_monotonic_ns();
+		bool accepting = pause <= 0;
+
+		if (!fds || !slots) {
+			sr_sandbox_kill(k->sb);
+			return;
+		}
+		fill_poll_set(k, &ps, accepting);
+		if (poll(fds, ps.n, poll_timeout(k, accepting ? -1 : (int)(pause / 1000000) + 1)) <
 		    0) {
 			if (errno == EINTR)
 				continue;
@@ -1475,82 +1595,11 @@ static void loop(struct keeper *k)
 			sr_sandbox_kill(k->sb);
 			return;
 		}
-		/* The relays first, from the same poll: their slots name them by index. */
-		for (size_t i = 0; i + 1 < n; i++) {
-			if (slots[i].kind != SLOT_RELAY_HOST)
-				continue;
-			k->conns[slots[i].index]->relay.failed |= !sr_relay_step(
-			    &k->conns[slots[i].index]->relay, fds[i].revents, fds[i + 1].revents);
-			fds[i].revents = fds[i + 1].revents = 0;
-		}
-		for (size_t i = k->n_conns; i-- > 0;)
-			if (k->conns[i]->sandbox_fd >= 0 && k->conns[i]->relay.failed)
-				drop_conn(k, i);
-		for (size_t i = 0; i < n; i++) {
-			if (!fds[i].revents)
-				continue;
-			switch (slots[i].kind) {
-			case SLOT_LISTEN:
-				on_connection(k);
-				break;
-			case SLOT_SIGNAL:
-				on_signal(k);
-				break;
-			case SLOT_DEADLINE: {
-				uint64_t x;
-
-				(void)!read(k->deadline_fd, &x, sizeof(x));
-				begin_end(k, "timeout");
-				break;
-			}
-			case SLOT_SANDBOX:
-				sandbox = true;
-				break;
-			case SLOT_CLIENT:
-				if (slots[i].cl->fd >= 0)
-					on_request(k, slots[i].cl);
-				break;
-			case SLOT_TIMER:
-				if (slots[i].cl->timerfd >= 0)
-					on_client_timer(k, slots[i].cl);
-				break;
-			case SLOT_PORT:
-				on_port_connection(k, &k->ports[slots[i].index]);
-				break;
-			case SLOT_RELAY_HOST:
-			case SLOT_RELAY_SANDBOX:
-			case SLOT_ARTIFACTS: /* collect() reads them, every round */
-				break;
-			}
-		}
-		if (sandbox)
+		step_relays(k, &ps);
+		if (on_ready(k, &ps))
 			sr_sandbox_dispatch(k->sb);
 		collect(k);
-		/*
-		 * Clients done with: hung up (or answered), their exec's process
-		 * killed and gone, their worker killed, PID 1 no longer to answer
-		 * them.
-		 */
-		for (size_t i = k->n_clients; i-- > 0;) {
-			struct client *cl = k->clients[i];
-
-			/* However the holder went (hung up, evicted, unread): its warm sandbox
-			 * ends. */
-			if (cl->hung_up && cl->holds) {
-				cl->holds = false;
-				begin_end(k, "released");
-			}
-			if (cl->hung_up && cl->pid > 0 && !cl->killed) {
-				sr_sandbox_kill_process(k->sb, cl->pid);
-				cl->killed = true;
-			}
-			if (cl->hung_up && cl->work) {
-				sr_sandbox_cancel(k->sb, cl->work);
-				cl->work = 0;
-			}
-			if (cl->hung_up && cl->pid <= 0 && !cl->spawn && !cl->stat)
-				drop_client(k, i);
-		}
+		end_clients(k);
 	}
 }
 
