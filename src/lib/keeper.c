@@ -1774,6 +1774,51 @@ static void raise_fd_limit(void)
 	}
 }
 
+/*
+ * The sandbox gone (or never made): everything of it let go, rm told, the
+ * state directory removed, in that order -- nothing of the sandbox is left
+ * once rm has its answer.
+ */
+static void tear_down(struct keeper *k)
+{
+	/* A loop that could not go on leaves what was being taken out unfinished. */
+	if (k->artifacts) {
+		sr_artifacts_free(steal_pointer(&k->artifacts));
+		sr_error_msg(&k->artifacts_err, -EIO,
+			     "the sandbox's artifacts were left unfinished");
+	}
+	sr_sandbox_free(k->sb);
+	/* Published ports close with the sandbox, before anyone hears it is gone. */
+	while (k->n_conns)
+		drop_conn(k, k->n_conns - 1);
+	free(k->conns);
+	for (size_t i = 0; i < k->n_ports; i++)
+		sr_closep(&k->ports[i].listen_fd);
+	free(k->ports);
+	/* The helper, reaped. */
+	reap_children();
+	if (k->dir)
+		sr_state_remove(k->dir, NULL);
+	/* rm is told whether the artifacts came out: the sandbox is gone either way. */
+	for (size_t i = 0; i < k->n_clients; i++)
+		if (k->clients[i]->waits_end)
+			reply(k->clients[i],
+			      k->artifacts_err.code ? sr_ctl_error_reply(&k->artifacts_err)
+						    : json_pack("{sbss}", "ok", 1, "id", k->id),
+			      NULL, 0);
+	while (k->n_clients)
+		drop_client(k, k->n_clients - 1);
+	free(k->clients);
+	free(k->dir);
+	if (k->state)
+		json_decref(k->state);
+	sr_closep(&k->lock);
+	sr_closep(&k->listen_fd);
+	sr_closep(&k->sigfd);
+	sr_closep(&k->deadline_fd);
+	sr_closep(&k->log_fd);
+}
+
 int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready_fd)
 {
 	struct sr_strv caller_fds = {0};
@@ -1812,41 +1857,6 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 		if (answer_create(&k, 0, NULL))
 			loop(&k);
 	}
-	/* A loop that could not go on leaves what was being taken out unfinished. */
-	if (k.artifacts) {
-		sr_artifacts_free(steal_pointer(&k.artifacts));
-		sr_error_msg(&k.artifacts_err, -EIO,
-			     "the sandbox's artifacts were left unfinished");
-	}
-	sr_sandbox_free(k.sb);
-	/* Published ports close with the sandbox, before anyone hears it is gone. */
-	while (k.n_conns)
-		drop_conn(&k, k.n_conns - 1);
-	free(k.conns);
-	for (size_t i = 0; i < k.n_ports; i++)
-		sr_closep(&k.ports[i].listen_fd);
-	free(k.ports);
-	/* The helper, reaped: nothing of the sandbox is left once rm has its answer. */
-	reap_children();
-	if (k.dir)
-		sr_state_remove(k.dir, NULL);
-	/* rm is told whether the artifacts came out: the sandbox is gone either way. */
-	for (size_t i = 0; i < k.n_clients; i++)
-		if (k.clients[i]->waits_end)
-			reply(k.clients[i],
-			      k.artifacts_err.code ? sr_ctl_error_reply(&k.artifacts_err)
-						   : json_pack("{sbss}", "ok", 1, "id", k.id),
-			      NULL, 0);
-	while (k.n_clients)
-		drop_client(&k, k.n_clients - 1);
-	free(k.clients);
-	free(k.dir);
-	if (k.state)
-		json_decref(k.state);
-	sr_closep(&k.lock);
-	sr_closep(&k.listen_fd);
-	sr_closep(&k.sigfd);
-	sr_closep(&k.deadline_fd);
-	sr_closep(&k.log_fd);
+	tear_down(&k);
 	return status;
 }
