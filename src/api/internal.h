@@ -244,6 +244,10 @@ struct made *srv_made_find(struct srv *s, const char *id);
  */
 void srv_made_state(struct srv *s, const char *id, json_t *state);
 void srv_made_forget(struct srv *s, const char *id);
+/* Every one forgotten (the server's end). */
+void srv_made_forget_all(struct srv *s);
+/* Whether sandbox id's state directory is still there: its keeper removes it last. */
+bool srv_sandbox_alive(struct srv *s, const char *id);
 
 /*
  * Makes a sandbox for a create request (a warm one when the request is

@@ -169,8 +169,7 @@ int srv_call(struct req *r, const char *ref, json_t *req, const int *fds, size_t
 	return 0;
 }
 
-/* Whether the sandbox id's state directory is still there: its keeper removes it last. */
-static bool alive(struct srv *s, const char *id)
+bool srv_sandbox_alive(struct srv *s, const char *id)
 {
 	char dir[4200];
 
@@ -191,7 +190,7 @@ static void made_free(struct made *m)
 static void prune(struct srv *s)
 {
 	for (size_t i = s->n_made; i-- > 0;)
-		if (!alive(s, s->made[i].id)) {
+		if (!srv_sandbox_alive(s, s->made[i].id)) {
 			made_free(&s->made[i]);
 			s->made[i] = s->made[--s->n_made];
 		}
@@ -213,6 +212,15 @@ void srv_made_forget(struct srv *s, const char *id)
 		return;
 	made_free(m);
 	*m = s->made[--s->n_made];
+}
+
+void srv_made_forget_all(struct srv *s)
+{
+	for (size_t i = 0; i < s->n_made; i++)
+		made_free(&s->made[i]);
+	free(s->made);
+	s->made = NULL;
+	s->n_made = s->cap_made = 0;
 }
 
 static struct made *made_add(struct srv *s, const char *id, const struct sr_api_create *c,

@@ -629,15 +629,6 @@ const char *sr_serve_listening(const struct sr_serve *ss, unsigned i, const char
 	return s->listeners[i].url;
 }
 
-/* Whether a state directory is still there: its keeper removes it last. */
-static bool alive(struct srv *s, const char *id)
-{
-	char dir[4200];
-
-	snprintf(dir, sizeof(dir), "%s/%s", s->statedir, id);
-	return access(dir, F_OK) == 0;
-}
-
 /*
  * The end: nothing new accepted, every sandbox it made taken down (rm:
  * its keeper ends it and removes it), the warm ones let go, and the wait
@@ -687,7 +678,7 @@ static void stop(struct srv *s)
 	/* The deployments' warm ones: let go, each keeper ends its own (not waited for). */
 	sr_invoke_free(s);
 	for (size_t i = 0; ids && i < n_ids; i++)
-		while (alive(s, ids[i]) && sr_monotonic_ns() < until)
+		while (srv_sandbox_alive(s, ids[i]) && sr_monotonic_ns() < until)
 			usleep(10000);
 	for (size_t i = 0; fds && i < s->n_made; i++)
 		sr_closep(&fds[i]);
@@ -761,12 +752,7 @@ void sr_serve_free(struct sr_serve *ss)
 		srv_unwatch(s, &s->listeners[i].w);
 	for (unsigned i = 0; i < s->n_pools; i++)
 		srv_unwatch(s, &s->pools[i].w);
-	for (size_t i = 0; i < s->n_made; i++) {
-		free(s->made[i].template);
-		if (s->made[i].metadata)
-			json_decref(s->made[i].metadata);
-	}
-	free(s->made);
+	srv_made_forget_all(s);
 	while (s->dead) {
 		struct watch *w = s->dead;
 
