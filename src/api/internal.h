@@ -180,6 +180,8 @@ void srv_resume(struct req *r);
 void srv_answer(struct req *r, unsigned status, struct MHD_Response *resp);
 void srv_answer_json(struct req *r, unsigned status, json_t *j); /* j is taken */
 void srv_answer_empty(struct req *r, unsigned status);
+/* The request's body as a JSON object (an empty body: {}), or NULL with the 400 answered. */
+json_t *srv_body_json(struct req *r);
 /*
  * An error, as r's family has them: /v1 {"code": "not_found", "message":
  * "sandbox-run: ..."}; E2B and envd {"code": 404, "message": ...}; envd's
