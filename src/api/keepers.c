@@ -337,46 +337,48 @@ static void create_gone(struct job *j)
 
 static const struct job_ops create_ops = {.gone = create_gone};
 
-void srv_create(struct req *r, struct sr_api_create *c, const char *template, create_done_fn done)
+/*
+ * A warm sandbox of pool, taken and answered at once (released once the
+ * answer is on its way: srv_release_taken); false, c untouched, if none
+ * is ready.
+ */
+static bool create_warm(struct req *r, struct sr_pool *pool, uint64_t timeout,
+			struct sr_api_create *c, const char *template, create_done_fn done)
 {
 	struct srv *s = r->s;
-	struct warm_pool *wp = c->poolable ? srv_warm(s, c->profile) : NULL;
-	struct sr_pool *pool = wp ? wp->pool : NULL;
-	uint64_t timeout = c->has_timeout ? c->timeout_ms : wp ? wp->config.timeout_ms : 0;
 	struct sr_error err = {0};
 	struct sr_pool_taken taken;
+	struct made *m;
+	char id[33];
+
+	if (!pool || sr_pool_take(pool, timeout, &taken, &err) < 0)
+		return false;
+	m = made_add(s, taken.id, c, template);
+	if (m) {
+		m->warm = true;
+		m->expires_ms = timeout ? m->started_ms + (int64_t)timeout : 0;
+		m->state = steal_pointer(&taken.state);
+	}
+	snprintf(id, sizeof(id), "%s", taken.id);
+	if (!m || srv_release_later(s, &taken) < 0) {
+		(void)sr_pool_taken_release(&taken);
+		sr_pool_taken_close(&taken);
+	}
+	sr_api_create_free(c);
+	done(r, id, NULL);
+	return true;
+}
+
+/* A keeper launched as create launches it (launch.h), its answer awaited in the loop. */
+static void create_cold(struct req *r, struct sr_api_create *c, const char *template,
+			create_done_fn done)
+{
+	struct srv *s = r->s;
+	struct sr_error err = {0};
 	struct create_job *cj;
 	struct sr_config cfg;
 	enum sr_action action;
-	char id[33];
 
-	prune(s);
-	if (s->n_made + s->creating >= s->o.max_sandboxes) {
-		sr_error_msg(&err, -EUSERS,
-			     "create: %zu sandboxes made through this server live already (serve "
-			     "--max-sandboxes %u)",
-			     s->n_made, s->o.max_sandboxes);
-		sr_api_create_free(c);
-		return done(r, NULL, &err);
-	}
-	if (pool && sr_pool_take(pool, timeout, &taken, &err) == 0) {
-		struct made *m = made_add(s, taken.id, c, template);
-
-		if (m) {
-			m->warm = true;
-			m->expires_ms = timeout ? m->started_ms + (int64_t)timeout : 0;
-			m->state = steal_pointer(&taken.state);
-		}
-		snprintf(id, sizeof(id), "%s", taken.id);
-		/* Released once the answer is on its way (srv_release_taken). */
-		if (!m || srv_release_later(s, &taken) < 0) {
-			(void)sr_pool_taken_release(&taken);
-			sr_pool_taken_close(&taken);
-		}
-		sr_api_create_free(c);
-		return done(r, id, NULL);
-	}
-	sr_error_clear(&err);
 	sr_config_init(&cfg);
 	cj = calloc(1, sizeof(*cj));
 	if (!cj) {
@@ -412,4 +414,24 @@ void srv_create(struct req *r, struct sr_api_create *c, const char *template, cr
 		return done(r, NULL, &err);
 	}
 	srv_suspend(r);
+}
+
+void srv_create(struct req *r, struct sr_api_create *c, const char *template, create_done_fn done)
+{
+	struct srv *s = r->s;
+	struct warm_pool *wp = c->poolable ? srv_warm(s, c->profile) : NULL;
+	uint64_t timeout = c->has_timeout ? c->timeout_ms : wp ? wp->config.timeout_ms : 0;
+	struct sr_error err = {0};
+
+	prune(s);
+	if (s->n_made + s->creating >= s->o.max_sandboxes) {
+		sr_error_msg(&err, -EUSERS,
+			     "create: %zu sandboxes made through this server live already (serve "
+			     "--max-sandboxes %u)",
+			     s->n_made, s->o.max_sandboxes);
+		sr_api_create_free(c);
+		return done(r, NULL, &err);
+	}
+	if (!create_warm(r, wp ? wp->pool : NULL, timeout, c, template, done))
+		create_cold(r, c, template, done);
 }
