@@ -308,8 +308,7 @@ static void save_state_later(struct keeper *k)
 /* The deadline, ms from now (0: none), in the timerfd and in state.json (now, or later). */
 static int set_deadline(struct keeper *k, uint64_t ms, bool later)
 {
-	struct itimerspec its = {
-	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L}};
+	struct itimerspec its = {.it_value = sr_timespec_ms(ms)};
 
 	if (timerfd_settime(k->deadline_fd, 0, &its, NULL) < 0)
 		return sr_negerrno();
@@ -884,13 +883,15 @@ oom:
 	return sr_error_errno(err, -ENOMEM, "exec");
 }
 
-static int arm_exec_timeout(struct client *cl, json_int_t ms)
+/* The client's timer: ms from now, and every ms after with repeat; none for ms <= 0. */
+static int arm_client_timer(struct client *cl, int64_t ms, bool repeat)
 {
-	struct itimerspec its = {
-	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L}};
+	struct itimerspec its = {.it_value = sr_timespec_ms(ms > 0 ? (uint64_t)ms : 0)};
 
 	if (ms <= 0)
 		return 0;
+	if (repeat)
+		its.it_interval = its.it_value;
 	cl->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (cl->timerfd < 0 || timerfd_settime(cl->timerfd, 0, &its, NULL) < 0)
 		return sr_negerrno();
@@ -968,7 +969,7 @@ static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 		s.stdio[i] = mask & (SR_SPAWN_PTY_STDIN << i) ? -1 : fds[next++];
 	cl->start_ns = sr_monotonic_ns();
 	/* Answered when PID 1 has started it (on_spawned): the loop does not wait for that. */
-	if (arm_exec_timeout(cl, timeout ? json_integer_value(timeout) : 0) < 0 ||
+	if (arm_client_timer(cl, timeout ? json_integer_value(timeout) : 0, false) < 0 ||
 	    sr_sandbox_spawn_start(k->sb, &s, &cl->spawn, &err) < 0) {
 		sr_strv_free(&env);
 		if (!err.code)
@@ -1102,14 +1103,7 @@ static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
 	}
 	cl->snap_idle_ms = idle ? json_integer_value(idle) : SNAPSHOT_IDLE_MS;
 	if (cl->snap_idle_ms > 0) {
-		struct itimerspec its = {
-		    .it_value = {.tv_sec = cl->snap_idle_ms / 1000,
-				 .tv_nsec = (cl->snap_idle_ms % 1000) * 1000000},
-		};
-
-		its.it_interval = its.it_value;
-		cl->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (cl->timerfd < 0 || timerfd_settime(cl->timerfd, 0, &its, NULL) < 0)
+		if (arm_client_timer(cl, cl->snap_idle_ms, true) < 0)
 			sr_closep(&cl->timerfd); /* no watch: as before, it waits */
 		cl->snap_fd = steal_fd(&fd);
 	}
@@ -1155,7 +1149,8 @@ static void do_inspect(struct keeper *k, struct client *cl)
 {
 	if (cl->stat || cl->pid > 0 || cl->spawn)
 		return reply_error(cl, -EBUSY, 125, "inspect: this connection is busy");
-	if (sr_sandbox_stat_start(k->sb, &cl->stat) < 0 || arm_exec_timeout(cl, STAT_WAIT_MS) < 0) {
+	if (sr_sandbox_stat_start(k->sb, &cl->stat) < 0 ||
+	    arm_client_timer(cl, STAT_WAIT_MS, false) < 0) {
 		cl->stat = 0;
 		sr_closep(&cl->timerfd);
 		reply(cl, inspect_json(k, NULL), NULL, 0);
