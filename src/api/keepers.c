@@ -300,6 +300,21 @@ struct create_job {
 	create_done_fn done;
 };
 
+/* Sandbox id, made for a client that went: ended (rm -f), its end not waited for. */
+static void remove_orphan(struct srv *s, const char *id)
+{
+	json_t *rm = json_pack("{sssb}", "op", "rm", "force", 1);
+	struct sr_error err = {0};
+	_cleanup_close_ int fd = -1;
+	char dir[4200];
+
+	snprintf(dir, sizeof(dir), "%s/%s", s->statedir, id);
+	if (rm && sr_ctl_connect(dir, &fd, &err) == 0)
+		(void)sr_ctl_send(fd, rm, NULL, 0);
+	if (rm)
+		json_decref(rm);
+}
+
 static void create_free(struct create_job *cj)
 {
 	srv_unwatch(cj->job.s, &cj->w);
@@ -322,17 +337,28 @@ static void on_launch(struct srv *s, void *ctx, uint32_t events)
 	/* Out of the loop before it is closed (launch.h says why). */
 	srv_unwatch(s, &cj->w);
 	sr_launch_cancel(&cj->launch);
-	if (cj->launch.id[0])
+	if (cj->launch.id[0] && !r)
+		remove_orphan(s, cj->launch.id);
+	else if (cj->launch.id[0])
 		made_add(s, cj->launch.id, &cj->c, cj->template);
 	if (r)
 		cj->done(r, cj->launch.id[0] ? cj->launch.id : NULL, &cj->launch.err);
 	create_free(cj);
 }
 
-/* The client went before the sandbox was ready: the keeper hears nobody, and ends it. */
+/*
+ * The client went before the sandbox was ready. Its keeper's answer is
+ * awaited all the same (on_launch() removes what it made): closing the
+ * pipe now would end a keeper that has not answered yet, which hears
+ * nobody, but not one whose answer is in the pipe, unread -- its sandbox
+ * would live on, known to nobody. At the server's end, nobody waits.
+ */
 static void create_gone(struct job *j)
 {
-	create_free(container_of(j, struct create_job, job));
+	struct create_job *cj = container_of(j, struct create_job, job);
+
+	if (srv_lists(cj->job.s)->ending)
+		create_free(cj);
 }
 
 static const struct job_ops create_ops = {.gone = create_gone};
