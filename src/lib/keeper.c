@@ -785,11 +785,28 @@ static void do_port(struct keeper *k, struct client *cl, json_t *req)
 	      0);
 }
 
+/*
+ * Whether the client's connection has a request under way (an exec, an
+ * inspect, a worker's): the next waits until it is answered. They share
+ * the connection's one timer (an exec's timeout, inspect's wait, a
+ * snapshot's watch) and its answers, which one request at a time keeps
+ * apart.
+ */
+static bool under_way(const struct client *cl)
+{
+	return cl->pid > 0 || cl->spawn || cl->stat || cl->work;
+}
+
+/* Why a request is refused while another is under way, or the sandbox ends. */
+static const char *busy_text(const struct keeper *k)
+{
+	return k->end_reason ? "the sandbox is ending" : "this connection has a request under way";
+}
+
 /* Whether a client only holds its connection: nothing asked, nothing under way. */
 static bool idle(const struct client *cl)
 {
-	return cl->fd >= 0 && !cl->hung_up && cl->pid <= 0 && !cl->spawn && !cl->stat &&
-	       !cl->work && !cl->waits_end && !cl->holds;
+	return cl->fd >= 0 && !cl->hung_up && !under_way(cl) && !cl->waits_end && !cl->holds;
 }
 
 /* Hangs up on the longest-idle client; false if none is idle. */
@@ -935,10 +952,8 @@ static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 	bool invoke = json_is_true(json_object_get(req, "invoke"));
 	size_t n = json_array_size(argv_j);
 
-	if (cl->pid > 0 || cl->spawn || k->end_reason)
-		return reply_error(cl, -EBUSY, 125, "exec: %s",
-				   k->end_reason ? "the sandbox is ending"
-						 : "one exec per connection");
+	if (k->end_reason || under_way(cl))
+		return reply_error(cl, -EBUSY, 125, "exec: %s", busy_text(k));
 	if (invoke)
 		return do_invoke(k, cl, fds, n_fds);
 	/* Those of its stdio not on a pty come as fds, in order (protocol.h). */
@@ -1050,10 +1065,8 @@ static void do_copy(struct keeper *k, struct client *cl, json_t *req, int kind, 
 
 	if (!path || !*path || n_fds != 1)
 		return reply_error(cl, -EINVAL, 125, "cp: a malformed request");
-	if (k->end_reason || cl->work)
-		return reply_error(cl, -EBUSY, 125, "cp: %s",
-				   k->end_reason ? "the sandbox is ending"
-						 : "one cp per connection");
+	if (k->end_reason || under_way(cl))
+		return reply_error(cl, -EBUSY, 125, "cp: %s", busy_text(k));
 	r = sr_sandbox_work(k->sb, kind, path, fds[0], 0, &cl->work);
 	if (r < 0)
 		return reply_error(cl, r, 125, "cp: %s", strerror(-r));
@@ -1067,9 +1080,8 @@ static void do_changes(struct keeper *k, struct client *cl, int *fds, size_t n_f
 
 	if (n_fds != 1)
 		return reply_error(cl, -EINVAL, 125, "changes: a malformed request");
-	if (k->end_reason || cl->work)
-		return reply_error(cl, -EBUSY, 125, "changes: %s",
-				   k->end_reason ? "the sandbox is ending" : "one per connection");
+	if (k->end_reason || under_way(cl))
+		return reply_error(cl, -EBUSY, 125, "changes: %s", busy_text(k));
 	r = sr_sandbox_work(k->sb, SR_WORK_CHANGES, NULL, fds[0], 0, &cl->work);
 	if (r < 0)
 		return reply_error(cl, r, 125, "changes: %s", strerror(-r));
@@ -1091,9 +1103,8 @@ static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
 	if (!name || (idle && (!json_is_integer(idle) || json_integer_value(idle) < 0 ||
 			       json_integer_value(idle) > INT_MAX)))
 		return reply_error(cl, -EINVAL, 125, "snapshot: a malformed request");
-	if (k->end_reason || cl->work)
-		return reply_error(cl, -EBUSY, 125, "snapshot: %s",
-				   k->end_reason ? "the sandbox is ending" : "one per connection");
+	if (k->end_reason || under_way(cl))
+		return reply_error(cl, -EBUSY, 125, "snapshot: %s", busy_text(k));
 	if (sr_snapshot_begin(name, &cl->snap, &fd, &err) < 0)
 		return reply(cl, sr_ctl_error_reply(&err), NULL, 0);
 	r = sr_sandbox_work(k->sb, SR_WORK_SNAPSHOT, NULL, fd, 0, &cl->work);
@@ -1147,8 +1158,8 @@ static void do_timeout(struct keeper *k, struct client *cl, json_t *req)
 /* Answered with PID 1's count (on_stats), or without it once STAT_WAIT_MS have passed. */
 static void do_inspect(struct keeper *k, struct client *cl)
 {
-	if (cl->stat || cl->pid > 0 || cl->spawn)
-		return reply_error(cl, -EBUSY, 125, "inspect: this connection is busy");
+	if (under_way(cl))
+		return reply_error(cl, -EBUSY, 125, "inspect: %s", busy_text(k));
 	if (sr_sandbox_stat_start(k->sb, &cl->stat) < 0 ||
 	    arm_client_timer(cl, STAT_WAIT_MS, false) < 0) {
 		cl->stat = 0;
