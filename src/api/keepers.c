@@ -49,7 +49,7 @@ int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, siz
 	 */
 	if (strlen(ref) == 32 && strspn(ref, "0123456789abcdef") == 32) {
 		snprintf(k->dir, sizeof(k->dir), "%s/%s", s->statedir, ref);
-		if (sr_ctl_connect(k->dir, &k->fd, err) == 0) {
+		if (sr_ctl_connect_nowait(k->dir, &k->fd, err) == 0) {
 			memcpy(k->id, ref, 33);
 			sr_error_clear(err);
 		}
@@ -61,7 +61,7 @@ int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, siz
 		memcpy(k->id, e.id, sizeof(k->id));
 		snprintf(k->dir, sizeof(k->dir), "%s", e.dir);
 		sr_entry_free(&e);
-		r = sr_ctl_connect(k->dir, &k->fd, err);
+		r = sr_ctl_connect_nowait(k->dir, &k->fd, err);
 		if (r < 0)
 			return r;
 	}
@@ -309,7 +309,7 @@ static void remove_orphan(struct srv *s, const char *id)
 	char dir[4200];
 
 	snprintf(dir, sizeof(dir), "%s/%s", s->statedir, id);
-	if (rm && sr_ctl_connect(dir, &fd, &err) == 0)
+	if (rm && sr_ctl_connect_nowait(dir, &fd, &err) == 0)
 		(void)sr_ctl_send(fd, rm, NULL, 0);
 	if (rm)
 		json_decref(rm);

@@ -1621,7 +1621,13 @@ static int listen_ctl(struct keeper *k, struct sr_error *err)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "socket");
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+	/*
+	 * A queue for as many connections as the keeper serves: serve does not
+	 * wait for room in it (sr_ctl_connect_nowait()), and a burst of its
+	 * requests (an upload's files, each a worker) outruns the loop, which
+	 * takes one connection a round.
+	 */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, CLIENTS_MAX) < 0) {
 		int e = sr_negerrno();
 
 		close(fd);

@@ -668,7 +668,48 @@ PY
 	stop_serve
 }
 
+# A keeper that takes no connections (stopped, its queue of them full)
+# does not hold the server: a request for its sandbox is answered at once
+# (429), and every other request is served. The server once waited in
+# connect(2) for room in that queue, its whole loop with it.
+t_stopped_keeper() {
+	local sb kp filler
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "5m"}'
+	sb=$(jf 'j["id"]')
+	kp=$(json_get "$(state_dir)/$sb/state.json" keeper_pid)
+	kill -STOP "$kp"
+	(as_user_exec python3 - "$(state_dir)/$sb/ctl" >"$SR_OUT/filler" 2>&1 <<'PY') &
+import socket, sys, time
+held = []
+while True:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.setblocking(False)
+    try:
+        c.connect(sys.argv[1])
+    except BlockingIOError:
+        break
+    held.append(c)
+print("full", len(held), flush=True)
+time.sleep(60)
+PY
+	filler=$!
+	check "its queue of connections filled" until_ok 20 grep -q full "$SR_OUT/filler"
+	code=$(as_user curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
+		"http://sandbox-run/v1/sandboxes/$sb")
+	assert_eq "a request for its sandbox: 429 at once" 429 "$code"
+	code=$(as_user curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
+		http://sandbox-run/v1/health)
+	assert_eq "and the server answers others" 200 "$code"
+	kill "$filler"
+	wait "$filler" 2>/dev/null
+	kill -CONT "$kp"
+	api DELETE "/v1/sandboxes/$sb"
+	assert_eq "the keeper let go, its sandbox is served again" 200 "$code"
+	stop_serve
+}
+
 for_each_user t_walkthrough t_errors t_auth t_tcp_keeps_socket t_warm t_hostile t_max_output t_stopped_worker \
 	t_stopped_writer \
-	t_upload_bound t_from_inside t_create_client_gone
+	t_upload_bound t_from_inside t_create_client_gone t_stopped_keeper
 done_testing
