@@ -71,24 +71,9 @@ static void created(struct req *r, const char *id, const struct sr_error *err)
 	sr_entry_free(&e);
 }
 
-static json_t *body_json(struct req *r)
-{
-	json_t *j = NULL;
-
-	if (r->len == 0)
-		return json_object();
-	if (sr_json_parse(r->body, r->len, 0, SR_API_JSON_DEPTH, &j) < 0 || !json_is_object(j)) {
-		if (j)
-			json_decref(j);
-		srv_answer_error(r, -EINVAL, "serve: the request's body is not a JSON object");
-		return NULL;
-	}
-	return j;
-}
-
 static void create(struct req *r)
 {
-	json_t *body = body_json(r);
+	json_t *body = srv_body_json(r);
 	struct sr_api_create c = {0};
 	struct sr_error err = {0};
 	_cleanup_free_ char *tmpl = NULL;
@@ -137,7 +122,7 @@ static void connected(struct req *r, json_t *reply, const struct sr_error *err, 
 /* POST .../timeout {"timeout": s}, .../refreshes {"duration": s}, .../connect {"timeout": s}. */
 static void timeout(struct req *r, const char *key, call_done_fn done)
 {
-	json_t *body = body_json(r), *t, *req;
+	json_t *body = srv_body_json(r), *t, *req;
 	struct sr_error err = {0};
 
 	if (!body)

@@ -128,6 +128,24 @@ void srv_answer_empty(struct req *r, unsigned status)
 	srv_answer(r, status, srv_response("", 0, NULL));
 }
 
+json_t *srv_body_json(struct req *r)
+{
+	json_t *j = NULL;
+
+	if (r->len == 0)
+		return json_object();
+	if (sr_json_parse(r->body, r->len, 0, SR_API_JSON_DEPTH, &j) < 0 || !json_is_object(j)) {
+		if (j)
+			json_decref(j);
+		srv_answer_error(r, -EINVAL,
+				 "serve: the request's body is not a JSON object (of at most %d "
+				 "levels)",
+				 SR_API_JSON_DEPTH);
+		return NULL;
+	}
+	return j;
+}
+
 unsigned srv_http_status(int code)
 {
 	if (code > 0)

@@ -180,6 +180,8 @@ void srv_resume(struct req *r);
 void srv_answer(struct req *r, unsigned status, struct MHD_Response *resp);
 void srv_answer_json(struct req *r, unsigned status, json_t *j); /* j is taken */
 void srv_answer_empty(struct req *r, unsigned status);
+/* The request's body as a JSON object (an empty body: {}), or NULL with the 400 answered. */
+json_t *srv_body_json(struct req *r);
 /*
  * An error, as r's family has them: /v1 {"code": "not_found", "message":
  * "sandbox-run: ..."}; E2B and envd {"code": 404, "message": ...}; envd's
@@ -244,6 +246,10 @@ struct made *srv_made_find(struct srv *s, const char *id);
  */
 void srv_made_state(struct srv *s, const char *id, json_t *state);
 void srv_made_forget(struct srv *s, const char *id);
+/* Every one forgotten (the server's end). */
+void srv_made_forget_all(struct srv *s);
+/* Whether sandbox id's state directory is still there: its keeper removes it last. */
+bool srv_sandbox_alive(struct srv *s, const char *id);
 
 /*
  * Makes a sandbox for a create request (a warm one when the request is

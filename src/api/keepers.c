@@ -49,7 +49,7 @@ int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, siz
 	 */
 	if (strlen(ref) == 32 && strspn(ref, "0123456789abcdef") == 32) {
 		snprintf(k->dir, sizeof(k->dir), "%s/%s", s->statedir, ref);
-		if (sr_ctl_connect(k->dir, &k->fd, err) == 0) {
+		if (sr_ctl_connect_nowait(k->dir, &k->fd, err) == 0) {
 			memcpy(k->id, ref, 33);
 			sr_error_clear(err);
 		}
@@ -61,7 +61,7 @@ int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, siz
 		memcpy(k->id, e.id, sizeof(k->id));
 		snprintf(k->dir, sizeof(k->dir), "%s", e.dir);
 		sr_entry_free(&e);
-		r = sr_ctl_connect(k->dir, &k->fd, err);
+		r = sr_ctl_connect_nowait(k->dir, &k->fd, err);
 		if (r < 0)
 			return r;
 	}
@@ -169,8 +169,7 @@ int srv_call(struct req *r, const char *ref, json_t *req, const int *fds, size_t
 	return 0;
 }
 
-/* Whether the sandbox id's state directory is still there: its keeper removes it last. */
-static bool alive(struct srv *s, const char *id)
+bool srv_sandbox_alive(struct srv *s, const char *id)
 {
 	char dir[4200];
 
@@ -191,7 +190,7 @@ static void made_free(struct made *m)
 static void prune(struct srv *s)
 {
 	for (size_t i = s->n_made; i-- > 0;)
-		if (!alive(s, s->made[i].id)) {
+		if (!srv_sandbox_alive(s, s->made[i].id)) {
 			made_free(&s->made[i]);
 			s->made[i] = s->made[--s->n_made];
 		}
@@ -213,6 +212,15 @@ void srv_made_forget(struct srv *s, const char *id)
 		return;
 	made_free(m);
 	*m = s->made[--s->n_made];
+}
+
+void srv_made_forget_all(struct srv *s)
+{
+	for (size_t i = 0; i < s->n_made; i++)
+		made_free(&s->made[i]);
+	free(s->made);
+	s->made = NULL;
+	s->n_made = s->cap_made = 0;
 }
 
 static struct made *made_add(struct srv *s, const char *id, const struct sr_api_create *c,
@@ -292,6 +300,21 @@ struct create_job {
 	create_done_fn done;
 };
 
+/* Sandbox id, made for a client that went: ended (rm -f), its end not waited for. */
+static void remove_orphan(struct srv *s, const char *id)
+{
+	json_t *rm = json_pack("{sssb}", "op", "rm", "force", 1);
+	struct sr_error err = {0};
+	_cleanup_close_ int fd = -1;
+	char dir[4200];
+
+	snprintf(dir, sizeof(dir), "%s/%s", s->statedir, id);
+	if (rm && sr_ctl_connect_nowait(dir, &fd, &err) == 0)
+		(void)sr_ctl_send(fd, rm, NULL, 0);
+	if (rm)
+		json_decref(rm);
+}
+
 static void create_free(struct create_job *cj)
 {
 	srv_unwatch(cj->job.s, &cj->w);
@@ -314,61 +337,74 @@ static void on_launch(struct srv *s, void *ctx, uint32_t events)
 	/* Out of the loop before it is closed (launch.h says why). */
 	srv_unwatch(s, &cj->w);
 	sr_launch_cancel(&cj->launch);
-	if (cj->launch.id[0])
+	if (cj->launch.id[0] && !r)
+		remove_orphan(s, cj->launch.id);
+	else if (cj->launch.id[0])
 		made_add(s, cj->launch.id, &cj->c, cj->template);
 	if (r)
 		cj->done(r, cj->launch.id[0] ? cj->launch.id : NULL, &cj->launch.err);
 	create_free(cj);
 }
 
-/* The client went before the sandbox was ready: the keeper hears nobody, and ends it. */
+/*
+ * The client went before the sandbox was ready. Its keeper's answer is
+ * awaited all the same (on_launch() removes what it made): closing the
+ * pipe now would end a keeper that has not answered yet, which hears
+ * nobody, but not one whose answer is in the pipe, unread -- its sandbox
+ * would live on, known to nobody. At the server's end, nobody waits.
+ */
 static void create_gone(struct job *j)
 {
-	create_free(container_of(j, struct create_job, job));
+	struct create_job *cj = container_of(j, struct create_job, job);
+
+	if (srv_lists(cj->job.s)->ending)
+		create_free(cj);
 }
 
 static const struct job_ops create_ops = {.gone = create_gone};
 
-void srv_create(struct req *r, struct sr_api_create *c, const char *template, create_done_fn done)
+/*
+ * A warm sandbox of pool, taken and answered at once (released once the
+ * answer is on its way: srv_release_taken); false, c untouched, if none
+ * is ready.
+ */
+static bool create_warm(struct req *r, struct sr_pool *pool, uint64_t timeout,
+			struct sr_api_create *c, const char *template, create_done_fn done)
 {
 	struct srv *s = r->s;
-	struct warm_pool *wp = c->poolable ? srv_warm(s, c->profile) : NULL;
-	struct sr_pool *pool = wp ? wp->pool : NULL;
-	uint64_t timeout = c->has_timeout ? c->timeout_ms : wp ? wp->config.timeout_ms : 0;
 	struct sr_error err = {0};
 	struct sr_pool_taken taken;
+	struct made *m;
+	char id[33];
+
+	if (!pool || sr_pool_take(pool, timeout, &taken, &err) < 0)
+		return false;
+	m = made_add(s, taken.id, c, template);
+	if (m) {
+		m->warm = true;
+		m->expires_ms = timeout ? m->started_ms + (int64_t)timeout : 0;
+		m->state = steal_pointer(&taken.state);
+	}
+	snprintf(id, sizeof(id), "%s", taken.id);
+	if (!m || srv_release_later(s, &taken) < 0) {
+		(void)sr_pool_taken_release(&taken);
+		sr_pool_taken_close(&taken);
+	}
+	sr_api_create_free(c);
+	done(r, id, NULL);
+	return true;
+}
+
+/* A keeper launched as create launches it (launch.h), its answer awaited in the loop. */
+static void create_cold(struct req *r, struct sr_api_create *c, const char *template,
+			create_done_fn done)
+{
+	struct srv *s = r->s;
+	struct sr_error err = {0};
 	struct create_job *cj;
 	struct sr_config cfg;
 	enum sr_action action;
-	char id[33];
 
-	prune(s);
-	if (s->n_made + s->creating >= s->o.max_sandboxes) {
-		sr_error_msg(&err, -EUSERS,
-			     "create: %zu sandboxes made through this server live already (serve "
-			     "--max-sandboxes %u)",
-			     s->n_made, s->o.max_sandboxes);
-		sr_api_create_free(c);
-		return done(r, NULL, &err);
-	}
-	if (pool && sr_pool_take(pool, timeout, &taken, &err) == 0) {
-		struct made *m = made_add(s, taken.id, c, template);
-
-		if (m) {
-			m->warm = true;
-			m->expires_ms = timeout ? m->started_ms + (int64_t)timeout : 0;
-			m->state = steal_pointer(&taken.state);
-		}
-		snprintf(id, sizeof(id), "%s", taken.id);
-		/* Released once the answer is on its way (srv_release_taken). */
-		if (!m || srv_release_later(s, &taken) < 0) {
-			(void)sr_pool_taken_release(&taken);
-			sr_pool_taken_close(&taken);
-		}
-		sr_api_create_free(c);
-		return done(r, id, NULL);
-	}
-	sr_error_clear(&err);
 	sr_config_init(&cfg);
 	cj = calloc(1, sizeof(*cj));
 	if (!cj) {
@@ -404,4 +440,24 @@ void srv_create(struct req *r, struct sr_api_create *c, const char *template, cr
 		return done(r, NULL, &err);
 	}
 	srv_suspend(r);
+}
+
+void srv_create(struct req *r, struct sr_api_create *c, const char *template, create_done_fn done)
+{
+	struct srv *s = r->s;
+	struct warm_pool *wp = c->poolable ? srv_warm(s, c->profile) : NULL;
+	uint64_t timeout = c->has_timeout ? c->timeout_ms : wp ? wp->config.timeout_ms : 0;
+	struct sr_error err = {0};
+
+	prune(s);
+	if (s->n_made + s->creating >= s->o.max_sandboxes) {
+		sr_error_msg(&err, -EUSERS,
+			     "create: %zu sandboxes made through this server live already (serve "
+			     "--max-sandboxes %u)",
+			     s->n_made, s->o.max_sandboxes);
+		sr_api_create_free(c);
+		return done(r, NULL, &err);
+	}
+	if (!create_warm(r, wp ? wp->pool : NULL, timeout, c, template, done))
+		create_cold(r, c, template, done);
 }

@@ -9,25 +9,6 @@
 #include "state.h"
 #include "util.h"
 
-/* The request's body as JSON (an empty body: {}), or NULL with the answer given. */
-static json_t *body_json(struct req *r)
-{
-	json_t *j = NULL;
-
-	if (r->len == 0)
-		return json_object();
-	if (sr_json_parse(r->body, r->len, 0, SR_API_JSON_DEPTH, &j) < 0 || !json_is_object(j)) {
-		if (j)
-			json_decref(j);
-		srv_answer_error(r, -EINVAL,
-				 "serve: the request's body is not a JSON object (of at most %d "
-				 "levels)",
-				 SR_API_JSON_DEPTH);
-		return NULL;
-	}
-	return j;
-}
-
 void srv_answer_sandboxes(struct req *r, const char *key, srv_sandbox_json_fn each)
 {
 	struct sr_entry *v = NULL;
@@ -78,7 +59,7 @@ static void create(struct req *r)
 {
 	struct sr_api_create c = {0};
 	struct sr_error err = {0};
-	json_t *body = body_json(r);
+	json_t *body = srv_body_json(r);
 
 	if (!body)
 		return;
@@ -148,7 +129,7 @@ static void call(struct req *r, json_t *req, call_done_fn done, const char *verb
 
 static void timeout(struct req *r)
 {
-	json_t *body = body_json(r), *t;
+	json_t *body = srv_body_json(r), *t;
 	uint64_t ms;
 
 	if (!body)
@@ -166,7 +147,7 @@ static void timeout(struct req *r)
 
 static void snapshot(struct req *r)
 {
-	json_t *body = body_json(r), *name;
+	json_t *body = srv_body_json(r), *name;
 
 	if (!body)
 		return;
@@ -205,7 +186,7 @@ static void exec(struct req *r)
 {
 	struct sr_api_exec x = {0};
 	struct sr_error err = {0};
-	json_t *body = body_json(r);
+	json_t *body = srv_body_json(r);
 
 	if (!body)
 		return;

@@ -194,6 +194,52 @@ static bool has_unix_listener(const struct srv *s)
 	return false;
 }
 
+/*
+ * A Unix listener's path made free to bind: a socket left by a server that
+ * died is replaced; one a server listens on is not taken from it (it would
+ * serve on, unreachable, and lose the path again when we end); anything
+ * else is left for bind() to refuse.
+ */
+static int take_unix_path(struct listener *l, const struct sockaddr_storage *ss, socklen_t len,
+			  const char *spec, struct sr_error *err)
+{
+	struct stat st;
+
+	if (lstat(l->path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+		return 0;
+	if (unix_listened(ss, len)) {
+		free(l->path);
+		l->path = NULL; /* not ours to remove */
+		return sr_error_msg(err, -EADDRINUSE,
+				    "--listen %s: a server is listening there already (stop it, "
+				    "or --listen another)",
+				    spec);
+	}
+	unlink(l->path);
+	return 0;
+}
+
+/* A TCP listener's port, address and URL, as the kernel bound it (PORT 0: its choice). */
+static void name_tcp(struct listener *l)
+{
+	struct sockaddr_storage ss = {0};
+	socklen_t len = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN];
+
+	getsockname(l->fd, (struct sockaddr *)&ss, &len);
+	if (ss.ss_family == AF_INET6) {
+		l->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, ip, sizeof(ip));
+		snprintf(l->addr, sizeof(l->addr), "[%s]:%d", ip, l->port);
+		snprintf(l->url, sizeof(l->url), "http://[%s]:%d", ip, l->port);
+	} else {
+		l->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip));
+		snprintf(l->addr, sizeof(l->addr), "%s:%d", ip, l->port);
+		snprintf(l->url, sizeof(l->url), "http://%s:%d", ip, l->port);
+	}
+}
+
 static int open_listener(struct srv *s, const char *spec, struct sr_error *err)
 {
 	struct listener *l = &s->listeners[s->n_listeners];
@@ -210,28 +256,10 @@ static int open_listener(struct srv *s, const char *spec, struct sr_error *err)
 	if (l->fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "--listen %s: socket", spec);
 	s->n_listeners++;
-	if (l->is_unix) {
-		struct stat st;
-
-		/*
-		 * A socket left by a server that died: replaced; one a server
-		 * listens on is not taken from it (it would serve on, unreachable,
-		 * and lose the path again when we end); anything else: not.
-		 */
-		if (lstat(l->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid()) {
-			if (unix_listened(&ss, len)) {
-				free(l->path);
-				l->path = NULL; /* not ours to remove */
-				return sr_error_msg(err, -EADDRINUSE,
-						    "--listen %s: a server is listening there "
-						    "already (stop it, or --listen another)",
-						    spec);
-			}
-			unlink(l->path);
-		}
-	} else {
+	if (l->is_unix && (r = take_unix_path(l, &ss, len, spec, err)) < 0)
+		return r;
+	if (!l->is_unix)
 		setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	}
 	/* 0600 from the start: no moment where another user could connect (the uid check aside). */
 	old = umask(0077);
 	r = bind(l->fd, (struct sockaddr *)&ss, len);
@@ -243,22 +271,7 @@ static int open_listener(struct srv *s, const char *spec, struct sr_error *err)
 		return sr_error_errno(err, r, "--listen %s", spec);
 	}
 	if (!l->is_unix) {
-		char ip[INET6_ADDRSTRLEN];
-
-		len = sizeof(ss);
-		getsockname(l->fd, (struct sockaddr *)&ss, &len);
-		if (ss.ss_family == AF_INET6) {
-			l->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, ip,
-				  sizeof(ip));
-			snprintf(l->addr, sizeof(l->addr), "[%s]:%d", ip, l->port);
-			snprintf(l->url, sizeof(l->url), "http://[%s]:%d", ip, l->port);
-		} else {
-			l->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip));
-			snprintf(l->addr, sizeof(l->addr), "%s:%d", ip, l->port);
-			snprintf(l->url, sizeof(l->url), "http://%s:%d", ip, l->port);
-		}
+		name_tcp(l);
 		if (!l->loopback)
 			sr_warn(s->o.sink,
 				"serve: listening on %s, beyond this host: anyone who can reach it "
@@ -629,15 +642,6 @@ const char *sr_serve_listening(const struct sr_serve *ss, unsigned i, const char
 	return s->listeners[i].url;
 }
 
-/* Whether a state directory is still there: its keeper removes it last. */
-static bool alive(struct srv *s, const char *id)
-{
-	char dir[4200];
-
-	snprintf(dir, sizeof(dir), "%s/%s", s->statedir, id);
-	return access(dir, F_OK) == 0;
-}
-
 /*
  * The end: nothing new accepted, every sandbox it made taken down (rm:
  * its keeper ends it and removes it), the warm ones let go, and the wait
@@ -687,7 +691,7 @@ static void stop(struct srv *s)
 	/* The deployments' warm ones: let go, each keeper ends its own (not waited for). */
 	sr_invoke_free(s);
 	for (size_t i = 0; ids && i < n_ids; i++)
-		while (alive(s, ids[i]) && sr_monotonic_ns() < until)
+		while (srv_sandbox_alive(s, ids[i]) && sr_monotonic_ns() < until)
 			usleep(10000);
 	for (size_t i = 0; fds && i < s->n_made; i++)
 		sr_closep(&fds[i]);
@@ -761,12 +765,7 @@ void sr_serve_free(struct sr_serve *ss)
 		srv_unwatch(s, &s->listeners[i].w);
 	for (unsigned i = 0; i < s->n_pools; i++)
 		srv_unwatch(s, &s->pools[i].w);
-	for (size_t i = 0; i < s->n_made; i++) {
-		free(s->made[i].template);
-		if (s->made[i].metadata)
-			json_decref(s->made[i].metadata);
-	}
-	free(s->made);
+	srv_made_forget_all(s);
 	while (s->dead) {
 		struct watch *w = s->dead;
 

@@ -27,6 +27,13 @@ static inline int64_t sr_monotonic_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* ms as a timespec: a timer's value (timerfd_settime()). */
+static inline struct timespec sr_timespec_ms(uint64_t ms)
+{
+	return (struct timespec){.tv_sec = (time_t)(ms / 1000),
+				 .tv_nsec = (long)(ms % 1000) * 1000000L};
+}
+
 static inline void sr_freep(void *p)
 {
 	free(*(void **)p);

@@ -91,7 +91,8 @@ int sr_ctl_peer_is_us(int fd)
 	return cred.uid == geteuid() ? 0 : -EPERM;
 }
 
-int sr_ctl_connect(const char *dir, int *ret, struct sr_error *err)
+/* flags: SOCK_NONBLOCK or 0; a Unix socket's connect(2) then fails at once with EAGAIN. */
+static int connect_ctl(const char *dir, int flags, int *ret, struct sr_error *err)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	_cleanup_close_ int fd = -1;
@@ -99,7 +100,7 @@ int sr_ctl_connect(const char *dir, int *ret, struct sr_error *err)
 
 	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/ctl", dir) >= (int)sizeof(sa.sun_path))
 		return sr_error_msg(err, -ENAMETOOLONG, "%s/ctl: path too long for a socket", dir);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | flags, 0);
 	if (fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "socket");
 	if (SR_RETRY(connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0) {
@@ -107,6 +108,10 @@ int sr_ctl_connect(const char *dir, int *ret, struct sr_error *err)
 		if (r == -ECONNREFUSED || r == -ENOENT)
 			return sr_error_msg(err, r, "the sandbox's keeper is gone (%s)",
 					    strerror(-r));
+		if (r == -EAGAIN)
+			return sr_error_msg(err, r,
+					    "the sandbox's keeper takes no more connections now "
+					    "(stopped?)");
 		return sr_error_errno(err, r, "connect to the sandbox's keeper");
 	}
 	r = sr_ctl_peer_is_us(fd);
@@ -114,6 +119,16 @@ int sr_ctl_connect(const char *dir, int *ret, struct sr_error *err)
 		return sr_error_errno(err, r, "the sandbox's keeper is not yours");
 	*ret = steal_fd(&fd);
 	return 0;
+}
+
+int sr_ctl_connect(const char *dir, int *ret, struct sr_error *err)
+{
+	return connect_ctl(dir, 0, ret, err);
+}
+
+int sr_ctl_connect_nowait(const char *dir, int *ret, struct sr_error *err)
+{
+	return connect_ctl(dir, SOCK_NONBLOCK, ret, err);
 }
 
 json_t *sr_ctl_error_reply(const struct sr_error *err)

@@ -37,6 +37,12 @@ int sr_ctl_peer_is_us(int fd);
 /* Client: a connection to the keeper of the sandbox whose state directory is dir. */
 int sr_ctl_connect(const char *dir, int *ret, struct sr_error *err);
 /*
+ * The same for an event loop (serve's): the connection is non-blocking,
+ * and a keeper whose queue of connections is full (stopped, or not
+ * taking them) is not waited for: -EAGAIN.
+ */
+int sr_ctl_connect_nowait(const char *dir, int *ret, struct sr_error *err);
+/*
  * Client: one request, one reply, on a connection of its own. A reply
  * with "ok": false becomes err (its "error", "status" and "errno"); *ret_reply
  * holds the reply otherwise (NULL: not wanted).

@@ -308,8 +308,7 @@ static void save_state_later(struct keeper *k)
 /* The deadline, ms from now (0: none), in the timerfd and in state.json (now, or later). */
 static int set_deadline(struct keeper *k, uint64_t ms, bool later)
 {
-	struct itimerspec its = {
-	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L}};
+	struct itimerspec its = {.it_value = sr_timespec_ms(ms)};
 
 	if (timerfd_settime(k->deadline_fd, 0, &its, NULL) < 0)
 		return sr_negerrno();
@@ -786,11 +785,28 @@ static void do_port(struct keeper *k, struct client *cl, json_t *req)
 	      0);
 }
 
+/*
+ * Whether the client's connection has a request under way (an exec, an
+ * inspect, a worker's): the next waits until it is answered. They share
+ * the connection's one timer (an exec's timeout, inspect's wait, a
+ * snapshot's watch) and its answers, which one request at a time keeps
+ * apart.
+ */
+static bool under_way(const struct client *cl)
+{
+	return cl->pid > 0 || cl->spawn || cl->stat || cl->work;
+}
+
+/* Why a request is refused while another is under way, or the sandbox ends. */
+static const char *busy_text(const struct keeper *k)
+{
+	return k->end_reason ? "the sandbox is ending" : "this connection has a request under way";
+}
+
 /* Whether a client only holds its connection: nothing asked, nothing under way. */
 static bool idle(const struct client *cl)
 {
-	return cl->fd >= 0 && !cl->hung_up && cl->pid <= 0 && !cl->spawn && !cl->stat &&
-	       !cl->work && !cl->waits_end && !cl->holds;
+	return cl->fd >= 0 && !cl->hung_up && !under_way(cl) && !cl->waits_end && !cl->holds;
 }
 
 /* Hangs up on the longest-idle client; false if none is idle. */
@@ -884,13 +900,15 @@ oom:
 	return sr_error_errno(err, -ENOMEM, "exec");
 }
 
-static int arm_exec_timeout(struct client *cl, json_int_t ms)
+/* The client's timer: ms from now, and every ms after with repeat; none for ms <= 0. */
+static int arm_client_timer(struct client *cl, int64_t ms, bool repeat)
 {
-	struct itimerspec its = {
-	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L}};
+	struct itimerspec its = {.it_value = sr_timespec_ms(ms > 0 ? (uint64_t)ms : 0)};
 
 	if (ms <= 0)
 		return 0;
+	if (repeat)
+		its.it_interval = its.it_value;
 	cl->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (cl->timerfd < 0 || timerfd_settime(cl->timerfd, 0, &its, NULL) < 0)
 		return sr_negerrno();
@@ -934,10 +952,8 @@ static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 	bool invoke = json_is_true(json_object_get(req, "invoke"));
 	size_t n = json_array_size(argv_j);
 
-	if (cl->pid > 0 || cl->spawn || k->end_reason)
-		return reply_error(cl, -EBUSY, 125, "exec: %s",
-				   k->end_reason ? "the sandbox is ending"
-						 : "one exec per connection");
+	if (k->end_reason || under_way(cl))
+		return reply_error(cl, -EBUSY, 125, "exec: %s", busy_text(k));
 	if (invoke)
 		return do_invoke(k, cl, fds, n_fds);
 	/* Those of its stdio not on a pty come as fds, in order (protocol.h). */
@@ -968,7 +984,7 @@ static void do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 		s.stdio[i] = mask & (SR_SPAWN_PTY_STDIN << i) ? -1 : fds[next++];
 	cl->start_ns = sr_monotonic_ns();
 	/* Answered when PID 1 has started it (on_spawned): the loop does not wait for that. */
-	if (arm_exec_timeout(cl, timeout ? json_integer_value(timeout) : 0) < 0 ||
+	if (arm_client_timer(cl, timeout ? json_integer_value(timeout) : 0, false) < 0 ||
 	    sr_sandbox_spawn_start(k->sb, &s, &cl->spawn, &err) < 0) {
 		sr_strv_free(&env);
 		if (!err.code)
@@ -1049,10 +1065,8 @@ static void do_copy(struct keeper *k, struct client *cl, json_t *req, int kind, 
 
 	if (!path || !*path || n_fds != 1)
 		return reply_error(cl, -EINVAL, 125, "cp: a malformed request");
-	if (k->end_reason || cl->work)
-		return reply_error(cl, -EBUSY, 125, "cp: %s",
-				   k->end_reason ? "the sandbox is ending"
-						 : "one cp per connection");
+	if (k->end_reason || under_way(cl))
+		return reply_error(cl, -EBUSY, 125, "cp: %s", busy_text(k));
 	r = sr_sandbox_work(k->sb, kind, path, fds[0], 0, &cl->work);
 	if (r < 0)
 		return reply_error(cl, r, 125, "cp: %s", strerror(-r));
@@ -1066,9 +1080,8 @@ static void do_changes(struct keeper *k, struct client *cl, int *fds, size_t n_f
 
 	if (n_fds != 1)
 		return reply_error(cl, -EINVAL, 125, "changes: a malformed request");
-	if (k->end_reason || cl->work)
-		return reply_error(cl, -EBUSY, 125, "changes: %s",
-				   k->end_reason ? "the sandbox is ending" : "one per connection");
+	if (k->end_reason || under_way(cl))
+		return reply_error(cl, -EBUSY, 125, "changes: %s", busy_text(k));
 	r = sr_sandbox_work(k->sb, SR_WORK_CHANGES, NULL, fds[0], 0, &cl->work);
 	if (r < 0)
 		return reply_error(cl, r, 125, "changes: %s", strerror(-r));
@@ -1090,9 +1103,8 @@ static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
 	if (!name || (idle && (!json_is_integer(idle) || json_integer_value(idle) < 0 ||
 			       json_integer_value(idle) > INT_MAX)))
 		return reply_error(cl, -EINVAL, 125, "snapshot: a malformed request");
-	if (k->end_reason || cl->work)
-		return reply_error(cl, -EBUSY, 125, "snapshot: %s",
-				   k->end_reason ? "the sandbox is ending" : "one per connection");
+	if (k->end_reason || under_way(cl))
+		return reply_error(cl, -EBUSY, 125, "snapshot: %s", busy_text(k));
 	if (sr_snapshot_begin(name, &cl->snap, &fd, &err) < 0)
 		return reply(cl, sr_ctl_error_reply(&err), NULL, 0);
 	r = sr_sandbox_work(k->sb, SR_WORK_SNAPSHOT, NULL, fd, 0, &cl->work);
@@ -1102,14 +1114,7 @@ static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
 	}
 	cl->snap_idle_ms = idle ? json_integer_value(idle) : SNAPSHOT_IDLE_MS;
 	if (cl->snap_idle_ms > 0) {
-		struct itimerspec its = {
-		    .it_value = {.tv_sec = cl->snap_idle_ms / 1000,
-				 .tv_nsec = (cl->snap_idle_ms % 1000) * 1000000},
-		};
-
-		its.it_interval = its.it_value;
-		cl->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (cl->timerfd < 0 || timerfd_settime(cl->timerfd, 0, &its, NULL) < 0)
+		if (arm_client_timer(cl, cl->snap_idle_ms, true) < 0)
 			sr_closep(&cl->timerfd); /* no watch: as before, it waits */
 		cl->snap_fd = steal_fd(&fd);
 	}
@@ -1153,9 +1158,10 @@ static void do_timeout(struct keeper *k, struct client *cl, json_t *req)
 /* Answered with PID 1's count (on_stats), or without it once STAT_WAIT_MS have passed. */
 static void do_inspect(struct keeper *k, struct client *cl)
 {
-	if (cl->stat || cl->pid > 0 || cl->spawn)
-		return reply_error(cl, -EBUSY, 125, "inspect: this connection is busy");
-	if (sr_sandbox_stat_start(k->sb, &cl->stat) < 0 || arm_exec_timeout(cl, STAT_WAIT_MS) < 0) {
+	if (under_way(cl))
+		return reply_error(cl, -EBUSY, 125, "inspect: %s", busy_text(k));
+	if (sr_sandbox_stat_start(k->sb, &cl->stat) < 0 ||
+	    arm_client_timer(cl, STAT_WAIT_MS, false) < 0) {
 		cl->stat = 0;
 		sr_closep(&cl->timerfd);
 		reply(cl, inspect_json(k, NULL), NULL, 0);
@@ -1399,148 +1405,207 @@ enum slot_kind {
 	SLOT_ARTIFACTS,
 };
 
+/* What an entry of a round's poll is. */
+struct slot {
+	enum slot_kind kind;
+	struct client *cl;
+	size_t index; /* a port's or a relayed connection's */
+};
+
+/* What one round of the loop polls: fds[i] is what slots[i] says. */
+struct poll_set {
+	struct pollfd *fds;
+	struct slot *slots;
+	size_t n;
+};
+
+/*
+ * An fd of -1 takes no entry: poll(2) counts every entry against
+ * RLIMIT_NOFILE (EINVAL past it), holes included, and most clients' timers
+ * are -1. Without them the entries are fds the keeper holds, which its
+ * limit bounds already.
+ */
+static void add(struct poll_set *ps, int fd, short events, enum slot_kind kind, struct client *cl,
+		size_t index)
+{
+	if (fd < 0)
+		return;
+	ps->fds[ps->n] = (struct pollfd){.fd = fd, .events = events};
+	ps->slots[ps->n++] = (struct slot){.kind = kind, .cl = cl, .index = index};
+}
+
+/* The most entries fill_poll_set() makes: one per fd it may add. */
+static size_t poll_set_cap(const struct keeper *k)
+{
+	return 4 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients + k->n_ports +
+	       2 * k->n_conns;
+}
+
+static void fill_poll_set(struct keeper *k, struct poll_set *ps, bool accepting)
+{
+	int sbfds[SR_SANDBOX_POLL_FDS], afds[SR_ARTIFACTS_POLL_FDS] = {-1, -1};
+
+	/* While the artifacts come out, inspect is answered and rm waits for the end. */
+	if (accepting && (!k->end_reason || k->artifacts))
+		add(ps, k->listen_fd, POLLIN, SLOT_LISTEN, NULL, 0);
+	add(ps, k->sigfd, POLLIN, SLOT_SIGNAL, NULL, 0);
+	add(ps, k->deadline_fd, POLLIN, SLOT_DEADLINE, NULL, 0);
+	sr_sandbox_poll_fds(k->sb, sbfds);
+	for (size_t i = 0; i < SR_SANDBOX_POLL_FDS; i++)
+		add(ps, sbfds[i], POLLIN, SLOT_SANDBOX, NULL, 0);
+	/* A CANCEL or a kill waiting for room on PID 1's socket. */
+	add(ps, sr_sandbox_poll_out_fd(k->sb), POLLOUT, SLOT_SANDBOX, NULL, 0);
+	if (k->artifacts)
+		sr_artifacts_poll_fds(k->artifacts, afds);
+	for (size_t i = 0; i < SR_ARTIFACTS_POLL_FDS; i++)
+		add(ps, afds[i], POLLIN, SLOT_ARTIFACTS, NULL, 0);
+	for (size_t i = 0; i < k->n_clients; i++) {
+		add(ps, k->clients[i]->fd, POLLIN, SLOT_CLIENT, k->clients[i], 0);
+		add(ps, k->clients[i]->timerfd, POLLIN, SLOT_TIMER, k->clients[i], 0);
+	}
+	for (size_t i = 0; accepting && i < k->n_ports; i++)
+		add(ps, k->ports[i].listen_fd, POLLIN, SLOT_PORT, NULL, i);
+	/* A relayed connection's two sides side by side: step_relays() takes them as a pair. */
+	for (size_t i = 0; i < k->n_conns; i++) {
+		struct conn *c = k->conns[i];
+
+		if (c->sandbox_fd < 0)
+			continue;
+		add(ps, c->host_fd, sr_relay_events(&c->relay, 0), SLOT_RELAY_HOST, NULL, i);
+		add(ps, c->sandbox_fd, sr_relay_events(&c->relay, 1), SLOT_RELAY_SANDBOX, NULL, i);
+	}
+}
+
+/*
+ * Each relayed connection stepped with this round's events (its slots
+ * name it by index: this comes before anything can change k->conns),
+ * then those that failed dropped.
+ */
+static void step_relays(struct keeper *k, struct poll_set *ps)
+{
+	for (size_t i = 0; i + 1 < ps->n; i++) {
+		struct sr_relay *relay;
+
+		if (ps->slots[i].kind != SLOT_RELAY_HOST)
+			continue;
+		relay = &k->conns[ps->slots[i].index]->relay;
+		relay->failed |= !sr_relay_step(relay, ps->fds[i].revents, ps->fds[i + 1].revents);
+		ps->fds[i].revents = ps->fds[i + 1].revents = 0;
+	}
+	for (size_t i = k->n_conns; i-- > 0;)
+		if (k->conns[i]->sandbox_fd >= 0 && k->conns[i]->relay.failed)
+			drop_conn(k, i);
+}
+
+static void on_deadline(struct keeper *k)
+{
+	uint64_t x;
+
+	(void)!read(k->deadline_fd, &x, sizeof(x));
+	begin_end(k, "timeout");
+}
+
+/* Each ready fd to its handler; true if the sandbox's own are ready (for sr_sandbox_dispatch()). */
+static bool on_ready(struct keeper *k, const struct poll_set *ps)
+{
+	bool sandbox = false;
+
+	for (size_t i = 0; i < ps->n; i++) {
+		struct client *cl = ps->slots[i].cl;
+
+		if (!ps->fds[i].revents)
+			continue;
+		switch (ps->slots[i].kind) {
+		case SLOT_LISTEN:
+			on_connection(k);
+			break;
+		case SLOT_SIGNAL:
+			on_signal(k);
+			break;
+		case SLOT_DEADLINE:
+			on_deadline(k);
+			break;
+		case SLOT_SANDBOX:
+			sandbox = true;
+			break;
+		case SLOT_CLIENT:
+			if (cl->fd >= 0)
+				on_request(k, cl);
+			break;
+		case SLOT_TIMER:
+			if (cl->timerfd >= 0)
+				on_client_timer(k, cl);
+			break;
+		case SLOT_PORT:
+			on_port_connection(k, &k->ports[ps->slots[i].index]);
+			break;
+		case SLOT_RELAY_HOST:
+		case SLOT_RELAY_SANDBOX:
+		case SLOT_ARTIFACTS: /* collect() reads them, every round */
+			break;
+		}
+	}
+	return sandbox;
+}
+
+/*
+ * Clients done with: hung up (or answered), their exec's process killed
+ * and gone, their worker killed, PID 1 no longer to answer them.
+ */
+static void end_clients(struct keeper *k)
+{
+	for (size_t i = k->n_clients; i-- > 0;) {
+		struct client *cl = k->clients[i];
+
+		if (!cl->hung_up)
+			continue;
+		/* However the holder went (hung up, evicted, unread): its warm sandbox ends. */
+		if (cl->holds) {
+			cl->holds = false;
+			begin_end(k, "released");
+		}
+		if (cl->pid > 0 && !cl->killed) {
+			sr_sandbox_kill_process(k->sb, cl->pid);
+			cl->killed = true;
+		}
+		if (cl->work) {
+			sr_sandbox_cancel(k->sb, cl->work);
+			cl->work = 0;
+		}
+		if (cl->pid <= 0 && !cl->spawn && !cl->stat)
+			drop_client(k, i);
+	}
+}
+
 static void loop(struct keeper *k)
 {
 	/* Artifacts still coming out of a sandbox that ended meanwhile: their takers finish. */
 	while (!k->done || k->artifacts) {
-		size_t cap = 4 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients +
-			     k->n_ports + 2 * k->n_conns,
-		       n = 0;
+		size_t cap = poll_set_cap(k);
 		_cleanup_free_ struct pollfd *fds = calloc(cap, sizeof(*fds));
-		_cleanup_free_ struct {
-			enum slot_kind kind;
-			struct client *cl;
-			size_t index; /* a port's or a relayed connection's */
-		} *slots = calloc(cap, sizeof(*slots));
-		int sbfds[SR_SANDBOX_POLL_FDS], afds[SR_ARTIFACTS_POLL_FDS] = {-1, -1};
+		_cleanup_free_ struct slot *slots = calloc(cap, sizeof(*slots));
+		struct poll_set ps = {.fds = fds, .slots = slots};
 		int64_t pause = k->accept_paused_ns - sr_monotonic_ns();
-		bool sandbox = false, accepting = pause <= 0;
+		bool accepting = pause <= 0;
 
 		if (!fds || !slots) {
 			sr_sandbox_kill(k->sb);
 			return;
 		}
-#define ADD_EV(f, ev, k_, c_, i_)                                    \
-	do {                                                         \
-		fds[n] = (struct pollfd){.fd = (f), .events = (ev)}; \
-		slots[n].kind = (k_);                                \
-		slots[n].index = (i_);                               \
-		slots[n++].cl = (c_);                                \
-	} while (0)
-#define ADD(f, k_, c_) ADD_EV(f, POLLIN, k_, c_, 0)
-		/* While the artifacts come out, inspect is answered and rm waits for the end. */
-		ADD((k->end_reason && !k->artifacts) || !accepting ? -1 : k->listen_fd, SLOT_LISTEN,
-		    NULL);
-		ADD(k->sigfd, SLOT_SIGNAL, NULL);
-		ADD(k->deadline_fd, SLOT_DEADLINE, NULL);
-		sr_sandbox_poll_fds(k->sb, sbfds);
-		for (size_t i = 0; i < SR_SANDBOX_POLL_FDS; i++)
-			ADD(sbfds[i], SLOT_SANDBOX, NULL);
-		/* A CANCEL or a kill waiting for room on PID 1's socket. */
-		ADD_EV(sr_sandbox_poll_out_fd(k->sb), POLLOUT, SLOT_SANDBOX, NULL, 0);
-		if (k->artifacts)
-			sr_artifacts_poll_fds(k->artifacts, afds);
-		for (size_t i = 0; i < SR_ARTIFACTS_POLL_FDS; i++)
-			ADD(afds[i], SLOT_ARTIFACTS, NULL);
-		for (size_t i = 0; i < k->n_clients; i++) {
-			ADD(k->clients[i]->fd, SLOT_CLIENT, k->clients[i]);
-			ADD(k->clients[i]->timerfd, SLOT_TIMER, k->clients[i]);
-		}
-		for (size_t i = 0; i < k->n_ports; i++)
-			ADD_EV(accepting ? k->ports[i].listen_fd : -1, POLLIN, SLOT_PORT, NULL, i);
-		for (size_t i = 0; i < k->n_conns; i++) {
-			struct conn *c = k->conns[i];
-
-			if (c->sandbox_fd < 0)
-				continue;
-			ADD_EV(c->host_fd, sr_relay_events(&c->relay, 0), SLOT_RELAY_HOST, NULL, i);
-			ADD_EV(c->sandbox_fd, sr_relay_events(&c->relay, 1), SLOT_RELAY_SANDBOX,
-			       NULL, i);
-		}
-#undef ADD
-#undef ADD_EV
-		if (poll(fds, n, poll_timeout(k, accepting ? -1 : (int)(pause / 1000000) + 1)) <
+		fill_poll_set(k, &ps, accepting);
+		if (poll(fds, ps.n, poll_timeout(k, accepting ? -1 : (int)(pause / 1000000) + 1)) <
 		    0) {
 			if (errno == EINTR)
 				continue;
+			/* Not round again: a poll that fails for good would spin, blind. */
 			sr_sandbox_kill(k->sb);
+			return;
 		}
-		/* The relays first, from the same poll: their slots name them by index. */
-		for (size_t i = 0; i + 1 < n; i++) {
-			if (slots[i].kind != SLOT_RELAY_HOST)
-				continue;
-			k->conns[slots[i].index]->relay.failed |= !sr_relay_step(
-			    &k->conns[slots[i].index]->relay, fds[i].revents, fds[i + 1].revents);
-			fds[i].revents = fds[i + 1].revents = 0;
-		}
-		for (size_t i = k->n_conns; i-- > 0;)
-			if (k->conns[i]->sandbox_fd >= 0 && k->conns[i]->relay.failed)
-				drop_conn(k, i);
-		for (size_t i = 0; i < n; i++) {
-			if (!fds[i].revents)
-				continue;
-			switch (slots[i].kind) {
-			case SLOT_LISTEN:
-				on_connection(k);
-				break;
-			case SLOT_SIGNAL:
-				on_signal(k);
-				break;
-			case SLOT_DEADLINE: {
-				uint64_t x;
-
-				(void)!read(k->deadline_fd, &x, sizeof(x));
-				begin_end(k, "timeout");
-				break;
-			}
-			case SLOT_SANDBOX:
-				sandbox = true;
-				break;
-			case SLOT_CLIENT:
-				if (slots[i].cl->fd >= 0)
-					on_request(k, slots[i].cl);
-				break;
-			case SLOT_TIMER:
-				if (slots[i].cl->timerfd >= 0)
-					on_client_timer(k, slots[i].cl);
-				break;
-			case SLOT_PORT:
-				on_port_connection(k, &k->ports[slots[i].index]);
-				break;
-			case SLOT_RELAY_HOST:
-			case SLOT_RELAY_SANDBOX:
-			case SLOT_ARTIFACTS: /* collect() reads them, every round */
-				break;
-			}
-		}
-		if (sandbox)
+		step_relays(k, &ps);
+		if (on_ready(k, &ps))
 			sr_sandbox_dispatch(k->sb);
 		collect(k);
-		/*
-		 * Clients done with: hung up (or answered), their exec's process
-		 * killed and gone, their worker killed, PID 1 no longer to answer
-		 * them.
-		 */
-		for (size_t i = k->n_clients; i-- > 0;) {
-			struct client *cl = k->clients[i];
-
-			/* However the holder went (hung up, evicted, unread): its warm sandbox
-			 * ends. */
-			if (cl->hung_up && cl->holds) {
-				cl->holds = false;
-				begin_end(k, "released");
-			}
-			if (cl->hung_up && cl->pid > 0 && !cl->killed) {
-				sr_sandbox_kill_process(k->sb, cl->pid);
-				cl->killed = true;
-			}
-			if (cl->hung_up && cl->work) {
-				sr_sandbox_cancel(k->sb, cl->work);
-				cl->work = 0;
-			}
-			if (cl->hung_up && cl->pid <= 0 && !cl->spawn && !cl->stat)
-				drop_client(k, i);
-		}
+		end_clients(k);
 	}
 }
 
@@ -1556,7 +1621,13 @@ static int listen_ctl(struct keeper *k, struct sr_error *err)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "socket");
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+	/*
+	 * A queue for as many connections as the keeper serves: serve does not
+	 * wait for room in it (sr_ctl_connect_nowait()), and a burst of its
+	 * requests (an upload's files, each a worker) outruns the loop, which
+	 * takes one connection a round.
+	 */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, CLIENTS_MAX) < 0) {
 		int e = sr_negerrno();
 
 		close(fd);
@@ -1715,6 +1786,51 @@ static void raise_fd_limit(void)
 	}
 }
 
+/*
+ * The sandbox gone (or never made): everything of it let go, rm told, the
+ * state directory removed, in that order -- nothing of the sandbox is left
+ * once rm has its answer.
+ */
+static void tear_down(struct keeper *k)
+{
+	/* A loop that could not go on leaves what was being taken out unfinished. */
+	if (k->artifacts) {
+		sr_artifacts_free(steal_pointer(&k->artifacts));
+		sr_error_msg(&k->artifacts_err, -EIO,
+			     "the sandbox's artifacts were left unfinished");
+	}
+	sr_sandbox_free(k->sb);
+	/* Published ports close with the sandbox, before anyone hears it is gone. */
+	while (k->n_conns)
+		drop_conn(k, k->n_conns - 1);
+	free(k->conns);
+	for (size_t i = 0; i < k->n_ports; i++)
+		sr_closep(&k->ports[i].listen_fd);
+	free(k->ports);
+	/* The helper, reaped. */
+	reap_children();
+	if (k->dir)
+		sr_state_remove(k->dir, NULL);
+	/* rm is told whether the artifacts came out: the sandbox is gone either way. */
+	for (size_t i = 0; i < k->n_clients; i++)
+		if (k->clients[i]->waits_end)
+			reply(k->clients[i],
+			      k->artifacts_err.code ? sr_ctl_error_reply(&k->artifacts_err)
+						    : json_pack("{sbss}", "ok", 1, "id", k->id),
+			      NULL, 0);
+	while (k->n_clients)
+		drop_client(k, k->n_clients - 1);
+	free(k->clients);
+	free(k->dir);
+	if (k->state)
+		json_decref(k->state);
+	sr_closep(&k->lock);
+	sr_closep(&k->listen_fd);
+	sr_closep(&k->sigfd);
+	sr_closep(&k->deadline_fd);
+	sr_closep(&k->log_fd);
+}
+
 int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready_fd)
 {
 	struct sr_strv caller_fds = {0};
@@ -1753,41 +1869,6 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 		if (answer_create(&k, 0, NULL))
 			loop(&k);
 	}
-	/* A loop that could not go on leaves what was being taken out unfinished. */
-	if (k.artifacts) {
-		sr_artifacts_free(steal_pointer(&k.artifacts));
-		sr_error_msg(&k.artifacts_err, -EIO,
-			     "the sandbox's artifacts were left unfinished");
-	}
-	sr_sandbox_free(k.sb);
-	/* Published ports close with the sandbox, before anyone hears it is gone. */
-	while (k.n_conns)
-		drop_conn(&k, k.n_conns - 1);
-	free(k.conns);
-	for (size_t i = 0; i < k.n_ports; i++)
-		sr_closep(&k.ports[i].listen_fd);
-	free(k.ports);
-	/* The helper, reaped: nothing of the sandbox is left once rm has its answer. */
-	reap_children();
-	if (k.dir)
-		sr_state_remove(k.dir, NULL);
-	/* rm is told whether the artifacts came out: the sandbox is gone either way. */
-	for (size_t i = 0; i < k.n_clients; i++)
-		if (k.clients[i]->waits_end)
-			reply(k.clients[i],
-			      k.artifacts_err.code ? sr_ctl_error_reply(&k.artifacts_err)
-						   : json_pack("{sbss}", "ok", 1, "id", k.id),
-			      NULL, 0);
-	while (k.n_clients)
-		drop_client(&k, k.n_clients - 1);
-	free(k.clients);
-	free(k.dir);
-	if (k.state)
-		json_decref(k.state);
-	sr_closep(&k.lock);
-	sr_closep(&k.listen_fd);
-	sr_closep(&k.sigfd);
-	sr_closep(&k.deadline_fd);
-	sr_closep(&k.log_fd);
+	tear_down(&k);
 	return status;
 }

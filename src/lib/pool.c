@@ -151,8 +151,7 @@ static void failed(struct sr_pool *p, const struct sr_error *err)
 			: p->o.config->profile ? p->o.config->profile
 					       : "default",
 			err->msg);
-	its.it_value.tv_sec = (time_t)(p->backoff_ms / 1000);
-	its.it_value.tv_nsec = (long)(p->backoff_ms % 1000) * 1000000L;
+	its.it_value = sr_timespec_ms(p->backoff_ms);
 	if (timerfd_settime(p->timerfd, 0, &its, NULL) == 0)
 		p->waiting = true;
 }
@@ -374,7 +373,7 @@ void sr_pool_dispatch(struct sr_pool *p)
 
 static void refill_soon(struct sr_pool *p)
 {
-	struct itimerspec its = {.it_value.tv_nsec = REFILL_DELAY_MS * 1000000L};
+	struct itimerspec its = {.it_value = sr_timespec_ms(REFILL_DELAY_MS)};
 
 	/* Requests wait for one: no delay. */
 	if (p->extra)

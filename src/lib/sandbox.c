@@ -923,8 +923,7 @@ int sr_sandbox_cancel(struct sr_sandbox *sb, uint32_t id)
 
 int sr_sandbox_halt(struct sr_sandbox *sb, int grace_ms)
 {
-	const struct itimerspec grace = {
-	    .it_value = {.tv_sec = grace_ms / 1000, .tv_nsec = (long)(grace_ms % 1000) * 1000000L}};
+	const struct itimerspec grace = {.it_value = sr_timespec_ms((uint64_t)grace_ms)};
 	struct sr_msg halt = {.type = SR_MSG_HALT};
 
 	if (sb->reaped || sb->held || sb->halt_sent || sb->end_sent)
@@ -985,8 +984,7 @@ void sr_sandbox_kill(struct sr_sandbox *sb)
 
 int sr_sandbox_end(struct sr_sandbox *sb, int grace_ms)
 {
-	const struct itimerspec grace = {
-	    .it_value = {.tv_sec = grace_ms / 1000, .tv_nsec = (long)(grace_ms % 1000) * 1000000L}};
+	const struct itimerspec grace = {.it_value = sr_timespec_ms((uint64_t)grace_ms)};
 	const struct sr_msg end = {.type = SR_MSG_END};
 
 	if (sb->reaped)

@@ -541,6 +541,23 @@ int sr_state_write(const char *dir, json_t *state, struct sr_error *err)
 	return write_at(fd, state, err);
 }
 
+/* 0 if no living sandbox is named name; -EEXIST (said so) if one is. */
+static int name_free(const char *statedir, const char *name, struct sr_error *err)
+{
+	struct sr_entry *v = NULL;
+	size_t n = 0;
+	int r = sr_state_list(statedir, &v, &n, err);
+
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		if (sr_streq(entry_name(&v[i]), name))
+			r = sr_error_msg(err, -EEXIST,
+					 "a sandbox is named '%s' already (sandbox-run rm %s, or "
+					 "choose another --name)",
+					 name, name);
+	sr_entries_free(v, n);
+	return r < 0 ? r : 0;
+}
+
 int sr_state_reserve(const char *statedir, const char *id, const char *name, json_t *state,
 		     char **ret_dir, int *ret_lock, struct sr_error *err)
 {
@@ -554,23 +571,8 @@ int sr_state_reserve(const char *statedir, const char *id, const char *name, jso
 	/* The directory's own lock: one reservation at a time, so a name is taken once. */
 	if (SR_RETRY(flock(statefd, LOCK_EX)) < 0)
 		return sr_error_errno(err, sr_negerrno(), "lock %s", statedir);
-	if (name) {
-		struct sr_entry *v = NULL;
-		size_t n = 0;
-
-		r = sr_state_list(statedir, &v, &n, err);
-		if (r < 0)
-			return r;
-		for (size_t i = 0; i < n; i++)
-			if (sr_streq(entry_name(&v[i]), name)) {
-				sr_entries_free(v, n);
-				return sr_error_msg(err, -EEXIST,
-						    "a sandbox is named '%s' already (sandbox-run "
-						    "rm %s, or choose another --name)",
-						    name, name);
-			}
-		sr_entries_free(v, n);
-	}
+	if (name && (r = name_free(statedir, name, err)) < 0)
+		return r;
 	if (asprintf(&dir, "%s/%s", statedir, id) < 0)
 		return sr_error_errno(err, -ENOMEM, "state");
 	if (mkdirat(statefd, id, 0700) < 0)

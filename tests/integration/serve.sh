@@ -608,7 +608,108 @@ for h in hosts:
 	stop_serve
 }
 
+# keeper_ready ID: its keeper has made the sandbox (it names itself so just
+# before it answers the server).
+keeper_ready() {
+	local kp
+	kp=$(json_get "$(state_dir)/$1/state.json" keeper_pid 2>/dev/null) &&
+		tr '\0' ' ' <"/proc/$kp/cmdline" 2>/dev/null | grep -q "^sandbox-run-keeper $1"
+}
+
+# A create whose client hangs up while its keeper answers: the sandbox is
+# removed, not left to live known to nobody. The keeper is stopped as soon
+# as it appears, the server once it waits again; then the client goes, the
+# keeper is let go and says it is ready, and the server, let go last,
+# reads the hang-up first. It once closed the keeper's pipe with that
+# answer unread, and the sandbox lived on to its deadline.
+t_create_client_gone() {
+	local sb
+	start_serve || return
+	sb=$(as_user python3 - "$SOCK" "$(state_dir)" "$SERVE_PID" <<'PY'
+import json, os, re, signal, socket, sys, time
+sock, state, server = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ids = lambda: {e for e in os.listdir(state) if re.fullmatch("[0-9a-f]{32}", e)}
+def until(f):
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        v = f()
+        if v:
+            return v
+        time.sleep(0.0005)
+    sys.exit("timed out")
+def keeper():
+    for e in ids() - before:
+        try:
+            return json.load(open(f"{state}/{e}/state.json"))["keeper_pid"], e
+        except (OSError, ValueError):
+            pass
+def server_waits():
+    return open(f"/proc/{server}/wchan").read() in ("do_epoll_wait", "ep_poll")
+before = ids()
+body = b'{"net": "none", "timeout": "10m"}'
+c = socket.socket(socket.AF_UNIX)
+c.connect(sock)
+c.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+kp, sb = until(keeper)
+os.kill(kp, signal.SIGSTOP)
+until(server_waits)
+os.kill(server, signal.SIGSTOP)
+c.close()
+os.kill(kp, signal.SIGCONT)
+print(sb)
+PY
+)
+	check "create: its keeper started, then the server stopped" test -n "$sb"
+	check "the keeper made the sandbox meanwhile" until_ok 20 keeper_ready "$sb"
+	sleep 0.2
+	kill -CONT "$SERVE_PID"
+	check "the client gone, the sandbox is removed" until_ok 10 test ! -e "$(state_dir)/$sb"
+	[ -z "$sb" ] || sr rm -f "$sb"
+	stop_serve
+}
+
+# A keeper that takes no connections (stopped, its queue of them full)
+# does not hold the server: a request for its sandbox is answered at once
+# (429), and every other request is served. The server once waited in
+# connect(2) for room in that queue, its whole loop with it.
+t_stopped_keeper() {
+	local sb kp filler
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "5m"}'
+	sb=$(jf 'j["id"]')
+	kp=$(json_get "$(state_dir)/$sb/state.json" keeper_pid)
+	kill -STOP "$kp"
+	(as_user_exec python3 - "$(state_dir)/$sb/ctl" >"$SR_OUT/filler" 2>&1 <<'PY') &
+import socket, sys, time
+held = []
+while True:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.setblocking(False)
+    try:
+        c.connect(sys.argv[1])
+    except BlockingIOError:
+        break
+    held.append(c)
+print("full", len(held), flush=True)
+time.sleep(60)
+PY
+	filler=$!
+	check "its queue of connections filled" until_ok 20 grep -q full "$SR_OUT/filler"
+	code=$(as_user curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
+		"http://sandbox-run/v1/sandboxes/$sb")
+	assert_eq "a request for its sandbox: 429 at once" 429 "$code"
+	code=$(as_user curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
+		http://sandbox-run/v1/health)
+	assert_eq "and the server answers others" 200 "$code"
+	kill "$filler"
+	wait "$filler" 2>/dev/null
+	kill -CONT "$kp"
+	api DELETE "/v1/sandboxes/$sb"
+	assert_eq "the keeper let go, its sandbox is served again" 200 "$code"
+	stop_serve
+}
+
 for_each_user t_walkthrough t_errors t_auth t_tcp_keeps_socket t_warm t_hostile t_max_output t_stopped_worker \
 	t_stopped_writer \
-	t_upload_bound t_from_inside
+	t_upload_bound t_from_inside t_create_client_gone t_stopped_keeper
 done_testing

@@ -235,6 +235,77 @@ PY
 	sr rm "$sb"
 }
 
+# Under a low limit on fds (ulimit -n 256, which the keeper inherits as its
+# hard limit), idle clients are served all the same: poll(2) refuses more
+# entries than RLIMIT_NOFILE, and the keeper once gave every client two,
+# its timer's -1 among them: 130 idle connections had it fail every poll,
+# kill the sandbox and spin.
+t_keeper_clients_fd_limit() {
+	local log="$SR_OUT/clients-limit" holder kp
+	sb=$(ulimit -n 256 && as_user "$SR" create --net none --timeout 120 </dev/null 2>/dev/null)
+	kp=$(keeper_of "$sb")
+	(as_user_exec /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$log" 2>&1 <<'PY') &
+import socket, sys, time
+idle = []
+for _ in range(200):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(sys.argv[1])
+    idle.append(c)
+print("ready", len(idle), flush=True)
+time.sleep(30)
+PY
+	holder=$!
+	check "200 connections taken by a keeper of 256 fds at most" until_ok 20 grep -q ready "$log"
+	as_user timeout -s KILL 10 "$SR" exec "$sb" -- true </dev/null >/dev/null 2>&1
+	assert_eq "exec answers beside them" 0 "$?"
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	as_user timeout -s KILL 10 "$SR" rm "$sb" </dev/null >/dev/null 2>&1
+	assert_eq "rm too" 0 "$?"
+	check "the keeper ends with its sandbox" until_ok 10 _fails kill -0 "$kp"
+}
+
+# One request at a time on a keeper's connection: an exec asked there
+# while an inspect waits for PID 1's count is refused. Taken, it once
+# shared the connection's one timer with the inspect, whose answer closed
+# it: the exec's --timeout was gone and the process ran on.
+t_keeper_one_request() {
+	new_sandbox
+	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$SR_OUT/one-request" 2>&1 <<'PY'
+import array, json, os, socket, sys, time
+c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+c.connect(sys.argv[1])
+null = os.open("/dev/null", os.O_RDWR)
+c.send(b'{"op": "inspect"}')
+exec_req = {"op": "exec", "argv": ["sleep", "5"], "timeout_ms": 500}
+c.sendmsg([json.dumps(exec_req).encode()],
+          [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [null] * 3))])
+c.settimeout(10)
+t0 = time.monotonic()
+while True:
+    try:
+        m = c.recv(1 << 20)
+    except socket.timeout:
+        print("no answer")
+        break
+    if not m:
+        print("hung up")
+        break
+    j = json.loads(m)
+    if j.get("ok") is False:
+        print("refused", j.get("errno"))
+        break
+    if j.get("event") == "exit":
+        print("exit", j["exit_code"], "after %.1f s" % (time.monotonic() - t0))
+        break
+PY
+	assert_eq "exec while an inspect waits on the connection: refused (EBUSY)" "refused 16" \
+		"$(tail -1 "$SR_OUT/one-request")"
+	sr exec "$sb" -- true
+	assert_eq "the sandbox serves on" 0 "$rc"
+	sr rm "$sb"
+}
+
 # data_dir: where the round's snapshots are kept.
 data_dir() {
 	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
@@ -267,6 +338,6 @@ t_snapshot_bounded() {
 		test -z "$(find "$d/snapshots" -mindepth 1 -maxdepth 1 2>/dev/null)"
 }
 
-for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
+for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained t_snapshot_bounded
 done_testing

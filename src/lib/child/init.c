@@ -423,6 +423,38 @@ static void spawn_failed(struct init *in, uint32_t id, const struct sr_error *er
 	send_or_die(in->p->sock, &m);
 }
 
+/*
+ * The process's stdio: the pty where the request asks (a new one, its
+ * master in *master for SPAWNED, its slave the controlling terminal), the
+ * fds it brought, in order, for the rest.
+ */
+static int spawn_stdio(const struct sr_msg *req, const struct sr_msg_extra *ex, struct spawn *s,
+		       int *master, int *slave, struct sr_error *err)
+{
+	if (req->flags & SR_SPAWN_PTY) {
+		struct winsize ws = {.ws_row = (unsigned short)(req->value >> 16),
+				     .ws_col = (unsigned short)(req->value & 0xffff)};
+		int r = open_pty(slave, err);
+
+		if (r < 0)
+			return r;
+		*master = r;
+		/* Before the process starts: a shell reads its size once, at once. */
+		if (ws.ws_row && ws.ws_col)
+			(void)ioctl(*master, TIOCSWINSZ, &ws);
+		s->pty = *slave;
+	}
+	for (int i = 0, next = 0; i < 3; i++) {
+		if (req->flags & (SR_SPAWN_PTY_STDIN << i))
+			s->stdio[i] = *slave;
+		else if ((size_t)next < ex->n_fds)
+			s->stdio[i] = ex->fds[next++];
+		else
+			return sr_error_msg(err, -EBADMSG, "spawn: no stdio");
+	}
+	return 0;
+}
+
 static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_extra *ex)
 {
 	struct sr_msg m = {.type = SR_MSG_SPAWNED, .id = req->id, .flags = req->flags};
@@ -444,29 +476,8 @@ static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_ex
 		s.envp = spec.envp;
 		s.cwd = spec.cwd;
 	}
-	if (pty) {
-		struct winsize ws = {.ws_row = (unsigned short)(req->value >> 16),
-				     .ws_col = (unsigned short)(req->value & 0xffff)};
-
-		master = open_pty(&slave, &err);
-		if (master < 0)
-			goto fail;
-		/* Before the process starts: a shell reads its size once, at once. */
-		if (ws.ws_row && ws.ws_col)
-			(void)ioctl(master, TIOCSWINSZ, &ws);
-		s.pty = slave;
-	}
-	/* The pty where asked, the fds it brought (in order) for the rest. */
-	for (int i = 0, next = 0; i < 3; i++) {
-		if (req->flags & (SR_SPAWN_PTY_STDIN << i))
-			s.stdio[i] = slave;
-		else if ((size_t)next < ex->n_fds)
-			s.stdio[i] = ex->fds[next++];
-		else {
-			sr_error_msg(&err, -EBADMSG, "spawn: no stdio");
-			goto fail;
-		}
-	}
+	if (spawn_stdio(req, ex, &s, &master, &slave, &err) < 0)
+		goto fail;
 	if ((req->flags & SR_SPAWN_PARK) && pty) {
 		sr_error_msg(&err, -EINVAL, "spawn: a parked process has no pty");
 		goto fail;
@@ -918,19 +929,14 @@ static void on_signals(struct init *in)
 }
 
 /*
- * The set-up's heap (libnftables', populated in advance: nft.c) counts
- * against the sandbox's memory while PID 1 only waits. It is given back
- * once the sandbox has run 100 ms: trimming as soon as it starts made
- * short runs 1.5-2 ms slower, on PID 1's way to reaping the agent.
+ * PID 1's start: its own signals (all blocked, a signalfd), its stdin and
+ * stdout on /dev/null, then READY with the disk's root and, with a tap,
+ * TAP: the host side starts the sandbox's life from there. Any failure
+ * ends PID 1, its host side told why where it can be.
  */
-#define TRIM_AFTER_MS 100
-
-void sr_init_run(struct sr_plan *p)
+static void start(struct init *in, struct sr_plan *p)
 {
-	struct init in = {.p = p};
 	struct sr_msg m = {.type = SR_MSG_READY};
-	int64_t trim_at;
-	bool trimmed = false;
 	sigset_t all;
 	int null;
 
@@ -943,15 +949,15 @@ void sr_init_run(struct sr_plan *p)
 	sr_proc_set_cmdline("sandbox-run-init", NULL);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
-	in.sigfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
-	in.payload = malloc(SR_MSG_PAYLOAD_MAX + 1);
+	in->sigfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
+	in->payload = malloc(SR_MSG_PAYLOAD_MAX + 1);
 	/*
 	 * The caller's stdin and stdout are not PID 1's to hold: a process
 	 * gets the stdio its SPAWN brings. stderr stays, for a sanitizer's
 	 * report in test builds.
 	 */
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (in.sigfd < 0 || !in.payload || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) {
+	if (in->sigfd < 0 || !in->payload || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) {
 		struct sr_error err = {0};
 
 		sr_error_errno(&err, sr_negerrno(), "start PID 1");
@@ -979,7 +985,52 @@ void sr_init_run(struct sr_plan *p)
 			_exit(125);
 		close(steal_fd(&p->sources.tap));
 	}
+}
 
+/*
+ * The set-up's heap (libnftables', populated in advance: nft.c) counts
+ * against the sandbox's memory while PID 1 only waits. It is given back
+ * once the sandbox has run 100 ms: trimming as soon as it starts made
+ * short runs 1.5-2 ms slower, on PID 1's way to reaping the agent.
+ */
+#define TRIM_AFTER_MS 100
+
+/*
+ * The wait for this round, in ms (-1: none): until the heap's trim (done
+ * here once it is due, *trim_at set to 0), or a worker's time limit.
+ */
+static int wait_ms(struct init *in, int64_t *trim_at)
+{
+	int64_t late = next_deadline(in);
+	int timeout = -1;
+
+	if (*trim_at) {
+		int64_t left = (*trim_at - sr_monotonic_ns()) / 1000000;
+
+		if (left > 0) {
+			timeout = (int)left + 1;
+		} else {
+#ifdef M_TRIM_THRESHOLD /* glibc */
+			malloc_trim(0);
+#endif
+			*trim_at = 0;
+		}
+	}
+	if (late) {
+		int64_t ms = (late - sr_monotonic_ns()) / 1000000 + 1;
+
+		if (timeout < 0 || ms < timeout)
+			timeout = (int)ms;
+	}
+	return timeout;
+}
+
+void sr_init_run(struct sr_plan *p)
+{
+	struct init in = {.p = p};
+	int64_t trim_at;
+
+	start(&in, p);
 	trim_at = sr_monotonic_ns() + TRIM_AFTER_MS * 1000000LL;
 	for (;;) {
 		struct pollfd fds[2 + _SR_VIEW_MAX] = {
@@ -988,24 +1039,8 @@ void sr_init_run(struct sr_plan *p)
 		};
 		/* The views of /proc PID 1 serves (viewfs.h), each a FUSE connection. */
 		size_t n = 2 + sr_viewfs_pollfds(p->views, fds + 2);
-		int64_t left = (trim_at - sr_monotonic_ns()) / 1000000;
-		int64_t late = next_deadline(&in);
-		int timeout = trimmed ? -1 : (int)left + 1;
 
-		if (!trimmed && left <= 0) {
-#ifdef M_TRIM_THRESHOLD /* glibc */
-			malloc_trim(0);
-#endif
-			trimmed = true;
-			timeout = -1;
-		}
-		if (late) {
-			int64_t ms = (late - sr_monotonic_ns()) / 1000000 + 1;
-
-			if (timeout < 0 || ms < timeout)
-				timeout = (int)ms;
-		}
-		if (poll(fds, n, timeout) < 0)
+		if (poll(fds, n, wait_ms(&in, &trim_at)) < 0)
 			continue;
 		/* Exits first: an EXIT the host reads before a later SPAWNED of the same pid. */
 		if (fds[1].revents)
