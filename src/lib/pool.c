@@ -255,6 +255,14 @@ static void parked(struct sr_pool *p, struct warm *w)
 	}
 }
 
+/* The held connection in the pool's epoll set, where its keeper's hang-up is seen. */
+static int watch_held(struct sr_pool *p, struct warm *w, struct sr_error *err)
+{
+	int r = watch(p, w->hold);
+
+	return r < 0 ? sr_error_errno(err, r, "watching sandbox %s", w->id) : 0;
+}
+
 static void made(struct sr_pool *p, struct warm *w)
 {
 	_cleanup_free_ char *dir = NULL;
@@ -266,7 +274,7 @@ static void made(struct sr_pool *p, struct warm *w)
 		drop(p, w);
 		return;
 	}
-	if (hold(p, w, &err) == 0 && watch(p, w->hold) == 0 &&
+	if (hold(p, w, &err) == 0 && watch_held(p, w, &err) == 0 &&
 	    (!p->o.park || park(p, w, &err) == 0)) {
 		if (!p->o.park) {
 			p->stats.made++;
