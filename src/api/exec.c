@@ -599,13 +599,35 @@ static int make_pipes(struct exec_job *x, const struct sr_api_exec *in, int chil
 	return 0;
 }
 
+/*
+ * Processes started through the server still running. Each holds up to
+ * four of the server's fds (its pipes, its keeper's connection), and
+ * E2B's run on once their client has gone, bound by nothing else: with
+ * no cap a client could start them until the server had no fd left to
+ * accept anyone's connection.
+ */
+static unsigned running(struct srv *s)
+{
+	unsigned n = 0;
+
+	for (struct exec_job *x = srv_lists(s)->execs; x; x = x->next)
+		n += !x->exited;
+	return n;
+}
+
 void sr_api_exec(struct req *r, const struct sr_api_exec *in, bool connect)
 {
-	struct exec_job *x = calloc(1, sizeof(*x));
+	struct exec_job *x;
 	struct sr_error err = {0};
 	int child[3] = {-1, -1, -1}, ret;
 	json_t *req;
 
+	if (running(r->s) >= srv_opts(r->s)->max_processes)
+		return srv_answer_error(r, -EAGAIN,
+					"exec: %u processes started through the server are "
+					"running (--max-processes)",
+					srv_opts(r->s)->max_processes);
+	x = calloc(1, sizeof(*x));
 	if (!x)
 		return srv_answer_error(r, -ENOMEM, "exec: out of memory");
 	x->in_fd = x->out[0].fd = x->out[1].fd = -1;

@@ -275,5 +275,71 @@ EOF2
 	rm -rf "$d"
 }
 
-for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds
+# envd_start SB CMD: E2B's commands.run(CMD, {background: true}) as its
+# SDK sends it, the stream read until its first event (the start, or the
+# end that refuses it) and then left, as a background command's client
+# goes; the answer's text in $body.
+envd_start() {
+	body=$(as_user /usr/bin/python3 - "$SOCK" "$1" "$2" <<'EOF2'
+import json, socket, struct, sys
+msg = json.dumps({"process": {"cmd": "/bin/sh", "args": ["-c", sys.argv[3]], "cwd": "/"}})
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.sendall(("POST /process.Process/Start HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: %s\r\n"
+           "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+           % (sys.argv[2], len(msg), msg)).encode())
+f = s.makefile("rb")
+head = []
+while (line := f.readline()) not in (b"\r\n", b""):
+    head.append(line.lower())
+body = b""
+while len(body) < 5 or len(body) < 5 + struct.unpack(">BI", body[:5])[1]:
+    if b"transfer-encoding: chunked\r\n" in head:
+        body += f.read(int(f.readline(), 16))
+        f.readline()
+    else:
+        body += f.read(1)
+print(body[5:].decode())
+EOF2
+	)
+}
+
+# running_sleeps SB: the processes `sleep 3600` in the sandbox.
+sleeps='for f in /proc/[0-9]*; do [ "$(tr "\\0" " " <$f/cmdline 2>/dev/null)" = "sleep 3600 " ] && echo ${f#/proc/}; done'
+running_sleeps() {
+	sr exec "$1" -- sh -c "$sleeps | wc -l"
+	echo "$out" | tr -d ' '
+}
+
+# E2B's background commands run on once their client has gone, each
+# holding its pipes and its keeper's connection in the server: a client
+# with the token could start them until the server had no fd left, and
+# then nobody's connection was taken. At --max-processes running, a start
+# is refused (envd: resource_exhausted; /v1: 429 too_many), the server's
+# fds stay bounded, and once one ends another may start.
+t_process_cap() {
+	local sb fds i
+	start_serve --max-processes 4 || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	fds=$(ls /proc/"$SERVE_PID"/fd | wc -l)
+	for i in $(seq 12); do envd_start "$sb" "exec sleep 3600"; done
+	check "four background commands run, not twelve" until_ok 10 eval 'test "$(running_sleeps "$sb")" = 4'
+	assert_match "the fifth is refused: resource_exhausted" '"code":"resource_exhausted".*--max-processes' "$body"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "true"}'
+	assert_eq "so is a /v1 exec: 429 too_many" "429 too_many" "$code $(jf 'j["code"]')"
+	check "the server holds at most 16 fds more ($fds before, $(ls /proc/"$SERVE_PID"/fd | wc -l) now)" \
+		test "$(ls /proc/"$SERVE_PID"/fd | wc -l)" -le $((fds + 16))
+	api GET /v1/health
+	assert_eq "and still answers" 200 "$code"
+	sr exec "$sb" -- sh -c "kill \$($sleeps | head -1)"
+	check "once one has ended, another starts" \
+		until_ok 10 eval 'envd_start "$sb" "exec sleep 3600"; [[ $body == *'"'"'"start"'"'"'* ]]'
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
+	t_process_cap
 done_testing
