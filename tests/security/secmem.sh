@@ -134,15 +134,25 @@ t_warm_memory() {
 # (a pool's refill) would copy it. An exec's environment and stdin, its
 # output, a file written and read back, a listing's names, a preview's
 # request and page; the server's whole memory is read once they have all
-# been answered.
+# been answered. A create's environment too (its values may be secrets).
 t_request_memory() {
 	local id out env="env-$RANDOM$RANDOM$RANDOM" in="in-$RANDOM$RANDOM$RANDOM"
 	local file="file-$RANDOM$RANDOM$RANDOM" name="name-$RANDOM$RANDOM$RANDOM" read
-	local header="header-$RANDOM$RANDOM$RANDOM" page
+	local header="header-$RANDOM$RANDOM$RANDOM" page e2b
+	local made="made-$RANDOM$RANDOM$RANDOM" e2b_env="e2b-env-$RANDOM$RANDOM$RANDOM"
+	local pad
+	pad=$(head -c 3000 /dev/zero | tr '\0' p)
 	start_serve --listen 127.0.0.1:0 || return
-	api POST /v1/sandboxes '{"net": "none"}'
+	# Long values: freed, a small block is soon reused, a large one stays as it was.
+	api POST /v1/sandboxes "{\"net\": \"none\", \"env\": {\"MADE\": \"$pad$made\"}}"
 	assert_eq "a sandbox made" 201 "$code"
 	id=$(jf 'j["id"]')
+	api POST /sandboxes "{\"templateID\": \"base\", \"allow_internet_access\": false, \"envVars\": {\"MADE\": \"$pad$e2b_env\"}}"
+	assert_eq "and one through E2B's API" 201 "$code"
+	e2b=$(jf 'j["sandboxID"]')
+	printf 'create-env %s\ne2b-create-env %s\n' "$made" "$e2b_env" >"$SR_TMP/needles"
+	assert_eq "the server holds neither create's environment once answered" "$SERVE_PID -" \
+		"$(python3 "$SCAN" "$SR_TMP/needles" "$SERVE_PID")"
 	# shellcheck disable=SC2016
 	api POST "/v1/sandboxes/$id/exec" "$(python3 -c 'import json,sys
 print(json.dumps({"argv": ["sh", "-c", "echo ${#L} $(wc -c); echo out-$(od -An -N8 -tx8 /dev/urandom | tr -d \" \")"],
@@ -177,6 +187,7 @@ print(json.dumps({"argv": ["sh", "-c", "echo ${#L} $(wc -c); echo out-$(od -An -
 	assert_eq "the server holds none of them once answered" "$SERVE_PID -" \
 		"$(cat "$SR_OUT/request-memory-$SR_AS")"
 	api DELETE "/v1/sandboxes/$id"
+	api DELETE "/v1/sandboxes/$e2b"
 	stop_serve
 }
 
