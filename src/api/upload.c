@@ -3,7 +3,7 @@
  * Writing files from a request's body as it comes: PUT /v1/.../files
  * (the body is the file) and envd's POST /files (the body is the file,
  * or multipart/form-data with a "file" part per file, as E2B's SDK sends
- * it, parsed by libmicrohttpd's post processor). Each file has its worker
+ * it: multipart.h). Each file has its worker
  * in the sandbox (file_write) reading a pipe we fill; when the sandbox
  * does not take it as fast as the client sends, the client waits (its
  * connection is suspended until the queue has drained).
@@ -24,6 +24,7 @@
  * written in place, as envd writes it: what the worker had written stays.
  */
 #include "internal.h"
+#include "multipart.h"
 #include "util.h"
 
 #define QUEUE_HIGH	(1024 * 1024)
@@ -51,7 +52,7 @@ struct wfile {
 
 struct upload {
 	struct job job;
-	struct MHD_PostProcessor *pp;
+	struct sr_multipart *form; /* NULL: the body is the file */
 	struct wfile *files, *cur;
 	char *path; /* the query's */
 	bool envd, ended, waiting;
@@ -75,8 +76,10 @@ static void upload_free(struct upload *up)
 {
 	struct srv *s = up->job.s;
 
-	if (up->pp)
-		sr_mhd.destroy_post_processor(up->pp);
+	if (up->form) {
+		sr_multipart_free(up->form);
+		free(up->form);
+	}
 	while (up->files) {
 		struct wfile *f = up->files;
 
@@ -287,49 +290,38 @@ static void wfile_close(struct upload *up)
 }
 
 /* Each "file" part of a multipart body: a file of its own, named by its filename (or ?path=). */
-static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
-			       const char *filename, const char *content_type,
-			       const char *transfer_encoding, const char *data, uint64_t off,
-			       size_t size)
+static void on_part(void *ctx, const char *name, const char *filename)
 {
-	struct upload *up = cls;
+	struct upload *up = ctx;
+	_cleanup_free_ char *path = NULL;
 
-	(void)kind;
-	(void)content_type;
-	(void)transfer_encoding;
-	if (!key || strcmp(key, "file") != 0 || up->err.code)
-		return MHD_YES;
-	if (off == 0) {
-		_cleanup_free_ char *path =
-		    sr_api_envd_path(filename && *filename ? filename : up->path);
-
-		/*
-		 * Not a new part: libmicrohttpd says a part's headers once they
-		 * are in (0 bytes at 0) and its first bytes when they come, at 0
-		 * again. (An empty part, then one of the same name: one file.)
-		 */
-		if (up->cur && up->cur->bytes == 0 && sr_streq(up->cur->path, path)) {
-			wfile_add(up, data, size);
-			return MHD_YES;
-		}
-		wfile_close(up);
-		if (up->n_files >= FILES_MAX) {
-			sr_error_msg(&up->err, -E2BIG,
-				     "files: more than %d files in one request (send a tree as a "
-				     "tar archive)",
-				     FILES_MAX);
-			return MHD_YES;
-		}
-		if (!path) {
-			sr_error_msg(&up->err, -EINVAL,
-				     "files: a part with no file name and no ?path=");
-			return MHD_YES;
-		}
-		up->cur = up->job.r ? wfile_start(up, up->job.r, path) : NULL;
+	wfile_close(up);
+	if (!sr_streq(name, "file") || up->err.code)
+		return;
+	if (up->n_files >= FILES_MAX) {
+		sr_error_msg(&up->err, -E2BIG,
+			     "files: more than %d files in one request (send a tree as a tar "
+			     "archive)",
+			     FILES_MAX);
+		return;
 	}
-	wfile_add(up, data, size);
-	return MHD_YES;
+	path = sr_api_envd_path(filename && *filename ? filename : up->path);
+	if (!path) {
+		sr_error_msg(&up->err, -EINVAL, "files: a part with no file name and no ?path=");
+		return;
+	}
+	up->cur = up->job.r ? wfile_start(up, up->job.r, path) : NULL;
 }
+
+static void on_part_data(void *ctx, const char *data, size_t n)
+{
+	struct upload *up = ctx;
+
+	if (!up->err.code)
+		wfile_add(up, data, n);
+}
+
+static const struct sr_multipart_ops form_ops = {.begin = on_part, .data = on_part_data};
 
 static void upload_gone(struct job *j)
 {
@@ -375,6 +367,32 @@ static void upload_tick(struct job *j, int64_t now)
 
 static const struct job_ops upload_ops = {.gone = upload_gone, .tick = upload_tick};
 
+/* envd's multipart body, if it is one (else the body is the file): an error answered. */
+static int start_form(struct upload *up, struct req *r)
+{
+	int ret;
+
+	up->form = malloc(sizeof(*up->form));
+	if (!up->form) {
+		upload_free(up);
+		srv_answer_error(r, -ENOMEM, "serve: out of memory");
+		return -ENOMEM;
+	}
+	ret =
+	    sr_multipart_init(up->form, srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE), &form_ops, up);
+	if (ret == -ENOMSG) {
+		free(up->form);
+		up->form = NULL;
+		return 0;
+	}
+	if (ret < 0) {
+		upload_free(up);
+		srv_answer_error(r, ret, "files: multipart/form-data without a valid boundary");
+		return ret;
+	}
+	return 0;
+}
+
 bool sr_api_upload_begin(struct req *r)
 {
 	const char *dir = srv_arg(r, "dir"), *path = srv_arg(r, "path");
@@ -393,9 +411,9 @@ bool sr_api_upload_begin(struct req *r)
 	up->path = up->envd ? sr_api_envd_path(path) : path ? strdup(path) : NULL;
 	srv_job_add(r->s, &up->job, &upload_ops, r);
 	r->up = up;
-	if (up->envd)
-		up->pp = sr_mhd.create_post_processor(r->conn, 64 * 1024, on_part, up);
-	if (up->pp)
+	if (up->envd && start_form(up, r) < 0)
+		return false;
+	if (up->form)
 		return true;
 	/* The body is the file. */
 	if (!up->path) {
@@ -418,8 +436,8 @@ static void take(struct upload *up, const char *data, size_t len)
 {
 	if (up->err.code)
 		return;
-	if (up->pp) {
-		if (sr_mhd.post_process(up->pp, data, len) != MHD_YES && !up->err.code)
+	if (up->form) {
+		if (sr_multipart_feed(up->form, data, len) < 0 && !up->err.code)
 			sr_error_msg(&up->err, -EINVAL, "files: the body is not the form it says");
 	} else {
 		wfile_add(up, data, len);
@@ -438,7 +456,7 @@ size_t sr_api_upload_data(struct req *r, const char *data, size_t len)
 	 * the client does.
 	 */
 	while (used < len && !must_wait(up)) {
-		size_t n = up->pp && len - used > PART_SLICE ? PART_SLICE : len - used;
+		size_t n = up->form && len - used > PART_SLICE ? PART_SLICE : len - used;
 
 		up->bytes += n;
 		if (up->bytes > up->max) {
@@ -460,11 +478,10 @@ void sr_api_upload_end(struct req *r)
 {
 	struct upload *up = r->up;
 
-	if (up->pp) {
-		/* Its last part's last bytes come now. */
-		sr_mhd.destroy_post_processor(up->pp);
-		up->pp = NULL;
-	}
+	if (up->form && sr_multipart_end(up->form) < 0 && !up->err.code)
+		sr_error_msg(
+		    &up->err, -EINVAL,
+		    "files: the body is not the form it says (it has no closing boundary)");
 	wfile_close(up);
 	up->ended = true;
 	if (up->err.code)
