@@ -415,12 +415,19 @@ static void finish(struct exec_job *x, json_t *ev, const char *error)
 {
 	struct req *r = x->job.r;
 
-	/* What the process wrote before it ended is in the pipes: all of it, not what a daemon
-	 * it left adds later. */
+	/*
+	 * What the process wrote before it ended is in the pipes: all of it,
+	 * which is a pipeful at most, not what a daemon it left adds later.
+	 * Read until the pipe was empty, a daemon writing as fast as the loop
+	 * read held the loop, and queued tens of megabytes for a client that
+	 * took them slowly.
+	 */
 	for (int i = 0; i < 2; i++) {
-		while (x->out[i].fd >= 0 && read_output(x, i) > 0)
-			if (!buffered(x) && x->stream.len > 64 * STREAM_HIGH)
-				break;
+		int left = x->out[i].fd >= 0 ? fcntl(x->out[i].fd, F_GETPIPE_SZ) : 0;
+
+		/* A pipe's read takes all it can, up to READ_CHUNK: a pipeful is this many. */
+		for (; left > 0 && x->out[i].fd >= 0 && read_output(x, i) > 0; left -= READ_CHUNK)
+			;
 		if (x->out[i].fd >= 0 && !buffered(x) && x->job.r)
 			emit_output(x, i, "", 0, true);
 		stop_output(x, i);

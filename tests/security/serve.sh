@@ -368,6 +368,38 @@ t_listing_memory() {
 	stop_serve
 }
 
+# yeses SB: how many `yes` run in the sandbox.
+yeses() {
+	sr exec "$1" -- sh -c 'n=0; for f in /proc/[0-9]*/comm; do [ "$(cat $f 2>/dev/null)" = yes ] && n=$((n + 1)); done; echo $n'
+	echo "$out"
+}
+
+# A streamed exec ends when its process does; what the process wrote is
+# in its pipes, a pipeful at most. The server read on until the pipes were
+# empty: daemons the process left writing as fast as it read (four `yes`)
+# had it queue 38 MB for a client that took nothing. Now it reads a
+# pipeful and closes them (the daemons end by SIGPIPE).
+t_daemon_output() {
+	local sb
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	as_user /usr/bin/python3 - "$SOCK" "$sb" <<'EOF2'
+import json, socket, sys, time
+body = json.dumps({"cmd": "(yes &); (yes &); (yes &); (yes >&2 &); sleep 0.5", "stream": True})
+s = socket.socket(socket.AF_UNIX)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(sys.argv[1])
+s.sendall(("POST /v1/sandboxes/%s/exec HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+           % (sys.argv[2], len(body), body)).encode())
+time.sleep(3)
+EOF2
+	check "the server's peak: under 20 MB ($(hwm "$SERVE_PID") MB)" test "$(hwm "$SERVE_PID")" -lt 20
+	check "and the daemons are gone" until_ok 10 eval 'test "$(yeses "$sb")" = 0'
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
-	t_process_cap t_listing_memory
+	t_process_cap t_listing_memory t_daemon_output
 done_testing
