@@ -14,8 +14,11 @@
  * A multipart body of many small files would start a worker (a process
  * in the sandbox, a pipe and a keeper connection of the server's) for
  * each part as fast as the client sends them: the client also waits while
- * FILES_OPEN_HIGH files are still being written, and a request has at
- * most FILES_MAX files (a tree is a tar: cp, or the files API's archive).
+ * FILES_OPEN_HIGH of its files are still being written, or SERVER_FILES_HIGH
+ * of every upload's (each holds two of the server's fds: ten uploads at
+ * once took the usual 1,024, and those that found none failed), and a
+ * request has at most FILES_MAX files (a tree is a tar: cp, or the files
+ * API's archive).
  *
  * A worker the agent stopped (it runs as the agent's uid) takes nothing:
  * one that has had bytes or the end waiting for --idle-timeout is given
@@ -27,11 +30,13 @@
 #include "multipart.h"
 #include "util.h"
 
-#define QUEUE_HIGH	(1024 * 1024)
-#define QUEUE_LOW	(256 * 1024)
-#define FILES_OPEN_HIGH 64
-#define FILES_OPEN_LOW	16
-#define FILES_MAX	10000
+#define QUEUE_HIGH	  (1024 * 1024)
+#define QUEUE_LOW	  (256 * 1024)
+#define FILES_OPEN_HIGH	  64
+#define FILES_OPEN_LOW	  16
+#define FILES_MAX	  10000
+#define SERVER_FILES_HIGH 128
+#define SERVER_FILES_LOW  64
 /* At most a few parts' headers: how many files a slice of the body may start. */
 #define PART_SLICE 512
 
@@ -62,6 +67,9 @@ struct upload {
 	struct sr_error err;  /* the first failure of the request's own */
 };
 
+static const struct job_ops upload_ops;
+static void wake_uploads(struct srv *s);
+
 static void wfile_free(struct srv *s, struct wfile *f)
 {
 	kcall_stop(&f->k);
@@ -84,6 +92,8 @@ static void upload_free(struct upload *up)
 		struct wfile *f = up->files;
 
 		up->files = f->next;
+		if (!f->replied)
+			srv_lists(s)->files_open--;
 		wfile_free(s, f);
 	}
 	if (up->job.r)
@@ -91,6 +101,7 @@ static void upload_free(struct upload *up)
 	srv_job_remove(&up->job);
 	free(up->path);
 	free(up);
+	wake_uploads(s);
 }
 
 static json_t *written(struct upload *up)
@@ -142,10 +153,23 @@ static bool check_done(struct upload *up)
 /* The client goes on once the sandbox has taken what came and most files are written. */
 static void resume_if_drained(struct upload *up)
 {
-	if (up->job.r && up->waiting && up->queued < QUEUE_LOW && up->open <= FILES_OPEN_LOW) {
+	if (up->job.r && up->waiting && up->queued < QUEUE_LOW && up->open <= FILES_OPEN_LOW &&
+	    srv_lists(up->job.s)->files_open <= SERVER_FILES_LOW) {
 		up->waiting = false;
 		srv_resume(up->job.r);
 	}
+}
+
+/* Files written, of every upload: those that wait for that may go on. */
+static void wake_uploads(struct srv *s)
+{
+	struct job *jobs = &srv_lists(s)->jobs;
+
+	if (srv_lists(s)->files_open > SERVER_FILES_LOW)
+		return;
+	for (struct job *j = jobs->next; j != jobs; j = j->next)
+		if (j->ops == &upload_ops)
+			resume_if_drained(container_of(j, struct upload, job));
 }
 
 static void on_writable(struct srv *s, void *ctx, uint32_t events)
@@ -189,7 +213,9 @@ static void wfile_replied(struct wfile *f)
 {
 	f->replied = true;
 	f->up->open--;
+	srv_lists(f->up->job.s)->files_open--;
 	resume_if_drained(f->up);
+	wake_uploads(f->up->job.s);
 }
 
 static void wfile_msg(struct kcall *k, json_t *msg)
@@ -249,6 +275,7 @@ static struct wfile *wfile_start(struct upload *up, struct req *r, const char *p
 	up->files = f;
 	up->n_files++;
 	up->open++;
+	srv_lists(r->s)->files_open++;
 	return f;
 }
 
@@ -429,7 +456,8 @@ bool sr_api_upload_begin(struct req *r)
 /* Whether the client is to wait: the sandbox has not taken what came, or has many files open. */
 static bool must_wait(const struct upload *up)
 {
-	return up->queued > QUEUE_HIGH || up->open > FILES_OPEN_HIGH;
+	return up->queued > QUEUE_HIGH || up->open > FILES_OPEN_HIGH ||
+	       srv_lists(up->job.s)->files_open > SERVER_FILES_HIGH;
 }
 
 static void take(struct upload *up, const char *data, size_t len)

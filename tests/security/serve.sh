@@ -400,6 +400,41 @@ EOF2
 	stop_serve
 }
 
+# Each file an upload writes holds two of the server's fds (its pipe, its
+# keeper's connection), 64 of them at once for one multipart request:
+# a few uploads at once took every fd the server had, and those that found
+# none failed (500, 503, 429). Files being written by every upload are
+# bounded too (128): six uploads of 300 files each, at once, to a server
+# of 512 fds, are all written.
+t_uploads_at_once() {
+	local sb k pids="" codes
+	start_serve || return
+	as_user prlimit --pid "$SERVE_PID" --nofile=512:512
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	for k in 1 2 3 4 5 6; do
+		python3 -c 'import sys
+for i in range(300):
+    sys.stdout.write("--sr-boundary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"up%s/f%d\"\r\n\r\nx\r\n" % (sys.argv[1], i))
+sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/parts-$SR_AS-$k"
+		chmod a+r "$SR_TMP/parts-$SR_AS-$k"
+	done
+	for k in 1 2 3 4 5 6; do
+		as_user curl -s -m 60 -o /dev/null -w '%{http_code}\n' --unix-socket "$SOCK" -X POST \
+			-H "E2b-Sandbox-Id: $sb" -H 'Content-Type: multipart/form-data; boundary=sr-boundary' \
+			--data-binary "@$SR_TMP/parts-$SR_AS-$k" http://x/files >"$SR_OUT/upload-$SR_AS-$k" &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	codes=$(cat "$SR_OUT"/upload-"$SR_AS"-* | sort | uniq -c | tr -s ' ')
+	assert_eq "six uploads of 300 files at once: each 200" " 6 200" "$codes"
+	sr exec "$sb" -- sh -c 'ls /home/user/up*/ | grep -c "^f"'
+	assert_eq "and 1,800 files written" 1800 "$out"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
-	t_process_cap t_listing_memory t_daemon_output
+	t_process_cap t_listing_memory t_daemon_output t_uploads_at_once
 done_testing
