@@ -246,7 +246,18 @@ static struct wfile *wfile_start(struct upload *up, struct req *r, const char *p
 	json_t *req = json_pack("{ssso}", "op", "file_write", "path", sr_json_string(path));
 	int p[2] = {-1, -1}, ret = -ENOMEM;
 
-	if (f && req && (f->path = strdup(path)) && pipe2(p, O_CLOEXEC) == 0) {
+	/*
+	 * No fd yet: calloc's 0 is stdin's. Freed after a failure, it was
+	 * closed (out of fds, at the first pipe that could not be made), and
+	 * closed again at the next one, whatever had taken the number since:
+	 * another request's socket (libmicrohttpd aborted the server) or a
+	 * sandbox's pipe.
+	 */
+	if (f)
+		f->fd = f->k.fd = -1;
+	if (f && req && (f->path = strdup(path)))
+		ret = pipe2(p, O_CLOEXEC) < 0 ? sr_negerrno() : 0;
+	if (ret == 0) {
 		f->up = up;
 		f->fd = p[1];
 		f->moved_ns = sr_monotonic_ns();

@@ -435,6 +435,43 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/parts-$SR_AS-$k"
 	stop_serve
 }
 
+# Out of fds, a file of an upload whose pipe could not be made was freed
+# with its keeper's connection's fd as calloc left it, 0: the server's
+# stdin was closed, and at the next failure whatever had taken fd 0 since
+# (another request's socket: libmicrohttpd aborted the server). Now the
+# upload fails ("Too many open files"), and the server keeps its fds and
+# serves on.
+t_upload_out_of_fds() {
+	local sb k pids="" stdin
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	stdin=$(readlink /proc/"$SERVE_PID"/fd/0)
+	as_user prlimit --pid "$SERVE_PID" --nofile=40:40
+	rm -f "$SR_OUT"/oof-"$SR_AS"-*
+	for k in 1 2 3 4; do
+		python3 -c 'import sys
+for i in range(300):
+    sys.stdout.write("--sr-boundary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"out%s/f%d\"\r\n\r\nx\r\n" % (sys.argv[1], i))
+sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
+		chmod a+r "$SR_TMP/oof-parts-$SR_AS-$k"
+		as_user curl -s -m 60 -o "$SR_OUT/oof-$SR_AS-$k" --unix-socket "$SOCK" -X POST \
+			-H "E2b-Sandbox-Id: $sb" -H 'Content-Type: multipart/form-data; boundary=sr-boundary' \
+			--data-binary "@$SR_TMP/oof-parts-$SR_AS-$k" http://x/files &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	assert_match "out of fds, an upload fails saying so" "Too many open files" \
+		"$(cat "$SR_OUT"/oof-"$SR_AS"-*)"
+	check "the server is alive" kill -0 "$SERVE_PID"
+	assert_eq "and its stdin still open ($stdin)" "$stdin" "$(readlink /proc/"$SERVE_PID"/fd/0)"
+	api GET /v1/health
+	assert_eq "and it answers" 200 "$code"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
-	t_process_cap t_listing_memory t_daemon_output t_uploads_at_once
+	t_process_cap t_listing_memory t_daemon_output t_uploads_at_once t_upload_out_of_fds
 done_testing
