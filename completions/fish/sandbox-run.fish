@@ -127,6 +127,7 @@ complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l warm -d 'N 
 complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l e2b-profile -a '(__sandbox_run_profiles)' -d "The profile of E2B's base template"
 complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l max-sandboxes -d 'Live sandboxes at most'
 complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l max-connections -d 'Connections at most'
+complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l max-processes -d 'Processes running at most'
 complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l client-timeout -d "A slow client's timeout"
 complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l idle-timeout -d "A stopped worker's timeout"
 complete -c sandbox-run -n '__fish_seen_subcommand_from serve' -x -l max-body -d 'JSON bodies at most'

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "body.h"
+#include "secmem.h"
 #include "units.h"
 #include "util.h"
 
@@ -13,7 +14,8 @@
 
 void sr_api_create_free(struct sr_api_create *c)
 {
-	sr_strv_free(&c->argv);
+	/* Its --env values may be secrets, which a keeper forked later would copy. */
+	sr_strv_wipe(&c->argv);
 	free(c->profile);
 	if (c->metadata)
 		json_decref(c->metadata);
@@ -147,7 +149,7 @@ static int push_key(struct sr_strv *v, const struct create_key *k, json_t *val,
 			    err, -EINVAL,
 			    "\"%s\": expected an object of strings, {\"KEY\": \"VALUE\"}", k->key);
 		json_object_foreach (val, name, e) {
-			_cleanup_free_ char *kv = NULL;
+			_cleanup_free_wiped_ char *kv = NULL;
 
 			if (!json_is_string(e))
 				return sr_error_msg(err, -EINVAL, "\"%s\": \"%s\" is not a string",

@@ -415,12 +415,19 @@ static void finish(struct exec_job *x, json_t *ev, const char *error)
 {
 	struct req *r = x->job.r;
 
-	/* What the process wrote before it ended is in the pipes: all of it, not what a daemon
-	 * it left adds later. */
+	/*
+	 * What the process wrote before it ended is in the pipes: all of it,
+	 * which is a pipeful at most, not what a daemon it left adds later.
+	 * Read until the pipe was empty, a daemon writing as fast as the loop
+	 * read held the loop, and queued tens of megabytes for a client that
+	 * took them slowly.
+	 */
 	for (int i = 0; i < 2; i++) {
-		while (x->out[i].fd >= 0 && read_output(x, i) > 0)
-			if (!buffered(x) && x->stream.len > 64 * STREAM_HIGH)
-				break;
+		int left = x->out[i].fd >= 0 ? fcntl(x->out[i].fd, F_GETPIPE_SZ) : 0;
+
+		/* A pipe's read takes all it can, up to READ_CHUNK: a pipeful is this many. */
+		for (; left > 0 && x->out[i].fd >= 0 && read_output(x, i) > 0; left -= READ_CHUNK)
+			;
 		if (x->out[i].fd >= 0 && !buffered(x) && x->job.r)
 			emit_output(x, i, "", 0, true);
 		stop_output(x, i);
@@ -599,13 +606,35 @@ static int make_pipes(struct exec_job *x, const struct sr_api_exec *in, int chil
 	return 0;
 }
 
+/*
+ * Processes started through the server still running. Each holds up to
+ * four of the server's fds (its pipes, its keeper's connection), and
+ * E2B's run on once their client has gone, bound by nothing else: with
+ * no cap a client could start them until the server had no fd left to
+ * accept anyone's connection.
+ */
+static unsigned running(struct srv *s)
+{
+	unsigned n = 0;
+
+	for (struct exec_job *x = srv_lists(s)->execs; x; x = x->next)
+		n += !x->exited;
+	return n;
+}
+
 void sr_api_exec(struct req *r, const struct sr_api_exec *in, bool connect)
 {
-	struct exec_job *x = calloc(1, sizeof(*x));
+	struct exec_job *x;
 	struct sr_error err = {0};
 	int child[3] = {-1, -1, -1}, ret;
 	json_t *req;
 
+	if (running(r->s) >= srv_opts(r->s)->max_processes)
+		return srv_answer_error(r, -EAGAIN,
+					"exec: %u processes started through the server are "
+					"running (--max-processes)",
+					srv_opts(r->s)->max_processes);
+	x = calloc(1, sizeof(*x));
 	if (!x)
 		return srv_answer_error(r, -ENOMEM, "exec: out of memory");
 	x->in_fd = x->out[0].fd = x->out[1].fd = -1;

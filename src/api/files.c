@@ -10,6 +10,7 @@
  * writes them.
  */
 #include "internal.h"
+#include "secmem.h"
 #include "units.h"
 #include "util.h"
 
@@ -372,42 +373,96 @@ static json_t *envd_entry(json_t *e)
 	return j;
 }
 
-static void list_answer(struct list_job *j)
+/* The next entry of the worker's lines from *line (up to end), as r's family has them; NULL at the
+ * end. */
+static json_t *next_entry(struct list_job *j, char **line, char *end)
 {
-	struct req *r = j->wk.job.r;
-	json_t *entries = json_array();
-	char *line = j->wk.q.p, *end = j->wk.q.p + j->wk.q.len;
-
-	while (entries && line && line < end) {
-		char *nl = memchr(line, '\n', (size_t)(end - line));
-		json_t *e = NULL;
+	while (*line < end) {
+		char *nl = memchr(*line, '\n', (size_t)(end - *line));
+		json_t *e = NULL, *x;
 
 		if (!nl)
-			break;
-		if (sr_json_parse(line, (size_t)(nl - line), 0, 4, &e) == 0) {
-			if (j->format == LIST_ENVD || j->format == STAT_ENVD) {
-				json_t *x = envd_entry(e);
-
-				json_decref(e);
-				e = x;
-			}
-			if (e)
-				json_array_append_new(entries, e);
+			return NULL;
+		if (sr_json_parse(*line, (size_t)(nl - *line), 0, 4, &e) < 0)
+			e = NULL;
+		*line = nl + 1;
+		if (e && (j->format == LIST_ENVD || j->format == STAT_ENVD)) {
+			x = envd_entry(e);
+			json_decref(e);
+			e = x;
 		}
-		line = nl + 1;
+		if (e)
+			return e;
 	}
-	if (!entries)
+	return NULL;
+}
+
+/*
+ * A listing, {"entries": [...]}, written an entry at a time: each of the
+ * worker's lines parsed, made the family's entry, dumped and freed before
+ * the next. The agent makes the names, 100,000 at no cost: parsed whole
+ * into one answer, a listing of 12 MB took 170 MB of the server's memory
+ * (240 MB as envd's) for each request that asked for it; this way, about
+ * the listing's size once more.
+ */
+static void answer_entries(struct list_job *j)
+{
+	struct req *r = j->wk.job.r;
+	char *line = j->wk.q.p, *end = j->wk.q.p + j->wk.q.len;
+	struct fbuf out = {0};
+	struct MHD_Response *resp;
+	bool first = true;
+	json_t *e;
+	int ret = fbuf_add(&out, "{\"entries\":[", 12);
+
+	while (ret == 0 && (e = next_entry(j, &line, end))) {
+		_cleanup_free_wiped_ char *text = NULL;
+
+		ret = sr_json_dump_line(e, &text);
+		json_decref(e);
+		if (ret == 0 && !first)
+			ret = fbuf_add(&out, ",", 1);
+		/* Without its '\n'. */
+		if (ret == 0)
+			ret = fbuf_add(&out, text, strlen(text) - 1);
+		first = false;
+	}
+	if (ret == 0)
+		ret = fbuf_add(&out, "]}\n", 3);
+	resp = ret == 0 ? sr_mhd.create_response_from_buffer_with_free_callback(out.len, out.p,
+										sr_free_wiped)
+			: NULL;
+	if (!resp) {
+		fbuf_free(&out);
 		return srv_answer_error(r, -ENOMEM, "serve: out of memory");
+	}
+	sr_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	srv_answer(r, MHD_HTTP_OK, resp);
+}
+
+/* A stat: the one entry the worker gave. */
+static void answer_stat(struct list_job *j)
+{
+	struct req *r = j->wk.job.r;
+	char *line = j->wk.q.p, *end = j->wk.q.p + j->wk.q.len;
+	json_t *e = next_entry(j, &line, end), *more = e ? next_entry(j, &line, end) : NULL;
+
+	if (!e || more) {
+		if (e)
+			json_decref(e);
+		if (more)
+			json_decref(more);
+		return srv_answer_error(r, -EIO, "stat: no answer");
+	}
+	srv_answer_json(r, MHD_HTTP_OK, j->format == STAT_V1 ? e : json_pack("{so}", "entry", e));
+}
+
+static void list_answer(struct list_job *j)
+{
 	if (j->format == LIST_V1 || j->format == LIST_ENVD)
-		return srv_answer_json(r, MHD_HTTP_OK, json_pack("{so}", "entries", entries));
-	if (json_array_size(entries) == 1)
-		srv_answer_json(r, MHD_HTTP_OK,
-				j->format == STAT_V1
-				    ? json_incref(json_array_get(entries, 0))
-				    : json_pack("{sO}", "entry", json_array_get(entries, 0)));
+		answer_entries(j);
 	else
-		srv_answer_error(r, -EIO, "stat: no answer");
-	json_decref(entries);
+		answer_stat(j);
 }
 
 /* A remove's or mkdir's: the path, as /v1 and envd's MakeDir answer it. */

@@ -353,6 +353,7 @@ struct srv_lists {
 	struct job jobs; /* sentinel of the jobs' list */
 	struct preview *previews;
 	struct exec_job *execs; /* for envd's pids */
+	unsigned files_open;	/* upload.c: files being written, by every upload */
 	bool ending;		/* the server is going: every job ends with it */
 };
 struct srv_lists *srv_lists(struct srv *s);

@@ -29,9 +29,6 @@ int sr_mhd_load(struct sr_error *err)
 	    SYM(add_response_header),
 	    SYM(queue_response),
 	    SYM(destroy_response),
-	    SYM(create_post_processor),
-	    SYM(post_process),
-	    SYM(destroy_post_processor),
 	};
 #undef SYM
 

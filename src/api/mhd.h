@@ -29,9 +29,6 @@ struct sr_mhd {
 	__typeof__(MHD_add_response_header) *add_response_header;
 	__typeof__(MHD_queue_response) *queue_response;
 	__typeof__(MHD_destroy_response) *destroy_response;
-	__typeof__(MHD_create_post_processor) *create_post_processor;
-	__typeof__(MHD_post_process) *post_process;
-	__typeof__(MHD_destroy_post_processor) *destroy_post_processor;
 };
 
 extern struct sr_mhd sr_mhd;

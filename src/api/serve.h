@@ -35,6 +35,12 @@ struct sr_serve_opts {
 	const char *e2b_profile;   /* E2B's "base" template (NULL: e2b) */
 	unsigned max_sandboxes;	   /* live ones it made, at most (0: 64) */
 	unsigned max_connections;  /* at once (0: 256) */
+	/*
+	 * Processes started through it (exec, envd's Start) running at once
+	 * (0: 128): each holds its pipes and its keeper's connection, and
+	 * E2B's go on once their client has gone.
+	 */
+	unsigned max_processes;
 	unsigned
 	    client_timeout_s; /* a client that sends nothing for this long is dropped (0: 30) */
 	uint64_t max_body;    /* a JSON request's bytes (0: 1 MiB) */

@@ -588,6 +588,8 @@ int sr_serve_new(const struct sr_serve_opts *o, struct sr_serve **ret, struct sr
 		s->o.max_sandboxes = 64;
 	if (!s->o.max_connections)
 		s->o.max_connections = 256;
+	if (!s->o.max_processes)
+		s->o.max_processes = 128;
 	if (!s->o.client_timeout_s)
 		s->o.client_timeout_s = 30;
 	if (!s->o.idle_ms)

@@ -3,7 +3,7 @@
  * Writing files from a request's body as it comes: PUT /v1/.../files
  * (the body is the file) and envd's POST /files (the body is the file,
  * or multipart/form-data with a "file" part per file, as E2B's SDK sends
- * it, parsed by libmicrohttpd's post processor). Each file has its worker
+ * it: multipart.h). Each file has its worker
  * in the sandbox (file_write) reading a pipe we fill; when the sandbox
  * does not take it as fast as the client sends, the client waits (its
  * connection is suspended until the queue has drained).
@@ -14,8 +14,11 @@
  * A multipart body of many small files would start a worker (a process
  * in the sandbox, a pipe and a keeper connection of the server's) for
  * each part as fast as the client sends them: the client also waits while
- * FILES_OPEN_HIGH files are still being written, and a request has at
- * most FILES_MAX files (a tree is a tar: cp, or the files API's archive).
+ * FILES_OPEN_HIGH of its files are still being written, or SERVER_FILES_HIGH
+ * of every upload's (each holds two of the server's fds: ten uploads at
+ * once took the usual 1,024, and those that found none failed), and a
+ * request has at most FILES_MAX files (a tree is a tar: cp, or the files
+ * API's archive).
  *
  * A worker the agent stopped (it runs as the agent's uid) takes nothing:
  * one that has had bytes or the end waiting for --idle-timeout is given
@@ -24,13 +27,16 @@
  * written in place, as envd writes it: what the worker had written stays.
  */
 #include "internal.h"
+#include "multipart.h"
 #include "util.h"
 
-#define QUEUE_HIGH	(1024 * 1024)
-#define QUEUE_LOW	(256 * 1024)
-#define FILES_OPEN_HIGH 64
-#define FILES_OPEN_LOW	16
-#define FILES_MAX	10000
+#define QUEUE_HIGH	  (1024 * 1024)
+#define QUEUE_LOW	  (256 * 1024)
+#define FILES_OPEN_HIGH	  64
+#define FILES_OPEN_LOW	  16
+#define FILES_MAX	  10000
+#define SERVER_FILES_HIGH 128
+#define SERVER_FILES_LOW  64
 /* At most a few parts' headers: how many files a slice of the body may start. */
 #define PART_SLICE 512
 
@@ -51,7 +57,7 @@ struct wfile {
 
 struct upload {
 	struct job job;
-	struct MHD_PostProcessor *pp;
+	struct sr_multipart *form; /* NULL: the body is the file */
 	struct wfile *files, *cur;
 	char *path; /* the query's */
 	bool envd, ended, waiting;
@@ -60,6 +66,9 @@ struct upload {
 	size_t n_files, open; /* files started; of them not yet reported */
 	struct sr_error err;  /* the first failure of the request's own */
 };
+
+static const struct job_ops upload_ops;
+static void wake_uploads(struct srv *s);
 
 static void wfile_free(struct srv *s, struct wfile *f)
 {
@@ -75,12 +84,16 @@ static void upload_free(struct upload *up)
 {
 	struct srv *s = up->job.s;
 
-	if (up->pp)
-		sr_mhd.destroy_post_processor(up->pp);
+	if (up->form) {
+		sr_multipart_free(up->form);
+		free(up->form);
+	}
 	while (up->files) {
 		struct wfile *f = up->files;
 
 		up->files = f->next;
+		if (!f->replied)
+			srv_lists(s)->files_open--;
 		wfile_free(s, f);
 	}
 	if (up->job.r)
@@ -88,6 +101,7 @@ static void upload_free(struct upload *up)
 	srv_job_remove(&up->job);
 	free(up->path);
 	free(up);
+	wake_uploads(s);
 }
 
 static json_t *written(struct upload *up)
@@ -139,10 +153,23 @@ static bool check_done(struct upload *up)
 /* The client goes on once the sandbox has taken what came and most files are written. */
 static void resume_if_drained(struct upload *up)
 {
-	if (up->job.r && up->waiting && up->queued < QUEUE_LOW && up->open <= FILES_OPEN_LOW) {
+	if (up->job.r && up->waiting && up->queued < QUEUE_LOW && up->open <= FILES_OPEN_LOW &&
+	    srv_lists(up->job.s)->files_open <= SERVER_FILES_LOW) {
 		up->waiting = false;
 		srv_resume(up->job.r);
 	}
+}
+
+/* Files written, of every upload: those that wait for that may go on. */
+static void wake_uploads(struct srv *s)
+{
+	struct job *jobs = &srv_lists(s)->jobs;
+
+	if (srv_lists(s)->files_open > SERVER_FILES_LOW)
+		return;
+	for (struct job *j = jobs->next; j != jobs; j = j->next)
+		if (j->ops == &upload_ops)
+			resume_if_drained(container_of(j, struct upload, job));
 }
 
 static void on_writable(struct srv *s, void *ctx, uint32_t events)
@@ -186,7 +213,9 @@ static void wfile_replied(struct wfile *f)
 {
 	f->replied = true;
 	f->up->open--;
+	srv_lists(f->up->job.s)->files_open--;
 	resume_if_drained(f->up);
+	wake_uploads(f->up->job.s);
 }
 
 static void wfile_msg(struct kcall *k, json_t *msg)
@@ -217,7 +246,18 @@ static struct wfile *wfile_start(struct upload *up, struct req *r, const char *p
 	json_t *req = json_pack("{ssso}", "op", "file_write", "path", sr_json_string(path));
 	int p[2] = {-1, -1}, ret = -ENOMEM;
 
-	if (f && req && (f->path = strdup(path)) && pipe2(p, O_CLOEXEC) == 0) {
+	/*
+	 * No fd yet: calloc's 0 is stdin's. Freed after a failure, it was
+	 * closed (out of fds, at the first pipe that could not be made), and
+	 * closed again at the next one, whatever had taken the number since:
+	 * another request's socket (libmicrohttpd aborted the server) or a
+	 * sandbox's pipe.
+	 */
+	if (f)
+		f->fd = f->k.fd = -1;
+	if (f && req && (f->path = strdup(path)))
+		ret = pipe2(p, O_CLOEXEC) < 0 ? sr_negerrno() : 0;
+	if (ret == 0) {
 		f->up = up;
 		f->fd = p[1];
 		f->moved_ns = sr_monotonic_ns();
@@ -246,6 +286,7 @@ static struct wfile *wfile_start(struct upload *up, struct req *r, const char *p
 	up->files = f;
 	up->n_files++;
 	up->open++;
+	srv_lists(r->s)->files_open++;
 	return f;
 }
 
@@ -287,49 +328,38 @@ static void wfile_close(struct upload *up)
 }
 
 /* Each "file" part of a multipart body: a file of its own, named by its filename (or ?path=). */
-static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
-			       const char *filename, const char *content_type,
-			       const char *transfer_encoding, const char *data, uint64_t off,
-			       size_t size)
+static void on_part(void *ctx, const char *name, const char *filename)
 {
-	struct upload *up = cls;
+	struct upload *up = ctx;
+	_cleanup_free_ char *path = NULL;
 
-	(void)kind;
-	(void)content_type;
-	(void)transfer_encoding;
-	if (!key || strcmp(key, "file") != 0 || up->err.code)
-		return MHD_YES;
-	if (off == 0) {
-		_cleanup_free_ char *path =
-		    sr_api_envd_path(filename && *filename ? filename : up->path);
-
-		/*
-		 * Not a new part: libmicrohttpd says a part's headers once they
-		 * are in (0 bytes at 0) and its first bytes when they come, at 0
-		 * again. (An empty part, then one of the same name: one file.)
-		 */
-		if (up->cur && up->cur->bytes == 0 && sr_streq(up->cur->path, path)) {
-			wfile_add(up, data, size);
-			return MHD_YES;
-		}
-		wfile_close(up);
-		if (up->n_files >= FILES_MAX) {
-			sr_error_msg(&up->err, -E2BIG,
-				     "files: more than %d files in one request (send a tree as a "
-				     "tar archive)",
-				     FILES_MAX);
-			return MHD_YES;
-		}
-		if (!path) {
-			sr_error_msg(&up->err, -EINVAL,
-				     "files: a part with no file name and no ?path=");
-			return MHD_YES;
-		}
-		up->cur = up->job.r ? wfile_start(up, up->job.r, path) : NULL;
+	wfile_close(up);
+	if (!sr_streq(name, "file") || up->err.code)
+		return;
+	if (up->n_files >= FILES_MAX) {
+		sr_error_msg(&up->err, -E2BIG,
+			     "files: more than %d files in one request (send a tree as a tar "
+			     "archive)",
+			     FILES_MAX);
+		return;
 	}
-	wfile_add(up, data, size);
-	return MHD_YES;
+	path = sr_api_envd_path(filename && *filename ? filename : up->path);
+	if (!path) {
+		sr_error_msg(&up->err, -EINVAL, "files: a part with no file name and no ?path=");
+		return;
+	}
+	up->cur = up->job.r ? wfile_start(up, up->job.r, path) : NULL;
 }
+
+static void on_part_data(void *ctx, const char *data, size_t n)
+{
+	struct upload *up = ctx;
+
+	if (!up->err.code)
+		wfile_add(up, data, n);
+}
+
+static const struct sr_multipart_ops form_ops = {.begin = on_part, .data = on_part_data};
 
 static void upload_gone(struct job *j)
 {
@@ -375,6 +405,32 @@ static void upload_tick(struct job *j, int64_t now)
 
 static const struct job_ops upload_ops = {.gone = upload_gone, .tick = upload_tick};
 
+/* envd's multipart body, if it is one (else the body is the file): an error answered. */
+static int start_form(struct upload *up, struct req *r)
+{
+	int ret;
+
+	up->form = malloc(sizeof(*up->form));
+	if (!up->form) {
+		upload_free(up);
+		srv_answer_error(r, -ENOMEM, "serve: out of memory");
+		return -ENOMEM;
+	}
+	ret =
+	    sr_multipart_init(up->form, srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE), &form_ops, up);
+	if (ret == -ENOMSG) {
+		free(up->form);
+		up->form = NULL;
+		return 0;
+	}
+	if (ret < 0) {
+		upload_free(up);
+		srv_answer_error(r, ret, "files: multipart/form-data without a valid boundary");
+		return ret;
+	}
+	return 0;
+}
+
 bool sr_api_upload_begin(struct req *r)
 {
 	const char *dir = srv_arg(r, "dir"), *path = srv_arg(r, "path");
@@ -393,9 +449,9 @@ bool sr_api_upload_begin(struct req *r)
 	up->path = up->envd ? sr_api_envd_path(path) : path ? strdup(path) : NULL;
 	srv_job_add(r->s, &up->job, &upload_ops, r);
 	r->up = up;
-	if (up->envd)
-		up->pp = sr_mhd.create_post_processor(r->conn, 64 * 1024, on_part, up);
-	if (up->pp)
+	if (up->envd && start_form(up, r) < 0)
+		return false;
+	if (up->form)
 		return true;
 	/* The body is the file. */
 	if (!up->path) {
@@ -411,15 +467,16 @@ bool sr_api_upload_begin(struct req *r)
 /* Whether the client is to wait: the sandbox has not taken what came, or has many files open. */
 static bool must_wait(const struct upload *up)
 {
-	return up->queued > QUEUE_HIGH || up->open > FILES_OPEN_HIGH;
+	return up->queued > QUEUE_HIGH || up->open > FILES_OPEN_HIGH ||
+	       srv_lists(up->job.s)->files_open > SERVER_FILES_HIGH;
 }
 
 static void take(struct upload *up, const char *data, size_t len)
 {
 	if (up->err.code)
 		return;
-	if (up->pp) {
-		if (sr_mhd.post_process(up->pp, data, len) != MHD_YES && !up->err.code)
+	if (up->form) {
+		if (sr_multipart_feed(up->form, data, len) < 0 && !up->err.code)
 			sr_error_msg(&up->err, -EINVAL, "files: the body is not the form it says");
 	} else {
 		wfile_add(up, data, len);
@@ -438,7 +495,7 @@ size_t sr_api_upload_data(struct req *r, const char *data, size_t len)
 	 * the client does.
 	 */
 	while (used < len && !must_wait(up)) {
-		size_t n = up->pp && len - used > PART_SLICE ? PART_SLICE : len - used;
+		size_t n = up->form && len - used > PART_SLICE ? PART_SLICE : len - used;
 
 		up->bytes += n;
 		if (up->bytes > up->max) {
@@ -460,11 +517,10 @@ void sr_api_upload_end(struct req *r)
 {
 	struct upload *up = r->up;
 
-	if (up->pp) {
-		/* Its last part's last bytes come now. */
-		sr_mhd.destroy_post_processor(up->pp);
-		up->pp = NULL;
-	}
+	if (up->form && sr_multipart_end(up->form) < 0 && !up->err.code)
+		sr_error_msg(
+		    &up->err, -EINVAL,
+		    "files: the body is not the form it says (it has no closing boundary)");
 	wfile_close(up);
 	up->ended = true;
 	if (up->err.code)

@@ -36,6 +36,8 @@ static void usage(FILE *f)
 	      "  --e2b-profile NAME      E2B's \"base\" template (default: e2b)\n"
 	      "  --max-sandboxes N       live sandboxes made through it, at most (64)\n"
 	      "  --max-connections N     connections at once (256)\n"
+	      "  --max-processes N       processes started through it (exec, E2B's\n"
+	      "                          commands) running at once (128)\n"
 	      "  --client-timeout D      drop a client silent this long (30s)\n"
 	      "  --idle-timeout D        give up on a file read or listing whose worker in\n"
 	      "                          the sandbox sends nothing this long: 504 (60s)\n"
@@ -94,6 +96,7 @@ static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error
 		OPT_E2B,
 		OPT_MAX_SB,
 		OPT_MAX_CONN,
+		OPT_MAX_PROC,
 		OPT_TIMEOUT,
 		OPT_IDLE_TIMEOUT,
 		OPT_MAX_BODY,
@@ -107,6 +110,7 @@ static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error
 	    {"e2b-profile", required_argument, NULL, OPT_E2B},
 	    {"max-sandboxes", required_argument, NULL, OPT_MAX_SB},
 	    {"max-connections", required_argument, NULL, OPT_MAX_CONN},
+	    {"max-processes", required_argument, NULL, OPT_MAX_PROC},
 	    {"client-timeout", required_argument, NULL, OPT_TIMEOUT},
 	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"max-body", required_argument, NULL, OPT_MAX_BODY},
@@ -142,9 +146,12 @@ static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error
 			break;
 		case OPT_MAX_SB:
 		case OPT_MAX_CONN:
+		case OPT_MAX_PROC:
 			if ((r = parse_num(argv[optind - 2], optarg, false, 100000, &v, err)) < 0)
 				return r;
-			*(c == OPT_MAX_SB ? &o->max_sandboxes : &o->max_connections) = (unsigned)v;
+			*(c == OPT_MAX_SB     ? &o->max_sandboxes
+			  : c == OPT_MAX_CONN ? &o->max_connections
+					      : &o->max_processes) = (unsigned)v;
 			break;
 		case OPT_TIMEOUT:
 			if (sr_parse_duration(optarg, &v) < 0 || v < 1000 || v > 3600 * 1000)

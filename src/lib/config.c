@@ -220,6 +220,12 @@ static void exports_free(struct sr_config *c)
 	c->n_exports = 0;
 }
 
+/*
+ * The environment is wiped: its values may be secrets, and a server that
+ * made a sandbox through the API frees its configuration as it goes on;
+ * freed as they were, they would be in every keeper it forked later
+ * (docs/security.md, "What a keeper holds").
+ */
 void sr_config_free(struct sr_config *c)
 {
 	free(c->profile);
@@ -227,7 +233,7 @@ void sr_config_free(struct sr_config *c)
 	sr_strv_free(&c->allow);
 	sr_strv_free(&c->deny);
 	sr_strv_free(&c->allow_host);
-	sr_strv_free(&c->env);
+	sr_strv_wipe(&c->env);
 	free(c->env_file);
 	free(c->env_file_origin);
 	sr_strv_free(&c->pass_env);
@@ -361,7 +367,8 @@ static bool env_name_valid(const char *name)
 int sr_config_set_env(struct sr_config *c, const char *name, const char *value,
 		      struct sr_error *err)
 {
-	_cleanup_free_ char *entry = NULL;
+	/* A value may be a secret: every copy wiped when freed (sr_config_free() says why). */
+	_cleanup_free_wiped_ char *entry = NULL;
 	size_t len = strlen(name);
 
 	if (!env_name_valid(name))
@@ -375,7 +382,7 @@ int sr_config_set_env(struct sr_config *c, const char *name, const char *value,
 		return sr_error_errno(err, -ENOMEM, "env %s", name);
 	for (size_t i = 0; i < c->env.n; i++) {
 		if (strncmp(c->env.items[i], name, len) == 0 && c->env.items[i][len] == '=') {
-			free(c->env.items[i]);
+			sr_free_wiped(c->env.items[i]);
 			c->env.items[i] = steal_pointer(&entry);
 			return 0;
 		}

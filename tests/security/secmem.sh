@@ -133,16 +133,27 @@ t_warm_memory() {
 # the server's memory once the request is over: every keeper forked later
 # (a pool's refill) would copy it. An exec's environment and stdin, its
 # output, a file written and read back, a listing's names, a preview's
-# request and page; the server's whole memory is read once they have all
-# been answered.
+# request and page, an upload's multipart body; the server's whole memory
+# is read once they have all been answered. A create's environment too
+# (its values may be secrets).
 t_request_memory() {
 	local id out env="env-$RANDOM$RANDOM$RANDOM" in="in-$RANDOM$RANDOM$RANDOM"
 	local file="file-$RANDOM$RANDOM$RANDOM" name="name-$RANDOM$RANDOM$RANDOM" read
-	local header="header-$RANDOM$RANDOM$RANDOM" page
+	local header="header-$RANDOM$RANDOM$RANDOM" page e2b
+	local made="made-$RANDOM$RANDOM$RANDOM" e2b_env="e2b-env-$RANDOM$RANDOM$RANDOM"
+	local pad part="part-$RANDOM$RANDOM$RANDOM"
+	pad=$(head -c 3000 /dev/zero | tr '\0' p)
 	start_serve --listen 127.0.0.1:0 || return
-	api POST /v1/sandboxes '{"net": "none"}'
+	# Long values: freed, a small block is soon reused, a large one stays as it was.
+	api POST /v1/sandboxes "{\"net\": \"none\", \"env\": {\"MADE\": \"$pad$made\"}}"
 	assert_eq "a sandbox made" 201 "$code"
 	id=$(jf 'j["id"]')
+	api POST /sandboxes "{\"templateID\": \"base\", \"allow_internet_access\": false, \"envVars\": {\"MADE\": \"$pad$e2b_env\"}}"
+	assert_eq "and one through E2B's API" 201 "$code"
+	e2b=$(jf 'j["sandboxID"]')
+	printf 'create-env %s\ne2b-create-env %s\n' "$made" "$e2b_env" >"$SR_TMP/needles"
+	assert_eq "the server holds neither create's environment once answered" "$SERVE_PID -" \
+		"$(python3 "$SCAN" "$SR_TMP/needles" "$SERVE_PID")"
 	# shellcheck disable=SC2016
 	api POST "/v1/sandboxes/$id/exec" "$(python3 -c 'import json,sys
 print(json.dumps({"argv": ["sh", "-c", "echo ${#L} $(wc -c); echo out-$(od -An -N8 -tx8 /dev/urandom | tr -d \" \")"],
@@ -170,13 +181,21 @@ print(json.dumps({"argv": ["sh", "-c", "echo ${#L} $(wc -c); echo out-$(od -An -
 	page=$(as_user curl -s -m 10 -H "Host: 8000-$id.localhost" -H "X-Note: $header" \
 		"http://127.0.0.1:$PORT/p.txt")
 	check "a preview's page read" test -n "$page"
-	printf 'env %s\nstdin %s\noutput %s\nfile %s\nread %s\nlisting %s\npreview-request %s\npreview-page %s\n' \
-		"$env" "$in" "$out" "$file" "$read" "$name" "$header" "$page" >"$SR_TMP/needles"
+	# envd's upload, as E2B's SDK sends it (multipart): 200 KB, the needle all through it.
+	for _ in $(seq 400); do printf '%0500d%s\n' 0 "$part"; done >"$SR_TMP/part-$SR_AS"
+	chmod a+r "$SR_TMP/part-$SR_AS"
+	code=$(as_user curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
+		-H "E2b-Sandbox-Id: $id" -F "file=@$SR_TMP/part-$SR_AS;filename=/tmp/part.txt" \
+		"http://sandbox-run/files")
+	assert_eq "a multipart upload written" 200 "$code"
+	printf 'env %s\nstdin %s\noutput %s\nfile %s\nread %s\nlisting %s\npreview-request %s\npreview-page %s\nmultipart %s\n' \
+		"$env" "$in" "$out" "$file" "$read" "$name" "$header" "$page" "$part" >"$SR_TMP/needles"
 	python3 "$SCAN" "$SR_TMP/needles" "$SERVE_PID" >"$SR_OUT/request-memory-$SR_AS"
 	sed 's/^/# server: /' "$SR_OUT/request-memory-$SR_AS"
 	assert_eq "the server holds none of them once answered" "$SERVE_PID -" \
 		"$(cat "$SR_OUT/request-memory-$SR_AS")"
 	api DELETE "/v1/sandboxes/$id"
+	api DELETE "/v1/sandboxes/$e2b"
 	stop_serve
 }
 

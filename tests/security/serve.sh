@@ -275,5 +275,203 @@ EOF2
 	rm -rf "$d"
 }
 
-for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds
+# envd_start SB CMD: E2B's commands.run(CMD, {background: true}) as its
+# SDK sends it, the stream read until its first event (the start, or the
+# end that refuses it) and then left, as a background command's client
+# goes; the answer's text in $body.
+envd_start() {
+	body=$(as_user /usr/bin/python3 - "$SOCK" "$1" "$2" <<'EOF2'
+import json, socket, struct, sys
+msg = json.dumps({"process": {"cmd": "/bin/sh", "args": ["-c", sys.argv[3]], "cwd": "/"}})
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.sendall(("POST /process.Process/Start HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: %s\r\n"
+           "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+           % (sys.argv[2], len(msg), msg)).encode())
+f = s.makefile("rb")
+head = []
+while (line := f.readline()) not in (b"\r\n", b""):
+    head.append(line.lower())
+body = b""
+while len(body) < 5 or len(body) < 5 + struct.unpack(">BI", body[:5])[1]:
+    if b"transfer-encoding: chunked\r\n" in head:
+        body += f.read(int(f.readline(), 16))
+        f.readline()
+    else:
+        body += f.read(1)
+print(body[5:].decode())
+EOF2
+	)
+}
+
+# running_sleeps SB: the processes `sleep 3600` in the sandbox.
+sleeps='for f in /proc/[0-9]*; do [ "$(tr "\\0" " " <$f/cmdline 2>/dev/null)" = "sleep 3600 " ] && echo ${f#/proc/}; done'
+running_sleeps() {
+	sr exec "$1" -- sh -c "$sleeps | wc -l"
+	echo "$out" | tr -d ' '
+}
+
+# E2B's background commands run on once their client has gone, each
+# holding its pipes and its keeper's connection in the server: a client
+# with the token could start them until the server had no fd left, and
+# then nobody's connection was taken. At --max-processes running, a start
+# is refused (envd: resource_exhausted; /v1: 429 too_many), the server's
+# fds stay bounded, and once one ends another may start.
+t_process_cap() {
+	local sb fds i
+	start_serve --max-processes 4 || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	fds=$(ls /proc/"$SERVE_PID"/fd | wc -l)
+	for i in $(seq 12); do envd_start "$sb" "exec sleep 3600"; done
+	check "four background commands run, not twelve" until_ok 10 eval 'test "$(running_sleeps "$sb")" = 4'
+	assert_match "the fifth is refused: resource_exhausted" '"code":"resource_exhausted".*--max-processes' "$body"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "true"}'
+	assert_eq "so is a /v1 exec: 429 too_many" "429 too_many" "$code $(jf 'j["code"]')"
+	check "the server holds at most 16 fds more ($fds before, $(ls /proc/"$SERVE_PID"/fd | wc -l) now)" \
+		test "$(ls /proc/"$SERVE_PID"/fd | wc -l)" -le $((fds + 16))
+	api GET /v1/health
+	assert_eq "and still answers" 200 "$code"
+	sr exec "$sb" -- sh -c "kill \$($sleeps | head -1)"
+	check "once one has ended, another starts" \
+		until_ok 10 eval 'envd_start "$sb" "exec sleep 3600"; [[ $body == *'"'"'"start"'"'"'* ]]'
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+# hwm PID: the process's peak memory so far, in MB.
+hwm() {
+	echo $(($(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/"$1"/status) / 1024))
+}
+
+# The agent names the files a listing lists, 100,000 of them at no cost:
+# parsed whole into one answer, a listing of 12 MB took the server 170 MB
+# for the request (envd's, 240 MB), and as much again for each at once.
+# Now each entry is written as it is read: the server's peak stays within
+# a few times the listing.
+t_listing_memory() {
+	local sb size
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	sr exec "$sb" -- sh -c 'mkdir /tmp/many && cd /tmp/many && seq 100000 | xargs touch'
+	size=$(as_user curl -s --unix-socket "$SOCK" "http://x/v1/sandboxes/$sb/files?path=/tmp/many&list=1" |
+		python3 -c 'import json,sys; print(len(json.load(sys.stdin)["entries"]))')
+	assert_eq "a listing of 100,000 names" 100000 "$size"
+	size=$(as_user curl -s --unix-socket "$SOCK" -H "E2b-Sandbox-Id: $sb" -H 'Content-Type: application/json' \
+		--data-binary '{"path": "/tmp/many"}' http://x/filesystem.Filesystem/ListDir |
+		python3 -c 'import json,sys; print(len(json.load(sys.stdin)["entries"]))')
+	assert_eq "and as envd's ListDir" 100000 "$size"
+	check "the server's peak: under 120 MB ($(hwm "$SERVE_PID") MB)" test "$(hwm "$SERVE_PID")" -lt 120
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+# yeses SB: how many `yes` run in the sandbox.
+yeses() {
+	sr exec "$1" -- sh -c 'n=0; for f in /proc/[0-9]*/comm; do [ "$(cat $f 2>/dev/null)" = yes ] && n=$((n + 1)); done; echo $n'
+	echo "$out"
+}
+
+# A streamed exec ends when its process does; what the process wrote is
+# in its pipes, a pipeful at most. The server read on until the pipes were
+# empty: daemons the process left writing as fast as it read (four `yes`)
+# had it queue 38 MB for a client that took nothing. Now it reads a
+# pipeful and closes them (the daemons end by SIGPIPE).
+t_daemon_output() {
+	local sb
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	as_user /usr/bin/python3 - "$SOCK" "$sb" <<'EOF2'
+import json, socket, sys, time
+body = json.dumps({"cmd": "(yes &); (yes &); (yes &); (yes >&2 &); sleep 0.5", "stream": True})
+s = socket.socket(socket.AF_UNIX)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(sys.argv[1])
+s.sendall(("POST /v1/sandboxes/%s/exec HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+           % (sys.argv[2], len(body), body)).encode())
+time.sleep(3)
+EOF2
+	check "the server's peak: under 20 MB ($(hwm "$SERVE_PID") MB)" test "$(hwm "$SERVE_PID")" -lt 20
+	check "and the daemons are gone" until_ok 10 eval 'test "$(yeses "$sb")" = 0'
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+# Each file an upload writes holds two of the server's fds (its pipe, its
+# keeper's connection), 64 of them at once for one multipart request:
+# a few uploads at once took every fd the server had, and those that found
+# none failed (500, 503, 429). Files being written by every upload are
+# bounded too (128): six uploads of 300 files each, at once, to a server
+# of 512 fds, are all written.
+t_uploads_at_once() {
+	local sb k pids="" codes
+	start_serve || return
+	as_user prlimit --pid "$SERVE_PID" --nofile=512:512
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	for k in 1 2 3 4 5 6; do
+		python3 -c 'import sys
+for i in range(300):
+    sys.stdout.write("--sr-boundary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"up%s/f%d\"\r\n\r\nx\r\n" % (sys.argv[1], i))
+sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/parts-$SR_AS-$k"
+		chmod a+r "$SR_TMP/parts-$SR_AS-$k"
+	done
+	for k in 1 2 3 4 5 6; do
+		as_user curl -s -m 60 -o /dev/null -w '%{http_code}\n' --unix-socket "$SOCK" -X POST \
+			-H "E2b-Sandbox-Id: $sb" -H 'Content-Type: multipart/form-data; boundary=sr-boundary' \
+			--data-binary "@$SR_TMP/parts-$SR_AS-$k" http://x/files >"$SR_OUT/upload-$SR_AS-$k" &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	codes=$(cat "$SR_OUT"/upload-"$SR_AS"-* | sort | uniq -c | tr -s ' ')
+	assert_eq "six uploads of 300 files at once: each 200" " 6 200" "$codes"
+	sr exec "$sb" -- sh -c 'ls /home/user/up*/ | grep -c "^f"'
+	assert_eq "and 1,800 files written" 1800 "$out"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+# Out of fds, a file of an upload whose pipe could not be made was freed
+# with its keeper's connection's fd as calloc left it, 0: the server's
+# stdin was closed, and at the next failure whatever had taken fd 0 since
+# (another request's socket: libmicrohttpd aborted the server). Now the
+# upload fails ("Too many open files"), and the server keeps its fds and
+# serves on.
+t_upload_out_of_fds() {
+	local sb k pids="" stdin
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	stdin=$(readlink /proc/"$SERVE_PID"/fd/0)
+	as_user prlimit --pid "$SERVE_PID" --nofile=40:40
+	rm -f "$SR_OUT"/oof-"$SR_AS"-*
+	for k in 1 2 3 4; do
+		python3 -c 'import sys
+for i in range(300):
+    sys.stdout.write("--sr-boundary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"out%s/f%d\"\r\n\r\nx\r\n" % (sys.argv[1], i))
+sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
+		chmod a+r "$SR_TMP/oof-parts-$SR_AS-$k"
+		as_user curl -s -m 60 -o "$SR_OUT/oof-$SR_AS-$k" --unix-socket "$SOCK" -X POST \
+			-H "E2b-Sandbox-Id: $sb" -H 'Content-Type: multipart/form-data; boundary=sr-boundary' \
+			--data-binary "@$SR_TMP/oof-parts-$SR_AS-$k" http://x/files &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	assert_match "out of fds, an upload fails saying so" "Too many open files" \
+		"$(cat "$SR_OUT"/oof-"$SR_AS"-*)"
+	check "the server is alive" kill -0 "$SERVE_PID"
+	assert_eq "and its stdin still open ($stdin)" "$stdin" "$(readlink /proc/"$SERVE_PID"/fd/0)"
+	api GET /v1/health
+	assert_eq "and it answers" 200 "$code"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
+	t_process_cap t_listing_memory t_daemon_output t_uploads_at_once t_upload_out_of_fds
 done_testing

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The API's pure parts: routing (route.h) and what requests carry (body.h). */
+/*
+ * The API's pure parts: routing (route.h), what requests carry (body.h),
+ * multipart bodies (multipart.h).
+ */
 #include "body.h"
+#include "multipart.h"
 #include "route.h"
 #include "util.h"
 #include "testutil.h"
@@ -390,6 +394,113 @@ START_TEST(test_utf8_whole)
 }
 END_TEST
 
+/* What a multipart body gave: "[name|filename]bytes" for each part, in order. */
+struct parts {
+	char text[4096];
+	size_t len;
+};
+
+static void parts_begin(void *ctx, const char *name, const char *filename)
+{
+	struct parts *p = ctx;
+
+	p->len += (size_t)snprintf(p->text + p->len, sizeof(p->text) - p->len, "[%s|%s]",
+				   name ? name : "-", filename ? filename : "-");
+}
+
+static void parts_data(void *ctx, const char *data, size_t n)
+{
+	struct parts *p = ctx;
+
+	ck_assert_uint_lt(p->len + n, sizeof(p->text));
+	memcpy(p->text + p->len, data, n);
+	p->len += n;
+	p->text[p->len] = '\0';
+}
+
+static const struct sr_multipart_ops parts_ops = {.begin = parts_begin, .data = parts_data};
+
+/* body fed step bytes at a time (0: whole): the parts, or "error N" for the first failure. */
+static const char *form(const char *type, const char *body, size_t len, size_t step)
+{
+	static struct parts p;
+	struct sr_multipart m;
+	int r;
+
+	p = (struct parts){0};
+	r = sr_multipart_init(&m, type, &parts_ops, &p);
+	for (size_t off = 0; r == 0 && off < len; off += step ? step : len)
+		r = sr_multipart_feed(&m, body + off, step && len - off > step ? step : len - off);
+	if (r == 0)
+		r = sr_multipart_end(&m);
+	sr_multipart_free(&m);
+	if (r < 0)
+		snprintf(p.text, sizeof(p.text), "error %d", -r);
+	return p.text;
+}
+
+#define FORM(type, body, step) form(type, body, sizeof(body) - 1, step)
+#define LONG_100                                                                                   \
+	"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" \
+	"xx"                                                                                       \
+	"xxxxxxxxxx"
+#define LONG_600 LONG_100 LONG_100 LONG_100 LONG_100 LONG_100 LONG_100
+
+START_TEST(test_multipart)
+{
+	static const char two[] =
+	    "preamble\r\n--b-1\r\n"
+	    "Content-Disposition: form-data; name=\"file\"; filename=\"up/a.txt\"\r\n"
+	    "Content-Type: application/octet-stream\r\n\r\n"
+	    "one\r\n--b-\r\n--b\r\r\n-"
+	    "\r\n--b-1\r\ncontent-disposition: form-data;name=file;filename=\"x;y\" \r\n\r\n"
+	    "\r\n--b-1--\r\nepilogue";
+	static const char *const want = "[file|up/a.txt]one\r\n--b-\r\n--b\r\r\n-[file|x;y]";
+	const char *type = "multipart/form-data; boundary=b-1";
+
+	/* Whole, a byte at a time, and every size between: a boundary cut anywhere. */
+	for (size_t step = 0; step < sizeof(two); step++)
+		ck_assert_str_eq(FORM(type, two, step), want);
+	ck_assert_str_eq(FORM("Multipart/Form-Data ; charset=x; boundary=\"b-1\"", two, 0), want);
+	/* At once, no preamble; a part without headers; data that ends in what begins a boundary.
+	 */
+	ck_assert_str_eq(FORM(type, "--b-1\r\n\r\nab\r\n--b-\r\n--b-1--", 1), "[-|-]ab\r\n--b-");
+	ck_assert_str_eq(FORM(type, "--b-1--", 0), "");
+	/* Not a form: the body is the file. A form without a boundary, or a bad one: refused. */
+	ck_assert_int_eq(sr_multipart_init(&(struct sr_multipart){0}, "application/octet-stream",
+					   &parts_ops, NULL),
+			 -ENOMSG);
+	ck_assert_int_eq(sr_multipart_init(&(struct sr_multipart){0}, NULL, &parts_ops, NULL),
+			 -ENOMSG);
+	ck_assert_int_eq(sr_multipart_init(&(struct sr_multipart){0},
+					   "multipart/form-datax; boundary=b", &parts_ops, NULL),
+			 -ENOMSG);
+	ck_assert_str_eq(form("multipart/form-data", "", 0, 0), "error 22");
+	ck_assert_str_eq(form("multipart/form-data; boundary=\"a\rb\"", "", 0, 0), "error 22");
+	ck_assert_str_eq(form("multipart/form-data; boundary=", "", 0, 0), "error 22");
+	ck_assert_str_eq(form("multipart/form-data; boundary=b; x=\"" LONG_600 "\"", "", 0, 0),
+			 "error 22");
+	/* Cut off, or not the form it says. */
+	ck_assert_str_eq(FORM(type, "--b-1\r\n\r\nab", 0), "error 74");
+	ck_assert_str_eq(FORM(type, "", 0), "error 74");
+	ck_assert_str_eq(FORM(type, "--b-1x\r\n\r\nab\r\n--b-1--", 0), "error 74");
+	ck_assert_str_eq(FORM(type, "--b-1\r\nA: \0b\r\n\r\nc\r\n--b-1--", 0), "[-|-]c");
+}
+END_TEST
+
+START_TEST(test_multipart_head_max)
+{
+	static char body[SR_MULTIPART_HEAD_MAX + 64];
+	size_t n = (size_t)snprintf(body, sizeof(body), "--b\r\nX: ");
+
+	memset(body + n, 'x', SR_MULTIPART_HEAD_MAX);
+	memcpy(body + n + SR_MULTIPART_HEAD_MAX, "\r\n\r\n--b--", 9);
+	ck_assert_str_eq(
+	    form("multipart/form-data; boundary=b", body, n + SR_MULTIPART_HEAD_MAX + 9, 100),
+	    "error 74");
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
 	Suite *s = suite_create("api");
@@ -408,6 +519,8 @@ static Suite *api_suite(void)
 	tcase_add_test(tc, test_preview_host);
 	tcase_add_test(tc, test_sniff_host);
 	tcase_add_test(tc, test_utf8_whole);
+	tcase_add_test(tc, test_multipart);
+	tcase_add_test(tc, test_multipart_head_max);
 	suite_add_tcase(s, tc);
 	return s;
 }
