@@ -147,7 +147,11 @@ static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error
 		case OPT_MAX_SB:
 		case OPT_MAX_CONN:
 		case OPT_MAX_PROC:
-			if ((r = parse_num(argv[optind - 2], optarg, false, 100000, &v, err)) < 0)
+			/* Named here, not from argv: --max-processes=0 is one word. */
+			if ((r = parse_num(c == OPT_MAX_SB     ? "--max-sandboxes"
+					   : c == OPT_MAX_CONN ? "--max-connections"
+							       : "--max-processes",
+					   optarg, false, 100000, &v, err)) < 0)
 				return r;
 			*(c == OPT_MAX_SB     ? &o->max_sandboxes
 			  : c == OPT_MAX_CONN ? &o->max_connections

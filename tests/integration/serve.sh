@@ -122,6 +122,11 @@ t_errors() {
 	assert_match "serve --e2b-profile nosuch: refused at start (125), in one line" \
 		"^125 sandbox-run: serve: --e2b-profile: profile 'nosuch' not found" "$rc $errout"
 	check "no socket left" test ! -e "$SOCK.2"
+	# A bad count written as one word is named as the option, not the word before it.
+	rc=0
+	errout=$(as_user timeout 5 "$SR" serve --max-processes=0 --listen "unix:$SOCK.2" 2>&1 >/dev/null) || rc=$?
+	assert_eq "serve --max-processes=0: refused, the option named" \
+		"125 sandbox-run: serve: --max-processes 0: expected a number of 1 to 100000" "$rc $errout"
 	stop_serve
 	# One that died (SIGKILL) left its socket: the next one takes its place.
 	start_serve || return
