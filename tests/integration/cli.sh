@@ -508,25 +508,9 @@ t_secret_no_value() {
 	assert_eq "stdin a directory: why it could not be read, not an empty value" \
 		"sandbox-run: secrets set: read the value of KEY: Is a directory" "$out"
 	command -v python3 >/dev/null || return 0
-	out=$(as_user python3 -c 'import os, pty, sys, termios, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-end = time.time() + 10
-while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < end:
-    time.sleep(0.02)
-os.write(fd, b"\n")
-out = b""
-while True:
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        break
-    if not data:
-        break
-    out += data
-_, st = os.waitpid(pid, 0)
-print(os.waitstatus_to_exitcode(st), out.decode().replace("\r", "").split("\n")[1])' "$SR" secrets set novalue KEY 2>&1)
+	# At the prompt (echo off), Enter alone; the line after the prompt is the error.
+	out=$(as_user python3 "$PTY_RUN" noecho 'send:\n' -- "$SR" secrets set novalue KEY 2>&1 | tr -d '\r')
+	out="$(sed -n 1p <<<"$out") $(sed -n 3p <<<"$out")"
 	assert_eq "Enter alone at the prompt: 125, saying how to give it" \
 		"125 sandbox-run: secrets set: no value typed for KEY: type it at the prompt, or give it on standard input: printf %s \"\$VALUE\" | sandbox-run secrets set novalue KEY" \
 		"$out"
@@ -560,26 +544,10 @@ t_secret_bad_name_first() {
 	# secrets set asked for the value (typed, not echoed) and only then
 	# said the name was bad: the secret typed for nothing.
 	command -v python3 >/dev/null || return 0
-	out=$(as_user python3 -c 'import os, pty, select, sys
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-out = b""
-while True:
-    if b"(not shown)" in out:
-        os.write(fd, b"typed-secret\n")
-        out = out.replace(b"(not shown)", b"(asked)")
-    if not select.select([fd], [], [], 10)[0]:
-        break
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        break
-    if not data:
-        break
-    out += data
-_, st = os.waitpid(pid, 0)
-print(os.waitstatus_to_exitcode(st), out.decode().replace("\r", "").strip())' "$SR" secrets set badname 'BAD KEY' 2>&1)
+	# Were the value asked for ("(not shown)"), it is typed, and shown in the answer.
+	out=$(as_user python3 "$PTY_RUN" 'text:(not shown)' 'send:typed-secret\n' -- \
+		"$SR" secrets set badname 'BAD KEY' 2>&1 | tr -d '\r')
+	out="$(sed -n 1p <<<"$out") $(sed -n '2,$p' <<<"$out")"
 	assert_eq "a bad key on a terminal: 125 at once, the value not asked for" \
 		"125 sandbox-run: secrets set: bad secret name 'BAD KEY' (an environment variable's: letters, digits and '_', not starting with a digit)" \
 		"$out"

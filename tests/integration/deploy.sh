@@ -396,21 +396,7 @@ t_terminal() {
 	local d
 	command -v python3 >/dev/null || return 0
 	d=$(make_agent "$SR_AS-tty" 'echo hi')
-	as_user python3 -c 'import os, pty, sys
-out = b""
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-while True:
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        break
-    if not data:
-        break
-    out += data
-os.waitpid(pid, 0)
-sys.stdout.write(out.decode(errors="replace"))' "$SR" deploy --net none --install 'echo step-one; sleep 0.3; echo step-two' --name tty "$d" >"$SR_OUT/tty-$SR_AS" 2>&1
+	as_user python3 "$PTY_RUN" -- "$SR" deploy --net none --install 'echo step-one; sleep 0.3; echo step-two' --name tty "$d" >"$SR_OUT/tty-$SR_AS" 2>&1
 	out=$(cat "$SR_OUT/tty-$SR_AS")
 	assert_match "on a terminal: a live line redrawn in place, with the installer's last line" \
 		$'\r\e\\[Ktty v1: echo step-one; sleep 0.3; echo step-two [0-9.]+s  step-two' "$out"
@@ -445,26 +431,8 @@ t_invoke_terminal() {
 	local d
 	d=$(make_agent "typed-$SR_AS" 'read p; echo "got: $p"')
 	sr deploy -q --name typed --net none "$d"
-	out=$(as_user python3 -c 'import os, pty, select, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-out = b""
-end = time.time() + 10
-while b"^D" not in out and time.time() < end and select.select([fd], [], [], 0.5)[0]:
-    out += os.read(fd, 4096)
-os.write(fd, b"hello\n\x04")
-while select.select([fd], [], [], 10)[0]:
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        break
-    if not data:
-        break
-    out += data
-_, st = os.waitpid(pid, 0)
-print(os.waitstatus_to_exitcode(st))
-print(out.decode().replace("\r", ""), end="")' "$SR" invoke --net none typed 2>&1)
+	out=$(as_user python3 "$PTY_RUN" 'text:^D' 'send:hello\n\x04' -- "$SR" invoke --net none typed 2>&1 |
+		tr -d '\r')
 	# (The terminal's echo of what was typed, ours and the sandbox's, varies with timing.)
 	assert_eq "invoke on a terminal: said where the prompt comes from first, then the answer" \
 		"$(printf '%s\n' 0 "sandbox-run: invoke typed: the prompt is read from this terminal: type it, then ^D at the start of a line (or pipe it: echo PROMPT | sandbox-run invoke typed)" 1)" \

@@ -51,6 +51,9 @@ if [ -n "$SR_PROBE" ] && [ -x "$SR_PROBE" ]; then
 	mkdir -p "$PROBE_DIR"
 	install -m 0755 "$SR_PROBE" "$PROBE_DIR/sr-probe"
 fi
+# A terminal for a command, steps typed at it (tests/helpers/pty-run.py).
+install -m 0644 "$SR_SRCDIR/tests/helpers/pty-run.py" "$SR_TMP/pty-run.py"
+PTY_RUN="$SR_TMP/pty-run.py"
 
 # Each round's living sandboxes (sandbox-run create) and data in directories
 # of its own: a test's `ls` sees its own sandboxes, never another run's.

@@ -10,33 +10,11 @@ cp -r "$SR_SRCDIR/examples/." "$SR_TMP/examples/"
 chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
-# on-a-pty.py [--ctrl-c] COMMAND...: runs COMMAND on a terminal of its own
-# (pressing ^C once it has printed "ready") and prints its last line.
-cat >"$SR_TMP/on-a-pty.py" <<'EOF'
-import os, pty, select, sys, time
-ctrl_c = sys.argv[1] == "--ctrl-c"
-argv = sys.argv[2:] if ctrl_c else sys.argv[1:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(argv[0], argv)
-buf = b""
-end = time.time() + 30
-while time.time() < end:
-    if ctrl_c and b"ready" in buf:
-        os.write(fd, b"\x03")
-        ctrl_c = False
-    if select.select([fd], [], [], 0.1)[0]:
-        try:
-            data = os.read(fd, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        buf += data
-os.waitpid(pid, 0)
-print(buf.decode(errors="replace").strip().splitlines()[-1])
-EOF
-chmod a+r "$SR_TMP/on-a-pty.py"
+# on_a_pty [STEP...] -- COMMAND...: the last line COMMAND shows on a
+# terminal of its own, the steps typed at it (tests/helpers/pty-run.py).
+on_a_pty() {
+	as_user python3 "$PTY_RUN" "$@" 2>&1 | tr -d '\r' | sed '/^[[:space:]]*$/d' | tail -n 1
+}
 
 # An agent that counts the SIGINTs it receives. Python runs a handler once
 # for signals that come close together; its wakeup fd gets a byte for each.
@@ -193,8 +171,7 @@ while :; do sleep 0.05; done')
 # the agent must see it once.
 t_terminal_ctrl_c() {
 	local said
-	said=$(as_user python3 "$SR_TMP/on-a-pty.py" --ctrl-c "$SR" -q --net none -- \
-		python3 -c "$COUNT_SIGINT" 2>&1)
+	said=$(on_a_pty text:ready 'send:\x03' -- "$SR" -q --net none -- python3 -c "$COUNT_SIGINT")
 	assert_match "one ^C on the terminal reaches the agent once" "saw 1 done" "$said"
 }
 
@@ -203,7 +180,7 @@ t_terminal_ctrl_c() {
 # which breaks the shell's next read), exclusive mode.
 t_terminal_restored() {
 	local said
-	said=$(as_user python3 "$SR_TMP/on-a-pty.py" sh -c '"$0" -q --net none -- python3 -c "
+	said=$(on_a_pty -- sh -c '"$0" -q --net none -- python3 -c "
 import fcntl, os, termios
 fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_NONBLOCK)
 t = termios.tcgetattr(0)
@@ -214,13 +191,13 @@ fcntl.ioctl(0, termios.TIOCEXCL)
 import fcntl, os, struct, termios
 excl = struct.unpack(\"i\", fcntl.ioctl(0, 0x80045440, bytes(4)))[0]  # TIOCGEXCL
 print(\"nonblock\", bool(fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK),
-      \"echo\", bool(termios.tcgetattr(0)[3] & termios.ECHO), \"exclusive\", excl)"' "$SR" 2>&1)
+      \"echo\", bool(termios.tcgetattr(0)[3] & termios.ECHO), \"exclusive\", excl)"' "$SR")
 	assert_eq "the agent's changes to the caller's terminal are undone" \
 		"nonblock False echo True exclusive 0" "$said"
 	# A run in the background: the foreground job's settings are its own.
-	said=$(as_user python3 "$SR_TMP/on-a-pty.py" bash --norc -c 'set -m
+	said=$(on_a_pty -- bash --norc -c 'set -m
 "$0" -q --net none -- sleep 1 & sleep 0.3; stty -echo; wait
-stty -a | tr " " "\n" | grep -x -- "-\?echo"' "$SR" 2>&1)
+stty -a | tr " " "\n" | grep -x -- "-\?echo"' "$SR")
 	assert_eq "a run that ends in the background leaves the terminal's settings alone" -echo "$said"
 }
 
