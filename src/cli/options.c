@@ -145,6 +145,15 @@ static const char *name_in(const struct option *options, int id)
 	return "?";
 }
 
+/* The long option of options named by name's first n bytes, or NULL. */
+static const struct option *long_option(const struct option *options, const char *name, size_t n)
+{
+	for (const struct option *o = options; o->name; o++)
+		if (strlen(o->name) == n && strncmp(name, o->name, n) == 0)
+			return o;
+	return NULL;
+}
+
 static const char *option_name(const struct parsed *p, int id)
 {
 	return name_in(p->options, id);
@@ -169,17 +178,18 @@ static int unknown_option(const struct option *options, int argc, char **argv, s
 		return sr_error_msg(err, -EINVAL, "unknown option '-%c' (see --help)",
 				    optopt > ' ' && optopt < 127 ? optopt : '?');
 	word = strndup(bad + 2, strcspn(bad + 2, "="));
+	if (!word)
+		return sr_error_errno(err, -ENOMEM, "options");
+	if (long_option(options, word, strlen(word)))
+		return sr_error_msg(err, -EINVAL, "option --%s takes no value", word);
 	for (const struct option *o = options; o->name; o++)
 		n++;
 	names = calloc(n + 1, sizeof(*names));
-	if (!word || !names)
+	if (!names)
 		return sr_error_errno(err, -ENOMEM, "options");
 	n = 0;
-	for (const struct option *o = options; o->name; o++) {
-		if (strcmp(o->name, word) == 0)
-			return sr_error_msg(err, -EINVAL, "option --%s takes no value", word);
+	for (const struct option *o = options; o->name; o++)
 		names[n++] = o->name;
-	}
 	names[n] = NULL;
 	s = sr_suggest(word, names);
 	if (s)
@@ -192,17 +202,14 @@ int sr_options_value_missing(const struct option *options, int argc, char **argv
 			     struct sr_error *err)
 {
 	const char *w = optarg;
-	size_t n;
 
 	/* Written as --OPT=VALUE, or from the same word ("-pNAME"): meant as it is. */
 	if (!w || optind < 1 || optind > argc || w != argv[optind - 1] || strncmp(w, "--", 2) != 0)
 		return 0;
-	n = strcspn(w + 2, "=");
-	for (const struct option *o = options; o->name; o++)
-		if (strlen(o->name) == n && strncmp(w + 2, o->name, n) == 0)
-			return sr_error_msg(
-			    err, -EINVAL, "option %s needs a value ('%s' is an option; see --help)",
-			    argv[optind - 2], w);
+	if (long_option(options, w + 2, strcspn(w + 2, "=")))
+		return sr_error_msg(err, -EINVAL,
+				    "option %s needs a value ('%s' is an option; see --help)",
+				    argv[optind - 2], w);
 	return 0;
 }
 
@@ -542,17 +549,17 @@ void sr_options_words_last(int argc, char **argv)
  */
 static bool wants_value(const char *word)
 {
-	if (word[0] == '-' && word[1] && word[1] != '-' && word[1] != ':' && !word[2]) {
-		const char *o = strchr(SHORT_OPTIONS, word[1]);
+	const struct option *o;
 
-		return o && o[1] == ':';
+	if (word[0] == '-' && word[1] && word[1] != '-' && word[1] != ':' && !word[2]) {
+		const char *s = strchr(SHORT_OPTIONS, word[1]);
+
+		return s && s[1] == ':';
 	}
 	if (strncmp(word, "--", 2) != 0)
 		return false;
-	for (const struct option *o = long_options; o->name; o++)
-		if (strcmp(word + 2, o->name) == 0)
-			return o->has_arg == required_argument;
-	return false;
+	o = long_option(long_options, word + 2, strlen(word + 2));
+	return o && o->has_arg == required_argument;
 }
 
 /* After the options, deploy's AGENT or invoke's NAME: exactly one, and no --workspace. */
