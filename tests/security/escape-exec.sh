@@ -273,7 +273,7 @@ t_keeper_one_request() {
 	local kp pid1
 	new_sandbox
 	kp=$(keeper_of "$sb")
-	pid1=$(cat "/proc/$kp/task/$kp/children")
+	pid1=$(cut -d" " -f1 "/proc/$kp/task/$kp/children")
 	# PID 1 stopped, the inspect waits for its count (a second) whatever
 	# the keeper reads first: the exec surely comes while it is under way.
 	as_user kill -STOP "$pid1"
