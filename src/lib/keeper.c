@@ -71,6 +71,16 @@
 #define CONNS_MAX 256
 #define PORTS_MAX 64
 /*
+ * Workers (cp, files, changes, snapshot) started and not yet ended; the
+ * requests past this wait here, oldest first. A request to PID 1 is one
+ * message on its socket, whose send buffer (208 KiB) holds about 90 of
+ * them: a burst of more (serve writes up to 128 files at once) filled it,
+ * PID 1 forking workers as fast as a loaded machine let it, and the
+ * requests that found no room within SEND_WAIT_MS (sandbox.c) failed as
+ * though the agent kept PID 1 busy (EAGAIN).
+ */
+#define WORKERS_MAX 32
+/*
  * A snapshot's worker writes the file here itself, as the agent's uid: the
  * agent can stop it (SIGSTOP), and the snapshot would wait for ever. One
  * whose file has not grown for this long is given up (its request may say
@@ -84,6 +94,10 @@ struct client {
 	uint32_t spawn;		     /* its exec's SPAWN, until PID 1 answers; 0 for none */
 	uint32_t stat;		     /* its inspect's STAT, until PID 1 answers; 0 for none */
 	uint32_t work;		     /* the worker it waits for (cp, snapshot), 0 for none */
+	int wait_kind;		     /* a worker's request waiting its turn (WORKERS_MAX); 0 */
+	char *wait_path;	     /* its path (NULL: none) */
+	int wait_fd;		     /* its stream, -1 */
+	uint64_t wait_seq;	     /* the order they came in */
 	int64_t since_ns;	     /* connected */
 	struct sr_snapshot_new snap; /* a snapshot being made for it (name set) */
 	int snap_fd;		     /* its file, watched for growth (SNAPSHOT_IDLE_MS); -1 */
@@ -137,6 +151,9 @@ struct keeper {
 	int deadline_fd;
 	struct client **clients;
 	size_t n_clients;
+	size_t n_workers;  /* the clients' workers started, not ended (WORKERS_MAX) */
+	size_t n_waiting;  /* the clients' worker requests waiting their turn */
+	uint64_t work_seq; /* worker requests come in so far */
 	struct port *ports;
 	size_t n_ports;
 	struct conn **conns;
@@ -151,6 +168,7 @@ struct keeper {
 };
 
 static json_t *inspect_json(struct keeper *k, const struct sr_usage *u);
+static void work_next(struct keeper *k);
 
 static int64_t wall_ms(void)
 {
@@ -393,10 +411,29 @@ static struct client *client_of_pid(struct keeper *k, pid_t pid)
 	return NULL;
 }
 
+/* The client's worker has ended, or is given up: another may start. */
+static void work_ended(struct keeper *k, struct client *cl)
+{
+	if (cl->work && k->n_workers > 0)
+		k->n_workers--;
+	cl->work = 0;
+}
+
+/* The client's waiting request is dropped (it hung up, the sandbox ended), or taken. */
+static void work_forget(struct keeper *k, struct client *cl)
+{
+	if (cl->wait_kind && k->n_waiting > 0)
+		k->n_waiting--;
+	cl->wait_kind = 0;
+	free(steal_pointer(&cl->wait_path));
+	sr_closep(&cl->wait_fd);
+}
+
 static void drop_client(struct keeper *k, size_t i)
 {
 	struct client *cl = k->clients[i];
 
+	work_forget(k, cl);
 	sr_snapshot_abort(&cl->snap);
 	sr_closep(&cl->snap_fd);
 	sr_closep(&cl->fd);
@@ -554,12 +591,14 @@ static void on_ended(void *ctx, struct sr_sandbox *sb, const struct sr_exit *end
 				   : ends && cl->pid > 0 && cl->pid == ends->pid ? ends
 										 : NULL);
 		cl->exit_pending = false;
-		if (cl->work)
+		if (cl->work || cl->wait_kind)
 			reply_error(cl, -ESRCH, 125, "the sandbox ended (%s)", k->end_reason);
 		if (cl->stat)
 			reply(cl, inspect_json(k, NULL), NULL, 0);
+		work_ended(k, cl);
+		work_forget(k, cl);
 		cl->pid = 0;
-		cl->spawn = cl->stat = cl->work = 0;
+		cl->spawn = cl->stat = 0;
 	}
 	k->done = true;
 }
@@ -629,7 +668,7 @@ static void on_worked(void *ctx, struct sr_sandbox *sb, uint32_t id, const struc
 
 		if (cl->work != id)
 			continue;
-		cl->work = 0;
+		work_ended(k, cl);
 		cl->hung_up = true;
 		sr_closep(&cl->snap_fd);
 		sr_closep(&cl->timerfd);
@@ -794,7 +833,7 @@ static void do_port(struct keeper *k, struct client *cl, json_t *req)
  */
 static bool under_way(const struct client *cl)
 {
-	return cl->pid > 0 || cl->spawn || cl->stat || cl->work;
+	return cl->pid > 0 || cl->spawn || cl->stat || cl->work || cl->wait_kind;
 }
 
 /* Why a request is refused while another is under way, or the sandbox ends. */
@@ -1056,35 +1095,99 @@ static int work_kind(const char *op)
 	return -1;
 }
 
+/* The verb a worker of this kind serves, for its messages. */
+static const char *work_verb(const struct client *cl, int kind)
+{
+	return cl->snap.name ? "snapshot" : kind == SR_WORK_CHANGES ? "changes" : "cp";
+}
+
+/*
+ * The client's waiting request to PID 1: its worker starts. A snapshot's
+ * file is watched from then on (its wait for room is not idleness).
+ */
+static void work_send(struct keeper *k, struct client *cl)
+{
+	int kind = cl->wait_kind;
+	const char *verb = work_verb(cl, kind);
+	_cleanup_free_ char *path = steal_pointer(&cl->wait_path);
+	_cleanup_close_ int fd = steal_fd(&cl->wait_fd);
+	int r;
+
+	work_forget(k, cl);
+	r = sr_sandbox_work(k->sb, kind, path, fd, 0, &cl->work);
+	if (r < 0) {
+		cl->work = 0;
+		sr_snapshot_abort(&cl->snap);
+		return reply_error(cl, r, 125, "%s: %s", verb, strerror(-r));
+	}
+	k->n_workers++;
+	if (kind == SR_WORK_SNAPSHOT && cl->snap_idle_ms > 0) {
+		if (arm_client_timer(cl, cl->snap_idle_ms, true) < 0)
+			sr_closep(&cl->timerfd); /* no watch: as before, it waits */
+		cl->snap_fd = steal_fd(&fd);
+	}
+}
+
+/* Workers start while fewer than WORKERS_MAX run: the request that came first. */
+static void work_next(struct keeper *k)
+{
+	while (k->n_waiting > 0 && k->n_workers < WORKERS_MAX && !k->end_reason) {
+		struct client *first = NULL;
+
+		for (size_t i = 0; i < k->n_clients; i++) {
+			struct client *cl = k->clients[i];
+
+			if (cl->wait_kind && !cl->hung_up &&
+			    (!first || cl->wait_seq < first->wait_seq))
+				first = cl;
+		}
+		if (!first)
+			return;
+		work_send(k, first);
+	}
+}
+
+/*
+ * A worker for the client, in its turn (work_next(), and at the end of
+ * each round): kind, on the stream *fd (taken), at path (NULL: none).
+ */
+static void work_queue(struct keeper *k, struct client *cl, int kind, const char *path, int *fd)
+{
+	const char *verb = work_verb(cl, kind);
+
+	if (path && !(cl->wait_path = strdup(path))) {
+		sr_snapshot_abort(&cl->snap);
+		return reply_error(cl, -ENOMEM, 125, "%s: %s", verb, strerror(ENOMEM));
+	}
+	cl->wait_kind = kind;
+	cl->wait_fd = steal_fd(fd);
+	cl->wait_seq = ++k->work_seq;
+	k->n_waiting++;
+	work_next(k);
+}
+
 /* cp, files: a worker in the sandbox writes or reads the stream on the client's pipe. */
 static void do_copy(struct keeper *k, struct client *cl, json_t *req, int kind, int *fds,
 		    size_t n_fds)
 {
 	const char *path = json_string_value(json_object_get(req, "path"));
-	int r;
 
 	if (!path || !*path || n_fds != 1)
 		return reply_error(cl, -EINVAL, 125, "cp: a malformed request");
 	if (k->end_reason || under_way(cl))
 		return reply_error(cl, -EBUSY, 125, "cp: %s", busy_text(k));
-	r = sr_sandbox_work(k->sb, kind, path, fds[0], 0, &cl->work);
-	if (r < 0)
-		return reply_error(cl, r, 125, "cp: %s", strerror(-r));
+	work_queue(k, cl, kind, path, &fds[0]);
 }
 
 /* diff ID, apply ID: a worker writes the workspace's changes, raw (changes.h), on the client's
  * pipe. */
 static void do_changes(struct keeper *k, struct client *cl, int *fds, size_t n_fds)
 {
-	int r;
-
 	if (n_fds != 1)
 		return reply_error(cl, -EINVAL, 125, "changes: a malformed request");
 	if (k->end_reason || under_way(cl))
 		return reply_error(cl, -EBUSY, 125, "changes: %s", busy_text(k));
-	r = sr_sandbox_work(k->sb, SR_WORK_CHANGES, NULL, fds[0], 0, &cl->work);
-	if (r < 0)
-		return reply_error(cl, r, 125, "changes: %s", strerror(-r));
+	work_queue(k, cl, SR_WORK_CHANGES, NULL, &fds[0]);
 }
 
 /*
@@ -1098,7 +1201,6 @@ static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
 	json_t *idle = json_object_get(req, "idle_ms");
 	struct sr_error err = {0};
 	_cleanup_close_ int fd = -1;
-	int r;
 
 	if (!name || (idle && (!json_is_integer(idle) || json_integer_value(idle) < 0 ||
 			       json_integer_value(idle) > INT_MAX)))
@@ -1107,17 +1209,8 @@ static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
 		return reply_error(cl, -EBUSY, 125, "snapshot: %s", busy_text(k));
 	if (sr_snapshot_begin(name, &cl->snap, &fd, &err) < 0)
 		return reply(cl, sr_ctl_error_reply(&err), NULL, 0);
-	r = sr_sandbox_work(k->sb, SR_WORK_SNAPSHOT, NULL, fd, 0, &cl->work);
-	if (r < 0) {
-		sr_snapshot_abort(&cl->snap);
-		return reply_error(cl, r, 125, "snapshot: %s", strerror(-r));
-	}
 	cl->snap_idle_ms = idle ? json_integer_value(idle) : SNAPSHOT_IDLE_MS;
-	if (cl->snap_idle_ms > 0) {
-		if (arm_client_timer(cl, cl->snap_idle_ms, true) < 0)
-			sr_closep(&cl->timerfd); /* no watch: as before, it waits */
-		cl->snap_fd = steal_fd(&fd);
-	}
+	work_queue(k, cl, SR_WORK_SNAPSHOT, NULL, &fd);
 }
 
 /*
@@ -1289,7 +1382,7 @@ static void on_request(struct keeper *k, struct client *cl)
 		reply_error(cl, -EINVAL, 125, "unknown request '%s'", op ? op : "?");
 	}
 	for (size_t i = 0; i < n_fds; i++)
-		close(fds[i]);
+		sr_closep(&fds[i]); /* a worker's request that waits took its stream */
 	json_decref(req);
 }
 
@@ -1317,8 +1410,8 @@ static void on_connection(struct keeper *k)
 		return;
 	}
 	/* Non-blocking, for good: see reply(). */
-	*cl =
-	    (struct client){.fd = fd, .timerfd = -1, .snap_fd = -1, .since_ns = sr_monotonic_ns()};
+	*cl = (struct client){
+	    .fd = fd, .timerfd = -1, .snap_fd = -1, .wait_fd = -1, .since_ns = sr_monotonic_ns()};
 	k->clients = nv;
 	k->clients[k->n_clients++] = cl;
 }
@@ -1570,11 +1663,14 @@ static void end_clients(struct keeper *k)
 		}
 		if (cl->work) {
 			sr_sandbox_cancel(k->sb, cl->work);
-			cl->work = 0;
+			work_ended(k, cl);
 		}
+		work_forget(k, cl);
 		if (cl->pid <= 0 && !cl->spawn && !cl->stat)
 			drop_client(k, i);
 	}
+	/* Workers that ended (or were given up) this round: those waiting start. */
+	work_next(k);
 }
 
 static void loop(struct keeper *k)

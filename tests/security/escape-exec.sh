@@ -313,6 +313,53 @@ PY
 	sr rm "$sb"
 }
 
+# A request to PID 1 is a message on its socket, which holds about 90:
+# a burst of workers (serve writes 128 files at once) filled it while PID
+# 1 forked them, and a request that found no room within a second failed
+# as if the agent kept PID 1 busy ("cp: Resource temporarily unavailable",
+# 429 through serve). The keeper starts 32 workers at a time now, the
+# rest waiting their turn. PID 1 stopped a while makes the burst sure.
+t_keeper_worker_burst() {
+	local kp pid1
+	new_sandbox
+	kp=$(keeper_of "$sb")
+	pid1=$(cut -d" " -f1 "/proc/$kp/task/$kp/children")
+	as_user kill -STOP "$pid1"
+	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" "$pid1" >"$SR_OUT/burst" 2>&1 <<'PY'
+import array, json, os, signal, socket, sys, time
+conns = []
+for i in range(120):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(sys.argv[1])
+    r, w = os.pipe()
+    os.write(w, b"x")
+    os.close(w)
+    req = {"op": "file_write", "path": "/tmp/burst/f%d" % i}
+    c.sendmsg([json.dumps(req).encode()],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [r]))])
+    os.close(r)
+    conns.append(c)
+time.sleep(2.5)
+os.kill(int(sys.argv[2]), signal.SIGCONT)
+answers = {}
+for c in conns:
+    c.settimeout(30)
+    try:
+        j = json.loads(c.recv(1 << 16))
+        a = "ok" if j.get("ok") else "errno %s" % j.get("errno")
+    except socket.timeout:
+        a = "no answer"
+    answers[a] = answers.get(a, 0) + 1
+print(" ".join("%s:%d" % kv for kv in sorted(answers.items())))
+PY
+	as_user kill -CONT "$pid1"
+	assert_eq "120 files written at once, PID 1 stopped meanwhile: each ok" "ok:120" \
+		"$(tail -1 "$SR_OUT/burst")"
+	sr exec "$sb" -- sh -c 'ls /tmp/burst | wc -l'
+	assert_eq "and 120 files there" 120 "$out"
+	sr rm "$sb"
+}
+
 # data_dir: where the round's snapshots are kept.
 data_dir() {
 	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
@@ -345,6 +392,6 @@ t_snapshot_bounded() {
 		test -z "$(find "$d/snapshots" -mindepth 1 -maxdepth 1 2>/dev/null)"
 }
 
-for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
+for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained t_snapshot_bounded
 done_testing
