@@ -138,6 +138,13 @@ state_of() {
 	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user/$1"; else echo "$SANDBOX_RUN_STATE_DIR/$1"; fi
 }
 
+# pid1_of SB: the host's pid of the sandbox's PID 1, its keeper's only child.
+pid1_of() {
+	local kp
+	kp=$(keeper_of "$1")
+	cut -d" " -f1 "/proc/$kp/task/$kp/children"
+}
+
 # stopped_before_exec KEEPER: a child of PID 1 stopped before its exec
 # (still PID 1's image), so that PID 1 waits in its vfork.
 stopped_before_exec() {
@@ -270,10 +277,9 @@ PY
 # shared the connection's one timer with the inspect, whose answer closed
 # it: the exec's --timeout was gone and the process ran on.
 t_keeper_one_request() {
-	local kp pid1
+	local pid1
 	new_sandbox
-	kp=$(keeper_of "$sb")
-	pid1=$(cut -d" " -f1 "/proc/$kp/task/$kp/children")
+	pid1=$(pid1_of "$sb")
 	# PID 1 stopped, the inspect waits for its count (a second) whatever
 	# the keeper reads first: the exec surely comes while it is under way.
 	as_user kill -STOP "$pid1"
@@ -320,10 +326,9 @@ PY
 # 429 through serve). The keeper starts 32 workers at a time now, the
 # rest waiting their turn. PID 1 stopped a while makes the burst sure.
 t_keeper_worker_burst() {
-	local kp pid1
+	local pid1
 	new_sandbox
-	kp=$(keeper_of "$sb")
-	pid1=$(cut -d" " -f1 "/proc/$kp/task/$kp/children")
+	pid1=$(pid1_of "$sb")
 	as_user kill -STOP "$pid1"
 	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" "$pid1" >"$SR_OUT/burst" 2>&1 <<'PY'
 import array, json, os, signal, socket, sys, time
