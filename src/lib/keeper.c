@@ -71,16 +71,6 @@
 #define CONNS_MAX 256
 #define PORTS_MAX 64
 /*
- * Workers (cp, files, changes, snapshot) started and not yet ended; the
- * requests past this wait here, oldest first. A request to PID 1 is one
- * message on its socket, whose send buffer (208 KiB) holds about 90 of
- * them: a burst of more (serve writes up to 128 files at once) filled it,
- * PID 1 forking workers as fast as a loaded machine let it, and the
- * requests that found no room within SEND_WAIT_MS (sandbox.c) failed as
- * though the agent kept PID 1 busy (EAGAIN).
- */
-#define WORKERS_MAX 32
-/*
  * A snapshot's worker writes the file here itself, as the agent's uid: the
  * agent can stop it (SIGSTOP), and the snapshot would wait for ever. One
  * whose file has not grown for this long is given up (its request may say
@@ -94,7 +84,7 @@ struct client {
 	uint32_t spawn;		     /* its exec's SPAWN, until PID 1 answers; 0 for none */
 	uint32_t stat;		     /* its inspect's STAT, until PID 1 answers; 0 for none */
 	uint32_t work;		     /* the worker it waits for (cp, snapshot), 0 for none */
-	int wait_kind;		     /* a worker's request waiting its turn (WORKERS_MAX); 0 */
+	int wait_kind;		     /* a worker's request waiting for room (work_next()); 0 */
 	char *wait_path;	     /* its path (NULL: none) */
 	int wait_fd;		     /* its stream, -1 */
 	uint64_t wait_seq;	     /* the order they came in */
@@ -151,8 +141,7 @@ struct keeper {
 	int deadline_fd;
 	struct client **clients;
 	size_t n_clients;
-	size_t n_workers;  /* the clients' workers started, not ended (WORKERS_MAX) */
-	size_t n_waiting;  /* the clients' worker requests waiting their turn */
+	size_t n_waiting;  /* the clients' worker requests waiting for room (work_next()) */
 	uint64_t work_seq; /* worker requests come in so far */
 	struct port *ports;
 	size_t n_ports;
@@ -411,14 +400,6 @@ static struct client *client_of_pid(struct keeper *k, pid_t pid)
 	return NULL;
 }
 
-/* The client's worker has ended, or is given up: another may start. */
-static void work_ended(struct keeper *k, struct client *cl)
-{
-	if (cl->work && k->n_workers > 0)
-		k->n_workers--;
-	cl->work = 0;
-}
-
 /* The client's waiting request is dropped (it hung up, the sandbox ended), or taken. */
 static void work_forget(struct keeper *k, struct client *cl)
 {
@@ -595,10 +576,9 @@ static void on_ended(void *ctx, struct sr_sandbox *sb, const struct sr_exit *end
 			reply_error(cl, -ESRCH, 125, "the sandbox ended (%s)", k->end_reason);
 		if (cl->stat)
 			reply(cl, inspect_json(k, NULL), NULL, 0);
-		work_ended(k, cl);
 		work_forget(k, cl);
 		cl->pid = 0;
-		cl->spawn = cl->stat = 0;
+		cl->spawn = cl->stat = cl->work = 0;
 	}
 	k->done = true;
 }
@@ -668,7 +648,7 @@ static void on_worked(void *ctx, struct sr_sandbox *sb, uint32_t id, const struc
 
 		if (cl->work != id)
 			continue;
-		work_ended(k, cl);
+		cl->work = 0;
 		cl->hung_up = true;
 		sr_closep(&cl->snap_fd);
 		sr_closep(&cl->timerfd);
@@ -1101,9 +1081,17 @@ static const char *work_verb(const struct client *cl, int kind)
 	return cl->snap.name ? "snapshot" : kind == SR_WORK_CHANGES ? "changes" : "cp";
 }
 
+/* A snapshot's watch (SNAPSHOT_IDLE_MS), from now: none if it cannot be had, as before. */
+static void watch_snapshot(struct client *cl)
+{
+	sr_closep(&cl->timerfd);
+	if (cl->snap_idle_ms > 0 && arm_client_timer(cl, cl->snap_idle_ms, true) < 0)
+		sr_closep(&cl->timerfd);
+}
+
 /*
  * The client's waiting request to PID 1: its worker starts. A snapshot's
- * file is watched from then on (its wait for room is not idleness).
+ * file is watched from then on, idle_ms at a time from its start.
  */
 static void work_send(struct keeper *k, struct client *cl)
 {
@@ -1117,21 +1105,31 @@ static void work_send(struct keeper *k, struct client *cl)
 	r = sr_sandbox_work(k->sb, kind, path, fd, 0, &cl->work);
 	if (r < 0) {
 		cl->work = 0;
+		sr_closep(&cl->timerfd);
 		sr_snapshot_abort(&cl->snap);
 		return reply_error(cl, r, 125, "%s: %s", verb, strerror(-r));
 	}
-	k->n_workers++;
-	if (kind == SR_WORK_SNAPSHOT && cl->snap_idle_ms > 0) {
-		if (arm_client_timer(cl, cl->snap_idle_ms, true) < 0)
-			sr_closep(&cl->timerfd); /* no watch: as before, it waits */
-		cl->snap_fd = steal_fd(&fd);
+	if (kind == SR_WORK_SNAPSHOT) {
+		watch_snapshot(cl);
+		if (cl->timerfd >= 0)
+			cl->snap_fd = steal_fd(&fd);
 	}
 }
 
-/* Workers start while fewer than WORKERS_MAX run: the request that came first. */
+/*
+ * The requests that wait start, the first come first, while PID 1's
+ * socket has room. A request is a message there, and the socket holds
+ * about 90 (208 KiB): a burst of more (serve writes up to 128 files at
+ * once, each a worker) filled it while PID 1 forked workers as fast as a
+ * loaded machine let it, and a request that found no room within
+ * SEND_WAIT_MS (sandbox.c) failed as though the agent kept PID 1 busy
+ * (EAGAIN). Only unread messages are waited for, never a worker's end:
+ * workers that run on (a download its client reads slowly, a worker the
+ * agent stopped) hold up no other request.
+ */
 static void work_next(struct keeper *k)
 {
-	while (k->n_waiting > 0 && k->n_workers < WORKERS_MAX && !k->end_reason) {
+	while (k->n_waiting > 0 && !k->end_reason && sr_sandbox_has_room(k->sb)) {
 		struct client *first = NULL;
 
 		for (size_t i = 0; i < k->n_clients; i++) {
@@ -1148,8 +1146,11 @@ static void work_next(struct keeper *k)
 }
 
 /*
- * A worker for the client, in its turn (work_next(), and at the end of
- * each round): kind, on the stream *fd (taken), at path (NULL: none).
+ * A worker for the client, once PID 1's socket has room (work_next(), and
+ * at the end of each round): kind, on the stream *fd (taken), at path
+ * (NULL: none). A snapshot's watch runs while it waits: PID 1 reads its
+ * socket within milliseconds unless it is kept from it, and a snapshot
+ * gives up then as one whose worker writes nothing.
  */
 static void work_queue(struct keeper *k, struct client *cl, int kind, const char *path, int *fd)
 {
@@ -1163,6 +1164,8 @@ static void work_queue(struct keeper *k, struct client *cl, int kind, const char
 	cl->wait_fd = steal_fd(fd);
 	cl->wait_seq = ++k->work_seq;
 	k->n_waiting++;
+	if (kind == SR_WORK_SNAPSHOT)
+		watch_snapshot(cl);
 	work_next(k);
 }
 
@@ -1215,22 +1218,29 @@ static void do_snapshot(struct keeper *k, struct client *cl, json_t *req)
 
 /*
  * A snapshot's watch: its file grew since the last look, or it is given
- * up (the client told why, its worker cancelled, its files removed).
+ * up (the client told why, its worker cancelled, its files removed) --
+ * also while its request waits for room on PID 1's socket (work_queue()).
  */
 static void on_snapshot_timer(struct client *cl)
 {
 	char took[32];
 	struct stat st;
 
-	if (fstat(cl->snap_fd, &st) == 0 && st.st_size != cl->snap_size) {
+	if (!cl->wait_kind && fstat(cl->snap_fd, &st) == 0 && st.st_size != cl->snap_size) {
 		cl->snap_size = st.st_size;
 		return;
 	}
 	sr_closep(&cl->timerfd);
 	sr_format_duration((uint64_t)cl->snap_idle_ms, took, sizeof(took));
-	reply_error(cl, -ETIMEDOUT, 125,
-		    "snapshot: nothing was written for %s (its worker in the sandbox stopped?)",
-		    took);
+	if (cl->wait_kind)
+		reply_error(cl, -ETIMEDOUT, 125,
+			    "snapshot: PID 1 took no request for %s (kept busy from inside?)",
+			    took);
+	else
+		reply_error(cl, -ETIMEDOUT, 125,
+			    "snapshot: nothing was written for %s (its worker in the sandbox "
+			    "stopped?)",
+			    took);
 	hang_up(cl);
 }
 
@@ -1433,8 +1443,10 @@ static void on_client_timer(struct keeper *k, struct client *cl)
 {
 	uint64_t x;
 
-	(void)!read(cl->timerfd, &x, sizeof(x));
-	if (cl->work && cl->snap_fd >= 0)
+	/* Not its time: a timer set anew this round (work_send()) after poll saw the old one. */
+	if (read(cl->timerfd, &x, sizeof(x)) != (ssize_t)sizeof(x))
+		return;
+	if ((cl->work && cl->snap_fd >= 0) || cl->wait_kind == SR_WORK_SNAPSHOT)
 		return on_snapshot_timer(cl);
 	sr_closep(&cl->timerfd);
 	if (cl->stat) {
@@ -1530,7 +1542,7 @@ static void add(struct poll_set *ps, int fd, short events, enum slot_kind kind, 
 /* The most entries fill_poll_set() makes: one per fd it may add. */
 static size_t poll_set_cap(const struct keeper *k)
 {
-	return 4 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients + k->n_ports +
+	return 5 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients + k->n_ports +
 	       2 * k->n_conns;
 }
 
@@ -1548,6 +1560,9 @@ static void fill_poll_set(struct keeper *k, struct poll_set *ps, bool accepting)
 		add(ps, sbfds[i], POLLIN, SLOT_SANDBOX, NULL, 0);
 	/* A CANCEL or a kill waiting for room on PID 1's socket. */
 	add(ps, sr_sandbox_poll_out_fd(k->sb), POLLOUT, SLOT_SANDBOX, NULL, 0);
+	/* Workers' requests waiting for room there (work_next(), after the round). */
+	if (k->n_waiting > 0 && !k->end_reason)
+		add(ps, sr_sandbox_room_fd(k->sb), POLLOUT, SLOT_SANDBOX, NULL, 0);
 	if (k->artifacts)
 		sr_artifacts_poll_fds(k->artifacts, afds);
 	for (size_t i = 0; i < SR_ARTIFACTS_POLL_FDS; i++)
@@ -1663,13 +1678,13 @@ static void end_clients(struct keeper *k)
 		}
 		if (cl->work) {
 			sr_sandbox_cancel(k->sb, cl->work);
-			work_ended(k, cl);
+			cl->work = 0;
 		}
 		work_forget(k, cl);
 		if (cl->pid <= 0 && !cl->spawn && !cl->stat)
 			drop_client(k, i);
 	}
-	/* Workers that ended (or were given up) this round: those waiting start. */
+	/* Those waiting for room on PID 1's socket, as it has some. */
 	work_next(k);
 }
 

@@ -1021,6 +1021,20 @@ int sr_sandbox_poll_out_fd(const struct sr_sandbox *sb)
 	return !sb->reaped && sr_msg_queue_pending(&sb->out) ? sb->sock : -1;
 }
 
+bool sr_sandbox_has_room(const struct sr_sandbox *sb)
+{
+	struct pollfd p = {.fd = sb->sock, .events = POLLOUT};
+
+	if (sb->sock < 0 || sb->reaped)
+		return true; /* a request fails at once (ESRCH), waits for nothing */
+	return !sr_msg_queue_pending(&sb->out) && poll(&p, 1, 0) == 1;
+}
+
+int sr_sandbox_room_fd(const struct sr_sandbox *sb)
+{
+	return sb->reaped ? -1 : sb->sock;
+}
+
 void sr_sandbox_dispatch(struct sr_sandbox *sb)
 {
 	struct pollfd fds[SR_SANDBOX_POLL_FDS];

@@ -182,6 +182,15 @@ void sr_sandbox_poll_fds(const struct sr_sandbox *sb, int fds[SR_SANDBOX_POLL_FD
  * for room on it (sr_sandbox_cancel()); dispatch sends it.
  */
 int sr_sandbox_poll_out_fd(const struct sr_sandbox *sb);
+/*
+ * Whether PID 1's socket has room for a request now: nothing waits for
+ * room ahead of it, and a quarter of the socket's buffer at most is
+ * unread (POLLOUT on a Unix socket), so that one more message fits
+ * without the wait that fails it (-EAGAIN). True once the sandbox is gone.
+ */
+bool sr_sandbox_has_room(const struct sr_sandbox *sb);
+/* The fd to poll for POLLOUT until sr_sandbox_has_room(), or -1 (gone). */
+int sr_sandbox_room_fd(const struct sr_sandbox *sb);
 /* Reads what is there, sends what waits, and calls the ops; never blocks. */
 void sr_sandbox_dispatch(struct sr_sandbox *sb);
 /* Whether PID 1 is gone and reaped. */

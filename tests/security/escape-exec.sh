@@ -323,8 +323,8 @@ PY
 # a burst of workers (serve writes 128 files at once) filled it while PID
 # 1 forked them, and a request that found no room within a second failed
 # as if the agent kept PID 1 busy ("cp: Resource temporarily unavailable",
-# 429 through serve). The keeper starts 32 workers at a time now, the
-# rest waiting their turn. PID 1 stopped a while makes the burst sure.
+# 429 through serve). The keeper sends them only while that socket has room,
+# the rest waiting their turn. PID 1 stopped a while makes the burst sure.
 t_keeper_worker_burst() {
 	local pid1
 	new_sandbox
@@ -397,6 +397,90 @@ t_snapshot_bounded() {
 		test -z "$(find "$d/snapshots" -mindepth 1 -maxdepth 1 2>/dev/null)"
 }
 
+# Workers that do not end -- a file_read whose reader takes nothing (a
+# download through serve, paused on a slow client, has no idle timeout),
+# a worker the agent stopped -- hold none of the sandbox's other requests:
+# only room on PID 1's socket is waited for, never a worker's end (32
+# workers at a time, as the keeper once started, let 32 such reads stall
+# every other file request of the sandbox for as long as they lasted).
+t_keeper_workers_held() {
+	new_sandbox
+	sr exec "$sb" -- sh -c 'head -c 1048576 /dev/zero >/tmp/big'
+	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$SR_OUT/held" 2>&1 <<'PY'
+import array, json, os, socket, sys, time
+def work(op, path, fd):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(sys.argv[1])
+    c.sendmsg([json.dumps({"op": op, "path": path}).encode()],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    os.close(fd)
+    return c
+held = []
+for i in range(40):
+    r, w = os.pipe()
+    held.append((work("file_read", "/tmp/big", w), r))
+time.sleep(1)
+r, w = os.pipe()
+os.write(w, b"x")
+os.close(w)
+c = work("file_write", "/tmp/after", r)
+c.settimeout(10)
+try:
+    j = json.loads(c.recv(1 << 16))
+    print("ok" if j.get("ok") else "errno %s" % j.get("errno"))
+except socket.timeout:
+    print("no answer")
+PY
+	assert_eq "40 reads that nobody reads on: a write beside them is answered" "ok" \
+		"$(tail -1 "$SR_OUT/held")"
+	sr exec "$sb" -- cat /tmp/after
+	assert_eq "and done" x "$out"
+	sr rm "$sb"
+}
+
+# A snapshot that waits for room on PID 1's socket (PID 1 kept from
+# reading: stopped here; the agent can stop a process PID 1 starts) gives
+# up after its --idle-timeout as a snapshot whose worker writes nothing:
+# waiting for its turn, it once waited for ever.
+t_snapshot_waits_bounded() {
+	local kp pid1
+	new_sandbox
+	kp=$(keeper_of "$sb")
+	pid1=$(cut -d" " -f1 "/proc/$kp/task/$kp/children")
+	as_user kill -STOP "$pid1"
+	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$SR_OUT/snap-waits" 2>&1 <<'PY'
+import array, json, os, socket, sys, time
+conns = []
+for i in range(120):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(sys.argv[1])
+    r, w = os.pipe()
+    os.close(w)
+    c.sendmsg([json.dumps({"op": "file_write", "path": "/tmp/f%d" % i}).encode()],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [r]))])
+    os.close(r)
+    conns.append(c)
+time.sleep(0.5)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+c.connect(sys.argv[1])
+c.send(json.dumps({"op": "snapshot", "name": "waits", "idle_ms": 1500}).encode())
+c.settimeout(10)
+t0 = time.monotonic()
+try:
+    j = json.loads(c.recv(1 << 16))
+    print("errno %s after %d s: %s" % (j.get("errno"), round(time.monotonic() - t0), j.get("error")))
+except socket.timeout:
+    print("no answer")
+PY
+	as_user kill -CONT "$pid1"
+	assert_match "a snapshot waiting for PID 1: ETIMEDOUT after its idle timeout" \
+		"^errno 110 after [123] s: snapshot: PID 1 took no request for 1500ms" \
+		"$(tail -1 "$SR_OUT/snap-waits")"
+	check "its files removed" \
+		test -z "$(find "$(data_dir)/snapshots" -mindepth 1 -maxdepth 1 -name 'waits*' 2>/dev/null)"
+	sr rm "$sb"
+}
+
 for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
-	t_client_gone t_tty_contained t_snapshot_bounded
+	t_client_gone t_tty_contained t_snapshot_bounded t_keeper_workers_held t_snapshot_waits_bounded
 done_testing
