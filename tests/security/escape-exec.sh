@@ -443,10 +443,9 @@ PY
 # up after its --idle-timeout as a snapshot whose worker writes nothing:
 # waiting for its turn, it once waited for ever.
 t_snapshot_waits_bounded() {
-	local kp pid1
+	local pid1
 	new_sandbox
-	kp=$(keeper_of "$sb")
-	pid1=$(cut -d" " -f1 "/proc/$kp/task/$kp/children")
+	pid1=$(pid1_of "$sb")
 	as_user kill -STOP "$pid1"
 	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$SR_OUT/snap-waits" 2>&1 <<'PY'
 import array, json, os, socket, sys, time
