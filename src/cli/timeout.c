@@ -32,7 +32,7 @@ int sr_verb_timeout(const struct sr_verb_args *a)
 		sr_sink_log(&sink, SR_LOG_ERROR, "timeout: usage: sandbox-run timeout ID DURATION");
 		return SR_EXIT_FAILURE;
 	}
-	/* The keeper's bound too (keeper.c), said here in the CLI's words. */
+	/* The keeper's bound too (keeper-state.c), said here in the CLI's words. */
 	if (sr_parse_duration(a->argv[2], &ms) == 0 && ms > 366ULL * 24 * 3600 * 1000) {
 		sr_sink_log(&sink, SR_LOG_ERROR,
 			    "timeout: '%s': a deadline is at most 366 days from now (0: none)",

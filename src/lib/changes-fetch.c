@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * diff ID, apply ID: a living sandbox's changes so far. Its keeper has
- * a worker write them raw on our pipe (keeper.c: "changes"); they are
+ * a worker write them raw on our pipe (keeper-work.c: "changes"); they are
  * compared here, as the caller, with the sandbox's host directory
  * (state.json's workspace_dir), into an unnamed temporary file.
  */

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec: a process PID 1 starts for a client, with its stdio or a pty,
+ * its end told as a run's record; warm invocations (serve --warm), hold
+ * and release.
+ */
+#include "keeper-internal.h"
+#include "control.h"
+#include "util.h"
+#include "env.h"
+#include "protocol.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+static struct client *client_of_pid(struct keeper *k, pid_t pid)
+{
+	for (size_t i = 0; i < k->n_clients; i++)
+		if (k->clients[i]->pid == pid)
+			return k->clients[i];
+	return NULL;
+}
+
+/*
+ * An exec's end, told to its client as a run's record has it (status,
+ * exit_code, timings, the sandbox's limits and how they are held), with
+ * the same exit statuses: 124 for its --timeout or the sandbox's
+ * deadline, 128+N for a signal (137 when rm killed it).
+ */
+void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit *e)
+{
+	struct sr_result r;
+	json_t *record = NULL;
+
+	sr_result_init(&r);
+	memcpy(r.enforced, k->record.enforced, sizeof(r.enforced));
+	memcpy(r.sandbox_id, k->id, sizeof(r.sandbox_id));
+	sr_sandbox_usage(k->sb, &r);
+	r.wall_ms =
+	    (double)((cl->exit_pending ? cl->exit_ns : sr_monotonic_ns()) - cl->start_ns) / 1e6;
+	if (e) {
+		r.user_ms = e->user_ms;
+		r.sys_ms = e->sys_ms;
+		r.disk_used_bytes = e->disk_used;
+	}
+	/*
+	 * The sandbox's deadline ends every process in it, as a run's timeout
+	 * does: 124, whether the process's own end (killed by PID 1, or
+	 * exiting on its SIGTERM) is told before the sandbox's or with it.
+	 */
+	if (cl->timed_out || sr_streq(k->end_reason, "timeout")) {
+		r.status = SR_STATUS_TIMEOUT;
+		r.exit_code = 124;
+	} else if (!e || WIFSIGNALED(e->status)) {
+		/* The sandbox ended under it (rm, a signal to the keeper): killed, as kill -9. */
+		r.status = SR_STATUS_SIGNALED;
+		r.signal = e ? WTERMSIG(e->status) : cl->cancel_sig ? cl->cancel_sig : SIGKILL;
+		r.exit_code = 128 + r.signal;
+	} else {
+		r.status = SR_STATUS_EXITED;
+		r.exit_code = WEXITSTATUS(e->status);
+	}
+	record = sr_result_json(&r, k->config);
+	keeper_reply(cl,
+		     json_pack("{sssisoso}", "event", "exit", "exit_code", r.exit_code, "ended_by",
+			       !e && k->end_reason ? json_string(k->end_reason) : json_null(),
+			       "record", record ? record : json_null()),
+		     NULL, 0);
+}
+
+void keeper_on_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e)
+{
+	struct keeper *k = ctx;
+	struct client *cl = client_of_pid(k, e->pid);
+
+	(void)sb;
+	if (!cl)
+		return;
+	keeper_exec_ended(k, cl, e);
+	/* Done with: dropped at the end of this round of the loop. */
+	cl->pid = 0;
+	keeper_hang_up(cl);
+}
+
+/*
+ * A warm invocation's process ended, and with it everything else in the
+ * sandbox but PID 1 (SR_SPAWN_ENDS_SANDBOX): its client hears it now, not
+ * after PID 1's exit has torn the namespaces down.
+ */
+void keeper_on_ends_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e)
+{
+	struct keeper *k = ctx;
+	struct client *cl = client_of_pid(k, e->pid);
+
+	(void)sb;
+	if (!cl || cl->hung_up)
+		return;
+	/*
+	 * Its taker writes the prompt, which starts it, then sends the
+	 * release with the time of its taking: a process quicker than that
+	 * has its exit told once the release is read (keeper_do_hold), or at the
+	 * sandbox's end (on_ended, keeper.c), so that its time counts from the taking,
+	 * not from the park.
+	 */
+	if (cl->holds) {
+		cl->exit_pending = true;
+		cl->exit = *e;
+		cl->exit_ns = sr_monotonic_ns();
+		cl->killed = true; /* gone already: nothing to kill if its taker hangs up */
+		return;
+	}
+	keeper_exec_ended(k, cl, e);
+	cl->pid = 0;
+	keeper_hang_up(cl);
+}
+
+/*
+ * An exec's process has started (or could not). Its client may have hung
+ * up, or timed out, meanwhile: the process is killed then, and its exit
+ * awaited before the client is dropped.
+ */
+void keeper_on_spawned(void *ctx, struct sr_sandbox *sb, uint32_t id, pid_t pid, int pty,
+		       const struct sr_error *err)
+{
+	struct keeper *k = ctx;
+	struct client *cl = NULL;
+
+	for (size_t i = 0; i < k->n_clients && !cl; i++)
+		if (k->clients[i]->spawn == id)
+			cl = k->clients[i];
+	if (!cl) {
+		if (pid > 0)
+			sr_sandbox_kill_process(sb, pid);
+		sr_closep(&pty);
+		return;
+	}
+	cl->spawn = 0;
+	if (pid <= 0) {
+		keeper_reply(cl, sr_ctl_error_reply(err), NULL, 0);
+		sr_closep(&cl->timerfd);
+		keeper_hang_up(cl);
+	} else {
+		cl->pid = pid;
+		if (!cl->hung_up)
+			keeper_reply(cl, json_pack("{sbsi}", "ok", 1, "pid", (int)pid),
+				     pty >= 0 ? &pty : NULL, pty >= 0 ? 1 : 0);
+	}
+	sr_closep(&pty);
+}
+
+/* The sandbox's environment with the exec's KEY=VALUE pairs over it (a later one wins). */
+static int exec_env(struct keeper *k, json_t *env, struct sr_strv *ret, struct sr_error *err)
+{
+	char *const *base = sr_sandbox_env(k->sb);
+	struct sr_strv v = {0};
+	size_t i;
+	json_t *e;
+
+	for (size_t b = 0; base && base[b]; b++)
+		if (sr_strv_push(&v, base[b]) < 0)
+			goto oom;
+	json_array_foreach (env, i, e) {
+		const char *kv = json_string_value(e), *eq = kv ? strchr(kv, '=') : NULL;
+
+		if (!eq || !sr_env_valid_name(kv, (size_t)(eq - kv))) {
+			sr_strv_free(&v);
+			return sr_error_msg(err, -EINVAL, "--env: expected KEY=VALUE, got '%s'",
+					    kv ? kv : "?");
+		}
+		for (size_t j = 0; j < v.n; j++)
+			if (strncmp(v.items[j], kv, (size_t)(eq - kv) + 1) == 0) {
+				free(v.items[j]);
+				v.items[j] = v.items[--v.n];
+				v.items[v.n] = NULL;
+				break;
+			}
+		if (sr_strv_push(&v, kv) < 0)
+			goto oom;
+	}
+	*ret = v;
+	return 0;
+oom:
+	sr_strv_free(&v);
+	return sr_error_errno(err, -ENOMEM, "exec");
+}
+
+/*
+ * A warm invocation (serve --warm): the agent the sandbox was made for,
+ * with its environment (the deployment's secrets among it), parked
+ * before its exec until its stdin has the prompt (SR_SPAWN_PARK), and
+ * ending the sandbox when it exits: one sandbox, one request. Answered
+ * {"ok", "pid"} once parked; its exit is the sandbox's end (on_ended, keeper.c).
+ */
+static void do_invoke(struct keeper *k, struct client *cl, int *fds, size_t n_fds)
+{
+	struct sr_spawn s = {.flags = SR_SPAWN_AGENT | SR_SPAWN_ENDS_SANDBOX | SR_SPAWN_PARK};
+	struct sr_error err = {0};
+
+	if (n_fds != 3)
+		return keeper_reply_error(cl, -EINVAL, 125, "exec: a malformed request");
+	for (int i = 0; i < 3; i++)
+		s.stdio[i] = fds[i];
+	cl->start_ns = sr_monotonic_ns();
+	if (sr_sandbox_spawn_start(k->sb, &s, &cl->spawn, &err) < 0) {
+		cl->spawn = 0;
+		return keeper_reply(cl, sr_ctl_error_reply(&err), NULL, 0);
+	}
+}
+
+void keeper_do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, size_t n_fds)
+{
+	json_t *argv_j = json_object_get(req, "argv"), *cwd = json_object_get(req, "cwd");
+	json_t *timeout = json_object_get(req, "timeout_ms");
+	json_t *mask_j = json_object_get(req, "pty");
+	unsigned mask = json_is_integer(mask_j) ? (unsigned)json_integer_value(mask_j) : 0;
+	_cleanup_free_ char **argv = NULL;
+	struct sr_strv env = {0};
+	struct sr_error err = {0};
+	json_t *rows = json_object_get(req, "rows"), *cols = json_object_get(req, "cols");
+	struct sr_spawn s = {.flags = mask & SR_SPAWN_PTY};
+	bool invoke = json_is_true(json_object_get(req, "invoke"));
+	size_t n = json_array_size(argv_j);
+
+	if (k->end_reason || keeper_under_way(cl))
+		return keeper_reply_error(cl, -EBUSY, 125, "exec: %s", keeper_busy_text(k));
+	if (invoke)
+		return do_invoke(k, cl, fds, n_fds);
+	/* Those of its stdio not on a pty come as fds, in order (protocol.h). */
+	if (n == 0 || (mask & ~(unsigned)SR_SPAWN_PTY) ||
+	    n_fds != 3 - (size_t)__builtin_popcount(mask) ||
+	    (cwd && !json_is_null(cwd) && !json_is_string(cwd)) ||
+	    (timeout && !json_is_integer(timeout)))
+		return keeper_reply_error(cl, -EINVAL, 125, "exec: a malformed request");
+	argv = calloc(n + 1, sizeof(*argv));
+	if (!argv)
+		return keeper_reply_error(cl, -ENOMEM, 125, "exec: out of memory");
+	for (size_t i = 0; i < n; i++) {
+		argv[i] = (char *)json_string_value(json_array_get(argv_j, i));
+		if (!argv[i] || !*argv[i])
+			return keeper_reply_error(cl, -EINVAL, 125,
+						  "exec: an empty or non-string argument");
+	}
+	if (exec_env(k, json_object_get(req, "env"), &env, &err) < 0)
+		return keeper_reply(cl, sr_ctl_error_reply(&err), NULL, 0);
+	s.argv = argv;
+	s.envp = env.items;
+	s.cwd = json_is_string(cwd) ? json_string_value(cwd) : NULL;
+	if (json_is_integer(rows) && json_is_integer(cols)) {
+		s.rows = (unsigned short)json_integer_value(rows);
+		s.cols = (unsigned short)json_integer_value(cols);
+	}
+	for (int i = 0, next = 0; i < 3; i++)
+		s.stdio[i] = mask & (SR_SPAWN_PTY_STDIN << i) ? -1 : fds[next++];
+	cl->start_ns = sr_monotonic_ns();
+	/* Answered when PID 1 has started it (keeper_on_spawned): the loop does not wait for that.
+	 */
+	if (keeper_arm_client_timer(cl, timeout ? json_integer_value(timeout) : 0, false) < 0 ||
+	    sr_sandbox_spawn_start(k->sb, &s, &cl->spawn, &err) < 0) {
+		sr_strv_free(&env);
+		if (!err.code)
+			sr_error_errno(&err, sr_negerrno(), "exec: timer");
+		cl->spawn = 0;
+		sr_closep(&cl->timerfd);
+		return keeper_reply(cl, sr_ctl_error_reply(&err), NULL, 0);
+	}
+	sr_strv_free(&env);
+}
+
+/*
+ * A signal for an exec whose process PID 1 has not started (and may
+ * never, if the agent keeps it busy): one that would end the process
+ * ends the exec now, as its process would have (128+N); the process is
+ * killed if it starts after all.
+ */
+void keeper_cancel_spawn(struct keeper *k, struct client *cl, int sig)
+{
+	if (sig == SIGCONT || sig == SIGWINCH || sig == SIGCHLD || sig == SIGURG ||
+	    sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig <= 0 ||
+	    sig >= NSIG)
+		return;
+	cl->cancel_sig = sig;
+	keeper_exec_ended(k, cl, NULL);
+	keeper_hang_up(cl);
+}
+
+/*
+ * hold: a warm sandbox (pool.h), made ahead and waiting for its user. It
+ * has no deadline, and ends when the holder hangs up, even killed: a
+ * pool's sandboxes never outlive their pool. release hands it over, with
+ * the deadline it gets from now.
+ */
+void keeper_do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
+{
+	json_t *ms = json_object_get(req, "ms"), *taken = json_object_get(req, "taken_ns");
+
+	if (!hold && !cl->holds)
+		return keeper_reply_error(cl, -EINVAL, 125, "release: not held on this connection");
+	if (!hold && ms && (!json_is_integer(ms) || json_integer_value(ms) < 0))
+		return keeper_reply_error(cl, -EINVAL, 125, "release: a malformed request");
+	if (!hold && ms && (uint64_t)json_integer_value(ms) > DEADLINE_MAX_MS)
+		return keeper_reply_error(cl, -EINVAL, 125, "release: at most 366 days");
+	cl->holds = hold;
+	/*
+	 * A parked invocation on this connection: its time counts from its
+	 * taking, which its taker says (taken_ns, CLOCK_MONOTONIC's, ours too):
+	 * it sends the release after the prompt, once the process runs.
+	 */
+	if (!hold && cl->pid > 0) {
+		int64_t now = cl->exit_pending ? cl->exit_ns : sr_monotonic_ns();
+
+		cl->start_ns = json_is_integer(taken) &&
+				       json_integer_value(taken) >= cl->start_ns &&
+				       json_integer_value(taken) <= now
+				   ? (int64_t)json_integer_value(taken)
+				   : now;
+	}
+	/* Over already, its sandbox ending: no deadline to set, its exit to tell. */
+	if (!hold && cl->exit_pending) {
+		keeper_reply(cl, json_pack("{sb}", "ok", 1), NULL, 0);
+		keeper_exec_ended(k, cl, &cl->exit);
+		cl->exit_pending = false;
+		cl->pid = 0;
+		keeper_hang_up(cl);
+		return;
+	}
+	json_object_set_new(k->state, "state", json_string(hold ? "warm" : "running"));
+	if (keeper_set_deadline(k,
+				hold ? 0
+				: ms ? (uint64_t)json_integer_value(ms)
+				     : k->config->timeout_ms,
+				!hold) < 0)
+		return keeper_reply_error(cl, sr_negerrno(), 125, "timeout: %s", strerror(errno));
+	/* A hold's answer carries what ls shows: its taker answers with it, no file read. */
+	keeper_reply(
+	    cl,
+	    hold ? json_pack("{sbsO}", "ok", 1, "state", k->state)
+		 : json_pack("{sbsO}", "ok", 1, "expires", json_object_get(k->state, "expires")),
+	    NULL, 0);
+}
