@@ -352,10 +352,11 @@ static void on_launch(struct srv *s, void *ctx, uint32_t events)
 
 /*
  * The client went before the sandbox was ready. Its keeper's answer is
- * awaited all the same (on_launch() removes what it made): closing the
- * pipe now would end a keeper that has not answered yet, which hears
- * nobody, but not one whose answer is in the pipe, unread -- its sandbox
- * would live on, known to nobody. At the server's end, nobody waits.
+ * awaited all the same (on_launch() removes what it made): closed now,
+ * the keeper would end its sandbox too, hearing no word back (keeper.h),
+ * but only once made, and no longer counted by --max-sandboxes
+ * meanwhile -- a client that leaves at once could have any number made
+ * side by side. At the server's end, nobody waits.
  */
 static void create_gone(struct job *j)
 {
