@@ -337,10 +337,14 @@ static void on_launch(struct srv *s, void *ctx, uint32_t events)
 	/* Out of the loop before it is closed (launch.h says why). */
 	srv_unwatch(s, &cj->w);
 	sr_launch_cancel(&cj->launch);
-	if (cj->launch.id[0] && !r)
+	if (cj->launch.id[0] && !r) {
 		remove_orphan(s, cj->launch.id);
-	else if (cj->launch.id[0])
-		made_add(s, cj->launch.id, &cj->c, cj->template);
+	} else if (cj->launch.id[0] && !made_add(s, cj->launch.id, &cj->c, cj->template)) {
+		/* Untracked, it would outlive serve's stop and escape --max-sandboxes. */
+		remove_orphan(s, cj->launch.id);
+		cj->launch.id[0] = '\0';
+		sr_error_errno(&cj->launch.err, -ENOMEM, "create");
+	}
 	if (r)
 		cj->done(r, cj->launch.id[0] ? cj->launch.id : NULL, &cj->launch.err);
 	create_free(cj);
@@ -348,10 +352,11 @@ static void on_launch(struct srv *s, void *ctx, uint32_t events)
 
 /*
  * The client went before the sandbox was ready. Its keeper's answer is
- * awaited all the same (on_launch() removes what it made): closing the
- * pipe now would end a keeper that has not answered yet, which hears
- * nobody, but not one whose answer is in the pipe, unread -- its sandbox
- * would live on, known to nobody. At the server's end, nobody waits.
+ * awaited all the same (on_launch() removes what it made): closed now,
+ * the keeper would end its sandbox too, hearing no word back (keeper.h),
+ * but only once made, and no longer counted by --max-sandboxes
+ * meanwhile -- a client that leaves at once could have any number made
+ * side by side. At the server's end, nobody waits.
  */
 static void create_gone(struct job *j)
 {
@@ -380,13 +385,22 @@ static bool create_warm(struct req *r, struct sr_pool *pool, uint64_t timeout,
 	if (!pool || sr_pool_take(pool, timeout, &taken, &err) < 0)
 		return false;
 	m = made_add(s, taken.id, c, template);
-	if (m) {
-		m->warm = true;
-		m->expires_ms = timeout ? m->started_ms + (int64_t)timeout : 0;
-		m->state = steal_pointer(&taken.state);
+	if (!m) {
+		/*
+		 * Untracked, it would outlive serve's stop and escape
+		 * --max-sandboxes: closed unreleased, it ends with its keeper.
+		 */
+		sr_pool_taken_close(&taken);
+		sr_api_create_free(c);
+		sr_error_errno(&err, -ENOMEM, "create");
+		done(r, NULL, &err);
+		return true;
 	}
+	m->warm = true;
+	m->expires_ms = timeout ? m->started_ms + (int64_t)timeout : 0;
+	m->state = steal_pointer(&taken.state);
 	snprintf(id, sizeof(id), "%s", taken.id);
-	if (!m || srv_release_later(s, &taken) < 0) {
+	if (srv_release_later(s, &taken) < 0) {
 		(void)sr_pool_taken_release(&taken);
 		sr_pool_taken_close(&taken);
 	}

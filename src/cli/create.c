@@ -14,6 +14,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 static void usage(FILE *f)
@@ -39,6 +40,35 @@ static void usage(FILE *f)
 }
 
 /*
+ * The id printed, then the keeper told it is out (keeper.h): until it
+ * hears so, the sandbox is one nobody knows of, which it ends if we are
+ * gone -- a Ctrl-C before this point leaves nothing. The signals that
+ * would end us wait from here on, for good: the id printed, the sandbox
+ * lives, and create says so with status 0, not 130 to a script that
+ * would then never remove it.
+ */
+static int print_id(int fd, const char *id, const struct sr_sink *sink)
+{
+	static const int ends[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	sigset_t set;
+	int status;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < SR_ARRAY_SIZE(ends); i++)
+		sigaddset(&set, ends[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	printf("%s\n", id);
+	status = sr_cli_stdout_status("create");
+	/* An id we could not print is not acknowledged: the keeper ends its sandbox. */
+	if (status == 0 && write(fd, "\n", 1) != 1) {
+		sr_sink_log(sink, SR_LOG_ERROR,
+			    "create: the sandbox's keeper died before it was ready");
+		return SR_EXIT_FAILURE;
+	}
+	return status;
+}
+
+/*
  * Lines from the keeper: "msg LEVEL TEXT" to print, then "ok ID" or
  * "error STATUS ERRNO TEXT" (keeper.h).
  */
@@ -56,10 +86,8 @@ static int read_answer(int fd, const struct sr_sink *sink)
 		long n;
 
 		line[strcspn(line, "\n")] = '\0';
-		if (strncmp(line, "ok ", 3) == 0) {
-			printf("%s\n", line + 3);
-			return sr_cli_stdout_status("create");
-		}
+		if (strncmp(line, "ok ", 3) == 0)
+			return print_id(fileno(f), line + 3, sink);
 		if (strncmp(line, "msg ", 4) != 0 && strncmp(line, "error ", 6) != 0)
 			continue;
 		n = strtol(strchr(line, ' ') + 1, &text, 10);
@@ -111,8 +139,9 @@ int sr_verb_create(const struct sr_verb_args *a)
 		sr_config_free(&c);
 		return SR_EXIT_FAILURE;
 	}
-	if (pipe2(ready, O_CLOEXEC) < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "create: pipe: %s", strerror(errno));
+	/* Both ways: the keeper's answer, then our word that its id is out (print_id). */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ready) < 0) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "create: socketpair: %s", strerror(errno));
 		sr_config_free(&c);
 		return SR_EXIT_FAILURE;
 	}
@@ -133,7 +162,11 @@ int sr_verb_create(const struct sr_verb_args *a)
 	}
 	close(ready[1]);
 	status = read_answer(ready[0], &sink);
-	/* A keeper that failed exits at once: reaped, not left a zombie to our caller. */
+	/*
+	 * A keeper that failed, or whose id we could not print (it ends its
+	 * sandbox), exits: reaped, not left a zombie to our caller, and
+	 * nothing of the sandbox is left when we return.
+	 */
 	if (status != 0)
 		waitpid(pid, NULL, 0);
 	sr_config_free(&c);

@@ -260,11 +260,20 @@ static int clean_path(const char *in, char *out, size_t len, const char **ret_wh
 	return 0;
 }
 
+/* Whether dest has a directory of that name (a link to one is not one). */
+static bool dir_at(int dest, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dest, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
 /*
  * A clean name's first component, as the options want it: renamed (cp's
- * DST), or checked against the names allowed (a snapshot's parts).
+ * DST), or checked against the names allowed (a snapshot's parts). file:
+ * the entry is a regular file (not a hard link), for file_into_dir.
  */
-static int map_top(const struct extract *x, char *path, size_t len, const char **ret_why)
+static int map_top(const struct extract *x, char *path, size_t len, bool file, const char **ret_why)
 {
 	size_t l = strcspn(path, "/");
 
@@ -276,14 +285,20 @@ static int map_top(const struct extract *x, char *path, size_t len, const char *
 		return -EINVAL;
 	}
 	if (x->o->rename_top) {
-		size_t nl = strlen(x->o->rename_top);
+		const char *top = x->o->rename_top;
+		size_t nl = strlen(top);
+		/* The top itself, a file, onto a directory: "top/" goes before its own name. */
+		bool into = file && x->o->file_into_dir && !path[l] && dir_at(x->dest, top);
+		size_t cut = into ? 0 : l, add = into ? nl + 1 : nl;
 
-		if (strlen(path) - l + nl + 1 > len) {
+		if (strlen(path) - cut + add + 1 > len) {
 			*ret_why = "path too long";
 			return -ENAMETOOLONG;
 		}
-		memmove(path + nl, path + l, strlen(path + l) + 1);
-		memcpy(path, x->o->rename_top, nl);
+		memmove(path + add, path + cut, strlen(path + cut) + 1);
+		memcpy(path, top, nl);
+		if (into)
+			path[nl] = '/';
 	}
 	return 0;
 }
@@ -623,7 +638,7 @@ static int make_hardlink(struct extract *x, struct archive_entry *e, const char 
 	int k;
 
 	if (clean_path(raw, target, sizeof(target), &why) < 0 || !*target ||
-	    map_top(x, target, sizeof(target), &why) < 0)
+	    map_top(x, target, sizeof(target), false, &why) < 0)
 		return sr_error_msg(err, -EPERM, "extract %s: hard link target: %s", x->shown,
 				    why ?: "empty name");
 	if (strcmp(target, path) == 0)
@@ -671,7 +686,9 @@ static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_e
 			return 0;
 		return sr_error_msg(err, -EINVAL, "extract %s: empty name", x->shown);
 	}
-	k = map_top(x, path, sizeof(path), &why);
+	k = map_top(x, path, sizeof(path),
+		    type == AE_IFREG && !sr_la.entry_hardlink(e) && !sr_la.entry_hardlink_utf8(e),
+		    &why);
 	if (k < 0)
 		return sr_error_msg(err, k == -EINVAL ? -EPERM : k, "extract %s: %s", x->shown,
 				    why);

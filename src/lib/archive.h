@@ -19,8 +19,15 @@
 int sr_archive_extract(int archive_fd, int dest_dirfd, uint64_t max_bytes, struct sr_error *err);
 
 struct sr_extract_opts {
-	uint64_t max_bytes;	 /* 0: no bound of its own */
-	const char *rename_top;	 /* every entry's first component becomes this (cp's DST) */
+	uint64_t max_bytes;	/* 0: no bound of its own */
+	const char *rename_top; /* every entry's first component becomes this (cp's DST) */
+	/*
+	 * With rename_top: a top that is a regular file, where rename_top is
+	 * an existing directory in dest, goes into it under its own name, as
+	 * `cp FILE DIR` puts it (an export's HOSTDIR); a directory top is
+	 * merged into it all the same.
+	 */
+	bool file_into_dir;
 	const char *const *tops; /* NULL-terminated: the only first components allowed */
 	size_t max_entries;	 /* 0: the default for agents' archives (100,000) */
 	/*

@@ -327,7 +327,13 @@ static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error 
 
 	if (!dir)
 		return sr_error_errno(err, -ENOMEM, "export");
-	/* The copy is HOSTDIR itself, or with a trailing '/', goes into it under its own name. */
+	/*
+	 * The copy is HOSTDIR itself, or with a trailing '/', goes into it
+	 * under its own name. A file onto an existing directory goes into
+	 * it too (file_into_dir), as cp and docker cp put it: which it is,
+	 * file or directory, is known only from the stream, and a report
+	 * refused then would be lost with the sandbox.
+	 */
 	if (!e->into) {
 		char *slash = strrchr(dir, '/');
 
@@ -343,8 +349,10 @@ static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error 
 	 * "reports/leak -> ../.env" or a top "reports -> .env" would hand
 	 * it to whatever reads the copy next (an artifact upload).
 	 */
-	s->opts = (struct sr_extract_opts){
-	    .max_entries = EXPORT_MAX_ENTRIES, .rename_top = s->name, .links_within_top = true};
+	s->opts = (struct sr_extract_opts){.max_entries = EXPORT_MAX_ENTRIES,
+					   .rename_top = s->name,
+					   .file_into_dir = true,
+					   .links_within_top = true};
 	/*
 	 * At most the disk limit on the host, holes included, as cp's: a file
 	 * that is all hole costs the agent nothing of its disk, and whatever

@@ -10,6 +10,7 @@
 #include "env.h"
 #include "protocol.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -207,6 +208,17 @@ static void do_invoke(struct keeper *k, struct client *cl, int *fds, size_t n_fd
 	}
 }
 
+/*
+ * A pty's "rows" or "cols": absent, or what a struct winsize holds (0:
+ * unknown). The socket is the user's API, not only the CLI's: a size out
+ * of range is refused, not cut to 16 bits into some other size.
+ */
+static bool pty_size_ok(json_t *v)
+{
+	return !v || (json_is_integer(v) && json_integer_value(v) >= 0 &&
+		      json_integer_value(v) <= USHRT_MAX);
+}
+
 void keeper_do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, size_t n_fds)
 {
 	json_t *argv_j = json_object_get(req, "argv"), *cwd = json_object_get(req, "cwd");
@@ -229,7 +241,7 @@ void keeper_do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 	if (n == 0 || (mask & ~(unsigned)SR_SPAWN_PTY) ||
 	    n_fds != 3 - (size_t)__builtin_popcount(mask) ||
 	    (cwd && !json_is_null(cwd) && !json_is_string(cwd)) ||
-	    (timeout && !json_is_integer(timeout)))
+	    (timeout && !json_is_integer(timeout)) || !pty_size_ok(rows) || !pty_size_ok(cols))
 		return keeper_reply_error(cl, -EINVAL, 125, "exec: a malformed request");
 	argv = calloc(n + 1, sizeof(*argv));
 	if (!argv)

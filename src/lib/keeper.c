@@ -60,14 +60,20 @@ static void keeper_write(void *ctx, enum sr_log_level level, const char *text)
 }
 
 /*
- * Tells the create command how it went; the pipe is closed after the
+ * Tells the create command how it went; the socket is closed after the
  * first answer. false: nobody heard (the command was interrupted), and a
  * sandbox whose id nobody knows must not live on.
+ *
+ * A write that succeeds is not heard: it lies in the socket's buffer
+ * until read, and a create interrupted (Ctrl-C) before it read and
+ * printed the id left a sandbox nobody knew of. So "ok ID" waits for the
+ * byte create sends once the id is out (keeper.h); its end of the socket
+ * closed instead (create gone) is nobody heard.
  */
 static bool answer_create(struct keeper *k, int status, const struct sr_error *e)
 {
-	char line[SR_ERROR_MSG_MAX + 64];
-	ssize_t w;
+	char line[SR_ERROR_MSG_MAX + 64], ack;
+	bool heard;
 	int n;
 
 	if (k->ready_fd < 0)
@@ -77,9 +83,10 @@ static bool answer_create(struct keeper *k, int status, const struct sr_error *e
 	else
 		n = snprintf(line, sizeof(line), "error %d %d %s\n", status,
 			     e->code < 0 ? -e->code : EIO, e->msg);
-	w = write(k->ready_fd, line, (size_t)n);
+	heard = write(k->ready_fd, line, (size_t)n) == n &&
+		(status != 0 || SR_RETRY(read(k->ready_fd, &ack, 1)) == 1);
 	close(steal_fd(&k->ready_fd));
-	return w == n;
+	return heard;
 }
 
 /* What ps shows: the keeper and its sandbox, not the create command (its --env values). */

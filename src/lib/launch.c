@@ -7,6 +7,7 @@
 
 #include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 /* The grandchild: the keeper, as create's is (a session of its own), with none of our fds. */
@@ -63,7 +64,7 @@ static __attribute__((noreturn)) void keeper(const struct sr_config *c, enum sr_
 struct middle {
 	const struct sr_config *c;
 	enum sr_log_level level;
-	int ready, ours; /* the answer's pipe: the keeper's end, the caller's (closed here) */
+	int ready, ours; /* the answer's socket: the keeper's end, the caller's (closed here) */
 };
 
 SR_MIDDLE static int middle(void *arg)
@@ -85,8 +86,9 @@ static int start_keeper(const struct sr_config *c, enum sr_log_level level, stru
 	int ready[2], status;
 	pid_t pid;
 
-	if (pipe2(ready, O_CLOEXEC) < 0)
-		return sr_error_errno(err, sr_negerrno(), "create: pipe");
+	/* Both ways: the keeper's answer, then our word that its id was taken (keeper.h). */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ready) < 0)
+		return sr_error_errno(err, sr_negerrno(), "create: socketpair");
 	m.ready = ready[1];
 	m.ours = ready[0];
 	pid = clone(middle, MIDDLE_STACK_START(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &m);
@@ -133,6 +135,23 @@ int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const st
 	return r;
 }
 
+/*
+ * The id is the caller's now: the keeper, which waits for this word
+ * (keeper.h), keeps its sandbox; cancelled before it, the sandbox is
+ * ended. One byte into an empty socket buffer: it never waits.
+ */
+static void take_id(struct sr_launch *l, const char *id)
+{
+	l->done = true;
+	if (send(l->fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
+		sr_error_msg(&l->err, -EIO,
+			     "create: the sandbox's keeper died before it was ready");
+		l->err.status = 125;
+		return;
+	}
+	snprintf(l->id, sizeof(l->id), "%s", id);
+}
+
 /* One line of the keeper's: a message, or its answer (done then). */
 static void line(struct sr_launch *l, char *text)
 {
@@ -140,8 +159,7 @@ static void line(struct sr_launch *l, char *text)
 	long n, code;
 
 	if (strncmp(text, "ok ", 3) == 0) {
-		snprintf(l->id, sizeof(l->id), "%s", text + 3);
-		l->done = true;
+		take_id(l, text + 3);
 		return;
 	}
 	if (strncmp(text, "msg ", 4) != 0 && strncmp(text, "error ", 6) != 0)

@@ -8,11 +8,11 @@
  * The keeper is made by a double fork: it is never the caller's child
  * (nothing to reap; like create's, it outlives the caller), leads a
  * session of its own, and holds none of the caller's fds (a server's
- * listening sockets and clients), only 0-2 and its answer pipe. Its
+ * listening sockets and clients), only 0-2 and its answer socket. Its
  * answer is keeper.h's: message lines, then "ok ID" or "error STATUS
- * ERRNO TEXT". Closing the pipe before the answer (sr_launch_cancel)
- * makes the keeper end its sandbox: one whose id nobody heard must not
- * live on.
+ * ERRNO TEXT"; the id, once read, is acknowledged at once. Closing the
+ * socket before that (sr_launch_cancel) makes the keeper end its
+ * sandbox: one whose id nobody heard must not live on.
  */
 #pragma once
 
@@ -22,7 +22,7 @@
 #include <stdbool.h>
 
 struct sr_launch {
-	int fd;		     /* the answer's pipe, to poll for POLLIN; -1 once answered */
+	int fd;		     /* the answer's socket, to poll for POLLIN; -1 once answered */
 	char id[33];	     /* the sandbox's, once it is ready ("" until then) */
 	struct sr_error err; /* why it failed: the keeper's message and exit status */
 	bool done;	     /* answered (id set) or failed (err set) */
@@ -41,11 +41,11 @@ int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const st
 		    struct sr_launch *l, struct sr_error *err);
 /*
  * Reads what the keeper said so far (never blocks): true once l->done.
- * The pipe stays open: the caller takes it out of its poll set, then
+ * The socket stays open: the caller takes it out of its poll set, then
  * closes it with sr_launch_cancel(). (Closing an fd does not take it out
  * of an epoll set while another process still holds the file -- a keeper
  * being forked at that moment does, until it closes what it inherited.)
  */
 bool sr_launch_read(struct sr_launch *l);
-/* Closes the pipe; before the answer, that makes the keeper end its sandbox. */
+/* Closes the socket; before the answer, that makes the keeper end its sandbox. */
 void sr_launch_cancel(struct sr_launch *l);

@@ -18,6 +18,13 @@
  * Not while requests wait for one (sr_pool_want): they wait for the refill.
  */
 #define REFILL_DELAY_MS 50
+/*
+ * How long a keeper that answered "ok" has to answer the hold. Idle in
+ * its loop then, it takes microseconds; one stopped (SIGSTOP, a frozen
+ * cgroup) or starved must not stop the caller's loop with it -- serve's
+ * whole API waited on this answer.
+ */
+#define HOLD_WAIT_MS 1000
 
 struct warm {
 	struct sr_launch launch; /* being made: its keeper's answer (launch.fd >= 0) */
@@ -156,6 +163,32 @@ static void failed(struct sr_pool *p, const struct sr_error *err)
 		p->waiting = true;
 }
 
+/*
+ * The holding connection, made without waiting (a keeper whose queue is
+ * full is stopped), then blocking as its takers use it: one message at a
+ * time, each read once poll says it is there.
+ */
+static int connect_held(const char *dir, int *ret, struct sr_error *err)
+{
+	int r = sr_ctl_connect_nowait(dir, ret, err);
+
+	if (r >= 0 && fcntl(*ret, F_SETFL, 0) < 0)
+		r = sr_error_errno(err, sr_negerrno(), "hold the sandbox");
+	return r;
+}
+
+/* The keeper's answer is there within HOLD_WAIT_MS: 0, else -ETIMEDOUT (err). */
+static int answer_within(int fd, struct sr_error *err)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	if (SR_RETRY(poll(&pfd, 1, HOLD_WAIT_MS)) == 1)
+		return 0;
+	return sr_error_msg(err, -ETIMEDOUT,
+			    "hold the sandbox: its keeper did not answer within %d ms (stopped?)",
+			    HOLD_WAIT_MS);
+}
+
 /* A keeper that answered "ok": its sandbox held (a hold that fails lets it go). */
 static int hold(struct sr_pool *p, struct warm *w, struct sr_error *err)
 {
@@ -168,9 +201,11 @@ static int hold(struct sr_pool *p, struct warm *w, struct sr_error *err)
 	memcpy(w->id, w->launch.id, sizeof(w->id));
 	if (asprintf(&dir, "%s/%s", p->statedir, w->id) < 0)
 		dir = NULL;
-	r = dir ? sr_ctl_connect(dir, &w->hold, err) : sr_error_errno(err, -ENOMEM, "pool");
+	r = dir ? connect_held(dir, &w->hold, err) : sr_error_errno(err, -ENOMEM, "pool");
 	if (r >= 0)
 		r = sr_ctl_send(w->hold, req, NULL, 0);
+	if (r >= 0)
+		r = answer_within(w->hold, err);
 	if (r >= 0)
 		r = sr_ctl_recv(w->hold, &reply, fds, &n_fds);
 	for (size_t i = 0; r > 0 && i < n_fds; i++)
@@ -266,6 +301,7 @@ static int watch_held(struct sr_pool *p, struct warm *w, struct sr_error *err)
 static void made(struct sr_pool *p, struct warm *w)
 {
 	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int fd = -1;
 	struct sr_error err = {0}, rmerr = {0};
 	json_t *rm;
 
@@ -283,10 +319,15 @@ static void made(struct sr_pool *p, struct warm *w)
 		}
 		return;
 	}
-	/* Made but not held: removed, not left to live until the profile's deadline. */
+	/*
+	 * Made but not held: removed, not left to live until the profile's
+	 * deadline. Asked, not waited for: a keeper that did not answer the
+	 * hold would not answer this either, and ends when it reads it.
+	 */
 	rm = json_pack("{sssb}", "op", "rm", "force", 1);
-	if (rm && asprintf(&dir, "%s/%s", p->statedir, w->id) >= 0)
-		(void)sr_ctl_call(dir, rm, NULL, &rmerr);
+	if (rm && asprintf(&dir, "%s/%s", p->statedir, w->id) >= 0 &&
+	    sr_ctl_connect_nowait(dir, &fd, &rmerr) == 0)
+		(void)sr_ctl_send(fd, rm, NULL, 0);
 	json_decref(rm);
 	failed(p, &err);
 	drop(p, w);

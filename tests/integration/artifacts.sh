@@ -73,6 +73,27 @@ t_export_ci() {
 	check "export: no FIFO on the host" test ! -e "$d/x/fifo"
 }
 
+# HOSTDIR an existing directory, named without a trailing '/': a file goes
+# into it under its own name, as cp and docker cp put it; a directory is
+# merged into it. The file failed at the end ("would replace a
+# directory"), and the report was lost with the sandbox.
+t_export_onto_dir() {
+	local d="$SR_OUT/onto-$SR_AS" sb
+	rm -rf "$d" && mkdir -p "$d/out" && echo old >"$d/out/kept" && own "$d"
+	rc=0
+	out=$(cd "$d" && as_user "$SR" -q --net none --export report.xml:out --export cov:out -- \
+		sh -c 'echo "<r/>" >report.xml && mkdir cov && echo 91% >cov/index.html' 2>&1) || rc=$?
+	assert_eq "a file and a directory onto an existing directory: done" 0 "$rc"
+	assert_eq "the file in it under its own name, the directory merged" "<r/> 91% old" \
+		"$(cat "$d/out/report.xml" "$d/out/index.html" "$d/out/kept" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+	rm -f "$d/out/report.xml"
+	sb=$(cd "$d" && as_user "$SR" create --net none --timeout 60 --export report.xml:out)
+	sr exec "$sb" -- sh -c 'echo "<r/>" >report.xml'
+	sr rm "$sb"
+	assert_eq "create --export: rm puts it there too" "0 <r/>" "$rc $(cat "$d/out/report.xml" 2>/dev/null)"
+	rm -rf "$d"
+}
+
 t_export_profile() {
 	# [artifacts] export in a profile: a HOSTDIR written there is the profile's.
 	local d="$SR_OUT/prof-$SR_AS"
@@ -323,6 +344,6 @@ t_destination_first() {
 	rm -rf "$d"
 }
 
-for_each_user t_destination_first t_export_ci t_export_profile t_binds_owned t_foreign_owners t_changes_round_trip \
+for_each_user t_destination_first t_export_ci t_export_onto_dir t_export_profile t_binds_owned t_foreign_owners t_changes_round_trip \
 	t_export_owner t_changes_private t_living t_disk
 done_testing

@@ -355,6 +355,68 @@ t_keeper_killed() {
 	assert_eq "state and cgroups: nothing" "" "$(left_of "$sb")"
 }
 
+# no_sandboxes: the round's ls lists none.
+no_sandboxes() {
+	sr ls --json
+	[ "$out" = "[]" ]
+}
+
+# A create interrupted (Ctrl-C: SIGINT to it alone, its keeper is in a
+# session of its own) either printed the id of a sandbox that lives, or
+# left nothing. The keeper's answer once lay unread in a pipe when the
+# SIGINT came: the sandbox lived on and nobody was told its id. Made sure
+# first (create stopped until the keeper has answered), then at delays
+# across the whole of a create.
+t_create_interrupted() {
+	local id
+	as_user /usr/bin/python3 - "$SR" "$(state_dir)" >"$SR_OUT/interrupted" 2>&1 <<'PY'
+import glob, os, signal, subprocess, sys, time
+sr, state = sys.argv[1], sys.argv[2]
+
+def create():
+    return subprocess.Popen([sr, "create", "--net", "none", "--timeout", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+def interrupted(p):
+    p.send_signal(signal.SIGINT)
+    p.send_signal(signal.SIGCONT)
+    out = p.stdout.read().decode().strip()
+    p.wait()
+    if out:
+        print("printed", out, flush=True)
+    return out
+
+# Stopped once its keeper is forked, interrupted once that answered.
+p = create()
+deadline = time.monotonic() + 10
+while not open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split():
+    if time.monotonic() > deadline:
+        sys.exit("create forked no keeper")
+p.send_signal(signal.SIGSTOP)
+while not glob.glob(state + "/*/ctl") and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(0.3)
+print("stopped:", "printed" if interrupted(p) else "nothing printed", flush=True)
+# Then at 0 to 30 ms: a create takes 10 to 30 here.
+for ms in range(0, 31):
+    p = create()
+    time.sleep(ms / 1000)
+    interrupted(p)
+print("done", flush=True)
+PY
+	assert_eq "create interrupted after its keeper answered: nothing printed" "stopped: nothing printed" \
+		"$(grep stopped: "$SR_OUT/interrupted")"
+	check "and 31 interrupted at 0 to 30 ms ($(grep -c '^printed ' "$SR_OUT/interrupted") printed an id)" \
+		grep -qx done "$SR_OUT/interrupted"
+	rc=0
+	for id in $(sed -n 's/^printed //p' "$SR_OUT/interrupted"); do
+		sr rm "$id"
+		[ "$rc" = 0 ] || break
+	done
+	assert_eq "each id printed names a living sandbox: rm removes it" 0 "$rc"
+	check "and none is left but those" until_ok 30 no_sandboxes
+}
+
 # 50 at once on two cores, each with an idle process; rm of all leaves nothing.
 t_fifty() {
 	local ids=() i n
@@ -531,5 +593,5 @@ chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
-	t_keeper_killed t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied t_exec_workdir_missing
+	t_keeper_killed t_create_interrupted t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied t_exec_workdir_missing
 done_testing

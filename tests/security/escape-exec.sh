@@ -319,6 +319,36 @@ PY
 	sr rm "$sb"
 }
 
+# The control socket is the user's API, not only the CLI's: a terminal
+# size a struct winsize cannot hold is refused (EINVAL), as any other
+# malformed request. It was cut to 16 bits: 65536 rows were 0 (unknown),
+# -1 were 65535.
+t_keeper_pty_size() {
+	new_sandbox
+	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$SR_OUT/pty-size" 2>&1 <<'PY'
+import json, socket, sys
+for rows, cols in ((65536, 80), (-1, 80), (24, 1 << 40), ("24", 80), (24, 80)):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(sys.argv[1])
+    c.settimeout(10)
+    # pty 28: stdin, stdout and stderr on a terminal (SR_SPAWN_PTY), no fds passed.
+    c.send(json.dumps({"op": "exec", "argv": ["true"], "pty": 28,
+                       "rows": rows, "cols": cols}).encode())
+    j = json.loads(c.recv(1 << 16))
+    print("%r,%r:" % (rows, cols), "ok" if j.get("ok") else "refused %s" % j.get("errno"))
+    # An exec that started: its end, before the next.
+    while j.get("ok") and j.get("event") != "exit":
+        j = json.loads(c.recv(1 << 16))
+    c.close()
+PY
+	assert_eq "rows or cols beyond 0..65535, or not a number: refused; 24x80 runs" \
+		"65536,80: refused 22|-1,80: refused 22|24,1099511627776: refused 22|'24',80: refused 22|24,80: ok" \
+		"$(paste -sd'|' "$SR_OUT/pty-size")"
+	sr exec "$sb" -- true
+	assert_eq "the sandbox serves on" 0 "$rc"
+	sr rm "$sb"
+}
+
 # A request to PID 1 is a message on its socket, which holds about 90:
 # a burst of workers (serve writes 128 files at once) filled it while PID
 # 1 forked them, and a request that found no room within a second failed
@@ -480,6 +510,6 @@ PY
 	sr rm "$sb"
 }
 
-for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
+for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained t_snapshot_bounded t_keeper_workers_held t_snapshot_waits_bounded
 done_testing

@@ -340,6 +340,55 @@ t_process_cap() {
 	stop_serve
 }
 
+# A warm sandbox's keeper stopped (SIGSTOP) between its "ok" and the
+# pool's hold: the pool waited for the hold's answer in serve's loop, and
+# the whole API with it, for as long as the keeper stayed stopped. Now
+# the pool gives up on it after a second and the server answers on. Made
+# sure: the server is stopped while the refill's keeper makes its
+# sandbox, that keeper once it answered, then the server goes on.
+t_keeper_stopped_at_hold() {
+	local kp
+	start_serve --warm offline=1 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	as_user /usr/bin/python3 - "$SOCK" "$(state_dir)" "$SERVE_PID" >"$SR_OUT/hold-$SR_AS" 2>&1 <<'PY'
+import json, os, signal, subprocess, sys, time
+sock, state, serve = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+def ids():
+    return {d for d in os.listdir(state) if len(d) == 32}
+
+def curl(*args):
+    r = subprocess.run(["curl", "-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}",
+                        "--unix-socket", sock, *args], capture_output=True)
+    return r.stdout.decode()
+
+known = ids()
+curl("-X", "POST", "http://sandbox-run/v1/sandboxes", "--data-binary",
+     '{"profile": "offline", "timeout": "2m"}')
+deadline = time.monotonic() + 10
+while not ids() - known and time.monotonic() < deadline:
+    time.sleep(0.0005)
+os.kill(serve, signal.SIGSTOP)
+new = (ids() - known).pop()
+while not os.path.exists(os.path.join(state, new, "ctl")) and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(0.5)
+st = json.load(open(os.path.join(state, new, "state.json")))
+print("keeper", st["keeper_pid"], "state before the hold:", st["state"], flush=True)
+os.kill(st["keeper_pid"], signal.SIGSTOP)
+os.kill(serve, signal.SIGCONT)
+print("pools:", curl("http://sandbox-run/v1/pools"), "within 5 s", flush=True)
+os.kill(st["keeper_pid"], signal.SIGCONT)
+PY
+	kp=$(sed -n 's/^keeper \([0-9]*\) .*/\1/p' "$SR_OUT/hold-$SR_AS")
+	assert_match "the refill's keeper stopped before it was held" "state before the hold: running" \
+		"$(cat "$SR_OUT/hold-$SR_AS")"
+	assert_eq "the server answers beside it" "pools: 200 within 5 s" "$(grep pools: "$SR_OUT/hold-$SR_AS")"
+	check "and that sandbox ends once its keeper goes on" until_ok 10 _fails kill -0 "${kp:-0}"
+	stop_serve
+	check "nothing is left" until_ok 10 eval '[ -z "$(ls "$(state_dir)" | grep "^[0-9a-f]\{32\}$")" ]'
+}
+
 # hwm PID: the process's peak memory so far, in MB.
 hwm() {
 	echo $(($(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/"$1"/status) / 1024))
@@ -473,5 +522,6 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 }
 
 for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
-	t_process_cap t_listing_memory t_daemon_output t_uploads_at_once t_upload_out_of_fds
+	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
+	t_upload_out_of_fds
 done_testing

@@ -630,6 +630,47 @@ START_TEST(test_dir_over_file)
 }
 END_TEST
 
+/*
+ * An export's HOSTDIR that is an existing directory (report.xml:out): a
+ * file goes into it under its own name, as cp FILE DIR; a directory is
+ * merged into it. Without file_into_dir, or where out is a link to a
+ * directory, the file would replace it: refused.
+ */
+START_TEST(test_file_into_dir)
+{
+	static const struct ent file[] = {FILE_("report.xml", 0644, "<r/>")};
+	static const struct ent dir[] = {DIR_("cov", 0755), FILE_("cov/index.html", 0644, "91%")};
+	struct sr_extract_opts o = {.rename_top = "out", .file_into_dir = true};
+	struct sr_error err = {0};
+	int fd, k;
+
+	ck_assert_int_eq(mkdirat(destfd, "out", 0755), 0);
+	fd = make_archive("f.tar", TAR, file, SR_ARRAY_SIZE(file));
+	ck_assert_int_eq(sr_archive_extract_opts(fd, destfd, &o, &err), 0);
+	close(fd);
+	assert_file("out/report.xml", "<r/>", 0644);
+	fd = make_archive("d.tar", TAR, dir, SR_ARRAY_SIZE(dir));
+	ck_assert_int_eq(sr_archive_extract_opts(fd, destfd, &o, &err), 0);
+	close(fd);
+	assert_file("out/index.html", "91%", 0644);
+	assert_absent(destfd, "out/cov");
+
+	o.file_into_dir = false;
+	fd = make_archive("f.tar", TAR, file, SR_ARRAY_SIZE(file));
+	k = sr_archive_extract_opts(fd, destfd, &o, &err);
+	close(fd);
+	assert_error(k, -EISDIR, &err, "would replace a directory");
+
+	o = (struct sr_extract_opts){.rename_top = "link", .file_into_dir = true};
+	ck_assert_int_eq(symlinkat("out", destfd, "link"), 0);
+	fd = make_archive("f.tar", TAR, file, SR_ARRAY_SIZE(file));
+	ck_assert_int_eq(sr_archive_extract_opts(fd, destfd, &o, &err), 0);
+	close(fd);
+	assert_file("link", "<r/>", 0644);
+	assert_absent(destfd, "out/link");
+}
+END_TEST
+
 static double now(void)
 {
 	struct timespec ts;
@@ -1076,6 +1117,7 @@ static Suite *archive_suite(void)
 	tcase_add_test(tg, test_utf8_names_tar);
 	tcase_add_test(tg, test_utf8_names_zip);
 	tcase_add_test(tg, test_duplicates);
+	tcase_add_test(tg, test_file_into_dir);
 	suite_add_tcase(s, tg);
 
 	tcase_add_unchecked_fixture(th, setup_base, teardown_base);
