@@ -82,7 +82,15 @@ struct conn {
 struct keeper {
 	const struct sr_config *config;
 	struct sr_sink sink;
-	int ready_fd; /* the create command's pipe, until the sandbox is ready */
+	int ready_fd; /* the create command's socket, until the sandbox is ready */
+	/*
+	 * Then the same socket, until create says the id is out (keeper.h):
+	 * awaited in the loop, which serves rm and keeps the deadline
+	 * meanwhile -- a create stopped (Ctrl-Z) must not stop its sandbox's
+	 * keeper with it. Closed first: nobody heard, the sandbox ends.
+	 */
+	int ack_fd;
+	bool unheard;
 	int log_fd;
 	size_t logged;
 	char id[33];
