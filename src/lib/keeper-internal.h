@@ -8,8 +8,7 @@
  * their relays; keeper-state.c state.json, inspect and the deadline.
  * Nothing here is for any other module: keeper.h is the keeper's face.
  */
-#ifndef SR_KEEPER_INTERNAL_H
-#define SR_KEEPER_INTERNAL_H
+#pragma once
 
 #include "artifacts.h"
 #include "config.h"
@@ -178,5 +177,3 @@ json_t *keeper_inspect_json(struct keeper *k, const struct sr_usage *u);
 void keeper_on_stats(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct sr_usage *u);
 void keeper_do_timeout(struct keeper *k, struct client *cl, json_t *req);
 void keeper_do_inspect(struct keeper *k, struct client *cl);
-
-#endif
