@@ -60,9 +60,10 @@ static int print_id(int fd, const char *id, const struct sr_sink *sink)
 	printf("%s\n", id);
 	status = sr_cli_stdout_status("create");
 	/* An id we could not print is not acknowledged: the keeper ends its sandbox. */
-	if (status == 0 && write(fd, "\n", 1) != 1) {
-		sr_sink_log(sink, SR_LOG_ERROR,
-			    "create: the sandbox's keeper died before it was ready");
+	if (status == 0 && send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
+		sr_sink_log(
+		    sink, SR_LOG_ERROR,
+		    "create: the sandbox's keeper ended before it heard the id was printed");
 		return SR_EXIT_FAILURE;
 	}
 	return status;

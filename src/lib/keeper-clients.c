@@ -8,12 +8,12 @@
  */
 #include "keeper-internal.h"
 #include "control.h"
-#include "util.h"
 #include "peeruid.h"
 #include "protocol.h"
+#include "util.h"
 
-#include <sys/timerfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 
 /* After accept(2) ran out of fds: the listeners rest this long (not a busy loop). */
 #define ACCEPT_PAUSE_MS 100

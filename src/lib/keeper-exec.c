@@ -6,9 +6,9 @@
  */
 #include "keeper-internal.h"
 #include "control.h"
-#include "util.h"
 #include "env.h"
 #include "protocol.h"
+#include "util.h"
 
 #include <limits.h>
 #include <signal.h>
@@ -99,9 +99,9 @@ void keeper_on_ends_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exi
 	/*
 	 * Its taker writes the prompt, which starts it, then sends the
 	 * release with the time of its taking: a process quicker than that
-	 * has its exit told once the release is read (keeper_do_hold), or at the
-	 * sandbox's end (on_ended, keeper.c), so that its time counts from the taking,
-	 * not from the park.
+	 * has its exit told once the release is read (keeper_do_hold), or
+	 * at the sandbox's end (on_ended, keeper.c), so that its time counts
+	 * from the taking, not from the park.
 	 */
 	if (cl->holds) {
 		cl->exit_pending = true;
@@ -264,8 +264,7 @@ void keeper_do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 	for (int i = 0, next = 0; i < 3; i++)
 		s.stdio[i] = mask & (SR_SPAWN_PTY_STDIN << i) ? -1 : fds[next++];
 	cl->start_ns = sr_monotonic_ns();
-	/* Answered when PID 1 has started it (keeper_on_spawned): the loop does not wait for that.
-	 */
+	/* Answered when PID 1 has started it (keeper_on_spawned): the loop does not wait. */
 	if (keeper_arm_client_timer(cl, timeout ? json_integer_value(timeout) : 0, false) < 0 ||
 	    sr_sandbox_spawn_start(k->sb, &s, &cl->spawn, &err) < 0) {
 		sr_strv_free(&env);

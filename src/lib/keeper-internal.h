@@ -8,8 +8,7 @@
  * their relays; keeper-state.c state.json, inspect and the deadline.
  * Nothing here is for any other module: keeper.h is the keeper's face.
  */
-#ifndef SR_KEEPER_INTERNAL_H
-#define SR_KEEPER_INTERNAL_H
+#pragma once
 
 #include "artifacts.h"
 #include "config.h"
@@ -82,7 +81,15 @@ struct conn {
 struct keeper {
 	const struct sr_config *config;
 	struct sr_sink sink;
-	int ready_fd; /* the create command's pipe, until the sandbox is ready */
+	int ready_fd; /* the create command's socket, until the sandbox is ready */
+	/*
+	 * Then the same socket, until create says the id is out (keeper.h):
+	 * awaited in the loop, which serves rm and keeps the deadline
+	 * meanwhile -- a create stopped (Ctrl-Z) must not stop its sandbox's
+	 * keeper with it. Closed first: nobody heard, the sandbox ends.
+	 */
+	int ack_fd;
+	bool unheard;
 	int log_fd;
 	size_t logged;
 	char id[33];
@@ -170,5 +177,3 @@ json_t *keeper_inspect_json(struct keeper *k, const struct sr_usage *u);
 void keeper_on_stats(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct sr_usage *u);
 void keeper_do_timeout(struct keeper *k, struct client *cl, json_t *req);
 void keeper_do_inspect(struct keeper *k, struct client *cl);
-
-#endif

@@ -5,8 +5,8 @@
  */
 #include "keeper-internal.h"
 #include "control.h"
-#include "util.h"
 #include "peeruid.h"
+#include "util.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -4,11 +4,11 @@
  * numbers.
  */
 #include "keeper-internal.h"
-#include "control.h"
-#include "util.h"
 #include "cgroup.h"
+#include "control.h"
 #include "state.h"
 #include "units.h"
+#include "util.h"
 
 #include <sys/timerfd.h>
 #include <time.h>

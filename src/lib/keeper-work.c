@@ -7,9 +7,9 @@
  */
 #include "keeper-internal.h"
 #include "control.h"
-#include "util.h"
 #include "protocol.h"
 #include "units.h"
+#include "util.h"
 
 #include <limits.h>
 #include <sys/stat.h>

@@ -60,33 +60,48 @@ static void keeper_write(void *ctx, enum sr_log_level level, const char *text)
 }
 
 /*
- * Tells the create command how it went; the socket is closed after the
- * first answer. false: nobody heard (the command was interrupted), and a
- * sandbox whose id nobody knows must not live on.
+ * Tells the create command how it went; the socket is closed after an
+ * error, and awaited for create's word after "ok ID" (on_ack). false:
+ * nobody heard (the command was interrupted), and a sandbox whose id
+ * nobody knows must not live on.
  *
  * A write that succeeds is not heard: it lies in the socket's buffer
  * until read, and a create interrupted (Ctrl-C) before it read and
- * printed the id left a sandbox nobody knew of. So "ok ID" waits for the
- * byte create sends once the id is out (keeper.h); its end of the socket
- * closed instead (create gone) is nobody heard.
+ * printed the id left a sandbox nobody knew of. So the sandbox lives on
+ * the byte create sends once the id is out (keeper.h), awaited in the
+ * loop: a create stopped (Ctrl-Z) between the two would otherwise stop
+ * the keeper too, its deadline and every client's request with it.
  */
 static bool answer_create(struct keeper *k, int status, const struct sr_error *e)
 {
-	char line[SR_ERROR_MSG_MAX + 64], ack;
-	bool heard;
+	char line[SR_ERROR_MSG_MAX + 64];
+	_cleanup_close_ int fd = steal_fd(&k->ready_fd);
 	int n;
 
-	if (k->ready_fd < 0)
+	if (fd < 0)
 		return false;
 	if (status == 0)
 		n = snprintf(line, sizeof(line), "ok %s\n", k->id);
 	else
 		n = snprintf(line, sizeof(line), "error %d %d %s\n", status,
 			     e->code < 0 ? -e->code : EIO, e->msg);
-	heard = write(k->ready_fd, line, (size_t)n) == n &&
-		(status != 0 || SR_RETRY(read(k->ready_fd, &ack, 1)) == 1);
-	close(steal_fd(&k->ready_fd));
-	return heard;
+	if (write(fd, line, (size_t)n) != n)
+		return false;
+	if (status == 0)
+		k->ack_fd = steal_fd(&fd);
+	return true;
+}
+
+/* create's word that the id is out, or its end closed: nobody heard, and the loop ends. */
+static void on_ack(struct keeper *k)
+{
+	char ack;
+	ssize_t n = read(k->ack_fd, &ack, 1);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	k->unheard = n != 1;
+	sr_closep(&k->ack_fd);
 }
 
 /* What ps shows: the keeper and its sandbox, not the create command (its --env values). */
@@ -241,6 +256,7 @@ enum slot_kind {
 	SLOT_LISTEN,
 	SLOT_SIGNAL,
 	SLOT_DEADLINE,
+	SLOT_ACK,
 	SLOT_SANDBOX,
 	SLOT_CLIENT,
 	SLOT_TIMER,
@@ -282,7 +298,7 @@ static void add(struct poll_set *ps, int fd, short events, enum slot_kind kind, 
 /* The most entries fill_poll_set() makes: one per fd it may add. */
 static size_t poll_set_cap(const struct keeper *k)
 {
-	return 5 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients + k->n_ports +
+	return 6 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients + k->n_ports +
 	       2 * k->n_conns;
 }
 
@@ -295,6 +311,7 @@ static void fill_poll_set(struct keeper *k, struct poll_set *ps, bool accepting)
 		add(ps, k->listen_fd, POLLIN, SLOT_LISTEN, NULL, 0);
 	add(ps, k->sigfd, POLLIN, SLOT_SIGNAL, NULL, 0);
 	add(ps, k->deadline_fd, POLLIN, SLOT_DEADLINE, NULL, 0);
+	add(ps, k->ack_fd, POLLIN, SLOT_ACK, NULL, 0);
 	sr_sandbox_poll_fds(k->sb, sbfds);
 	for (size_t i = 0; i < SR_SANDBOX_POLL_FDS; i++)
 		add(ps, sbfds[i], POLLIN, SLOT_SANDBOX, NULL, 0);
@@ -373,6 +390,9 @@ static bool on_ready(struct keeper *k, const struct poll_set *ps)
 		case SLOT_DEADLINE:
 			on_deadline(k);
 			break;
+		case SLOT_ACK:
+			on_ack(k);
+			break;
 		case SLOT_SANDBOX:
 			sandbox = true;
 			break;
@@ -399,7 +419,7 @@ static bool on_ready(struct keeper *k, const struct poll_set *ps)
 static void loop(struct keeper *k)
 {
 	/* Artifacts still coming out of a sandbox that ended meanwhile: their takers finish. */
-	while (!k->done || k->artifacts) {
+	while ((!k->done || k->artifacts) && !k->unheard) {
 		size_t cap = poll_set_cap(k);
 		_cleanup_free_ struct pollfd *fds = calloc(cap, sizeof(*fds));
 		_cleanup_free_ struct slot *slots = calloc(cap, sizeof(*slots));
@@ -635,6 +655,7 @@ static void tear_down(struct keeper *k)
 	sr_closep(&k->listen_fd);
 	sr_closep(&k->sigfd);
 	sr_closep(&k->deadline_fd);
+	sr_closep(&k->ack_fd);
 	sr_closep(&k->log_fd);
 }
 
@@ -644,6 +665,7 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 	struct keeper k = {
 	    .config = c,
 	    .ready_fd = ready_fd,
+	    .ack_fd = -1,
 	    .log_fd = -1,
 	    .lock = -1,
 	    .listen_fd = -1,

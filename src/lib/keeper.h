@@ -18,10 +18,11 @@
  * end of a SOCK_STREAM socketpair, gets one line once the sandbox is ready
  * ("ok ID") or could not be made ("error STATUS ERRNO MESSAGE": the exit
  * status, and the errno the failure had, which the API answers by), then
- * is closed. After "ok ID" the keeper waits for one byte back, sent once
- * the id is out (printed, taken): the other end closed instead means
- * nobody heard it, and the sandbox is ended. Until then messages go to
- * stderr at level; afterwards to the sandbox's keeper.log. Returns the
+ * is closed. After "ok ID" the keeper awaits one byte back in its loop
+ * (serving meanwhile), sent once the id is out (printed, taken): the
+ * other end closed instead means nobody heard it, and the sandbox is
+ * ended. Until the answer its messages go down the socket too ("msg LEVEL
+ * TEXT", at level); afterwards to the sandbox's keeper.log. Returns the
  * keeper's exit status.
  */
 int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready_fd);

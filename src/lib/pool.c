@@ -18,13 +18,6 @@
  * Not while requests wait for one (sr_pool_want): they wait for the refill.
  */
 #define REFILL_DELAY_MS 50
-/*
- * How long a keeper that answered "ok" has to answer the hold. Idle in
- * its loop then, it takes microseconds; one stopped (SIGSTOP, a frozen
- * cgroup) or starved must not stop the caller's loop with it -- serve's
- * whole API waited on this answer.
- */
-#define HOLD_WAIT_MS 1000
 
 struct warm {
 	struct sr_launch launch; /* being made: its keeper's answer (launch.fd >= 0) */
@@ -34,6 +27,7 @@ struct warm {
 	int stdio[3];
 	pid_t pid;
 	json_t *state; /* the keeper's, as its hold's answer had it */
+	bool holding;  /* its hold sent, the keeper's answer awaited on hold */
 	bool parking;  /* its exec sent, the keeper's answer awaited on hold */
 };
 
@@ -72,7 +66,13 @@ static bool unused(const struct warm *w)
 /* Held and, with o.park, parked: what a take hands over. */
 static bool ready(const struct sr_pool *p, const struct warm *w)
 {
-	return w->hold >= 0 && (!p->o.park || (w->pid > 0 && !w->parking));
+	return w->hold >= 0 && !w->holding && (!p->o.park || (w->pid > 0 && !w->parking));
+}
+
+/* Its keeper's answer awaited: to the launch, the hold or the park. */
+static bool answer_awaited(const struct warm *w)
+{
+	return w->launch.fd >= 0 || w->holding || w->parking;
 }
 
 static void unwatch(struct sr_pool *p, int fd)
@@ -177,49 +177,64 @@ static int connect_held(const char *dir, int *ret, struct sr_error *err)
 	return r;
 }
 
-/* The keeper's answer is there within HOLD_WAIT_MS: 0, else -ETIMEDOUT (err). */
-static int answer_within(int fd, struct sr_error *err)
+/* The held connection in the pool's epoll set, where its keeper's answers and hang-up are seen. */
+static int watch_held(struct sr_pool *p, struct warm *w, struct sr_error *err)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	int r = watch(p, w->hold);
 
-	if (SR_RETRY(poll(&pfd, 1, HOLD_WAIT_MS)) == 1)
-		return 0;
-	return sr_error_msg(err, -ETIMEDOUT,
-			    "hold the sandbox: its keeper did not answer within %d ms (stopped?)",
-			    HOLD_WAIT_MS);
+	return r < 0 ? sr_error_errno(err, r, "watching sandbox %s", w->id) : 0;
 }
 
-/* A keeper that answered "ok": its sandbox held (a hold that fails lets it go). */
-static int hold(struct sr_pool *p, struct warm *w, struct sr_error *err)
+/*
+ * A keeper that answered "ok" asked to hold its sandbox. Its answer is
+ * awaited in dispatch (held()), as the launch's was: a keeper stopped
+ * (SIGSTOP, a frozen cgroup) must not stop the caller's loop -- serve's
+ * whole API -- and one merely slow on a loaded host is not given up on
+ * and its sandbox made again, each time the host is that slow.
+ */
+static int ask_hold(struct sr_pool *p, struct warm *w, struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
-	json_t *req = json_pack("{ss}", "op", "hold"), *reply = NULL;
-	int fds[SR_CTL_FDS_MAX];
-	size_t n_fds = 0;
+	json_t *req = json_pack("{ss}", "op", "hold");
 	int r;
 
 	memcpy(w->id, w->launch.id, sizeof(w->id));
-	if (asprintf(&dir, "%s/%s", p->statedir, w->id) < 0)
+	if (!req || asprintf(&dir, "%s/%s", p->statedir, w->id) < 0) {
 		dir = NULL;
-	r = dir ? connect_held(dir, &w->hold, err) : sr_error_errno(err, -ENOMEM, "pool");
+		r = sr_error_errno(err, -ENOMEM, "pool");
+	} else {
+		r = connect_held(dir, &w->hold, err);
+	}
+	if (r >= 0 && (r = sr_ctl_send(w->hold, req, NULL, 0)) < 0)
+		sr_error_errno(err, r, "hold the sandbox");
+	if (req)
+		json_decref(req);
 	if (r >= 0)
-		r = sr_ctl_send(w->hold, req, NULL, 0);
+		r = watch_held(p, w, err);
 	if (r >= 0)
-		r = answer_within(w->hold, err);
-	if (r >= 0)
-		r = sr_ctl_recv(w->hold, &reply, fds, &n_fds);
+		w->holding = true;
+	return r < 0 ? r : 0;
+}
+
+/* The hold's answer, there to read: 0 and the keeper's state kept for its taker, or err. */
+static int hold_answer(struct warm *w, struct sr_error *err)
+{
+	json_t *reply = NULL;
+	int fds[SR_CTL_FDS_MAX];
+	size_t n_fds = 0;
+	int r = sr_ctl_recv(w->hold, &reply, fds, &n_fds);
+
 	for (size_t i = 0; r > 0 && i < n_fds; i++)
 		close(fds[i]);
 	if (r == 0)
 		r = -ECONNRESET;
 	if (r > 0)
 		r = sr_ctl_reply_error(reply, err);
-	else if (!err->code)
+	else
 		sr_error_errno(err, r, "hold the sandbox");
 	/* What ls shows of it, for its taker's answer (no file to read then). */
 	if (r >= 0 && json_is_object(json_object_get(reply, "state")))
 		w->state = json_incref(json_object_get(reply, "state"));
-	json_decref(req);
 	if (reply)
 		json_decref(reply);
 	return r < 0 ? r : 0;
@@ -290,47 +305,54 @@ static void parked(struct sr_pool *p, struct warm *w)
 	}
 }
 
-/* The held connection in the pool's epoll set, where its keeper's hang-up is seen. */
-static int watch_held(struct sr_pool *p, struct warm *w, struct sr_error *err)
-{
-	int r = watch(p, w->hold);
-
-	return r < 0 ? sr_error_errno(err, r, "watching sandbox %s", w->id) : 0;
-}
-
-static void made(struct sr_pool *p, struct warm *w)
+/*
+ * Made but not held: removed, not left to live until the profile's
+ * deadline. Asked, not waited for: nothing of the answer is the pool's
+ * to use, and a keeper stopped meanwhile would stop the caller's loop.
+ */
+static void let_go(struct sr_pool *p, struct warm *w, const struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_close_ int fd = -1;
-	struct sr_error err = {0}, rmerr = {0};
-	json_t *rm;
+	struct sr_error rmerr = {0};
+	json_t *rm = json_pack("{sssb}", "op", "rm", "force", 1);
 
-	if (!w->launch.id[0]) {
-		failed(p, &w->launch.err);
-		drop(p, w);
-		return;
-	}
-	if (hold(p, w, &err) == 0 && watch_held(p, w, &err) == 0 &&
-	    (!p->o.park || park(p, w, &err) == 0)) {
-		if (!p->o.park) {
-			p->stats.made++;
-			p->backoff_ms = 0;
-			p->became_ready = true;
-		}
-		return;
-	}
-	/*
-	 * Made but not held: removed, not left to live until the profile's
-	 * deadline. Asked, not waited for: a keeper that did not answer the
-	 * hold would not answer this either, and ends when it reads it.
-	 */
-	rm = json_pack("{sssb}", "op", "rm", "force", 1);
 	if (rm && asprintf(&dir, "%s/%s", p->statedir, w->id) >= 0 &&
 	    sr_ctl_connect_nowait(dir, &fd, &rmerr) == 0)
 		(void)sr_ctl_send(fd, rm, NULL, 0);
 	json_decref(rm);
-	failed(p, &err);
+	failed(p, err);
 	drop(p, w);
+}
+
+/* The keeper's answer to the launch: its sandbox made, to be held; or it failed. */
+static void made(struct sr_pool *p, struct warm *w)
+{
+	struct sr_error err = {0};
+
+	if (!w->launch.id[0]) {
+		failed(p, &w->launch.err);
+		drop(p, w);
+	} else if (ask_hold(p, w, &err) < 0) {
+		let_go(p, w, &err);
+	}
+}
+
+/* The keeper's answer to ask_hold(): held (and with o.park, its process asked for), or let go. */
+static void held(struct sr_pool *p, struct warm *w)
+{
+	struct sr_error err = {0};
+
+	w->holding = false;
+	if (hold_answer(w, &err) < 0 || (p->o.park && park(p, w, &err) < 0)) {
+		let_go(p, w, &err);
+		return;
+	}
+	if (!p->o.park) {
+		p->stats.made++;
+		p->backoff_ms = 0;
+		p->became_ready = true;
+	}
 }
 
 /* A held sandbox's connection is readable: its keeper hung up (rm, a signal): gone. */
@@ -366,7 +388,7 @@ static void refill(struct sr_pool *p)
 
 	(void)grow(p);
 	for (size_t i = 0; i < p->cap; i++) {
-		making += p->v[i].launch.fd >= 0 || p->v[i].parking;
+		making += answer_awaited(&p->v[i]);
 		alive += !unused(&p->v[i]);
 	}
 	for (size_t i = 0; i < p->cap && making < p->o.parallel && !p->waiting &&
@@ -406,8 +428,11 @@ void sr_pool_dispatch(struct sr_pool *p)
 			unwatch(p, w->launch.fd);
 			sr_launch_cancel(&w->launch);
 			made(p, w);
-		} else if (w->hold >= 0 && w->parking) {
-			if (poll(&pfd, 1, 0) == 1)
+		} else if (w->hold >= 0 && (w->holding || w->parking)) {
+			/* An answer there: the hold's, or after it the park's. */
+			if (poll(&pfd, 1, 0) == 1 && w->holding)
+				held(p, w);
+			else if (pfd.revents)
 				parked(p, w);
 		} else if (w->hold >= 0)
 			check_held(p, w);
@@ -509,7 +534,7 @@ void sr_pool_stats(const struct sr_pool *p, struct sr_pool_stats *ret)
 	ret->ready = ret->making = 0;
 	for (size_t i = 0; i < p->cap; i++) {
 		ret->ready += ready(p, &p->v[i]);
-		ret->making += p->v[i].launch.fd >= 0 || p->v[i].parking;
+		ret->making += answer_awaited(&p->v[i]);
 	}
 }
 

@@ -417,6 +417,64 @@ PY
 	check "and none is left but those" until_ok 30 no_sandboxes
 }
 
+# A create stopped (Ctrl-Z) after its keeper answered does not stop the
+# keeper: it awaited create's word that the id was printed before its
+# loop, and meanwhile kept no deadline and answered no rm. Let go on
+# after its sandbox ended, create was killed by SIGPIPE, saying nothing.
+t_create_stopped() {
+	as_user /usr/bin/python3 - "$SR" "$(state_dir)" >"$SR_OUT/stopped" 2>&1 <<'PY'
+import glob, os, signal, subprocess, sys, time
+sr, state = sys.argv[1], sys.argv[2]
+
+def stopped_create(timeout):
+    p = subprocess.Popen([sr, "create", "--net", "none", "--timeout", timeout],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while not open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split():
+        if time.monotonic() > deadline:
+            sys.exit("create forked no keeper")
+    p.send_signal(signal.SIGSTOP)
+    while not glob.glob(state + "/*/ctl"):
+        if time.monotonic() > deadline:
+            sys.exit("no sandbox made")
+        time.sleep(0.01)
+    return p, os.path.basename(os.path.dirname(glob.glob(state + "/*/ctl")[0]))
+
+def gone(p):
+    p.kill()
+    p.wait()
+
+p, _ = stopped_create("2")
+deadline = time.monotonic() + 15
+while glob.glob(state + "/*/ctl") and time.monotonic() < deadline:
+    time.sleep(0.1)
+print("deadline:", "kept" if not glob.glob(state + "/*/ctl") else "not kept", flush=True)
+# Let go on once its keeper is gone, create prints an id whose sandbox ended, and says so.
+time.sleep(0.5)
+p.send_signal(signal.SIGCONT)
+try:
+    out, err = p.communicate(timeout=10)
+    said = [l for l in err.decode().splitlines() if "create:" in l]
+    print("went on:", p.returncode, said[-1] if said else "", flush=True)
+except subprocess.TimeoutExpired:
+    gone(p)
+p, sb = stopped_create("60")
+try:
+    rc = subprocess.run([sr, "rm", sb], capture_output=True, timeout=10).returncode
+    print("rm:", rc, flush=True)
+except subprocess.TimeoutExpired:
+    print("rm: timed out", flush=True)
+gone(p)
+PY
+	assert_eq "a sandbox whose create is stopped ends at its deadline" "deadline: kept" \
+		"$(grep deadline: "$SR_OUT/stopped")"
+	assert_eq "create, let go on then, says its sandbox ended (not killed by SIGPIPE)" \
+		"went on: 125 sandbox-run: create: the sandbox's keeper ended before it heard the id was printed" \
+		"$(grep "went on:" "$SR_OUT/stopped")"
+	assert_eq "and rm removes one at once" "rm: 0" "$(grep rm: "$SR_OUT/stopped")"
+	check "and none is left" until_ok 30 no_sandboxes
+}
+
 # 50 at once on two cores, each with an idle process; rm of all leaves nothing.
 t_fifty() {
 	local ids=() i n
@@ -593,5 +651,5 @@ chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
-	t_keeper_killed t_create_interrupted t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied t_exec_workdir_missing
+	t_keeper_killed t_create_interrupted t_create_stopped t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied t_exec_workdir_missing
 done_testing
