@@ -133,6 +133,106 @@ static int move_new(int from, int to, const char *name)
 	return errno == ENOENT ? renameat(from, name, to, name) : -1;
 }
 
+/* A name of one level, in the copy (from) and in place (to). */
+struct entry {
+	const char *name;
+	char shown[256]; /* rel/name, for messages */
+	struct stat from, to;
+};
+
+static int join(int from, int to, char *rel, size_t depth, bool move, struct sr_error *err);
+
+/* A file (or link) of the copy over one in place (fits_in()). */
+static int join_file(int from, int to, const struct entry *e, bool move, struct sr_error *err)
+{
+	/*
+	 * A file (or link) over a mount point (a --bind of one file): a
+	 * rename cannot replace it (EBUSY), and writing it in place could
+	 * not be undone: refused before anything moves.
+	 */
+	if (!same_mount(from, to, e->name, &e->from, &e->to))
+		return sr_error_msg(err, -EBUSY,
+				    "extract %s: a mount point (a --bind of a file): it cannot "
+				    "be replaced; write the file it binds, or copy beside it",
+				    e->shown);
+	/* A file (or link) over one: the name is never without either. */
+	if (move && renameat(from, e->name, to, e->name) < 0)
+		return sr_error_errno(err, sr_negerrno(), "extract %s", e->shown);
+	return 0;
+}
+
+/* A directory of the copy over one in place, joined as the next level (join()). */
+static int join_dirs(int from, int to, char *rel, const struct entry *e, size_t depth, bool move,
+		     struct sr_error *err)
+{
+	_cleanup_close_ int sub_from = -1, sub_to = -1;
+	size_t len = strlen(rel);
+	int r;
+
+	/*
+	 * Both directories: this one's entries joined into that one (cp
+	 * -r). Not across a mount point (a --bind inside): a rename cannot
+	 * cross it, and nothing may be half moved.
+	 */
+	if (!same_mount(from, to, e->name, &e->from, &e->to))
+		return sr_error_msg(err, -EXDEV,
+				    "extract %s: a mount point: copy into it (ID:PATH naming "
+				    "it), not over it",
+				    e->shown);
+	if (depth >= JOIN_MAX_DEPTH)
+		return sr_error_msg(err, -ELOOP,
+				    "extract %s: deeper than %d directories there already",
+				    e->shown, JOIN_MAX_DEPTH);
+	if ((sub_from = open_sub(from, e->name)) < 0 || (sub_to = open_sub(to, e->name)) < 0)
+		return sr_error_errno(err, sub_from < 0 ? sub_from : sub_to, "extract %s",
+				      e->shown);
+	/*
+	 * The archive's mode, as extracting into it gave it (archive.c:
+	 * make_dir()). Looking first, its own mode: on the workspace's
+	 * overlay that copies the directory up, which takes an inode and
+	 * a block of the sandbox's disk -- an ENOSPC that would otherwise
+	 * come in the middle of the moves, after some had been made --
+	 * and it finds a directory whose mode cannot be set (not the
+	 * agent's) before anything moves.
+	 */
+	if (fchmod(sub_to, (move ? e->from.st_mode : e->to.st_mode) & 07777) < 0)
+		return sr_error_errno(err, sr_negerrno(), move ? "extract %s: chmod" : "extract %s",
+				      e->shown);
+	if (len + 1 + strlen(e->name) >= PATH_MAX)
+		return sr_error_msg(err, -ENAMETOOLONG, "extract %s: path too long", e->shown);
+	snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", e->name);
+	r = join(sub_from, sub_to, rel, depth + 1, move, err);
+	rel[len] = '\0';
+	return r;
+}
+
+/* One name of the level at rel: whether it fits, or moved in (join()). */
+static int join_entry(int from, int to, char *rel, const char *name, size_t depth, bool move,
+		      struct sr_error *err)
+{
+	struct entry e = {.name = name};
+	int r;
+
+	shown(e.shown, sizeof(e.shown), rel, name);
+	if (fstatat(from, name, &e.from, AT_SYMLINK_NOFOLLOW) < 0)
+		return sr_error_errno(err, sr_negerrno(), "extract %s", e.shown);
+	/* A new name: moved whole, unless something took the name meanwhile. */
+	if (move && move_new(from, to, name) == 0)
+		return 0;
+	if (move && errno != EEXIST)
+		return sr_error_errno(err, sr_negerrno(), "extract %s", e.shown);
+	if (fstatat(to, name, &e.to, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT && !move)
+			return 0;
+		return sr_error_errno(err, sr_negerrno(), "extract %s", e.shown);
+	}
+	if ((r = fits_in(&e.from, &e.to, rel, name, err)) < 0)
+		return r;
+	if (!S_ISDIR(e.from.st_mode))
+		return join_file(from, to, &e, move, err);
+	return join_dirs(from, to, rel, &e, depth, move, err);
+}
+
 /*
  * One level of the copy (from) over what is in place (to): with move
  * false, only whether it fits; with move true, moved in. rel: the level's
@@ -141,100 +241,12 @@ static int move_new(int from, int to, const char *name)
 static int join(int from, int to, char *rel, size_t depth, bool move, struct sr_error *err)
 {
 	struct names l = {0};
-	size_t len = strlen(rel);
 	int r = read_names(from, &l);
-	char s[256];
 
 	if (r < 0)
 		return sr_error_errno(err, r, "extract %s", *rel ? rel : ".");
-	for (size_t i = 0; r >= 0 && i < l.n; i++) {
-		const char *name = l.v[i];
-		struct stat fs, ts;
-		_cleanup_close_ int sub_from = -1, sub_to = -1;
-
-		shown(s, sizeof(s), rel, name);
-		if (fstatat(from, name, &fs, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = sr_error_errno(err, sr_negerrno(), "extract %s", s);
-			break;
-		}
-		/* A new name: moved whole, unless something took the name meanwhile. */
-		if (move && move_new(from, to, name) == 0)
-			continue;
-		if (move && errno != EEXIST) {
-			r = sr_error_errno(err, sr_negerrno(), "extract %s", s);
-			break;
-		}
-		if (fstatat(to, name, &ts, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno == ENOENT && !move)
-				continue;
-			r = sr_error_errno(err, sr_negerrno(), "extract %s", s);
-			break;
-		}
-		if ((r = fits_in(&fs, &ts, rel, name, err)) < 0)
-			break;
-		/*
-		 * A file (or link) over a mount point (a --bind of one file): a
-		 * rename cannot replace it (EBUSY), and writing it in place could
-		 * not be undone: refused before anything moves.
-		 */
-		if (!S_ISDIR(fs.st_mode) && !same_mount(from, to, name, &fs, &ts)) {
-			r = sr_error_msg(
-			    err, -EBUSY,
-			    "extract %s: a mount point (a --bind of a file): it cannot "
-			    "be replaced; write the file it binds, or copy beside it",
-			    s);
-			break;
-		}
-		if (!S_ISDIR(fs.st_mode)) {
-			/* A file (or link) over one: the name is never without either. */
-			if (move && renameat(from, name, to, name) < 0)
-				r = sr_error_errno(err, sr_negerrno(), "extract %s", s);
-			continue;
-		}
-		/*
-		 * Both directories: this one's entries joined into that one (cp
-		 * -r). Not across a mount point (a --bind inside): a rename cannot
-		 * cross it, and nothing may be half moved.
-		 */
-		if (!same_mount(from, to, name, &fs, &ts)) {
-			r = sr_error_msg(err, -EXDEV,
-					 "extract %s: a mount point: copy into it (ID:PATH naming "
-					 "it), not over it",
-					 s);
-			break;
-		}
-		if (depth >= JOIN_MAX_DEPTH) {
-			r = sr_error_msg(err, -ELOOP,
-					 "extract %s: deeper than %d directories there already", s,
-					 JOIN_MAX_DEPTH);
-			break;
-		}
-		if ((sub_from = open_sub(from, name)) < 0 || (sub_to = open_sub(to, name)) < 0) {
-			r = sr_error_errno(err, sub_from < 0 ? sub_from : sub_to, "extract %s", s);
-			break;
-		}
-		/*
-		 * The archive's mode, as extracting into it gave it (archive.c:
-		 * make_dir()). Looking first, its own mode: on the workspace's
-		 * overlay that copies the directory up, which takes an inode and
-		 * a block of the sandbox's disk -- an ENOSPC that would otherwise
-		 * come in the middle of the moves, after some had been made --
-		 * and it finds a directory whose mode cannot be set (not the
-		 * agent's) before anything moves.
-		 */
-		if (fchmod(sub_to, (move ? fs.st_mode : ts.st_mode) & 07777) < 0) {
-			r = sr_error_errno(err, sr_negerrno(),
-					   move ? "extract %s: chmod" : "extract %s", s);
-			break;
-		}
-		if (len + 1 + strlen(name) >= PATH_MAX) {
-			r = sr_error_msg(err, -ENAMETOOLONG, "extract %s: path too long", s);
-			break;
-		}
-		snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", name);
-		r = join(sub_from, sub_to, rel, depth + 1, move, err);
-		rel[len] = '\0';
-	}
+	for (size_t i = 0; r >= 0 && i < l.n; i++)
+		r = join_entry(from, to, rel, l.v[i], depth, move, err);
 	names_free(&l);
 	return r;
 }
