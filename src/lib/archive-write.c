@@ -332,15 +332,130 @@ static int write_sparse_data(struct sr_archive_writer *w, int fd, uint64_t size,
 	return write_hole(w, size - pos, path, err);
 }
 
+/* The entry set up in w->e, as path's: written, and counted. */
+static int write_header(struct sr_archive_writer *w, const char *path, struct sr_error *err)
+{
+	if (sr_la.write_header(w->a, w->e) != ARCHIVE_OK)
+		return write_failed(w, path, err);
+	w->entries++;
+	return 0;
+}
+
+static int write_link(struct sr_archive_writer *w, int dirfd, const char *name, const char *path,
+		      struct sr_error *err)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+
+	if (n < 0)
+		return sr_error_errno(err, sr_negerrno(), "archive %s", path);
+	target[n] = '\0';
+	sr_la.entry_set_filetype(w->e, AE_IFLNK);
+	sr_la.entry_set_symlink(w->e, target);
+	return write_header(w, path, err);
+}
+
+/*
+ * A file of several names (w->hardlinks): 1 when another of them was
+ * written already, this one then written as a link to it; 0 when it is
+ * the first, noted for the rest.
+ */
+static int write_hardlink(struct sr_archive_writer *w, const struct stat *st, const char *path,
+			  struct sr_error *err)
+{
+	const char *first = sr_inode_map_get(&w->linked, st->st_dev, st->st_ino);
+	int k = first ? 0 : sr_inode_map_add(&w->linked, st->st_dev, st->st_ino, path);
+
+	if (k < 0)
+		return sr_error_errno(err, k, "archive %s", path);
+	if (!first)
+		return 0;
+	/* Its data is in the stream already: a name more, no byte more. */
+	sr_la.entry_set_hardlink(w->e, first);
+	sr_la.entry_set_size(w->e, 0);
+	k = write_header(w, path, err);
+	return k < 0 ? k : 1;
+}
+
+/* A regular file's data (n_ext extents of w->ext, or whole), counted against w->max_bytes. */
+static int count_data(struct sr_archive_writer *w, uint64_t size, size_t n_ext, const char *path,
+		      struct sr_error *err)
+{
+	uint64_t stored = n_ext ? 0 : size;
+
+	for (size_t i = 0; i < n_ext; i++)
+		stored += w->ext[i].len;
+	if (w->max_bytes && (stored > w->max_bytes || w->data > w->max_bytes - stored)) {
+		char shown[256];
+
+		sr_printable(path, shown, sizeof(shown));
+		return sr_error_msg(
+		    err, -EFBIG, "archive %s: more than %" PRIu64 " bytes of files%s%s", shown,
+		    w->max_bytes, w->limit_what ? ", " : "", w->limit_what ? w->limit_what : "");
+	}
+	w->data += stored;
+	return 0;
+}
+
+/* A regular file, opened as fd: its entry, then its data. */
+static int write_file(struct sr_archive_writer *w, int fd, const struct stat *st, const char *path,
+		      struct sr_error *err)
+{
+	size_t n_ext;
+	int k;
+
+	if (st->st_nlink > 1 && w->hardlinks) {
+		k = write_hardlink(w, st, path, err);
+		if (k != 0)
+			return k < 0 ? k : 0;
+	}
+	/* The size first: libarchive refuses extents past it. */
+	sr_la.entry_set_size(w->e, st->st_size);
+	n_ext = find_extents(w, fd, (uint64_t)st->st_size);
+	for (size_t i = 0; i < n_ext; i++)
+		sr_la.entry_sparse_add_entry(w->e, (la_int64_t)w->ext[i].off,
+					     (la_int64_t)w->ext[i].len);
+	if ((k = count_data(w, (uint64_t)st->st_size, n_ext, path, err)) < 0 ||
+	    (k = write_header(w, path, err)) < 0)
+		return k;
+	if (n_ext > 0)
+		return write_sparse_data(w, fd, (uint64_t)st->st_size, n_ext, path, err);
+	return write_file_data(w, fd, (uint64_t)st->st_size, path, err);
+}
+
+/*
+ * A regular file or a directory, opened (st: what fstatat() found, then
+ * what was opened): 1 for a directory not recursed into, else 0 or -errno.
+ */
+static int write_opened(struct sr_archive_writer *w, int dirfd, const char *name, char *path,
+			struct stat *st, size_t depth, bool recurse, struct sr_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	int k;
+
+	/* O_NOFOLLOW and O_NONBLOCK: never through a link swapped in, never wait on a FIFO. */
+	fd = openat(dirfd, name,
+		    (S_ISDIR(st->st_mode) ? O_DIRECTORY : O_NONBLOCK) | O_RDONLY | O_NOFOLLOW |
+			O_CLOEXEC);
+	if (fd < 0 || fstat(fd, st) < 0)
+		return sr_error_errno(err, sr_negerrno(), "archive %s", path);
+	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)) {
+		w->skipped++;
+		return 0;
+	}
+	sr_la.entry_set_filetype(w->e, S_ISDIR(st->st_mode) ? AE_IFDIR : AE_IFREG);
+	if (S_ISREG(st->st_mode))
+		return write_file(w, fd, st, path, err);
+	if ((k = write_header(w, path, err)) < 0)
+		return k;
+	return recurse ? write_dir(w, steal_fd(&fd), path, depth, err) : 1;
+}
+
 /* 1 for a directory not recursed into, else 0 or -errno. */
 static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, char *path,
 		      size_t depth, bool recurse, struct sr_error *err)
 {
-	_cleanup_close_ int fd = -1;
-	char target[PATH_MAX];
-	size_t n_ext = 0;
 	struct stat st;
-	ssize_t n;
 
 	if (depth > WRITE_MAX_DEPTH)
 		return sr_error_msg(err, -ELOOP, "archive %s: deeper than %d levels", path,
@@ -355,80 +470,9 @@ static int write_node(struct sr_archive_writer *w, int dirfd, const char *name, 
 	sr_la.entry_set_pathname(w->e, path);
 	sr_la.entry_set_perm(w->e, st.st_mode & 07777);
 	sr_la.entry_set_mtime(w->e, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	if (S_ISLNK(st.st_mode)) {
-		n = readlinkat(dirfd, name, target, sizeof(target) - 1);
-		if (n < 0)
-			return sr_error_errno(err, sr_negerrno(), "archive %s", path);
-		target[n] = '\0';
-		sr_la.entry_set_filetype(w->e, AE_IFLNK);
-		sr_la.entry_set_symlink(w->e, target);
-	} else {
-		/* O_NOFOLLOW and O_NONBLOCK: never through a link swapped in, never wait on a FIFO.
-		 */
-		fd = openat(dirfd, name,
-			    (S_ISDIR(st.st_mode) ? O_DIRECTORY : O_NONBLOCK) | O_RDONLY |
-				O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st) < 0)
-			return sr_error_errno(err, sr_negerrno(), "archive %s", path);
-		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-			w->skipped++;
-			return 0;
-		}
-		sr_la.entry_set_filetype(w->e, S_ISDIR(st.st_mode) ? AE_IFDIR : AE_IFREG);
-		if (S_ISREG(st.st_mode) && st.st_nlink > 1 && w->hardlinks) {
-			const char *first = sr_inode_map_get(&w->linked, st.st_dev, st.st_ino);
-			int k =
-			    first ? 0 : sr_inode_map_add(&w->linked, st.st_dev, st.st_ino, path);
-
-			if (k < 0)
-				return sr_error_errno(err, k, "archive %s", path);
-			/* Its data is in the stream already: a name more, no byte more. */
-			if (first) {
-				sr_la.entry_set_hardlink(w->e, first);
-				sr_la.entry_set_size(w->e, 0);
-				if (sr_la.write_header(w->a, w->e) != ARCHIVE_OK)
-					return write_failed(w, path, err);
-				w->entries++;
-				return 0;
-			}
-		}
-		if (S_ISREG(st.st_mode)) {
-			/* The size first: libarchive refuses extents past it. */
-			sr_la.entry_set_size(w->e, st.st_size);
-			n_ext = find_extents(w, fd, (uint64_t)st.st_size);
-		}
-		for (size_t i = 0; i < n_ext; i++)
-			sr_la.entry_sparse_add_entry(w->e, (la_int64_t)w->ext[i].off,
-						     (la_int64_t)w->ext[i].len);
-		if (S_ISREG(st.st_mode)) {
-			uint64_t stored = n_ext ? 0 : (uint64_t)st.st_size;
-
-			for (size_t i = 0; i < n_ext; i++)
-				stored += w->ext[i].len;
-			if (w->max_bytes &&
-			    (stored > w->max_bytes || w->data > w->max_bytes - stored)) {
-				char shown[256];
-
-				sr_printable(path, shown, sizeof(shown));
-				return sr_error_msg(err, -EFBIG,
-						    "archive %s: more than %" PRIu64
-						    " bytes of files%s%s",
-						    shown, w->max_bytes, w->limit_what ? ", " : "",
-						    w->limit_what ? w->limit_what : "");
-			}
-			w->data += stored;
-		}
-	}
-	if (sr_la.write_header(w->a, w->e) != ARCHIVE_OK)
-		return write_failed(w, path, err);
-	w->entries++;
-	if (S_ISDIR(st.st_mode))
-		return recurse ? write_dir(w, steal_fd(&fd), path, depth, err) : 1;
-	if (S_ISREG(st.st_mode) && n_ext > 0)
-		return write_sparse_data(w, fd, (uint64_t)st.st_size, n_ext, path, err);
-	if (S_ISREG(st.st_mode))
-		return write_file_data(w, fd, (uint64_t)st.st_size, path, err);
-	return 0;
+	if (S_ISLNK(st.st_mode))
+		return write_link(w, dirfd, name, path, err);
+	return write_opened(w, dirfd, name, path, &st, depth, recurse, err);
 }
 
 int sr_archive_write_tree(struct sr_archive_writer *w, int dirfd, const char *name, const char *as,
