@@ -281,6 +281,69 @@ static int two_args(const struct parsed *p, int id, int argc, char **argv, struc
 	return 0;
 }
 
+/* An option that only some verbs take, given to another: said so. */
+static int check_verb(const struct parsed *p, int o, struct sr_error *err)
+{
+	switch (o) {
+	case OPT_NAME:
+	case OPT_FROM:
+		if (p->verb != SR_OPTIONS_CREATE &&
+		    !(o == OPT_NAME &&
+		      (p->verb == SR_OPTIONS_DEPLOY || p->verb == SR_OPTIONS_EXPORT)))
+			return sr_error_msg(err, -EINVAL,
+					    "option --%s is for sandbox-run %s (see --help)",
+					    option_name(p, o),
+					    o == OPT_NAME ? "create, deploy or export" : "create");
+		return 0;
+	case OPT_INSTALL:
+	case OPT_INSTALL_TIMEOUT:
+	case OPT_KEEP:
+		if (p->verb != SR_OPTIONS_DEPLOY)
+			return sr_error_msg(err, -EINVAL,
+					    "option --%s is for sandbox-run deploy (see --help)",
+					    option_name(p, o));
+		return 0;
+	}
+	return 0;
+}
+
+/* Option o (getopt_long()'s answer, not -h or --version) taken into p. */
+static int take_option(struct parsed *p, int o, int argc, char **argv, struct sr_error *err)
+{
+	struct collected *c = &p->opts[p->n];
+	int r;
+
+	switch (o) {
+	case OPT_PROFILE:
+		p->profile = optarg;
+		return 0;
+	case OPT_QUIET:
+		p->verbosity--;
+		return 0;
+	case OPT_VERBOSE:
+		p->verbosity++;
+		return 0;
+	case OPT_PRINT_CONFIG:
+		p->print_config = true;
+		return 0;
+	}
+	if (o >= SR_OPTIONS_EXTRA_FIRST && p->extra) {
+		/* The verb's own: no profile key, taken as it comes. */
+		r = p->extra->take(p->extra->ctx, o, optarg, err);
+		if (r < 0)
+			return sr_error_prefix(err, "option --%s", option_name(p, o));
+		return 0;
+	}
+	if ((r = check_verb(p, o, err)) < 0)
+		return r;
+	if ((o == OPT_RO_BIND || o == OPT_BIND) && (r = two_args(p, o, argc, argv, c, err)) < 0)
+		return r;
+	c->id = o;
+	c->arg = optarg;
+	p->n++;
+	return 0;
+}
+
 static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err)
 {
 	bool verb_seen = false;
@@ -291,7 +354,6 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 	opterr = 0;
 	for (;;) {
 		int o = getopt_long(argc, argv, "+:" SHORT_OPTIONS, p->options, NULL);
-		struct collected *c = &p->opts[p->n];
 
 		if (o == -1) {
 			r = first_word(argc, argv, last_end, &verb_seen, p, err);
@@ -305,71 +367,15 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 		}
 		if (sr_options_value_missing(p->options, argc, argv, err) < 0)
 			return -EINVAL;
-		switch (o) {
-		case '?':
-		case ':':
+		if (o == '?' || o == ':')
 			return sr_options_getopt_error(o, p->options, argc, argv, err);
-		case OPT_HELP:
-		case OPT_VERSION:
+		if (o == OPT_HELP || o == OPT_VERSION) {
 			p->action = o == OPT_HELP ? SR_ACTION_HELP : SR_ACTION_VERSION;
 			return 0;
-		case OPT_PROFILE:
-			p->profile = optarg;
-			break;
-		case OPT_QUIET:
-			p->verbosity--;
-			break;
-		case OPT_VERBOSE:
-			p->verbosity++;
-			break;
-		case OPT_PRINT_CONFIG:
-			p->print_config = true;
-			break;
-		case OPT_NAME:
-		case OPT_FROM:
-			if (p->verb != SR_OPTIONS_CREATE &&
-			    !(o == OPT_NAME &&
-			      (p->verb == SR_OPTIONS_DEPLOY || p->verb == SR_OPTIONS_EXPORT)))
-				return sr_error_msg(
-				    err, -EINVAL, "option --%s is for sandbox-run %s (see --help)",
-				    option_name(p, o),
-				    o == OPT_NAME ? "create, deploy or export" : "create");
-			c->id = o;
-			c->arg = optarg;
-			p->n++;
-			break;
-		case OPT_INSTALL:
-		case OPT_INSTALL_TIMEOUT:
-		case OPT_KEEP:
-			if (p->verb != SR_OPTIONS_DEPLOY)
-				return sr_error_msg(
-				    err, -EINVAL,
-				    "option --%s is for sandbox-run deploy (see --help)",
-				    option_name(p, o));
-			c->id = o;
-			c->arg = optarg;
-			p->n++;
-			break;
-		case OPT_RO_BIND:
-		case OPT_BIND:
-			r = two_args(p, o, argc, argv, c, err);
-			if (r < 0)
-				return r;
-			__attribute__((fallthrough));
-		default:
-			if (o >= SR_OPTIONS_EXTRA_FIRST && p->extra) {
-				/* The verb's own: no profile key, taken as it comes. */
-				r = p->extra->take(p->extra->ctx, o, optarg, err);
-				if (r < 0)
-					return sr_error_prefix(err, "option --%s",
-							       option_name(p, o));
-				break;
-			}
-			c->id = o;
-			c->arg = optarg;
-			p->n++;
-			break;
 		}
+		r = take_option(p, o, argc, argv, err);
+		if (r < 0)
+			return r;
 		last_end = optind;
 	}
 	p->first_arg = optind;
