@@ -319,15 +319,12 @@ static int wait_exit(struct exec *x, char **ret_record, struct sr_error *err)
 	}
 }
 
-static int run_exec(struct exec *x, const struct sr_result_target *target, struct sr_error *err)
+/* x->ref's keeper, its control socket in x->ctl. */
+static int connect_keeper(struct exec *x, struct sr_error *err)
 {
-	_cleanup_free_ char *statedir = NULL, *record = NULL;
-	_cleanup_close_ int null = -1;
+	_cleanup_free_ char *statedir = NULL;
 	struct sr_entry e = {0};
-	json_t *req = NULL, *reply = NULL;
-	int fds[3], passed[SR_CTL_FDS_MAX], pass[3];
-	size_t n_fds = 0, n_pass = 0;
-	int r, status;
+	int r;
 
 	if ((r = sr_state_dir(&statedir, err)) < 0 ||
 	    (r = sr_state_find(statedir, x->ref, &e, err)) < 0 ||
@@ -336,22 +333,17 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 		return r;
 	}
 	sr_entry_free(&e);
-	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	fds[0] = x->interactive ? STDIN_FILENO : null;
-	fds[1] = STDOUT_FILENO;
-	fds[2] = STDERR_FILENO;
-	/*
-	 * The caller's terminals and files are not the process's to hold
-	 * (stdio-relay.h); -t gives it a pty whatever they are, all its
-	 * signals with it (the job control inside is its own).
-	 */
-	r = sr_stdio_prepare(&x->stdio, fds,
-			     SR_STDIO_RELAY_ALL | (x->interactive ? SR_STDIO_INPUT : 0) |
-				 (x->tty ? SR_STDIO_FORCE_PTY : SR_STDIO_KEEP_SIGNALS),
-			     err);
-	if (r < 0)
-		return r;
-	req = request(x);
+	return 0;
+}
+
+/* The exec request to the keeper, with the process's stdio that is not a pty of its own. */
+static int send_request(struct exec *x, struct sr_error *err)
+{
+	json_t *req = request(x);
+	int pass[3];
+	size_t n_pass = 0;
+	int r;
+
 	if (!req)
 		return sr_error_errno(err, -ENOMEM, "exec");
 	if (setup_signals(x) < 0) {
@@ -367,19 +359,34 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 		return sr_error_msg(err, r, "exec: the command and its environment are too long");
 	if (r < 0)
 		return sr_error_errno(err, r, "exec: talk to the sandbox's keeper");
+	return 0;
+}
+
+static void close_all(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* The process, from the keeper's first answer to its exit: the exit status, the record. */
+static int follow(struct exec *x, char **ret_record, struct sr_error *err)
+{
+	json_t *reply = NULL;
+	int passed[SR_CTL_FDS_MAX];
+	size_t n_fds = 0;
+	int status;
+
 	if (!first_reply(x, &reply, passed, &n_fds))
 		return sr_error_msg(err, -ECONNRESET, "exec: the sandbox's keeper hung up");
 	if (is_exit_event(reply)) {
-		status = exit_event(reply, &record);
+		status = exit_event(reply, ret_record);
 		json_decref(reply);
-		for (size_t i = 0; i < n_fds; i++)
-			close(passed[i]);
+		close_all(passed, n_fds);
 		sr_stdio_finish(&x->stdio, 0);
-		goto done;
+		return status;
 	}
 	if (sr_ctl_reply_error(reply, err) < 0) {
-		for (size_t i = 0; i < n_fds; i++)
-			close(passed[i]);
+		close_all(passed, n_fds);
 		json_decref(reply);
 		return -EIO;
 	}
@@ -387,35 +394,70 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 	if (x->stdio.pty_mask && n_fds != 1)
 		return sr_error_msg(err, -EPROTO, "exec: no pty came back");
 	sr_stdio_started(&x->stdio, x->stdio.pty_mask ? passed[0] : -1);
-	status = wait_exit(x, &record, err);
+	status = wait_exit(x, ret_record, err);
 	sr_stdio_finish(&x->stdio, 50);
-done:
-	if (status < 0)
-		return status;
-	/* What the command wrote and we could not (a full disk): said, and a clean exit fails. */
-	{
-		int fd, werr = sr_stdio_write_error(&x->stdio, &fd);
+	return status;
+}
 
-		if (werr) {
-			sr_sink_log(&x->sink, SR_LOG_ERROR,
-				    "exec: the command's standard %s: write: %s",
-				    fd == 1 ? "output" : "error", strerror(werr));
-			if (status == 0)
-				status = SR_EXIT_FAILURE;
-		}
+/* status once the command's output and its record are where they go. */
+static int final_status(struct exec *x, const struct sr_result_target *target, const char *record,
+			int status)
+{
+	int fd, werr = sr_stdio_write_error(&x->stdio, &fd);
+
+	/* What the command wrote and we could not (a full disk): said, and a clean exit fails. */
+	if (werr) {
+		sr_sink_log(&x->sink, SR_LOG_ERROR, "exec: the command's standard %s: write: %s",
+			    fd == 1 ? "output" : "error", strerror(werr));
+		if (status == 0)
+			status = SR_EXIT_FAILURE;
 	}
 	if (x->result && target) {
-		struct sr_error werr = {0};
+		struct sr_error rerr = {0};
 
 		if (!record)
-			sr_error_msg(&werr, -EPROTO, "result %s: no record came back", x->result);
-		if (!record || sr_result_target_write_text(target, record, &werr) < 0) {
-			sr_sink_log(&x->sink, SR_LOG_ERROR, "%s", werr.msg);
+			sr_error_msg(&rerr, -EPROTO, "result %s: no record came back", x->result);
+		if (!record || sr_result_target_write_text(target, record, &rerr) < 0) {
+			sr_sink_log(&x->sink, SR_LOG_ERROR, "%s", rerr.msg);
 			if (status == 0)
 				status = SR_EXIT_FAILURE;
 		}
 	}
 	return status;
+}
+
+static int run_exec(struct exec *x, const struct sr_result_target *target, struct sr_error *err)
+{
+	_cleanup_free_ char *record = NULL;
+	_cleanup_close_ int null = -1;
+	int fds[3];
+	int r, status;
+
+	r = connect_keeper(x, err);
+	if (r < 0)
+		return r;
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fds[0] = x->interactive ? STDIN_FILENO : null;
+	fds[1] = STDOUT_FILENO;
+	fds[2] = STDERR_FILENO;
+	/*
+	 * The caller's terminals and files are not the process's to hold
+	 * (stdio-relay.h); -t gives it a pty whatever they are, all its
+	 * signals with it (the job control inside is its own).
+	 */
+	r = sr_stdio_prepare(&x->stdio, fds,
+			     SR_STDIO_RELAY_ALL | (x->interactive ? SR_STDIO_INPUT : 0) |
+				 (x->tty ? SR_STDIO_FORCE_PTY : SR_STDIO_KEEP_SIGNALS),
+			     err);
+	if (r < 0)
+		return r;
+	r = send_request(x, err);
+	if (r < 0)
+		return r;
+	status = follow(x, &record, err);
+	if (status < 0)
+		return status;
+	return final_status(x, target, record, status);
 }
 
 int sr_verb_exec(const struct sr_verb_args *a)

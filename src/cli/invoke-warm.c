@@ -361,42 +361,143 @@ static int read_answer(int fd, struct answer *a)
 	return 0;
 }
 
-int sr_invoke_warm(int argc, char **argv, const char *name, const struct sr_config *c,
-		   const struct sr_sink *sink, int *ret_status)
+/* argv's portable options and the output wanted: the request's query. */
+static int build_query(const struct sr_strv *args, char **ret)
 {
-	_cleanup_free_ char *statedir = NULL, *sock = NULL, *query = NULL, *prompt = NULL,
-			    *head = NULL;
-	struct sr_result_target target = SR_RESULT_TARGET_INIT;
+	_cleanup_free_ char *query = NULL;
+	size_t qlen = 0;
+	int r = query_add(&query, &qlen, "output", "base64");
+
+	for (size_t i = 0; r == 0 && i < args->n; i++)
+		r = query_add(&query, &qlen, "arg", args->items[i]);
+	if (r < 0)
+		return r;
+	*ret = steal_pointer(&query);
+	return 0;
+}
+
+/*
+ * The server on the user's own socket, connected, with the query that
+ * carries argv's options; -1 when this invoke is for a cold start (said on
+ * sink: why).
+ */
+static int connect_warm(int argc, char **argv, const char *name, const struct sr_sink *sink,
+			char **ret_sock, char **ret_query)
+{
+	_cleanup_free_ char *statedir = NULL, *sock = NULL, *query = NULL;
 	struct sr_strv args = {0};
-	struct answer a = {0};
 	struct sr_error err = {0};
-	const char *why = NULL, *status_text;
-	size_t qlen = 0, plen = 0;
+	const char *why = NULL;
 	_cleanup_close_ int fd = -1;
-	int r, hl;
+	int r;
 
 	if (!portable_args(argc, argv, &args, &why)) {
 		sr_info(sink, "invoke %s: %s is the caller's to apply: a cold start", name, why);
 		sr_strv_free(&args);
-		return 0;
+		return -1;
 	}
 	if (isatty(0)) {
 		sr_info(sink, "invoke %s: stdin is a terminal: a cold start", name);
 		sr_strv_free(&args);
-		return 0;
+		return -1;
 	}
 	if (sr_state_dir(&statedir, &err) < 0 || asprintf(&sock, "%s/serve.sock", statedir) < 0 ||
 	    (fd = connect_server(sock)) < 0) {
 		sr_info(sink, "invoke %s: no server on %s (sandbox-run serve): a cold start", name,
 			sock ? sock : "the state directory");
 		sr_strv_free(&args);
-		return 0;
+		return -1;
 	}
-	r = query_add(&query, &qlen, "output", "base64");
-	for (size_t i = 0; r == 0 && i < args.n; i++)
-		r = query_add(&query, &qlen, "arg", args.items[i]);
+	r = build_query(&args, &query);
 	sr_strv_free(&args);
 	if (r < 0)
+		return -1;
+	*ret_sock = steal_pointer(&sock);
+	*ret_query = steal_pointer(&query);
+	return steal_fd(&fd);
+}
+
+/*
+ * The prompt POSTed to the deployment's invoke, and the answer read into a;
+ * -EPROTO for an answer that is neither the events nor a refusal a cold run
+ * would make too.
+ */
+static int post_prompt(int fd, const char *name, const char *query, const char *prompt, size_t plen,
+		       struct answer *a)
+{
+	_cleanup_free_ char *head = NULL;
+	int hl, r;
+
+	hl = asprintf(&head,
+		      "POST /v1/deployments/%s/invoke%s HTTP/1.1\r\nHost: sandbox-run\r\n"
+		      "Accept: application/x-ndjson\r\nContent-Type: application/octet-stream\r\n"
+		      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+		      name, query, plen);
+	if (hl < 0)
+		return -ENOMEM;
+	if ((r = sr_write_all(fd, head, (size_t)hl)) < 0 ||
+	    (plen && (r = sr_write_all(fd, prompt, plen)) < 0) || (r = read_answer(fd, a)) < 0)
+		return r;
+	if (a->status != 200 && a->status != 404 && a->status != 400)
+		return -EPROTO;
+	return 0;
+}
+
+/* A refusal a cold run would make too (the deployment went meanwhile): its message. */
+static void log_refusal(const json_t *error, const struct sr_sink *sink)
+{
+	const char *msg = json_string_value(json_object_get(error, "message"));
+
+	sr_sink_log(sink, SR_LOG_ERROR, "%s",
+		    msg && strncmp(msg, "sandbox-run: ", 13) == 0 ? msg + 13
+		    : msg					  ? msg
+								  : "invoke: refused");
+}
+
+/* The exit event as a cold run would end: its status, its error, its record. */
+static void report_exit(const json_t *exit, const char *name, const char *sock,
+			const char *result_path, const struct sr_result_target *target,
+			const struct sr_sink *sink, int *ret_status)
+{
+	struct sr_error err = {0};
+	const char *status_text;
+
+	*ret_status = (int)json_integer_value(json_object_get(exit, "exit_code"));
+	status_text = json_string_value(json_object_get(exit, "error"));
+	if (status_text)
+		sr_sink_log(sink, SR_LOG_ERROR, "%s",
+			    strncmp(status_text, "sandbox-run: ", 13) == 0 ? status_text + 13
+									   : status_text);
+	sr_info(sink, "invoke %s: version %lld, warm sandbox %.12s of the server on %s", name,
+		(long long)json_integer_value(json_object_get(exit, "version")),
+		json_string_value(json_object_get(exit, "sandbox_id")) ?: "?", sock);
+	if (result_path) {
+		_cleanup_free_ char *text = NULL;
+		json_t *record = json_object_get(exit, "record");
+
+		if (!json_is_object(record) || sr_json_dump_line(record, &text) < 0 ||
+		    sr_result_target_write_text(target, text, &err) < 0) {
+			sr_sink_log(sink, SR_LOG_ERROR, "%s",
+				    err.code ? err.msg : "--result: the server sent no record");
+			if (*ret_status == 0)
+				*ret_status = SR_EXIT_FAILURE;
+		}
+	}
+}
+
+int sr_invoke_warm(int argc, char **argv, const char *name, const struct sr_config *c,
+		   const struct sr_sink *sink, int *ret_status)
+{
+	_cleanup_free_ char *sock = NULL, *query = NULL, *prompt = NULL;
+	struct sr_result_target target = SR_RESULT_TARGET_INIT;
+	struct answer a = {0};
+	struct sr_error err = {0};
+	size_t plen = 0;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	fd = connect_warm(argc, argv, name, sink, &sock, &query);
+	if (fd < 0)
 		return 0;
 	/* Before the agent runs, as a cold run opens it (result.h). */
 	if (c->result_path && sr_result_target_open(c->result_path, &target, &err) < 0) {
@@ -413,14 +514,7 @@ int sr_invoke_warm(int argc, char **argv, const char *name, const struct sr_conf
 		sr_result_target_close(&target);
 		return 0;
 	}
-	hl = asprintf(&head,
-		      "POST /v1/deployments/%s/invoke%s HTTP/1.1\r\nHost: sandbox-run\r\n"
-		      "Accept: application/x-ndjson\r\nContent-Type: application/octet-stream\r\n"
-		      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-		      name, query, plen);
-	if (hl < 0 || sr_write_all(fd, head, (size_t)hl) < 0 ||
-	    (plen && sr_write_all(fd, prompt, plen) < 0) || read_answer(fd, &a) < 0 ||
-	    (a.status != 200 && a.status != 404 && a.status != 400)) {
+	if (post_prompt(fd, name, query, prompt, plen, &a) < 0) {
 		if (a.started) {
 			/* It may have run: not again. */
 			sr_sink_log(sink, SR_LOG_ERROR,
@@ -437,42 +531,13 @@ int sr_invoke_warm(int argc, char **argv, const char *name, const struct sr_conf
 		return 0;
 	}
 	if (a.status != 200) {
-		/* A refusal a cold run would make too (the deployment went meanwhile): its message.
-		 */
-		const char *msg = json_string_value(json_object_get(a.error, "message"));
-
-		sr_sink_log(sink, SR_LOG_ERROR, "%s",
-			    msg && strncmp(msg, "sandbox-run: ", 13) == 0 ? msg + 13
-			    : msg					  ? msg
-									  : "invoke: refused");
+		log_refusal(a.error, sink);
 		*ret_status = SR_EXIT_FAILURE;
-		goto out;
-	}
-	if (!a.exit) {
+	} else if (!a.exit) {
 		sr_sink_log(sink, SR_LOG_ERROR, "invoke %s: the server's answer had no end", name);
 		*ret_status = SR_EXIT_FAILURE;
-		goto out;
-	}
-	*ret_status = (int)json_integer_value(json_object_get(a.exit, "exit_code"));
-	status_text = json_string_value(json_object_get(a.exit, "error"));
-	if (status_text)
-		sr_sink_log(sink, SR_LOG_ERROR, "%s",
-			    strncmp(status_text, "sandbox-run: ", 13) == 0 ? status_text + 13
-									   : status_text);
-	sr_info(sink, "invoke %s: version %lld, warm sandbox %.12s of the server on %s", name,
-		(long long)json_integer_value(json_object_get(a.exit, "version")),
-		json_string_value(json_object_get(a.exit, "sandbox_id")) ?: "?", sock);
-	if (c->result_path) {
-		_cleanup_free_ char *text = NULL;
-		json_t *record = json_object_get(a.exit, "record");
-
-		if (!json_is_object(record) || sr_json_dump_line(record, &text) < 0 ||
-		    sr_result_target_write_text(&target, text, &err) < 0) {
-			sr_sink_log(sink, SR_LOG_ERROR, "%s",
-				    err.code ? err.msg : "--result: the server sent no record");
-			if (*ret_status == 0)
-				*ret_status = SR_EXIT_FAILURE;
-		}
+	} else {
+		report_exit(a.exit, name, sock, c->result_path, &target, sink, ret_status);
 	}
 out:
 	sr_result_target_close(&target);

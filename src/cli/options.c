@@ -281,6 +281,69 @@ static int two_args(const struct parsed *p, int id, int argc, char **argv, struc
 	return 0;
 }
 
+/* An option that only some verbs take, given to another: said so. */
+static int check_verb(const struct parsed *p, int o, struct sr_error *err)
+{
+	switch (o) {
+	case OPT_NAME:
+	case OPT_FROM:
+		if (p->verb != SR_OPTIONS_CREATE &&
+		    !(o == OPT_NAME &&
+		      (p->verb == SR_OPTIONS_DEPLOY || p->verb == SR_OPTIONS_EXPORT)))
+			return sr_error_msg(err, -EINVAL,
+					    "option --%s is for sandbox-run %s (see --help)",
+					    option_name(p, o),
+					    o == OPT_NAME ? "create, deploy or export" : "create");
+		return 0;
+	case OPT_INSTALL:
+	case OPT_INSTALL_TIMEOUT:
+	case OPT_KEEP:
+		if (p->verb != SR_OPTIONS_DEPLOY)
+			return sr_error_msg(err, -EINVAL,
+					    "option --%s is for sandbox-run deploy (see --help)",
+					    option_name(p, o));
+		return 0;
+	}
+	return 0;
+}
+
+/* Option o (getopt_long()'s answer, not -h or --version) taken into p. */
+static int take_option(struct parsed *p, int o, int argc, char **argv, struct sr_error *err)
+{
+	struct collected *c = &p->opts[p->n];
+	int r;
+
+	switch (o) {
+	case OPT_PROFILE:
+		p->profile = optarg;
+		return 0;
+	case OPT_QUIET:
+		p->verbosity--;
+		return 0;
+	case OPT_VERBOSE:
+		p->verbosity++;
+		return 0;
+	case OPT_PRINT_CONFIG:
+		p->print_config = true;
+		return 0;
+	}
+	if (o >= SR_OPTIONS_EXTRA_FIRST && p->extra) {
+		/* The verb's own: no profile key, taken as it comes. */
+		r = p->extra->take(p->extra->ctx, o, optarg, err);
+		if (r < 0)
+			return sr_error_prefix(err, "option --%s", option_name(p, o));
+		return 0;
+	}
+	if ((r = check_verb(p, o, err)) < 0)
+		return r;
+	if ((o == OPT_RO_BIND || o == OPT_BIND) && (r = two_args(p, o, argc, argv, c, err)) < 0)
+		return r;
+	c->id = o;
+	c->arg = optarg;
+	p->n++;
+	return 0;
+}
+
 static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err)
 {
 	bool verb_seen = false;
@@ -291,7 +354,6 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 	opterr = 0;
 	for (;;) {
 		int o = getopt_long(argc, argv, "+:" SHORT_OPTIONS, p->options, NULL);
-		struct collected *c = &p->opts[p->n];
 
 		if (o == -1) {
 			r = first_word(argc, argv, last_end, &verb_seen, p, err);
@@ -305,71 +367,15 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 		}
 		if (sr_options_value_missing(p->options, argc, argv, err) < 0)
 			return -EINVAL;
-		switch (o) {
-		case '?':
-		case ':':
+		if (o == '?' || o == ':')
 			return sr_options_getopt_error(o, p->options, argc, argv, err);
-		case OPT_HELP:
-		case OPT_VERSION:
+		if (o == OPT_HELP || o == OPT_VERSION) {
 			p->action = o == OPT_HELP ? SR_ACTION_HELP : SR_ACTION_VERSION;
 			return 0;
-		case OPT_PROFILE:
-			p->profile = optarg;
-			break;
-		case OPT_QUIET:
-			p->verbosity--;
-			break;
-		case OPT_VERBOSE:
-			p->verbosity++;
-			break;
-		case OPT_PRINT_CONFIG:
-			p->print_config = true;
-			break;
-		case OPT_NAME:
-		case OPT_FROM:
-			if (p->verb != SR_OPTIONS_CREATE &&
-			    !(o == OPT_NAME &&
-			      (p->verb == SR_OPTIONS_DEPLOY || p->verb == SR_OPTIONS_EXPORT)))
-				return sr_error_msg(
-				    err, -EINVAL, "option --%s is for sandbox-run %s (see --help)",
-				    option_name(p, o),
-				    o == OPT_NAME ? "create, deploy or export" : "create");
-			c->id = o;
-			c->arg = optarg;
-			p->n++;
-			break;
-		case OPT_INSTALL:
-		case OPT_INSTALL_TIMEOUT:
-		case OPT_KEEP:
-			if (p->verb != SR_OPTIONS_DEPLOY)
-				return sr_error_msg(
-				    err, -EINVAL,
-				    "option --%s is for sandbox-run deploy (see --help)",
-				    option_name(p, o));
-			c->id = o;
-			c->arg = optarg;
-			p->n++;
-			break;
-		case OPT_RO_BIND:
-		case OPT_BIND:
-			r = two_args(p, o, argc, argv, c, err);
-			if (r < 0)
-				return r;
-			__attribute__((fallthrough));
-		default:
-			if (o >= SR_OPTIONS_EXTRA_FIRST && p->extra) {
-				/* The verb's own: no profile key, taken as it comes. */
-				r = p->extra->take(p->extra->ctx, o, optarg, err);
-				if (r < 0)
-					return sr_error_prefix(err, "option --%s",
-							       option_name(p, o));
-				break;
-			}
-			c->id = o;
-			c->arg = optarg;
-			p->n++;
-			break;
 		}
+		r = take_option(p, o, argc, argv, err);
+		if (r < 0)
+			return r;
 		last_end = optind;
 	}
 	p->first_arg = optind;
@@ -587,64 +593,64 @@ static int one_word(const struct sr_config *c, enum sr_options_verb verb, struct
 	return 0;
 }
 
-/* The options of verb, over base_profile (NULL: the default) where no -p names one. */
-static int parse(int argc, char **argv, enum sr_options_verb verb, const char *base_profile,
-		 const struct sr_options_extra *extra, struct sr_config *c,
-		 enum sr_action *ret_action, struct sr_error *err)
+/*
+ * --result first: a caller that asked for a record gets one also when
+ * the profile or another option, before or after it, is bad (main.c).
+ */
+static int take_result(const struct parsed *p, struct sr_config *c, struct sr_error *err)
 {
-	_cleanup_free_ struct collected *opts = calloc((size_t)argc + 1, sizeof(*opts));
-	_cleanup_free_ struct option *options = merge_options(extra);
-	struct parsed p = {.verb = verb,
-			   .options = options,
-			   .extra = extra,
-			   .opts = opts,
-			   .action = SR_ACTION_RUN};
-	_cleanup_free_ char *from_profile = NULL;
-	int r;
+	for (size_t i = 0; i < p->n; i++) {
+		int r;
 
-	if (!opts || !options)
-		return sr_error_errno(err, -ENOMEM, "options");
-	if (argc < 1)
-		return sr_error_msg(err, -EINVAL, "empty command line");
-	r = collect(argc, argv, &p, err);
-	if (r < 0)
-		return r;
-	if (p.action != SR_ACTION_RUN) {
-		*ret_action = p.action;
-		return 0;
-	}
-	c->log_level = sr_options_log_level(p.verbosity);
-
-	/*
-	 * --result first: a caller that asked for a record gets one also when
-	 * the profile or another option, before or after it, is bad (main.c).
-	 */
-	for (size_t i = 0; i < p.n; i++) {
-		if (p.opts[i].id != OPT_RESULT)
+		if (p->opts[i].id != OPT_RESULT)
 			continue;
-		r = set_path(&c->result_path, p.opts[i].arg, err);
+		r = set_path(&c->result_path, p->opts[i].arg, err);
 		if (r < 0)
 			return sr_error_prefix(err, "option --result");
 	}
-	/*
-	 * create --from NAME starts from the snapshot's own configuration
-	 * (snapshot.h), unless a profile is named; options go over it.
-	 */
-	for (size_t i = 0; !p.profile && i < p.n; i++) {
-		if (p.opts[i].id != OPT_FROM)
+	return 0;
+}
+
+/*
+ * create --from NAME starts from the snapshot's own configuration
+ * (snapshot.h), unless a profile is named; options go over it.
+ */
+static int snapshot_profile(const struct parsed *p, char **ret, struct sr_error *err)
+{
+	_cleanup_free_ char *path = NULL;
+
+	for (size_t i = 0; !p->profile && i < p->n; i++) {
+		int r;
+
+		if (p->opts[i].id != OPT_FROM)
 			continue;
-		r = sr_snapshot_config_path(p.opts[i].arg, &from_profile, err);
+		free(steal_pointer(&path));
+		r = sr_snapshot_config_path(p->opts[i].arg, &path, err);
 		if (r < 0)
 			return sr_error_prefix(err, "option --from");
-		if (access(from_profile, R_OK) < 0)
+		if (access(path, R_OK) < 0)
 			return sr_error_msg(
 			    err, -ENOENT,
 			    "option --from: no snapshot '%s' (sandbox-run snapshots "
 			    "lists them)",
-			    p.opts[i].arg);
+			    p->opts[i].arg);
 	}
+	*ret = steal_pointer(&path);
+	return 0;
+}
+
+/* The profile -p names, else --from's snapshot's, else base_profile, else the default. */
+static int load_profile(const struct parsed *p, const char *base_profile, struct sr_config *c,
+			struct sr_error *err)
+{
+	_cleanup_free_ char *from_profile = NULL;
+	int r;
+
+	r = snapshot_profile(p, &from_profile, err);
+	if (r < 0)
+		return r;
 	r = sr_profile_load(c,
-			    p.profile	   ? p.profile
+			    p->profile	   ? p->profile
 			    : from_profile ? from_profile
 			    : base_profile ? base_profile
 					   : SR_DEFAULT_PROFILE,
@@ -652,20 +658,28 @@ static int parse(int argc, char **argv, enum sr_options_verb verb, const char *b
 	if (r < 0) {
 		/* The record names the profile asked for, above all when it failed. */
 		if (!c->profile)
-			c->profile = strdup(p.profile ? p.profile : SR_DEFAULT_PROFILE);
+			c->profile = strdup(p->profile ? p->profile : SR_DEFAULT_PROFILE);
 		return r;
 	}
-	for (size_t i = 0; i < p.n; i++) {
-		r = apply_one(c, &p.opts[i], err);
+	return 0;
+}
+
+static int apply_options(const struct parsed *p, struct sr_config *c, struct sr_error *err)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		int r = apply_one(c, &p->opts[i], err);
+
 		if (r < 0)
-			return sr_error_prefix(err, "option --%s", option_name(&p, p.opts[i].id));
-		if (p.opts[i].id == OPT_ENTRY)
+			return sr_error_prefix(err, "option --%s", option_name(p, p->opts[i].id));
+		if (p->opts[i].id == OPT_ENTRY)
 			c->entry_given = c->entry != NULL;
 	}
-	c->print_config = p.print_config;
-	c->command_mode = p.command_mode;
-	c->argv = argv + p.first_arg;
-	c->argc = argc - p.first_arg;
+	return 0;
+}
+
+/* The words after the options (c->argv), as many as verb takes. */
+static int check_words(struct sr_config *c, enum sr_options_verb verb, struct sr_error *err)
+{
 	if (verb == SR_OPTIONS_CREATE) {
 		/* A sandbox with nothing to run yet: its AGENT, if any, is its workspace. */
 		c->no_entry = true;
@@ -682,9 +696,7 @@ static int parse(int argc, char **argv, enum sr_options_verb verb, const char *b
 					    "--from SNAPSHOT is the workspace: no AGENT or "
 					    "--workspace with it");
 	} else if (verb == SR_OPTIONS_DEPLOY || verb == SR_OPTIONS_INVOKE) {
-		r = one_word(c, verb, err);
-		if (r < 0)
-			return r;
+		return one_word(c, verb, err);
 	} else if (c->argc == 0 && !c->print_config && verb != SR_OPTIONS_EXPORT) {
 		if (c->command_mode)
 			return sr_error_msg(err, -EINVAL,
@@ -693,6 +705,45 @@ static int parse(int argc, char **argv, enum sr_options_verb verb, const char *b
 				    "missing AGENT (usage: sandbox-run [OPTIONS] AGENT [ARG...] "
 				    "or sandbox-run [OPTIONS] -- COMMAND [ARG...]; see --help)");
 	}
+	return 0;
+}
+
+/* The options of verb, over base_profile (NULL: the default) where no -p names one. */
+static int parse(int argc, char **argv, enum sr_options_verb verb, const char *base_profile,
+		 const struct sr_options_extra *extra, struct sr_config *c,
+		 enum sr_action *ret_action, struct sr_error *err)
+{
+	_cleanup_free_ struct collected *opts = calloc((size_t)argc + 1, sizeof(*opts));
+	_cleanup_free_ struct option *options = merge_options(extra);
+	struct parsed p = {.verb = verb,
+			   .options = options,
+			   .extra = extra,
+			   .opts = opts,
+			   .action = SR_ACTION_RUN};
+	int r;
+
+	if (!opts || !options)
+		return sr_error_errno(err, -ENOMEM, "options");
+	if (argc < 1)
+		return sr_error_msg(err, -EINVAL, "empty command line");
+	r = collect(argc, argv, &p, err);
+	if (r < 0)
+		return r;
+	if (p.action != SR_ACTION_RUN) {
+		*ret_action = p.action;
+		return 0;
+	}
+	c->log_level = sr_options_log_level(p.verbosity);
+	if ((r = take_result(&p, c, err)) < 0 || (r = load_profile(&p, base_profile, c, err)) < 0 ||
+	    (r = apply_options(&p, c, err)) < 0)
+		return r;
+	c->print_config = p.print_config;
+	c->command_mode = p.command_mode;
+	c->argv = argv + p.first_arg;
+	c->argc = argc - p.first_arg;
+	r = check_words(c, verb, err);
+	if (r < 0)
+		return r;
 	r = sr_config_validate(c, err);
 	if (r < 0)
 		return r;

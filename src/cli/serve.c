@@ -87,116 +87,131 @@ static int parse_num(const char *opt, const char *arg, bool size, uint64_t max, 
 	return 0;
 }
 
+enum {
+	OPT_LISTEN = 0x100,
+	OPT_TOKEN,
+	OPT_WARM,
+	OPT_E2B,
+	OPT_MAX_SB,
+	OPT_MAX_CONN,
+	OPT_MAX_PROC,
+	OPT_TIMEOUT,
+	OPT_IDLE_TIMEOUT,
+	OPT_MAX_BODY,
+	OPT_MAX_UPLOAD,
+	OPT_MAX_OUTPUT,
+};
+
+static const struct option opts[] = {
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"token-file", required_argument, NULL, OPT_TOKEN},
+    {"warm", required_argument, NULL, OPT_WARM},
+    {"e2b-profile", required_argument, NULL, OPT_E2B},
+    {"max-sandboxes", required_argument, NULL, OPT_MAX_SB},
+    {"max-connections", required_argument, NULL, OPT_MAX_CONN},
+    {"max-processes", required_argument, NULL, OPT_MAX_PROC},
+    {"client-timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"max-body", required_argument, NULL, OPT_MAX_BODY},
+    {"max-upload", required_argument, NULL, OPT_MAX_UPLOAD},
+    {"max-output", required_argument, NULL, OPT_MAX_OUTPUT},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {},
+};
+
+/* --max-sandboxes, --max-connections or --max-processes (c) into o. */
+static int set_max_count(int c, const char *arg, struct sr_serve_opts *o, struct sr_error *err)
+{
+	uint64_t v;
+	int r;
+
+	/* Named here, not from argv: --max-processes=0 is one word. */
+	if ((r = parse_num(c == OPT_MAX_SB     ? "--max-sandboxes"
+			   : c == OPT_MAX_CONN ? "--max-connections"
+					       : "--max-processes",
+			   arg, false, 100000, &v, err)) < 0)
+		return r;
+	*(c == OPT_MAX_SB     ? &o->max_sandboxes
+	  : c == OPT_MAX_CONN ? &o->max_connections
+			      : &o->max_processes) = (unsigned)v;
+	return 0;
+}
+
+/* --client-timeout or --idle-timeout (c) into o. */
+static int set_timeout(int c, const char *arg, struct sr_serve_opts *o, struct sr_error *err)
+{
+	uint64_t v;
+
+	if (sr_parse_duration(arg, &v) < 0 || v < 1000 || v > 3600 * 1000)
+		return sr_error_msg(err, -EINVAL, "%s %s: a duration of 1s to 1h",
+				    c == OPT_TIMEOUT ? "--client-timeout" : "--idle-timeout", arg);
+	if (c == OPT_TIMEOUT)
+		o->client_timeout_s = (unsigned)(v / 1000);
+	else
+		o->idle_ms = v;
+	return 0;
+}
+
+/* One of opts but --help (c, as getopt_long() returned it) and its value into o. */
+static int set_option(int c, const char *arg, struct sr_serve_opts *o, struct sr_error *err)
+{
+	switch (c) {
+	case OPT_LISTEN:
+		if (o->n_listen >= SR_SERVE_LISTEN_MAX)
+			return sr_error_msg(err, -E2BIG, "--listen: %d at most",
+					    SR_SERVE_LISTEN_MAX);
+		o->listen[o->n_listen++] = arg;
+		return 0;
+	case OPT_TOKEN:
+		o->token_file = arg;
+		return 0;
+	case OPT_WARM:
+		return parse_warm(arg, o, err);
+	case OPT_E2B:
+		o->e2b_profile = arg;
+		return 0;
+	case OPT_MAX_SB:
+	case OPT_MAX_CONN:
+	case OPT_MAX_PROC:
+		return set_max_count(c, arg, o, err);
+	case OPT_TIMEOUT:
+	case OPT_IDLE_TIMEOUT:
+		return set_timeout(c, arg, o, err);
+	case OPT_MAX_BODY:
+		return parse_num("--max-body", arg, true, 64 << 20, &o->max_body, err);
+	case OPT_MAX_UPLOAD:
+		return parse_num("--max-upload", arg, true, UINT64_MAX, &o->max_upload, err);
+	case OPT_MAX_OUTPUT:
+		return parse_num("--max-output", arg, true, 1ull << 30, &o->max_output, err);
+	case 'q':
+		o->level = SR_LOG_ERROR;
+		return 0;
+	case 'v':
+		o->level = o->level < SR_LOG_DEBUG ? o->level + 1 : SR_LOG_DEBUG;
+		return 0;
+	}
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error *err)
 {
-	enum {
-		OPT_LISTEN = 0x100,
-		OPT_TOKEN,
-		OPT_WARM,
-		OPT_E2B,
-		OPT_MAX_SB,
-		OPT_MAX_CONN,
-		OPT_MAX_PROC,
-		OPT_TIMEOUT,
-		OPT_IDLE_TIMEOUT,
-		OPT_MAX_BODY,
-		OPT_MAX_UPLOAD,
-		OPT_MAX_OUTPUT,
-	};
-	static const struct option opts[] = {
-	    {"listen", required_argument, NULL, OPT_LISTEN},
-	    {"token-file", required_argument, NULL, OPT_TOKEN},
-	    {"warm", required_argument, NULL, OPT_WARM},
-	    {"e2b-profile", required_argument, NULL, OPT_E2B},
-	    {"max-sandboxes", required_argument, NULL, OPT_MAX_SB},
-	    {"max-connections", required_argument, NULL, OPT_MAX_CONN},
-	    {"max-processes", required_argument, NULL, OPT_MAX_PROC},
-	    {"client-timeout", required_argument, NULL, OPT_TIMEOUT},
-	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
-	    {"max-body", required_argument, NULL, OPT_MAX_BODY},
-	    {"max-upload", required_argument, NULL, OPT_MAX_UPLOAD},
-	    {"max-output", required_argument, NULL, OPT_MAX_OUTPUT},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {},
-	};
-	uint64_t v;
 	int c, r;
 
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:qvh", opts, NULL)) != -1) {
 		switch (c) {
-		case OPT_LISTEN:
-			if (o->n_listen >= SR_SERVE_LISTEN_MAX)
-				return sr_error_msg(err, -E2BIG, "--listen: %d at most",
-						    SR_SERVE_LISTEN_MAX);
-			o->listen[o->n_listen++] = optarg;
-			break;
-		case OPT_TOKEN:
-			o->token_file = optarg;
-			break;
-		case OPT_WARM:
-			if ((r = parse_warm(optarg, o, err)) < 0)
-				return r;
-			break;
-		case OPT_E2B:
-			o->e2b_profile = optarg;
-			break;
-		case OPT_MAX_SB:
-		case OPT_MAX_CONN:
-		case OPT_MAX_PROC:
-			/* Named here, not from argv: --max-processes=0 is one word. */
-			if ((r = parse_num(c == OPT_MAX_SB     ? "--max-sandboxes"
-					   : c == OPT_MAX_CONN ? "--max-connections"
-							       : "--max-processes",
-					   optarg, false, 100000, &v, err)) < 0)
-				return r;
-			*(c == OPT_MAX_SB     ? &o->max_sandboxes
-			  : c == OPT_MAX_CONN ? &o->max_connections
-					      : &o->max_processes) = (unsigned)v;
-			break;
-		case OPT_TIMEOUT:
-			if (sr_parse_duration(optarg, &v) < 0 || v < 1000 || v > 3600 * 1000)
-				return sr_error_msg(err, -EINVAL,
-						    "--client-timeout %s: a duration of 1s to 1h",
-						    optarg);
-			o->client_timeout_s = (unsigned)(v / 1000);
-			break;
-		case OPT_IDLE_TIMEOUT:
-			if (sr_parse_duration(optarg, &v) < 0 || v < 1000 || v > 3600 * 1000)
-				return sr_error_msg(err, -EINVAL,
-						    "--idle-timeout %s: a duration of 1s to 1h",
-						    optarg);
-			o->idle_ms = v;
-			break;
-		case OPT_MAX_BODY:
-			if ((r = parse_num("--max-body", optarg, true, 64 << 20, &o->max_body,
-					   err)) < 0)
-				return r;
-			break;
-		case OPT_MAX_UPLOAD:
-			if ((r = parse_num("--max-upload", optarg, true, UINT64_MAX, &o->max_upload,
-					   err)) < 0)
-				return r;
-			break;
-		case OPT_MAX_OUTPUT:
-			if ((r = parse_num("--max-output", optarg, true, 1ull << 30, &o->max_output,
-					   err)) < 0)
-				return r;
-			break;
-		case 'q':
-			o->level = SR_LOG_ERROR;
-			break;
-		case 'v':
-			o->level = o->level < SR_LOG_DEBUG ? o->level + 1 : SR_LOG_DEBUG;
-			break;
 		case 'h':
 			usage(stdout);
 			return 1;
-		default:
+		case '?':
+		case ':':
 			return sr_options_getopt_error(c, opts, argc, argv, err);
+		default:
+			if ((r = set_option(c, optarg, o, err)) < 0)
+				return r;
 		}
 	}
 	if (optind < argc)
