@@ -391,8 +391,10 @@ static int follow(struct exec *x, char **ret_record, struct sr_error *err)
 		return -EIO;
 	}
 	json_decref(reply);
-	if (x->stdio.pty_mask && n_fds != 1)
+	if (x->stdio.pty_mask && n_fds != 1) {
+		close_all(passed, n_fds);
 		return sr_error_msg(err, -EPROTO, "exec: no pty came back");
+	}
 	sr_stdio_started(&x->stdio, x->stdio.pty_mask ? passed[0] : -1);
 	status = wait_exit(x, ret_record, err);
 	sr_stdio_finish(&x->stdio, 50);
