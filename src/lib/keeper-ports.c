@@ -148,8 +148,20 @@ void keeper_on_port_connection(struct keeper *k, struct port *p)
 {
 	struct conn **nv, *c;
 	uid_t uid;
-	int fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	int fd;
 
+	/*
+	 * A connection is a request to PID 1 (CONNECT), and anyone on the host
+	 * may make one: sent into a full socket, it would hold the loop for up
+	 * to SEND_WAIT_MS (sandbox.c) while PID 1 is kept from reading (the
+	 * agent can stop a process PID 1 starts), rm and every client behind
+	 * it. So it waits for room as a worker's request does, in the
+	 * listening socket's backlog (fill_poll_set() polls the ports again
+	 * once there is).
+	 */
+	if (!sr_sandbox_has_room(k->sb))
+		return;
+	fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0) {
 		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
 			keeper_out_of_fds(k);

@@ -305,6 +305,8 @@ static size_t poll_set_cap(const struct keeper *k)
 static void fill_poll_set(struct keeper *k, struct poll_set *ps, bool accepting)
 {
 	int sbfds[SR_SANDBOX_POLL_FDS], afds[SR_ARTIFACTS_POLL_FDS] = {-1, -1};
+	/* Published ports' connections wait for room on PID 1's socket too (keeper-ports.c). */
+	bool room = k->n_ports == 0 || sr_sandbox_has_room(k->sb);
 
 	/* While the artifacts come out, inspect is answered and rm waits for the end. */
 	if (accepting && (!k->end_reason || k->artifacts))
@@ -317,8 +319,12 @@ static void fill_poll_set(struct keeper *k, struct poll_set *ps, bool accepting)
 		add(ps, sbfds[i], POLLIN, SLOT_SANDBOX, NULL, 0);
 	/* A CANCEL or a kill waiting for room on PID 1's socket. */
 	add(ps, sr_sandbox_poll_out_fd(k->sb), POLLOUT, SLOT_SANDBOX, NULL, 0);
-	/* Workers' requests waiting for room there (keeper_work_next(), after the round). */
-	if (k->n_waiting > 0 && !k->end_reason)
+	/*
+	 * Workers' requests waiting for room there (keeper_work_next(), after
+	 * the round), or connections to published ports (left in their
+	 * listening sockets' backlog meanwhile).
+	 */
+	if ((k->n_waiting > 0 && !k->end_reason) || !room)
 		add(ps, sr_sandbox_room_fd(k->sb), POLLOUT, SLOT_SANDBOX, NULL, 0);
 	if (k->artifacts)
 		sr_artifacts_poll_fds(k->artifacts, afds);
@@ -328,7 +334,7 @@ static void fill_poll_set(struct keeper *k, struct poll_set *ps, bool accepting)
 		add(ps, k->clients[i]->fd, POLLIN, SLOT_CLIENT, k->clients[i], 0);
 		add(ps, k->clients[i]->timerfd, POLLIN, SLOT_TIMER, k->clients[i], 0);
 	}
-	for (size_t i = 0; accepting && i < k->n_ports; i++)
+	for (size_t i = 0; accepting && room && i < k->n_ports; i++)
 		add(ps, k->ports[i].listen_fd, POLLIN, SLOT_PORT, NULL, i);
 	/* A relayed connection's two sides side by side: step_relays() takes them as a pair. */
 	for (size_t i = 0; i < k->n_conns; i++) {

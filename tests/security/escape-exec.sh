@@ -510,6 +510,54 @@ PY
 	sr rm "$sb"
 }
 
+# A connection to a published port is a request to PID 1 (CONNECT), and
+# anyone on the host may make one. While PID 1's socket had no room (PID 1
+# kept from reading: stopped here; the agent can stop a process PID 1
+# starts), each accepted connection held the keeper's loop for up to a
+# second waiting for some (SEND_WAIT_MS): every other client, rm among
+# them, waited behind a stream of connections. They now wait in the
+# listening socket's backlog until PID 1 reads again.
+t_port_waits_for_room() {
+	local pid1 port
+	port=$((22000 + ($$ % 5000) * 2)) && [ "$SR_AS" = root ] || port=$((port + 1))
+	new_sandbox
+	sr port "$sb" "$port"
+	pid1=$(pid1_of "$sb")
+	as_user kill -STOP "$pid1"
+	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" "${out##*:}" >"$SR_OUT/port-room" 2>&1 <<'PY'
+import json, socket, sys, time
+conns = []
+for i in range(160):
+    s = socket.socket()
+    s.setblocking(False)
+    try:
+        s.connect(("127.0.0.1", int(sys.argv[2])))
+    except BlockingIOError:
+        pass
+    conns.append(s)
+time.sleep(0.5)
+worst = 0
+for i in range(5):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(sys.argv[1])
+    t0 = time.monotonic()
+    c.send(json.dumps({"op": "timeout", "ms": 100000}).encode())
+    c.settimeout(30)
+    c.recv(1 << 16)
+    worst = max(worst, time.monotonic() - t0)
+    c.close()
+print("answered within %s" % ("0.5 s" if worst < 0.5 else "%.1f s" % worst))
+PY
+	as_user kill -CONT "$pid1"
+	assert_eq "160 connections to a port while PID 1 reads nothing: the keeper answers at once" \
+		"answered within 0.5 s" "$(tail -1 "$SR_OUT/port-room")"
+	sr exec "$sb" -- true
+	assert_eq "PID 1 reading again, the sandbox is served" 0 "$rc"
+	sr rm "$sb"
+	assert_eq "and removed" 0 "$rc"
+}
+
 for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
-	t_client_gone t_tty_contained t_snapshot_bounded t_keeper_workers_held t_snapshot_waits_bounded
+	t_client_gone t_tty_contained t_snapshot_bounded t_keeper_workers_held t_snapshot_waits_bounded \
+	t_port_waits_for_room
 done_testing
