@@ -43,8 +43,8 @@ static __attribute__((noreturn)) void keeper(const struct sr_config *c, enum sr_
  * and its handlers). The keeper goes on from there in its own copy of
  * the memory, never returning to the caller's frames: the main stack
  * below it is its to grow into. Built without AddressSanitizer where it
- * is on, as init.c's spawned child is: its frames would leave poison in
- * the shadow of the caller's stack.
+ * is on, as init-spawn.c's spawned child is: its frames would leave
+ * poison in the shadow of the caller's stack.
  */
 #define MIDDLE_STACK_BYTES (64 * 1024)
 #ifdef __hppa__
