@@ -55,7 +55,10 @@ int sr_msg_queue_flush(struct sr_msg_queue *q, int fd)
 		q->n = 0; /* the peer is gone: nobody to tell */
 		return r;
 	}
-	memmove(q->v, q->v + sent, (q->n - sent) * sizeof(*q->v));
+	/* Nothing sent, nothing to move; an empty queue's v may be NULL, which memmove() must not
+	 * get. */
+	if (sent)
+		memmove(q->v, q->v + sent, (q->n - sent) * sizeof(*q->v));
 	q->n -= sent;
 	return q->n ? -EAGAIN : 0;
 }

@@ -234,7 +234,7 @@ pid_t init_spawn_parked(struct spawn *s, struct sr_error *err)
 #define SPAWN_STACK_START(a) ((void *)((a) + sizeof(a)))
 #endif
 
-/* The child's pid, or negative with *ret_failure filled (err: 126/127/125 and why). */
+/* The child's pid, or -errno with err filled (err->status: 126/127/125, and why). */
 pid_t init_spawn(struct spawn *s, struct sr_error *err)
 {
 	_Alignas(16) char stack[SPAWN_STACK_BYTES];
