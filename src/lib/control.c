@@ -131,6 +131,27 @@ int sr_ctl_connect_nowait(const char *dir, int *ret, struct sr_error *err)
 	return connect_ctl(dir, SOCK_NONBLOCK, ret, err);
 }
 
+int sr_ctl_ask_rm(const char *statedir, const char *id, bool nowait, int *ret_fd)
+{
+	_cleanup_(sr_json_decrefp) json_t *rm = json_pack("{sssb}", "op", "rm", "force", 1);
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int fd = -1;
+	struct sr_error err = {0};
+	int r;
+
+	if (!rm || asprintf(&dir, "%s/%s", statedir, id) < 0)
+		return -ENOMEM;
+	r = connect_ctl(dir, nowait ? SOCK_NONBLOCK : 0, &fd, &err);
+	if (r < 0)
+		return r;
+	r = sr_ctl_send(fd, rm, NULL, 0);
+	if (r < 0)
+		return r;
+	if (ret_fd)
+		*ret_fd = steal_fd(&fd);
+	return 0;
+}
+
 json_t *sr_ctl_error_reply(const struct sr_error *err)
 {
 	return json_pack("{sbsosisi}", "ok", 0, "error", sr_json_string(err->msg), "status",

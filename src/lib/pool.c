@@ -312,15 +312,7 @@ static void parked(struct sr_pool *p, struct warm *w)
  */
 static void let_go(struct sr_pool *p, struct warm *w, const struct sr_error *err)
 {
-	_cleanup_free_ char *dir = NULL;
-	_cleanup_close_ int fd = -1;
-	struct sr_error rmerr = {0};
-	json_t *rm = json_pack("{sssb}", "op", "rm", "force", 1);
-
-	if (rm && asprintf(&dir, "%s/%s", p->statedir, w->id) >= 0 &&
-	    sr_ctl_connect_nowait(dir, &fd, &rmerr) == 0)
-		(void)sr_ctl_send(fd, rm, NULL, 0);
-	json_decref(rm);
+	(void)sr_ctl_ask_rm(p->statedir, w->id, true, NULL);
 	failed(p, err);
 	drop(p, w);
 }
