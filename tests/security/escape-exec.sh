@@ -18,10 +18,13 @@ new_sandbox() {
 	sb=$out
 }
 
+# state_of ID: the sandbox's state directory.
+state_of() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user/$1"; else echo "$SANDBOX_RUN_STATE_DIR/$1"; fi
+}
+
 keeper_of() {
-	local dir
-	if [ "$SR_AS" = user ]; then dir="$SR_TMP/state-user"; else dir="$SANDBOX_RUN_STATE_DIR"; fi
-	json_get "$dir/$1/state.json" keeper_pid
+	json_get "$(state_of "$1")/state.json" keeper_pid
 }
 
 t_keeper_out_of_reach() {
@@ -131,11 +134,6 @@ t_stdio_not_kept() {
 	assert_eq "exec -i from a pipe: what it left running got only what came meanwhile" one "$out"
 	rm -f "$fifo"
 	sr rm "$sb"
-}
-
-# state_of ID: the sandbox's state directory.
-state_of() {
-	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user/$1"; else echo "$SANDBOX_RUN_STATE_DIR/$1"; fi
 }
 
 # pid1_of SB: the host's pid of the sandbox's PID 1, its keeper's only child.
