@@ -15,15 +15,11 @@ static void on_kcall(struct srv *s, void *ctx, uint32_t events)
 {
 	struct kcall *k = ctx;
 	json_t *msg = NULL;
-	int fds[SR_CTL_FDS_MAX];
-	size_t n_fds = 0;
 	int r;
 
 	(void)s;
 	(void)events;
-	r = sr_ctl_recv(k->fd, &msg, fds, &n_fds);
-	for (size_t i = 0; r > 0 && i < n_fds; i++)
-		close(fds[i]);
+	r = sr_ctl_recv_nofds(k->fd, &msg);
 	/* The callbacks may end k: nothing of it is touched after them. */
 	if (r <= 0) {
 		k->on_hup(k);

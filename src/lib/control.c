@@ -81,6 +81,17 @@ int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds)
 	return 1;
 }
 
+int sr_ctl_recv_nofds(int fd, json_t **ret)
+{
+	int fds[SR_CTL_FDS_MAX];
+	size_t n_fds = 0;
+	int r = sr_ctl_recv(fd, ret, fds, &n_fds);
+
+	for (size_t i = 0; r > 0 && i < n_fds; i++)
+		close(fds[i]);
+	return r;
+}
+
 int sr_ctl_peer_is_us(int fd)
 {
 	struct ucred cred;
@@ -182,8 +193,6 @@ int sr_ctl_call(const char *dir, json_t *req, json_t **ret_reply, struct sr_erro
 {
 	_cleanup_close_ int fd = -1;
 	json_t *reply = NULL;
-	int fds[SR_CTL_FDS_MAX];
-	size_t n_fds;
 	int r = sr_ctl_connect(dir, &fd, err);
 
 	if (r < 0)
@@ -191,13 +200,11 @@ int sr_ctl_call(const char *dir, json_t *req, json_t **ret_reply, struct sr_erro
 	r = sr_ctl_send(fd, req, NULL, 0);
 	if (r < 0)
 		return sr_error_errno(err, r, "talk to the sandbox's keeper");
-	r = sr_ctl_recv(fd, &reply, fds, &n_fds);
+	r = sr_ctl_recv_nofds(fd, &reply);
 	if (r <= 0)
 		return sr_error_msg(err, r < 0 ? r : -ECONNRESET,
 				    "the sandbox's keeper did not answer (%s)",
 				    r < 0 ? strerror(-r) : "it hung up");
-	for (size_t i = 0; i < n_fds; i++)
-		close(fds[i]);
 	r = sr_ctl_reply_error(reply, err);
 	if (r < 0 || !ret_reply)
 		json_decref(reply);

@@ -179,6 +179,25 @@ START_TEST(test_ask_rm_gone)
 }
 END_TEST
 
+/* The fds a message carries, not wanted, are closed: no writer is left, the pipe reads EOF. */
+START_TEST(test_recv_nofds_closes)
+{
+	json_t *m = json_pack("{ss}", "op", "with-fd"), *got = NULL;
+	int p[2];
+	char c;
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	ck_assert_int_eq(sr_ctl_send(sv[0], m, &p[1], 1), 0);
+	json_decref(m);
+	sr_closep(&p[1]);
+	ck_assert_int_eq(sr_ctl_recv_nofds(sv[1], &got), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(got, "op")), "with-fd");
+	json_decref(got);
+	ck_assert_int_eq(read(p[0], &c, 1), 0);
+	sr_closep(&p[0]);
+}
+END_TEST
+
 static Suite *control_suite(void)
 {
 	Suite *s = suite_create("control");
@@ -188,6 +207,7 @@ static Suite *control_suite(void)
 	tcase_add_test(tc, test_message_then_eof);
 	tcase_add_test(tc, test_last_word_survives_a_reset);
 	tcase_add_test(tc, test_reset_without_a_word_is_eof);
+	tcase_add_test(tc, test_recv_nofds_closes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("ask_rm");
 	tcase_add_checked_fixture(tc, setup_keeper, teardown_keeper);
