@@ -622,6 +622,24 @@ static unsigned running(struct srv *s)
 	return n;
 }
 
+/*
+ * x's process, asked for, is r's answer: its output read as it comes,
+ * its input (if any is left) written as it takes it, and r held until
+ * x is done.
+ */
+static void follow(struct exec_job *x, struct req *r)
+{
+	for (int i = 0; i < 2; i++)
+		x->out[i].w = srv_watch(r->s, x->out[i].fd, 0, on_output, x);
+	if (x->in_fd >= 0)
+		x->in_w = srv_watch(r->s, x->in_fd, EPOLLOUT, on_input, x);
+	x->job.r = r;
+	r->job = &x->job;
+	x->next = srv_lists(r->s)->execs;
+	srv_lists(r->s)->execs = x;
+	srv_suspend(r);
+}
+
 void sr_api_exec(struct req *r, const struct sr_api_exec *in, bool connect)
 {
 	struct exec_job *x;
@@ -668,22 +686,15 @@ void sr_api_exec(struct req *r, const struct sr_api_exec *in, bool connect)
 		exec_free(x);
 		return;
 	}
-	/* Read once the process has started: its first event is its start. */
-	for (int i = 0; i < 2; i++)
-		x->out[i].w = srv_watch(r->s, x->out[i].fd, 0, on_output, x);
 	if (in->has_input) {
 		x->input = malloc(in->input_len + 1);
 		if (x->input) {
 			memcpy(x->input, in->input, in->input_len);
 			x->input_len = in->input_len;
 		}
-		x->in_w = srv_watch(r->s, x->in_fd, EPOLLOUT, on_input, x);
 	}
-	x->job.r = r;
-	r->job = &x->job;
-	x->next = srv_lists(r->s)->execs;
-	srv_lists(r->s)->execs = x;
-	srv_suspend(r);
+	/* Read once the process has started: its first event is its start. */
+	follow(x, r);
 }
 
 void sr_api_exec_attach(struct req *r, struct sr_api_attach *a)
@@ -752,16 +763,8 @@ void sr_api_exec_attach(struct req *r, struct sr_api_attach *a)
 		exec_free(x);
 		return;
 	}
-	for (int i = 0; i < 2; i++)
-		x->out[i].w = srv_watch(r->s, x->out[i].fd, 0, on_output, x);
-	/* The rest of a long one as the process reads it. */
-	if (x->in_fd >= 0)
-		x->in_w = srv_watch(r->s, x->in_fd, EPOLLOUT, on_input, x);
-	x->job.r = r;
-	r->job = &x->job;
-	x->next = srv_lists(r->s)->execs;
-	srv_lists(r->s)->execs = x;
-	srv_suspend(r);
+	/* The rest of a long input as the process reads it. */
+	follow(x, r);
 	started(x, t->pid);
 }
 

@@ -15,15 +15,11 @@ static void on_kcall(struct srv *s, void *ctx, uint32_t events)
 {
 	struct kcall *k = ctx;
 	json_t *msg = NULL;
-	int fds[SR_CTL_FDS_MAX];
-	size_t n_fds = 0;
 	int r;
 
 	(void)s;
 	(void)events;
-	r = sr_ctl_recv(k->fd, &msg, fds, &n_fds);
-	for (size_t i = 0; r > 0 && i < n_fds; i++)
-		close(fds[i]);
+	r = sr_ctl_recv_nofds(k->fd, &msg);
 	/* The callbacks may end k: nothing of it is touched after them. */
 	if (r <= 0) {
 		k->on_hup(k);
@@ -300,21 +296,6 @@ struct create_job {
 	create_done_fn done;
 };
 
-/* Sandbox id, made for a client that went: ended (rm -f), its end not waited for. */
-static void remove_orphan(struct srv *s, const char *id)
-{
-	json_t *rm = json_pack("{sssb}", "op", "rm", "force", 1);
-	struct sr_error err = {0};
-	_cleanup_close_ int fd = -1;
-	char dir[4200];
-
-	snprintf(dir, sizeof(dir), "%s/%s", s->statedir, id);
-	if (rm && sr_ctl_connect_nowait(dir, &fd, &err) == 0)
-		(void)sr_ctl_send(fd, rm, NULL, 0);
-	if (rm)
-		json_decref(rm);
-}
-
 static void create_free(struct create_job *cj)
 {
 	srv_unwatch(cj->job.s, &cj->w);
@@ -338,10 +319,11 @@ static void on_launch(struct srv *s, void *ctx, uint32_t events)
 	srv_unwatch(s, &cj->w);
 	sr_launch_cancel(&cj->launch);
 	if (cj->launch.id[0] && !r) {
-		remove_orphan(s, cj->launch.id);
+		/* Made for a client that went: ended (rm -f), its end not waited for. */
+		(void)sr_ctl_ask_rm(s->statedir, cj->launch.id, true, NULL);
 	} else if (cj->launch.id[0] && !made_add(s, cj->launch.id, &cj->c, cj->template)) {
 		/* Untracked, it would outlive serve's stop and escape --max-sandboxes. */
-		remove_orphan(s, cj->launch.id);
+		(void)sr_ctl_ask_rm(s->statedir, cj->launch.id, true, NULL);
 		cj->launch.id[0] = '\0';
 		sr_error_errno(&cj->launch.err, -ENOMEM, "create");
 	}

@@ -670,18 +670,10 @@ static void stop(struct srv *s)
 	if (s->token_path)
 		unlink(s->token_path);
 	for (size_t i = 0; ids && fds && i < s->n_made; i++) {
-		json_t *rm = json_pack("{sssb}", "op", "rm", "force", 1);
-		struct sr_error err = {0};
-		char dir[4200];
-
 		fds[i] = -1;
 		memcpy(ids[i], s->made[i].id, 33);
-		snprintf(dir, sizeof(dir), "%s/%s", s->statedir, s->made[i].id);
 		/* Sent, not waited for here: every one ends at once, side by side. */
-		if (rm && sr_ctl_connect(dir, &fds[i], &err) == 0)
-			(void)sr_ctl_send(fds[i], rm, NULL, 0);
-		if (rm)
-			json_decref(rm);
+		(void)sr_ctl_ask_rm(s->statedir, s->made[i].id, false, &fds[i]);
 	}
 	for (unsigned i = 0; i < s->n_pools; i++) {
 		if (ids)

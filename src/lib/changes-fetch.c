@@ -41,18 +41,15 @@ static int worker_stuck(int idle_ms, bool at_end, struct sr_error *err)
 static int keeper_answer(int ctl, int idle_ms, json_t **ret, struct sr_error *err)
 {
 	struct pollfd p = {.fd = ctl, .events = POLLIN};
-	int fds[SR_CTL_FDS_MAX], r;
-	size_t n = 0;
+	int r;
 
 	do
 		r = poll(&p, 1, idle_ms > 0 ? idle_ms : -1);
 	while (r < 0 && errno == EINTR);
 	if (r == 0)
 		return worker_stuck(idle_ms, true, err);
-	if (sr_ctl_recv(ctl, ret, fds, &n) <= 0)
+	if (sr_ctl_recv_nofds(ctl, ret) <= 0)
 		return sr_error_msg(err, -ECONNRESET, "changes: the sandbox's keeper hung up");
-	for (size_t i = 0; i < n; i++)
-		close(fds[i]);
 	return 0;
 }
 

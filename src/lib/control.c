@@ -81,6 +81,17 @@ int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds)
 	return 1;
 }
 
+int sr_ctl_recv_nofds(int fd, json_t **ret)
+{
+	int fds[SR_CTL_FDS_MAX];
+	size_t n_fds = 0;
+	int r = sr_ctl_recv(fd, ret, fds, &n_fds);
+
+	for (size_t i = 0; r > 0 && i < n_fds; i++)
+		close(fds[i]);
+	return r;
+}
+
 int sr_ctl_peer_is_us(int fd)
 {
 	struct ucred cred;
@@ -131,6 +142,27 @@ int sr_ctl_connect_nowait(const char *dir, int *ret, struct sr_error *err)
 	return connect_ctl(dir, SOCK_NONBLOCK, ret, err);
 }
 
+int sr_ctl_ask_rm(const char *statedir, const char *id, bool nowait, int *ret_fd)
+{
+	_cleanup_(sr_json_decrefp) json_t *rm = json_pack("{sssb}", "op", "rm", "force", 1);
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int fd = -1;
+	struct sr_error err = {0};
+	int r;
+
+	if (!rm || asprintf(&dir, "%s/%s", statedir, id) < 0)
+		return -ENOMEM;
+	r = connect_ctl(dir, nowait ? SOCK_NONBLOCK : 0, &fd, &err);
+	if (r < 0)
+		return r;
+	r = sr_ctl_send(fd, rm, NULL, 0);
+	if (r < 0)
+		return r;
+	if (ret_fd)
+		*ret_fd = steal_fd(&fd);
+	return 0;
+}
+
 json_t *sr_ctl_error_reply(const struct sr_error *err)
 {
 	return json_pack("{sbsosisi}", "ok", 0, "error", sr_json_string(err->msg), "status",
@@ -161,8 +193,6 @@ int sr_ctl_call(const char *dir, json_t *req, json_t **ret_reply, struct sr_erro
 {
 	_cleanup_close_ int fd = -1;
 	json_t *reply = NULL;
-	int fds[SR_CTL_FDS_MAX];
-	size_t n_fds;
 	int r = sr_ctl_connect(dir, &fd, err);
 
 	if (r < 0)
@@ -170,13 +200,11 @@ int sr_ctl_call(const char *dir, json_t *req, json_t **ret_reply, struct sr_erro
 	r = sr_ctl_send(fd, req, NULL, 0);
 	if (r < 0)
 		return sr_error_errno(err, r, "talk to the sandbox's keeper");
-	r = sr_ctl_recv(fd, &reply, fds, &n_fds);
+	r = sr_ctl_recv_nofds(fd, &reply);
 	if (r <= 0)
 		return sr_error_msg(err, r < 0 ? r : -ECONNRESET,
 				    "the sandbox's keeper did not answer (%s)",
 				    r < 0 ? strerror(-r) : "it hung up");
-	for (size_t i = 0; i < n_fds; i++)
-		close(fds[i]);
 	r = sr_ctl_reply_error(reply, err);
 	if (r < 0 || !ret_reply)
 		json_decref(reply);

@@ -18,6 +18,7 @@
 #include "json.h"
 #include "log.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SR_CTL_MAX     (192 * 1024)
@@ -30,6 +31,8 @@ int sr_ctl_send(int fd, json_t *msg, const int *fds, size_t n_fds);
  * object, or too many fds, all closed then).
  */
 int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds);
+/* The same for a message whose fds are not wanted: any it carries are closed. */
+int sr_ctl_recv_nofds(int fd, json_t **ret);
 
 /* The peer of a connected unix socket is this user (or the check cannot be made: -errno). */
 int sr_ctl_peer_is_us(int fd);
@@ -53,6 +56,15 @@ int sr_ctl_call(const char *dir, json_t *req, json_t **ret_reply, struct sr_erro
  * a name: state.h), found in the user's state directory.
  */
 int sr_ctl_call_ref(const char *ref, json_t *req, json_t **ret_reply, struct sr_error *err);
+/*
+ * Client: asks the keeper of sandbox id, in the state directory statedir,
+ * to end its sandbox and remove it (rm -f), and does not wait for the
+ * end. nowait: a keeper whose queue of connections is full is not waited
+ * for either (-EAGAIN), as an event loop needs: a keeper stopped would
+ * stop it. The connection is closed at once, or is *ret_fd (NULL: not
+ * wanted), which the keeper answers when the sandbox is gone.
+ */
+int sr_ctl_ask_rm(const char *statedir, const char *id, bool nowait, int *ret_fd);
 /* The same check on a reply already read. */
 int sr_ctl_reply_error(json_t *reply, struct sr_error *err);
 /* {"ok": false, "error": msg, "status": status}, for a keeper's reply. */

@@ -224,8 +224,6 @@ static int keeper_answer(int ctl, int idle_ms, int cancel_fd, struct sr_error *e
 {
 	struct pollfd p[2] = {{.fd = ctl, .events = POLLIN}, {.fd = cancel_fd, .events = POLLIN}};
 	json_t *reply = NULL;
-	int fds[SR_CTL_FDS_MAX];
-	size_t n = 0;
 	int r;
 
 	do
@@ -235,9 +233,7 @@ static int keeper_answer(int ctl, int idle_ms, int cancel_fd, struct sr_error *e
 		return sr_error_msg(err, -ETIMEDOUT, "cp: the sandbox's worker did not finish");
 	if (cancel_fd > 0 && p[1].revents)
 		return sr_error_msg(err, -ECANCELED, "cp: interrupted");
-	r = sr_ctl_recv(ctl, &reply, fds, &n);
-	for (size_t i = 0; r > 0 && i < n; i++)
-		close(fds[i]);
+	r = sr_ctl_recv_nofds(ctl, &reply);
 	if (r <= 0)
 		return sr_error_msg(err, -ECONNRESET, "cp: the sandbox's keeper hung up");
 	r = sr_ctl_reply_error(reply, err);

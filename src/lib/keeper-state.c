@@ -38,16 +38,6 @@ static json_t *iso_time(int64_t ms)
 	return json_string(buf);
 }
 
-/* Thousandths as the record writes them: 2, 0.5 (an integer when whole). */
-static json_t *milli_json(uint64_t milli)
-{
-	if (milli == 0)
-		return json_null();
-	if (milli % 1000 == 0)
-		return json_integer((json_int_t)(milli / 1000));
-	return json_real((double)milli / 1000.0);
-}
-
 static json_t *limits_json(const struct sr_config *c)
 {
 	json_t *l = json_object();
@@ -55,9 +45,9 @@ static json_t *limits_json(const struct sr_config *c)
 	json_object_set_new(l, "memory_bytes",
 			    c->memory_bytes ? json_integer((json_int_t)c->memory_bytes)
 					    : json_null());
-	json_object_set_new(l, "cpus", milli_json(c->cpus_milli));
+	json_object_set_new(l, "cpus", sr_result_limit_milli(c->cpus_milli));
 	json_object_set_new(l, "pids", c->pids ? json_integer((json_int_t)c->pids) : json_null());
-	json_object_set_new(l, "timeout_s", milli_json(c->timeout_ms));
+	json_object_set_new(l, "timeout_s", sr_result_limit_milli(c->timeout_ms));
 	json_object_set_new(l, "disk_bytes",
 			    c->disk_bytes ? json_integer((json_int_t)c->disk_bytes) : json_null());
 	json_object_set_new(l, "net", json_string(sr_net_mode_to_string(c->net)));

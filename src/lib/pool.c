@@ -220,12 +220,8 @@ static int ask_hold(struct sr_pool *p, struct warm *w, struct sr_error *err)
 static int hold_answer(struct warm *w, struct sr_error *err)
 {
 	json_t *reply = NULL;
-	int fds[SR_CTL_FDS_MAX];
-	size_t n_fds = 0;
-	int r = sr_ctl_recv(w->hold, &reply, fds, &n_fds);
+	int r = sr_ctl_recv_nofds(w->hold, &reply);
 
-	for (size_t i = 0; r > 0 && i < n_fds; i++)
-		close(fds[i]);
 	if (r == 0)
 		r = -ECONNRESET;
 	if (r > 0)
@@ -277,12 +273,8 @@ static void parked(struct sr_pool *p, struct warm *w)
 {
 	struct sr_error err = {0};
 	json_t *reply = NULL;
-	int fds[SR_CTL_FDS_MAX];
-	size_t n_fds = 0;
-	int r = sr_ctl_recv(w->hold, &reply, fds, &n_fds);
+	int r = sr_ctl_recv_nofds(w->hold, &reply);
 
-	for (size_t i = 0; r > 0 && i < n_fds; i++)
-		close(fds[i]);
 	if (r > 0 && sr_ctl_reply_error(reply, &err) == 0 &&
 	    json_integer_value(json_object_get(reply, "pid")) > 0) {
 		w->pid = (pid_t)json_integer_value(json_object_get(reply, "pid"));
@@ -312,15 +304,7 @@ static void parked(struct sr_pool *p, struct warm *w)
  */
 static void let_go(struct sr_pool *p, struct warm *w, const struct sr_error *err)
 {
-	_cleanup_free_ char *dir = NULL;
-	_cleanup_close_ int fd = -1;
-	struct sr_error rmerr = {0};
-	json_t *rm = json_pack("{sssb}", "op", "rm", "force", 1);
-
-	if (rm && asprintf(&dir, "%s/%s", p->statedir, w->id) >= 0 &&
-	    sr_ctl_connect_nowait(dir, &fd, &rmerr) == 0)
-		(void)sr_ctl_send(fd, rm, NULL, 0);
-	json_decref(rm);
+	(void)sr_ctl_ask_rm(p->statedir, w->id, true, NULL);
 	failed(p, err);
 	drop(p, w);
 }

@@ -115,8 +115,7 @@ static json_t *limit_value(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
-/* Thousandths as a number with up to 3 decimals: 2000 as 2, 1500 as 1.5; 0 as null. */
-static json_t *limit_milli(uint64_t milli)
+json_t *sr_result_limit_milli(uint64_t milli)
 {
 	if (milli == 0)
 		return json_null();
@@ -141,9 +140,9 @@ static int add_limits(json_t *rec, const struct sr_result *r, const struct sr_co
 	int fail = 0;
 
 	fail |= json_object_set_new(limits, "memory_bytes", limit_value(c->memory_bytes));
-	fail |= json_object_set_new(limits, "cpus", limit_milli(c->cpus_milli));
+	fail |= json_object_set_new(limits, "cpus", sr_result_limit_milli(c->cpus_milli));
 	fail |= json_object_set_new(limits, "pids", limit_value(c->pids));
-	fail |= json_object_set_new(limits, "timeout_s", limit_milli(c->timeout_ms));
+	fail |= json_object_set_new(limits, "timeout_s", sr_result_limit_milli(c->timeout_ms));
 	fail |= json_object_set_new(limits, "disk_bytes", limit_value(c->disk_bytes));
 	fail |= json_object_set_new(limits, "net", sr_json_string(sr_net_mode_to_string(c->net)));
 	for (size_t i = 0; i < _SR_LIMIT_MAX; i++) {

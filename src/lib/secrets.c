@@ -187,9 +187,14 @@ int sr_secret_list(const char *name, struct sr_strv *ret, struct sr_error *err)
 	return 0;
 }
 
-int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
+/*
+ * For a removal: the names checked, the secrets locked (LOCK_EX) in
+ * *ret_lock, and NAME's directory; -ENOENT, said by the caller, where it
+ * has none.
+ */
+static int lock_for_removal(const char *name, const char *key, int *ret_lock, char **ret_dir,
+			    struct sr_error *err)
 {
-	_cleanup_free_ char *dir = NULL, *path = NULL;
 	_cleanup_close_ int lock = -1;
 	int r = sr_secret_check_names(name, key, err);
 
@@ -198,7 +203,19 @@ int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
 	lock = lock_secrets(LOCK_EX, err);
 	if (lock < 0)
 		return lock;
-	r = secrets_dir(name, false, &dir, err);
+	r = secrets_dir(name, false, ret_dir, err);
+	if (r < 0)
+		return r;
+	*ret_lock = steal_fd(&lock);
+	return 0;
+}
+
+int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
+{
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	_cleanup_close_ int lock = -1;
+	int r = lock_for_removal(name, key, &lock, &dir, err);
+
 	if (r == -ENOENT)
 		return sr_error_msg(err, r, "no secret %s for '%s' (sandbox-run secrets ls %s)",
 				    key, name, name);
@@ -225,14 +242,8 @@ int sr_secret_remove_all(const char *name, struct sr_error *err)
 	_cleanup_close_ int fd = -1, lock = -1;
 	struct dirent *de;
 	DIR *d;
-	int r = sr_secret_check_names(name, NULL, err);
+	int r = lock_for_removal(name, NULL, &lock, &dir, err);
 
-	if (r < 0)
-		return r;
-	lock = lock_secrets(LOCK_EX, err);
-	if (lock < 0)
-		return lock;
-	r = secrets_dir(name, false, &dir, err);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)

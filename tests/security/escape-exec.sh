@@ -18,10 +18,13 @@ new_sandbox() {
 	sb=$out
 }
 
+# state_of ID: the sandbox's state directory.
+state_of() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user/$1"; else echo "$SANDBOX_RUN_STATE_DIR/$1"; fi
+}
+
 keeper_of() {
-	local dir
-	if [ "$SR_AS" = user ]; then dir="$SR_TMP/state-user"; else dir="$SANDBOX_RUN_STATE_DIR"; fi
-	json_get "$dir/$1/state.json" keeper_pid
+	json_get "$(state_of "$1")/state.json" keeper_pid
 }
 
 t_keeper_out_of_reach() {
@@ -133,16 +136,19 @@ t_stdio_not_kept() {
 	sr rm "$sb"
 }
 
-# state_of ID: the sandbox's state directory.
-state_of() {
-	if [ "$SR_AS" = user ]; then echo "$SR_TMP/state-user/$1"; else echo "$SANDBOX_RUN_STATE_DIR/$1"; fi
-}
-
 # pid1_of SB: the host's pid of the sandbox's PID 1, its keeper's only child.
 pid1_of() {
 	local kp
 	kp=$(keeper_of "$1")
 	cut -d" " -f1 "/proc/$kp/task/$kp/children"
+}
+
+# new_sandbox_pid1_stopped: new_sandbox, its PID 1 stopped (SIGSTOP) and
+# its pid in pid1 (the caller's local), for the kill -CONT that resumes it.
+new_sandbox_pid1_stopped() {
+	new_sandbox
+	pid1=$(pid1_of "$sb")
+	as_user kill -STOP "$pid1"
 }
 
 # stopped_before_exec KEEPER: a child of PID 1 stopped before its exec
@@ -278,11 +284,9 @@ PY
 # it: the exec's --timeout was gone and the process ran on.
 t_keeper_one_request() {
 	local pid1
-	new_sandbox
-	pid1=$(pid1_of "$sb")
 	# PID 1 stopped, the inspect waits for its count (a second) whatever
 	# the keeper reads first: the exec surely comes while it is under way.
-	as_user kill -STOP "$pid1"
+	new_sandbox_pid1_stopped
 	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$SR_OUT/one-request" 2>&1 <<'PY'
 import array, json, os, socket, sys, time
 c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -357,9 +361,7 @@ PY
 # the rest waiting their turn. PID 1 stopped a while makes the burst sure.
 t_keeper_worker_burst() {
 	local pid1
-	new_sandbox
-	pid1=$(pid1_of "$sb")
-	as_user kill -STOP "$pid1"
+	new_sandbox_pid1_stopped
 	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" "$pid1" >"$SR_OUT/burst" 2>&1 <<'PY'
 import array, json, os, signal, socket, sys, time
 conns = []
@@ -474,9 +476,7 @@ PY
 # waiting for its turn, it once waited for ever.
 t_snapshot_waits_bounded() {
 	local pid1
-	new_sandbox
-	pid1=$(pid1_of "$sb")
-	as_user kill -STOP "$pid1"
+	new_sandbox_pid1_stopped
 	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$SR_OUT/snap-waits" 2>&1 <<'PY'
 import array, json, os, socket, sys, time
 conns = []
