@@ -288,8 +288,6 @@ static int wait_exit(struct exec *x, char **ret_record, struct sr_error *err)
 		};
 		size_t n = 2 + sr_stdio_poll_fds(&x->stdio, fds + 2);
 		json_t *ev = NULL;
-		int passed[SR_CTL_FDS_MAX];
-		size_t n_fds;
 		int r;
 
 		if (poll(fds, n, -1) < 0) {
@@ -302,9 +300,7 @@ static int wait_exit(struct exec *x, char **ret_record, struct sr_error *err)
 		sr_stdio_dispatch(&x->stdio, fds + 2, n - 2);
 		if (!fds[0].revents)
 			continue;
-		r = sr_ctl_recv(x->ctl, &ev, passed, &n_fds);
-		for (size_t i = 0; r > 0 && i < n_fds; i++)
-			close(passed[i]);
+		r = sr_ctl_recv_nofds(x->ctl, &ev);
 		if (r <= 0)
 			return sr_error_msg(err, -ECONNRESET,
 					    "exec: the sandbox's keeper hung up (the sandbox is "
