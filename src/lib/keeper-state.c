@@ -38,32 +38,6 @@ static json_t *iso_time(int64_t ms)
 	return json_string(buf);
 }
 
-static json_t *limits_json(const struct sr_config *c)
-{
-	json_t *l = json_object();
-
-	json_object_set_new(l, "memory_bytes",
-			    c->memory_bytes ? json_integer((json_int_t)c->memory_bytes)
-					    : json_null());
-	json_object_set_new(l, "cpus", sr_result_limit_milli(c->cpus_milli));
-	json_object_set_new(l, "pids", c->pids ? json_integer((json_int_t)c->pids) : json_null());
-	json_object_set_new(l, "timeout_s", sr_result_limit_milli(c->timeout_ms));
-	json_object_set_new(l, "disk_bytes",
-			    c->disk_bytes ? json_integer((json_int_t)c->disk_bytes) : json_null());
-	json_object_set_new(l, "net", json_string(sr_net_mode_to_string(c->net)));
-	return l;
-}
-
-static json_t *enforced_json(const struct sr_result *r)
-{
-	json_t *e = json_object();
-
-	for (size_t i = 0; i < _SR_LIMIT_MAX; i++)
-		json_object_set_new(e, sr_limit_to_string(i),
-				    json_string(sr_enforce_to_string(r->enforced[i])));
-	return e;
-}
-
 json_t *keeper_initial_state(struct keeper *k)
 {
 	const struct sr_config *c = k->config;
@@ -75,8 +49,8 @@ json_t *keeper_initial_state(struct keeper *k)
 			 "created_ns", (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec, "created",
 			 iso_time(wall_ms()), "keeper_pid", (int)getpid(), "profile",
 			 sr_json_string(c->profile), "from",
-			 c->from ? sr_json_string(c->from) : json_null(), "limits", limits_json(c),
-			 "expires", json_null());
+			 c->from ? sr_json_string(c->from) : json_null(), "limits",
+			 sr_result_limits_json(c), "expires", json_null());
 }
 
 /* The sandbox made: what state.json says of it, running from now. */
@@ -90,7 +64,7 @@ void keeper_state_made(struct keeper *k)
 			json_array_append_new(cg, json_string(cgroups.items[i]));
 	sr_strv_free(&cgroups);
 	json_object_set_new(k->state, "cgroups", cg);
-	json_object_set_new(k->state, "enforced", enforced_json(&k->record));
+	json_object_set_new(k->state, "enforced", sr_result_enforced_json(&k->record));
 	json_object_set_new(k->state, "workspace", sr_json_string(sr_sandbox_workspace(k->sb)));
 	json_object_set_new(k->state, "workspace_dir",
 			    sr_json_string(sr_sandbox_workspace_dir(k->sb)));

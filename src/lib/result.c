@@ -115,7 +115,8 @@ static json_t *limit_value(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
-json_t *sr_result_limit_milli(uint64_t milli)
+/* A limit in thousandths (cpus, timeout), up to 3 decimals: 2000 as 2, 1500 as 1.5. */
+static json_t *limit_milli(uint64_t milli)
 {
 	if (milli == 0)
 		return json_null();
@@ -134,25 +135,40 @@ static json_t *nullable_i64(int64_t v)
  * on a NULL object or value (a constructor out of memory): failures are
  * collected and checked once at the end.
  */
-static int add_limits(json_t *rec, const struct sr_result *r, const struct sr_config *c)
+json_t *sr_result_limits_json(const struct sr_config *c)
 {
-	_cleanup_(sr_json_decrefp) json_t *limits = json_object(), *enforced = json_object();
+	_cleanup_(sr_json_decrefp) json_t *limits = json_object();
 	int fail = 0;
 
 	fail |= json_object_set_new(limits, "memory_bytes", limit_value(c->memory_bytes));
-	fail |= json_object_set_new(limits, "cpus", sr_result_limit_milli(c->cpus_milli));
+	fail |= json_object_set_new(limits, "cpus", limit_milli(c->cpus_milli));
 	fail |= json_object_set_new(limits, "pids", limit_value(c->pids));
-	fail |= json_object_set_new(limits, "timeout_s", sr_result_limit_milli(c->timeout_ms));
+	fail |= json_object_set_new(limits, "timeout_s", limit_milli(c->timeout_ms));
 	fail |= json_object_set_new(limits, "disk_bytes", limit_value(c->disk_bytes));
 	fail |= json_object_set_new(limits, "net", sr_json_string(sr_net_mode_to_string(c->net)));
+	return fail ? NULL : steal_pointer(&limits);
+}
+
+json_t *sr_result_enforced_json(const struct sr_result *r)
+{
+	_cleanup_(sr_json_decrefp) json_t *enforced = json_object();
+	int fail = 0;
+
 	for (size_t i = 0; i < _SR_LIMIT_MAX; i++) {
 		const char *e = sr_enforce_to_string(r->enforced[i]);
 
 		fail |= json_object_set_new(enforced, sr_limit_to_string(i),
 					    json_string(e ? e : "none"));
 	}
-	fail |= json_object_set(rec, "limits", limits);
-	fail |= json_object_set(rec, "enforced", enforced);
+	return fail ? NULL : steal_pointer(&enforced);
+}
+
+static int add_limits(json_t *rec, const struct sr_result *r, const struct sr_config *c)
+{
+	int fail = 0;
+
+	fail |= json_object_set_new(rec, "limits", sr_result_limits_json(c));
+	fail |= json_object_set_new(rec, "enforced", sr_result_enforced_json(r));
 	return fail ? -ENOMEM : 0;
 }
 

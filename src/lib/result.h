@@ -127,11 +127,11 @@ const char *sr_peak_scope_to_string(enum sr_peak_scope s); /* NULL for none */
 json_t *sr_result_json(const struct sr_result *r, const struct sr_config *c);
 int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json);
 /*
- * A limit in thousandths (cpus, timeout) as the record writes it, with up
- * to 3 decimals: 2000 as 2, 1500 as 1.5; 0 (unlimited) as null. Also
- * state.json's, which inspect and ls read.
+ * The record's "limits" and "enforced" objects (NULL: out of memory), also
+ * state.json's, which inspect and ls read: one form for both.
  */
-json_t *sr_result_limit_milli(uint64_t milli);
+json_t *sr_result_limits_json(const struct sr_config *c);
+json_t *sr_result_enforced_json(const struct sr_result *r);
 /*
  * Where the record goes, settled before the agent runs: the agent may be
  * able to write FILE's directory (a --bind of it), and must not choose
