@@ -14,7 +14,9 @@
 
 /* Relayed connections to published ports at once: 128 KiB of buffers each. */
 #define CONNS_MAX 256
-#define PORTS_MAX 64
+/* Past CONNS_MAX, connections of the sandbox's owner only, up to this many more. */
+#define CONNS_OWNER_RESERVE 32
+#define PORTS_MAX	    64
 
 void keeper_drop_conn(struct keeper *k, size_t i)
 {
@@ -167,12 +169,17 @@ void keeper_on_port_connection(struct keeper *k, struct port *p)
 			keeper_out_of_fds(k);
 		return;
 	}
-	if (k->end_reason || k->n_conns >= CONNS_MAX) {
-		close(fd);
-		return;
-	}
-	/* A preview's port: its relay (serve) is ours; another user's connection is not. */
-	if (p->owner_only && (sr_tcp_peer_uid(fd, &uid) < 0 || !sr_uid_is_us(uid))) {
+	/*
+	 * A preview's port: its relay (serve) is ours; another user's
+	 * connection is not. A published port is open to every user of the
+	 * host, and connections are bounded (each two fds and a relay): past
+	 * CONNS_MAX, only the owner's come in, into a reserve of their own,
+	 * so that another user's connections to one port do not shut the
+	 * owner out of the sandbox's ports (its preview's included).
+	 */
+	if (k->end_reason || k->n_conns >= CONNS_MAX + CONNS_OWNER_RESERVE ||
+	    ((p->owner_only || k->n_conns >= CONNS_MAX) &&
+	     (sr_tcp_peer_uid(fd, &uid) < 0 || !sr_uid_is_us(uid)))) {
 		close(fd);
 		return;
 	}

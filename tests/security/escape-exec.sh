@@ -557,7 +557,61 @@ PY
 	assert_eq "and removed" 0 "$rc"
 }
 
+# 256 connections of another user to a published port (open to every
+# user): the owner's still come in, into a reserve of their own.
+t_port_owner_reserve() {
+	local port url
+	port=$((24000 + ($$ % 5000) * 2)) && [ "$SR_AS" = root ] || port=$((port + 1))
+	new_sandbox
+	sr exec "$sb" -- sh -c "setsid python3 -c '
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((\"127.0.0.1\", $port))
+s.listen(1024)
+held = []
+while True:
+    c, _ = s.accept()
+    c.sendall(b\"reached\\n\")
+    held.append(c)
+' >/dev/null 2>&1 &"
+	until_ok 10 as_user "$SR_BIN" exec "$sb" -- sh -c "grep -qi ':$(printf %04X "$port") 00000000:0000 0A' /proc/net/tcp"
+	sr port "$sb" "$port"
+	url=$out
+	# The other user: sr-test in root's round, root in the user's.
+	if [ "$SR_AS" = root ]; then
+		setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups --inh-caps=-all \
+			/usr/bin/python3 - "${url##*:}" >"$SR_OUT/port-others" 2>&1 &
+	else
+		/usr/bin/python3 - "${url##*:}" >"$SR_OUT/port-others" 2>&1 &
+	fi <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+held, reached = [], 0
+for i in range(256):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    if s.makefile().readline() == "reached\n":
+        reached += 1
+    held.append(s)
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+print("relayed %d, one more: %r" % (reached, s.makefile().readline()), flush=True)
+time.sleep(30)
+PY
+	local others=$!
+	until_ok 30 grep -q '^relayed' "$SR_OUT/port-others"
+	assert_eq "another user's 256 connections relayed, the next closed" \
+		"relayed 256, one more: ''" "$(cat "$SR_OUT/port-others")"
+	assert_eq "the owner's connection comes in all the same" "reached" \
+		"$(as_user /usr/bin/python3 -c 'import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+print(s.makefile().readline().strip())' "${url##*:}" 2>&1)"
+	kill "$others"
+	wait "$others" 2>/dev/null
+	sr rm "$sb"
+	assert_eq "and removed" 0 "$rc"
+}
+
 for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained t_snapshot_bounded t_keeper_workers_held t_snapshot_waits_bounded \
-	t_port_waits_for_room
+	t_port_waits_for_room t_port_owner_reserve
 done_testing
