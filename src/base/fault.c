@@ -6,6 +6,7 @@
 #include "fault.h"
 #include "util.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -103,6 +104,74 @@ const char *sr_fault_proc_sys(void)
 	return v && *v ? v : "/proc/sys";
 }
 
+static bool resume_wanted(void)
+{
+	const char *v = getenv(SR_FAULT_RESUME_ENV);
+
+	return v && *v;
+}
+
+/*
+ * This process's pid in the caller's PID namespace: what a test signals.
+ * The child is PID 1 of a namespace of its own, where getpid() says 1;
+ * /proc/self names it in the namespace of the /proc it is read through,
+ * which is the caller's until the child's filesystem step mounts the
+ * sandbox's. So it is read at a process's first point ("child started"
+ * for the child, which inherits the supervisor's copy but not its pid)
+ * and kept for its later ones. (A supervisor that is itself PID 1 of a
+ * namespace would pass its own on: no test runs it so.)
+ */
+static pid_t caller_pid(void)
+{
+	static pid_t pid, read_as;
+	char buf[32];
+	ssize_t n;
+
+	if (pid > 0 && read_as == getpid())
+		return pid;
+	n = readlink("/proc/self", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return getpid();
+	buf[n] = '\0';
+	read_as = getpid();
+	pid = (pid_t)atoi(buf);
+	return pid;
+}
+
+static volatile sig_atomic_t resumed;
+
+static void on_resume(int sig)
+{
+	resumed = 1;
+}
+
+/*
+ * SIGUSR1 blocked before its handler is in place and the line is out, and
+ * taken only in sigsuspend(): one sent as soon as the line is read is
+ * neither lost nor fatal. What the process had before is put back.
+ */
+static void wait_for_resume(int n, const char *name)
+{
+	struct sigaction sa = {.sa_handler = on_resume}, old_sa;
+	sigset_t usr1, old_mask, waiting;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, &old_mask);
+	sigaction(SIGUSR1, &sa, &old_sa);
+	resumed = 0;
+	dprintf(STDERR_FILENO,
+		"sandbox-run: fault injection: stopped at %d (%s)\n"
+		"sandbox-run: fault injection: pid %d waits for SIGUSR1\n",
+		n, name, (int)caller_pid());
+	waiting = old_mask;
+	sigdelset(&waiting, SIGUSR1);
+	while (!resumed)
+		sigsuspend(&waiting);
+	sigaction(SIGUSR1, &old_sa, NULL);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+}
+
 void sr_fault_point(const char *side, const char *what)
 {
 	char name[128];
@@ -110,9 +179,15 @@ void sr_fault_point(const char *side, const char *what)
 
 	if (n <= 0)
 		return;
+	if (resume_wanted())
+		caller_pid();
 	snprintf(name, sizeof(name), "%s %s", side, what);
 	if (strcmp(name, points[n - 1]) != 0)
 		return;
+	if (resume_wanted()) {
+		wait_for_resume(n, name);
+		return;
+	}
 	/*
 	 * pause(), not raise(SIGSTOP): PID 1 of a PID namespace ignores
 	 * SIGSTOP sent from inside it, itself included. The line on stderr

@@ -24,6 +24,18 @@
 
 #define SR_FAULT_ENV "SANDBOX_RUN_TEST_STOP_AT"
 /*
+ * SANDBOX_RUN_TEST_RESUME=1: the point SANDBOX_RUN_TEST_STOP_AT names
+ * waits for SIGUSR1 instead of forever, then the run goes on. A test can
+ * so change the host between two steps -- swap a symbolic link into a
+ * --bind source while the child is stopped before it opens its sources,
+ * and see the run refuse it (tests/security/race.sh). After the "stopped
+ * at" line comes "sandbox-run: fault injection: pid P waits for SIGUSR1":
+ * P as the caller's /proc sees it, the child's too, which is PID 1 of its
+ * own PID namespace (fault.c says how). A handler, not the default
+ * action: PID 1 of a PID namespace gets only the signals it handles.
+ */
+#define SR_FAULT_RESUME_ENV "SANDBOX_RUN_TEST_RESUME"
+/*
  * SANDBOX_RUN_TEST_FAIL=<name> makes the step of that name (fail_names in
  * fault.c) fail as if the kernel had refused it: for the steps whose
  * failure is not fatal, so a test can see the run go on and say so.
@@ -42,7 +54,7 @@
 #ifdef SR_FAULT_INJECTION
 /* Refuses a value that names no point, so a test cannot silently stop nowhere. */
 int sr_fault_validate(struct sr_error *err);
-/* Stops here (forever) if the variable names the point "SIDE WHAT". */
+/* Stops here (forever, or until SIGUSR1) if the variable names the point "SIDE WHAT". */
 void sr_fault_point(const char *side, const char *what);
 /* The child's point "child WHEN STEP" around each entry of setup.c's steps[]. */
 void sr_fault_step(const char *when, const char *step);
