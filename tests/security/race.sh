@@ -138,7 +138,7 @@ t_agent_file_swapped() {
 	resume "an executable-file agent swapped"
 	assert_eq "an executable-file agent that became a link meanwhile: refused (125)" 125 "$rc"
 	assert_eq "saying so" \
-		"sandbox-run: agent $d/x/agent: Too many levels of symbolic links" "$errout"
+		"sandbox-run: agent $d/x/agent (a symbolic link was put on its way while the sandbox started): Too many levels of symbolic links" "$errout"
 	assert_no_match "the link's target never ran" second "$out"
 }
 

@@ -310,8 +310,14 @@ static int open_agent_file(struct sr_plan *p, struct sr_error *err)
 	s->agent_file =
 	    sr_openat2(AT_FDCWD, p->agent->file_path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
 		       RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	if (s->agent_file < 0)
-		return sr_error_errno(err, sr_negerrno(), "agent %s", p->agent->file_path);
+	if (s->agent_file < 0) {
+		int e = sr_negerrno();
+
+		return sr_error_errno(err, e, "agent %s%s", p->agent->file_path,
+				      e == -ELOOP ? " (a symbolic link was put on its way "
+						    "while the sandbox started)"
+						  : "");
+	}
 	return 0;
 }
 
