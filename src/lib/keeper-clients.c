@@ -12,6 +12,7 @@
 #include "protocol.h"
 #include "util.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 
@@ -26,6 +27,18 @@ void keeper_hang_up(struct client *cl)
 {
 	sr_closep(&cl->fd);
 	cl->hung_up = true;
+}
+
+/*
+ * Whether the client has closed its end (POLLHUP: both ways shut, which a
+ * client that only shut down its writing does not do) -- a request it
+ * sent and then hung up on, still to be read, has nobody to answer.
+ */
+bool keeper_client_gone(const struct client *cl)
+{
+	struct pollfd p = {.fd = cl->fd};
+
+	return cl->fd < 0 || (poll(&p, 1, 0) > 0 && (p.revents & POLLHUP));
 }
 
 /*

@@ -126,6 +126,7 @@ void keeper_trim_when_idle(struct keeper *k);
 
 /* keeper-clients.c */
 void keeper_hang_up(struct client *cl);
+bool keeper_client_gone(const struct client *cl);
 void keeper_drop_client(struct keeper *k, size_t i);
 void keeper_reply(struct client *cl, json_t *msg, const int *fds, size_t n_fds);
 void keeper_reply_error(struct client *cl, int code, int status, const char *fmt, ...)

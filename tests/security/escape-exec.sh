@@ -100,6 +100,42 @@ t_client_gone() {
 	sr rm "$sb"
 }
 
+# An exec request sent, then hung up on before the keeper read it (a
+# client killed at once; here the keeper is stopped meanwhile, so that it
+# surely comes to read the request after the hang-up): the process was
+# started for nobody, ran until the keeper saw the hang-up, and was killed
+# then -- having done whatever it could. Now it is not started. Each
+# process started inside takes the next pid of the sandbox's namespace:
+# two execs around the five hung-up ones tell how many started.
+t_exec_hung_up() {
+	local kp first last
+	new_sandbox
+	kp=$(keeper_of "$sb")
+	sr exec "$sb" -- sh -c 'echo $$'
+	first=$out
+	as_user kill -STOP "$kp"
+	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$SR_OUT/hung-up" 2>&1 <<'PY'
+import array, json, os, socket, sys
+null = os.open("/dev/null", os.O_RDWR)
+for i in range(5):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(sys.argv[1])
+    req = {"op": "exec", "argv": ["sh", "-c", "touch /tmp/started-%d" % i]}
+    c.sendmsg([json.dumps(req).encode()],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [null] * 3))])
+    c.close()
+print("sent")
+PY
+	as_user kill -CONT "$kp"
+	assert_eq "five exec requests sent and hung up on, the keeper stopped" "sent" "$(cat "$SR_OUT/hung-up")"
+	sr exec "$sb" -- sh -c 'echo $$; ls /tmp'
+	last=$(head -1 <<<"$out")
+	assert_eq "none of them started: the next exec's pid follows the one before" \
+		"$((first + 1))" "$last"
+	assert_eq "nothing of them ran" "" "$(sed 1d <<<"$out")"
+	sr rm "$sb"
+}
+
 # The pty of exec -t is the sandbox's: TIOCSTI is refused, the caller's terminal untouched.
 t_tty_contained() {
 	new_sandbox
@@ -511,5 +547,6 @@ PY
 }
 
 for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
-	t_client_gone t_tty_contained t_snapshot_bounded t_keeper_workers_held t_snapshot_waits_bounded
+	t_client_gone t_tty_contained t_snapshot_bounded t_keeper_workers_held t_snapshot_waits_bounded \
+	t_exec_hung_up
 done_testing
