@@ -27,7 +27,9 @@
  * Connections at once: each is an fd and a little memory. Past this an
  * idle one (connected, asking nothing) makes room for a new one, so that
  * the user's idle connections cannot keep out an rm; past the reserve,
- * refused.
+ * refused. Requests that keep their connection until they end (an exec,
+ * a worker's) are CLIENTS_MAX at most, the next refused: the reserve is
+ * always there for rm and inspect (keeper_on_request).
  */
 #define CLIENTS_MAX	512
 #define CLIENTS_RESERVE 32

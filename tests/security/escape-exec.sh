@@ -278,6 +278,50 @@ PY
 	sr rm "$sb"
 }
 
+# Requests under way kept their slot among the keeper's clients (512, and
+# a reserve of 32 for when none is idle): 544 execs of the user's filled
+# both, and every connection after them was closed unread -- rm's too, so
+# the owner could not end the sandbox (nor inspect it) until some ended.
+# Now the 513th exec is refused (EAGAIN), and rm and inspect get through.
+t_keeper_clients_busy() {
+	local log="$SR_OUT/clients-busy" holder kp
+	new_sandbox
+	: >"$log"
+	kp=$(keeper_of "$sb")
+	(as_user_exec /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$log" 2>&1 <<'PY') &
+import array, json, os, socket, sys, time
+null = os.open("/dev/null", os.O_RDWR)
+held, said = [], {}
+for _ in range(560):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        c.connect(sys.argv[1])
+        c.sendmsg([b'{"op": "exec", "argv": ["sleep", "1000"]}'],
+                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [null] * 3))])
+        c.settimeout(10)
+        j = json.loads(c.recv(65536) or b'{"hung up": 1}')
+        what = "started" if j.get("ok") else "errno %s" % j.get("errno", "?")
+    except OSError as e:
+        what = "closed (%s)" % e.strerror
+    said[what] = said.get(what, 0) + 1
+    if what == "started":
+        held.append(c)
+print("ready", ", ".join("%s %d" % kv for kv in sorted(said.items())), flush=True)
+time.sleep(60)
+PY
+	holder=$!
+	until_ok 30 grep -q ready "$log"
+	assert_eq "560 execs at once: 512 started, the rest refused (EAGAIN), none closed unread" \
+		"ready errno 11 48, started 512" "$(cat "$log")"
+	as_user timeout -s KILL 10 "$SR" inspect "$sb" </dev/null >/dev/null 2>&1
+	assert_eq "inspect answers beside them" 0 "$?"
+	as_user timeout -s KILL 10 "$SR" rm "$sb" </dev/null >/dev/null 2>&1
+	assert_eq "and rm ends the sandbox" 0 "$?"
+	check "its keeper and every process with it" until_ok 10 _fails kill -0 "$kp"
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+}
+
 # Under a low limit on fds (ulimit -n 256, which the keeper inherits as its
 # hard limit), idle clients are served all the same: poll(2) refuses more
 # entries than RLIMIT_NOFILE, and the keeper once gave every client two,
@@ -546,7 +590,7 @@ PY
 	sr rm "$sb"
 }
 
-for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
+for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_busy t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained t_snapshot_bounded t_keeper_workers_held t_snapshot_waits_bounded \
 	t_exec_hung_up
 done_testing
