@@ -140,6 +140,18 @@ int sr_verb_create(const struct sr_verb_args *a)
 		sr_config_free(&c);
 		return SR_EXIT_FAILURE;
 	}
+	/*
+	 * Its id is the one handle on the sandbox: with stdout closed it would
+	 * go into /dev/null (main.c) and the sandbox live on unseen until its
+	 * deadline. Refused before there is anything to end.
+	 */
+	if (a->stdout_closed) {
+		sr_sink_log(&sink, SR_LOG_ERROR,
+			    "create: standard output is closed: nowhere to print the new "
+			    "sandbox's id");
+		sr_config_free(&c);
+		return SR_EXIT_FAILURE;
+	}
 	/* Both ways: the keeper's answer, then our word that its id is out (print_id). */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ready) < 0) {
 		sr_sink_log(&sink, SR_LOG_ERROR, "create: socketpair: %s", strerror(errno));

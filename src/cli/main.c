@@ -114,20 +114,26 @@ int sr_cli_print_json(const json_t *j, const char *what)
 /*
  * 0, 1 and 2 open, whatever the caller left closed: an fd we open later
  * must never become a process's stdio by accident (the agent's stderr
- * would be our protocol socket).
+ * would be our protocol socket). Whether stdout was closed: a verb whose
+ * output is its one result (create's id) refuses rather than print it
+ * into /dev/null.
  */
-static void open_stdio(void)
+static bool open_stdio(void)
 {
+	bool stdout_closed = false;
+
 	for (int fd = 0; fd < 3; fd++) {
 		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
 			continue;
 		int null = open("/dev/null", O_RDWR);
 
+		stdout_closed |= fd == STDOUT_FILENO;
 		if (null >= 0 && null != fd) {
 			dup2(null, fd);
 			close(null);
 		}
 	}
+	return stdout_closed;
 }
 
 static bool is_verbosity(const char *a, int *v)
@@ -170,7 +176,7 @@ int main(int argc, char **argv)
 	 * to end, and the helper's pid could be reused under us.
 	 */
 	sigaction(SIGCHLD, &dfl, NULL);
-	open_stdio();
+	a.stdout_closed = open_stdio();
 
 	/* A verb, after -q/-v at most, and never a word that names an existing path (an AGENT). */
 	while (i < argc && is_verbosity(argv[i], &verbosity))
@@ -185,8 +191,10 @@ int main(int argc, char **argv)
 			names[n++] = verbs[k].name;
 			if (strcmp(argv[i], verbs[k].name) != 0)
 				continue;
-			a = (struct sr_verb_args){
-			    .argc = argc - i, .argv = argv + i, .verbosity = verbosity};
+			a = (struct sr_verb_args){.argc = argc - i,
+						  .argv = argv + i,
+						  .verbosity = verbosity,
+						  .stdout_closed = a.stdout_closed};
 			return verbs[k].run(&a);
 		}
 		names[n] = NULL;

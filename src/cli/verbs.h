@@ -18,7 +18,8 @@
 struct sr_verb_args {
 	int argc;
 	char **argv;
-	int verbosity; /* -v count minus -q count, given before the verb */
+	int verbosity;	    /* -v count minus -q count, given before the verb */
+	bool stdout_closed; /* fd 1 was closed when we started (now /dev/null) */
 };
 
 int sr_verb_run(const struct sr_verb_args *a);

@@ -12,6 +12,7 @@
 #include "protocol.h"
 #include "util.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 
@@ -26,6 +27,18 @@ void keeper_hang_up(struct client *cl)
 {
 	sr_closep(&cl->fd);
 	cl->hung_up = true;
+}
+
+/*
+ * Whether the client has closed its end (POLLHUP: both ways shut, which a
+ * client that only shut down its writing does not do) -- a request it
+ * sent and then hung up on, still to be read, has nobody to answer.
+ */
+bool keeper_client_gone(const struct client *cl)
+{
+	struct pollfd p = {.fd = cl->fd};
+
+	return cl->fd < 0 || (poll(&p, 1, 0) > 0 && (p.revents & POLLHUP));
 }
 
 /*
@@ -188,6 +201,32 @@ void keeper_on_connection(struct keeper *k)
 	k->clients[k->n_clients++] = cl;
 }
 
+/* Clients that keep their slot until something ends: a request under way, a warm sandbox held. */
+static size_t busy_clients(const struct keeper *k)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < k->n_clients; i++)
+		n += keeper_under_way(k->clients[i]) || k->clients[i]->holds;
+	return n;
+}
+
+/*
+ * A request that keeps its client's slot until it ends (an exec, a
+ * worker's, a snapshot, changes): at most CLIENTS_MAX of them at once,
+ * the next refused (EAGAIN). Taken, they filled the reserve too, and a
+ * new connection was closed unread -- rm's and inspect's among them: the
+ * owner could no longer end the sandbox. rm, inspect and the requests
+ * answered at once always find the reserve.
+ */
+static bool at_cap(const struct keeper *k, const struct client *cl, const char *op)
+{
+	bool holds_slot = sr_streq(op, "exec") || keeper_work_kind(op) > 0 ||
+			  sr_streq(op, "snapshot") || sr_streq(op, "changes");
+
+	return holds_slot && !keeper_under_way(cl) && busy_clients(k) >= CLIENTS_MAX;
+}
+
 void keeper_on_request(struct keeper *k, struct client *cl)
 {
 	json_t *req = NULL;
@@ -206,7 +245,17 @@ void keeper_on_request(struct keeper *k, struct client *cl)
 		return;
 	}
 	op = json_string_value(json_object_get(req, "op"));
-	if (sr_streq(op, "exec")) {
+	if (at_cap(k, cl, op)) {
+		keeper_reply_error(
+		    cl, -EAGAIN, 125,
+		    "%s: the sandbox's keeper has %d requests under way, its most: try "
+		    "again once some have ended",
+		    op, CLIENTS_MAX);
+	} else if (sr_streq(op, "inspect") && !keeper_under_way(cl) &&
+		   busy_clients(k) >= CLIENTS_MAX) {
+		/* Answered at once, without PID 1's count: it holds no slot of the reserve. */
+		keeper_reply(cl, keeper_inspect_json(k, NULL), NULL, 0);
+	} else if (sr_streq(op, "exec")) {
 		keeper_do_exec(k, cl, req, fds, n_fds);
 	} else if (sr_streq(op, "signal")) {
 		json_t *sig = json_object_get(req, "sig");

@@ -235,6 +235,13 @@ void keeper_do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 
 	if (k->end_reason || keeper_under_way(cl))
 		return keeper_reply_error(cl, -EBUSY, 125, "exec: %s", keeper_busy_text(k));
+	/*
+	 * Sent, then hung up on (a killed exec, a script's client): started,
+	 * the process would run until the hang-up was seen, killed then --
+	 * having done, half done, whatever it could meanwhile. Not started.
+	 */
+	if (keeper_client_gone(cl))
+		return keeper_hang_up(cl);
 	if (invoke)
 		return do_invoke(k, cl, fds, n_fds);
 	/* Those of its stdio not on a pty come as fds, in order (protocol.h). */

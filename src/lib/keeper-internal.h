@@ -27,7 +27,9 @@
  * Connections at once: each is an fd and a little memory. Past this an
  * idle one (connected, asking nothing) makes room for a new one, so that
  * the user's idle connections cannot keep out an rm; past the reserve,
- * refused.
+ * refused. Requests that keep their connection until they end (an exec,
+ * a worker's) are CLIENTS_MAX at most, the next refused: the reserve is
+ * always there for rm and inspect (keeper_on_request).
  */
 #define CLIENTS_MAX	512
 #define CLIENTS_RESERVE 32
@@ -126,6 +128,7 @@ void keeper_trim_when_idle(struct keeper *k);
 
 /* keeper-clients.c */
 void keeper_hang_up(struct client *cl);
+bool keeper_client_gone(const struct client *cl);
 void keeper_drop_client(struct keeper *k, size_t i);
 void keeper_reply(struct client *cl, json_t *msg, const int *fds, size_t n_fds);
 void keeper_reply_error(struct client *cl, int code, int status, const char *fmt, ...)

@@ -618,6 +618,23 @@ t_exec_workdir_missing() {
 	sr rm "$sb"
 }
 
+t_create_id_nowhere() {
+	# `create >&-`: main() put /dev/null on the closed fd 1, the id went
+	# there and the sandbox lived on unseen until its deadline. An id that
+	# reaches nobody leaves no sandbox, closed stdout or failing write.
+	local e rc before
+	sr ls --json
+	before=$out
+	e=$(as_user "$SR" create -q --net none --timeout 60 2>&1 >&-) && rc=0 || rc=$?
+	assert_eq "create with stdout closed: 125, one line saying so" \
+		"125 sandbox-run: create: standard output is closed: nowhere to print the new sandbox's id" "$rc $e"
+	e=$(as_user "$SR" create -q --net none --timeout 60 2>&1 >/dev/full) && rc=0 || rc=$?
+	assert_eq "create >/dev/full: 125, one line saying so" \
+		"125 sandbox-run: create: write standard output: No space left on device" "$rc $e"
+	sr ls --json
+	assert_eq "ls: neither left a sandbox" "$before" "$out"
+}
+
 t_rm_named_twice() {
 	# `rm box box` ended box, then said "no sandbox 'box'" and exited 125;
 	# a name and a prefix of its id alike. Named twice, ended once.
@@ -651,5 +668,6 @@ chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
-	t_keeper_killed t_create_interrupted t_create_stopped t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied t_exec_workdir_missing
+	t_keeper_killed t_create_interrupted t_create_stopped t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied t_exec_workdir_missing \
+	t_create_id_nowhere
 done_testing

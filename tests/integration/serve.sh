@@ -424,6 +424,58 @@ t_stopped_worker() {
 	stop_serve
 }
 
+# A file read whose client takes nothing of its body: the worker fills the
+# server's queue and waits (paused: --idle-timeout does not run while the
+# client is what it waits for). The connection, sending nothing, is
+# dropped after --client-timeout, and with it the request and its worker:
+# neither held until the sandbox ends.
+t_read_not_taken() {
+	local sb t0 took
+	start_serve --client-timeout 4s || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "10m"}'
+	sb=$(jf 'j["id"]')
+	sr exec "$sb" -- sh -c 'head -c 200000000 /dev/zero >/workspace/big'
+	rm -f "$SR_OUT/.take-$SR_AS"
+	as_user python3 - "$SOCK" "$sb" "$SR_OUT/.take-$SR_AS" >"$SR_OUT/.lazy-$SR_AS" 2>&1 <<'PY' &
+import os, socket, sys, time
+sock, sb, go = sys.argv[1:]
+s = socket.socket(socket.AF_UNIX)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(sock)
+s.sendall(b"GET /v1/sandboxes/%s/files?path=big HTTP/1.1\r\nHost: x\r\n\r\n" % sb.encode())
+end = time.time() + 60
+while not os.path.exists(go) and time.time() < end:
+    time.sleep(0.1)
+# Then all that came, to its end if the server closed the connection.
+s.settimeout(5)
+data, n = b"", 0
+try:
+    while True:
+        d = s.recv(1 << 20)
+        if not d:
+            break
+        data, n = data or d, n + len(d)
+    print(data.split(b"\r\n")[0].decode(), "closed", n < 200000000)
+except socket.timeout:
+    print(data.split(b"\r\n")[0].decode(), "open")
+PY
+	local lazy=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $lazy"
+	check "the read's worker runs" until_ok 3 _fails _no_workers
+	t0=$(date +%s%N)
+	until _no_workers || [ $((($(date +%s%N) - t0) / 1000000000)) -ge 30 ]; do sleep 0.5; done
+	took=$((($(date +%s%N) - t0) / 1000000))
+	check "its worker is gone within seconds of --client-timeout 4s ($took ms)" _no_workers
+	touch "$SR_OUT/.take-$SR_AS"
+	wait "$lazy"
+	assert_eq "the client: its 200's body cut off, the connection closed" \
+		"HTTP/1.1 200 OK closed True" "$(cat "$SR_OUT/.lazy-$SR_AS")"
+	api GET "/v1/sandboxes/$sb/files?path=big&stat=1"
+	assert_eq "the sandbox serves the next one" "200 200000000" "$code $(jf 'j["size"]')"
+	sr rm "$sb"
+	stop_serve
+}
+
 # timed_req METHOD PATH [CURL ARGS...]: as timed_get, any method and body.
 timed_req() {
 	local t0 o="$SR_OUT/.req-$SR_AS" m=$1 p=$2
@@ -716,5 +768,5 @@ PY
 
 for_each_user t_walkthrough t_errors t_auth t_tcp_keeps_socket t_warm t_hostile t_max_output t_stopped_worker \
 	t_stopped_writer \
-	t_upload_bound t_from_inside t_create_client_gone t_stopped_keeper
+	t_upload_bound t_from_inside t_create_client_gone t_stopped_keeper t_read_not_taken
 done_testing

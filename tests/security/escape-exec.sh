@@ -103,6 +103,42 @@ t_client_gone() {
 	sr rm "$sb"
 }
 
+# An exec request sent, then hung up on before the keeper read it (a
+# client killed at once; here the keeper is stopped meanwhile, so that it
+# surely comes to read the request after the hang-up): the process was
+# started for nobody, ran until the keeper saw the hang-up, and was killed
+# then -- having done whatever it could. Now it is not started. Each
+# process started inside takes the next pid of the sandbox's namespace:
+# two execs around the five hung-up ones tell how many started.
+t_exec_hung_up() {
+	local kp first last
+	new_sandbox
+	kp=$(keeper_of "$sb")
+	sr exec "$sb" -- sh -c 'echo $$'
+	first=$out
+	as_user kill -STOP "$kp"
+	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$SR_OUT/hung-up" 2>&1 <<'PY'
+import array, json, os, socket, sys
+null = os.open("/dev/null", os.O_RDWR)
+for i in range(5):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(sys.argv[1])
+    req = {"op": "exec", "argv": ["sh", "-c", "touch /tmp/started-%d" % i]}
+    c.sendmsg([json.dumps(req).encode()],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [null] * 3))])
+    c.close()
+print("sent")
+PY
+	as_user kill -CONT "$kp"
+	assert_eq "five exec requests sent and hung up on, the keeper stopped" "sent" "$(cat "$SR_OUT/hung-up")"
+	sr exec "$sb" -- sh -c 'echo $$; ls /tmp'
+	last=$(head -1 <<<"$out")
+	assert_eq "none of them started: the next exec's pid follows the one before" \
+		"$((first + 1))" "$last"
+	assert_eq "nothing of them ran" "" "$(sed 1d <<<"$out")"
+	sr rm "$sb"
+}
+
 # The pty of exec -t is the sandbox's: TIOCSTI is refused, the caller's terminal untouched.
 t_tty_contained() {
 	new_sandbox
@@ -246,6 +282,50 @@ PY
 	kill "$holder" 2>/dev/null
 	wait "$holder" 2>/dev/null
 	sr rm "$sb"
+}
+
+# Requests under way kept their slot among the keeper's clients (512, and
+# a reserve of 32 for when none is idle): 544 execs of the user's filled
+# both, and every connection after them was closed unread -- rm's too, so
+# the owner could not end the sandbox (nor inspect it) until some ended.
+# Now the 513th exec is refused (EAGAIN), and rm and inspect get through.
+t_keeper_clients_busy() {
+	local log="$SR_OUT/clients-busy" holder kp
+	new_sandbox
+	: >"$log"
+	kp=$(keeper_of "$sb")
+	(as_user_exec /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$log" 2>&1 <<'PY') &
+import array, json, os, socket, sys, time
+null = os.open("/dev/null", os.O_RDWR)
+held, said = [], {}
+for _ in range(560):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        c.connect(sys.argv[1])
+        c.sendmsg([b'{"op": "exec", "argv": ["sleep", "1000"]}'],
+                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [null] * 3))])
+        c.settimeout(10)
+        j = json.loads(c.recv(65536) or b'{"hung up": 1}')
+        what = "started" if j.get("ok") else "errno %s" % j.get("errno", "?")
+    except OSError as e:
+        what = "closed (%s)" % e.strerror
+    said[what] = said.get(what, 0) + 1
+    if what == "started":
+        held.append(c)
+print("ready", ", ".join("%s %d" % kv for kv in sorted(said.items())), flush=True)
+time.sleep(60)
+PY
+	holder=$!
+	until_ok 30 grep -q ready "$log"
+	assert_eq "560 execs at once: 512 started, the rest refused (EAGAIN), none closed unread" \
+		"ready errno 11 48, started 512" "$(cat "$log")"
+	as_user timeout -s KILL 10 "$SR" inspect "$sb" </dev/null >/dev/null 2>&1
+	assert_eq "inspect answers beside them" 0 "$?"
+	as_user timeout -s KILL 10 "$SR" rm "$sb" </dev/null >/dev/null 2>&1
+	assert_eq "and rm ends the sandbox" 0 "$?"
+	check "its keeper and every process with it" until_ok 10 _fails kill -0 "$kp"
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
 }
 
 # Under a low limit on fds (ulimit -n 256, which the keeper inherits as its
@@ -611,7 +691,7 @@ print(s.makefile().readline().strip())' "${url##*:}" 2>&1)"
 	assert_eq "and removed" 0 "$rc"
 }
 
-for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
+for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_busy t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained t_snapshot_bounded t_keeper_workers_held t_snapshot_waits_bounded \
-	t_port_waits_for_room t_port_owner_reserve
+	t_exec_hung_up t_port_waits_for_room t_port_owner_reserve
 done_testing
