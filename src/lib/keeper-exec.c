@@ -210,8 +210,9 @@ static void do_invoke(struct keeper *k, struct client *cl, int *fds, size_t n_fd
 
 /*
  * A pty's "rows" or "cols": absent, or what a struct winsize holds (0:
- * unknown). The socket is the user's API, not only the CLI's: a size out
- * of range is refused, not cut to 16 bits into some other size.
+ * unknown); both or neither. The socket is the user's API, not only the
+ * CLI's: a size out of range is refused, not cut to 16 bits into some
+ * other size, and half a size is refused, not dropped.
  */
 static bool pty_size_ok(json_t *v)
 {
@@ -248,7 +249,8 @@ void keeper_do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 	if (n == 0 || (mask & ~(unsigned)SR_SPAWN_PTY) ||
 	    n_fds != 3 - (size_t)__builtin_popcount(mask) ||
 	    (cwd && !json_is_null(cwd) && !json_is_string(cwd)) ||
-	    (timeout && !json_is_integer(timeout)) || !pty_size_ok(rows) || !pty_size_ok(cols))
+	    (timeout && !json_is_integer(timeout)) || !pty_size_ok(rows) || !pty_size_ok(cols) ||
+	    !rows != !cols)
 		return keeper_reply_error(cl, -EINVAL, 125, "exec: a malformed request");
 	argv = calloc(n + 1, sizeof(*argv));
 	if (!argv)
@@ -264,7 +266,7 @@ void keeper_do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 	s.argv = argv;
 	s.envp = env.items;
 	s.cwd = json_is_string(cwd) ? json_string_value(cwd) : NULL;
-	if (json_is_integer(rows) && json_is_integer(cols)) {
+	if (rows) {
 		s.rows = (unsigned short)json_integer_value(rows);
 		s.cols = (unsigned short)json_integer_value(cols);
 	}

@@ -404,20 +404,23 @@ PY
 }
 
 # The control socket is the user's API, not only the CLI's: a terminal
-# size a struct winsize cannot hold is refused (EINVAL), as any other
-# malformed request. It was cut to 16 bits: 65536 rows were 0 (unknown),
+# size a struct winsize cannot hold, or half a size, is refused (EINVAL),
+# as any other malformed request. It was cut to 16 bits: 65536 rows were 0 (unknown),
 # -1 were 65535.
 t_keeper_pty_size() {
 	new_sandbox
 	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$SR_OUT/pty-size" 2>&1 <<'PY'
 import json, socket, sys
-for rows, cols in ((65536, 80), (-1, 80), (24, 1 << 40), ("24", 80), (24, 80)):
+for rows, cols in ((65536, 80), (-1, 80), (24, 1 << 40), ("24", 80), (24, None), (None, 80),
+                   (None, None), (24, 80)):
     c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     c.connect(sys.argv[1])
     c.settimeout(10)
     # pty 28: stdin, stdout and stderr on a terminal (SR_SPAWN_PTY), no fds passed.
-    c.send(json.dumps({"op": "exec", "argv": ["true"], "pty": 28,
-                       "rows": rows, "cols": cols}).encode())
+    # None: the key left out.
+    req = {"op": "exec", "argv": ["true"], "pty": 28}
+    req.update({k: v for k, v in (("rows", rows), ("cols", cols)) if v is not None})
+    c.send(json.dumps(req).encode())
     j = json.loads(c.recv(1 << 16))
     print("%r,%r:" % (rows, cols), "ok" if j.get("ok") else "refused %s" % j.get("errno"))
     # An exec that started: its end, before the next.
@@ -425,8 +428,8 @@ for rows, cols in ((65536, 80), (-1, 80), (24, 1 << 40), ("24", 80), (24, 80)):
         j = json.loads(c.recv(1 << 16))
     c.close()
 PY
-	assert_eq "rows or cols beyond 0..65535, or not a number: refused; 24x80 runs" \
-		"65536,80: refused 22|-1,80: refused 22|24,1099511627776: refused 22|'24',80: refused 22|24,80: ok" \
+	assert_eq "rows or cols beyond 0..65535, not a number, or one without the other: refused; 24x80 and neither run" \
+		"65536,80: refused 22|-1,80: refused 22|24,1099511627776: refused 22|'24',80: refused 22|24,None: refused 22|None,80: refused 22|None,None: ok|24,80: ok" \
 		"$(paste -sd'|' "$SR_OUT/pty-size")"
 	sr exec "$sb" -- true
 	assert_eq "the sandbox serves on" 0 "$rc"
