@@ -511,10 +511,7 @@ int sr_archive_write_entry(struct sr_archive_writer *w, const struct sr_archive_
 		sr_la.entry_set_symlink(w->e, e->link ? e->link : "");
 	if (S_ISREG(e->type))
 		sr_la.entry_set_size(w->e, e->size > 0 ? e->size : 0);
-	if (sr_la.write_header(w->a, w->e) != ARCHIVE_OK)
-		return write_failed(w, e->path, err);
-	w->entries++;
-	return 0;
+	return write_header(w, e->path, err);
 }
 
 int sr_archive_write_data(struct sr_archive_writer *w, const void *buf, size_t len,
