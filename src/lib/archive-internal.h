@@ -2,8 +2,9 @@
 /*
  * What archive.c (reading, extraction), archive-write.c (writing) and
  * archive-read.c (entries one by one: the changes files, changes.h)
- * share: libarchive's functions. libarchive is dlopen()ed (see dl.h):
- * this table is filled once per process and never changes afterwards.
+ * share, kept in archive-lib.c: libarchive's functions. libarchive is
+ * dlopen()ed (see dl.h): this table is filled once per process and never
+ * changes afterwards.
  */
 #pragma once
 
@@ -114,9 +115,9 @@ int sr_la_wait(struct sr_la_stream *s, short events);
 int sr_la_idle_error(const struct sr_la_stream *s, struct sr_error *err);
 
 /*
- * Files by (dev, inode), each with a string of its own (archive.c): the
- * writer's files of several names (where each was written whole), the
- * extraction's files made (a hard link may name only one of them).
+ * Files by (dev, inode), each with a string of its own (archive-lib.c):
+ * the writer's files of several names (where each was written whole),
+ * the extraction's files made (a hard link may name only one of them).
  * Open addressing, at most half full.
  */
 struct sr_inode_slot {
