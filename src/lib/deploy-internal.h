@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What deploy.c (a deployment's locks, versions, prune, rollback, remove,
- * invocations' hold) and deploy-new.c (a deploy's new version: the name's
- * check, begin, publish, fail) share. deploy.h says what the files and
- * locks are.
+ * What deploy.c (a deployment's locks, prune, rollback, remove, list),
+ * deploy-versions.c (its versions: current, listed, pruned),
+ * deploy-tree.c (trees removed), deploy-invoke.c (invocations' hold) and
+ * deploy-new.c (a deploy's new version: the name's check, begin, publish,
+ * fail) share. deploy.h says what the files and locks are.
  */
 #pragma once
 
@@ -40,6 +41,15 @@ int deploy_take_lock(int dirfd, const char *file, int op);
  * The caller holds the lock that keeps out whoever makes them.
  */
 void deploy_sweep(int dir, const char *const *prefixes);
+/*
+ * Renames (dirfd, name) out of sight, then removes it: nobody sees it half
+ * gone. One left by a removal cut short (killed) is swept by the next of
+ * its kind: a version's by the next prune under the same lock
+ * (deploy_prune_locked), a deployment's by the next removal
+ * (remove_deployment).
+ */
+#define GONE_PREFIX ".gone-"
+int deploy_remove_hidden(int dirfd, const char *name);
 
 /* The current version (readlink of current: "versions/N"); 0 when none. */
 unsigned deploy_read_current(int dirfd);
