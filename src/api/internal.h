@@ -7,7 +7,7 @@
  *   keepers.c    asynchronous requests to sandboxes' keepers; the
  *                sandboxes the server made; create (cold or warm)
  *   sandboxes.c  /v1: sandboxes, ports, timeout, snapshots, pools
- *   exec.c       exec: buffered, NDJSON and Connect streams
+ *   exec*.c      exec: buffered, NDJSON and Connect streams (exec-internal.h)
  *   files.c      files: read, write (raw or multipart), list, remove
  *   e2b.c        E2B's control plane and envd
  *   preview.c    E2B's getHost(port): Host-routed relays on TCP
@@ -329,7 +329,7 @@ bool srv_idle_expired(struct srv *s, int64_t moved_ns, int64_t now, const char *
 char *sr_api_envd_path(const char *path);
 void sr_api_e2b(struct req *r);	 /* e2b.c */
 void sr_api_envd(struct req *r); /* e2b.c: envd's REST and RPCs */
-/* exec.c: envd's process.Process/SendSignal and List, on the processes it runs. */
+/* exec-envd.c: envd's process.Process/SendSignal and List, on the processes it runs. */
 void sr_api_envd_signal(struct req *r, json_t *msg);
 void sr_api_envd_list(struct req *r);
 
@@ -345,7 +345,7 @@ void srv_foreign_closed(struct srv *s);
 /* preview.c: drops previews whose head did not come in time (the server's tick). */
 void sr_preview_tick(struct srv *s);
 void sr_preview_free_all(struct srv *s);
-/* exec.c: keep-alives of Connect streams (the server's tick). */
+/* exec-envd.c: keep-alives of Connect streams (the server's tick). */
 void sr_exec_tick(struct srv *s);
 
 /* The server's part that other files keep their lists in. */
