@@ -2,7 +2,7 @@
 /*
  * What the API server's files share (serve.h is the outside's view):
  *
- *   server.c     the loop, listeners, auth, libmicrohttpd's callbacks,
+ *   server*.c    the loop, listeners, auth, libmicrohttpd's callbacks,
  *                answers and errors in each family's format
  *   keepers.c    asynchronous requests to sandboxes' keepers; the
  *                sandboxes the server made; create (cold or warm)
@@ -128,7 +128,7 @@ struct listener {
 	char addr[64];
 	char url[128]; /* "unix:PATH", "http://ADDR:PORT" */
 	struct watch *w;
-	bool resting;	/* out of fds: not watched until the next tick (server.c: rest()) */
+	bool resting;	/* out of fds: not watched until the next tick (server-listen.c: rest()) */
 	bool said_full; /* and said so, once until a connection is taken again */
 };
 
@@ -340,7 +340,7 @@ void sr_api_envd_list(struct req *r);
 void sr_preview_accept(struct srv *s, const struct listener *l, int fd, bool foreign);
 /* http.c: hands a connection to libmicrohttpd; a foreign one is counted until it closes. */
 void srv_add_connection(struct srv *s, const struct listener *l, int fd, bool foreign);
-/* server.c: a connection of another user has ended. */
+/* server-listen.c: a connection of another user has ended. */
 void srv_foreign_closed(struct srv *s);
 /* preview.c: drops previews whose head did not come in time (the server's tick). */
 void sr_preview_tick(struct srv *s);
