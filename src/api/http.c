@@ -384,7 +384,10 @@ static bool token_ok(struct req *r)
 	struct token_check t = {.want = r->s->token};
 
 	sr_mhd.get_connection_values(r->conn, MHD_HEADER_KIND, token_header, &t);
-	/* The Unix socket's peer is the server's user (server.c); anything else shows the token. */
+	/*
+	 * The Unix socket's peer is the server's user (server-listen.c);
+	 * anything else shows the token.
+	 */
 	return t.ok || (r->via && r->via->is_unix);
 }
 

@@ -2,12 +2,12 @@
 /*
  * What the API server's files share (serve.h is the outside's view):
  *
- *   server.c     the loop, listeners, auth, libmicrohttpd's callbacks,
+ *   server*.c    the loop, listeners, auth, libmicrohttpd's callbacks,
  *                answers and errors in each family's format
  *   keepers.c    asynchronous requests to sandboxes' keepers; the
  *                sandboxes the server made; create (cold or warm)
  *   sandboxes.c  /v1: sandboxes, ports, timeout, snapshots, pools
- *   exec.c       exec: buffered, NDJSON and Connect streams
+ *   exec*.c      exec: buffered, NDJSON and Connect streams (exec-internal.h)
  *   files.c      files: read, write (raw or multipart), list, remove
  *   e2b.c        E2B's control plane and envd
  *   preview.c    E2B's getHost(port): Host-routed relays on TCP
@@ -128,7 +128,7 @@ struct listener {
 	char addr[64];
 	char url[128]; /* "unix:PATH", "http://ADDR:PORT" */
 	struct watch *w;
-	bool resting;	/* out of fds: not watched until the next tick (server.c: rest()) */
+	bool resting;	/* out of fds: not watched until the next tick (server-listen.c: rest()) */
 	bool said_full; /* and said so, once until a connection is taken again */
 };
 
@@ -329,7 +329,7 @@ bool srv_idle_expired(struct srv *s, int64_t moved_ns, int64_t now, const char *
 char *sr_api_envd_path(const char *path);
 void sr_api_e2b(struct req *r);	 /* e2b.c */
 void sr_api_envd(struct req *r); /* e2b.c: envd's REST and RPCs */
-/* exec.c: envd's process.Process/SendSignal and List, on the processes it runs. */
+/* exec-envd.c: envd's process.Process/SendSignal and List, on the processes it runs. */
 void sr_api_envd_signal(struct req *r, json_t *msg);
 void sr_api_envd_list(struct req *r);
 
@@ -340,12 +340,12 @@ void sr_api_envd_list(struct req *r);
 void sr_preview_accept(struct srv *s, const struct listener *l, int fd, bool foreign);
 /* http.c: hands a connection to libmicrohttpd; a foreign one is counted until it closes. */
 void srv_add_connection(struct srv *s, const struct listener *l, int fd, bool foreign);
-/* server.c: a connection of another user has ended. */
+/* server-listen.c: a connection of another user has ended. */
 void srv_foreign_closed(struct srv *s);
 /* preview.c: drops previews whose head did not come in time (the server's tick). */
 void sr_preview_tick(struct srv *s);
 void sr_preview_free_all(struct srv *s);
-/* exec.c: keep-alives of Connect streams (the server's tick). */
+/* exec-envd.c: keep-alives of Connect streams (the server's tick). */
 void sr_exec_tick(struct srv *s);
 
 /* The server's part that other files keep their lists in. */

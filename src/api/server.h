@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The server object, for server.c, http.c and keepers.c (internal.h is the rest's). */
+/* The server object, for server*.c, http.c and keepers.c (internal.h is the rest's). */
 #pragma once
 
 #include "config.h"
@@ -49,6 +49,11 @@ struct srv {
 	bool stopping;
 };
 
+/* server-listen.c: --listen's spec, its socket bound and in the loop. */
+int srv_open_listener(struct srv *s, const char *spec, struct sr_error *err);
+bool srv_has_unix_listener(const struct srv *s);
+/* The listeners that rest for want of fds (rest()) watched again: the tick's. */
+void srv_wake_listeners(struct srv *s);
 /* http.c: libmicrohttpd's daemon, in the server's loop. */
 int srv_http_start(struct srv *s, struct sr_error *err);
 void srv_http_stop(struct srv *s);
