@@ -40,9 +40,9 @@ void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 	r.wall_ms =
 	    (double)((cl->exit_pending ? cl->exit_ns : sr_monotonic_ns()) - cl->start_ns) / 1e6;
 	if (e) {
-		r.user_ms = e->user_ms;
-		r.sys_ms = e->sys_ms;
-		r.disk_used_bytes = e->disk_used;
+		r.user_ms = e->ru.user_ms;
+		r.sys_ms = e->ru.sys_ms;
+		r.disk_used_bytes = e->ru.disk_used;
 	}
 	/*
 	 * The sandbox's deadline ends every process in it, as a run's timeout

@@ -130,12 +130,12 @@ json_t *keeper_inspect_json(struct keeper *k, const struct sr_usage *u)
 	if (u) {
 		/* A cgroup counts CPU time better (the kernel's own); PID 1's count otherwise. */
 		if (!sr_sandbox_cgroup(k->sb) || r.user_ms <= 0) {
-			r.user_ms = u->user_ms;
-			r.sys_ms = u->sys_ms;
+			r.user_ms = u->ru.user_ms;
+			r.sys_ms = u->ru.sys_ms;
 		}
-		r.disk_used_bytes = u->disk_used;
-		if (r.peak_memory_scope != SR_PEAK_SANDBOX && u->peak_rss >= 0) {
-			r.peak_memory_bytes = u->peak_rss;
+		r.disk_used_bytes = u->ru.disk_used;
+		if (r.peak_memory_scope != SR_PEAK_SANDBOX && u->ru.peak_rss >= 0) {
+			r.peak_memory_bytes = u->ru.peak_rss;
 			r.peak_memory_scope = SR_PEAK_PROCESS;
 		}
 	}

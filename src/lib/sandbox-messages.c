@@ -13,6 +13,17 @@ static double us_to_ms(int64_t us)
 	return (double)us / 1e3;
 }
 
+/* The use an EXIT or a STATS tells. */
+static struct sr_rusage rusage_of(const struct sr_msg *m)
+{
+	return (struct sr_rusage){
+	    .user_ms = us_to_ms(m->user_us),
+	    .sys_ms = us_to_ms(m->sys_us),
+	    .disk_used = m->value,
+	    .peak_rss = m->peak_rss,
+	};
+}
+
 /* READY (+ the disk's fd): the set-up [2] is done. */
 static void on_ready(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_msg_extra *ex)
 {
@@ -53,14 +64,7 @@ static void on_tap(struct sr_sandbox *sb, struct sr_msg_extra *ex)
 
 static void on_exited(struct sr_sandbox *sb, const struct sr_msg *m)
 {
-	struct sr_exit e = {
-	    .pid = m->pid,
-	    .status = m->status,
-	    .user_ms = us_to_ms(m->user_us),
-	    .sys_ms = us_to_ms(m->sys_us),
-	    .disk_used = m->value,
-	    .peak_rss = m->peak_rss,
-	};
+	struct sr_exit e = {.pid = m->pid, .status = m->status, .ru = rusage_of(m)};
 
 	sb->disk_used = m->value;
 	if (sb->ends.pid == m->pid) {
@@ -111,13 +115,7 @@ static void on_spawned(struct sr_sandbox *sb, const struct sr_msg *m, struct sr_
 
 static void on_stats(struct sr_sandbox *sb, const struct sr_msg *m)
 {
-	const struct sr_usage u = {
-	    .processes = m->pid,
-	    .user_ms = us_to_ms(m->user_us),
-	    .sys_ms = us_to_ms(m->sys_us),
-	    .disk_used = m->value,
-	    .peak_rss = m->peak_rss,
-	};
+	const struct sr_usage u = {.processes = m->pid, .ru = rusage_of(m)};
 
 	sb->disk_used = m->value;
 	if (sb->opts.ops && sb->opts.ops->stats)

@@ -415,8 +415,8 @@ void sr_sandbox_usage(struct sr_sandbox *sb, struct sr_result *r)
 	 */
 	if (sb->reaped && sb->ru.ru_maxrss > 0)
 		r->peak_memory_bytes = (int64_t)sb->ru.ru_maxrss * 1024;
-	if (sb->ends_seen && sb->ends.peak_rss > r->peak_memory_bytes)
-		r->peak_memory_bytes = sb->ends.peak_rss;
+	if (sb->ends_seen && sb->ends.ru.peak_rss > r->peak_memory_bytes)
+		r->peak_memory_bytes = sb->ends.ru.peak_rss;
 	if (r->peak_memory_bytes >= 0)
 		r->peak_memory_scope = SR_PEAK_PROCESS;
 	if (!sb->cgroup)

@@ -29,23 +29,25 @@
 
 struct sr_sandbox;
 
+/* What PID 1 counts of a process's or the sandbox's use (an EXIT's, a STATS's). */
+struct sr_rusage {
+	double user_ms; /* CPU time */
+	double sys_ms;
+	int64_t disk_used; /* bytes on the sandbox's disk, -1 unknown */
+	int64_t peak_rss;  /* the largest process's peak resident bytes, -1 unknown */
+};
+
 /* A spawned process's end, as PID 1 saw it. */
 struct sr_exit {
-	pid_t pid;	/* in the sandbox's PID namespace */
-	int status;	/* wait status */
-	double user_ms; /* CPU time of the process and of what it waited for */
-	double sys_ms;
-	int64_t disk_used; /* bytes on the sandbox's disk then, -1 unknown */
-	int64_t peak_rss;  /* its peak resident bytes (and of what it waited for), -1 unknown */
+	pid_t pid;	     /* in the sandbox's PID namespace */
+	int status;	     /* wait status */
+	struct sr_rusage ru; /* of the process and of what it waited for; the disk then */
 };
 
 /* Usage so far, as PID 1 counts it (where no cgroup does). */
 struct sr_usage {
-	int processes;	/* alive now, PID 1 aside */
-	double user_ms; /* CPU time so far: PID 1, the living and the reaped */
-	double sys_ms;
-	int64_t disk_used; /* bytes on the sandbox's disk, -1 unknown */
-	int64_t peak_rss;  /* the largest process's peak resident bytes so far, -1 unknown */
+	int processes;	     /* alive now, PID 1 aside */
+	struct sr_rusage ru; /* so far: PID 1, the living and the reaped */
 };
 
 struct sr_sandbox_ops {

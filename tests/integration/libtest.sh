@@ -153,6 +153,15 @@ sr() {
 	errout=$(cat "$e")
 }
 
+# need_probe: the whole script is skipped where the static probe is not
+# built (its copy for the sandbox: $PROBE_DIR, bound at /probe).
+need_probe() {
+	if [ -z "$SR_PROBE" ] || [ ! -x "$SR_PROBE" ]; then
+		echo "1..0 # SKIP the static probe (tests/helpers/sr-probe) is not built"
+		exit 0
+	fi
+}
+
 # Whether --net egress can run here: a helper, and a /dev/net/tun the test
 # user can open (Debian ships it 0666; tools/bootstrap restores that).
 have_egress() {

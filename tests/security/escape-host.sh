@@ -6,10 +6,7 @@
 # sandbox and asserts how it failed, as root and as an unprivileged caller.
 . "$(dirname "$0")/../integration/libtest.sh"
 
-if [ -z "$SR_PROBE" ] || [ ! -x "$SR_PROBE" ]; then
-	echo "1..0 # SKIP the static probe (tests/helpers/sr-probe) is not built"
-	exit 0
-fi
+need_probe
 
 P=/probe/sr-probe
 probe() {

@@ -12,10 +12,7 @@
 # EPERM too, both walls hold and the name says "filter and kernel".
 . "$(dirname "$0")/../integration/libtest.sh"
 
-if [ -z "$SR_PROBE" ] || [ ! -x "$SR_PROBE" ]; then
-	echo "1..0 # SKIP the static probe (tests/helpers/sr-probe) is not built"
-	exit 0
-fi
+need_probe
 
 # The kernel's answer without the filter, as an unprivileged user.
 baseline() {

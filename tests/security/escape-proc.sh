@@ -5,10 +5,7 @@
 # caller.
 . "$(dirname "$0")/../integration/libtest.sh"
 
-if [ -z "$SR_PROBE" ] || [ ! -x "$SR_PROBE" ]; then
-	echo "1..0 # SKIP the static probe (tests/helpers/sr-probe) is not built"
-	exit 0
-fi
+need_probe
 
 P=/probe/sr-probe
 probe() {

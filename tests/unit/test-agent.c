@@ -8,27 +8,13 @@
 #include <ftw.h>
 #include <sys/stat.h>
 
-/*
- * A base directory per test case, made and removed by the parent (an
- * unchecked fixture runs even when a forked test fails), and a fresh
- * directory per test inside it.
- */
-static char basedir[64], tmpdir[96];
+/* A fresh directory per test, inside the suite's base (testutil.h). */
+static char tmpdir[96];
 static int tmpfd = -1;
-
-static void setup_base(void)
-{
-	sr_test_mkdtemp(basedir, sizeof(basedir), "/tmp", "sr-test-agent");
-}
-
-static void teardown_base(void)
-{
-	sr_test_rmtree(basedir);
-}
 
 static void setup_tmp(void)
 {
-	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
+	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), sr_test_basedir, "t");
 	tmpfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(tmpfd, 0);
 }
@@ -856,7 +842,7 @@ static Suite *agent_suite(void)
 	TCase *tr = tcase_create("resolve");
 	TCase *tj = tcase_create("package-json");
 
-	tcase_add_unchecked_fixture(td, setup_base, teardown_base);
+	tcase_add_unchecked_fixture(td, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_checked_fixture(td, setup_tmp, teardown_tmp);
 	tcase_add_test(td, test_entry_split);
 	tcase_add_test(td, test_agent_file);
@@ -873,7 +859,7 @@ static Suite *agent_suite(void)
 	tcase_add_test(td, test_argv_appended_or_untouched);
 	suite_add_tcase(s, td);
 
-	tcase_add_unchecked_fixture(tr, setup_base, teardown_base);
+	tcase_add_unchecked_fixture(tr, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_checked_fixture(tr, setup_tmp, teardown_tmp);
 	tcase_add_test(tr, test_resolve_dir);
 	tcase_add_test(tr, test_resolve_file);

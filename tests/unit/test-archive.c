@@ -20,23 +20,13 @@
 #include <sys/wait.h>
 #include <time.h>
 
-static char basedir[64], tmpdir[96];
+static char tmpdir[96];
 static int tmpfd = -1, destfd = -1;
-
-static void setup_base(void)
-{
-	sr_test_mkdtemp(basedir, sizeof(basedir), "/tmp", "sr-test-archive");
-}
-
-static void teardown_base(void)
-{
-	sr_test_rmtree(basedir);
-}
 
 /* tmpdir/dest is where archives are extracted; anything else in tmpdir is an escape. */
 static void setup_tmp(void)
 {
-	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
+	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), sr_test_basedir, "t");
 	tmpfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(tmpfd, 0);
 	ck_assert_int_eq(mkdirat(tmpfd, "dest", 0755), 0);
@@ -1104,7 +1094,7 @@ static Suite *archive_suite(void)
 	TCase *th = tcase_create("hostile");
 	TCase *tw = tcase_create("write");
 
-	tcase_add_unchecked_fixture(tg, setup_base, teardown_base);
+	tcase_add_unchecked_fixture(tg, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_checked_fixture(tg, setup_tmp, teardown_tmp);
 	tcase_add_test(tg, test_good_tar);
 	tcase_add_test(tg, test_good_tar_gz);
@@ -1120,7 +1110,7 @@ static Suite *archive_suite(void)
 	tcase_add_test(tg, test_file_into_dir);
 	suite_add_tcase(s, tg);
 
-	tcase_add_unchecked_fixture(th, setup_base, teardown_base);
+	tcase_add_unchecked_fixture(th, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_checked_fixture(th, setup_tmp, teardown_tmp);
 	tcase_set_timeout(th, 30);
 	tcase_add_test(th, test_absolute_and_dotdot);
@@ -1142,7 +1132,7 @@ static Suite *archive_suite(void)
 	tcase_add_test(th, test_entry_count_limit);
 	suite_add_tcase(s, th);
 
-	tcase_add_unchecked_fixture(tw, setup_base, teardown_base);
+	tcase_add_unchecked_fixture(tw, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_checked_fixture(tw, setup_tmp, teardown_tmp);
 	tcase_set_timeout(tw, 30);
 	tcase_add_test(tw, test_write_sparse);

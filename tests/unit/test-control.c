@@ -89,28 +89,17 @@ END_TEST
 
 /*
  * A state directory per test with one sandbox's ctl socket listening, as
- * its keeper's; inside a base directory the parent makes and removes (an
- * unchecked fixture runs even when a forked test fails).
+ * its keeper's; inside the suite's base directory (testutil.h).
  */
 #define ID "0123456789abcdef0123456789abcdef"
-static char basedir[32], statedir[48];
+static char statedir[56];
 static int ctl = -1;
-
-static void setup_base(void)
-{
-	sr_test_mkdtemp(basedir, sizeof(basedir), "/tmp", "sr-test-control");
-}
-
-static void teardown_base(void)
-{
-	sr_test_rmtree(basedir);
-}
 
 static void setup_keeper(void)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
-	sr_test_mkdtemp(statedir, sizeof(statedir), basedir, "state");
+	sr_test_mkdtemp(statedir, sizeof(statedir), sr_test_basedir, "state");
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/" ID, statedir);
 	ck_assert_int_eq(mkdir(sa.sun_path, 0700), 0);
 	strcat(sa.sun_path, "/ctl");
@@ -224,7 +213,7 @@ static Suite *control_suite(void)
 	tcase_add_test(tc, test_recv_nofds_closes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("ask_rm");
-	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_unchecked_fixture(tc, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_checked_fixture(tc, setup_keeper, teardown_keeper);
 	tcase_add_test(tc, test_ask_rm_closes);
 	tcase_add_test(tc, test_ask_rm_keeps);

@@ -25,24 +25,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char base[128];
 static char dir[256];
-
-static void suite_setup(void)
-{
-	snprintf(base, sizeof(base), "/tmp/sr-test-deploy.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(base));
-}
-
-static void suite_teardown(void)
-{
-	sr_test_rmtree(base);
-}
 
 /* A fresh data directory per test. */
 static void setup(void)
 {
-	sr_test_mkdtemp(dir, sizeof(dir), base, "t");
+	sr_test_mkdtemp(dir, sizeof(dir), sr_test_basedir, "t");
 	ck_assert_int_eq(setenv("SANDBOX_RUN_DATA_DIR", dir, 1), 0);
 }
 
@@ -862,7 +850,7 @@ static Suite *deploy_suite(void)
 	Suite *s = suite_create("deploy");
 	TCase *tc = tcase_create("core");
 
-	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+	tcase_add_unchecked_fixture(tc, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_package_has_deps);
 	tcase_add_test(tc, test_count_npm);

@@ -13,18 +13,6 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
-static char base[64];
-
-static void setup_base(void)
-{
-	sr_test_mkdtemp(base, sizeof(base), "/tmp", "sr-test-doctor");
-}
-
-static void teardown_base(void)
-{
-	sr_test_rmtree(base);
-}
-
 /* A fake /proc/sys with the given "dir/name" = value files; NULL ends. */
 static void fake_sysctls(char *root, size_t len, ...)
 {
@@ -32,7 +20,7 @@ static void fake_sysctls(char *root, size_t len, ...)
 	va_list ap;
 	const char *name;
 
-	sr_test_mkdtemp(root, len, base, "proc-sys");
+	sr_test_mkdtemp(root, len, sr_test_basedir, "proc-sys");
 	for (size_t i = 0; i < SR_ARRAY_SIZE(dirs); i++) {
 		char path[256];
 
@@ -401,7 +389,7 @@ int main(void)
 	Suite *s = suite_create("doctor");
 	TCase *tc = tcase_create("core");
 
-	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_unchecked_fixture(tc, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_test(tc, test_healthy);
 	tcase_add_test(tc, test_apparmor_restrict);
 	tcase_add_test(tc, test_max_user_namespaces_zero);

@@ -202,25 +202,12 @@ START_TEST(test_reals)
 }
 END_TEST
 
-/* Made and removed by the parent: an unchecked fixture runs even when a forked test fails. */
-static char basedir[64];
-
-static void setup_base(void)
-{
-	sr_test_mkdtemp(basedir, sizeof(basedir), "/tmp", "sr-test-json");
-}
-
-static void teardown_base(void)
-{
-	sr_test_rmtree(basedir);
-}
-
 /* Where a "%g" writes "12,3", JSON with it would be invalid. */
 START_TEST(test_reals_comma_locale)
 {
 	_cleanup_(sr_json_decrefp) json_t *j = NULL;
 
-	sr_test_comma_locale(basedir);
+	sr_test_comma_locale(sr_test_basedir);
 	check_reals();
 	/* Reading too: jansson's strtod gets the locale's decimal point. */
 	ck_assert_int_eq(sr_json_parse("[1.5]", 5, 0, 4, &j), 0);
@@ -277,7 +264,7 @@ static void write_file(int dir, const char *name, const char *text)
 
 START_TEST(test_read_object_at)
 {
-	_cleanup_close_ int dir = open(basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dir = open(sr_test_basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_(sr_json_decrefp) json_t *j = NULL;
 
 	ck_assert_int_ge(dir, 0);
@@ -306,7 +293,7 @@ static Suite *json_suite(void)
 	Suite *s = suite_create("json");
 	TCase *tc = tcase_create("json");
 
-	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_unchecked_fixture(tc, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_test(tc, test_sanitize_valid);
 	tcase_add_test(tc, test_sanitize_invalid);
 	tcase_add_test(tc, test_sanitize_agrees_with_jansson);

@@ -8,7 +8,6 @@
 
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,18 +21,12 @@
 static char tmpdir[64];
 static char oldcwd[PATH_MAX];
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 /* Each test runs in an empty temp directory with no user profiles. */
 static void setup(void)
 {
 	char xdg[128];
 
-	strcpy(tmpdir, "/tmp/sr-test-options-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), "/tmp", "sr-test-options");
 	snprintf(xdg, sizeof(xdg), "%s/xdg", tmpdir);
 	ck_assert_int_eq(mkdir(xdg, 0700), 0);
 	setenv("XDG_CONFIG_HOME", xdg, 1);
@@ -44,7 +37,7 @@ static void setup(void)
 static void teardown(void)
 {
 	ck_assert_int_eq(chdir(oldcwd), 0);
-	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	sr_test_rmtree(tmpdir);
 }
 
 struct run {

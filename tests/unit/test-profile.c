@@ -7,7 +7,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,28 +20,22 @@
 static char tmpdir[64];
 static char xdgdir[128];
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static void setup(void)
 {
-	strcpy(tmpdir, "/tmp/sr-test-profile-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), "/tmp", "sr-test-profile");
 	snprintf(xdgdir, sizeof(xdgdir), "%s/xdg", tmpdir);
 	ck_assert_int_eq(mkdir(xdgdir, 0700), 0);
 	/* Never let the tester's own ~/.config profiles leak into the results. */
 	setenv("XDG_CONFIG_HOME", xdgdir, 1);
 	/* Nor what a failed test_installed_layers left (teardown is skipped then). */
-	nftw(SR_DATADIR, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	sr_test_rmtree(SR_DATADIR);
 }
 
 static void teardown(void)
 {
-	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	sr_test_rmtree(tmpdir);
 	/* This test's own "installed" profiles (Makefile.am), in the build tree. */
-	nftw(SR_DATADIR, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	sr_test_rmtree(SR_DATADIR);
 }
 
 /* Writes DIR/NAME; returns its path (static). */

@@ -10,26 +10,12 @@
 #include <math.h>
 #include <sys/stat.h>
 
-/*
- * A base directory per test case, made and removed by the parent (an
- * unchecked fixture runs even when a forked test fails), and a fresh
- * directory per test inside it.
- */
-static char basedir[64], tmpdir[96];
-
-static void setup_base(void)
-{
-	sr_test_mkdtemp(basedir, sizeof(basedir), "/tmp", "sr-test-result");
-}
-
-static void teardown_base(void)
-{
-	sr_test_rmtree(basedir);
-}
+/* A fresh directory per test, inside the suite's base (testutil.h). */
+static char tmpdir[96];
 
 static void setup_tmp(void)
 {
-	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
+	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), sr_test_basedir, "t");
 }
 
 static void teardown_tmp(void)
@@ -683,7 +669,7 @@ static Suite *result_suite(void)
 	tcase_add_test(tc, test_format_numbers);
 	suite_add_tcase(s, tc);
 
-	tcase_add_unchecked_fixture(tw, setup_base, teardown_base);
+	tcase_add_unchecked_fixture(tw, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_checked_fixture(tw, setup_tmp, teardown_tmp);
 	tcase_add_test(tw, test_format_parses_as_json);
 	tcase_add_test(tw, test_format_comma_locale);

@@ -18,21 +18,9 @@
 
 #define ID "0123456789abcdef0123456789abcdef"
 
-static char base[128];
 static char statedir[256];
 static char *dir;
 static int lock = -1;
-
-static void suite_setup(void)
-{
-	snprintf(base, sizeof(base), "/tmp/sr-test-state.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(base));
-}
-
-static void suite_teardown(void)
-{
-	sr_test_rmtree(base);
-}
 
 static json_t *state_of(const char *s)
 {
@@ -45,7 +33,7 @@ static void setup(void)
 	struct sr_error err = {0};
 	json_t *st = state_of("creating");
 
-	sr_test_mkdtemp(statedir, sizeof(statedir), base, "t");
+	sr_test_mkdtemp(statedir, sizeof(statedir), sr_test_basedir, "t");
 	ck_assert_msg(sr_state_reserve(statedir, ID, NULL, st, &dir, &lock, &err) == 0, "%s",
 		      err.msg);
 	json_decref(st);
@@ -159,7 +147,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("state");
 	TCase *tc = tcase_create("state");
 
-	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+	tcase_add_unchecked_fixture(tc, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rewrite_in_place);
 	tcase_add_test(tc, test_reader_keeps_its_text);

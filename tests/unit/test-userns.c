@@ -9,24 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char basedir[64], tmpdir[96];
-
-static void setup_base(void)
-{
-	snprintf(basedir, sizeof(basedir), "/tmp/sr-test-userns.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(basedir));
-}
-
-static void teardown_base(void)
-{
-	sr_test_rmtree(basedir);
-}
+static char tmpdir[96];
 
 static void setup_tmp(void)
 {
 	char state[160];
 
-	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
+	sr_test_mkdtemp(tmpdir, sizeof(tmpdir), sr_test_basedir, "t");
 	snprintf(state, sizeof(state), "%s/state", tmpdir);
 	ck_assert_int_eq(setenv("SANDBOX_RUN_STATE_DIR", state, 1), 0);
 }
@@ -114,7 +103,7 @@ static Suite *userns_suite(void)
 	Suite *s = suite_create("userns");
 	TCase *tc = tcase_create("ids");
 
-	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_unchecked_fixture(tc, sr_test_setup_base, sr_test_teardown_base);
 	tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
 	tcase_add_test(tc, test_map_text);
 	tcase_add_test(tc, test_root_ids_distinct);

@@ -37,6 +37,27 @@ static inline void sr_test_rmtree(const char *path)
 }
 
 /*
+ * The suite's base directory, /tmp/sr-PROGRAM.XXXXXX (sr-test-json for
+ * test-json): made and removed by the parent around a test case (an
+ * unchecked fixture runs even when a forked test fails), so that what a
+ * test makes inside it goes too.
+ */
+static char sr_test_basedir[40];
+
+static inline void sr_test_setup_base(void)
+{
+	char name[24];
+
+	snprintf(name, sizeof(name), "sr-%s", program_invocation_short_name);
+	sr_test_mkdtemp(sr_test_basedir, sizeof(sr_test_basedir), "/tmp", name);
+}
+
+static inline void sr_test_teardown_base(void)
+{
+	sr_test_rmtree(sr_test_basedir);
+}
+
+/*
  * LC_NUMERIC set to a locale made in dir whose decimal point is a comma
  * (no German locale need be installed): a "%g" of 12.3 writes "12,3"
  * there. localedef comes with libc, its character maps with the locales

@@ -252,6 +252,11 @@ static void on_signal_request(struct init *in, const struct sr_msg *req)
 		kill(-req->pid, req->flags);
 }
 
+static int64_t tv_us(struct timeval tv)
+{
+	return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
 /* Clock ticks to microseconds. */
 static int64_t ticks_us(unsigned long long t)
 {
@@ -299,10 +304,8 @@ static void on_stat(struct init *in, const struct sr_msg *req)
 
 	getrusage(RUSAGE_SELF, &self);
 	getrusage(RUSAGE_CHILDREN, &reaped);
-	m.user_us = (int64_t)(self.ru_utime.tv_sec + reaped.ru_utime.tv_sec) * 1000000 +
-		    self.ru_utime.tv_usec + reaped.ru_utime.tv_usec;
-	m.sys_us = (int64_t)(self.ru_stime.tv_sec + reaped.ru_stime.tv_sec) * 1000000 +
-		   self.ru_stime.tv_usec + reaped.ru_stime.tv_usec;
+	m.user_us = tv_us(self.ru_utime) + tv_us(reaped.ru_utime);
+	m.sys_us = tv_us(self.ru_stime) + tv_us(reaped.ru_stime);
 	m.peak_rss =
 	    (int64_t)(self.ru_maxrss > reaped.ru_maxrss ? self.ru_maxrss : reaped.ru_maxrss) * 1024;
 	while (d && (de = readdir(d))) {
@@ -449,6 +452,14 @@ static void worked(struct init *in, const struct proc *pr, int status)
 	send_or_die(in->p->sock, &m);
 }
 
+/* An EXIT's use: a reaped process's rusage, its own and what it waited for's. */
+static void set_rusage(struct sr_msg *m, const struct rusage *ru)
+{
+	m->user_us = tv_us(ru->ru_utime);
+	m->sys_us = tv_us(ru->ru_stime);
+	m->peak_rss = (int64_t)ru->ru_maxrss * 1024;
+}
+
 /*
  * A process of ours is gone (reaped by the SIGCHLD loop or by end_all()):
  * a worker's WORKED, or a spawned process's EXIT. Not the one that ends
@@ -466,9 +477,7 @@ static void reaped(struct init *in, pid_t pid, int status, const struct rusage *
 	} else if (pr->report_fd >= 0) {
 		worked(in, pr, status);
 	} else {
-		m.user_us = (int64_t)ru->ru_utime.tv_sec * 1000000 + ru->ru_utime.tv_usec;
-		m.sys_us = (int64_t)ru->ru_stime.tv_sec * 1000000 + ru->ru_stime.tv_usec;
-		m.peak_rss = (int64_t)ru->ru_maxrss * 1024;
+		set_rusage(&m, ru);
 		m.value = disk_used(in->p);
 		send_or_die(in->p->sock, &m);
 	}
@@ -644,9 +653,7 @@ static void on_signals(struct init *in)
 		}
 		m.pid = w;
 		m.status = st;
-		m.user_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
-		m.sys_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-		m.peak_rss = (int64_t)ru.ru_maxrss * 1024;
+		set_rusage(&m, &ru);
 		hold = pr->hold;
 		*pr = in->procs[--in->n_procs];
 		/*
