@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 
-/* The helper's fixed addresses (net.c). */
+/* The helper's fixed addresses (net-internal.h). */
 struct sr_policy_addressing {
 	const char *gateway;  /* its alias for the host: refused but --allow-host's ports */
 	const char *gateway6; /* the same over IPv6: refused */
