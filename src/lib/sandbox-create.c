@@ -37,8 +37,7 @@ static int check_enforcement(struct sr_sandbox *sb, struct sr_result *r, struct 
 	char limits[1024];
 	int n;
 
-	/* The disk: disk.h says how (0: no limit asked); the network policy fails closed (net.c).
-	 */
+	/* The disk: disk.h says how (0: no limit asked); the network policy fails closed. */
 	r->enforced[SR_LIMIT_DISK] = sr_disk_enforced(sb->disk);
 	r->enforced[SR_LIMIT_NET] = sr_net_enforced(sb->net);
 	if (c->disk_bytes && r->enforced[SR_LIMIT_DISK] == SR_ENFORCE_NONE) {

@@ -265,7 +265,7 @@ t_helper_confined() {
 }
 
 # pasta is handed a tap PID 1 made and starts once the agent runs
-# (src/lib/net/net.c): what the agent sends first waits for it and is not lost,
+# (src/lib/net/net.c, net-child.c): what the agent sends first waits for it and is not lost,
 # and neither PID 1 nor the agent keeps the tap.
 t_tap_handover() {
 	local pid init

@@ -262,7 +262,7 @@ void sr_net_free(struct sr_net *n)
 	 * own time (15-35 ms), pasta is killed (its tap goes with the
 	 * namespace), both off the invocation's path. The zombie keeps its
 	 * pid from being reused until sandbox-run exits and it is reaped; a
-	 * helper reaped already (sr_net_helper_exited) has pid 0.
+	 * helper reaped already (helper_exited()) has pid 0.
 	 */
 	if (n->pid > 0 && n->helper->stop_signal) {
 		/* Through the pidfd where there is one: it cannot name a reused pid. */
