@@ -1,49 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-#include "options.h"
+/*
+ * The run options (options.h): their table, their collecting from argv
+ * (a verb's own beside them), the word that may follow them (run, a verb
+ * of its own, "--"), the words after them and the parse. What the
+ * collected options set in the configuration is options-apply.c's.
+ */
+#include "options-internal.h"
 
-#include "profile.h"
-#include "snapshot.h"
-#include "state.h"
 #include "util.h"
 
 #include <getopt.h>
 #include <sys/stat.h>
-
-enum {
-	OPT_PROFILE = 'p',
-	OPT_QUIET = 'q',
-	OPT_VERBOSE = 'v',
-	OPT_HELP = 'h',
-	OPT_MEMORY = 0x100,
-	OPT_CPUS,
-	OPT_PIDS,
-	OPT_TIMEOUT,
-	OPT_DISK,
-	OPT_NET,
-	OPT_NET_HELPER,
-	OPT_ALLOW,
-	OPT_DENY,
-	OPT_ALLOW_HOST,
-	OPT_ENV,
-	OPT_ENV_FILE,
-	OPT_PASS_ENV,
-	OPT_RO_BIND,
-	OPT_BIND,
-	OPT_WORKSPACE,
-	OPT_ENTRY,
-	OPT_RESULT,
-	OPT_STRICT,
-	OPT_PRINT_CONFIG,
-	OPT_VERSION,
-	OPT_NAME,
-	OPT_FROM,
-	OPT_INSTALL,
-	OPT_INSTALL_TIMEOUT,
-	OPT_KEEP,
-	OPT_DISK_BACKING,
-	OPT_EXPORT,
-	OPT_CHANGES,
-};
 
 /* getopt's short options, after the mode characters each parse puts first. */
 #define SHORT_OPTIONS "p:qvh"
@@ -85,57 +52,10 @@ static const struct option long_options[] = {
     {},
 };
 
-/* Options that are exactly one profile key: one code path for both. */
-static const struct {
-	int id;
-	const char *section;
-	const char *key;
-} option_keys[] = {
-    {OPT_MEMORY, "limits", "memory"},
-    {OPT_CPUS, "limits", "cpus"},
-    {OPT_PIDS, "limits", "pids"},
-    {OPT_TIMEOUT, "limits", "timeout"},
-    {OPT_DISK, "limits", "disk"},
-    {OPT_NET, "network", "mode"},
-    {OPT_NET_HELPER, "network", "helper"},
-    {OPT_ALLOW, "network", "allow"},
-    {OPT_DENY, "network", "deny"},
-    {OPT_ALLOW_HOST, "network", "allow-host"},
-    {OPT_ENV_FILE, "env", "file"},
-    {OPT_PASS_ENV, "env", "pass"},
-    {OPT_ENTRY, "agent", "entry"},
-    {OPT_INSTALL, "deploy", "install"},
-    {OPT_INSTALL_TIMEOUT, "deploy", "install-timeout"},
-    {OPT_KEEP, "deploy", "keep"},
-    {OPT_DISK_BACKING, "limits", "disk-backing"},
-    {OPT_EXPORT, "artifacts", "export"},
-    {OPT_CHANGES, "artifacts", "changes"},
-};
-
 /* Verbs of later versions: a clear message rather than "agent 'deploy' not found". */
 static const char *const future_verbs[] = {"sessions", NULL};
 /* Verbs with options of their own, named after run's options: say where the options go. */
 static const char *const own_option_verbs[] = {"deploy", "invoke", "deployments", "secrets", NULL};
-
-struct collected {
-	int id;
-	const char *arg;
-	const char *arg2; /* DST of --ro-bind / --bind */
-};
-
-struct parsed {
-	enum sr_options_verb verb;
-	const struct option *options;	      /* long_options, then the verb's own */
-	const struct sr_options_extra *extra; /* the verb's own, or NULL */
-	struct collected *opts;
-	size_t n;
-	const char *profile;
-	int verbosity; /* -v minus -q */
-	bool print_config;
-	bool command_mode;
-	int first_arg;
-	enum sr_action action;
-};
 
 static const char *name_in(const struct option *options, int id)
 {
@@ -154,7 +74,7 @@ static const struct option *long_option(const struct option *options, const char
 	return NULL;
 }
 
-static const char *option_name(const struct parsed *p, int id)
+const char *options_name(const struct parsed *p, int id)
 {
 	return name_in(p->options, id);
 }
@@ -276,7 +196,7 @@ static int two_args(const struct parsed *p, int id, int argc, char **argv, struc
 {
 	if (optind >= argc)
 		return sr_error_msg(err, -EINVAL, "option --%s needs two values: SRC DST",
-				    option_name(p, id));
+				    options_name(p, id));
 	o->arg2 = argv[optind++];
 	return 0;
 }
@@ -292,7 +212,7 @@ static int check_verb(const struct parsed *p, int o, struct sr_error *err)
 		      (p->verb == SR_OPTIONS_DEPLOY || p->verb == SR_OPTIONS_EXPORT)))
 			return sr_error_msg(err, -EINVAL,
 					    "option --%s is for sandbox-run %s (see --help)",
-					    option_name(p, o),
+					    options_name(p, o),
 					    o == OPT_NAME ? "create, deploy or export" : "create");
 		return 0;
 	case OPT_INSTALL:
@@ -301,7 +221,7 @@ static int check_verb(const struct parsed *p, int o, struct sr_error *err)
 		if (p->verb != SR_OPTIONS_DEPLOY)
 			return sr_error_msg(err, -EINVAL,
 					    "option --%s is for sandbox-run deploy (see --help)",
-					    option_name(p, o));
+					    options_name(p, o));
 		return 0;
 	}
 	return 0;
@@ -331,7 +251,7 @@ static int take_option(struct parsed *p, int o, int argc, char **argv, struct sr
 		/* The verb's own: no profile key, taken as it comes. */
 		r = p->extra->take(p->extra->ctx, o, optarg, err);
 		if (r < 0)
-			return sr_error_prefix(err, "option --%s", option_name(p, o));
+			return sr_error_prefix(err, "option --%s", options_name(p, o));
 		return 0;
 	}
 	if ((r = check_verb(p, o, err)) < 0)
@@ -380,77 +300,6 @@ static int collect(int argc, char **argv, struct parsed *p, struct sr_error *err
 	}
 	p->first_arg = optind;
 	return 0;
-}
-
-static int apply_env(struct sr_config *c, const char *arg, struct sr_error *err)
-{
-	_cleanup_free_ char *name = NULL;
-	const char *eq = strchr(arg, '=');
-
-	if (!eq)
-		return sr_error_msg(err, -EINVAL,
-				    "expected KEY=VALUE, got '%s' (use --pass-env %s to copy it "
-				    "from your environment)",
-				    arg, arg);
-	name = strndup(arg, (size_t)(eq - arg));
-	if (!name)
-		return sr_error_errno(err, -ENOMEM, "env");
-	return sr_config_set_env(c, name, eq + 1, err);
-}
-
-static int set_path(char **field, const char *arg, struct sr_error *err)
-{
-	if (arg[0] == '\0')
-		return sr_error_msg(err, -EINVAL, "empty path");
-	free(*field);
-	*field = strdup(arg);
-	if (!*field)
-		return sr_error_errno(err, -ENOMEM, "path");
-	return 0;
-}
-
-static int apply_one(struct sr_config *c, const struct collected *o, struct sr_error *err)
-{
-	for (size_t i = 0; i < SR_ARRAY_SIZE(option_keys); i++)
-		if (option_keys[i].id == o->id)
-			return sr_config_apply(c, option_keys[i].section, option_keys[i].key,
-					       o->arg, err);
-	switch (o->id) {
-	case OPT_ENV:
-		return apply_env(c, o->arg, err);
-	case OPT_RO_BIND:
-	case OPT_BIND:
-		return sr_config_add_bind(c, o->arg, o->arg2, o->id == OPT_BIND, err);
-	case OPT_STRICT:
-		return sr_config_apply(c, "limits", "strict", "true", err);
-	case OPT_WORKSPACE:
-		return set_path(&c->workspace, o->arg, err);
-	case OPT_RESULT:
-		return 0; /* taken before the profile */
-	case OPT_NAME:
-		if (!sr_state_valid_name(o->arg))
-			return sr_error_msg(
-			    err, -EINVAL,
-			    "bad name '%s' (1-64 of letters, digits, '_', '.', '-', "
-			    "starting with a letter or digit)",
-			    o->arg);
-		/*
-		 * An ID is a whole id before it is a name (state.h): a name of
-		 * 32 hex digits could never be used, and another sandbox's
-		 * whole id as a name would have rm NAME end that other one.
-		 */
-		if (strlen(o->arg) == 32 && strspn(o->arg, "0123456789abcdefABCDEF") == 32)
-			return sr_error_msg(
-			    err, -EINVAL,
-			    "bad name '%s': 32 hex digits are a sandbox's id, not a "
-			    "name (choose another)",
-			    o->arg);
-		return set_path(&c->name, o->arg, err);
-	case OPT_FROM:
-		return set_path(&c->from, o->arg, err);
-	default:
-		return sr_error_msg(err, -EINVAL, "unexpected option");
-	}
 }
 
 enum sr_log_level sr_options_log_level(int verbosity)
@@ -593,90 +442,6 @@ static int one_word(const struct sr_config *c, enum sr_options_verb verb, struct
 	return 0;
 }
 
-/*
- * --result first: a caller that asked for a record gets one also when
- * the profile or another option, before or after it, is bad (main.c).
- */
-static int take_result(const struct parsed *p, struct sr_config *c, struct sr_error *err)
-{
-	for (size_t i = 0; i < p->n; i++) {
-		int r;
-
-		if (p->opts[i].id != OPT_RESULT)
-			continue;
-		r = set_path(&c->result_path, p->opts[i].arg, err);
-		if (r < 0)
-			return sr_error_prefix(err, "option --result");
-	}
-	return 0;
-}
-
-/*
- * create --from NAME starts from the snapshot's own configuration
- * (snapshot.h), unless a profile is named; options go over it.
- */
-static int snapshot_profile(const struct parsed *p, char **ret, struct sr_error *err)
-{
-	_cleanup_free_ char *path = NULL;
-
-	for (size_t i = 0; !p->profile && i < p->n; i++) {
-		int r;
-
-		if (p->opts[i].id != OPT_FROM)
-			continue;
-		free(steal_pointer(&path));
-		r = sr_snapshot_config_path(p->opts[i].arg, &path, err);
-		if (r < 0)
-			return sr_error_prefix(err, "option --from");
-		if (access(path, R_OK) < 0)
-			return sr_error_msg(
-			    err, -ENOENT,
-			    "option --from: no snapshot '%s' (sandbox-run snapshots "
-			    "lists them)",
-			    p->opts[i].arg);
-	}
-	*ret = steal_pointer(&path);
-	return 0;
-}
-
-/* The profile -p names, else --from's snapshot's, else base_profile, else the default. */
-static int load_profile(const struct parsed *p, const char *base_profile, struct sr_config *c,
-			struct sr_error *err)
-{
-	_cleanup_free_ char *from_profile = NULL;
-	int r;
-
-	r = snapshot_profile(p, &from_profile, err);
-	if (r < 0)
-		return r;
-	r = sr_profile_load(c,
-			    p->profile	   ? p->profile
-			    : from_profile ? from_profile
-			    : base_profile ? base_profile
-					   : SR_DEFAULT_PROFILE,
-			    err);
-	if (r < 0) {
-		/* The record names the profile asked for, above all when it failed. */
-		if (!c->profile)
-			c->profile = strdup(p->profile ? p->profile : SR_DEFAULT_PROFILE);
-		return r;
-	}
-	return 0;
-}
-
-static int apply_options(const struct parsed *p, struct sr_config *c, struct sr_error *err)
-{
-	for (size_t i = 0; i < p->n; i++) {
-		int r = apply_one(c, &p->opts[i], err);
-
-		if (r < 0)
-			return sr_error_prefix(err, "option --%s", option_name(p, p->opts[i].id));
-		if (p->opts[i].id == OPT_ENTRY)
-			c->entry_given = c->entry != NULL;
-	}
-	return 0;
-}
-
 /* The words after the options (c->argv), as many as verb takes. */
 static int check_words(struct sr_config *c, enum sr_options_verb verb, struct sr_error *err)
 {
@@ -734,8 +499,9 @@ static int parse(int argc, char **argv, enum sr_options_verb verb, const char *b
 		return 0;
 	}
 	c->log_level = sr_options_log_level(p.verbosity);
-	if ((r = take_result(&p, c, err)) < 0 || (r = load_profile(&p, base_profile, c, err)) < 0 ||
-	    (r = apply_options(&p, c, err)) < 0)
+	if ((r = options_take_result(&p, c, err)) < 0 ||
+	    (r = options_load_profile(&p, base_profile, c, err)) < 0 ||
+	    (r = options_apply(&p, c, err)) < 0)
 		return r;
 	c->print_config = p.print_config;
 	c->command_mode = p.command_mode;

@@ -30,7 +30,7 @@
  * where it is, and ".." is the kernel's too. It runs in the supervisor,
  * as the caller, where uids are the host's; the sandbox then opens the
  * resulting path, which holds no link, with RESOLVE_NO_SYMLINKS
- * (mounts.c): a link swapped in between is refused, never followed.
+ * (mounts-sources.c): a link swapped in between is refused, never followed.
  */
 #include "hostpath.h"
 #include "util.h"

@@ -74,8 +74,8 @@ static int check_enforcement(struct sr_sandbox *sb, struct sr_result *r, struct 
 
 /*
  * An archive is opened here, as the caller, and read by the child. A
- * directory is opened by the child itself (mounts.c): overlayfs takes no
- * lower layer from another mount namespace.
+ * directory is opened by the child itself (mounts-sources.c): overlayfs
+ * takes no lower layer from another mount namespace.
  */
 static int open_agent(struct sr_sandbox *sb, struct sr_error *err)
 {

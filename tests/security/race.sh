@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # A --bind source, and an executable-file agent, is resolved by the
 # supervisor (src/lib/hostpath.c, realpath) and opened again by the child
-# before its first mount (src/lib/child/mounts.c), with RESOLVE_NO_SYMLINKS:
-# a symbolic link swapped into the path between the two must not redirect
-# what the sandbox gets (the CVE-2021-30465 class). Each run here is stopped
-# at "child before sources" (SANDBOX_RUN_TEST_STOP_AT), the path swapped for
-# a link to a directory holding another marker, then resumed
-# (SANDBOX_RUN_TEST_RESUME, SIGUSR1, src/base/fault.h): it must fail
-# closed, and the other marker must never be seen inside.
+# before its first mount (src/lib/child/mounts-sources.c), with
+# RESOLVE_NO_SYMLINKS: a symbolic link swapped into the path between the
+# two must not redirect what the sandbox gets (the CVE-2021-30465 class).
+# Each run here is stopped at "child before sources"
+# (SANDBOX_RUN_TEST_STOP_AT), the path swapped for a link to a directory
+# holding another marker, then resumed (SANDBOX_RUN_TEST_RESUME, SIGUSR1,
+# src/base/fault.h): it must fail closed, and the other marker must never
+# be seen inside.
 #
 # Needs a build configured with --enable-fault-injection; in a normal
 # build it checks that the knob does not exist, and skips the rest.

@@ -14,7 +14,7 @@ struct sr_net;
 struct sr_cgroup;
 struct sr_viewfs;
 
-/* Host paths the filesystem is built from, opened by the child first (mounts.c). */
+/* Host paths the filesystem is built from, opened by the child first (mounts-sources.c). */
 struct sr_sources {
 	int workspace;	/* the agent's directory, or -1 */
 	int agent_file; /* an executable-file agent to copy in (agent.h file_path), or -1 */
