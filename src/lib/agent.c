@@ -394,7 +394,7 @@ static const char *below(const char *path, const char *dir)
  * directory is wherever the file happens to be -- a home directory with
  * ~/.ssh beside the script, or, for a root caller, a root-only directory
  * whose 0600 files the idmapped workspace would make the agent's. So the
- * file is copied into an empty workspace (sandbox-side, by PID 1: mounts.c)
+ * file is copied into an empty workspace (sandbox-side, by PID 1: workspace.c)
  * and run as /workspace/NAME. Whoever wants a directory says which, with
  * --workspace DIR: a file inside it runs from there, one outside it is
  * copied in beside its files.
@@ -521,7 +521,7 @@ static int resolve_binds(const struct sr_config *c, struct sr_agent *a, struct s
 	return 0;
 }
 
-/* create --from NAME: the snapshot's files are the archive, restored part by part (mounts.c). */
+/* create --from NAME: the snapshot's files are the archive, restored part by part (workspace.c). */
 static int resolve_snapshot(const struct sr_config *c, struct sr_agent *a, struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL;

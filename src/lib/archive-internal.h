@@ -71,7 +71,7 @@ struct sr_la {
 	/*
 	 * C.UTF-8, made once with the library: newlocale() reads locale
 	 * files, which an extraction confined to the workspace cannot open
-	 * (mounts.c). NULL where the system has none.
+	 * (workspace.c). NULL where the system has none.
 	 */
 	locale_t utf8;
 };

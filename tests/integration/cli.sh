@@ -182,7 +182,7 @@ t_archives() {
 # libarchive parses the agent's archive in a child of PID 1 confined as the
 # agent will be: chrooted into the workspace, no capabilities, the filter --
 # all before it reads the archive -- in network and PID namespaces of its
-# own (src/lib/child/mounts.c). Seen with strace, run by root around the round's
+# own (src/lib/child/workspace.c). Seen with strace, run by root around the round's
 # user: only root may read the arguments of PID 1, which is not dumpable.
 t_archive_confined() {
 	# One file per process (-ff): a call interrupted by another process's
