@@ -109,6 +109,10 @@ struct sr_write_opts {
 	 * be the agent's, which can make one file's data many times over (a
 	 * directory renamed ahead of the walk is walked again; a hard link
 	 * is written whole at each of its names unless hardlinks is set).
+	 * The entries themselves, at 512 bytes and their names' length
+	 * each, have a bound of max_bytes too, of their own: walked so, the
+	 * agent's names cost no data, and it can make the walk meet as many
+	 * as it likes.
 	 */
 	uint64_t max_bytes;
 	const char *limit_what; /* what max_bytes is, for its error ("the sandbox's disk limit") */
