@@ -38,6 +38,13 @@ struct sr_extract_opts {
 	 */
 	bool links_within_top;
 	/*
+	 * The entries too are bounded by max_bytes, a bound of their own, at
+	 * 512 bytes and their names each (cp out: the sandbox's walk can be
+	 * made to meet names without end, which cost no data, each a name,
+	 * an inode or a directory's block on the host).
+	 */
+	bool bound_entries;
+	/*
 	 * What max_bytes is, for the error past it ("extract f: more than
 	 * LIMIT_WHAT", -EFBIG); NULL: the disk limit (-ENOSPC), as an
 	 * agent's archive has it.

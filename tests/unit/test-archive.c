@@ -1135,6 +1135,30 @@ START_TEST(test_write_bound_names)
 	ck_assert_msg(strstr(err.msg, "more than 100000 bytes of entries (a 512-byte header and "
 				      "its names each), the limit"),
 		      "%s", err.msg);
+
+	/* Extracted with bound_entries (cp out), the same bound on the host's side. */
+	ck_assert_int_eq(ftruncate(out, 0), 0);
+	ck_assert_int_eq(lseek(out, 0, SEEK_SET), 0);
+	ck_assert_int_eq(sr_archive_writer_new(out, &(struct sr_write_opts){0}, &w, &err), 0);
+	ck_assert_msg(sr_archive_write_tree(w, tmpfd, "nsrc", NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sr_archive_writer_end(w, NULL, NULL, &err) == 0, "%s", err.msg);
+	sr_archive_writer_free(w);
+	ck_assert_int_eq(lseek(out, 0, SEEK_SET), 0);
+	k = sr_archive_extract_opts(out, destfd,
+				    &(struct sr_extract_opts){.max_bytes = 100000,
+							      .bound_entries = true,
+							      .limit_what = "the limit"},
+				    &err);
+	ck_assert_int_eq(k, -EFBIG);
+	ck_assert_msg(strstr(err.msg,
+			     ": more than the limit, in entries (512 bytes and their names "
+			     "each)"),
+		      "%s", err.msg);
+	ck_assert_int_eq(lseek(out, 0, SEEK_SET), 0);
+	k = sr_archive_extract_opts(
+	    out, destfd, &(struct sr_extract_opts){.max_bytes = 130000, .bound_entries = true},
+	    &err);
+	ck_assert_msg(k == 0, "%s", err.msg);
 }
 END_TEST
 
