@@ -62,6 +62,7 @@ struct extract {
 	const struct sr_extract_opts *o;
 	uint64_t max_bytes; /* 0: no bound of our own */
 	uint64_t total;
+	uint64_t names; /* the entries' own cost (charge_entry()) */
 	size_t entries;
 	mode_t umask; /* applied by hand where fchmod() bypasses it */
 	/* The last parent directory opened: archives list a directory's files together. */
@@ -520,6 +521,24 @@ static int make_hardlink(struct extract *x, struct archive_entry *e, const char 
 	return 0;
 }
 
+/* An entry's own cost, with bound_entries: a header block and its names. */
+static int charge_entry(struct extract *x, struct archive_entry *e, const char *path,
+			struct sr_error *err)
+{
+	const char *link = sr_la.entry_symlink(e) ?: sr_la.entry_hardlink(e);
+	uint64_t cost = 512 + strlen(path) + (link ? strlen(link) : 0);
+
+	if (!x->o->bound_entries || !x->max_bytes)
+		return 0;
+	if (cost > x->max_bytes || x->names > x->max_bytes - cost)
+		return sr_error_msg(err, -EFBIG,
+				    "extract %s: more than %s, in entries (512 bytes and their "
+				    "names each)",
+				    x->shown, x->o->limit_what ?: "the disk limit");
+	x->names += cost;
+	return 0;
+}
+
 static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_error *err)
 {
 	const char *raw = sr_la.entry_pathname(e) ?: sr_la.entry_pathname_utf8(e), *why,
@@ -539,6 +558,9 @@ static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_e
 			return 0;
 		return sr_error_msg(err, -EINVAL, "extract %s: empty name", x->shown);
 	}
+	k = charge_entry(x, e, path, err);
+	if (k < 0)
+		return k;
 	k = map_top(x, path, sizeof(path),
 		    type == AE_IFREG && !sr_la.entry_hardlink(e) && !sr_la.entry_hardlink_utf8(e),
 		    &why);

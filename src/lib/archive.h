@@ -38,6 +38,13 @@ struct sr_extract_opts {
 	 */
 	bool links_within_top;
 	/*
+	 * The entries too are bounded by max_bytes, a bound of their own, at
+	 * 512 bytes and their names each (cp out: the sandbox's walk can be
+	 * made to meet names without end, which cost no data, each a name,
+	 * an inode or a directory's block on the host).
+	 */
+	bool bound_entries;
+	/*
 	 * What max_bytes is, for the error past it ("extract f: more than
 	 * LIMIT_WHAT", -EFBIG); NULL: the disk limit (-ENOSPC), as an
 	 * agent's archive has it.
@@ -109,6 +116,10 @@ struct sr_write_opts {
 	 * be the agent's, which can make one file's data many times over (a
 	 * directory renamed ahead of the walk is walked again; a hard link
 	 * is written whole at each of its names unless hardlinks is set).
+	 * The entries themselves, at 512 bytes and their names' length
+	 * each, have a bound of max_bytes too, of their own: walked so, the
+	 * agent's names cost no data, and it can make the walk meet as many
+	 * as it likes.
 	 */
 	uint64_t max_bytes;
 	const char *limit_what; /* what max_bytes is, for its error ("the sandbox's disk limit") */

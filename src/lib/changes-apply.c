@@ -293,17 +293,41 @@ static int check_dir(struct apply *a, struct sr_error *err)
 	return 0;
 }
 
-/* A root caller's new file is its directory's owner's; a replaced one keeps its owner. */
-static void give(int parent, const char *name, const struct stat *old)
+/*
+ * A root caller's new file is its directory's owner's; a replaced one
+ * keeps its owner. Given through fd, what was made, never by its name:
+ * whoever else may write the directory can swap that name for a hard
+ * link to a file of theirs (the temporary one, while the content is
+ * written), and root would chown their file, to root or to the
+ * directory's owner.
+ */
+static void give(int fd, int parent, const struct stat *old)
 {
 	struct stat dir;
 
 	if (geteuid() != 0)
 		return;
 	if (old)
-		(void)!fchownat(parent, name, old->st_uid, old->st_gid, AT_SYMLINK_NOFOLLOW);
+		(void)!fchownat(fd, "", old->st_uid, old->st_gid, AT_EMPTY_PATH);
 	else if (fstat(parent, &dir) == 0)
-		(void)!fchownat(parent, name, dir.st_uid, dir.st_gid, AT_SYMLINK_NOFOLLOW);
+		(void)!fchownat(fd, "", dir.st_uid, dir.st_gid, AT_EMPTY_PATH);
+}
+
+/*
+ * A root caller's link or directory just made at (parent, name), given
+ * as give() does: opened without following it (O_PATH), and only if it
+ * is still what was made, not what someone else put at its name since.
+ */
+static void give_made(int parent, const char *name, mode_t type, const struct stat *old)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (geteuid() != 0)
+		return;
+	fd = sr_openat2(parent, name, O_PATH | O_NOFOLLOW, RESOLVE_HERE);
+	if (fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == type)
+		give(fd, parent, old);
 }
 
 /*
@@ -375,7 +399,7 @@ static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_
 				: chmod_dir(parent, leaf, ch->node.mode & 0777);
 			if (k < 0)
 				return sr_error_errno(err, k, "apply: mkdir %s", ch->path);
-			give(parent, leaf, NULL);
+			give_made(parent, leaf, S_IFDIR, NULL);
 		}
 		return 0;
 	}
@@ -384,6 +408,7 @@ static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_
 	if (ch->node.type == SR_CHANGE_LINK) {
 		if (symlinkat(ch->node.target, parent, tmp) < 0)
 			return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
+		give_made(parent, tmp, S_IFLNK, had && !S_ISDIR(old.st_mode) ? &old : NULL);
 	} else {
 		ssize_t n;
 
@@ -396,10 +421,11 @@ static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_
 		/* Its mode exactly (no umask), never a set-id bit. */
 		if (k >= 0 && fchmod(fd, ch->node.mode & 0777) < 0)
 			k = sr_negerrno();
+		if (k >= 0)
+			give(fd, parent, had && !S_ISDIR(old.st_mode) ? &old : NULL);
 		if (k >= 0 && close(steal_fd(&fd)) < 0)
 			k = sr_negerrno();
 	}
-	give(parent, tmp, had && !S_ISDIR(old.st_mode) ? &old : NULL);
 	/* A directory replaced by a file: it was emptied by the deletions before. */
 	if (k >= 0 && had && S_ISDIR(old.st_mode) && unlinkat(parent, leaf, AT_REMOVEDIR) < 0)
 		k = sr_negerrno();

@@ -309,6 +309,7 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	_cleanup_free_ char *top = last_part(path);
 	struct sr_extract_opts o = {.max_entries = CP_MAX_ENTRIES,
 				    .links_within_top = true,
+				    .bound_entries = true,
 				    .max_bytes = opts->max_bytes,
 				    .limit_what = opts->limit_what,
 				    .idle_ms = opts->idle_ms,

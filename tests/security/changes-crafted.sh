@@ -193,6 +193,75 @@ t_apply_race() {
 		600 "$(stat -c %a "$v")"
 }
 
+OTHER=54321
+
+t_apply_chown_race() {
+	# A root caller's new file (or link) is the directory owner's: it was
+	# chowned by its temporary name, after it was written. Another user
+	# who may write the directory (not sticky) swaps that name for a hard
+	# link to a file of theirs while the 20 MB are written, and root
+	# chowned their file instead: to the directory's owner here, to root
+	# where a root file was replaced.
+	local t="$SR_OUT/chown-$SR_AS" o="$SR_OUT/chown-other-$SR_AS" pid k
+	[ "$SR_AS" = root ] || return 0
+	rm -rf "$t" "$o" && mkdir -p "$t" "$o"
+	chown "$SR_TEST_USER:$SR_TEST_USER" "$t" && chmod 0777 "$t"
+	echo theirs >"$o/mine" && chown -R "$OTHER:$OTHER" "$o"
+	F="$SR_OUT/chown-$SR_AS.tar"
+	python3 - "$F" <<'PY'
+import hashlib, io, json, sys, tarfile
+data = b"x" * (20 << 20)
+m = {"kind": "sandbox-run-changes", "version": 1, "sandbox_id": "x", "workspace": None,
+     "base_time": "", "base_time_ns": 0, "changes": [{"path": "new", "op": "added",
+     "type": "file", "mode": "0644", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()},
+     {"path": "d", "op": "added", "type": "dir", "mode": "0755"},
+     {"path": "l", "op": "added", "type": "symlink", "target": "new", "mode": "0777"}]}
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    for name, b in (("sandbox-run-changes.json", json.dumps(m).encode()), ("files/new", data)):
+        i = tarfile.TarInfo(name); i.size = len(b); i.mode = 0o644
+        t.addfile(i, io.BytesIO(b))
+    i = tarfile.TarInfo("files/d"); i.type = tarfile.DIRTYPE; i.mode = 0o755; t.addfile(i)
+    i = tarfile.TarInfo("files/l"); i.type = tarfile.SYMTYPE; i.linkname = "new"; t.addfile(i)
+PY
+	chmod 644 "$F"
+	setpriv --reuid=$OTHER --regid=$OTHER --clear-groups -- /usr/bin/python3 - "$t" "$o/mine" <<'PY' &
+import ctypes, os, struct, sys
+d, mine = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init()
+libc.inotify_add_watch(fd, d.encode(), 0x100)  # IN_CREATE
+while True:
+    buf, off = os.read(fd, 65536), 0
+    while off < len(buf):
+        wd, mask, cookie, ln = struct.unpack_from("iIII", buf, off)
+        name = buf[off + 16:off + 16 + ln].rstrip(b"\0").decode()
+        off += 16 + ln
+        if name.startswith(".sr-apply."):
+            try:
+                os.unlink(os.path.join(d, name))
+                os.link(mine, os.path.join(d, name))
+            except OSError:
+                pass
+PY
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	sleep 0.5
+	for k in $(seq 1 10); do
+		"$SR" -q apply "$F" --to "$t" >/dev/null 2>&1
+		[ "$(stat -c %u "$o/mine")" = "$OTHER" ] || break
+		rm -rf "$t/new" "$t/d" "$t/l"
+	done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	assert_eq "apply as root racing a hard link swapped in: the other user's file stays theirs ($k tries)" \
+		"$OTHER" "$(stat -c %u "$o/mine")"
+	rm -rf "$t/new" "$t/d" "$t/l"
+	"$SR" -q apply "$F" --to "$t" >/dev/null 2>&1
+	assert_eq "unraced, the new file, directory and link are the directory owner's" \
+		"$SR_TEST_USER $SR_TEST_USER $SR_TEST_USER" "$(stat -c %U "$t/new" "$t/d" "$t/l" 2>&1 | xargs)"
+	rm -rf "$t" "$o" "$F"
+}
+
 t_export_sparse() {
 	# A file of 10 TB that is all hole costs the agent nothing of its disk:
 	# exported, it would be 10 TB for whatever reads the copy next (an
@@ -270,5 +339,5 @@ for j in range(8):
 }
 
 for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
-	t_export_sparse t_changes_sparse t_changes_many
+	t_apply_chown_race t_export_sparse t_changes_sparse t_changes_many
 done_testing

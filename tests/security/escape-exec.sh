@@ -509,6 +509,127 @@ t_snapshot_bounded() {
 		test -z "$(find "$d/snapshots" -mindepth 1 -maxdepth 1 2>/dev/null)"
 }
 
+# start_mover N_NAMES N_DIRS: in $sb, /tmp/x/T holds N_NAMES names of one
+# empty file (no inode, no disk), beside 2 * N_DIRS empty directories; each
+# time a walk opens T, T moves into a directory the walk has not opened
+# yet (inotify says when, and the file system's order which), to be
+# walked again. Its pid in $mover; it ends once /tmp/x is removed.
+start_mover() {
+	cat >"$SR_TMP/mover.py" <<'PY'
+import ctypes, os, struct, sys
+base, n_names, n_dirs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+# Directories made before T and after it: whichever order the file
+# system lists them in (tmpfs: the newest first), n_dirs come after T.
+os.makedirs(base)
+for i in range(n_dirs):
+    os.mkdir(base + "/E%05d" % i)
+os.mkdir(base + "/T")
+for i in range(n_dirs, 2 * n_dirs):
+    os.mkdir(base + "/E%05d" % i)
+open(base + "/T/f", "w").close()
+for i in range(n_names):
+    os.link(base + "/T/f", base + "/T/%s%06d" % ("n" * 200, i))
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init()
+IN_OPEN, IN_ONLYDIR = 0x20, 0x01000000
+t_wd = libc.inotify_add_watch(fd, (base + "/T").encode(), IN_OPEN | IN_ONLYDIR)
+unopened = {}
+for n in os.listdir(base):
+    if n.startswith("E"):
+        unopened[libc.inotify_add_watch(fd, (base + "/" + n).encode(), IN_OPEN | IN_ONLYDIR)] = n
+# The walk opens directories in this order (the file system's).
+order = [n for n in os.listdir(base) if n.startswith("E")]
+print("ready", flush=True)
+where = base + "/T"
+while unopened:
+    buf, off, t_opened = os.read(fd, 65536), 0, False
+    while off < len(buf):
+        wd, mask, cookie, ln = struct.unpack_from("iIII", buf, off)
+        off += 16 + ln
+        if ln == 0 and wd == t_wd:
+            t_opened = True
+        elif ln == 0:
+            unopened.pop(wd, None)
+    if t_opened and unopened:
+        left = set(unopened.values())
+        nxt = "%s/%s/T" % (base, next(n for n in order if n in left))
+        os.rename(where, nxt)
+        where = nxt
+PY
+	chmod 0644 "$SR_TMP/mover.py"
+	sr cp "$SR_TMP/mover.py" "$sb:/tmp/mover.py"
+	(as_user_exec "$SR" exec "$sb" -- python3 /tmp/mover.py /tmp/x "$1" "$2" </dev/null \
+		>"$SR_OUT/mover-$SR_AS" 2>&1) &
+	mover=$!
+	check "the agent's mover is ready" until_ok 30 grep -q ready "$SR_OUT/mover-$SR_AS"
+}
+
+# stop_mover: /tmp/x removed, the mover ends.
+stop_mover() {
+	sr exec "$sb" -- rm -r /tmp/x
+	check "the mover ends" until_ok 10 sh -c "! kill -0 $mover 2>/dev/null"
+	kill -9 "$mover" 2>/dev/null
+	wait "$mover" 2>/dev/null
+}
+
+# The snapshot's names cost no data, and the agent can make the walk meet
+# as many as it likes: a directory of 2,000 names of one empty file (no
+# inode, no disk), moved into a directory the walk has not opened yet
+# each time the walk opens it (inotify says when), was walked once for
+# each of 60 such directories, 120,000 entries into the host's data
+# directory from a sandbox of 4 MB that held 2,120 names (877 walks of
+# 20,000, 91 MB of snapshot from a 50 MB disk, had it more directories).
+# The entries are bounded as the data is, each at 512 bytes and its
+# names' length.
+t_snapshot_names_bounded() {
+	local d mover
+	d=$(data_dir)
+	new_sandbox --disk 4M
+	start_mover 2000 60
+	sr snapshot "$sb" "names-$SR_AS"
+	assert_eq "snapshot of a tree moved ahead of its walk: refused (125)" 125 "$rc"
+	assert_match "saying why" \
+		"^sandbox-run: archive tmp/x/E[0-9]+/T/n+[0-9]+: more than 4194304 bytes of entries \(a 512-byte header and its names each\), the sandbox's disk limit$" \
+		"$errout"
+	check "nothing left in the data directory" until_ok 5 \
+		test -z "$(find "$d/snapshots" -mindepth 1 -maxdepth 1 2>/dev/null)"
+	stop_mover
+	sr exec "$sb" -- sh -c 'mkdir /tmp/l && touch /tmp/l/f &&
+		for i in $(seq 2000); do ln /tmp/l/f /tmp/l/$i || exit 1; done'
+	sr snapshot "$sb" "names-$SR_AS"
+	assert_eq "the same 2,001 names, unmoved: a snapshot" 0 "$rc"
+	sr snapshots rm "names-$SR_AS"
+	sr rm "$sb"
+}
+
+# The same against cp out: the host made a name for each entry the walk
+# met, up to 10 million, whatever the sandbox's disk limit: from a
+# sandbox of 4 MB that held 2,050 names, tens of thousands of links on
+# the host, until its file system's link limit ("Too many links"); empty
+# files or directories moved so are a host inode (and a block) each. The
+# entries are bounded on the host as the data is.
+t_cp_names_bounded() {
+	local dst="$SR_OUT/names-$SR_AS" mover
+	rm -rf "$dst"
+	mkdir -p "$dst"
+	own "$dst"
+	new_sandbox --disk 4M
+	start_mover 2000 25
+	sr cp "$sb:/tmp/x" "$dst/x"
+	assert_eq "cp out of a tree moved ahead of its walk: refused (125)" 125 "$rc"
+	assert_match "saying why" \
+		"^sandbox-run: cp: extract x/E[0-9]+/T/n+[0-9]+: more than 4M, the sandbox's disk limit \(--max-size raises it\), in entries \(512 bytes and their names each\)$" \
+		"$errout"
+	assert_eq "nothing left at the destination" "" "$(ls -A "$dst")"
+	stop_mover
+	sr exec "$sb" -- sh -c 'mkdir /tmp/l && touch /tmp/l/f &&
+		for i in $(seq 2000); do ln /tmp/l/f /tmp/l/$i || exit 1; done'
+	sr cp "$sb:/tmp/l" "$dst/l"
+	assert_eq "the same 2,001 names, unmoved: copied" "0 2001" "$rc $(stat -c %h "$dst/l/f")"
+	sr rm "$sb"
+	rm -rf "$dst"
+}
+
 # Workers that do not end -- a file_read whose reader takes nothing (a
 # download through serve, paused on a slow client, has no idle timeout),
 # a worker the agent stopped -- hold none of the sandbox's other requests:
@@ -692,6 +813,6 @@ print(s.makefile().readline().strip())' "${url##*:}" 2>&1)"
 }
 
 for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_busy t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
-	t_client_gone t_tty_contained t_snapshot_bounded t_keeper_workers_held t_snapshot_waits_bounded \
+	t_client_gone t_tty_contained t_snapshot_bounded t_snapshot_names_bounded t_cp_names_bounded t_keeper_workers_held t_snapshot_waits_bounded \
 	t_exec_hung_up t_port_waits_for_room t_port_owner_reserve
 done_testing

@@ -1087,6 +1087,71 @@ START_TEST(test_write_bound)
 }
 END_TEST
 
+/*
+ * The entries are bounded too, by max_bytes of their own, at 512 bytes and their names
+ * each: names cost no data, and a walk of the agent's tree meets as many as it can make.
+ */
+START_TEST(test_write_bound_names)
+{
+	_cleanup_close_ int out = -1;
+	struct sr_archive_writer *w = NULL;
+	struct sr_error err = {};
+	char name[128];
+	int k;
+
+	ck_assert_int_eq(mkdirat(tmpfd, "nsrc", 0755), 0);
+	for (int i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "nsrc/%0100d", i);
+		ck_assert_int_eq(close(openat(tmpfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)),
+				 0);
+	}
+	out = openat(tmpfd, "names.tar", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(out, 0);
+	/* 201 entries of at most 617 bytes: within 130,000. */
+	ck_assert_int_eq(
+	    sr_archive_writer_new(out, &(struct sr_write_opts){.max_bytes = 130000}, &w, &err), 0);
+	k = sr_archive_write_tree(w, tmpfd, "nsrc", NULL, &err);
+	sr_archive_writer_free(w);
+	ck_assert_msg(k == 0, "%s", err.msg);
+	ck_assert_int_eq(ftruncate(out, 0), 0);
+	ck_assert_int_eq(sr_archive_writer_new(out,
+					       &(struct sr_write_opts){.max_bytes = 100000,
+								       .limit_what = "the limit"},
+					       &w, &err),
+			 0);
+	k = sr_archive_write_tree(w, tmpfd, "nsrc", NULL, &err);
+	sr_archive_writer_free(w);
+	ck_assert_int_eq(k, -EFBIG);
+	ck_assert_msg(strstr(err.msg, "more than 100000 bytes of entries (a 512-byte header and "
+				      "its names each), the limit"),
+		      "%s", err.msg);
+
+	/* Extracted with bound_entries (cp out), the same bound on the host's side. */
+	ck_assert_int_eq(ftruncate(out, 0), 0);
+	ck_assert_int_eq(lseek(out, 0, SEEK_SET), 0);
+	ck_assert_int_eq(sr_archive_writer_new(out, &(struct sr_write_opts){0}, &w, &err), 0);
+	ck_assert_msg(sr_archive_write_tree(w, tmpfd, "nsrc", NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sr_archive_writer_end(w, NULL, NULL, &err) == 0, "%s", err.msg);
+	sr_archive_writer_free(w);
+	ck_assert_int_eq(lseek(out, 0, SEEK_SET), 0);
+	k = sr_archive_extract_opts(out, destfd,
+				    &(struct sr_extract_opts){.max_bytes = 100000,
+							      .bound_entries = true,
+							      .limit_what = "the limit"},
+				    &err);
+	ck_assert_int_eq(k, -EFBIG);
+	ck_assert_msg(strstr(err.msg,
+			     ": more than the limit, in entries (512 bytes and their names "
+			     "each)"),
+		      "%s", err.msg);
+	ck_assert_int_eq(lseek(out, 0, SEEK_SET), 0);
+	k = sr_archive_extract_opts(
+	    out, destfd, &(struct sr_extract_opts){.max_bytes = 130000, .bound_entries = true},
+	    &err);
+	ck_assert_msg(k == 0, "%s", err.msg);
+}
+END_TEST
+
 static Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
@@ -1139,6 +1204,7 @@ static Suite *archive_suite(void)
 	tcase_add_test(tw, test_write_hardlinks);
 	tcase_add_test(tw, test_write_full);
 	tcase_add_test(tw, test_write_bound);
+	tcase_add_test(tw, test_write_bound_names);
 	suite_add_tcase(s, tw);
 	return s;
 }

@@ -95,7 +95,8 @@ static int tar_in(const struct sr_plan *p, const char *path, int fd, struct sr_e
  * bounded here: no more file data than the sandbox's disk holds, however
  * often the agent makes the walk meet the same data (a directory renamed
  * ahead of it; hard links are stored once, as links); a restore with the
- * same limit could not take more anyway.
+ * same limit could not take more anyway. The entries, which cost no data,
+ * are bounded by as much again (archive.h).
  */
 static int snapshot(const struct sr_plan *p, int fd, struct sr_error *err)
 {
