@@ -240,3 +240,33 @@ static inline int sr_openat2(int dirfd, const char *path, int flags, uint64_t re
 
 	return fd < 0 ? sr_negerrno() : (int)fd;
 }
+
+/*
+ * What was just made at (dirfd, name), a directory or a symbolic link
+ * (type: S_IFDIR, S_IFLNK), opened as it is (O_PATH, never followed) to be
+ * chowned through (fchownat(fd, "", ..., AT_EMPTY_PATH)), and only if it
+ * still is one. Never chown it by its name: whoever else may write dirfd
+ * can swap that name, between the making and the chown, for a hard link
+ * to a file they may link (their own; with fs.protected_hardlinks, any
+ * they may read and write, root's too), and a root caller would give them
+ * that file. An O_PATH fd; -ESTALE when the name is no longer of that
+ * type; -errno.
+ */
+static inline int sr_open_made(int dirfd, const char *name, mode_t type)
+{
+	struct stat st;
+	int fd = sr_openat2(dirfd, name, O_PATH | O_NOFOLLOW,
+			    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	int k;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		k = sr_negerrno();
+	else if ((st.st_mode & S_IFMT) != type)
+		k = -ESTALE;
+	else
+		return fd;
+	close(fd);
+	return k;
+}

@@ -157,14 +157,33 @@ static int map_top(const struct extract *x, char *path, size_t len, bool file, c
 	return 0;
 }
 
-/* What is made goes to the owner asked for (sr_extract_opts.chown), never through a link. */
-static int give(const struct sr_extract_opts *o, int dirfd, const char *leaf)
+/*
+ * A directory or link just made (type: S_IFDIR, S_IFLNK) goes to the
+ * owner asked for (sr_extract_opts.chown) through what was made, never by
+ * its name: whoever may write the directory (its owner) may swap the
+ * name for a hard link to a file of root's they may link (sr_open_made()).
+ * -ESTALE: it was swapped.
+ */
+static int give(const struct sr_extract_opts *o, int dirfd, const char *leaf, mode_t type)
 {
+	_cleanup_close_ int fd = -1;
+
 	if (!o || !o->chown)
 		return 0;
-	return fchownat(dirfd, leaf, o->owner_uid, o->owner_gid, AT_SYMLINK_NOFOLLOW) < 0
-		   ? sr_negerrno()
-		   : 0;
+	fd = sr_open_made(dirfd, leaf, type);
+	if (fd < 0)
+		return fd;
+	return fchownat(fd, "", o->owner_uid, o->owner_gid, AT_EMPTY_PATH) < 0 ? sr_negerrno() : 0;
+}
+
+static int give_error(const struct extract *x, int k, struct sr_error *err)
+{
+	if (k == -ESTALE)
+		return sr_error_msg(err, k,
+				    "extract %s: replaced by something else as it was made: not "
+				    "given to the directory's owner",
+				    x->shown);
+	return sr_error_errno(err, k, "extract %s: chown", x->shown);
 }
 
 /*
@@ -189,8 +208,10 @@ static int open_dir(int dest, const char *path, const struct sr_extract_opts *o)
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
 		if (mkdirat(cur, comp, 0755) == 0) {
-			if (give(o, cur, comp) < 0)
-				return sr_negerrno();
+			int k = give(o, cur, comp, S_IFDIR);
+
+			if (k < 0)
+				return k;
 		} else if (errno != EEXIST) {
 			return sr_negerrno();
 		}
@@ -211,6 +232,8 @@ static const char *open_dir_why(int k)
 		return "a parent directory is a symbolic link";
 	case -ENOTDIR:
 		return "a parent is not a directory";
+	case -ESTALE:
+		return "a parent directory was replaced by something else as it was made";
 	default:
 		return NULL;
 	}
@@ -406,11 +429,12 @@ static int make_dir(struct extract *x, struct archive_entry *e, int dirfd, const
 {
 	_cleanup_close_ int fd = -1;
 	mode_t mode = (sr_la.entry_mode(e) & 0777) | 0700;
+	int k;
 
-	if (mkdirat(dirfd, leaf, mode) == 0)
-		return give(x->o, dirfd, leaf) < 0
-			   ? sr_error_errno(err, sr_negerrno(), "extract %s: chown", x->shown)
-			   : 0;
+	if (mkdirat(dirfd, leaf, mode) == 0) {
+		k = give(x->o, dirfd, leaf, S_IFDIR);
+		return k < 0 ? give_error(x, k, err) : 0;
+	}
 	if (errno != EEXIST)
 		return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
 	fd = sr_openat2(dirfd, leaf, O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
@@ -476,9 +500,8 @@ static int make_symlink(struct extract *x, struct archive_entry *e, const char *
 		if (symlinkat(target, dirfd, leaf) < 0)
 			return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
 	}
-	if (give(x->o, dirfd, leaf) < 0)
-		return sr_error_errno(err, sr_negerrno(), "extract %s: chown", x->shown);
-	return 0;
+	k = give(x->o, dirfd, leaf, S_IFLNK);
+	return k < 0 ? give_error(x, k, err) : 0;
 }
 
 static int make_hardlink(struct extract *x, struct archive_entry *e, const char *path, int dirfd,

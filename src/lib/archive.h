@@ -63,7 +63,9 @@ struct sr_extract_opts {
 	int cancel_fd;
 	/*
 	 * With chown: everything made is given to owner_uid:owner_gid (a root
-	 * caller's export into a user's directory is that user's).
+	 * caller's export into a user's directory is that user's), through
+	 * what was made, never by its name; a name swapped meanwhile fails
+	 * the extraction (-ESTALE).
 	 */
 	bool chown;
 	uid_t owner_uid;

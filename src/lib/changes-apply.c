@@ -315,18 +315,17 @@ static void give(int fd, int parent, const struct stat *old)
 
 /*
  * A root caller's link or directory just made at (parent, name), given
- * as give() does: opened without following it (O_PATH), and only if it
- * is still what was made, not what someone else put at its name since.
+ * as give() does: through what was made (sr_open_made()), not what
+ * someone else put at its name since.
  */
 static void give_made(int parent, const char *name, mode_t type, const struct stat *old)
 {
 	_cleanup_close_ int fd = -1;
-	struct stat st;
 
 	if (geteuid() != 0)
 		return;
-	fd = sr_openat2(parent, name, O_PATH | O_NOFOLLOW, RESOLVE_HERE);
-	if (fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == type)
+	fd = sr_open_made(parent, name, type);
+	if (fd >= 0)
 		give(fd, parent, old);
 }
 

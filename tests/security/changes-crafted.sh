@@ -262,6 +262,82 @@ PY
 	rm -rf "$t" "$o" "$F"
 }
 
+t_export_chown_race() {
+	# A root caller's export into a user's directory is that user's: each
+	# directory and link it made was chowned by its name, just after it
+	# was made. The directory's owner swaps that name for a hard link to a
+	# root file it may link (0666: fs.protected_hardlinks lets it), and
+	# root gave them that file. The racer wakes on inotify, at a real-time
+	# priority on the exporter's one CPU: it runs between the making and
+	# the chown, every time.
+	local t="$SR_OUT/echown-$SR_AS" o="$SR_OUT/echown-victim-$SR_AS" w="$SR_OUT/echown-ws-$SR_AS" pid k what
+	local rt=(chrt -f 1) cpu=(taskset -c 0)
+	[ "$SR_AS" = root ] || return 0
+	"${rt[@]}" true 2>/dev/null || rt=()
+	"${cpu[@]}" true 2>/dev/null || cpu=()
+	rm -rf "$t" "$o" "$w" && mkdir -p "$t/reports" "$o" "$w"
+	chown -R "$SR_TEST_USER:$SR_TEST_USER" "$t"
+	echo root-d >"$o/d" && echo root-l >"$o/l" && chmod 0666 "$o/d" "$o/l"
+	"${cpu[@]}" "${rt[@]}" setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups -- \
+		/usr/bin/python3 - "$t" "$o/d" "$o/l" <<'PY' &
+import ctypes, os, stat, struct, sys
+t, victims = sys.argv[1], {"sub": sys.argv[2], "l": sys.argv[3]}
+d = os.path.join(t, "reports")
+ino = {n: os.stat(v).st_ino for n, v in victims.items()}
+libc = ctypes.CDLL(None, use_errno=True)
+def ready(name):  # the hard link to swap in, beside: ".sub", ".l"
+    p = os.path.join(d, "." + name)
+    try:
+        (os.rmdir if stat.S_ISDIR(os.lstat(p).st_mode) else os.unlink)(p)
+    except OSError:
+        pass
+    os.link(victims[name], p)
+for name in victims:
+    ready(name)
+fd = libc.inotify_init()
+libc.inotify_add_watch(fd, d.encode(), 0x100)  # IN_CREATE
+open(os.path.join(t, ".ready"), "w").close()
+while True:
+    buf, off = os.read(fd, 65536), 0
+    while off < len(buf):
+        wd, mask, cookie, ln = struct.unpack_from("iIII", buf, off)
+        name = buf[off + 16:off + 16 + ln].rstrip(b"\0").decode()
+        off += 16 + ln
+        try:
+            if name not in victims or os.lstat(os.path.join(d, name)).st_ino == ino[name]:
+                continue
+            # In one step, nothing between: RENAME_EXCHANGE (2).
+            libc.renameat2(-100, ("%s/.%s" % (d, name)).encode(), -100,
+                           ("%s/%s" % (d, name)).encode(), 2)
+            ready(name)
+        except OSError:
+            pass
+PY
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	for k in $(seq 1 50); do [ -e "$t/.ready" ] && break; sleep 0.1; done
+	# A directory swapped ends the export: the link is a second one's.
+	for k in $(seq 1 20); do
+		for what in 'mkdir reports/sub' 'ln -s x reports/l'; do
+			(cd "$w" && "${cpu[@]}" "$SR" -q --net none --export "reports:$t/" \
+				-- sh -c "mkdir reports && $what") >/dev/null 2>&1
+		done
+		[ "$(stat -c %u "$o/d" "$o/l" | xargs)" = "0 0" ] || break
+		rm -rf "$t/reports/sub" "$t/reports/l"
+	done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	assert_eq "an export as root racing a hard link swapped in for a directory it made: the root file stays root's ($k tries)" \
+		0 "$(stat -c %u "$o/d")"
+	assert_eq "and for a link it made" 0 "$(stat -c %u "$o/l")"
+	rm -rf "$t/reports"
+	(cd "$w" && "$SR" -q --net none --export "reports:$t/" \
+		-- sh -c 'mkdir -p reports/sub && ln -s sub reports/l') >/dev/null 2>&1
+	assert_eq "unraced, the exported directories and link are the directory owner's" \
+		"$SR_TEST_USER $SR_TEST_USER $SR_TEST_USER" "$(stat -c %U "$t/reports" "$t/reports/sub" "$t/reports/l" 2>&1 | xargs)"
+	rm -rf "$t" "$o" "$w"
+}
+
 t_export_sparse() {
 	# A file of 10 TB that is all hole costs the agent nothing of its disk:
 	# exported, it would be 10 TB for whatever reads the copy next (an
@@ -339,5 +415,5 @@ for j in range(8):
 }
 
 for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
-	t_apply_chown_race t_export_sparse t_changes_sparse t_changes_many
+	t_apply_chown_race t_export_chown_race t_export_sparse t_changes_sparse t_changes_many
 done_testing
