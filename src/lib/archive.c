@@ -33,7 +33,8 @@
  *   entry (so inside the tree).
  * - devices, FIFOs, sockets: refused, naming the entry.
  * - at most SR_ARCHIVE_MAX_ENTRIES entries and max_bytes of file data
- *   (holes in sparse files count: the extent is what later copies cost).
+ *   (holes in sparse files count: the extent is what later copies cost;
+ *   with holes_free only the data written, a snapshot's restore).
  *   A file the bound or a failure cut short is removed, not left
  *   half-written under its name.
  */
@@ -322,8 +323,9 @@ static int write_error(struct extract *x, int k, struct sr_error *err)
 
 /*
  * Data blocks come with their offset: a gap is a hole, made with lseek so
- * that a sparse file stays sparse. The bound is checked before each write,
- * so a compression bomb stops within one block of the limit.
+ * that a sparse file stays sparse, and charged unless holes_free. The
+ * bound is checked before each write, so a compression bomb stops within
+ * one block of the limit.
  */
 static int copy_data(struct extract *x, struct archive_entry *e, int fd, struct sr_error *err)
 {
@@ -344,7 +346,7 @@ static int copy_data(struct extract *x, struct archive_entry *e, int fd, struct 
 		if (off < 0 || (uint64_t)off < pos)
 			return sr_error_msg(
 			    err, -EIO, "extract %s: corrupt archive (data out of order)", x->shown);
-		k = charge(x, (uint64_t)off + size - pos, err);
+		k = charge(x, x->o->holes_free ? size : (uint64_t)off + size - pos, err);
 		if (k < 0)
 			return k;
 		if ((uint64_t)off > pos && lseek(fd, off, SEEK_SET) < 0)
@@ -357,7 +359,7 @@ static int copy_data(struct extract *x, struct archive_entry *e, int fd, struct 
 	/* A file that ends in a hole. */
 	if (sr_la.entry_size_is_set(e) && sr_la.entry_size(e) > 0 &&
 	    (uint64_t)sr_la.entry_size(e) > pos) {
-		k = charge(x, (uint64_t)sr_la.entry_size(e) - pos, err);
+		k = x->o->holes_free ? 0 : charge(x, (uint64_t)sr_la.entry_size(e) - pos, err);
 		if (k < 0)
 			return k;
 		if (ftruncate(fd, sr_la.entry_size(e)) < 0)
@@ -374,8 +376,12 @@ static int make_file(struct extract *x, struct archive_entry *e, int dirfd, cons
 	struct stat st;
 	int k = 0;
 
-	/* Fail before writing anything when the header already says it cannot fit. */
-	if (sr_la.entry_size_is_set(e) && sr_la.entry_size(e) > 0 &&
+	/*
+	 * Fail before writing anything when the header already says it
+	 * cannot fit (its size is its extent: with holes_free, the blocks
+	 * say).
+	 */
+	if (!x->o->holes_free && sr_la.entry_size_is_set(e) && sr_la.entry_size(e) > 0 &&
 	    !fits(x, (uint64_t)sr_la.entry_size(e)))
 		return limit_error(x, err);
 

@@ -31,6 +31,14 @@ struct sr_extract_opts {
 	const char *const *tops; /* NULL-terminated: the only first components allowed */
 	size_t max_entries;	 /* 0: the default for agents' archives (100,000) */
 	/*
+	 * max_bytes counts the data written only, not a sparse file's holes
+	 * seeked over: a snapshot's restore onto the sandbox's own disk,
+	 * where a hole costs nothing (its file system bounds the rest), as
+	 * the snapshot counted them. Elsewhere the holes count: the extent
+	 * is what a later copy of the file costs.
+	 */
+	bool holes_free;
+	/*
 	 * cp: the tree is each entry's first component (the copy), not
 	 * dest. A symbolic link climbs at most to that top, never beside
 	 * it, and the top is no link at all: its target would be resolved

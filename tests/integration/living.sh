@@ -578,6 +578,37 @@ t_snapshot() {
 	assert_match "saying so" "no snapshot 'snap-$SR_AS'" "$errout"
 }
 
+t_snapshot_sparse() {
+	# A sparse file costs the sandbox's disk its data only: `snapshot`
+	# took one larger than the disk (its holes are not stored), and create
+	# --from refused it, counting the holes against the disk limit: a
+	# snapshot that could not be restored. The restore counts the data
+	# written, as the snapshot did; the holes stay holes.
+	local a
+	new_sandbox --timeout 120 --disk 50M
+	sr exec "$sb" -- sh -c 'truncate -s 100M big && printf x | dd of=big bs=1 seek=52428800 conv=notrunc status=none'
+	sr snapshot "$sb" "sparse-$SR_AS"
+	assert_eq "snapshot of a 100M sparse file in a 50M sandbox: taken" 0 "$rc"
+	sr rm "$sb"
+	new_sandbox --from "sparse-$SR_AS"
+	a=$sb
+	assert_eq "create --from it: restored" 0 "$rc"
+	sr exec "$a" -- sh -c 'stat -c %s big; [ "$(du -k big | cut -f1)" -lt 1024 ] && echo sparse; dd if=big bs=1 skip=52428800 count=1 status=none'
+	assert_eq "the file at its size, still sparse, its data where it was" \
+		"$(printf '104857600\nsparse\nx')" "$out"
+	sr rm "$a"
+	# Its data still counts: more than the new sandbox's disk is refused.
+	new_sandbox --timeout 120 --disk 50M
+	sr exec "$sb" -- sh -c 'head -c 30M /dev/zero >data'
+	sr snapshot "$sb" "data-$SR_AS"
+	assert_eq "snapshot of 30M of data: taken" 0 "$rc"
+	sr rm "$sb"
+	sr create --net none --from "data-$SR_AS" --disk 20M
+	assert_eq "create --from it with --disk 20M: refused (125)" 125 "$rc"
+	assert_match "saying why" "snapshot .*: extract workspace/data: archive exceeds the disk limit" "$errout"
+	sr snapshots rm "sparse-$SR_AS" "data-$SR_AS"
+}
+
 t_cp_host_denied() {
 	# A host path the caller may not write (out) or read (in) was said as
 	# the archive named it: "cp: extract f.txt: Permission denied",
@@ -668,6 +699,6 @@ chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
-	t_keeper_killed t_create_interrupted t_create_stopped t_fifty t_other_user t_port t_snapshot t_rm_named_twice t_cp_host_denied t_exec_workdir_missing \
+	t_keeper_killed t_create_interrupted t_create_stopped t_fifty t_other_user t_port t_snapshot t_snapshot_sparse t_rm_named_twice t_cp_host_denied t_exec_workdir_missing \
 	t_create_id_nowhere
 done_testing

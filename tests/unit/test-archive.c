@@ -967,6 +967,49 @@ START_TEST(test_write_sparse)
 END_TEST
 
 /*
+ * A snapshot counts a sparse file's data, not its holes (they cost the
+ * sandbox's disk nothing); its restore counted the holes too and refused
+ * it. holes_free counts the data written only; the data is still bounded.
+ */
+START_TEST(test_extract_holes_free)
+{
+	_cleanup_close_ int out = -1, srcfd = -1;
+	struct sr_archive_writer *w = NULL;
+	struct sr_error err = {};
+	struct sr_extract_opts o = {.max_bytes = 1 << 20};
+
+	ck_assert_int_eq(mkdirat(tmpfd, "hf", 0755), 0);
+	srcfd = openat(tmpfd, "hf", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(srcfd, 0);
+	set_size(srcfd, "big", 64 << 20);
+	write_at(srcfd, "big", 32 << 20, 'A', 5000);
+	out = openat(tmpfd, "hf.tar", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(out, 0);
+	ck_assert_int_eq(sr_archive_writer_new(out, &(struct sr_write_opts){0}, &w, &err), 0);
+	ck_assert_msg(sr_archive_write_tree(w, tmpfd, "hf", NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sr_archive_writer_end(w, NULL, NULL, &err) == 0, "%s", err.msg);
+	sr_archive_writer_free(w);
+
+	/* The extent counts by default: 64 MB is past 1 MB. */
+	ck_assert_int_eq(lseek(out, 0, SEEK_SET), 0);
+	ck_assert_int_lt(sr_archive_extract_opts(out, destfd, &o, &err), 0);
+	ck_assert_msg(strstr(err.msg, "exceeds the disk limit"), "%s", err.msg);
+	o.holes_free = true;
+	ck_assert_int_eq(lseek(out, 0, SEEK_SET), 0);
+	ck_assert_msg(sr_archive_extract_opts(out, destfd, &o, &err) == 0, "%s", err.msg);
+	assert_sparse("hf/big", 64 << 20, 1 << 20);
+	assert_bytes("hf/big", 32 << 20, 'A', 5000);
+	assert_bytes("hf/big", (64 << 20) - 4096, 0, 4096);
+	/* Its data still counts: 5000 bytes are past 4096. */
+	o.max_bytes = 4096;
+	ck_assert_int_eq(lseek(out, 0, SEEK_SET), 0);
+	ck_assert_int_lt(sr_archive_extract_opts(out, destfd, &o, &err), 0);
+	ck_assert_msg(strstr(err.msg, "hf/big: archive exceeds the disk limit of 4096 bytes"), "%s",
+		      err.msg);
+}
+END_TEST
+
+/*
  * A file under three names (and one of a single name beside it): with
  * hardlinks, written once and linked twice, and extracted as one file of
  * three names; without, three files (the stream a changes file needs).
@@ -1201,6 +1244,7 @@ static Suite *archive_suite(void)
 	tcase_add_checked_fixture(tw, setup_tmp, teardown_tmp);
 	tcase_set_timeout(tw, 30);
 	tcase_add_test(tw, test_write_sparse);
+	tcase_add_test(tw, test_extract_holes_free);
 	tcase_add_test(tw, test_write_hardlinks);
 	tcase_add_test(tw, test_write_full);
 	tcase_add_test(tw, test_write_bound);

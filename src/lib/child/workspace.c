@@ -136,11 +136,14 @@ static int extract_archive(const struct sr_plan *p, int data, struct sr_error *e
 	/*
 	 * A snapshot is the sandbox's disk as it was: extracted at the disk's
 	 * root, into its three parts only, bounded by the disk (as many
-	 * files as it holds: no count of the agents' archives').
+	 * files as it holds: no count of the agents' archives), by the data
+	 * it holds, as the snapshot was: a sparse file's holes cost the disk
+	 * nothing, and were no bar to taking the snapshot.
 	 */
 	if (p->agent->snapshot) {
 		o.tops = snapshot_parts;
 		o.max_entries = SIZE_MAX;
+		o.holes_free = true;
 		ws = openat(data, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	} else {
 		ws = openat(data, "workspace", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
