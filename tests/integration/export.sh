@@ -241,12 +241,18 @@ t_limits() {
 }
 
 t_bundle() {
-	local mode
-	export_oci layout --net none "$SR_TMP/examples/echo-agent"
+	local mode agent="$SR_TMP/linked-agent-$SR_AS"
+	rm -rf "$agent" && cp -r "$SR_TMP/examples/echo-agent" "$agent" && ln -s agent "$agent/link"
+	chmod -R a+rX "$agent"
+	export_oci layout --net none "$agent"
 	assert_eq "export --oci: status 0" 0 "$rc"
 	mode=$(stat -c %a "$bundle/config.json")
 	assert_eq "config.json is the caller's alone (it may hold secrets)" 600 "$mode"
 	check "the workspace holds the agent's files" test -x "$bundle/rootfs/workspace/agent"
+	assert_eq "its links are copied as links, owned as its files are" \
+		"agent $(stat -c %u "$bundle/rootfs/workspace/agent")" \
+		"$(readlink "$bundle/rootfs/workspace/link") $(stat -c %u "$bundle/rootfs/workspace/link")"
+	rm -rf "$agent"
 	assert_eq "the copy is the sandbox user's alone (others cannot read the agent's files)" \
 		700 "$(stat -c %a "$bundle/rootfs/workspace")"
 	check "passwd is the sandbox's" grep -q '^user:x:1000:1000:' "$bundle/rootfs/etc/passwd"

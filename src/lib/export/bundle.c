@@ -105,15 +105,22 @@ static int copy_data(int src, int dirfd, const char *dst, mode_t mode, const str
 static int copy_link(int src_dir, const char *name, int dst_dir, const struct writer *w,
 		     const char *what, struct sr_error *err)
 {
+	_cleanup_close_ int made = -1;
 	char target[PATH_MAX];
 	ssize_t n = readlinkat(src_dir, name, target, sizeof(target) - 1);
 
 	if (n < 0)
 		return sr_error_errno(err, sr_negerrno(), "readlink %s", what);
 	target[n] = '\0';
-	if (symlinkat(target, dst_dir, name) < 0 ||
-	    (w && w->chown && fchownat(dst_dir, name, w->uid, w->gid, AT_SYMLINK_NOFOLLOW) < 0))
+	if (symlinkat(target, dst_dir, name) < 0)
 		return sr_error_errno(err, sr_negerrno(), "copy the link %s", what);
+	if (!w || !w->chown)
+		return 0;
+	/* Given through what was made, never by its name, as archive.c's give() does. */
+	made = sr_open_made(dst_dir, name, S_IFLNK);
+	if (made < 0 || fchownat(made, "", w->uid, w->gid, AT_EMPTY_PATH) < 0)
+		return sr_error_errno(err, made < 0 ? made : sr_negerrno(), "copy the link %s",
+				      what);
 	return 0;
 }
 
