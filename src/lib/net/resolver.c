@@ -471,6 +471,11 @@ static void on_answer(struct resolver *rs, struct pending *p)
 		fail(rs, p, SR_DNS_REFUSED);
 		return;
 	}
+	/* Its end unchecked (dns.h): not given, and its addresses would not have opened. */
+	if (a->chain_cut) {
+		fail(rs, p, SR_DNS_SERVFAIL);
+		return;
+	}
 	if (a->n_addrs == 0) {
 		cap = p->o.client >= 0 ? TCP_ANSWER_MAX : UDP_ANSWER_MAX;
 		reply(rs, &p->o, p->ans, sr_dns_finish(p->ans, cap, a, &p->w->q, p->o.client < 0));
