@@ -130,6 +130,13 @@ t_dns_elsewhere() {
 		"$Q --tcp 127.0.0.53 api.sr-test 1"
 	assert_eq "DNS over TCP to the sandbox's resolver answers an allowed name" \
 		"rcode=0 an=1 tc=0 $API" "$out"
+	# glibc over TCP sends its A and AAAA queries together, then reads: the
+	# second was taken only once more bytes came, and none did (10 s, then
+	# nothing resolved).
+	sr_a --net egress --allow both.sr-test -- sh -c \
+		"RES_OPTIONS=use-vc getent ahosts both.sr-test"
+	assert_match "glibc over TCP, two queries at once: both answered" \
+		"$API +STREAM both.sr-test" "$out"
 }
 
 # What a name not allowed gets: nothing, whatever the type or size; the
