@@ -102,6 +102,15 @@ t_host_gains_address() {
 	gained "$LATE/32" "--allow $LATE:$PORT" -- "http://$LATE:$PORT/"
 	assert_match "--allow naming that address exactly: reached, as at start" \
 		"sr-marker A $LATE" "$out"
+	# A living sandbox, the one that runs long enough to see it: its keeper refuses it too.
+	sr_a create --net egress --timeout 60s
+	local id=$out
+	nsenter -t "$A_PID" -n ip addr add "$LATE/32" dev lo
+	sr_a exec "$id" -- sh -c "$CURL http://$LATE:$PORT/; echo curl=\$?"
+	assert_match "a living sandbox: an address the host gains after create is refused" "curl=7" "$out"
+	assert_no_match "and nothing answered" "sr-marker" "$out"
+	sr_a rm "$id"
+	nsenter -t "$A_PID" -n ip addr del "$LATE/32" dev lo
 	if [ -n "$NET_V6" ]; then
 		gained "$LATE6/128" "" -- "-g http://[$LATE6]:$PORT/"
 		assert_match "IPv6: an address the host gains is refused" "curl=7" "$out"
