@@ -42,8 +42,11 @@ setup_network() {
 }
 
 zone_default() {
-	local big=() i
+	local big=() long=("long.sr-test CNAME l1.sr-test") i
 	for i in $(seq 1 100); do big+=("big.sr-test A 198.51.100.$((100 + i % 100))"); done
+	# Nine names, the last denied: one more than the resolver follows.
+	for i in $(seq 1 6); do long+=("l$i.sr-test CNAME l$((i + 1)).sr-test"); done
+	long+=("l7.sr-test CNAME evil.sr-test")
 	net_zone "api.sr-test A $API 30" "www.sr-test CNAME edge.cdn.sr-net" \
 		"edge.cdn.sr-net A $CDN 5" "a.wild.sr-test A $CDN" "x.y.wild.sr-test A $API" \
 		"wild.sr-test A $API" "evil.sr-test A $EVIL" "secret.sr-test A $SECRET" \
@@ -51,7 +54,7 @@ zone_default() {
 		"api.sr-test TXT allowed-text" "dup.sr-test A $API" "dup.sr-test A $API" \
 		"api6.sr-test AAAA $API6" "a.v6.sr-test AAAA $API6" "evil6.sr-test AAAA $EVIL6" \
 		"ula6.sr-test AAAA $ULA6" "meta6.sr-test AAAA $META6" "nat64.sr-test AAAA $NAT64" \
-		"both.sr-test A $API" "both.sr-test AAAA $API6" "${big[@]}"
+		"both.sr-test A $API" "both.sr-test AAAA $API6" "${long[@]}" "${big[@]}"
 }
 
 CURL='curl -sS -m 5'
@@ -127,6 +130,13 @@ t_dns_elsewhere() {
 		"$Q --tcp 127.0.0.53 api.sr-test 1"
 	assert_eq "DNS over TCP to the sandbox's resolver answers an allowed name" \
 		"rcode=0 an=1 tc=0 $API" "$out"
+	# glibc over TCP sends its A and AAAA queries together, then reads: the
+	# second was taken only once more bytes came, and none did (10 s, then
+	# nothing resolved).
+	sr_a --net egress --allow both.sr-test -- sh -c \
+		"RES_OPTIONS=use-vc getent ahosts both.sr-test"
+	assert_match "glibc over TCP, two queries at once: both answered" \
+		"$API +STREAM both.sr-test" "$out"
 }
 
 # What a name not allowed gets: nothing, whatever the type or size; the
@@ -161,8 +171,10 @@ t_deny() {
 		bash -c "! grep -q '^a.wild.sr-test ' $NET_DNS_LOG"
 	# Default mode: every name but the denied ones; still no other DNS.
 	sr_a --net egress --deny evil.sr-test --workspace "$WS" -- sh -c \
-		"getent hosts evil.sr-test; echo evil=\$?; getent hosts api.sr-test; $Q $NET_DNS evil.sr-test 1"
+		"getent hosts evil.sr-test; echo evil=\$?; getent hosts long.sr-test; echo long=\$?; getent hosts api.sr-test; $Q $NET_DNS evil.sr-test 1"
 	assert_match "--deny NAME alone: that name does not resolve" "evil=2" "$out"
+	assert_match "nor a CNAME chain to it longer than the resolver follows" "long=2" "$out"
+	assert_no_match "whose end (its canonical name) it would have given" "$EVIL +evil.sr-test" "$out"
 	assert_match "others do" "$API +api.sr-test" "$out"
 	assert_match "and other DNS is refused" "error=(PermissionError|ConnectionRefusedError)" "$out"
 }

@@ -25,13 +25,16 @@ METADATA=169.254.169.254
 PRIVATE=10.77.0.2
 CGNAT=100.64.0.2
 PUBLIC=198.51.100.2
+LATE=198.51.100.77
+LATE6=2001:db8:a::77
 
 setup_network() {
 	net_up && net_addr "$METADATA" "$PRIVATE" "$CGNAT" "$PUBLIC" && net_dns &&
 		net_listen "$PORT" || return 1
 	net_zone "metadata.sr-test A $METADATA" "private.sr-test A $PRIVATE" \
 		"cgnat.sr-test A $CGNAT" "public.sr-test A $PUBLIC" "host.sr-test A $NET_A_IP" \
-		"loopback.sr-test A 127.0.0.1" "rebind.sr-test CNAME metadata.sr-test"
+		"loopback.sr-test A 127.0.0.1" "rebind.sr-test CNAME metadata.sr-test" \
+		"late.sr-test A $LATE"
 }
 
 # The sandbox's curl, body on stdout: refused connections fail at once (exit 7).
@@ -67,6 +70,54 @@ t_name_to_host() {
 		"sr-marker" "$out"
 }
 
+# gained ADDRESS/LEN SR-ARGS -- URL: the sandbox starts, then A, its host,
+# gains ADDRESS (on lo; a new IPv6 temporary address, a DHCP lease, an
+# interface brought up alike), and only then does the agent fetch URL.
+# The agent says it runs through one FIFO, and waits on the other.
+gained() {
+	local addr=$1 url=$4 pid
+	gate_open
+	mkfifo -m 0666 "$GATE_DIR/up"
+	exec 9<>"$GATE_DIR/up"
+	(read -r -t 20 -u 9 _ && nsenter -t "$A_PID" -n ip addr add "$addr" dev lo && gate_release) &
+	pid=$!
+	sr_a --net egress "${GATE_OPTS[@]}" $2 -- sh -c \
+		"echo up >/gate/up; read l </gate/fifo; $CURL $url; echo curl=\$?"
+	wait "$pid"
+	exec 9>&-
+	gate_close
+	nsenter -t "$A_PID" -n ip addr del "$addr" dev lo
+}
+
+# The host's own addresses are listed at start; one it gains while the
+# sandbox runs is refused too, dialled directly and through an allowed
+# name. Before, it reached the host's services on 0.0.0.0 (and [::]).
+t_host_gains_address() {
+	gained "$LATE/32" "" -- "http://$LATE:$PORT/"
+	assert_match "default mode: an address the host gains during the run is refused" "curl=7" "$out"
+	assert_no_match "and the host's listener did not answer" "sr-marker" "$out"
+	gained "$LATE/32" "--allow late.sr-test" -- "http://late.sr-test:$PORT/"
+	assert_match "--allow NAME resolving to an address the host gained: refused" "curl=7" "$out"
+	assert_no_match "and nothing answered" "sr-marker" "$out"
+	gained "$LATE/32" "--allow $LATE:$PORT" -- "http://$LATE:$PORT/"
+	assert_match "--allow naming that address exactly: reached, as at start" \
+		"sr-marker A $LATE" "$out"
+	# A living sandbox, the one that runs long enough to see it: its keeper refuses it too.
+	sr_a create --net egress --timeout 60s
+	local id=$out
+	nsenter -t "$A_PID" -n ip addr add "$LATE/32" dev lo
+	sr_a exec "$id" -- sh -c "$CURL http://$LATE:$PORT/; echo curl=\$?"
+	assert_match "a living sandbox: an address the host gains after create is refused" "curl=7" "$out"
+	assert_no_match "and nothing answered" "sr-marker" "$out"
+	sr_a rm "$id"
+	nsenter -t "$A_PID" -n ip addr del "$LATE/32" dev lo
+	if [ -n "$NET_V6" ]; then
+		gained "$LATE6/128" "" -- "-g http://[$LATE6]:$PORT/"
+		assert_match "IPv6: an address the host gains is refused" "curl=7" "$out"
+		assert_no_match "and the host's listener did not answer" "sr-marker" "$out"
+	fi
+}
+
 # What must still work: a public name, and addresses written as addresses.
 t_controls() {
 	sr_a --net egress --allow public.sr-test -- $CURL "http://public.sr-test:$PORT/"
@@ -89,5 +140,5 @@ if ! setup_network; then
 	done_testing
 	exit
 fi
-for_each_user t_name_to_refused_ranges t_name_to_host t_controls
+for_each_user t_name_to_refused_ranges t_name_to_host t_host_gains_address t_controls
 done_testing

@@ -246,6 +246,55 @@ static size_t answer(struct msg *m, unsigned id, uint32_t ttl, size_t *ret_soa_t
 	return edge;
 }
 
+/*
+ * A chain whose end the resolver does not read: longer than
+ * SR_DNS_CHAIN_MAX names (c0 -> ... -> cN), or after more CNAME records
+ * than it keeps (decoys off the chain, first). A client follows it to the
+ * end all the same, through a denied name perhaps.
+ */
+START_TEST(test_chain_cut)
+{
+	struct sr_dns_answer *a = calloc(1, sizeof(*a));
+	struct sr_dns_query q;
+	struct msg m, ans;
+	char from[32], to[32];
+	unsigned decoys;
+
+	query(&m, 0x3333, "c0.example", SR_DNS_A, false);
+	ck_assert_int_eq(sr_dns_parse_query(m.b, m.n, &q), 0);
+	for (unsigned len = SR_DNS_CHAIN_MAX - 1; len <= SR_DNS_CHAIN_MAX + 1; len++) {
+		for (decoys = 0; decoys <= 2 * SR_DNS_CHAIN_MAX; decoys += 2 * SR_DNS_CHAIN_MAX) {
+			hdr(&ans, 0x3333, 0x8180, 1, decoys + len + 1, 0, 0);
+			name(&ans, "c0.example");
+			u16(&ans, SR_DNS_A);
+			u16(&ans, 1);
+			for (unsigned i = 0; i < decoys; i++) {
+				snprintf(from, sizeof(from), "x%u.example", i);
+				snprintf(to, sizeof(to), "y%u.example", i);
+				rr(&ans, -1, from, SR_DNS_CNAME, 60, (unsigned)strlen(to) + 2);
+				name(&ans, to);
+			}
+			for (unsigned i = 0; i < len; i++) {
+				snprintf(from, sizeof(from), "c%u.example", i);
+				snprintf(to, sizeof(to), "c%u.example", i + 1);
+				rr(&ans, -1, from, SR_DNS_CNAME, 60, (unsigned)strlen(to) + 2);
+				name(&ans, to);
+			}
+			rr(&ans, -1, to, SR_DNS_A, 60, 4);
+			u32(&ans, 0xc0000201);
+			ck_assert_int_eq(
+			    sr_dns_parse_answer(ans.b, ans.n, m.b, &q, 0x3333, 3600, a), 0);
+			/* len CNAMEs: len + 1 names, all read only up to SR_DNS_CHAIN_MAX. */
+			ck_assert_msg(a->chain_cut == (decoys > 0 || len + 1 > SR_DNS_CHAIN_MAX),
+				      "len %u decoys %u", len, decoys);
+			if (!a->chain_cut)
+				ck_assert_uint_eq(a->n_addrs, 1);
+		}
+	}
+	free(a);
+}
+END_TEST
+
 START_TEST(test_parse_answer)
 {
 	struct sr_dns_answer *a = calloc(1, sizeof(*a));
@@ -261,6 +310,7 @@ START_TEST(test_parse_answer)
 	ck_assert_uint_eq(a->rcode, 0);
 	ck_assert(!a->truncated);
 	ck_assert_uint_eq(a->n_chain, 2);
+	ck_assert(!a->chain_cut);
 	ck_assert_str_eq(a->chain[0], "www.example.com");
 	ck_assert_str_eq(a->chain[1], "edge.cdn.example.net");
 	/* Not other.example's: it is off the chain. */
@@ -445,6 +495,7 @@ static Suite *dns_suite(void)
 	tcase_add_test(tc, test_parse_query_refuses);
 	tcase_add_test(tc, test_build_query);
 	tcase_add_test(tc, test_parse_answer);
+	tcase_add_test(tc, test_chain_cut);
 	tcase_add_test(tc, test_compression_loops);
 	tcase_add_test(tc, test_finish);
 	tcase_add_test(tc, test_error);

@@ -196,6 +196,18 @@ START_TEST(test_host_addresses)
 	ck_assert_int_lt(
 	    line_at(a, "\tip daddr 203.0.113.7 goto refuse"),
 	    line_at(a, "\tip daddr 0.0.0.0/0 meta l4proto { tcp, udp } th dport 443 accept"));
+
+	/*
+	 * Those the host gains during the run: the supervisor's sets, refused
+	 * in both modes, before any allow (egress.c adds them).
+	 */
+	line_at(t, "set host4 {\n\t\ttype ipv4_addr\n\t\tsize 256\n\t}");
+	line_at(t, "set host6 {\n\t\ttype ipv6_addr\n\t\tsize 256\n\t}");
+	line_at(t, "\tip daddr @host4 goto refuse");
+	line_at(t, "\tip6 daddr @host6 goto refuse");
+	ck_assert_int_lt(
+	    line_at(a, "\tip6 daddr @host6 goto refuse"),
+	    line_at(a, "\tip daddr 0.0.0.0/0 meta l4proto { tcp, udp } th dport 443 accept"));
 }
 END_TEST
 

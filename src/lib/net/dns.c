@@ -220,6 +220,7 @@ static bool same_question(const uint8_t *a, const uint8_t *b, size_t len)
 /* What one pass over the answer section found, before the chain is followed. */
 struct records {
 	size_t n_cnames;
+	bool cnames_dropped; /* more than CNAMES_MAX */
 	struct {
 		char from[SR_DNS_NAME_MAX], to[SR_DNS_NAME_MAX];
 	} cnames[CNAMES_MAX];
@@ -258,7 +259,9 @@ static int read_rr(uint8_t *ans, size_t len, size_t *off, bool answer, uint32_t 
 	if (!answer || class != CLASS_IN)
 		return 0;
 	p += 10;
-	if (type == SR_DNS_CNAME && rec->n_cnames < CNAMES_MAX) {
+	if (type == SR_DNS_CNAME && rec->n_cnames == CNAMES_MAX) {
+		rec->cnames_dropped = true;
+	} else if (type == SR_DNS_CNAME) {
 		size_t q = p;
 
 		if (read_name(ans, p + rdlen, &q, true, rec->cnames[rec->n_cnames].to) < 0 ||
@@ -296,6 +299,15 @@ static void follow_chain(const struct records *rec, const char *qname, struct sr
 			break;
 		}
 	}
+	/*
+	 * A client follows the chain to its end, whatever its length: one
+	 * followed only so far could pass a denied name unseen, after it or
+	 * among the CNAME records not kept.
+	 */
+	ret->chain_cut = rec->cnames_dropped;
+	for (size_t i = 0; i < rec->n_cnames && ret->n_chain == SR_DNS_CHAIN_MAX; i++)
+		if (strcmp(rec->cnames[i].from, ret->chain[ret->n_chain - 1]) == 0)
+			ret->chain_cut = true;
 	ret->n_addrs = 0;
 	for (size_t i = 0; i < rec->n_addrs; i++)
 		for (size_t c = 0; c < ret->n_chain; c++)
@@ -324,6 +336,7 @@ int sr_dns_parse_answer(uint8_t *ans, size_t len, const uint8_t *msg, const stru
 	an = get16(ans + 6);
 	ns = get16(ans + 8);
 	rec.n_cnames = rec.n_addrs = 0;
+	rec.cnames_dropped = false;
 	for (unsigned i = 0; i < an + ns; i++)
 		if (read_rr(ans, len, &off, i < an, ttl_max, &rec) < 0)
 			return -EBADMSG;

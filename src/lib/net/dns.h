@@ -84,6 +84,12 @@ struct sr_dns_answer {
 	/* The names the chain runs through: the question's, then each CNAME's target. */
 	size_t n_chain;
 	char chain[SR_DNS_CHAIN_MAX][SR_DNS_NAME_MAX];
+	/*
+	 * The chain goes on past what was read (more than SR_DNS_CHAIN_MAX
+	 * names, a loop, or more CNAME records than are kept): where it ends,
+	 * and whether through a denied name, is not known.
+	 */
+	bool chain_cut;
 	size_t keep_len; /* the message up to its additional section */
 };
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "egress.h"
+#include "link.h"
 #include "nfnl.h"
 #include "nft.h"
 #include "protocol.h"
@@ -42,6 +43,11 @@ struct sr_egress {
 	struct entry *entries; /* rc.allow, with ports */
 	size_t n_entries;
 	int nfnl; /* the sandbox's nfnetlink socket (nfnl.h), -1 */
+	/* The host's addresses as it gains them, refused as they come (nft.h's host sets). */
+	struct sr_link_watch *host_watch;
+	bool allowlist;		   /* --allow given: only an entry naming one opens it */
+	struct sr_nft_dest *named; /* the --allow entries that are one address */
+	size_t n_named;
 	/* The resolver's sockets, until the agent's first query starts it (-1 then). */
 	int udp, tcp;
 	int epfd; /* those, then the resolver's control socket and pidfd */
@@ -104,6 +110,39 @@ static int collect_names(struct sr_egress *e, const struct sr_config *c)
 	return r;
 }
 
+static int watch(struct sr_egress *e, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+	if (fd < 0)
+		return 0;
+	if (e->epfd < 0)
+		e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (e->epfd < 0 || epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return sr_negerrno();
+	return 0;
+}
+
+/* The --allow entries that name one address, which open that address of the host's too. */
+static int collect_named(struct sr_egress *e, const struct sr_config *c)
+{
+	e->allowlist = c->allow.n > 0;
+	for (size_t i = 0; i < c->allow.n; i++) {
+		struct sr_error ignored = {0};
+		struct sr_nft_dest d, *bigger;
+
+		/* A host name is no address (the resolver's). */
+		if (sr_nft_parse_dest(c->allow.items[i], &d, &ignored) < 0)
+			continue;
+		bigger = realloc(e->named, (e->n_named + 1) * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		e->named = bigger;
+		e->named[e->n_named++] = d;
+	}
+	return 0;
+}
+
 int sr_egress_new(const struct sr_config *c, const struct sr_sink *sink, uid_t uid, gid_t gid,
 		  struct sr_egress **ret, struct sr_error *err)
 {
@@ -119,11 +158,25 @@ int sr_egress_new(const struct sr_config *c, const struct sr_sink *sink, uid_t u
 	e->rc.gid = gid;
 	e->rc.show_stderr = sr_sink_enabled(sink, SR_LOG_DEBUG);
 	r = collect_names(e, c);
+	if (r >= 0)
+		r = collect_named(e, c);
 	if (r >= 0 && sr_egress_names(e))
 		r = sr_resolver_read_upstreams("/etc/resolv.conf", &e->rc);
 	if (r < 0) {
 		sr_egress_free(e);
 		return sr_error_errno(err, r, "the sandbox's resolver: /etc/resolv.conf");
+	}
+	/*
+	 * Watched from now, before the policy lists the host's addresses
+	 * (sr_policy_ruleset): one added in between is both listed and heard
+	 * of, never neither.
+	 */
+	r = sr_link_watch_new(&e->host_watch, err);
+	if (r >= 0 && (r = watch(e, sr_link_watch_fd(e->host_watch))) < 0)
+		sr_error_errno(err, r, "watch the host's addresses");
+	if (r < 0) {
+		sr_egress_free(e);
+		return r;
 	}
 	*ret = e;
 	return 0;
@@ -137,19 +190,6 @@ bool sr_egress_names(const struct sr_egress *e)
 bool sr_egress_allows_names(const struct sr_egress *e)
 {
 	return e && e->rc.n_allow > 0;
-}
-
-static int watch(struct sr_egress *e, int fd)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
-
-	if (fd < 0)
-		return 0;
-	if (e->epfd < 0)
-		e->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (e->epfd < 0 || epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-		return sr_negerrno();
-	return 0;
 }
 
 int sr_egress_sockets(struct sr_egress *e, int *fds, size_t n, struct sr_error *err)
@@ -277,6 +317,74 @@ static size_t elements(const struct sr_egress *e, const struct sr_resolver_msg *
 }
 
 /*
+ * Whether the host's address d needs no element: an --allow entry names
+ * it exactly (opened, as meant: nft.c, put_host), or, without an allow
+ * list, a default range refuses it anyway.
+ */
+static bool needs_no_element(const struct sr_egress *e, const struct sr_nft_dest *d)
+{
+	const char *range;
+
+	for (size_t i = 0; e->allowlist && i < e->n_named; i++)
+		if (e->named[i].family == d->family && e->named[i].prefix == d->prefix &&
+		    memcmp(e->named[i].addr, d->addr, sizeof(d->addr)) == 0)
+			return true;
+	for (size_t i = 0; !e->allowlist && (range = sr_nft_refused_default(i)); i++) {
+		struct sr_error ignored = {0};
+		struct sr_nft_dest r;
+
+		if (sr_nft_parse_dest(range, &r, &ignored) == 0 && sr_nft_dest_covers(&r, d))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Addresses the host gained since the policy listed its own: refused as
+ * those were (nft.c, put_host), for the rest of the run. The helper's
+ * sockets are the host's, so without this a service on 0.0.0.0 would be
+ * reachable at a new address of the host's (a new IPv6 temporary
+ * address, a DHCP lease, an interface brought up), by address in default
+ * mode, and through an allowed name that DNS points at it otherwise.
+ */
+static void on_host_addresses(struct sr_egress *e)
+{
+	struct sr_strv added = {0};
+	struct sr_error err = {0};
+	struct sr_nfnl_elem *elems = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!e->host_watch || e->nfnl < 0 || e->ended || !readable(sr_link_watch_fd(e->host_watch)))
+		return;
+	r = sr_link_watch_read(e->host_watch, &added, &err);
+	if (r >= 0 && !(elems = calloc(added.n ? added.n : 1, sizeof(*elems))))
+		r = sr_error_errno(&err, -ENOMEM, "the host's new addresses");
+	for (size_t i = 0; r >= 0 && i < added.n; i++) {
+		struct sr_error ignored = {0};
+		struct sr_nft_dest d;
+
+		if (sr_nft_parse_dest(added.items[i], &d, &ignored) < 0 || needs_no_element(e, &d))
+			continue;
+		/* A range made local (AnyIP) has no element in an address set: said. */
+		if (d.prefix != (d.family == AF_INET ? 32u : 128u)) {
+			sr_warn(e->sink, "the host made %s its own: not refused in the sandbox",
+				added.items[i]);
+			continue;
+		}
+		elems[n] = (struct sr_nfnl_elem){.family = d.family};
+		memcpy(elems[n++].addr, d.addr, sizeof(d.addr));
+	}
+	if (r >= 0)
+		r = sr_nfnl_refuse_host(e->nfnl, elems, n, &err);
+	if (r < 0)
+		sr_warn(e->sink, "%s: an address the host gained may be reachable from the sandbox",
+			err.msg);
+	free(elems);
+	sr_strv_free(&added);
+}
+
+/*
  * An allowed name's addresses: into the sets, then the resolver may
  * answer. The name is checked again here: the resolver parses what the
  * agent sends, and is not trusted to say which names the policy allows.
@@ -337,6 +445,7 @@ void sr_egress_dispatch(struct sr_egress *e, bool during_run)
 {
 	if (!e)
 		return;
+	on_host_addresses(e);
 	if (readable(e->udp) || readable(e->tcp))
 		start_resolver(e);
 	for (int i = 0; e->ctl >= 0 && i < 64; i++) {
@@ -521,6 +630,8 @@ void sr_egress_free(struct sr_egress *e)
 	sr_closep(&e->tcp);
 	sr_closep(&e->epfd);
 	sr_closep(&e->nfnl);
+	sr_link_watch_free(e->host_watch);
+	free(e->named);
 	free(e->allow);
 	free(e->deny);
 	free(e->entries);

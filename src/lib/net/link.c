@@ -12,6 +12,7 @@
 #include <netlink/route/link.h>
 #include <netlink/route/neighbour.h>
 #include <netlink/route/route.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 SR_DEFINE_CLEANUP(nl_socket_freep, struct nl_sock *, nl_socket_free)
@@ -501,4 +502,84 @@ int sr_link_local_destinations(struct sr_strv *out, struct sr_error *err)
 	if (l.r < 0)
 		return sr_error_errno(err, l.r, what);
 	return 0;
+}
+
+struct sr_link_watch {
+	struct nl_sock *sk;
+};
+
+static int parse_new_route(struct nl_msg *msg, void *arg)
+{
+	/* A destination the host gives up stays refused: it may be the host's again. */
+	if (nlmsg_hdr(msg)->nlmsg_type == RTM_NEWROUTE)
+		(void)nl_msg_parse(msg, add_local, arg);
+	return NL_OK;
+}
+
+int sr_link_watch_new(struct sr_link_watch **ret, struct sr_error *err)
+{
+	static const char what[] = "watch the host's own addresses";
+	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+	struct sr_link_watch *w;
+	int r;
+
+	r = nl_open(&sk, what, err);
+	if (r < 0)
+		return r;
+	/* Notifications carry no sequence number of ours. */
+	nl_socket_disable_seq_check(sk);
+	r = nl_socket_add_memberships(sk, RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, 0);
+	if (r >= 0)
+		r = nl_socket_set_nonblocking(sk);
+	if (r < 0)
+		return nl_error(err, r, what);
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return sr_error_errno(err, -ENOMEM, "%s", what);
+	w->sk = steal_pointer(&sk);
+	*ret = w;
+	return 0;
+}
+
+int sr_link_watch_fd(const struct sr_link_watch *w)
+{
+	return w ? nl_socket_get_fd(w->sk) : -1;
+}
+
+/* Whether a notification waits (libnl versions differ in what EAGAIN returns). */
+static bool pending(const struct sr_link_watch *w)
+{
+	struct pollfd p = {.fd = nl_socket_get_fd(w->sk), .events = POLLIN};
+
+	return poll(&p, 1, 0) > 0;
+}
+
+int sr_link_watch_read(struct sr_link_watch *w, struct sr_strv *out, struct sr_error *err)
+{
+	struct locals l = {.out = out};
+	int r;
+
+	r = nl_socket_modify_cb(w->sk, NL_CB_VALID, NL_CB_CUSTOM, parse_new_route, &l);
+	while (r >= 0 && l.r >= 0 && pending(w))
+		r = nl_recvmsgs_default(w->sk);
+	if (l.r < 0)
+		return sr_error_errno(err, l.r, "the host's new addresses");
+	if (r >= 0 || r == -NLE_AGAIN)
+		return 0;
+	/*
+	 * Notifications lost (the socket's buffer overran while the
+	 * supervisor was busy, -NLE_NOMEM) or unreadable: every destination
+	 * the host has now, which holds the ones missed.
+	 */
+	while (pending(w) && nl_recvmsgs_default(w->sk) != -NLE_AGAIN)
+		;
+	return sr_link_local_destinations(out, err);
+}
+
+void sr_link_watch_free(struct sr_link_watch *w)
+{
+	if (!w)
+		return;
+	nl_socket_free(w->sk);
+	free(w);
 }

@@ -77,3 +77,20 @@ int sr_link_local_destinations(struct sr_strv *out, struct sr_error *err);
  * broadcast or anycast route of the local or main table. Pure: unit-tested.
  */
 bool sr_link_route_is_local(struct rtnl_route *rt);
+
+/*
+ * The destinations the host's kernel comes to deliver to the host itself
+ * after sr_link_local_destinations() listed them (an address added, a
+ * new IPv6 temporary address): a netlink socket that hears of new local
+ * routes, for an event loop to poll.
+ */
+struct sr_link_watch;
+int sr_link_watch_new(struct sr_link_watch **ret, struct sr_error *err);
+int sr_link_watch_fd(const struct sr_link_watch *w);
+/*
+ * What came since the last read, as sr_link_local_destinations() writes
+ * it, appended to out; where notifications were lost, every destination
+ * the host has now.
+ */
+int sr_link_watch_read(struct sr_link_watch *w, struct sr_strv *out, struct sr_error *err);
+void sr_link_watch_free(struct sr_link_watch *w);

@@ -102,8 +102,14 @@ static size_t key(const struct sr_nfnl_elem *e, uint8_t out[20])
 	return n + 4;
 }
 
-/* One NEWSETELEM or DELSETELEM for the elements of e that go to set. */
+static const char *host_set(const struct sr_nfnl_elem *e)
+{
+	return e->family == AF_INET ? SR_NFT_SET_HOST4 : SR_NFT_SET_HOST6;
+}
+
+/* One NEWSETELEM or DELSETELEM for the elements of e that go to set (by set_of). */
 static void set_elems(struct buf *b, uint16_t type, uint16_t flags, uint32_t seq, const char *set,
+		      const char *(*set_of)(const struct sr_nfnl_elem *),
 		      const struct sr_nfnl_elem *e, size_t n, bool timeout)
 {
 	size_t m =
@@ -117,7 +123,7 @@ static void set_elems(struct buf *b, uint16_t type, uint16_t flags, uint32_t seq
 		uint8_t k[20];
 		size_t el, kn;
 
-		if (strcmp(allow_set(&e[i]), set) != 0)
+		if (strcmp(set_of(&e[i]), set) != 0)
 			continue;
 		el = nest(b, NFTA_LIST_ELEM);
 		kn = nest(b, NFTA_SET_ELEM_KEY);
@@ -160,11 +166,11 @@ int sr_nfnl_allow_batch(const struct sr_nfnl_elem *elems, size_t n, uint32_t seq
 		 * stays for its timeout from now, and nothing fails on it. One
 		 * transaction: no packet sees it missing.
 		 */
-		set_elems(&b, NFT_MSG_NEWSETELEM, ack | NLM_F_CREATE, seq++, sets[s], elems, n,
-			  true);
-		set_elems(&b, NFT_MSG_DELSETELEM, ack, seq++, sets[s], elems, n, false);
-		set_elems(&b, NFT_MSG_NEWSETELEM, ack | NLM_F_CREATE, seq++, sets[s], elems, n,
-			  true);
+		set_elems(&b, NFT_MSG_NEWSETELEM, ack | NLM_F_CREATE, seq++, sets[s], allow_set,
+			  elems, n, true);
+		set_elems(&b, NFT_MSG_DELSETELEM, ack, seq++, sets[s], allow_set, elems, n, false);
+		set_elems(&b, NFT_MSG_NEWSETELEM, ack | NLM_F_CREATE, seq++, sets[s], allow_set,
+			  elems, n, true);
 		acks += 3;
 	}
 	m = msg(&b, NFNL_MSG_BATCH_END, NLM_F_REQUEST, seq, AF_UNSPEC, htons(NFNL_SUBSYS_NFTABLES));
@@ -255,6 +261,50 @@ int sr_nfnl_allow(int fd, const struct sr_nfnl_elem *elems, size_t n, struct sr_
 	r = read_acks(fd, seq + 1, acks);
 	if (r < 0)
 		return sr_error_errno(err, r, "nftables: add to the allowed sets");
+	return 0;
+}
+
+int sr_nfnl_refuse_host(int fd, const struct sr_nfnl_elem *elems, size_t n, struct sr_error *err)
+{
+	static const char *const sets[] = {SR_NFT_SET_HOST4, SR_NFT_SET_HOST6};
+	size_t cap = 1024 + n * 64;
+	_cleanup_free_ uint8_t *buf = malloc(cap);
+	const uint32_t first = new_seq();
+	uint32_t seq = first;
+	struct buf b = {.p = buf, .cap = cap};
+	unsigned acks = 0;
+	size_t m;
+	int r;
+
+	if (n == 0)
+		return 0;
+	if (!buf)
+		return sr_error_errno(err, -ENOMEM, "nftables");
+	m = msg(&b, NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, seq++, AF_UNSPEC,
+		htons(NFNL_SUBSYS_NFTABLES));
+	end_msg(&b, m);
+	for (size_t s = 0; s < SR_ARRAY_SIZE(sets); s++) {
+		bool used = false;
+
+		for (size_t i = 0; i < n; i++)
+			used = used || strcmp(host_set(&elems[i]), sets[s]) == 0;
+		if (!used)
+			continue;
+		/* No NLM_F_EXCL: one already there is no error, and stays. */
+		set_elems(&b, NFT_MSG_NEWSETELEM, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE, seq++,
+			  sets[s], host_set, elems, n, false);
+		acks++;
+	}
+	m = msg(&b, NFNL_MSG_BATCH_END, NLM_F_REQUEST, seq, AF_UNSPEC, htons(NFNL_SUBSYS_NFTABLES));
+	end_msg(&b, m);
+	if (b.full)
+		return sr_error_errno(err, -ENOBUFS, "nftables: %zu addresses", n);
+	drain(fd);
+	if (send(fd, buf, b.len, 0) != (ssize_t)b.len)
+		return sr_error_errno(err, sr_negerrno(), "nftables: add to the host's sets");
+	r = read_acks(fd, first + 1, acks);
+	if (r < 0)
+		return sr_error_errno(err, r, "nftables: add to the host's sets");
 	return 0;
 }
 

@@ -38,6 +38,12 @@ struct sr_nfnl_elem {
  */
 int sr_nfnl_allow(int fd, const struct sr_nfnl_elem *elems, size_t n, struct sr_error *err);
 
+/*
+ * Puts addresses the host gained into the host sets (nft.h), for the rest
+ * of the run; ports and timeouts are not read. One already there stays.
+ */
+int sr_nfnl_refuse_host(int fd, const struct sr_nfnl_elem *elems, size_t n, struct sr_error *err);
+
 struct sr_nfnl_refused {
 	int family;
 	uint8_t addr[16];

@@ -293,6 +293,15 @@ static int put_host(FILE *f, const struct sr_nft_policy *p, bool allowlist, stru
 		put_match(f, &d);
 		fputs(" goto refuse\n", f);
 	}
+	/*
+	 * Those the host gains later (an address added, an IPv6 temporary
+	 * address made anew each day): the supervisor adds them as they come
+	 * (egress.c), already checked against the allow list.
+	 */
+	if (p->host)
+		fputs("\t\tip daddr @" SR_NFT_SET_HOST4 " goto refuse\n"
+		      "\t\tip6 daddr @" SR_NFT_SET_HOST6 " goto refuse\n",
+		      f);
 	return 0;
 }
 
@@ -509,6 +518,11 @@ int sr_nft_ruleset(const struct sr_nft_policy *p, char **ret_text, struct sr_err
 	fputs("table inet " SR_NFT_TABLE " {\n", f);
 	if (p->names)
 		put_allow_sets(f);
+	if (p->host)
+		fprintf(f,
+			"\tset " SR_NFT_SET_HOST4 " {\n\t\ttype ipv4_addr\n\t\tsize %d\n\t}\n"
+			"\tset " SR_NFT_SET_HOST6 " {\n\t\ttype ipv6_addr\n\t\tsize %d\n\t}\n",
+			SR_NFT_HOST_MAX, SR_NFT_HOST_MAX);
 	if (p->record)
 		put_refused_sets(f);
 	put_input(f);

@@ -14,7 +14,9 @@
  * found them, each for its answer's TTL (nfnl.h adds them): any port, or
  * one port (address . port). The refused destinations (address . protocol
  * . port), each with a packet counter, for the egress record: the first
- * SR_NFT_REFUSED_MAX of them.
+ * SR_NFT_REFUSED_MAX of them. The addresses the host gains while the
+ * sandbox runs (nfnl.h adds them, for the rest of the run): refused like
+ * those it had at start, at most SR_NFT_HOST_MAX of each family.
  */
 #define SR_NFT_SET_ALLOW4      "allow4"
 #define SR_NFT_SET_ALLOW6      "allow6"
@@ -22,8 +24,11 @@
 #define SR_NFT_SET_ALLOW6_PORT "allow6p"
 #define SR_NFT_SET_REFUSED4    "refused4"
 #define SR_NFT_SET_REFUSED6    "refused6"
+#define SR_NFT_SET_HOST4       "host4"
+#define SR_NFT_SET_HOST6       "host6"
 #define SR_NFT_ALLOW_MAX       4096
 #define SR_NFT_REFUSED_MAX     256
+#define SR_NFT_HOST_MAX	       256
 
 /*
  * A policy with every host name already resolved. Entries are
@@ -42,10 +47,11 @@ struct sr_nft_policy {
 	/* The resolver is the only DNS (names, or a --deny by name): other DNS refused. */
 	bool dns_locked;
 	const struct sr_strv *deny; /* refused, even when also allowed */
-	const struct sr_strv *host; /* the host's own addresses: refused unless named in allow */
-	const char *dns;	    /* the helper's resolver: port 53 allowed; NULL none */
-	const char *gateway;	    /* the helper's alias for the host: refused; NULL none */
-	const char *gateway6;	    /* the same over IPv6: refused; NULL none */
+	/* The host's own addresses: refused unless named in allow; and the host sets (above). */
+	const struct sr_strv *host;
+	const char *dns;      /* the helper's resolver: port 53 allowed; NULL none */
+	const char *gateway;  /* the helper's alias for the host: refused; NULL none */
+	const char *gateway6; /* the same over IPv6: refused; NULL none */
 	/* Ports of the gateway that reach the host's loopback (--allow-host), decimal. */
 	const struct sr_strv *host_ports;
 	bool record; /* count refused destinations (the refused sets) */

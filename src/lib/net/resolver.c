@@ -471,6 +471,11 @@ static void on_answer(struct resolver *rs, struct pending *p)
 		fail(rs, p, SR_DNS_REFUSED);
 		return;
 	}
+	/* Its end unchecked (dns.h): not given, and its addresses would not have opened. */
+	if (a->chain_cut) {
+		fail(rs, p, SR_DNS_SERVFAIL);
+		return;
+	}
 	if (a->n_addrs == 0) {
 		cap = p->o.client >= 0 ? TCP_ANSWER_MAX : UDP_ANSWER_MAX;
 		reply(rs, &p->o, p->ans, sr_dns_finish(p->ans, cap, a, &p->w->q, p->o.client < 0));
@@ -565,28 +570,39 @@ static void on_client(struct resolver *rs, size_t i, short revents)
 			cl->out = NULL;
 		}
 	}
-	if (!(revents & (POLLIN | POLLHUP | POLLERR)) || cl->busy || cl->out)
+	if (cl->busy || cl->out)
 		return;
-	k = recv(cl->fd, cl->in + cl->in_len, sizeof(cl->in) - cl->in_len, MSG_DONTWAIT);
-	if (k == 0 || (k < 0 && errno != EAGAIN)) {
-		client_close(cl);
-		return;
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		k = recv(cl->fd, cl->in + cl->in_len, sizeof(cl->in) - cl->in_len, MSG_DONTWAIT);
+		if (k == 0 || (k < 0 && errno != EAGAIN)) {
+			client_close(cl);
+			return;
+		}
+		cl->in_len += k > 0 ? (size_t)k : 0;
+		cl->idle_deadline = now_ms() + CLIENT_IDLE_MS;
 	}
-	cl->in_len += k > 0 ? (size_t)k : 0;
-	cl->idle_deadline = now_ms() + CLIENT_IDLE_MS;
-	if (cl->in_len >= 2) {
+	/*
+	 * One query at a time; the next one the client sent meanwhile is
+	 * taken once this one's reply has gone, from what was read already:
+	 * a client may send several before it reads (RFC 7766 6.2.1.1; glibc
+	 * sends A and AAAA together), and nothing more may come to wake it.
+	 */
+	while (cl->fd >= 0 && !cl->busy && !cl->out && cl->in_len >= 2) {
 		size_t want = (size_t)cl->in[0] << 8 | cl->in[1];
+		struct origin o = {.client = (int)i};
+		uint8_t query[QUERY_IN_MAX];
 
 		if (want > QUERY_IN_MAX) {
 			client_close(cl);
-		} else if (cl->in_len >= 2 + want) {
-			struct origin o = {.client = (int)i};
-
-			/* One query at a time: a second in the same read waits for the reply. */
-			on_query(rs, cl->in + 2, want, &o);
-			memmove(cl->in, cl->in + 2 + want, cl->in_len - 2 - want);
-			cl->in_len -= 2 + want;
+			return;
 		}
+		if (cl->in_len < 2 + want)
+			return;
+		/* Taken off first: a reply that cannot be kept closes the client. */
+		memcpy(query, cl->in + 2, want);
+		memmove(cl->in, cl->in + 2 + want, cl->in_len - 2 - want);
+		cl->in_len -= 2 + want;
+		on_query(rs, query, want, &o);
 	}
 }
 
