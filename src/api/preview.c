@@ -213,16 +213,21 @@ static void route(struct preview *p, const char *host)
 	char ref[65], why[160];
 	json_t *req;
 	uid_t uid;
-	int r;
+	int r, one = 1;
 
+	/*
+	 * on_head's wait for the rest of the head is over: whoever reads next
+	 * (libmicrohttpd, the relay) is woken by any byte again, not only once
+	 * more than the head's first piece has come (a later request, a
+	 * WebSocket's frame, may be shorter).
+	 */
+	setsockopt(p->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
 	if (!host || !sr_api_preview_host(host, &p->port, ref)) {
 		int fd = steal_fd(&p->fd);
 		const struct listener *l = p->l;
 		struct srv *s = p->s;
 		bool foreign = p->foreign;
-		int one = 1;
 
-		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
 		preview_free(p);
 		srv_add_connection(s, l, fd, foreign);
 		return;

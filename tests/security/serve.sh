@@ -134,6 +134,43 @@ again: app$' "$(sed -n 1,2p <<<"$out")"
 	stop_serve
 }
 
+# A preview whose first head came in two pieces: on_head, waiting for the
+# rest, had the socket wake it only once more than the first piece was
+# there (SO_RCVLOWAT), and the relay kept that. A later request, or a
+# WebSocket's frame, shorter than the first piece was never relayed.
+t_preview_split_head() {
+	local sb probe
+	start_serve --listen 127.0.0.1:0 || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	serve_logging_inside "$sb" 8003
+	probe='import socket, sys, time
+port, host = int(sys.argv[1]), sys.argv[2]
+s = socket.create_connection(("127.0.0.1", port)); s.settimeout(5)
+s.sendall(b"GET /a HTTP/1.1\r\nX-Pad: " + b"x" * 600 + b"\r\n")
+time.sleep(0.5)
+s.sendall(b"Host: " + host.encode() + b"\r\n\r\n")
+def answer():
+    got = b""
+    try:
+        while not got.endswith(b"app\n"):
+            d = s.recv(4096)
+            if not d: break
+            got += d
+    except OSError:
+        pass
+    return "app" if got.endswith(b"app\n") else "none"
+print("first:", answer())
+s.sendall(b"GET /b HTTP/1.1\r\nHost: " + host.encode() + b"\r\n\r\n")
+print("second:", answer())'
+	out=$(as_user python3 -c "$probe" "$PORT" "8003-$sb.localhost")
+	assert_eq "a head in two pieces: answered" "first: app" "$(sed -n 1p <<<"$out")"
+	assert_eq "and a shorter request after it on the connection too" "second: app" \
+		"$(sed -n 2p <<<"$out")"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # cpu_ticks PID: the process's user + system time, in clock ticks.
 cpu_ticks() {
 	awk '{print $14 + $15}' "/proc/$1/stat"
@@ -591,7 +628,7 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 	stop_serve
 }
 
-for_each_user t_preview_scope t_preview_reuse t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
+for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds
 done_testing
