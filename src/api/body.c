@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <strings.h>
 
 /* The longest duration a number may say: ten years, far below what the timers take. */
 #define DURATION_MAX_S (10.0 * 365 * 24 * 3600)
@@ -657,6 +658,139 @@ int sr_api_sniff_host(const char *buf, size_t len, char *host, size_t hostlen)
 		p = nl + 1;
 	}
 	return 0;
+}
+
+enum { SCAN_LINE_START, SCAN_NAME, SCAN_VALUE, SCAN_OTHER };
+
+void sr_api_preview_scan_init(struct sr_preview_scan *sc, const char *host, const char *token)
+{
+	*sc = (struct sr_preview_scan){.host = host, .token = token, .state = SCAN_LINE_START};
+}
+
+/* A Host line's value whole: the preview's own, spaces and the CR aside. */
+static bool scan_host_ok(struct sr_preview_scan *sc)
+{
+	const char *v = sc->value, *ve = sc->value + sc->value_len;
+
+	while (v < ve && (*v == ' ' || *v == '\t'))
+		v++;
+	while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t' || ve[-1] == '\r'))
+		ve--;
+	return sc->value_len < sizeof(sc->value) && strlen(sc->host) == (size_t)(ve - v) &&
+	       strncasecmp(sc->host, v, (size_t)(ve - v)) == 0;
+}
+
+/*
+ * How many bytes at buf's end to hold back: those of an end that may
+ * begin the token, SR_PREVIEW_HOLD_MIN characters of it at least, counting
+ * the last that went before buf (fewer than that, so all of them are held
+ * but for those).
+ */
+static size_t token_start_at_end(struct sr_preview_scan *sc, const char *buf, size_t len)
+{
+	size_t n = strlen(sc->token), tail = len < n ? len : n, have;
+	char joint[SR_PREVIEW_HOLD_MIN + 128];
+	size_t held = 0;
+
+	if (n > 128)
+		return 0;
+	memcpy(joint, sc->sent, sc->sent_len);
+	memcpy(joint + sc->sent_len, buf + len - tail, tail);
+	have = sc->sent_len + tail;
+	for (size_t k = n - 1 < have ? n - 1 : have; k >= SR_PREVIEW_HOLD_MIN; k--)
+		if (memcmp(joint + have - k, sc->token, k) == 0) {
+			held = k < len ? k : len;
+			break;
+		}
+	explicit_bzero(joint, sizeof(joint));
+	return held;
+}
+
+/*
+ * Whether the token is in buf, or begins in what went before it (fewer
+ * than SR_PREVIEW_HOLD_MIN bytes: more would have been held back).
+ */
+static bool token_in(struct sr_preview_scan *sc, const char *buf, size_t len)
+{
+	size_t n = strlen(sc->token), head = len < n ? len : n;
+	char joint[SR_PREVIEW_HOLD_MIN + 128];
+	bool found;
+
+	if (memmem(buf, len, sc->token, n))
+		return true;
+	if (sc->sent_len == 0 || n > 128)
+		return false;
+	memcpy(joint, sc->sent, sc->sent_len);
+	memcpy(joint + sc->sent_len, buf, head);
+	found = memmem(joint, sc->sent_len + head, sc->token, n) != NULL;
+	explicit_bzero(joint, sizeof(joint));
+	return found;
+}
+
+/* What goes now (buf's first go bytes): its last bytes kept for token_in(). */
+static void keep_sent(struct sr_preview_scan *sc, const char *buf, size_t go)
+{
+	size_t keep =
+	    sc->sent_len + go < sizeof(sc->sent) - 1 ? sc->sent_len + go : sizeof(sc->sent) - 1;
+
+	if (go >= keep) {
+		memcpy(sc->sent, buf + go - keep, keep);
+	} else {
+		memmove(sc->sent, sc->sent + sc->sent_len - (keep - go), keep - go);
+		memcpy(sc->sent + keep - go, buf, go);
+	}
+	sc->sent_len = keep;
+}
+
+ssize_t sr_api_preview_scan(struct sr_preview_scan *sc, const char *buf, size_t len)
+{
+	static const char name[] = "host:";
+	size_t go = len;
+
+	if (sc->token && *sc->token) {
+		if (token_in(sc, buf, len))
+			return -1;
+		go = len - token_start_at_end(sc, buf, len);
+		keep_sent(sc, buf, go);
+	}
+	for (size_t i = 0; i < go; i++) {
+		char c = buf[i];
+
+		switch (sc->state) {
+		case SCAN_OTHER: {
+			const char *nl = memchr(buf + i, '\n', go - i);
+
+			if (!nl)
+				return (ssize_t)go;
+			i = (size_t)(nl - buf);
+			sc->state = SCAN_LINE_START;
+			break;
+		}
+		case SCAN_LINE_START:
+		case SCAN_NAME:
+			if (sc->state == SCAN_LINE_START)
+				sc->matched = 0;
+			if (c == '\n') {
+				sc->state = SCAN_LINE_START;
+			} else if (tolower((unsigned char)c) == name[sc->matched]) {
+				sc->state = ++sc->matched == strlen(name) ? SCAN_VALUE : SCAN_NAME;
+				sc->value_len = 0;
+			} else {
+				sc->state = SCAN_OTHER;
+			}
+			break;
+		case SCAN_VALUE:
+			if (c == '\n') {
+				if (!scan_host_ok(sc))
+					return -1;
+				sc->state = SCAN_LINE_START;
+			} else if (sc->value_len < sizeof(sc->value)) {
+				sc->value[sc->value_len++] = c;
+			}
+			break;
+		}
+	}
+	return (ssize_t)go;
 }
 
 size_t sr_utf8_whole(const char *buf, size_t len)

@@ -261,6 +261,8 @@ void srv_create(struct req *r, struct sr_api_create *c, const char *template, cr
 
 /* The state directory (state.h). */
 const char *srv_statedir(struct srv *s);
+/* The API's token (NULL: no TCP listener). */
+const char *srv_token(struct srv *s);
 const struct sr_serve_opts *srv_opts(struct srv *s);
 const struct sr_sink *srv_sink(struct srv *s);
 /* The warm pools' stats, as JSON. */

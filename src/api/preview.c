@@ -54,6 +54,8 @@ struct preview {
 	bool foreign; /* another user's connection: counted while its fd is ours */
 	int64_t deadline_ns;
 	struct sr_relay relay;
+	char host[SR_PREVIEW_HOST_MAX]; /* its first request's Host */
+	struct sr_preview_scan scan;	/* what the client sends next (relay_check()) */
 	struct preview *next;
 };
 
@@ -74,6 +76,7 @@ static void preview_free(struct preview *p)
 	sr_closep(&p->up);
 	/* The bytes relayed, a browser's and the sandbox's, not left for a keeper forked later. */
 	explicit_bzero(&p->relay, sizeof(p->relay));
+	explicit_bzero(&p->scan, sizeof(p->scan));
 	free(p);
 }
 
@@ -103,6 +106,29 @@ static void refuse(struct preview *p, int status, const char *text)
 
 static void on_relay(struct srv *s, void *ctx, uint32_t events);
 
+/*
+ * What the client sends goes in only while it is for this preview: the
+ * connection was routed by its first request, but an HTTP client that
+ * keeps connections by address sends the next of its requests to
+ * 127.0.0.1:PORT on it, whatever their Host -- an API call with the token,
+ * another sandbox's preview -- and the sandbox would get it and answer
+ * it. Neither a request for another Host nor the token ever reaches the
+ * sandbox: the connection is closed first (the client's next one is
+ * routed afresh); an end of a read that may begin the token waits for
+ * the next read.
+ */
+static ssize_t relay_check(void *ctx, const char *buf, size_t len)
+{
+	struct preview *p = ctx;
+	ssize_t go = sr_api_preview_scan(&p->scan, buf, len);
+
+	if (go < 0)
+		sr_debug(srv_opts(p->s)->sink,
+			 "serve: a preview's connection closed: a request for another Host, or "
+			 "the token, came on it");
+	return go;
+}
+
 static void relay_events(struct preview *p)
 {
 	srv_watch_events(p->s, p->w, (uint32_t)sr_relay_events(&p->relay, 0));
@@ -121,6 +147,9 @@ static void on_connected(struct srv *s, void *ctx, uint32_t events)
 	srv_unwatch(s, &p->wu);
 	p->state = P_RELAY;
 	sr_relay_init(&p->relay, p->fd, p->up);
+	sr_api_preview_scan_init(&p->scan, p->host, srv_token(s));
+	p->relay.check = relay_check;
+	p->relay.check_ctx = p;
 	p->w = srv_watch(s, p->fd, 0, on_relay, p);
 	p->wu = srv_watch(s, p->up, 0, on_relay, p);
 	if (!p->w || !p->wu)
@@ -184,16 +213,21 @@ static void route(struct preview *p, const char *host)
 	char ref[65], why[160];
 	json_t *req;
 	uid_t uid;
-	int r;
+	int r, one = 1;
 
+	/*
+	 * on_head's wait for the rest of the head is over: whoever reads next
+	 * (libmicrohttpd, the relay) is woken by any byte again, not only once
+	 * more than the head's first piece has come (a later request, a
+	 * WebSocket's frame, may be shorter).
+	 */
+	setsockopt(p->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
 	if (!host || !sr_api_preview_host(host, &p->port, ref)) {
 		int fd = steal_fd(&p->fd);
 		const struct listener *l = p->l;
 		struct srv *s = p->s;
 		bool foreign = p->foreign;
-		int one = 1;
 
-		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
 		preview_free(p);
 		srv_add_connection(s, l, fd, foreign);
 		return;
@@ -210,6 +244,7 @@ static void route(struct preview *p, const char *host)
 		    (unsigned)geteuid(), (unsigned)uid);
 		return refuse(p, 403, why);
 	}
+	snprintf(p->host, sizeof(p->host), "%s", host);
 	if (!previewable(p->s, ref))
 		return refuse(p, 404,
 			      "no sandbox of this server has that id (a preview names "

@@ -88,6 +88,11 @@ struct srv_lists *srv_lists(struct srv *s)
 	return &s->lists;
 }
 
+const char *srv_token(struct srv *s)
+{
+	return s->token;
+}
+
 const char *srv_statedir(struct srv *s)
 {
 	return s->statedir;

@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <poll.h>
+#include <string.h>
 #include <sys/socket.h>
 
 void sr_relay_init(struct sr_relay *r, int a, int b)
@@ -12,6 +13,9 @@ void sr_relay_init(struct sr_relay *r, int a, int b)
 	for (int i = 0; i < 2; i++)
 		r->dir[i].len = r->dir[i].off = 0, r->dir[i].eof = r->dir[i].shut = false;
 	r->failed = false;
+	r->check = NULL;
+	r->check_ctx = NULL;
+	r->held_len = 0;
 }
 
 short sr_relay_events(const struct sr_relay *r, int i)
@@ -28,14 +32,37 @@ short sr_relay_events(const struct sr_relay *r, int i)
 	return ev;
 }
 
+/* What fd[0] sent, as check says: some of it now, the rest held for the next read. */
+static void checked(struct sr_relay *r, size_t n)
+{
+	ssize_t k = r->check(r->check_ctx, r->dir[0].buf, n);
+
+	if (k < 0 || n - (size_t)k >= sizeof(r->held)) {
+		r->failed = true;
+		return;
+	}
+	r->held_len = n - (size_t)k;
+	memcpy(r->held, r->dir[0].buf + k, r->held_len);
+	r->dir[0].len = (size_t)k;
+	r->dir[0].off = 0;
+}
+
 static void fill(struct sr_relay *r, int i)
 {
-	ssize_t n = read(r->fd[i], r->dir[i].buf, sizeof(r->dir[i].buf));
+	/* What check held back goes in front (only fd[0]'s: fill comes when dir[0] is empty). */
+	size_t held = i == 0 && r->check ? r->held_len : 0;
+	ssize_t n;
 
-	if (n > 0) {
+	memcpy(r->dir[i].buf, r->held, held);
+	n = read(r->fd[i], r->dir[i].buf + held, sizeof(r->dir[i].buf) - held);
+	if (n > 0 && i == 0 && r->check) {
+		checked(r, held + (size_t)n);
+	} else if (n > 0) {
 		r->dir[i].len = (size_t)n;
 		r->dir[i].off = 0;
 	} else if (n == 0) {
+		/* What was held back never goes: the client sent nothing that completes it. */
+		r->held_len = 0;
 		r->dir[i].eof = true;
 	} else if (errno != EAGAIN && errno != EINTR) {
 		r->failed = true;

@@ -11,8 +11,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
-#define SR_RELAY_BUF (64 * 1024)
+#define SR_RELAY_BUF	  (64 * 1024)
+#define SR_RELAY_HOLD_MAX 128
 
 struct sr_relay {
 	int fd[2];
@@ -23,9 +25,19 @@ struct sr_relay {
 		bool shut; /* and fd[1 - i] was told so */
 	} dir[2];
 	bool failed;
+	/*
+	 * Optional: each read from fd[0] is shown to check first, after what
+	 * it held back of the reads before. It answers how many of those bytes
+	 * go on now; the rest (fewer than SR_RELAY_HOLD_MAX) wait for the next
+	 * read, in front of it; -1 ends the relay, nothing of them sent.
+	 */
+	ssize_t (*check)(void *ctx, const char *buf, size_t len);
+	void *check_ctx;
+	char held[SR_RELAY_HOLD_MAX];
+	size_t held_len;
 };
 
-/* A relay of a and b (it owns neither: its owner closes them when it is over). */
+/* A relay of a and b (it owns neither: its owner closes them when it is over), no check. */
 void sr_relay_init(struct sr_relay *r, int a, int b);
 /* The poll events side i (0: a, 1: b) waits for now (0: none). */
 short sr_relay_events(const struct sr_relay *r, int i);

@@ -19,6 +19,7 @@
 #include "fuzz-common.h"
 
 #include "body.h"
+#include "relay.h"
 #include "route.h"
 
 #include <errno.h>
@@ -111,6 +112,40 @@ static void check_exec(json_t *body, bool envd)
 	sr_api_exec_free(&x);
 }
 
+/*
+ * A preview's client sending data in two reads, cut where its first byte
+ * says, as the relay feeds the scan (what it holds back in front of the
+ * next read): what goes is never more than was given, what is held back
+ * fits the relay's room for it, and no piece that went holds the token.
+ */
+static void check_preview_scan(const char *data, size_t size)
+{
+	static const char token[] =
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	struct sr_preview_scan sc;
+	size_t cut = size ? (unsigned char)data[0] % (size + 1) : 0, held = 0;
+	char *buf = malloc(size + 1);
+	ssize_t go;
+
+	if (!buf)
+		abort();
+	sr_api_preview_scan_init(&sc, "8000-abcd.localhost:8049", token);
+	memcpy(buf, data, cut);
+	go = sr_api_preview_scan(&sc, buf, cut);
+	if (go >= 0) {
+		FUZZ_CHECK((size_t)go <= cut && cut - (size_t)go < SR_RELAY_HOLD_MAX);
+		FUZZ_CHECK(!memmem(buf, (size_t)go, token, strlen(token)));
+		held = cut - (size_t)go;
+		memmove(buf, buf + go, held);
+		memcpy(buf + held, data + cut, size - cut);
+		go = sr_api_preview_scan(&sc, buf, held + size - cut);
+		if (go >= 0)
+			FUZZ_CHECK((size_t)go <= held + size - cut &&
+				   !memmem(buf, (size_t)go, token, strlen(token)));
+	}
+	free(buf);
+}
+
 static void check_bytes(const char *data, size_t size)
 {
 	char *enc = malloc(sr_base64_len(size));
@@ -140,6 +175,7 @@ static void check_bytes(const char *data, size_t size)
 		if (sr_api_preview_host(host, &port, ref))
 			FUZZ_CHECK(port >= 1 && port <= 65535 && sr_route_valid_ref(ref));
 	}
+	check_preview_scan(data, size);
 	free(enc);
 	free(dec);
 }

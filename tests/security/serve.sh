@@ -67,9 +67,107 @@ t_preview_scope() {
 	assert_eq "published through the API: open" api-made "$out"
 	# (The 404 is the sandbox's server's: the request went there.)
 	code=$(as_user curl -s -o /dev/null -w '%{http_code}' -H "Host: 8001-$sb.localhost" \
-		-H "Authorization: Bearer $TOKEN" "$URL/v1/health")
+		"$URL/v1/health")
 	assert_eq "a preview's Host never reaches the API" 404 "$code"
+	# With the token, not the sandbox either: closed (t_preview_reuse).
+	code=$(as_user curl -s -o /dev/null -w '%{http_code}' -H "Host: 8001-$sb.localhost" \
+		-H "Authorization: Bearer $TOKEN" "$URL/v1/health")
+	assert_eq "nor with the token, which never reaches the sandbox: closed" 000 "$code"
 	sr rm -f "$cli_id"
+	stop_serve
+}
+
+# A server in the sandbox $1 on port $2 that answers "app" and writes the
+# head of every request it gets to /tmp/seen.txt.
+serve_logging_inside() {
+	local src='import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        open("/tmp/seen.txt", "a").write(self.requestline + "\n" + str(self.headers))
+        self.send_response(200); self.send_header("Content-Length", "4"); self.end_headers()
+        self.wfile.write(b"app\n")
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(__import__("sys").argv[1])), H).serve_forever()'
+	api POST "/v1/sandboxes/$1/exec" "$(python3 -c 'import json,sys; print(json.dumps({"argv": ["sh", "-c", "cat >/tmp/s.py; (python3 /tmp/s.py " + sys.argv[2] + " >/dev/null 2>&1 &); sleep 1"], "stdin": sys.argv[1]}))' "$src" "$2")"
+}
+
+# A preview is routed by its connection's first request, and relayed as
+# bytes. An HTTP client that keeps connections by address (urllib3 and
+# requests, Go's, Node's agents), pointed at 127.0.0.1:PORT with a
+# preview's Host as docs/api.md says, sends its next request, an API
+# call with the token, on the same connection: the sandbox got it, token
+# and all, and answered it. So did a client that sends the token with
+# every request (a session's headers) to a preview. The preview's
+# connection is closed instead, before any of that request goes in.
+t_preview_reuse() {
+	local sb probe
+	start_serve --listen 127.0.0.1:0 || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	serve_logging_inside "$sb" 8002
+	probe='import http.client, sys
+port, token, host = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def get(c, path, headers):
+    try:
+        c.request("GET", path, headers=headers)
+        return c.getresponse().read().decode().strip() or "(empty)"
+    except (OSError, http.client.HTTPException) as e:
+        return "closed"
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+print("preview:", get(c, "/a", {"Host": host}))
+print("again:", get(c, "/b", {"Host": host}))
+print("api:", get(c, "/v1/health", {"Authorization": "Bearer " + token}))
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+print("token to preview:", get(c, "/c", {"Host": host, "X-API-Key": token}))'
+	out=$(as_user python3 -c "$probe" "$PORT" "$TOKEN" "8002-$sb.localhost")
+	assert_match "a preview answers, kept alive" $'^preview: app
+again: app$' "$(sed -n 1,2p <<<"$out")"
+	assert_eq "an API call on the preview's connection: closed, not the sandbox's to answer" \
+		"api: closed" "$(sed -n 3p <<<"$out")"
+	assert_eq "the token sent to a preview: closed" "token to preview: closed" "$(sed -n 4p <<<"$out")"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "cat /tmp/seen.txt"}'
+	assert_no_match "the sandbox never saw the token" "$TOKEN" "$(jf 'j["stdout"]')"
+	assert_no_match "nor the API's request" '/v1/health' "$(jf 'j["stdout"]')"
+	assert_match "it saw the preview's requests" 'GET /b HTTP' "$(jf 'j["stdout"]')"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+# A preview whose first head came in two pieces: on_head, waiting for the
+# rest, had the socket wake it only once more than the first piece was
+# there (SO_RCVLOWAT), and the relay kept that. A later request, or a
+# WebSocket's frame, shorter than the first piece was never relayed.
+t_preview_split_head() {
+	local sb probe
+	start_serve --listen 127.0.0.1:0 || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	serve_logging_inside "$sb" 8003
+	probe='import socket, sys, time
+port, host = int(sys.argv[1]), sys.argv[2]
+s = socket.create_connection(("127.0.0.1", port)); s.settimeout(5)
+s.sendall(b"GET /a HTTP/1.1\r\nX-Pad: " + b"x" * 600 + b"\r\n")
+time.sleep(0.5)
+s.sendall(b"Host: " + host.encode() + b"\r\n\r\n")
+def answer():
+    got = b""
+    try:
+        while not got.endswith(b"app\n"):
+            d = s.recv(4096)
+            if not d: break
+            got += d
+    except OSError:
+        pass
+    return "app" if got.endswith(b"app\n") else "none"
+print("first:", answer())
+s.sendall(b"GET /b HTTP/1.1\r\nHost: " + host.encode() + b"\r\n\r\n")
+print("second:", answer())'
+	out=$(as_user python3 -c "$probe" "$PORT" "8003-$sb.localhost")
+	assert_eq "a head in two pieces: answered" "first: app" "$(sed -n 1p <<<"$out")"
+	assert_eq "and a shorter request after it on the connection too" "second: app" \
+		"$(sed -n 2p <<<"$out")"
+	api DELETE "/v1/sandboxes/$sb"
 	stop_serve
 }
 
@@ -530,7 +628,7 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 	stop_serve
 }
 
-for_each_user t_preview_scope t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
+for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds
 done_testing

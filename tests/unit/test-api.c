@@ -357,6 +357,87 @@ START_TEST(test_preview_host)
 }
 END_TEST
 
+#define SCAN_TOKEN "0123456789abcdef0123456789abcdef"
+
+/*
+ * What a preview's client sends, fed in pieces of n bytes as the relay
+ * does (what the scan holds back in front of the next): whether all of it
+ * may go in; what went in, into sent.
+ */
+static bool scan_pieces(const char *text, size_t n, char sent[4096])
+{
+	struct sr_preview_scan sc;
+	size_t len = strlen(text), held = 0, out = 0;
+	char buf[4096];
+	bool ok = true;
+
+	sr_api_preview_scan_init(&sc, "8000-abcd.localhost:8049", SCAN_TOKEN);
+	for (size_t i = 0; i < len && ok; i += n) {
+		size_t m = len - i < n ? len - i : n;
+		ssize_t go;
+
+		memcpy(buf + held, text + i, m);
+		go = sr_api_preview_scan(&sc, buf, held + m);
+		ok = go >= 0;
+		if (ok) {
+			memcpy(sent + out, buf, (size_t)go);
+			out += (size_t)go;
+			held = held + m - (size_t)go;
+			memmove(buf, buf + go, held);
+		}
+	}
+	sent[out] = '\0';
+	return ok;
+}
+
+START_TEST(test_preview_scan)
+{
+	static const char *const ok[] = {
+	    "GET / HTTP/1.1\r\nHost: 8000-abcd.localhost:8049\r\n\r\n"
+	    "GET /b HTTP/1.1\r\nhost:8000-ABCD.localhost:8049 \r\nAccept: */*\r\n\r\n",
+	    "POST / HTTP/1.1\r\nHost: 8000-abcd.localhost:8049\r\nContent-Length: 11\r\n\r\n"
+	    "hostile: no",
+	    "HEAD / HTTP/1.1\nHost: 8000-abcd.localhost:8049\n\n",
+	    "POST / HTTP/1.1\r\n\r\n0123456789abcdef0123XYZ",
+	};
+	static const char *const refused[] = {
+	    /* The next request, for the API, on the same connection. */
+	    "GET / HTTP/1.1\r\nHost: 8000-abcd.localhost:8049\r\n\r\n"
+	    "GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1:8049\r\n\r\n",
+	    /* Another sandbox's preview. */
+	    "GET / HTTP/1.1\r\nHost: 8000-abcd.localhost:8049\r\n\r\n"
+	    "GET / HTTP/1.1\r\nHost: 8000-abce.localhost:8049\r\n\r\n",
+	    /* The token, however it is sent. */
+	    "GET / HTTP/1.1\r\nHost: 8000-abcd.localhost:8049\r\n"
+	    "Authorization: Bearer 0123456789abcdef0123456789abcdef\r\n\r\n",
+	    "GET /?k=0123456789abcdef0123456789abcdef HTTP/1.1\r\n",
+	    /* A Host too long to be the preview's. */
+	    "GET / HTTP/1.1\r\nHost: 8000-abcd.localhost:8049xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n",
+	};
+
+	char sent[4096];
+
+	/* Whole, and cut into every size of read: a Host line or the token split by them too. */
+	for (size_t n = 1; n <= 80; n++) {
+		for (size_t i = 0; i < SR_ARRAY_SIZE(ok); i++) {
+			ck_assert_msg(scan_pieces(ok[i], n, sent), "%s, by %zu", ok[i], n);
+			ck_assert_str_eq(sent, ok[i]);
+		}
+		for (size_t i = 0; i < SR_ARRAY_SIZE(refused); i++)
+			ck_assert_msg(!scan_pieces(refused[i], n, sent), "%s, by %zu", refused[i],
+				      n);
+	}
+	/* The start of the token at a read's end waits: none of it goes, or too little. */
+	ck_assert(scan_pieces("x: 0123456789abcdef0123", 4096, sent));
+	ck_assert_str_eq(sent, "x: ");
+	ck_assert(scan_pieces("x: 0123456", 4096, sent));
+	ck_assert_str_eq(sent, "x: 0123456");
+}
+END_TEST
+
 static int sniff(const char *head, size_t len, char *host)
 {
 	return sr_api_sniff_host(head, len, host, 64);
@@ -517,6 +598,7 @@ static Suite *api_suite(void)
 	tcase_add_test(tc, test_base64);
 	tcase_add_test(tc, test_connect);
 	tcase_add_test(tc, test_preview_host);
+	tcase_add_test(tc, test_preview_scan);
 	tcase_add_test(tc, test_sniff_host);
 	tcase_add_test(tc, test_utf8_whole);
 	tcase_add_test(tc, test_multipart);
