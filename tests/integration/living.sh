@@ -102,9 +102,11 @@ t_create_exec() {
 	assert_match "ls lists it" "^${sb:0:12} " "$(sed -n 2p <<<"$out")"
 	sr ls --json
 	assert_eq "ls --json: its state" "running" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["state"])' <<<"$out")"
+	assert_eq "ls --json: its ports, none published yet" "[]" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["ports"])' <<<"$out")"
 	sr inspect "${sb:0:6}"
 	assert_eq "inspect by a prefix: the id" "$sb" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<<"$out")"
 	assert_match "inspect: usage so far" '"usage":\{"processes":0,' "$out"
+	assert_match "inspect: ports, an empty list before any is published" '"ports":\[\]' "$out"
 	sr rm "$sb"
 	assert_eq "rm: status 0" 0 "$rc"
 	assert_eq "and nothing of it is left (state, cgroups)" "" "$(left_of "$sb")"
