@@ -115,6 +115,11 @@ t_create_exec() {
 	sr exec "$sb" -- true
 	assert_eq "exec of a sandbox that is gone: 125" 125 "$rc"
 	assert_match "with a clear line" "no sandbox '$sb' \(sandbox-run ls lists them\)" "$errout"
+	# id=$(sandbox-run create ...) that failed leaves "$id" empty.
+	sr exec "" -- true
+	assert_eq "exec of an empty ID: 125, saying it is empty" \
+		"125 sandbox-run: no sandbox '' (an empty ID: is the variable that should hold it set? sandbox-run ls lists them)" \
+		"$rc $errout"
 }
 
 t_names() {
