@@ -37,7 +37,7 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: sandbox-run deploy [OPTIONS] [--name NAME] AGENT\n"
+	fputs("Usage: sandbox-run deploy [OPTIONS] [--name NAME] [--install CMD] AGENT\n"
 	      "Install AGENT (a directory or an archive) once, in a sandbox, as a new version\n"
 	      "of the deployment NAME; `sandbox-run invoke NAME` then runs it, a fresh sandbox\n"
 	      "per prompt. The install step reaches the network (--net egress) and never\n"
