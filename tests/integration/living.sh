@@ -178,6 +178,19 @@ t_tty_job_control() {
 	assert_match "^Z stops the job (job control)" "Stopped +sleep 100" "$said"
 	assert_match "jobs lists it" "jobs-listed" "$said"
 	assert_match "the shell's exit status comes back" "exit=4" "$said"
+	# -t with no terminal on stdin (a script, CI): the pty is given all the
+	# same, and the end of the input is its EOF character, as script(1)
+	# sends it, or an interactive shell would wait for the deadline.
+	sr rm "$sb"
+	new_sandbox --timeout 120
+	rc=0
+	out=$(printf 'echo typed-in\n' | as_user timeout 20 "$SR" exec -it "$sb" -- sh -i 2>&1) || rc=$?
+	assert_eq "exec -it with piped input: the shell ends at its end (not at a timeout)" 0 "$rc"
+	assert_match "having run what came" "typed-in" "$out"
+	rc=0
+	out=$(as_user timeout 20 "$SR" exec -it "$sb" -- sh -c 'cat; echo cat-ended' </dev/null 2>&1) || rc=$?
+	assert_eq "exec -it with stdin at its end at once: cat reads EOF" "0" "$rc"
+	assert_match "and the command goes on" "cat-ended" "$out"
 	sr rm "$sb"
 }
 
