@@ -37,7 +37,7 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: sandbox-run deploy [OPTIONS] [--name NAME] AGENT\n"
+	fputs("Usage: sandbox-run deploy [OPTIONS] [--name NAME] [--install CMD] AGENT\n"
 	      "Install AGENT (a directory or an archive) once, in a sandbox, as a new version\n"
 	      "of the deployment NAME; `sandbox-run invoke NAME` then runs it, a fresh sandbox\n"
 	      "per prompt. The install step reaches the network (--net egress) and never\n"
@@ -333,7 +333,12 @@ static bool is_archive(const char *agent, bool *ret, struct sr_error *err)
 	struct stat st;
 
 	if (stat(agent, &st) < 0) {
-		sr_error_errno(err, sr_negerrno(), "%s", agent);
+		if (errno == ENOENT || errno == ENOTDIR)
+			sr_error_msg(
+			    err, -ENOENT,
+			    "agent '%s' not found (deploy takes a directory or an archive)", agent);
+		else
+			sr_error_errno(err, sr_negerrno(), "agent '%s'", agent);
 		return false;
 	}
 	if (S_ISDIR(st.st_mode)) {

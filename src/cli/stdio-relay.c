@@ -238,11 +238,27 @@ int sr_stdio_write_error(const struct sr_stdio *s, int *ret_fd)
 static void from_terminal(struct sr_stdio *s)
 {
 	ssize_t n = read(s->term_in, s->in_buf, sizeof(s->in_buf));
+	struct termios t;
 
-	if (n > 0)
+	if (n > 0) {
 		s->in_len = (size_t)n;
-	else if (n == 0 || (errno != EAGAIN && errno != EINTR && errno != EIO))
-		s->term_in_open = false; /* EOF: nothing more to type in */
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR || errno == EIO))
+		return;
+	s->term_in_open = false; /* EOF: nothing more to type in */
+	/*
+	 * A file or a pipe that exec -t gives a pty (a script's, CI's): its
+	 * end is typed as the pty's EOF character, as script(1) does, so that
+	 * what reads the pty (a shell, cat) sees it end; else it would wait
+	 * for input that never comes, until the sandbox's deadline. A
+	 * terminal's own ^D comes as a byte, never as this end.
+	 */
+	if (n == 0 && !isatty(s->term_in) && s->master >= 0 && tcgetattr(s->master, &t) == 0 &&
+	    t.c_cc[VEOF] != _POSIX_VDISABLE) {
+		s->in_buf[0] = (char)t.c_cc[VEOF];
+		s->in_len = 1;
+	}
 }
 
 static void to_pty(struct sr_stdio *s)

@@ -270,6 +270,7 @@ static int unknown_key(const char *section, const char *key, struct sr_error *er
 
 int sr_config_check_section(const char *section, struct sr_error *err)
 {
+	char known[128] = "";
 	const char *s;
 
 	if (sr_config_known_section(section))
@@ -278,10 +279,13 @@ int sr_config_check_section(const char *section, struct sr_error *err)
 	if (s)
 		return sr_error_msg(err, -EINVAL, "unknown section [%s] (did you mean [%s]?)",
 				    section, s);
-	return sr_error_msg(err, -EINVAL,
-			    "unknown section [%s] (known: profile, limits, network, env, "
-			    "filesystem, agent, artifacts)",
-			    section);
+	/* From the table itself, so that a section added there is named here too. */
+	for (size_t i = 0; sections[i]; i++) {
+		if (i > 0)
+			strncat(known, ", ", sizeof(known) - strlen(known) - 1);
+		strncat(known, sections[i], sizeof(known) - strlen(known) - 1);
+	}
+	return sr_error_msg(err, -EINVAL, "unknown section [%s] (known: %s)", section, known);
 }
 
 static int set_common(struct sr_config *c, const char *section, const char *key, const char *value,

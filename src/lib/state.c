@@ -439,6 +439,12 @@ int sr_state_find(const char *statedir, const char *ref, struct sr_entry *ret, s
 	}
 	if (match == SIZE_MAX) {
 		sr_entries_free(v, n);
+		/* Most often `id=$(sandbox-run create ...)` that failed, or a name misspelt. */
+		if (!ref[0])
+			return sr_error_msg(
+			    err, -ENOENT,
+			    "no sandbox '' (an empty ID: is the variable that should "
+			    "hold it set? sandbox-run ls lists them)");
 		return sr_error_msg(err, -ENOENT, "no sandbox '%s' (sandbox-run ls lists them)",
 				    ref);
 	}

@@ -223,6 +223,32 @@ EOF
 	check "--force: the rest too" test -f "$d/NOTES.txt" -a ! -e "$d/notes.txt" -a -L "$d/current"
 }
 
+t_changes_file_agent() {
+	# An executable file run over --workspace DIR is copied in beside DIR's
+	# files, sandbox-run's doing, not the agent's: it is no change of the
+	# workspace, and apply does not write it into the checkout.
+	local d="$SR_OUT/fa-$SR_AS" c="$SR_OUT/fa-$SR_AS.tar" a="$SR_OUT/fa-agent-$SR_AS"
+	make_checkout "$d"
+	rm -rf "$a" "$c" && mkdir -p "$a"
+	printf '#!/bin/sh\necho edited >>docs/keep.md\n' >"$a/edit-agent"
+	chmod 0755 "$a" "$a/edit-agent" && own "$a"
+	sr --net none --workspace "$d" --changes "$c" "$a/edit-agent"
+	assert_eq "a file agent over --workspace: run" 0 "$rc"
+	sr diff "$c"
+	assert_eq "its changes are the agent's edits alone, not the agent file" \
+		"$(printf 'M  docs/keep.md\n0 added, 1 modified, 0 deleted, 0 renamed')" "$out"
+	sr apply "$c"
+	assert_eq "apply: the edit made, the agent file not written into the checkout" \
+		"0 keep edited absent" \
+		"$rc $(tr '\n' ' ' <"$d/docs/keep.md")$(test -e "$d/edit-agent" && echo present || echo absent)"
+	printf 'x\n' >"$d/edit-agent" && own "$d"
+	sr -q --net none --workspace "$d" "$a/edit-agent"
+	assert_eq "a workspace that has a file of the agent's name: refused, saying so" \
+		"125 sandbox-run: agent $a/edit-agent: the workspace already has a edit-agent (run that one, or rename one of them)" \
+		"$rc $errout"
+	rm -rf "$d" "$a" "$c"
+}
+
 t_living() {
 	local d="$SR_OUT/live-$SR_AS" sb
 	make_checkout "$d"
@@ -345,5 +371,5 @@ t_destination_first() {
 }
 
 for_each_user t_destination_first t_export_ci t_export_onto_dir t_export_profile t_binds_owned t_foreign_owners t_changes_round_trip \
-	t_export_owner t_changes_private t_living t_disk
+	t_changes_file_agent t_export_owner t_changes_private t_living t_disk
 done_testing

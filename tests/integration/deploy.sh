@@ -349,7 +349,9 @@ t_refusals() {
 	sr secrets set ../x KEY
 	assert_match "secrets for ../x: refused" "bad deployment name" "$errout"
 	sr deploy "$SR_TMP/nonexistent"
-	assert_eq "deploy a missing agent: 125" 125 "$rc"
+	assert_eq "deploy a missing agent: 125, saying it is not found, as a run does" \
+		"125 sandbox-run: deploy: agent '$SR_TMP/nonexistent' not found (deploy takes a directory or an archive)" \
+		"$rc $errout"
 	rm -rf "$SR_TMP/agents/$SR_AS-noentry" && mkdir -p "$SR_TMP/agents/$SR_AS-noentry"
 	echo data >"$SR_TMP/agents/$SR_AS-noentry/README"
 	chmod -R a+rX "$SR_TMP/agents/$SR_AS-noentry" && own "$SR_TMP/agents/$SR_AS-noentry"

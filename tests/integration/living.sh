@@ -102,9 +102,11 @@ t_create_exec() {
 	assert_match "ls lists it" "^${sb:0:12} " "$(sed -n 2p <<<"$out")"
 	sr ls --json
 	assert_eq "ls --json: its state" "running" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["state"])' <<<"$out")"
+	assert_eq "ls --json: its ports, none published yet" "[]" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["ports"])' <<<"$out")"
 	sr inspect "${sb:0:6}"
 	assert_eq "inspect by a prefix: the id" "$sb" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<<"$out")"
 	assert_match "inspect: usage so far" '"usage":\{"processes":0,' "$out"
+	assert_match "inspect: ports, an empty list before any is published" '"ports":\[\]' "$out"
 	sr rm "$sb"
 	assert_eq "rm: status 0" 0 "$rc"
 	assert_eq "and nothing of it is left (state, cgroups)" "" "$(left_of "$sb")"
@@ -113,6 +115,11 @@ t_create_exec() {
 	sr exec "$sb" -- true
 	assert_eq "exec of a sandbox that is gone: 125" 125 "$rc"
 	assert_match "with a clear line" "no sandbox '$sb' \(sandbox-run ls lists them\)" "$errout"
+	# id=$(sandbox-run create ...) that failed leaves "$id" empty.
+	sr exec "" -- true
+	assert_eq "exec of an empty ID: 125, saying it is empty" \
+		"125 sandbox-run: no sandbox '' (an empty ID: is the variable that should hold it set? sandbox-run ls lists them)" \
+		"$rc $errout"
 }
 
 t_names() {
@@ -171,6 +178,19 @@ t_tty_job_control() {
 	assert_match "^Z stops the job (job control)" "Stopped +sleep 100" "$said"
 	assert_match "jobs lists it" "jobs-listed" "$said"
 	assert_match "the shell's exit status comes back" "exit=4" "$said"
+	# -t with no terminal on stdin (a script, CI): the pty is given all the
+	# same, and the end of the input is its EOF character, as script(1)
+	# sends it, or an interactive shell would wait for the deadline.
+	sr rm "$sb"
+	new_sandbox --timeout 120
+	rc=0
+	out=$(printf 'echo typed-in\n' | as_user timeout 20 "$SR" exec -it "$sb" -- sh -i 2>&1) || rc=$?
+	assert_eq "exec -it with piped input: the shell ends at its end (not at a timeout)" 0 "$rc"
+	assert_match "having run what came" "typed-in" "$out"
+	rc=0
+	out=$(as_user timeout 20 "$SR" exec -it "$sb" -- sh -c 'cat; echo cat-ended' </dev/null 2>&1) || rc=$?
+	assert_eq "exec -it with stdin at its end at once: cat reads EOF" "0" "$rc"
+	assert_match "and the command goes on" "cat-ended" "$out"
 	sr rm "$sb"
 }
 

@@ -176,7 +176,7 @@ START_TEST(test_errors_name_file_and_line)
 			 "profile t.ini:2: unknown section [limts] (did you mean [limits]?)");
 	ck_assert_str_eq(load_error("[sandbox]\nx = 1\n"),
 			 "profile t.ini:1: unknown section [sandbox] (known: profile, limits, "
-			 "network, env, filesystem, agent, artifacts)");
+			 "network, env, filesystem, agent, deploy, artifacts)");
 	ck_assert_str_eq(load_error("[limits]\ncpus = 1\nmemory = lots\n"),
 			 "profile t.ini:3: memory: bad size 'lots' (use e.g. 512M, 2G, or 0 for "
 			 "unlimited)");
@@ -349,7 +349,7 @@ START_TEST(test_binds)
 	/* Lexically "/devices" is not under /dev. */
 	ck_assert_str_eq(load_error("[filesystem]\nbind = /a:/devices\n[x]\n"),
 			 "profile t.ini:3: unknown section [x] (known: profile, limits, network, "
-			 "env, filesystem, agent, artifacts)");
+			 "env, filesystem, agent, deploy, artifacts)");
 }
 END_TEST
 

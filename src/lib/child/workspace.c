@@ -166,8 +166,8 @@ static int extract_archive(const struct sr_plan *p, int data, struct sr_error *e
  * user's own file, on the sandbox's disk (within its limit), with no
  * set-id bit. A copy, not a bind of the host file: the agent may change it
  * as it could a file of a directory agent's (overlay), and no host path of
- * the caller's appears in the sandbox's mount table. Never over a file
- * the workspace already has.
+ * the caller's appears in the sandbox's mount table. DIR is empty, or the
+ * agent's own layer (agent_file_layer).
  */
 static int copy_agent_file(const struct sr_plan *p, int src, int dir, struct sr_error *err)
 {
@@ -182,11 +182,6 @@ static int copy_agent_file(const struct sr_plan *p, int src, int dir, struct sr_
 		return sr_error_msg(err, -EINVAL, "agent %s: not a regular file any more",
 				    p->agent->file_path);
 	out = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
-	if (out < 0 && errno == EEXIST)
-		return sr_error_msg(err, -EEXIST,
-				    "agent %s: the workspace already has a %s (run that one, or "
-				    "rename one of them)",
-				    p->agent->file_path, name);
 	if (out < 0 || fchmod(out, 0755) < 0)
 		return sr_error_errno(err, sr_negerrno(), "agent %s: copy into " SR_WORKSPACE,
 				      p->agent->file_path);
@@ -204,6 +199,37 @@ static int copy_agent_file(const struct sr_plan *p, int src, int dir, struct sr_
 }
 
 /*
+ * The layer of an executable-file agent over a --workspace DIR: a
+ * directory of the sandbox's disk holding the copy alone. Never over a
+ * file DIR has, which the layer would hide.
+ */
+static int agent_file_layer(const struct sr_plan *p, int file, int ws, int data, int *ret_dir,
+			    struct sr_error *err)
+{
+	const char *name = strrchr(p->agent->file_path, '/') + 1;
+	struct stat st;
+	int dir, r;
+
+	if (fstatat(ws, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return sr_error_msg(err, -EEXIST,
+				    "agent %s: the workspace already has a %s (run that one, or "
+				    "rename one of them)",
+				    p->agent->file_path, name);
+	if (mkdirat(data, "agent-file", 0755) < 0 || fchmodat(data, "agent-file", 0755, 0) < 0)
+		return sr_error_errno(err, sr_negerrno(), "mkdir agent-file");
+	dir = openat(data, "agent-file", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return sr_error_errno(err, sr_negerrno(), "open agent-file");
+	r = copy_agent_file(p, file, dir, err);
+	if (r < 0) {
+		close(dir);
+		return r;
+	}
+	*ret_dir = dir;
+	return 0;
+}
+
+/*
  * /workspace: an overlay whose lower layer is the agent's directory (never
  * written: the host tree stays as it was) and whose upper layer lives on
  * the disk tmpfs; an archive's extracted tree or an empty directory is
@@ -213,8 +239,8 @@ static int copy_agent_file(const struct sr_plan *p, int src, int dir, struct sr_
 int sr_workspace_mount(struct sr_plan *p, int ws, int root, int data, struct sr_error *err)
 {
 	_cleanup_close_ int file = steal_fd(&p->sources.agent_file);
-	_cleanup_close_ int dir = -1, copy = -1;
-	char opts[256];
+	_cleanup_close_ int dir = -1, copy = -1, agent_dir = -1;
+	char opts[256], lower[32] = "";
 	int r;
 
 	if (ws < 0) {
@@ -246,15 +272,27 @@ int sr_workspace_mount(struct sr_plan *p, int ws, int root, int data, struct sr_
 		ws = copy;
 	}
 	/*
+	 * An executable-file agent is a lower layer of its own, above the
+	 * directory's: in the upper layer it would be a file the agent added,
+	 * in --changes, diff and apply, and apply would write the agent into
+	 * the caller's checkout.
+	 */
+	if (file >= 0) {
+		r = agent_file_layer(p, file, ws, data, &agent_dir, err);
+		if (r < 0)
+			return r;
+		snprintf(lower, sizeof(lower), "/proc/self/fd/%d:", agent_dir);
+	}
+	/*
 	 * lowerdir through /proc/self/fd: the directory opened before any
 	 * mount, not whatever its path names now, and no escaping of ',' or ':' in
 	 * user paths. userxattr: overlay in a user namespace keeps its
 	 * whiteouts and opaque markers in user.* xattrs (tmpfs has them).
 	 */
 	snprintf(opts, sizeof(opts),
-		 "lowerdir=/proc/self/fd/%d,upperdir=" NEWROOT "/" DATA "/upper,workdir=" NEWROOT
+		 "lowerdir=%s/proc/self/fd/%d,upperdir=" NEWROOT "/" DATA "/upper,workdir=" NEWROOT
 		 "/" DATA "/work,userxattr",
-		 ws);
+		 lower, ws);
 	if (mount("overlay", NEWROOT "/workspace", "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
 		int e = sr_negerrno();
 
@@ -273,10 +311,5 @@ int sr_workspace_mount(struct sr_plan *p, int ws, int root, int data, struct sr_
 	p->sources.upper = openat(data, "upper", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (p->sources.upper < 0)
 		return sr_error_errno(err, sr_negerrno(), "open the workspace's upper layer");
-	if (file < 0)
-		return 0;
-	dir = openat(root, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return sr_error_errno(err, sr_negerrno(), "open " SR_WORKSPACE);
-	return copy_agent_file(p, file, dir, err);
+	return 0;
 }
