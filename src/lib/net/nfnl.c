@@ -140,6 +140,22 @@ static void set_elems(struct buf *b, uint16_t type, uint16_t flags, uint32_t seq
 	end_msg(b, m);
 }
 
+/* A batch's begin or end: what makes its messages one transaction. */
+static void batch_edge(struct buf *b, uint16_t type, uint32_t seq)
+{
+	end_msg(b, msg(b, type, NLM_F_REQUEST, seq, AF_UNSPEC, htons(NFNL_SUBSYS_NFTABLES)));
+}
+
+/* Whether any element of e goes to set (by set_of). */
+static bool set_used(const struct sr_nfnl_elem *e, size_t n, const char *set,
+		     const char *(*set_of)(const struct sr_nfnl_elem *))
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(set_of(&e[i]), set) == 0)
+			return true;
+	return false;
+}
+
 int sr_nfnl_allow_batch(const struct sr_nfnl_elem *elems, size_t n, uint32_t seq, uint8_t *buf,
 			size_t cap, size_t *ret_len, unsigned *ret_acks)
 {
@@ -148,17 +164,10 @@ int sr_nfnl_allow_batch(const struct sr_nfnl_elem *elems, size_t n, uint32_t seq
 	const uint16_t ack = NLM_F_REQUEST | NLM_F_ACK;
 	struct buf b = {.p = buf, .cap = cap};
 	unsigned acks = 0;
-	size_t m;
 
-	m = msg(&b, NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, seq++, AF_UNSPEC,
-		htons(NFNL_SUBSYS_NFTABLES));
-	end_msg(&b, m);
+	batch_edge(&b, NFNL_MSG_BATCH_BEGIN, seq++);
 	for (size_t s = 0; s < SR_ARRAY_SIZE(sets); s++) {
-		bool used = false;
-
-		for (size_t i = 0; i < n; i++)
-			used = used || strcmp(allow_set(&elems[i]), sets[s]) == 0;
-		if (!used)
+		if (!set_used(elems, n, sets[s], allow_set))
 			continue;
 		/*
 		 * Added (a no-op where it is there), deleted (it is there now),
@@ -173,8 +182,7 @@ int sr_nfnl_allow_batch(const struct sr_nfnl_elem *elems, size_t n, uint32_t seq
 			  elems, n, true);
 		acks += 3;
 	}
-	m = msg(&b, NFNL_MSG_BATCH_END, NLM_F_REQUEST, seq, AF_UNSPEC, htons(NFNL_SUBSYS_NFTABLES));
-	end_msg(&b, m);
+	batch_edge(&b, NFNL_MSG_BATCH_END, seq);
 	if (b.full)
 		return -ENOBUFS;
 	*ret_len = b.len;
@@ -239,6 +247,21 @@ static uint32_t new_seq(void)
 	return (uint32_t)(sr_monotonic_ns() / 1000) & 0x3fffffff;
 }
 
+/* A batch sent, and its acks read: the first's sequence number is first. */
+static int transact(int fd, const uint8_t *buf, size_t len, uint32_t first, unsigned acks,
+		    const char *sets, struct sr_error *err)
+{
+	int r;
+
+	drain(fd);
+	if (send(fd, buf, len, 0) != (ssize_t)len)
+		return sr_error_errno(err, sr_negerrno(), "nftables: add to %s", sets);
+	r = read_acks(fd, first, acks);
+	if (r < 0)
+		return sr_error_errno(err, r, "nftables: add to %s", sets);
+	return 0;
+}
+
 int sr_nfnl_allow(int fd, const struct sr_nfnl_elem *elems, size_t n, struct sr_error *err)
 {
 	/* Each element goes into three messages, at most ~60 bytes each time. */
@@ -255,13 +278,7 @@ int sr_nfnl_allow(int fd, const struct sr_nfnl_elem *elems, size_t n, struct sr_
 	r = sr_nfnl_allow_batch(elems, n, seq, buf, cap, &len, &acks);
 	if (r < 0)
 		return sr_error_errno(err, r, "nftables: %zu addresses", n);
-	drain(fd);
-	if (send(fd, buf, len, 0) != (ssize_t)len)
-		return sr_error_errno(err, sr_negerrno(), "nftables: add to the allowed sets");
-	r = read_acks(fd, seq + 1, acks);
-	if (r < 0)
-		return sr_error_errno(err, r, "nftables: add to the allowed sets");
-	return 0;
+	return transact(fd, buf, len, seq + 1, acks, "the allowed sets", err);
 }
 
 int sr_nfnl_refuse_host(int fd, const struct sr_nfnl_elem *elems, size_t n, struct sr_error *err)
@@ -273,39 +290,24 @@ int sr_nfnl_refuse_host(int fd, const struct sr_nfnl_elem *elems, size_t n, stru
 	uint32_t seq = first;
 	struct buf b = {.p = buf, .cap = cap};
 	unsigned acks = 0;
-	size_t m;
-	int r;
 
 	if (n == 0)
 		return 0;
 	if (!buf)
 		return sr_error_errno(err, -ENOMEM, "nftables");
-	m = msg(&b, NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, seq++, AF_UNSPEC,
-		htons(NFNL_SUBSYS_NFTABLES));
-	end_msg(&b, m);
+	batch_edge(&b, NFNL_MSG_BATCH_BEGIN, seq++);
 	for (size_t s = 0; s < SR_ARRAY_SIZE(sets); s++) {
-		bool used = false;
-
-		for (size_t i = 0; i < n; i++)
-			used = used || strcmp(host_set(&elems[i]), sets[s]) == 0;
-		if (!used)
+		if (!set_used(elems, n, sets[s], host_set))
 			continue;
 		/* No NLM_F_EXCL: one already there is no error, and stays. */
 		set_elems(&b, NFT_MSG_NEWSETELEM, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE, seq++,
 			  sets[s], host_set, elems, n, false);
 		acks++;
 	}
-	m = msg(&b, NFNL_MSG_BATCH_END, NLM_F_REQUEST, seq, AF_UNSPEC, htons(NFNL_SUBSYS_NFTABLES));
-	end_msg(&b, m);
+	batch_edge(&b, NFNL_MSG_BATCH_END, seq);
 	if (b.full)
 		return sr_error_errno(err, -ENOBUFS, "nftables: %zu addresses", n);
-	drain(fd);
-	if (send(fd, buf, b.len, 0) != (ssize_t)b.len)
-		return sr_error_errno(err, sr_negerrno(), "nftables: add to the host's sets");
-	r = read_acks(fd, first + 1, acks);
-	if (r < 0)
-		return sr_error_errno(err, r, "nftables: add to the host's sets");
-	return 0;
+	return transact(fd, buf, b.len, first + 1, acks, "the host's sets", err);
 }
 
 /* The attributes nested in a (payload, len), by type, the last of each kept. */
