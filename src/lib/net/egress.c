@@ -45,7 +45,8 @@ struct sr_egress {
 	int nfnl; /* the sandbox's nfnetlink socket (nfnl.h), -1 */
 	/* The host's addresses as it gains them, refused as they come (nft.h's host sets). */
 	struct sr_link_watch *host_watch;
-	bool allowlist;		   /* --allow given: only an entry naming one opens it */
+	int host_watch_fd; /* its socket, kept here: dispatch then runs no code of link.c's */
+	bool allowlist;	   /* --allow given: only an entry naming one opens it */
 	struct sr_nft_dest *named; /* the --allow entries that are one address */
 	size_t n_named;
 	/* The resolver's sockets, until the agent's first query starts it (-1 then). */
@@ -152,7 +153,7 @@ int sr_egress_new(const struct sr_config *c, const struct sr_sink *sink, uid_t u
 	if (!e)
 		return sr_error_errno(err, -ENOMEM, "network");
 	e->sink = sink;
-	e->nfnl = e->epfd = e->pidfd = e->ctl = e->udp = e->tcp = -1;
+	e->nfnl = e->epfd = e->pidfd = e->ctl = e->udp = e->tcp = e->host_watch_fd = -1;
 	e->rc.change_ids = geteuid() == 0;
 	e->rc.uid = uid;
 	e->rc.gid = gid;
@@ -172,7 +173,9 @@ int sr_egress_new(const struct sr_config *c, const struct sr_sink *sink, uid_t u
 	 * of, never neither.
 	 */
 	r = sr_link_watch_new(&e->host_watch, err);
-	if (r >= 0 && (r = watch(e, sr_link_watch_fd(e->host_watch))) < 0)
+	if (r >= 0)
+		e->host_watch_fd = sr_link_watch_fd(e->host_watch);
+	if (r >= 0 && (r = watch(e, e->host_watch_fd)) < 0)
 		sr_error_errno(err, r, "watch the host's addresses");
 	if (r < 0) {
 		sr_egress_free(e);
@@ -355,7 +358,7 @@ static void on_host_addresses(struct sr_egress *e)
 	size_t n = 0;
 	int r;
 
-	if (!e->host_watch || e->nfnl < 0 || e->ended || !readable(sr_link_watch_fd(e->host_watch)))
+	if (e->host_watch_fd < 0 || e->nfnl < 0 || e->ended || !readable(e->host_watch_fd))
 		return;
 	r = sr_link_watch_read(e->host_watch, &added, &err);
 	if (r >= 0 && !(elems = calloc(added.n ? added.n : 1, sizeof(*elems))))
