@@ -233,8 +233,10 @@ static int agent_file_layer(const struct sr_plan *p, int file, int ws, int data,
  * /workspace: an overlay whose lower layer is the agent's directory (never
  * written: the host tree stays as it was) and whose upper layer lives on
  * the disk tmpfs; an archive's extracted tree or an empty directory is
- * bound as it is, being ours already. An executable-file agent is copied
- * in last, once the workspace is what the agent will see.
+ * bound as it is, being ours already. An executable-file agent is a
+ * lower layer of its own above the directory's (agent_file_layer), made
+ * before the overlay is mounted: not a change of the workspace's for
+ * --changes, diff and apply.
  */
 int sr_workspace_mount(struct sr_plan *p, int ws, int root, int data, struct sr_error *err)
 {
