@@ -22,6 +22,7 @@
  */
 #include "internal.h"
 #include "peeruid.h"
+#include "preview-scan.h"
 #include "relay.h"
 #include "util.h"
 

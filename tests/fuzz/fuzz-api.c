@@ -19,6 +19,7 @@
 #include "fuzz-common.h"
 
 #include "body.h"
+#include "preview-scan.h"
 #include "relay.h"
 #include "route.h"
 

@@ -5,6 +5,7 @@
  */
 #include "body.h"
 #include "multipart.h"
+#include "preview-scan.h"
 #include "route.h"
 #include "util.h"
 #include "testutil.h"
