@@ -249,8 +249,11 @@ static inline int sr_openat2(int dirfd, const char *path, int flags, uint64_t re
  * can swap that name, between the making and the chown, for a hard link
  * to a file they may link (their own; with fs.protected_hardlinks, any
  * they may read and write, root's too), and a root caller would give them
- * that file. An O_PATH fd; -ESTALE when the name is no longer of that
- * type; -errno.
+ * that file; or, where dirfd is not sticky, rename a directory of a third
+ * user's there (a rename within one directory needs no right to what is
+ * moved). So it must also still be ours, as what we just made is. An
+ * O_PATH fd; -ESTALE when the name is no longer of that type or ours;
+ * -errno.
  */
 static inline int sr_open_made(int dirfd, const char *name, mode_t type)
 {
@@ -263,7 +266,7 @@ static inline int sr_open_made(int dirfd, const char *name, mode_t type)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		k = sr_negerrno();
-	else if ((st.st_mode & S_IFMT) != type)
+	else if ((st.st_mode & S_IFMT) != type || st.st_uid != geteuid())
 		k = -ESTALE;
 	else
 		return fd;

@@ -338,6 +338,56 @@ PY
 	rm -rf "$t" "$o" "$w"
 }
 
+t_export_rename_race() {
+	# The same give, raced by a rename: the directory's owner (no sticky
+	# bit) renames a third user's directory over the empty one root just
+	# made (a rename within one directory needs no right to what it
+	# moves), and root gave them that directory. What root made is root's:
+	# anything else at its name is not given.
+	local t="$SR_OUT/erename-$SR_AS" w="$SR_OUT/erename-ws-$SR_AS" pid k ino got
+	local rt=(chrt -f 1) cpu=(taskset -c 0)
+	[ "$SR_AS" = root ] || return 0
+	"${rt[@]}" true 2>/dev/null || rt=()
+	"${cpu[@]}" true 2>/dev/null || cpu=()
+	rm -rf "$t" "$w" && mkdir -p "$t/reports" "$w"
+	chown -R "$SR_TEST_USER:$SR_TEST_USER" "$t"
+	"${cpu[@]}" "${rt[@]}" setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups -- \
+		/usr/bin/python3 - "$t/reports" <<'PY' &
+import ctypes, os, struct, sys
+d = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init()
+libc.inotify_add_watch(fd, d.encode(), 0x100)  # IN_CREATE
+open(os.path.join(d, "..", ".ready"), "w").close()
+while True:
+    buf, off = os.read(fd, 65536), 0
+    while off < len(buf):
+        wd, mask, cookie, ln = struct.unpack_from("iIII", buf, off)
+        name = buf[off + 16:off + 16 + ln].rstrip(b"\0").decode()
+        off += 16 + ln
+        if name == "sub":
+            # The third user's directory and root's new one, exchanged in one step.
+            libc.renameat2(-100, (d + "/.victim").encode(), -100, (d + "/sub").encode(), 2)
+PY
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	for k in $(seq 1 50); do [ -e "$t/.ready" ] && break; sleep 0.1; done
+	for k in $(seq 1 20); do
+		rm -rf "$t/reports/sub" "$t/reports/.victim"
+		mkdir "$t/reports/.victim" && chown nobody:nogroup "$t/reports/.victim"
+		ino=$(stat -c %i "$t/reports/.victim")
+		(cd "$w" && "${cpu[@]}" "$SR" -q --net none --export "reports:$t/" \
+			-- sh -c 'mkdir -p reports/sub') >/dev/null 2>&1
+		got=$(find "$t/reports" -maxdepth 1 -inum "$ino" -printf '%u\n')
+		[ "$got" = nobody ] || break
+	done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	assert_eq "an export as root racing another user's directory renamed over one it made: that directory stays its owner's ($k tries)" \
+		nobody "$got"
+	rm -rf "$t" "$w"
+}
+
 t_export_sparse() {
 	# A file of 10 TB that is all hole costs the agent nothing of its disk:
 	# exported, it would be 10 TB for whatever reads the copy next (an
@@ -415,5 +465,5 @@ for j in range(8):
 }
 
 for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
-	t_apply_chown_race t_export_chown_race t_export_sparse t_changes_sparse t_changes_many
+	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many
 done_testing
