@@ -137,6 +137,30 @@ t_dns_elsewhere() {
 		"RES_OPTIONS=use-vc getent ahosts both.sr-test"
 	assert_match "glibc over TCP, two queries at once: both answered" \
 		"$API +STREAM both.sr-test" "$out"
+	# The same two, then the client's side shut: the second was lost,
+	# the client's end read (and the client closed) before the query
+	# that waited beside it was taken.
+	local pair='import socket, struct
+def q(i, t):
+    m = struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0) + b"\4both\7sr-test\0" + struct.pack(">HH", t, 1)
+    return struct.pack(">H", len(m)) + m
+s = socket.create_connection(("127.0.0.53", 53), 5)
+s.sendall(q(1, 1) + q(2, 28))
+s.shutdown(socket.SHUT_WR)
+buf = b""
+while True:
+    d = s.recv(4096)
+    if not d:
+        break
+    buf += d
+n = 0
+while len(buf) >= 2:
+    buf = buf[2 + struct.unpack(">H", buf[:2])[0]:]
+    n += 1
+print("answers=%d" % n)'
+	sr_a --net egress --allow both.sr-test -- python3 -c "$pair"
+	assert_eq "two queries over TCP, then the client's side shut: both answered" \
+		"answers=2" "$out"
 }
 
 # What a name not allowed gets: nothing, whatever the type or size; the

@@ -551,6 +551,12 @@ static void on_accept(struct resolver *rs)
 	close(fd);
 }
 
+/* Whether a whole query of the client's was read and waits to be taken. */
+static bool query_read(const struct client *cl)
+{
+	return cl->in_len >= 2 && cl->in_len >= 2 + ((size_t)cl->in[0] << 8 | cl->in[1]);
+}
+
 /* A TCP client's bytes: a query once its length has come. */
 static void on_client(struct resolver *rs, size_t i, short revents)
 {
@@ -572,7 +578,12 @@ static void on_client(struct resolver *rs, size_t i, short revents)
 	}
 	if (cl->busy || cl->out)
 		return;
-	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+	/*
+	 * A query read already goes first: what is read next may be the
+	 * client's end (it sent A and AAAA, then shut its side), which closes
+	 * it.
+	 */
+	if (!query_read(cl) && (revents & (POLLIN | POLLHUP | POLLERR))) {
 		k = recv(cl->fd, cl->in + cl->in_len, sizeof(cl->in) - cl->in_len, MSG_DONTWAIT);
 		if (k == 0 || (k < 0 && errno != EAGAIN)) {
 			client_close(cl);
@@ -690,8 +701,14 @@ static _Noreturn void serve(struct resolver *rs)
 			if (cl->fd < 0)
 				continue;
 			owner[n] = (int)i;
-			fds[n++] = (struct pollfd){
-			    .fd = cl->fd, .events = (short)(POLLIN | (cl->out ? POLLOUT : 0))};
+			/*
+			 * Its input only once its query is answered: a client that sent
+			 * more meanwhile would wake the loop at once, round after round.
+			 */
+			fds[n++] = (struct pollfd){.fd = cl->fd,
+						   .events = (short)(cl->out	? POLLOUT
+								     : cl->busy ? 0
+										: POLLIN)};
 			if (!cl->busy && cl->idle_deadline < next)
 				next = cl->idle_deadline;
 		}
