@@ -258,7 +258,35 @@ static void from_terminal(struct sr_stdio *s)
 	    t.c_cc[VEOF] != _POSIX_VDISABLE) {
 		s->in_buf[0] = (char)t.c_cc[VEOF];
 		s->in_len = 1;
+		s->eof_typed = true;
+		s->eof_canonical = t.c_lflag & ICANON;
 	}
+}
+
+/*
+ * The EOF character typed while the pty was canonical and not yet read
+ * stays in its line discipline as a 0 byte once a program switches it to
+ * raw: bash's readline, which sets the pty raw only when it first reads,
+ * then reads a ^@ and waits on. So when the program has switched the
+ * pty's mode since, and says something (readline its prompt, after the
+ * switch), the EOF character is typed again, in the new mode: a byte
+ * that readline takes for ^D. A few times at most, for a program that
+ * keeps switching.
+ */
+#define EOF_RETYPES 4
+
+static void retype_eof(struct sr_stdio *s)
+{
+	struct termios t;
+
+	if (!s->eof_typed || s->in_len || s->eof_retyped >= EOF_RETYPES ||
+	    tcgetattr(s->master, &t) < 0 || (bool)(t.c_lflag & ICANON) == s->eof_canonical ||
+	    t.c_cc[VEOF] == _POSIX_VDISABLE)
+		return;
+	s->in_buf[0] = (char)t.c_cc[VEOF];
+	s->in_len = 1;
+	s->eof_canonical = t.c_lflag & ICANON;
+	s->eof_retyped++;
 }
 
 static void to_pty(struct sr_stdio *s)
@@ -276,9 +304,10 @@ static void from_pty(struct sr_stdio *s)
 {
 	ssize_t n = read(s->master, s->buf, sizeof(s->buf));
 
-	if (n > 0)
+	if (n > 0) {
 		s->out_len = (size_t)n;
-	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		retype_eof(s);
+	} else if (n == 0 || (errno != EAGAIN && errno != EINTR))
 		s->master_open = false;
 }
 

@@ -56,6 +56,13 @@ struct sr_stdio {
 	char buf[16384]; /* the pty's relay */
 	size_t in_len, out_len;
 	char in_buf[4096];
+	/*
+	 * The end of a stdin that is no terminal, typed into the pty as its
+	 * EOF character: whether the pty was canonical then, and how many
+	 * times it was typed again since (from_pty()).
+	 */
+	bool eof_typed, eof_canonical;
+	unsigned eof_retyped;
 };
 
 enum {

@@ -191,6 +191,18 @@ t_tty_job_control() {
 	out=$(as_user timeout 20 "$SR" exec -it "$sb" -- sh -c 'cat; echo cat-ended' </dev/null 2>&1) || rc=$?
 	assert_eq "exec -it with stdin at its end at once: cat reads EOF" "0" "$rc"
 	assert_match "and the command goes on" "cat-ended" "$out"
+	# bash's readline sets the pty raw only as it first reads: an end
+	# typed before that reached it as a ^@, and bash waited for the
+	# deadline (timeout's SIGTERM is passed on, and bash ignores it).
+	rc=0
+	out=$(as_user timeout -k 5 20 "$SR" exec -it "$sb" -- bash --norc --noprofile -i \
+		</dev/null 2>&1) || rc=$?
+	assert_eq "exec -it bash with stdin at its end at once: bash ends" "0" "$rc"
+	rc=0
+	out=$(printf 'echo typed-in\n' | as_user timeout -k 5 20 "$SR" exec -it "$sb" -- \
+		bash --norc --noprofile -i 2>&1) || rc=$?
+	assert_eq "exec -it bash with piped input: bash ends at its end" "0" "$rc"
+	assert_match "having run what came" "typed-in" "$out"
 	sr rm "$sb"
 }
 
