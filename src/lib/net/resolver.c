@@ -551,10 +551,16 @@ static void on_accept(struct resolver *rs)
 	close(fd);
 }
 
+/* The length of the client's next query: the two bytes in front of it (in_len >= 2). */
+static size_t query_len(const struct client *cl)
+{
+	return (size_t)cl->in[0] << 8 | cl->in[1];
+}
+
 /* Whether a whole query of the client's was read and waits to be taken. */
 static bool query_read(const struct client *cl)
 {
-	return cl->in_len >= 2 && cl->in_len >= 2 + ((size_t)cl->in[0] << 8 | cl->in[1]);
+	return cl->in_len >= 2 && cl->in_len >= 2 + query_len(cl);
 }
 
 /* A TCP client's bytes: a query once its length has come. */
@@ -599,7 +605,7 @@ static void on_client(struct resolver *rs, size_t i, short revents)
 	 * sends A and AAAA together), and nothing more may come to wake it.
 	 */
 	while (cl->fd >= 0 && !cl->busy && !cl->out && cl->in_len >= 2) {
-		size_t want = (size_t)cl->in[0] << 8 | cl->in[1];
+		size_t want = query_len(cl);
 		struct origin o = {.client = (int)i};
 		uint8_t query[QUERY_IN_MAX];
 
