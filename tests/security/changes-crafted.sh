@@ -30,6 +30,10 @@ EOF
 
 SHA_X=$(printf x | sha256sum | cut -d' ' -f1)
 
+# The racers' inotify loop (tests/integration/dirwatch.py), where the
+# other users they run as can read it.
+install -m 0644 "$SR_SRCDIR/tests/integration/dirwatch.py" "$SR_TMP/dirwatch.py"
+
 # A target directory with a canary, and a victim outside it.
 setup_dirs() {
 	T="$SR_OUT/target-$SR_AS" V="$SR_OUT/victim-$SR_AS"
@@ -224,24 +228,18 @@ with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
     i = tarfile.TarInfo("files/l"); i.type = tarfile.SYMTYPE; i.linkname = "new"; t.addfile(i)
 PY
 	chmod 644 "$F"
-	setpriv --reuid=$OTHER --regid=$OTHER --clear-groups -- /usr/bin/python3 - "$t" "$o/mine" <<'PY' &
-import ctypes, os, struct, sys
+	setpriv --reuid=$OTHER --regid=$OTHER --clear-groups -- /usr/bin/python3 - "$t" "$o/mine" "$SR_TMP" <<'PY' &
+import os, sys
 d, mine = sys.argv[1], sys.argv[2]
-libc = ctypes.CDLL(None, use_errno=True)
-fd = libc.inotify_init()
-libc.inotify_add_watch(fd, d.encode(), 0x100)  # IN_CREATE
-while True:
-    buf, off = os.read(fd, 65536), 0
-    while off < len(buf):
-        wd, mask, cookie, ln = struct.unpack_from("iIII", buf, off)
-        name = buf[off + 16:off + 16 + ln].rstrip(b"\0").decode()
-        off += 16 + ln
-        if name.startswith(".sr-apply."):
-            try:
-                os.unlink(os.path.join(d, name))
-                os.link(mine, os.path.join(d, name))
-            except OSError:
-                pass
+sys.path.insert(0, sys.argv[3])
+from dirwatch import created
+for name in created(d):
+    if name.startswith(".sr-apply."):
+        try:
+            os.unlink(os.path.join(d, name))
+            os.link(mine, os.path.join(d, name))
+        except OSError:
+            pass
 PY
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
@@ -279,9 +277,11 @@ t_export_chown_race() {
 	chown -R "$SR_TEST_USER:$SR_TEST_USER" "$t"
 	echo root-d >"$o/d" && echo root-l >"$o/l" && chmod 0666 "$o/d" "$o/l"
 	"${cpu[@]}" "${rt[@]}" setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups -- \
-		/usr/bin/python3 - "$t" "$o/d" "$o/l" <<'PY' &
-import ctypes, os, stat, struct, sys
+		/usr/bin/python3 - "$t" "$o/d" "$o/l" "$SR_TMP" <<'PY' &
+import ctypes, os, stat, sys
 t, victims = sys.argv[1], {"sub": sys.argv[2], "l": sys.argv[3]}
+sys.path.insert(0, sys.argv[4])
+from dirwatch import created
 d = os.path.join(t, "reports")
 ino = {n: os.stat(v).st_ino for n, v in victims.items()}
 libc = ctypes.CDLL(None, use_errno=True)
@@ -294,24 +294,18 @@ def ready(name):  # the hard link to swap in, beside: ".sub", ".l"
     os.link(victims[name], p)
 for name in victims:
     ready(name)
-fd = libc.inotify_init()
-libc.inotify_add_watch(fd, d.encode(), 0x100)  # IN_CREATE
+names = created(d)
 open(os.path.join(t, ".ready"), "w").close()
-while True:
-    buf, off = os.read(fd, 65536), 0
-    while off < len(buf):
-        wd, mask, cookie, ln = struct.unpack_from("iIII", buf, off)
-        name = buf[off + 16:off + 16 + ln].rstrip(b"\0").decode()
-        off += 16 + ln
-        try:
-            if name not in victims or os.lstat(os.path.join(d, name)).st_ino == ino[name]:
-                continue
-            # In one step, nothing between: RENAME_EXCHANGE (2).
-            libc.renameat2(-100, ("%s/.%s" % (d, name)).encode(), -100,
-                           ("%s/%s" % (d, name)).encode(), 2)
-            ready(name)
-        except OSError:
-            pass
+for name in names:
+    try:
+        if name not in victims or os.lstat(os.path.join(d, name)).st_ino == ino[name]:
+            continue
+        # In one step, nothing between: RENAME_EXCHANGE (2).
+        libc.renameat2(-100, ("%s/.%s" % (d, name)).encode(), -100,
+                       ("%s/%s" % (d, name)).encode(), 2)
+        ready(name)
+    except OSError:
+        pass
 PY
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
@@ -352,22 +346,18 @@ t_export_rename_race() {
 	rm -rf "$t" "$w" && mkdir -p "$t/reports" "$w"
 	chown -R "$SR_TEST_USER:$SR_TEST_USER" "$t"
 	"${cpu[@]}" "${rt[@]}" setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups -- \
-		/usr/bin/python3 - "$t/reports" <<'PY' &
-import ctypes, os, struct, sys
+		/usr/bin/python3 - "$t/reports" "$SR_TMP" <<'PY' &
+import ctypes, os, sys
 d = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from dirwatch import created
 libc = ctypes.CDLL(None, use_errno=True)
-fd = libc.inotify_init()
-libc.inotify_add_watch(fd, d.encode(), 0x100)  # IN_CREATE
+names = created(d)
 open(os.path.join(d, "..", ".ready"), "w").close()
-while True:
-    buf, off = os.read(fd, 65536), 0
-    while off < len(buf):
-        wd, mask, cookie, ln = struct.unpack_from("iIII", buf, off)
-        name = buf[off + 16:off + 16 + ln].rstrip(b"\0").decode()
-        off += 16 + ln
-        if name == "sub":
-            # The third user's directory and root's new one, exchanged in one step.
-            libc.renameat2(-100, (d + "/.victim").encode(), -100, (d + "/sub").encode(), 2)
+for name in names:
+    if name == "sub":
+        # The third user's directory and root's new one, exchanged in one step.
+        libc.renameat2(-100, (d + "/.victim").encode(), -100, (d + "/sub").encode(), 2)
 PY
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"

@@ -92,6 +92,17 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(__import__("sys").argv[1])), H
 	api POST "/v1/sandboxes/$1/exec" "$(python3 -c 'import json,sys; print(json.dumps({"argv": ["sh", "-c", "cat >/tmp/s.py; (python3 /tmp/s.py " + sys.argv[2] + " >/dev/null 2>&1 &); sleep 1"], "stdin": sys.argv[1]}))' "$src" "$2")"
 }
 
+# preview_setup PORT: the round's server, a sandbox it made (its id in
+# the caller's sb) and serve_logging_inside there on PORT, for a preview
+# to reach. Fails only if the server did not start.
+preview_setup() {
+	start_serve --listen 127.0.0.1:0 || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	serve_logging_inside "$sb" "$1"
+	return 0
+}
+
 # A preview is routed by its connection's first request, and relayed as
 # bytes. An HTTP client that keeps connections by address (urllib3 and
 # requests, Go's, Node's agents), pointed at 127.0.0.1:PORT with a
@@ -102,10 +113,7 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(__import__("sys").argv[1])), H
 # connection is closed instead, before any of that request goes in.
 t_preview_reuse() {
 	local sb probe
-	start_serve --listen 127.0.0.1:0 || return
-	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
-	sb=$(jf 'j["id"]')
-	serve_logging_inside "$sb" 8002
+	preview_setup 8002 || return
 	probe='import http.client, sys
 port, token, host = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 def get(c, path, headers):
@@ -140,10 +148,7 @@ again: app$' "$(sed -n 1,2p <<<"$out")"
 # WebSocket's frame, shorter than the first piece was never relayed.
 t_preview_split_head() {
 	local sb probe
-	start_serve --listen 127.0.0.1:0 || return
-	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
-	sb=$(jf 'j["id"]')
-	serve_logging_inside "$sb" 8003
+	preview_setup 8003 || return
 	probe='import socket, sys, time
 port, host = int(sys.argv[1]), sys.argv[2]
 s = socket.create_connection(("127.0.0.1", port)); s.settimeout(5)

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "resolver.h"
-#include "util.h"
+#include "resolver-internal.h"
 
 #include <arpa/inet.h>
 #include <grp.h>
@@ -20,19 +19,6 @@
 #include <sys/syscall.h>
 
 extern char **environ;
-
-/* The fds the resolver runs with. */
-enum { FD_UDP = 3, FD_TCP, FD_CTL, FD_FIRST_FREE };
-
-#define PENDING_MAX    64    /* queries in flight; more get SERVFAIL */
-#define CLIENTS_MAX    16    /* TCP connections from the sandbox; more are closed */
-#define ATTEMPTS       3     /* upstream tries, round robin over the upstreams */
-#define ATTEMPT_MS     1200  /* each: 3.6 s in all, under glibc's 5 s */
-#define ACK_MS	       2000  /* the supervisor's answer */
-#define CLIENT_IDLE_MS 10000 /* a TCP client that says nothing */
-#define QUERY_IN_MAX   SR_DNS_UDP_MAX
-#define TCP_ANSWER_MAX 65535
-#define UDP_ANSWER_MAX 4096
 
 bool sr_resolver_denied(const struct sr_resolver_config *c, const char *name)
 {
@@ -218,24 +204,6 @@ static int confine(const struct sr_resolver_config *c, pid_t parent)
 #endif
 }
 
-/* A TCP connection from the sandbox. */
-struct client {
-	int fd; /* -1: free */
-	uint8_t in[2 + QUERY_IN_MAX];
-	size_t in_len;
-	uint8_t *out; /* a reply being written, with its length in front */
-	size_t out_len, out_sent;
-	bool busy; /* a query of its is pending */
-	int64_t idle_deadline;
-};
-
-/* Where a query came from: a TCP client's slot, or (-1) a UDP peer. */
-struct origin {
-	int client;
-	struct sockaddr_storage from;
-	socklen_t from_len;
-};
-
 /* A query in flight: upstream, then (with addresses) the supervisor. */
 struct pending {
 	bool used, waiting; /* waiting: for the supervisor's ACK */
@@ -264,57 +232,16 @@ struct work {
 	struct sr_dns_answer a;
 };
 
-struct resolver {
-	const struct sr_resolver_config *c;
-	struct pending *p; /* PENDING_MAX */
-	struct client *cl; /* CLIENTS_MAX */
-	uint8_t buf[UDP_ANSWER_MAX];
-	struct sr_resolver_msg msg;
-	uint32_t gen;
-};
-
-static int64_t now_ms(void)
-{
-	return sr_monotonic_ns() / 1000000;
-}
-
-static void client_close(struct client *cl)
-{
-	sr_closep(&cl->fd);
-	cl->fd = -1;
-	free(cl->out);
-	cl->out = NULL;
-	cl->in_len = cl->out_len = cl->out_sent = 0;
-	cl->busy = false;
-}
-
 /* A reply on its way: over UDP at once (lost if the socket is full), over TCP as it drains. */
 static void reply(struct resolver *rs, const struct origin *o, const uint8_t *msg, size_t len)
 {
-	struct client *cl;
-
 	if (o->client < 0) {
 		if (len > 0)
 			(void)sendto(FD_UDP, msg, len, MSG_DONTWAIT,
 				     (const struct sockaddr *)&o->from, o->from_len);
 		return;
 	}
-	cl = &rs->cl[o->client];
-	cl->busy = false;
-	if (cl->fd < 0 || len == 0)
-		return;
-	free(cl->out);
-	cl->out = malloc(len + 2);
-	if (!cl->out) {
-		client_close(cl);
-		return;
-	}
-	cl->out[0] = (uint8_t)(len >> 8);
-	cl->out[1] = (uint8_t)len;
-	memcpy(cl->out + 2, msg, len);
-	cl->out_len = len + 2;
-	cl->out_sent = 0;
-	cl->idle_deadline = now_ms() + CLIENT_IDLE_MS;
+	resolver_client_reply(&rs->cl[o->client], msg, len);
 }
 
 static void pending_free(struct pending *p)
@@ -394,7 +321,7 @@ static void retry_or_fail(struct resolver *rs, struct pending *p)
 }
 
 /* A query from the sandbox: refused, or sent upstream. */
-static void on_query(struct resolver *rs, const uint8_t *msg, size_t len, const struct origin *o)
+void resolver_on_query(struct resolver *rs, const uint8_t *msg, size_t len, const struct origin *o)
 {
 	struct sr_dns_query q;
 	uint8_t out[SR_DNS_QUERY_MAX];
@@ -531,89 +458,7 @@ static void on_udp(struct resolver *rs)
 		if (k < 0)
 			return;
 		if ((size_t)k <= QUERY_IN_MAX)
-			on_query(rs, rs->buf, (size_t)k, &o);
-	}
-}
-
-static void on_accept(struct resolver *rs)
-{
-	int fd = accept4(FD_TCP, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	for (size_t i = 0; i < CLIENTS_MAX; i++) {
-		if (rs->cl[i].fd >= 0)
-			continue;
-		rs->cl[i].fd = fd;
-		rs->cl[i].idle_deadline = now_ms() + CLIENT_IDLE_MS;
-		return;
-	}
-	close(fd);
-}
-
-/* Whether a whole query of the client's was read and waits to be taken. */
-static bool query_read(const struct client *cl)
-{
-	return cl->in_len >= 2 && cl->in_len >= 2 + ((size_t)cl->in[0] << 8 | cl->in[1]);
-}
-
-/* A TCP client's bytes: a query once its length has come. */
-static void on_client(struct resolver *rs, size_t i, short revents)
-{
-	struct client *cl = &rs->cl[i];
-	ssize_t k;
-
-	if (cl->out && (revents & POLLOUT)) {
-		k = send(cl->fd, cl->out + cl->out_sent, cl->out_len - cl->out_sent,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (k < 0 && errno != EAGAIN) {
-			client_close(cl);
-			return;
-		}
-		cl->out_sent += k > 0 ? (size_t)k : 0;
-		if (cl->out_sent == cl->out_len) {
-			free(cl->out);
-			cl->out = NULL;
-		}
-	}
-	if (cl->busy || cl->out)
-		return;
-	/*
-	 * A query read already goes first: what is read next may be the
-	 * client's end (it sent A and AAAA, then shut its side), which closes
-	 * it.
-	 */
-	if (!query_read(cl) && (revents & (POLLIN | POLLHUP | POLLERR))) {
-		k = recv(cl->fd, cl->in + cl->in_len, sizeof(cl->in) - cl->in_len, MSG_DONTWAIT);
-		if (k == 0 || (k < 0 && errno != EAGAIN)) {
-			client_close(cl);
-			return;
-		}
-		cl->in_len += k > 0 ? (size_t)k : 0;
-		cl->idle_deadline = now_ms() + CLIENT_IDLE_MS;
-	}
-	/*
-	 * One query at a time; the next one the client sent meanwhile is
-	 * taken once this one's reply has gone, from what was read already:
-	 * a client may send several before it reads (RFC 7766 6.2.1.1; glibc
-	 * sends A and AAAA together), and nothing more may come to wake it.
-	 */
-	while (cl->fd >= 0 && !cl->busy && !cl->out && cl->in_len >= 2) {
-		size_t want = (size_t)cl->in[0] << 8 | cl->in[1];
-		struct origin o = {.client = (int)i};
-		uint8_t query[QUERY_IN_MAX];
-
-		if (want > QUERY_IN_MAX) {
-			client_close(cl);
-			return;
-		}
-		if (cl->in_len < 2 + want)
-			return;
-		/* Taken off first: a reply that cannot be kept closes the client. */
-		memcpy(query, cl->in + 2, want);
-		memmove(cl->in, cl->in + 2 + want, cl->in_len - 2 - want);
-		cl->in_len -= 2 + want;
-		on_query(rs, query, want, &o);
+			resolver_on_query(rs, rs->buf, (size_t)k, &o);
 	}
 }
 
@@ -679,7 +524,7 @@ static void on_timeouts(struct resolver *rs, int64_t now)
 	}
 	for (size_t i = 0; i < CLIENTS_MAX; i++)
 		if (rs->cl[i].fd >= 0 && !rs->cl[i].busy && now >= rs->cl[i].idle_deadline)
-			client_close(&rs->cl[i]);
+			resolver_client_close(&rs->cl[i]);
 }
 
 static _Noreturn void serve(struct resolver *rs)
@@ -738,14 +583,14 @@ static _Noreturn void serve(struct resolver *rs)
 			if (!fds[i].revents)
 				continue;
 			if (owner[i] < CLIENTS_MAX)
-				on_client(rs, (size_t)owner[i], fds[i].revents);
+				resolver_on_client(rs, (size_t)owner[i], fds[i].revents);
 			else if (rs->p[owner[i] - CLIENTS_MAX].up == fds[i].fd)
 				on_upstream(rs, &rs->p[owner[i] - CLIENTS_MAX], fds[i].revents);
 		}
 		if (fds[0].revents & POLLIN)
 			on_udp(rs);
 		if (fds[1].revents & POLLIN)
-			on_accept(rs);
+			resolver_on_accept(rs);
 		on_timeouts(rs, now_ms());
 	}
 }
