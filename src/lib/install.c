@@ -10,9 +10,11 @@
 
 #include <dirent.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 
 #define PACKAGE_JSON_MAX (4 * 1024 * 1024)
@@ -263,6 +265,8 @@ struct inst {
 	size_t linelen;
 	bool line_long; /* the line being read passed LINE_MAX_SHOWN */
 	int64_t deadline_ns;
+	int stop;  /* readable on a cancel or past the deadline (copy_stop()); -1: none */
+	int timer; /* the deadline's, held while stop watches it */
 	bool exited, worked;
 	struct sr_exit exit;
 	struct sr_error work_err;
@@ -389,6 +393,14 @@ static void drain(struct inst *in)
 	}
 }
 
+/* The install's deadline passed: status 124, as a run's timeout. */
+static int timed_out(struct sr_error *err)
+{
+	sr_error_msg(err, -ETIME, "the install did not end within its timeout");
+	err->status = 124;
+	return -ETIME;
+}
+
 /*
  * Waits (dispatching the sandbox's events, reading the steps' output,
  * ticking) until *flag is set. The sandbox ending first, the timeout, a
@@ -412,11 +424,8 @@ static int wait_for(struct inst *in, const bool *flag, struct sr_error *err)
 					     "the install sandbox ended unexpectedly");
 			return err->code;
 		}
-		if (left <= 0) {
-			sr_error_msg(err, -ETIME, "the install did not end within its timeout");
-			err->status = 124;
-			return -ETIME;
-		}
+		if (left <= 0)
+			return timed_out(err);
 		if (left / 1000000 < timeout)
 			timeout = (int)(left / 1000000) + 1;
 		sr_sandbox_poll_fds(in->sb, sbfds);
@@ -558,7 +567,43 @@ static int cache_in(struct inst *in, int datafd, struct sr_error *err)
 	return 0;
 }
 
-/* A tar of path in the sandbox, extracted into (dirfd, as). */
+/*
+ * What ends a copy out of the sandbox before its end: a cancel (the
+ * signals that end a deploy) and the install's deadline, as one fd (an
+ * epoll set of the cancel fd and a timerfd, readable when either is). The
+ * copy is read here without returning to wait_for(), and the sandbox's
+ * tar worker is a process of the steps' own user: a process a step left
+ * running can stop it (SIGSTOP) and let it go on a little at a time, each
+ * time within the copy's idle bound, so that the deploy would outlive its
+ * timeout and ^C for as long as the install script likes.
+ */
+static int copy_stop(struct inst *in, struct sr_error *err)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct itimerspec at = {
+	    .it_value = {.tv_sec = in->deadline_ns / 1000000000,
+			 .tv_nsec = in->deadline_ns % 1000000000},
+	};
+
+	if (in->stop >= 0 || (in->o->cancel_fd < 0 && !in->deadline_ns))
+		return 0;
+	in->stop = epoll_create1(EPOLL_CLOEXEC);
+	if (in->stop < 0 || (in->o->cancel_fd >= 0 &&
+			     epoll_ctl(in->stop, EPOLL_CTL_ADD, in->o->cancel_fd, &ev) < 0))
+		return sr_error_errno(err, sr_negerrno(), "install: epoll");
+	if (!in->deadline_ns)
+		return 0;
+	in->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (in->timer < 0 || timerfd_settime(in->timer, TFD_TIMER_ABSTIME, &at, NULL) < 0 ||
+	    epoll_ctl(in->stop, EPOLL_CTL_ADD, in->timer, &ev) < 0)
+		return sr_error_errno(err, sr_negerrno(), "install: timerfd");
+	return 0;
+}
+
+/*
+ * A tar of path in the sandbox, extracted into (dirfd, as); ended early by
+ * a cancel or the deadline (copy_stop()), which wait_for() then reports.
+ */
 static int copy_out(struct inst *in, const char *path, int dirfd, const char *as,
 		    struct sr_error *err)
 {
@@ -574,6 +619,9 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 	int p[2], r;
 	uint32_t id;
 
+	if ((r = copy_stop(in, err)) < 0)
+		return r;
+	x.cancel_fd = in->stop > 0 ? in->stop : 0;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "pipe");
 	in->worked = false;
@@ -587,6 +635,9 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 	close(p[0]);
 	if (wait_for(in, &in->worked, err) < 0)
 		return err->code;
+	/* Stopped, the worker ended meanwhile (its pipe closed): the deadline, or a cancel. */
+	if (r == -ECANCELED && in->deadline_ns && sr_monotonic_ns() >= in->deadline_ns)
+		return timed_out(err);
 	if (in->work_err.code) {
 		*err = in->work_err;
 		return err->code;
@@ -698,7 +749,7 @@ int sr_install_run(struct sr_config *c, const struct sr_install_plan *plan,
 	char *saved_ws = c->workspace, **saved_argv = c->argv;
 	int saved_argc = c->argc;
 	bool saved_cmd = c->command_mode, saved_no_entry = c->no_entry;
-	struct inst in = {.c = c, .o = o, .out = -1};
+	struct inst in = {.c = c, .o = o, .out = -1, .stop = -1, .timer = -1};
 	_cleanup_free_ char *ws = strdup(o->code_dir);
 	int r;
 
@@ -716,6 +767,8 @@ int sr_install_run(struct sr_config *c, const struct sr_install_plan *plan,
 	sr_sandbox_free(in.sb);
 	if (in.out >= 0)
 		close(in.out);
+	sr_closep(&in.stop);
+	sr_closep(&in.timer);
 	c->workspace = saved_ws;
 	c->argv = saved_argv;
 	c->argc = saved_argc;
