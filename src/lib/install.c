@@ -18,6 +18,15 @@
 #include <sys/wait.h>
 
 #define PACKAGE_JSON_MAX (4 * 1024 * 1024)
+/*
+ * The nodes (values and keys) a JSON text of the agent's or of its install
+ * may hold for the host to parse it: jansson builds the whole tree, at up
+ * to some 250 bytes a node however short its text ("{}," is 3 bytes and an
+ * object), so 64 MiB of it cost the deploying process 5 GiB. A real lock
+ * file has some 20 a package: this is 20,000 packages, and at most ~60 MiB
+ * of tree.
+ */
+#define JSON_NODES_MAX 500000
 /* node_modules holds tens of thousands of files; the disk limit bounds the bytes. */
 #define INSTALL_MAX_ENTRIES (10 * 1000 * 1000)
 #define LINE_MAX_SHOWN	    4096
@@ -114,6 +123,23 @@ static char *read_small(int dirfd, const char *name, size_t max, size_t *ret_len
 	return buf;
 }
 
+/* The nodes of a JSON text, at most: its openings and separators outside strings. */
+static size_t json_nodes(const char *s, size_t len)
+{
+	size_t n = 1;
+	bool str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (str && s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			str = !str;
+		else if (!str)
+			n += s[i] == '{' || s[i] == '[' || s[i] == ',' || s[i] == ':';
+	}
+	return n;
+}
+
 bool sr_install_package_has_deps(const char *json, size_t len)
 {
 	static const char *const kinds[] = {"dependencies", "devDependencies",
@@ -121,7 +147,7 @@ bool sr_install_package_has_deps(const char *json, size_t len)
 	json_t *j = NULL;
 	bool any = false;
 
-	if (sr_json_parse(json, len, 0, 512, &j) < 0)
+	if (json_nodes(json, len) > JSON_NODES_MAX || sr_json_parse(json, len, 0, 512, &j) < 0)
 		return false;
 	for (size_t i = 0; json_is_object(j) && i < SR_ARRAY_SIZE(kinds); i++) {
 		json_t *d = json_object_get(j, kinds[i]);
@@ -179,7 +205,7 @@ int sr_install_count_npm(const char *json, size_t len)
 	json_t *v;
 	int n = 0;
 
-	if (sr_json_parse(json, len, 0, 64, &j) < 0)
+	if (json_nodes(json, len) > JSON_NODES_MAX || sr_json_parse(json, len, 0, 64, &j) < 0)
 		return -1;
 	pkgs = json_object_get(j, "packages");
 	if (!json_is_object(pkgs)) {

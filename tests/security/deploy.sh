@@ -300,6 +300,32 @@ SH
 	sr deployments rm stall
 }
 
+# npm's hidden lock file (node_modules/.package-lock.json), which the
+# install writes, is read on the host to count the dependencies. jansson
+# builds a whole tree of it, at up to ~250 bytes a value however short its
+# text: 20 MB of "{}," cost the deploying process 1.2 GB of the host's
+# memory (64 MiB, the most read: 5 GB), outside every limit of the
+# sandbox. A text of more values than a real lock file holds is not parsed.
+t_lock_file_memory() {
+	local d got rc mb
+	d=$(make_agent "lock-$SR_AS" 'echo hi')
+	cat >"$d/lock.sh" <<'SH'
+mkdir -p node_modules
+{ printf '{"packages":['; yes '{},' | head -n 5000000; printf '{}]}'; } >node_modules/.package-lock.json
+SH
+	own "$d"
+	got=$(as_user python3 -c 'import resource, subprocess, sys
+rc = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL).returncode
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' \
+		"$SR" deploy --name lockbomb --net none --install 'sh lock.sh' "$d")
+	read -r rc mb <<<"$got"
+	assert_eq "an install leaving 20 MB of '{},' as npm's lock file: deployed" 0 "$rc"
+	check "the deploy's peak memory stays bounded (${mb} MB)" test "${mb:-9999}" -lt 256
+	sr deployments rm lockbomb
+}
+
 for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken \
-	t_name_race t_install_log_bounded t_archive_entries_bounded t_copy_out_stalled
+	t_name_race t_install_log_bounded t_archive_entries_bounded t_copy_out_stalled \
+	t_lock_file_memory
 done_testing
