@@ -10,12 +10,23 @@
 
 #include <dirent.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 
 #define PACKAGE_JSON_MAX (4 * 1024 * 1024)
+/*
+ * The nodes (values and keys) a JSON text of the agent's or of its install
+ * may hold for the host to parse it: jansson builds the whole tree, at up
+ * to some 250 bytes a node however short its text ("{}," is 3 bytes and an
+ * object), so 64 MiB of it cost the deploying process 5 GiB. A real lock
+ * file has some 20 a package: this is 20,000 packages, and at most ~60 MiB
+ * of tree.
+ */
+#define JSON_NODES_MAX 500000
 /* node_modules holds tens of thousands of files; the disk limit bounds the bytes. */
 #define INSTALL_MAX_ENTRIES (10 * 1000 * 1000)
 #define LINE_MAX_SHOWN	    4096
@@ -112,6 +123,23 @@ static char *read_small(int dirfd, const char *name, size_t max, size_t *ret_len
 	return buf;
 }
 
+/* The nodes of a JSON text, at most: its openings and separators outside strings. */
+static size_t json_nodes(const char *s, size_t len)
+{
+	size_t n = 1;
+	bool str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (str && s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			str = !str;
+		else if (!str)
+			n += s[i] == '{' || s[i] == '[' || s[i] == ',' || s[i] == ':';
+	}
+	return n;
+}
+
 bool sr_install_package_has_deps(const char *json, size_t len)
 {
 	static const char *const kinds[] = {"dependencies", "devDependencies",
@@ -119,7 +147,7 @@ bool sr_install_package_has_deps(const char *json, size_t len)
 	json_t *j = NULL;
 	bool any = false;
 
-	if (sr_json_parse(json, len, 0, 512, &j) < 0)
+	if (json_nodes(json, len) > JSON_NODES_MAX || sr_json_parse(json, len, 0, 512, &j) < 0)
 		return false;
 	for (size_t i = 0; json_is_object(j) && i < SR_ARRAY_SIZE(kinds); i++) {
 		json_t *d = json_object_get(j, kinds[i]);
@@ -177,7 +205,7 @@ int sr_install_count_npm(const char *json, size_t len)
 	json_t *v;
 	int n = 0;
 
-	if (sr_json_parse(json, len, 0, 64, &j) < 0)
+	if (json_nodes(json, len) > JSON_NODES_MAX || sr_json_parse(json, len, 0, 64, &j) < 0)
 		return -1;
 	pkgs = json_object_get(j, "packages");
 	if (!json_is_object(pkgs)) {
@@ -263,6 +291,8 @@ struct inst {
 	size_t linelen;
 	bool line_long; /* the line being read passed LINE_MAX_SHOWN */
 	int64_t deadline_ns;
+	int stop;  /* readable on a cancel or past the deadline (copy_stop()); -1: none */
+	int timer; /* the deadline's, held while stop watches it */
 	bool exited, worked;
 	struct sr_exit exit;
 	struct sr_error work_err;
@@ -389,6 +419,14 @@ static void drain(struct inst *in)
 	}
 }
 
+/* The install's deadline passed: status 124, as a run's timeout. */
+static int timed_out(struct sr_error *err)
+{
+	sr_error_msg(err, -ETIME, "the install did not end within its timeout");
+	err->status = 124;
+	return -ETIME;
+}
+
 /*
  * Waits (dispatching the sandbox's events, reading the steps' output,
  * ticking) until *flag is set. The sandbox ending first, the timeout, a
@@ -412,11 +450,8 @@ static int wait_for(struct inst *in, const bool *flag, struct sr_error *err)
 					     "the install sandbox ended unexpectedly");
 			return err->code;
 		}
-		if (left <= 0) {
-			sr_error_msg(err, -ETIME, "the install did not end within its timeout");
-			err->status = 124;
-			return -ETIME;
-		}
+		if (left <= 0)
+			return timed_out(err);
 		if (left / 1000000 < timeout)
 			timeout = (int)(left / 1000000) + 1;
 		sr_sandbox_poll_fds(in->sb, sbfds);
@@ -558,7 +593,43 @@ static int cache_in(struct inst *in, int datafd, struct sr_error *err)
 	return 0;
 }
 
-/* A tar of path in the sandbox, extracted into (dirfd, as). */
+/*
+ * What ends a copy out of the sandbox before its end: a cancel (the
+ * signals that end a deploy) and the install's deadline, as one fd (an
+ * epoll set of the cancel fd and a timerfd, readable when either is). The
+ * copy is read here without returning to wait_for(), and the sandbox's
+ * tar worker is a process of the steps' own user: a process a step left
+ * running can stop it (SIGSTOP) and let it go on a little at a time, each
+ * time within the copy's idle bound, so that the deploy would outlive its
+ * timeout and ^C for as long as the install script likes.
+ */
+static int copy_stop(struct inst *in, struct sr_error *err)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct itimerspec at = {
+	    .it_value = {.tv_sec = in->deadline_ns / 1000000000,
+			 .tv_nsec = in->deadline_ns % 1000000000},
+	};
+
+	if (in->stop >= 0 || (in->o->cancel_fd < 0 && !in->deadline_ns))
+		return 0;
+	in->stop = epoll_create1(EPOLL_CLOEXEC);
+	if (in->stop < 0 || (in->o->cancel_fd >= 0 &&
+			     epoll_ctl(in->stop, EPOLL_CTL_ADD, in->o->cancel_fd, &ev) < 0))
+		return sr_error_errno(err, sr_negerrno(), "install: epoll");
+	if (!in->deadline_ns)
+		return 0;
+	in->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (in->timer < 0 || timerfd_settime(in->timer, TFD_TIMER_ABSTIME, &at, NULL) < 0 ||
+	    epoll_ctl(in->stop, EPOLL_CTL_ADD, in->timer, &ev) < 0)
+		return sr_error_errno(err, sr_negerrno(), "install: timerfd");
+	return 0;
+}
+
+/*
+ * A tar of path in the sandbox, extracted into (dirfd, as); ended early by
+ * a cancel or the deadline (copy_stop()), which wait_for() then reports.
+ */
 static int copy_out(struct inst *in, const char *path, int dirfd, const char *as,
 		    struct sr_error *err)
 {
@@ -574,6 +645,9 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 	int p[2], r;
 	uint32_t id;
 
+	if ((r = copy_stop(in, err)) < 0)
+		return r;
+	x.cancel_fd = in->stop > 0 ? in->stop : 0;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "pipe");
 	in->worked = false;
@@ -587,6 +661,9 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 	close(p[0]);
 	if (wait_for(in, &in->worked, err) < 0)
 		return err->code;
+	/* Stopped, the worker ended meanwhile (its pipe closed): the deadline, or a cancel. */
+	if (r == -ECANCELED && in->deadline_ns && sr_monotonic_ns() >= in->deadline_ns)
+		return timed_out(err);
 	if (in->work_err.code) {
 		*err = in->work_err;
 		return err->code;
@@ -698,7 +775,7 @@ int sr_install_run(struct sr_config *c, const struct sr_install_plan *plan,
 	char *saved_ws = c->workspace, **saved_argv = c->argv;
 	int saved_argc = c->argc;
 	bool saved_cmd = c->command_mode, saved_no_entry = c->no_entry;
-	struct inst in = {.c = c, .o = o, .out = -1};
+	struct inst in = {.c = c, .o = o, .out = -1, .stop = -1, .timer = -1};
 	_cleanup_free_ char *ws = strdup(o->code_dir);
 	int r;
 
@@ -716,6 +793,8 @@ int sr_install_run(struct sr_config *c, const struct sr_install_plan *plan,
 	sr_sandbox_free(in.sb);
 	if (in.out >= 0)
 		close(in.out);
+	sr_closep(&in.stop);
+	sr_closep(&in.timer);
 	c->workspace = saved_ws;
 	c->argv = saved_argv;
 	c->argc = saved_argc;

@@ -53,12 +53,15 @@ void sr_install_plan_free(struct sr_install_plan *p);
 /*
  * Whether a package.json text declares any dependency npm install would
  * fetch (dependencies, devDependencies, optionalDependencies, non-empty);
- * false for text that is not a JSON object.
+ * false for text that is not a JSON object, or that holds more values
+ * than any real one (its parse would cost the host's memory: install.c).
  */
 bool sr_install_package_has_deps(const char *json, size_t len);
 /*
  * The number of packages npm's hidden lock file (node_modules/
- * .package-lock.json) lists, or -1 for text that is not one.
+ * .package-lock.json) lists, or -1 for text that is not one, or that holds
+ * more values than any real one: the install writes it, and its parse
+ * would cost the host's memory (install.c).
  */
 int sr_install_count_npm(const char *json, size_t len);
 /* Packages installed under the tree in dirfd: npm's (node_modules) and pip's (.dist-info). */

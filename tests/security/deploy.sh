@@ -251,6 +251,81 @@ t_archive_entries_bounded() {
 	sr deployments rm inodes
 }
 
+# The installed tree (and the package cache) comes out of the install
+# sandbox as a tar stream, which the host read to its end without looking
+# at the install's clock or at the signals that stop a deploy. The tar
+# worker is a process of the steps' own user in the sandbox: one a step
+# left running stopped it (SIGSTOP), and the deploy waited for the copy's
+# idle bound (a minute), past --install-timeout and ^C; let go on a little
+# before each minute was up, it waited for as long as the script liked,
+# holding deploy.lock. The timeout and ^C end the copy too.
+t_copy_out_stalled() {
+	local d pid start
+	d=$(make_agent "stall-$SR_AS" 'echo hi')
+	cat >"$d/stall.sh" <<'SH'
+head -c 64M /dev/zero >big
+step=$$
+(
+	exec >/dev/null 2>&1 </dev/null
+	while [ -d /proc/$step ]; do sleep 0.01; done
+	while :; do
+		for p in /proc/[0-9]*; do
+			n=${p#/proc/}
+			[ "$n" = 1 ] && continue
+			read -r c <"$p/comm" || continue
+			[ "$c" = sandbox-run ] && kill -STOP "$n" && exit 0
+		done
+	done
+) &
+SH
+	own "$d"
+	start=$SECONDS
+	sr deploy --name stall --net none --install-timeout 3s --install 'sh stall.sh' "$d"
+	assert_eq "a step's process stops the copy's worker: the deploy fails (125)" 125 "$rc"
+	assert_match "at its timeout" "copy the installed tree out: the install did not end within its timeout" "$errout"
+	check "within it, not after the copy's idle minute ($((SECONDS - start)) s)" \
+		test $((SECONDS - start)) -lt 30
+
+	(as_user_exec "$SR" deploy --name stall --net none --install 'sh stall.sh' "$d" \
+		</dev/null >"$SR_OUT/stall-$SR_AS" 2>&1) &
+	pid=$!
+	until_ok 60 grep -sq "copy the installed tree" "$SR_OUT/stall-$SR_AS"
+	sleep 1
+	kill -INT "$pid"
+	start=$SECONDS
+	wait "$pid"
+	assert_eq "^C while the copy is stopped: the deploy ends, interrupted (130)" 130 "$?"
+	check "at once, not after the copy's idle minute ($((SECONDS - start)) s)" \
+		test $((SECONDS - start)) -lt 20
+	sr deployments rm stall
+}
+
+# npm's hidden lock file (node_modules/.package-lock.json), which the
+# install writes, is read on the host to count the dependencies. jansson
+# builds a whole tree of it, at up to ~250 bytes a value however short its
+# text: 20 MB of "{}," cost the deploying process 1.2 GB of the host's
+# memory (64 MiB, the most read: 5 GB), outside every limit of the
+# sandbox. A text of more values than a real lock file holds is not parsed.
+t_lock_file_memory() {
+	local d got rc mb
+	d=$(make_agent "lock-$SR_AS" 'echo hi')
+	cat >"$d/lock.sh" <<'SH'
+mkdir -p node_modules
+{ printf '{"packages":['; yes '{},' | head -n 5000000; printf '{}]}'; } >node_modules/.package-lock.json
+SH
+	own "$d"
+	got=$(as_user python3 -c 'import resource, subprocess, sys
+rc = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL).returncode
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' \
+		"$SR" deploy --name lockbomb --net none --install 'sh lock.sh' "$d")
+	read -r rc mb <<<"$got"
+	assert_eq "an install leaving 20 MB of '{},' as npm's lock file: deployed" 0 "$rc"
+	check "the deploy's peak memory stays bounded (${mb} MB)" test "${mb:-9999}" -lt 256
+	sr deployments rm lockbomb
+}
+
 for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken \
-	t_name_race t_install_log_bounded t_archive_entries_bounded
+	t_name_race t_install_log_bounded t_archive_entries_bounded t_copy_out_stalled \
+	t_lock_file_memory
 done_testing
