@@ -388,7 +388,9 @@ for key in (b"\x03", b"\x1c"):
 	assert_eq "^C, quit at the prompt: the value was not echoed, the terminal's echo is back" \
 		"$(printf 'quiet -2 echo\nquiet -3 echo')" "$out"
 	sr secrets ls prompt-test
-	assert_eq "and no secret was kept" "0 " "$rc $out"
+	assert_eq "and no secret was kept (nor is the name deployed)" \
+		"125 sandbox-run: secrets ls: no deployment 'prompt-test' and no secrets set for it (sandbox-run deployments lists them)" \
+		"$rc $out$errout"
 }
 
 t_verb_messages() {
