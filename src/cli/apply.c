@@ -26,7 +26,8 @@ static void usage(FILE *f)
 	      "      --to DIR    apply to DIR (e.g. a copy of the checkout)\n"
 	      "  -f, --force     apply where the host copy changed too\n"
 	      "      --idle-timeout DURATION  give up when the sandbox sends nothing for\n"
-	      "                  DURATION (a worker stopped inside: default 60s; 0: wait)\n",
+	      "                  DURATION (a worker stopped inside: default 60s; 0: wait)\n"
+	      "  -h, --help      print this help and exit\n",
 	      f);
 }
 

@@ -30,6 +30,7 @@ static void usage(FILE *f)
 	      "  --from SNAPSHOT      the files and configuration of `sandbox-run snapshot`\n"
 	      "                       (the options go over it)\n"
 	      "  --timeout DURATION   its deadline, from now (default: the profile's; 0: none)\n"
+	      "  -h, --help           print this help and exit\n"
 	      "\n"
 	      "Every option of `sandbox-run run` applies (see sandbox-run --help): -p,\n"
 	      "--memory, --cpus, --pids, --disk, --net, --allow, --deny, --allow-host, --env,\n"

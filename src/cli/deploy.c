@@ -52,6 +52,7 @@ static void usage(FILE *f)
 	      "  --keep N                versions kept (default 3, 0: all; [deploy] keep)\n"
 	      "  -q, --quiet             nothing but errors\n"
 	      "  -v, --verbose           the install step's output as it comes\n"
+	      "  -h, --help              print this help and exit\n"
 	      "\n"
 	      "Every option of `sandbox-run run` applies (-p, --memory, --cpus, --timeout,\n"
 	      "--net, --allow, --env, ...): the install runs with them, and the deployment\n"

@@ -85,6 +85,7 @@ static void usage(FILE *f)
 	      "  -p, --patch     a unified diff of every text file (git-style headers)\n"
 	      "      --idle-timeout DURATION  give up when the sandbox sends nothing for\n"
 	      "                  DURATION (a worker stopped inside: default 60s; 0: wait)\n"
+	      "  -h, --help      print this help and exit\n"
 	      "\n"
 	      "Apply them to the host with sandbox-run apply ID|FILE.\n",
 	      f);

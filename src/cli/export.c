@@ -84,6 +84,7 @@ static void usage(FILE *f)
 	      "  --agent-sandbox        (--k8s) kubernetes-sigs/agent-sandbox objects instead:\n"
 	      "                         SandboxTemplate, SandboxWarmPool, SandboxClaim\n"
 	      "  --warm N               (--agent-sandbox) the warm pool's size (default 1)\n"
+	      "  -h, --help             print this help and exit\n"
 	      "\n"
 	      "Every option of `sandbox-run run` applies (see sandbox-run --help): -p,\n"
 	      "--memory, --cpus, --pids, --timeout, --disk, --net, --allow, --deny, --env,\n"

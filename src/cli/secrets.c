@@ -5,6 +5,7 @@
  * KEY`: a deployment's secrets (secrets.h). The value never comes on the
  * command line, where ps would show it to every user.
  */
+#include "deploy.h"
 #include "json.h"
 #include "options.h"
 #include "secrets.h"
@@ -150,14 +151,44 @@ static int set(const char *name, const char *key, const struct sr_sink *sink)
 	return 0;
 }
 
+/* Whether `deployments` lists a version of name, whatever its status (a failed first deploy's). */
+static int listed(const char *name, bool *ret, struct sr_error *err)
+{
+	json_t *all = NULL, *m;
+	size_t i;
+
+	if (sr_deploy_list(&all, err) < 0)
+		return -1;
+	*ret = false;
+	json_array_foreach (all, i, m)
+		if (sr_streq(json_string_value(json_object_get(m, "name")), name))
+			*ret = true;
+	json_decref(all);
+	return 0;
+}
+
 static int ls(const char *name, bool as_json, const struct sr_sink *sink)
 {
 	struct sr_error err = {0};
 	struct sr_strv keys = {0};
+	bool known = true;
 	int status;
 
-	if (sr_secret_list(name, &keys, &err) < 0) {
+	/*
+	 * A name is known by its deployment or by secrets set for it before
+	 * its first deploy. Neither: a mistyped name, said so rather than
+	 * listed as a deployment with no secrets.
+	 */
+	if (sr_secret_list(name, &keys, &err) < 0 ||
+	    (keys.n == 0 && listed(name, &known, &err) < 0)) {
 		sr_sink_log(sink, SR_LOG_ERROR, "secrets ls: %s", err.msg);
+		return SR_EXIT_FAILURE;
+	}
+	if (!known) {
+		sr_sink_log(sink, SR_LOG_ERROR,
+			    "secrets ls: no deployment '%s' and no secrets set for it "
+			    "(sandbox-run deployments lists them)",
+			    name);
 		return SR_EXIT_FAILURE;
 	}
 	if (as_json) {

@@ -45,7 +45,8 @@ int sr_verb_snapshot(const struct sr_verb_args *a)
 		    "\n"
 		    "      --idle-timeout DURATION  give up when nothing is written for DURATION\n"
 		    "                       (a worker stopped inside: default 60s; 0: wait)\n"
-		    "  -q, --quiet          only errors on stderr (-v: taken, adds nothing)\n",
+		    "  -q, --quiet          only errors on stderr (-v: taken, adds nothing)\n"
+		    "  -h, --help           print this help and exit\n",
 		    stdout);
 		return sr_cli_stdout_status("--help");
 	}

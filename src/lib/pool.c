@@ -18,6 +18,8 @@
  * Not while requests wait for one (sr_pool_want): they wait for the refill.
  */
 #define REFILL_DELAY_MS 50
+/* Distinct warnings of its keepers a pool remembers having said; more are said each time. */
+#define SAID_MAX 16
 
 struct warm {
 	struct sr_launch launch; /* being made: its keeper's answer (launch.fd >= 0) */
@@ -56,6 +58,16 @@ struct sr_pool {
 	bool became_ready; /* o.ready to call, at the end of dispatch */
 	uint64_t backoff_ms;
 	struct sr_pool_stats stats;
+	/*
+	 * What its keepers say before their answer, on the way to o.sink.
+	 * Every keeper of the pool has the same configuration on the same
+	 * host, so the same warnings (a limit this host cannot enforce): each
+	 * is said once, by the first, not by every sandbox made and remade.
+	 * Other levels go through as they come (-v's lines name their
+	 * sandbox), and so does a failure to make one (failed()).
+	 */
+	struct sr_sink keepers;
+	char *said[SAID_MAX];
 };
 
 static bool unused(const struct warm *w)
@@ -94,6 +106,28 @@ static void drop(struct sr_pool *p, struct warm *w)
 	*w = WARM_EMPTY;
 }
 
+static bool said_before(struct sr_pool *p, const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < SAID_MAX && p->said[i]; i++)
+		if (strcmp(p->said[i], text) == 0)
+			return true;
+	/* No room, or no memory for it: said again next time, never lost. */
+	if (i < SAID_MAX)
+		p->said[i] = strdup(text);
+	return false;
+}
+
+static void keeper_said(void *ctx, enum sr_log_level level, const char *text)
+{
+	struct sr_pool *p = ctx;
+
+	if (!sr_sink_enabled(p->o.sink, level) || (level == SR_LOG_WARNING && said_before(p, text)))
+		return;
+	p->o.sink->write(p->o.sink->ctx, level, text);
+}
+
 static int watch(struct sr_pool *p, int fd)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
@@ -112,6 +146,8 @@ int sr_pool_new(const struct sr_pool_opts *o, struct sr_pool **ret, struct sr_er
 	}
 	p->cap = o->size ? o->size : 1;
 	p->o = *o;
+	p->keepers = (struct sr_sink){
+	    .level = o->sink ? o->sink->level : SR_LOG_ERROR, .write = keeper_said, .ctx = p};
 	p->timerfd = p->soonfd = -1;
 	p->ep = -1;
 	if (!p->o.parallel)
@@ -382,7 +418,7 @@ static void refill(struct sr_pool *p)
 
 		if (!unused(&p->v[i]))
 			continue;
-		if (sr_launch_start(p->o.config, p->o.level, p->o.sink, &p->v[i].launch, &err) <
+		if (sr_launch_start(p->o.config, p->o.level, &p->keepers, &p->v[i].launch, &err) <
 			0 ||
 		    watch(p, p->v[i].launch.fd) < 0) {
 			if (!err.code)
@@ -539,6 +575,8 @@ void sr_pool_free(struct sr_pool *p)
 	for (size_t i = 0; p->v && i < p->cap; i++)
 		drop(p, &p->v[i]);
 	free(p->v);
+	for (size_t i = 0; i < SAID_MAX; i++)
+		free(p->said[i]);
 	free(p->statedir);
 	sr_closep(&p->timerfd);
 	sr_closep(&p->soonfd);

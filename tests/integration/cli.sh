@@ -292,6 +292,59 @@ t_help_verbs() {
 	assert_match "deployments --help: every status ls shows" "installing, incomplete" "$out"
 }
 
+# The options a verb's --help lists, one a line: "-x --long", or "--long" alone.
+help_options() {
+	sed -nE 's/^ +(-[a-z], )?(--[a-z][a-z-]*).*/\1\2/p' <<<"$1" | sed 's/, / /'
+}
+
+# The options the man page's SYNOPSIS gives VERB, one a line.
+man_synopsis() {
+	python3 - "$SR_SRCDIR/docs/sandbox-run.1" "$1" <<'PY'
+import re, sys
+syn = open(sys.argv[1]).read().split(".SH SYNOPSIS", 1)[1].split("\n.SH ", 1)[0]
+for block in syn.split("\n.br\n"):
+    lines = block.replace("\\-", "-").split("\n")
+    if lines[0] != ".B sandbox-run " + sys.argv[2]:
+        continue
+    # "|" alone starts the next verb (snapshot | snapshots).
+    for line in lines[: lines.index("|")] if "|" in lines else lines:
+        for o in re.findall(r"(?<![\w-])(--[a-z][a-z-]*|-[a-z])\b", line):
+            print(o)
+PY
+}
+
+t_help_options() {
+	# snapshot --help did not list -h; the main --help's exec line left out
+	# --result; the man page's SYNOPSIS gave snapshot no --idle-timeout.
+	local v opts missing o
+	for v in create exec cp snapshot diff apply deploy export serve; do
+		sr "$v" --help
+		assert_match "$v --help lists -h, --help" "(^|"$'\n'")  -h, --help" "$out"
+	done
+	sr exec --help
+	opts=$(help_options "$out")
+	sr --help
+	missing=""
+	while read -r o; do
+		case $o in -q* | -h* | -v*) continue ;; esac
+		grep -E "^  exec .*\[(${o% *}|${o#* })( |\])" <<<"$out" >/dev/null || missing="$missing $o"
+	done <<<"$opts"
+	assert_eq "--help's exec line: every option of exec --help" "" "$missing"
+	for v in exec cp snapshot diff apply; do
+		sr "$v" --help
+		opts=$(help_options "$out")
+		missing=""
+		while read -r o; do
+			case $o in -q* | -h* | -v*) continue ;; esac
+			man_synopsis "$v" | grep -qxE -- "${o% *}|${o#* }" || missing="$missing $o"
+		done <<<"$opts"
+		for o in $(man_synopsis "$v"); do
+			grep -qE -- "(^| )$o( |$)" <<<"$opts" || missing="$missing $o(man)"
+		done
+		assert_eq "the man page's SYNOPSIS of $v: the options of its --help" "" "$missing"
+	done
+}
+
 t_cp_empty_path() {
 	# `cp FILE ID:` was "cp: cp: a malformed request" (the keeper's word
 	# for the empty path it was sent); `cp ID: DIR` named nothing.
@@ -388,7 +441,9 @@ for key in (b"\x03", b"\x1c"):
 	assert_eq "^C, quit at the prompt: the value was not echoed, the terminal's echo is back" \
 		"$(printf 'quiet -2 echo\nquiet -3 echo')" "$out"
 	sr secrets ls prompt-test
-	assert_eq "and no secret was kept" "0 " "$rc $out"
+	assert_eq "and no secret was kept (nor is the name deployed)" \
+		"125 sandbox-run: secrets ls: no deployment 'prompt-test' and no secrets set for it (sandbox-run deployments lists them)" \
+		"$rc $out$errout"
 }
 
 t_verb_messages() {
@@ -583,5 +638,5 @@ t_ls_an_id() {
 		"$rc $errout"
 }
 
-for_each_user t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+for_each_user t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing

@@ -417,6 +417,9 @@ t_rollback_none() {
 	assert_eq "rollback of it: 125, saying there is nothing current" \
 		"125 sandbox-run: deployments rollback: deployment 'never' has no current version to roll back from (no deploy of it has finished; sandbox-run deployments lists them)" \
 		"$rc $errout"
+	sr secrets ls never
+	assert_eq "secrets ls of it: a deployment (deployments lists it), no secrets" "0 |" \
+		"$rc $out|$errout"
 	sr deployments rm never
 	# Secrets of a name never deployed: the last one removed takes its directory along.
 	echo v >"$SR_TMP/ghost-$SR_AS"
@@ -424,6 +427,32 @@ t_rollback_none() {
 	sr secrets rm ghost KEY
 	assert_eq "secrets rm of a never-deployed name's last key: nothing left of it" \
 		"0 no" "$rc $([ -e "$(data_dir)/secrets/ghost" ] && echo yes || echo no)"
+}
+
+# `secrets ls` of a name neither deployed nor given a secret (a typo) listed nothing and exited
+# 0, as for a deployment with no secrets.
+t_secrets_ls_unknown() {
+	local d msg="no deployment 'bear' and no secrets set for it (sandbox-run deployments lists them)"
+	d=$(make_agent "bare-$SR_AS" 'echo hi')
+	sr deploy -q --name bare --net none "$d"
+	sr secrets ls bare
+	assert_eq "secrets ls of a deployment with no secrets: nothing, 0" "0 |" "$rc $out|$errout"
+	sr secrets ls bare --json
+	assert_eq "and --json: []" "0 []" "$rc $out"
+	sr secrets ls bear
+	assert_eq "secrets ls of a name of neither: 125, saying so" \
+		"125 |sandbox-run: secrets ls: $msg" "$rc $out|$errout"
+	sr secrets ls bear --json
+	assert_eq "and --json: alike, nothing on stdout" "125 |sandbox-run: secrets ls: $msg" \
+		"$rc $out|$errout"
+	echo v >"$SR_TMP/early-$SR_AS"
+	SR_STDIN="$SR_TMP/early-$SR_AS" sr secrets set early KEY
+	sr secrets ls early
+	assert_eq "a secret set before the name's first deploy: listed" "0 KEY" "$rc $out"
+	sr secrets rm early KEY
+	sr deployments rm bare
+	sr secrets ls bare
+	assert_eq "a deployment removed: unknown again" 125 "$rc"
 }
 
 t_invoke_terminal() {
@@ -456,5 +485,6 @@ t_rm_named_twice() {
 }
 
 for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
-	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_options_after t_foreign_data_dir t_terminal t_rollback_none t_rm_named_twice t_invoke_terminal
+	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_options_after t_foreign_data_dir t_terminal t_rollback_none t_rm_named_twice t_invoke_terminal \
+	t_secrets_ls_unknown
 done_testing

@@ -236,6 +236,30 @@ t_warm() {
 	sr rm "$sb"
 }
 
+# A pool's keepers warn as a run would (a limit this host cannot enforce), once per pool, not
+# once per sandbox it makes and remakes.
+t_warm_warns_once() {
+	local err="$SR_OUT/serve-$SR_AS.err" warnings w sb
+	sr -p offline -- true
+	warnings=$(grep '^sandbox-run: warning: ' <<<"$errout")
+	start_serve --warm offline=3 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 3 ]'
+	api POST /v1/sandboxes '{"profile": "offline"}'
+	sb=$(jf 'j["id"]')
+	api GET /v1/pools
+	assert_eq "one taken from the pool" 1 "$(jf 'j["pools"][0]["taken"]')"
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"made\"]")" = 4 ]'
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+	assert_eq "four warm sandboxes made, one after a take: no warning said twice" "" \
+		"$(grep '^sandbox-run: warning: ' "$err" | sort | uniq -d)"
+	# None where the host enforces all that the profile asks for this user (cgroups).
+	while IFS= read -r w; do
+		[ -n "$w" ] || continue
+		assert_eq "said once, as a run says it: ${w:0:60}..." 1 "$(grep -cxF -- "$w" "$err")"
+	done <<<"$warnings"
+}
+
 # What a client can do to the server: nothing but its own requests.
 t_hostile() {
 	local sb pid i pids
@@ -766,7 +790,7 @@ PY
 	stop_serve
 }
 
-for_each_user t_walkthrough t_errors t_auth t_tcp_keeps_socket t_warm t_hostile t_max_output t_stopped_worker \
-	t_stopped_writer \
+for_each_user t_walkthrough t_errors t_auth t_tcp_keeps_socket t_warm t_warm_warns_once t_hostile \
+	t_max_output t_stopped_worker t_stopped_writer \
 	t_upload_bound t_from_inside t_create_client_gone t_stopped_keeper t_read_not_taken
 done_testing
