@@ -9,19 +9,16 @@
 
 static json_t *text_or_base64(const struct fbuf *b, bool base64)
 {
-	_cleanup_free_ char *t = malloc(base64 ? sr_base64_len(b->len) : b->len + 1);
+	_cleanup_free_ char *t = NULL;
 
+	/* Text keeps a NUL as \u0000; a byte that is no UTF-8 becomes U+FFFD (base64 keeps it). */
+	if (!base64)
+		return sr_json_stringn(b->p ? b->p : "", b->len);
+	t = malloc(sr_base64_len(b->len));
 	if (!t)
 		return NULL;
-	if (base64) {
-		sr_base64_encode(b->p ? b->p : "", b->len, t);
-		return json_string(t);
-	}
-	if (b->len)
-		memcpy(t, b->p, b->len);
-	t[b->len] = '\0';
-	/* A NUL in the output ends the text here; output: "base64" keeps every byte. */
-	return sr_json_string(t);
+	sr_base64_encode(b->p ? b->p : "", b->len, t);
+	return json_string(t);
 }
 
 /* The process's end, as a /v1 answer: exit_code, status, signal, output, wall_ms, record. */

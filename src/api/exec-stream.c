@@ -45,7 +45,7 @@ void exec_emit_output(struct exec_job *x, int i, const char *data, size_t n, boo
 	_cleanup_free_wiped_ char *joined = NULL, *enc = NULL;
 	size_t total = x->out[i].n_pend + n, whole;
 
-	joined = malloc(total + 1);
+	joined = malloc(total);
 	if (!joined)
 		return;
 	memcpy(joined, x->out[i].pend, x->out[i].n_pend);
@@ -65,8 +65,7 @@ void exec_emit_output(struct exec_job *x, int i, const char *data, size_t n, boo
 		return exec_emit(x, json_pack("{s{s{ss}}}", "event", "data", names[i], enc));
 	if (x->base64)
 		return exec_emit(x, json_pack("{ssss}", "type", names[i], "data_base64", enc));
-	joined[whole] = '\0';
-	exec_emit(x, json_pack("{ssso}", "type", names[i], "data", sr_json_string(joined)));
+	exec_emit(x, json_pack("{ssso}", "type", names[i], "data", sr_json_stringn(joined, whole)));
 }
 
 /* Output i is read no more: its pipe closed. */

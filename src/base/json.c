@@ -9,53 +9,47 @@
 #include <unistd.h>
 
 /*
- * Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one:
- * the same rule jansson applies to a string it is given. Every byte is
- * checked before the next is read, and a NUL fails every continuation
- * test, so a sequence cut short by the terminator never reads past it.
+ * Length of the valid UTF-8 sequence at s (1-4), of the left bytes there
+ * (left > 0), or 0 if it is not one: the same rule jansson applies to a
+ * string it is given. A NUL is a character like any other (a process's
+ * output may hold one); a sequence cut short by the end is none.
  */
-static size_t utf8_valid_len(const unsigned char *s)
+static size_t utf8_valid_len(const unsigned char *s, size_t left)
 {
 	unsigned char c = s[0];
+	size_t need = c < 0x80		       ? 1
+		      : c >= 0xc2 && c <= 0xdf ? 2
+		      : c >= 0xe0 && c <= 0xef ? 3
+		      : c >= 0xf0 && c <= 0xf4 ? 4
+					       : 0;
 
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		/* No overlongs (E0 80..9F) and no UTF-16 surrogates (ED A0..BF). */
-		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f))
+	if (need == 0 || need > left)
+		return 0;
+	for (size_t i = 1; i < need; i++)
+		if ((s[i] & 0xc0) != 0x80)
 			return 0;
-		return (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		/* No overlongs (F0 80..8F), nothing above U+10FFFF (F4 90..). */
-		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
-			return 0;
-		return (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4
-											       : 0;
-	}
-	return 0;
+	/* No overlongs (E0 80..9F, F0 80..8F), no UTF-16 surrogates (ED A0..BF), nothing
+	 * above U+10FFFF (F4 90..). */
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return need;
 }
 
-static bool utf8_valid(const char *s)
+static bool utf8_valid(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
-	while (*p) {
-		size_t l = utf8_valid_len(p);
-
-		if (l == 0)
+	for (size_t i = 0, l; i < len; i += l)
+		if ((l = utf8_valid_len(p + i, len - i)) == 0)
 			return false;
-		p += l;
-	}
 	return true;
 }
 
-int sr_utf8_sanitize(const char *s, char **ret)
+/* s's len bytes, sanitized (json.h), NUL-terminated; their length in *ret_len. */
+static int utf8_sanitize(const char *s, size_t len, char **ret, size_t *ret_len)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s);
 	char *out, *o;
 
 	/* At worst every byte becomes the 3 bytes of U+FFFD. */
@@ -64,35 +58,45 @@ int sr_utf8_sanitize(const char *s, char **ret)
 	out = o = malloc(len * 3 + 1);
 	if (!out)
 		return -ENOMEM;
-	while (*p) {
-		size_t l = utf8_valid_len(p);
-
+	for (size_t i = 0, l; i < len; i += l) {
+		l = utf8_valid_len(p + i, len - i);
 		if (l == 0) {
 			memcpy(o, "\xef\xbf\xbd", 3);
 			o += 3;
-			p++;
+			l = 1;
 		} else {
-			memcpy(o, p, l);
+			memcpy(o, p + i, l);
 			o += l;
-			p += l;
 		}
 	}
 	*o = '\0';
 	*ret = out;
+	*ret_len = (size_t)(o - out);
 	return 0;
+}
+
+int sr_utf8_sanitize(const char *s, char **ret)
+{
+	size_t n;
+
+	return utf8_sanitize(s, strlen(s), ret, &n);
 }
 
 json_t *sr_json_string(const char *s)
 {
-	_cleanup_free_ char *clean = NULL;
+	return s ? sr_json_stringn(s, strlen(s)) : json_null();
+}
 
-	if (!s)
-		return json_null();
-	if (utf8_valid(s))
-		return json_string_nocheck(s);
-	if (sr_utf8_sanitize(s, &clean) < 0)
+json_t *sr_json_stringn(const char *s, size_t len)
+{
+	_cleanup_free_ char *clean = NULL;
+	size_t n;
+
+	if (utf8_valid(s, len))
+		return json_stringn_nocheck(s, len);
+	if (utf8_sanitize(s, len, &clean, &n) < 0)
 		return NULL;
-	return json_string_nocheck(clean);
+	return json_stringn_nocheck(clean, n);
 }
 
 static int dump(const json_t *j, size_t flags, char **ret)

@@ -41,6 +41,11 @@ int sr_utf8_sanitize(const char *s, char **ret);
 
 /* A JSON string of s, sanitized as above; null for a NULL s; NULL when out of memory. */
 json_t *sr_json_string(const char *s);
+/*
+ * The same of len bytes at s, NULs among them (a process's output): JSON
+ * writes each as \u0000 where a C string would end there.
+ */
+json_t *sr_json_stringn(const char *s, size_t len);
 
 /* j as one line of JSON (SR_JSON_DUMP_FLAGS) and a '\n', malloc'd. */
 int sr_json_dump_line(const json_t *j, char **ret);

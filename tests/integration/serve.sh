@@ -34,6 +34,15 @@ t_walkthrough() {
 ev=[json.loads(l) for l in sys.stdin.read().splitlines()]
 print(" ".join(e["type"]+("="+e["data"].strip() if "data" in e else "")+("="+str(e["exit_code"]) if e["type"]=="exit" else "") for e in ev))' <<<"$body")
 	assert_eq "exec, streamed: NDJSON events as they come" "start stdout=1 stdout=2 stdout=3 exit=0" "$ndjson"
+	# A NUL in the output is text like any other byte (\u0000): it ended
+	# the text there, and the rest was lost, in the answer and in an event.
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["printf", "a\\000b\\377c"]}'
+	assert_eq "exec: output past a NUL kept, a byte no UTF-8 as U+FFFD" "true" \
+		"$(jf 'j["stdout"] == "a\x00b\ufffdc"')"
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["printf", "a\\000b\\377c"], "stream": true}'
+	assert_eq "exec, streamed: the same" "True" "$(python3 -c 'import json,sys
+ev=[json.loads(l) for l in sys.stdin.read().splitlines()]
+print("".join(e["data"] for e in ev if e["type"]=="stdout") == "a\x00b\ufffdc")' <<<"$body")"
 	api PUT "/v1/sandboxes/$sb/files?path=notes/plan.txt" 'write the docs'
 	assert_eq "files PUT: 200, made with its directory" "200 notes/plan.txt 14" "$code $(jf 'j["path"]') $(jf 'j["size"]')"
 	api GET "/v1/sandboxes/$sb/files?path=notes/plan.txt"

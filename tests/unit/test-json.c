@@ -135,6 +135,26 @@ START_TEST(test_string_escapes)
 }
 END_TEST
 
+/* Output of a process: its NULs kept (\u0000), not the end of the text; its length's end a
+ * sequence's. */
+START_TEST(test_stringn)
+{
+	static const char out[] = "a\0b\xff"
+				  "c\xe2\x82";
+	_cleanup_(sr_json_decrefp) json_t *j = sr_json_stringn(out, sizeof(out) - 1);
+	_cleanup_(sr_json_decrefp) json_t *two = sr_json_stringn("\xc3\xa9", 1);
+	_cleanup_free_ char *dumped = NULL;
+
+	ck_assert_ptr_nonnull(j);
+	ck_assert_uint_eq(json_string_length(j), 1 + 1 + 1 + 3 + 1 + 3 + 3);
+	dumped = json_dumps(j, SR_JSON_DUMP_FLAGS | JSON_ENCODE_ANY);
+	ck_assert_str_eq(dumped, "\"a\\u0000b" FFFD "c" FFFD FFFD "\"");
+	/* A valid sequence that the length cuts is none. */
+	ck_assert_ptr_nonnull(two);
+	ck_assert_str_eq(json_string_value(two), FFFD);
+}
+END_TEST
+
 START_TEST(test_dump_line)
 {
 	_cleanup_(sr_json_decrefp) json_t *o = json_object();
@@ -298,6 +318,7 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, test_sanitize_invalid);
 	tcase_add_test(tc, test_sanitize_agrees_with_jansson);
 	tcase_add_test(tc, test_string_escapes);
+	tcase_add_test(tc, test_stringn);
 	tcase_add_test(tc, test_dump_line);
 	tcase_add_test(tc, test_dump_document);
 	tcase_add_test(tc, test_reals);
