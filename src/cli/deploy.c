@@ -271,7 +271,7 @@ static int default_name(const char *agent, bool archive, char **ret, struct sr_e
  * the version's src/ and, when all its entries sit under one folder (npm
  * pack's package/), that folder.
  */
-static int prepare_code(const char *agent, bool archive, struct sr_deploy_new *v,
+static int prepare_code(const char *agent, bool archive, int cancel, struct sr_deploy_new *v,
 			const struct sr_config *c, char **ret, struct sr_error *err)
 {
 	/*
@@ -282,7 +282,9 @@ static int prepare_code(const char *agent, bool archive, struct sr_deploy_new *v
 	uint64_t inodes = sr_disk_inodes(c->disk_bytes);
 	struct sr_extract_opts x = {.max_bytes = c->disk_bytes,
 				    .max_entries = inodes && inodes < MAX_ENTRIES ? (size_t)inodes
-										  : MAX_ENTRIES};
+										  : MAX_ENTRIES,
+				    /* ^C: a small archive may expand to all of --disk. */
+				    .cancel_fd = cancel > 0 ? cancel : 0};
 	_cleanup_close_ int fd = -1, src = -1;
 	_cleanup_free_ char *path = NULL, *top = NULL;
 	struct dirent *de;
@@ -441,7 +443,7 @@ static int make_version(struct deploy *dp, json_t *meta, struct sr_error *err)
 	if (log < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s/install.log", dp->v.vdir);
 	on_step(&dp->prog, dp->archive ? "extract the archive" : "read the agent");
-	if ((r = prepare_code(dp->agent, dp->archive, &dp->v, c, &code, err)) < 0)
+	if ((r = prepare_code(dp->agent, dp->archive, dp->cancel, &dp->v, c, &code, err)) < 0)
 		return r;
 	codefd = open(code, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (codefd < 0)

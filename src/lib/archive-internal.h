@@ -109,6 +109,13 @@ la_ssize_t sr_la_stream_read(struct archive *a, void *ctx, const void **ret_buf)
  */
 int sr_la_wait(struct sr_la_stream *s, short events);
 /*
+ * Whether s->cancel_fd is readable now (s->cancelled set), without
+ * waiting: a file is always readable, and a small compressed one expands
+ * to gigabytes between two reads, so a reader and an extraction look for
+ * a cancel as they go, not only while they wait.
+ */
+bool sr_la_cancelled(struct sr_la_stream *s);
+/*
  * The error of a stream that timed out ("nothing moved on the stream for
  * 2s") or was cancelled ("interrupted").
  */

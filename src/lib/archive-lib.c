@@ -198,15 +198,29 @@ int sr_la_idle_error(const struct sr_la_stream *s, struct sr_error *err)
 	return sr_error_msg(err, -ETIMEDOUT, "nothing moved on the stream for %s", d);
 }
 
+bool sr_la_cancelled(struct sr_la_stream *s)
+{
+	struct pollfd p = {.fd = s->cancel_fd, .events = POLLIN};
+
+	if (s->cancel_fd >= 0 && !s->cancelled && poll(&p, 1, 0) > 0)
+		s->cancelled = true;
+	return s->cancelled;
+}
+
 la_ssize_t sr_la_stream_read(struct archive *a, void *ctx, const void **ret_buf)
 {
 	struct sr_la_stream *s = ctx;
 
 	(void)a;
 	for (;;) {
-		ssize_t n = read(s->fd, s->buf, sizeof(s->buf));
+		ssize_t n;
 		int k;
 
+		if (sr_la_cancelled(s)) {
+			errno = ECANCELED;
+			return -1;
+		}
+		n = read(s->fd, s->buf, sizeof(s->buf));
 		if (n >= 0) {
 			*ret_buf = s->buf;
 			return n;

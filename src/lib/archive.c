@@ -61,7 +61,8 @@ struct extract {
 	struct archive *a;
 	int dest;
 	const struct sr_extract_opts *o;
-	uint64_t max_bytes; /* 0: no bound of our own */
+	struct sr_la_stream *s; /* with an idle bound or a cancel: its stream, else NULL */
+	uint64_t max_bytes;	/* 0: no bound of our own */
 	uint64_t total;
 	uint64_t names; /* the entries' own cost (charge_entry()) */
 	size_t entries;
@@ -340,6 +341,8 @@ static int copy_data(struct extract *x, struct archive_entry *e, int fd, struct 
 
 		if (r == ARCHIVE_EOF)
 			break;
+		if (x->s && sr_la_cancelled(x->s))
+			return sr_la_idle_error(x->s, err);
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 			return sr_error_msg(err, -EIO, "extract %s: %s", x->shown,
 					    sr_la.error_string(x->a) ?: "read error");
@@ -676,6 +679,7 @@ static int extract_all(int archive_fd, int dest_dirfd, const struct sr_extract_o
 		if (sr_la_nonblocking(archive_fd) < 0)
 			return sr_error_errno(err, sr_negerrno(), "read archive");
 	}
+	x.s = s;
 	k = open_archive(archive_fd, s, &a, err);
 	if (k < 0)
 		return s && (s->timed_out || s->cancelled) ? sr_la_idle_error(s, err) : k;
@@ -695,6 +699,10 @@ static int extract_all(int archive_fd, int dest_dirfd, const struct sr_extract_o
 			k = x.entries == 0 ? sr_error_msg(err, -EINVAL,
 							  "read archive: %s " EXPECTED_FORMATS, why)
 					   : sr_error_msg(err, -EIO, "read archive: %s", why);
+			break;
+		}
+		if (s && sr_la_cancelled(s)) {
+			k = sr_la_idle_error(s, err);
 			break;
 		}
 		if (++x.entries > (o->max_entries ? o->max_entries : SR_ARCHIVE_MAX_ENTRIES)) {

@@ -300,6 +300,33 @@ SH
 	sr deployments rm stall
 }
 
+# An archive agent is extracted on the host, bounded by --disk: a small
+# compressed one (a few hundred KiB of zstd) expands to gigabytes of
+# zeros. ^C (and the signals that end a deploy) stop the extraction; it
+# went on to the end, writing all of it, before the deploy looked.
+t_archive_interrupted() {
+	local bomb="$SR_TMP/bomb.tar.zst" pid t0 ms rc
+	if [ ! -s "$bomb" ]; then
+		(cd "$SR_TMP" && truncate -s 6G zeros && tar -cf - zeros | zstd -1 -q -T0 >"$bomb"
+			rm -f zeros)
+		chmod 0644 "$bomb"
+	fi
+	(as_user_exec "$SR" deploy --name bomb --net none --disk 8G "$bomb" \
+		</dev/null >"$SR_OUT/bomb-$SR_AS" 2>&1) &
+	pid=$!
+	until_ok 30 grep -sq "extract the archive" "$SR_OUT/bomb-$SR_AS"
+	sleep 0.5
+	kill -INT "$pid"
+	t0=$(date +%s%N)
+	rc=0
+	wait "$pid" || rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	assert_eq "^C while an archive agent is extracted: the deploy ends, interrupted (130)" 130 "$rc"
+	check "at once, not once all of it is written (${ms} ms)" test "$ms" -lt 1000
+	assert_match "saying so" "interrupted" "$(cat "$SR_OUT/bomb-$SR_AS")"
+	sr deployments rm bomb
+}
+
 # npm's hidden lock file (node_modules/.package-lock.json), which the
 # install writes, is read on the host to count the dependencies. jansson
 # builds a whole tree of it, at up to ~250 bytes a value however short its
@@ -327,5 +354,5 @@ print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' \
 
 for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken \
 	t_name_race t_install_log_bounded t_archive_entries_bounded t_copy_out_stalled \
-	t_lock_file_memory
+	t_lock_file_memory t_archive_interrupted
 done_testing
