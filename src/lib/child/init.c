@@ -110,6 +110,25 @@ static void send_or_die(int sock, const struct sr_msg *m)
 		_exit(125);
 }
 
+/*
+ * An answer that passes an fd to the host (a pty's master, a connection
+ * to a published port): 0, or -ETOOMANYREFS for the request to fail
+ * rather than the sandbox. The kernel refuses to pass an fd while the
+ * sender's host uid has more in flight (sent, not yet received) than the
+ * sender's RLIMIT_NOFILE, a count of the uid's, not of a namespace: the
+ * agent of any sandbox of an unprivileged caller, of this same uid, can
+ * send fds into sockets nobody reads until then. Exiting on it would let
+ * one sandbox's agent end every other sandbox of the caller's.
+ */
+static int send_fd_or_die(int sock, const struct sr_msg *m, int fd)
+{
+	int r = sr_msg_send_fd(sock, m, fd);
+
+	if (r < 0 && r != -ETOOMANYREFS)
+		_exit(125);
+	return r;
+}
+
 /* A new pty of the sandbox's own devpts: the master for the host, the slave in *ret_slave. */
 static int open_pty(int *ret_slave, struct sr_error *err)
 {
@@ -199,6 +218,7 @@ static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_ex
 	struct sr_error err = {0};
 	_cleanup_close_ int master = -1, slave = -1;
 	bool pty = req->flags & SR_SPAWN_PTY;
+	struct proc *pr;
 	pid_t pid;
 
 	if (req->flags & SR_SPAWN_AGENT) {
@@ -236,9 +256,16 @@ static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_ex
 	m.pid = pid;
 	sr_spawn_spec_free(&spec);
 	sr_msg_extra_close(ex);
-	if (sr_msg_send_fd(in->p->sock, &m, pty ? master : -1) < 0)
-		_exit(125);
-	return;
+	if (send_fd_or_die(in->p->sock, &m, pty ? master : -1) == 0)
+		return;
+	/* Nobody gets its pty: the process is killed, and never reported (an orphan). */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	pr = find_proc(in, pid);
+	*pr = in->procs[--in->n_procs];
+	sr_error_errno(&err, -ETOOMANYREFS,
+		       "pass the pty to the host (past the fds in flight this uid may have, a "
+		       "count its sandboxes share)");
 fail:
 	sr_spawn_spec_free(&spec);
 	sr_msg_extra_close(ex);
@@ -375,9 +402,10 @@ static void on_connect(struct init *in, const struct sr_msg *req)
 			e = sr_negerrno();
 			continue;
 		}
-		if (sr_msg_send_fd(in->p->sock, &m, fd) < 0)
-			_exit(125);
-		return;
+		e = send_fd_or_die(in->p->sock, &m, fd);
+		if (e == 0)
+			return;
+		break;
 	}
 	m = (struct sr_msg){.type = SR_MSG_CONNECT_FAILED, .id = req->id, .code = e};
 	send_or_die(in->p->sock, &m);
