@@ -879,7 +879,39 @@ PY
 	assert_eq "both removed" 0 "$rc"
 }
 
-for_each_user t_fds_in_flight t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_busy t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
+# Signals queued (sigqueue, tgkill, a timer's: timer_create takes one) are
+# counted per host uid, and for each user namespace on the way up against
+# its creator's RLIMIT_SIGPENDING: an agent that queues to its own limit
+# (RT signals to itself, blocked) takes them from the caller, of the same
+# uid unprivileged. It gets half the caller's limit, as message queues do;
+# before, it took the whole, and the caller's processes could queue none.
+t_sigpending_half() {
+	local theirs ours filler
+	new_sandbox
+	cat >"$SR_TMP/sigpending.py" <<'PY'
+import ctypes, os, resource, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+sig, n = signal.SIGRTMIN, 0
+signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
+while libc.sigqueue(os.getpid(), sig, ctypes.c_void_p(0)) == 0:
+    n += 1
+print("queued %d of %d" % (n, resource.getrlimit(resource.RLIMIT_SIGPENDING)[0]), flush=True)
+time.sleep(float(sys.argv[1]))
+PY
+	(as_user_exec "$SR" exec -i "$sb" -- python3 - 60 <"$SR_TMP/sigpending.py" >"$SR_OUT/sigpending-$SR_AS" 2>&1) &
+	filler=$!
+	until_ok 30 grep -q '^queued' "$SR_OUT/sigpending-$SR_AS"
+	theirs=$(cat "$SR_OUT/sigpending-$SR_AS")
+	ours=$(as_user /usr/bin/python3 "$SR_TMP/sigpending.py" 0)
+	kill -9 "$filler"
+	wait "$filler" 2>/dev/null
+	assert_eq "the agent may queue half the caller's signals, and queued them all" \
+		"queued $((${ours##* } / 2)) of $((${ours##* } / 2))" "$theirs"
+	assert_match "meanwhile the caller queues signals still" "^queued [1-9][0-9]* of" "$ours"
+	sr rm "$sb"
+}
+
+for_each_user t_fds_in_flight t_sigpending_half t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_busy t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained t_snapshot_bounded t_snapshot_names_bounded t_cp_names_bounded t_keeper_workers_held t_snapshot_waits_bounded \
 	t_exec_hung_up t_port_waits_for_room t_port_owner_reserve
 done_testing
