@@ -821,7 +821,8 @@ print(s.makefile().readline().strip())' "${url##*:}" 2>&1)"
 # next connection to a published port fail in another sandbox, whose
 # PID 1 (a limit of 256 here, as create had it) passes them to the
 # keeper: PID 1 exited on that, and the other sandbox with it. Now the
-# exec and the connection alone fail, the sandbox runs on.
+# exec and the connection alone fail, the sandbox runs on; a sandbox made
+# meanwhile is refused, saying why (it ended "during its set-up").
 t_fds_in_flight() {
 	local a b url filler said
 	new_sandbox
@@ -858,6 +859,9 @@ PY
 		said=$(as_user script -qec "$SR exec -t $b -- sleep 1000" /dev/null </dev/null)
 		assert_match "meanwhile exec -t in the other sandbox (the same uid) fails, its pty not passed" \
 			"pass the pty to the host .*: Too many references" "$said"
+		said=$(ulimit -Sn 256 && as_user "$SR" create --net none 2>&1)
+		assert_match "and a sandbox made then is not, and says why" \
+			"start PID 1: pass the disk to the host .*: Too many references" "$said"
 	else
 		said=$(as_user script -qec "$SR exec -t $b -- echo started" /dev/null </dev/null)
 		assert_match "meanwhile exec -t in the other sandbox (a uid of its own) runs" "started" "$said"

@@ -740,9 +740,20 @@ static void start(struct init *in, struct sr_plan *p)
 		m.flags = SR_READY_VIEWS_FROZEN;
 		snprintf(m.text, sizeof(m.text), "%s", sr_viewfs_frozen(p->views));
 	}
-	/* The disk's root, for the host's count of its use (protocol.h); PID 1 keeps none. */
-	if (sr_msg_send_fd(p->sock, &m, p->sources.disk) < 0)
+	/*
+	 * The disk's root, for the host's count of its use (protocol.h); PID 1
+	 * keeps none. Refused while the uid's fds in flight are past the limit
+	 * (send_fd_or_die()): the sandbox is not made, and says why.
+	 */
+	if (send_fd_or_die(p->sock, &m, p->sources.disk) < 0) {
+		struct sr_error err = {0};
+
+		sr_error_errno(&err, -ETOOMANYREFS,
+			       "start PID 1: pass the disk to the host (past the fds in flight "
+			       "this uid may have, a count its sandboxes share)");
+		sr_msg_send_error(p->sock, &err);
 		_exit(125);
+	}
 	sr_closep(&p->sources.disk);
 	/*
 	 * pasta starts now, on the tap (net.h): its start-up (~70 ms to its
