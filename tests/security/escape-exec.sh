@@ -812,7 +812,110 @@ print(s.makefile().readline().strip())' "${url##*:}" 2>&1)"
 	assert_eq "and removed" 0 "$rc"
 }
 
-for_each_user t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_busy t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
+# fds in flight (passed with SCM_RIGHTS, not yet received) are counted per
+# host uid, which every sandbox of an unprivileged caller shares with it
+# (and of root without a subordinate range), and none may be passed while
+# the count is past the sender's RLIMIT_NOFILE (ETOOMANYREFS). An agent
+# that fills it (one fd sent over and over into sockets nobody reads, up
+# to its own limit, 512 here) makes the next pty of `exec -t` and the
+# next connection to a published port fail in another sandbox, whose
+# PID 1 (a limit of 256 here, as create had it) passes them to the
+# keeper: PID 1 exited on that, and the other sandbox with it. Now the
+# exec and the connection alone fail, the sandbox runs on; a sandbox made
+# meanwhile is refused, saying why (it ended "during its set-up").
+t_fds_in_flight() {
+	local a b url filler said
+	new_sandbox
+	a=$sb
+	b=$(ulimit -Sn 256 && as_user "$SR" create --net none --timeout 120 2>/dev/null)
+	sr port "$b" 8000
+	url=$out
+	cat >"$SR_TMP/in-flight.py" <<'PY'
+import os, resource, socket, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (512, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+fd, held, sent = os.open("/dev/null", os.O_RDONLY), [], 0
+try:
+    while True:
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        a.setblocking(False)
+        held.append((a, b))
+        try:
+            while True:
+                socket.send_fds(a, [b"x"], [fd] * 253)
+                sent += 253
+        except BlockingIOError:
+            pass
+except OSError as e:
+    print("in flight:", sent, os.strerror(e.errno), flush=True)
+time.sleep(60)
+PY
+	(as_user_exec "$SR" exec -i "$a" -- python3 - <"$SR_TMP/in-flight.py" >"$SR_OUT/in-flight-$SR_AS" 2>&1) &
+	filler=$!
+	until_ok 30 grep -q '^in flight' "$SR_OUT/in-flight-$SR_AS"
+	assert_match "the agent filled its uid's fds in flight" "in flight: [0-9]+ Too many references" \
+		"$(cat "$SR_OUT/in-flight-$SR_AS")"
+	# Each of root's sandboxes has a host uid of its own where root has a subordinate range.
+	if [ "$(ps -o uid= --ppid "$(keeper_of "$a")")" = "$(ps -o uid= --ppid "$(keeper_of "$b")")" ]; then
+		said=$(as_user script -qec "$SR exec -t $b -- sleep 1000" /dev/null </dev/null)
+		assert_match "meanwhile exec -t in the other sandbox (the same uid) fails, its pty not passed" \
+			"pass the pty to the host .*: Too many references" "$said"
+		said=$(ulimit -Sn 256 && as_user "$SR" create --net none 2>&1)
+		assert_match "and a sandbox made then is not, and says why" \
+			"start PID 1: pass the disk to the host .*: Too many references" "$said"
+	else
+		said=$(as_user script -qec "$SR exec -t $b -- echo started" /dev/null </dev/null)
+		assert_match "meanwhile exec -t in the other sandbox (a uid of its own) runs" "started" "$said"
+	fi
+	/usr/bin/python3 - "${url##*:}" >"$SR_OUT/in-flight-conn" 2>&1 <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+print("closed" if s.recv(1) == b"" else "answered")
+PY
+	assert_eq "and a connection to its published port is closed" "closed" \
+		"$(cat "$SR_OUT/in-flight-conn")"
+	kill -9 "$filler"
+	wait "$filler" 2>/dev/null
+	until_ok 10 as_user "$SR" exec "$b" -- true 2>/dev/null
+	sr exec "$b" -- sh -c 'echo alive; ps -eo args | grep -c "^[s]leep 1000"'
+	assert_eq "the other sandbox lives on, and nothing of the refused exec runs" "alive.0" \
+		"$(tr '\n' . <<<"$out" | sed 's/\.$//')"
+	sr rm "$a" "$b"
+	assert_eq "both removed" 0 "$rc"
+}
+
+# Signals queued (sigqueue, tgkill, a timer's: timer_create takes one) are
+# counted per host uid, and for each user namespace on the way up against
+# its creator's RLIMIT_SIGPENDING: an agent that queues to its own limit
+# (RT signals to itself, blocked) takes them from the caller, of the same
+# uid unprivileged. It gets half the caller's limit, as message queues do;
+# before, it took the whole, and the caller's processes could queue none.
+t_sigpending_half() {
+	local theirs ours filler
+	new_sandbox
+	cat >"$SR_TMP/sigpending.py" <<'PY'
+import ctypes, os, resource, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+sig, n = signal.SIGRTMIN, 0
+signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
+while libc.sigqueue(os.getpid(), sig, ctypes.c_void_p(0)) == 0:
+    n += 1
+print("queued %d of %d" % (n, resource.getrlimit(resource.RLIMIT_SIGPENDING)[0]), flush=True)
+time.sleep(float(sys.argv[1]))
+PY
+	(as_user_exec "$SR" exec -i "$sb" -- python3 - 60 <"$SR_TMP/sigpending.py" >"$SR_OUT/sigpending-$SR_AS" 2>&1) &
+	filler=$!
+	until_ok 30 grep -q '^queued' "$SR_OUT/sigpending-$SR_AS"
+	theirs=$(cat "$SR_OUT/sigpending-$SR_AS")
+	ours=$(as_user /usr/bin/python3 "$SR_TMP/sigpending.py" 0)
+	kill -9 "$filler"
+	wait "$filler" 2>/dev/null
+	assert_eq "the agent may queue half the caller's signals, and queued them all" \
+		"queued $((${ours##* } / 2)) of $((${ours##* } / 2))" "$theirs"
+	assert_match "meanwhile the caller queues signals still" "^queued [1-9][0-9]* of" "$ours"
+	sr rm "$sb"
+}
+
+for_each_user t_fds_in_flight t_sigpending_half t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_busy t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained t_snapshot_bounded t_snapshot_names_bounded t_cp_names_bounded t_keeper_workers_held t_snapshot_waits_bounded \
 	t_exec_hung_up t_port_waits_for_room t_port_owner_reserve
 done_testing

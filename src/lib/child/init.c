@@ -110,6 +110,25 @@ static void send_or_die(int sock, const struct sr_msg *m)
 		_exit(125);
 }
 
+/*
+ * An answer that passes an fd to the host (a pty's master, a connection
+ * to a published port): 0, or -ETOOMANYREFS for the request to fail
+ * rather than the sandbox. The kernel refuses to pass an fd while the
+ * sender's host uid has more in flight (sent, not yet received) than the
+ * sender's RLIMIT_NOFILE, a count of the uid's, not of a namespace: the
+ * agent of any sandbox of an unprivileged caller, of this same uid, can
+ * send fds into sockets nobody reads until then. Exiting on it would let
+ * one sandbox's agent end every other sandbox of the caller's.
+ */
+static int send_fd_or_die(int sock, const struct sr_msg *m, int fd)
+{
+	int r = sr_msg_send_fd(sock, m, fd);
+
+	if (r < 0 && r != -ETOOMANYREFS)
+		_exit(125);
+	return r;
+}
+
 /* A new pty of the sandbox's own devpts: the master for the host, the slave in *ret_slave. */
 static int open_pty(int *ret_slave, struct sr_error *err)
 {
@@ -199,6 +218,7 @@ static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_ex
 	struct sr_error err = {0};
 	_cleanup_close_ int master = -1, slave = -1;
 	bool pty = req->flags & SR_SPAWN_PTY;
+	struct proc *pr;
 	pid_t pid;
 
 	if (req->flags & SR_SPAWN_AGENT) {
@@ -236,9 +256,16 @@ static void on_spawn(struct init *in, const struct sr_msg *req, struct sr_msg_ex
 	m.pid = pid;
 	sr_spawn_spec_free(&spec);
 	sr_msg_extra_close(ex);
-	if (sr_msg_send_fd(in->p->sock, &m, pty ? master : -1) < 0)
-		_exit(125);
-	return;
+	if (send_fd_or_die(in->p->sock, &m, pty ? master : -1) == 0)
+		return;
+	/* Nobody gets its pty: the process is killed, and never reported (an orphan). */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	pr = find_proc(in, pid);
+	*pr = in->procs[--in->n_procs];
+	sr_error_errno(&err, -ETOOMANYREFS,
+		       "pass the pty to the host (past the fds in flight this uid may have, a "
+		       "count its sandboxes share)");
 fail:
 	sr_spawn_spec_free(&spec);
 	sr_msg_extra_close(ex);
@@ -375,9 +402,10 @@ static void on_connect(struct init *in, const struct sr_msg *req)
 			e = sr_negerrno();
 			continue;
 		}
-		if (sr_msg_send_fd(in->p->sock, &m, fd) < 0)
-			_exit(125);
-		return;
+		e = send_fd_or_die(in->p->sock, &m, fd);
+		if (e == 0)
+			return;
+		break;
 	}
 	m = (struct sr_msg){.type = SR_MSG_CONNECT_FAILED, .id = req->id, .code = e};
 	send_or_die(in->p->sock, &m);
@@ -712,9 +740,20 @@ static void start(struct init *in, struct sr_plan *p)
 		m.flags = SR_READY_VIEWS_FROZEN;
 		snprintf(m.text, sizeof(m.text), "%s", sr_viewfs_frozen(p->views));
 	}
-	/* The disk's root, for the host's count of its use (protocol.h); PID 1 keeps none. */
-	if (sr_msg_send_fd(p->sock, &m, p->sources.disk) < 0)
+	/*
+	 * The disk's root, for the host's count of its use (protocol.h); PID 1
+	 * keeps none. Refused while the uid's fds in flight are past the limit
+	 * (send_fd_or_die()): the sandbox is not made, and says why.
+	 */
+	if (send_fd_or_die(p->sock, &m, p->sources.disk) < 0) {
+		struct sr_error err = {0};
+
+		sr_error_errno(&err, -ETOOMANYREFS,
+			       "start PID 1: pass the disk to the host (past the fds in flight "
+			       "this uid may have, a count its sandboxes share)");
+		sr_msg_send_error(p->sock, &err);
 		_exit(125);
+	}
 	sr_closep(&p->sources.disk);
 	/*
 	 * pasta starts now, on the tap (net.h): its start-up (~70 ms to its

@@ -126,25 +126,40 @@ static int step_hostname(struct sr_plan *p, struct sr_error *err)
 	return 0;
 }
 
+/* The limit, soft and hard, at half the caller's soft one (none where it has none). */
+static int halve_limit(int resource, const char *name, struct sr_error *err)
+{
+	struct rlimit rl;
+
+	if (getrlimit(resource, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	rl.rlim_cur /= 2;
+	rl.rlim_max = rl.rlim_cur;
+	if (setrlimit(resource, &rl) < 0)
+		return sr_error_errno(err, sr_negerrno(), "setrlimit %s", name);
+	return 0;
+}
+
 static int step_limits(struct sr_plan *p, struct sr_error *err)
 {
 	/* Core dumps would land in the workspace and eat the disk limit. */
 	const struct rlimit core = {0, 0};
-	struct rlimit mq;
+	int r;
 
 	if (setrlimit(RLIMIT_CORE, &core) < 0)
 		return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_CORE");
 	/*
-	 * POSIX message queues are counted per real uid against the
-	 * creator's RLIMIT_MSGQUEUE: half of it for the sandbox, so that the
-	 * caller (the same uid, unprivileged) keeps the other half.
+	 * POSIX message queues' bytes, and signals queued (sigqueue(2),
+	 * tgkill(2), timers: each timer_create(2) takes one), are counted
+	 * per host uid and every user namespace on the way up, each level
+	 * against its creator's limit, not the sandbox's: half of each for
+	 * the sandbox, so that the caller (the same uid, unprivileged) keeps
+	 * the other half: the whole of RLIMIT_SIGPENDING queued inside would
+	 * leave the caller's processes none (no timer made, no signal queued).
 	 */
-	if (getrlimit(RLIMIT_MSGQUEUE, &mq) == 0 && mq.rlim_cur != RLIM_INFINITY) {
-		mq.rlim_cur /= 2;
-		mq.rlim_max = mq.rlim_cur;
-		if (setrlimit(RLIMIT_MSGQUEUE, &mq) < 0)
-			return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_MSGQUEUE");
-	}
+	if ((r = halve_limit(RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE", err)) < 0 ||
+	    (r = halve_limit(RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING", err)) < 0)
+		return r;
 	return sr_cgroup_child(p->cgroup, err);
 }
 
