@@ -85,6 +85,7 @@ static json_t *oci(const struct sr_config *c)
 	    .mirrored = &mirrored,
 	    .bind_sources = &sources,
 	    .msgqueue = 409600,
+	    .sigpending = 48182,
 	    .boot_id = "boot_id",
 	    .init = "sandbox-run-init",
 	};
@@ -132,6 +133,8 @@ START_TEST(test_oci_process)
 	ck_assert_int_eq(json_integer_value(get(find(p, "type", "RLIMIT_CORE"), "hard", NULL)), 0);
 	ck_assert_int_eq(json_integer_value(get(find(p, "type", "RLIMIT_MSGQUEUE"), "soft", NULL)),
 			 409600);
+	ck_assert_int_eq(
+	    json_integer_value(get(find(p, "type", "RLIMIT_SIGPENDING"), "hard", NULL)), 48182);
 	ck_assert(json_is_true(get(j, "root", "readonly", NULL)));
 	ck_assert_str_eq(str(get(j, "root", "path", NULL)), "rootfs");
 	ck_assert_str_eq(str(get(j, "hostname", NULL)), "sandbox");

@@ -540,7 +540,7 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 	struct writer w = {.sink = sink};
 	struct sr_oci_spec spec = {.config = c};
 	_cleanup_close_ int bundle = -1;
-	struct rlimit mq;
+	struct rlimit rl;
 	int lock = -1, r;
 	bool made = false;
 	sigset_t stop, old;
@@ -579,8 +579,10 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 		 * moves. */
 		spec.boot_id = "boot_id";
 		spec.init = SR_OCI_INIT_NAME;
-		if (getrlimit(RLIMIT_MSGQUEUE, &mq) == 0 && mq.rlim_cur != RLIM_INFINITY)
-			spec.msgqueue = mq.rlim_cur / 2;
+		if (getrlimit(RLIMIT_MSGQUEUE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			spec.msgqueue = rl.rlim_cur / 2;
+		if (getrlimit(RLIMIT_SIGPENDING, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			spec.sigpending = rl.rlim_cur / 2;
 		r = write_config(bundle, &spec, err);
 	}
 	/* Whole, but asked to stop meanwhile: taken out all the same. */
