@@ -242,7 +242,7 @@ static void fill_result(struct run *run, struct sr_result *r, struct sr_error *e
 	r->wall_ms =
 	    (double)((run->ended_ns ? run->ended_ns : sr_monotonic_ns()) - run->start_ns) / 1e6;
 	if (run->sb)
-		sr_sandbox_usage(run->sb, r);
+		sr_sandbox_usage(run->sb, false, r);
 	if (run->timed_out && !run->exit_seen) {
 		r->status = SR_STATUS_TIMEOUT;
 		r->exit_code = 124;

@@ -143,9 +143,13 @@ static void remove_tree(const char *path)
 	close(fd);
 }
 
-/* Blocks in use under dir (st_blocks), depth first with a stack of open directories. */
-static int64_t tree_bytes(int dir)
+/*
+ * Blocks in use under dir (st_blocks), depth first with a stack of open
+ * directories; -1 past max_entries of them (0: no bound).
+ */
+static int64_t tree_bytes(int dir, size_t max_entries)
 {
+	size_t entries = 0;
 	DIR *stack[512];
 	size_t n = 0;
 	int64_t total = 0;
@@ -166,6 +170,12 @@ static int64_t tree_bytes(int dir)
 		}
 		if (sr_streq(de->d_name, ".") || sr_streq(de->d_name, ".."))
 			continue;
+		if (max_entries && ++entries > max_entries) {
+			total = -1;
+			while (n > 0)
+				closedir(stack[--n]);
+			break;
+		}
 		if (fstatat(dirfd(stack[n - 1]), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		total += (int64_t)st.st_blocks * 512;
@@ -560,14 +570,14 @@ void sr_disk_set_root(struct sr_disk *d, int fd)
 	d->root = fd;
 }
 
-int64_t sr_disk_used(struct sr_disk *d)
+int64_t sr_disk_used(struct sr_disk *d, size_t max_entries)
 {
 	struct statfs sf;
 
 	if (!d || d->root < 0)
 		return -1;
 	if (d->kind == SR_DISK_DIR)
-		return tree_bytes(d->root);
+		return tree_bytes(d->root, max_entries);
 	/* An unsized tmpfs (--disk 0) keeps no count. */
 	if (fstatfs(d->root, &sf) < 0 || sf.f_blocks == 0)
 		return -1;

@@ -64,8 +64,12 @@ int sr_disk_tree(const struct sr_disk *d);
 const char *sr_disk_dir(const struct sr_disk *d);
 /* SR_DISK_TMPFS: the root PID 1 handed over with READY (taken: closed with the disk). */
 void sr_disk_set_root(struct sr_disk *d, int fd);
-/* Bytes in use on the disk now, -1 unknown; counted here, whether PID 1 lives or not. */
-int64_t sr_disk_used(struct sr_disk *d);
+/*
+ * Bytes in use on the disk now, -1 unknown; counted here, whether PID 1
+ * lives or not. A directory is walked, file by file: -1 past max_entries
+ * of them (0: no bound).
+ */
+int64_t sr_disk_used(struct sr_disk *d, size_t max_entries);
 /* Closes the mount, removes the directory. NULL is fine. */
 void sr_disk_free(struct sr_disk *d);
 

@@ -36,13 +36,15 @@ void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 	sr_result_init(&r);
 	memcpy(r.enforced, k->record.enforced, sizeof(r.enforced));
 	memcpy(r.sandbox_id, k->id, sizeof(r.sandbox_id));
-	sr_sandbox_usage(k->sb, &r);
+	sr_sandbox_usage(k->sb, true, &r);
 	r.wall_ms =
 	    (double)((cl->exit_pending ? cl->exit_ns : sr_monotonic_ns()) - cl->start_ns) / 1e6;
 	if (e) {
 		r.user_ms = e->ru.user_ms;
 		r.sys_ms = e->ru.sys_ms;
-		r.disk_used_bytes = e->ru.disk_used;
+		/* PID 1 cannot count a directory of the host's (-1): the host's count stays. */
+		if (e->ru.disk_used >= 0)
+			r.disk_used_bytes = e->ru.disk_used;
 	}
 	/*
 	 * The sandbox's deadline ends every process in it, as a run's timeout

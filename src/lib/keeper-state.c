@@ -126,7 +126,7 @@ json_t *keeper_inspect_json(struct keeper *k, const struct sr_usage *u)
 	size_t running = 0;
 
 	sr_result_init(&r);
-	sr_sandbox_usage(k->sb, &r);
+	sr_sandbox_usage(k->sb, true, &r);
 	json_object_set_new(usage, "processes", u ? json_integer(u->processes) : json_null());
 	if (u) {
 		/* A cgroup counts CPU time better (the kernel's own); PID 1's count otherwise. */
@@ -134,7 +134,8 @@ json_t *keeper_inspect_json(struct keeper *k, const struct sr_usage *u)
 			r.user_ms = u->ru.user_ms;
 			r.sys_ms = u->ru.sys_ms;
 		}
-		r.disk_used_bytes = u->ru.disk_used;
+		if (u->ru.disk_used >= 0)
+			r.disk_used_bytes = u->ru.disk_used;
 		if (r.peak_memory_scope != SR_PEAK_SANDBOX && u->ru.peak_rss >= 0) {
 			r.peak_memory_bytes = u->ru.peak_rss;
 			r.peak_memory_scope = SR_PEAK_PROCESS;

@@ -393,7 +393,7 @@ bool sr_sandbox_ended(const struct sr_sandbox *sb)
 	return sb->reaped;
 }
 
-void sr_sandbox_usage(struct sr_sandbox *sb, struct sr_result *r)
+void sr_sandbox_usage(struct sr_sandbox *sb, bool live, struct sr_result *r)
 {
 	struct sr_cgroup_stats cs;
 	int64_t used;
@@ -403,7 +403,7 @@ void sr_sandbox_usage(struct sr_sandbox *sb, struct sr_result *r)
 	r->disk_used_bytes = sb->disk_used;
 	/* Counted on the host: also when PID 1 is gone (an OOM kill), or cannot count (a
 	 * directory). */
-	used = sr_disk_used(sb->disk);
+	used = sr_disk_used(sb->disk, live ? SR_SANDBOX_LIVE_WALK : 0);
 	if (used >= 0)
 		r->disk_used_bytes = used;
 	r->peak_memory_bytes = -1;

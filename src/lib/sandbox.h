@@ -202,10 +202,16 @@ bool sr_sandbox_ended(const struct sr_sandbox *sb);
  * Usage so far (or at the end): CPU time and peak memory from the cgroup
  * where one holds the sandbox (peak scope "sandbox"), else from PID 1's
  * rusage once reaped, or the process that ended it (scope "process": the
- * largest process's peak); disk use as last reported. Fills the record's
- * usage fields.
+ * largest process's peak); disk use as last reported, or counted on the
+ * host. Fills the record's usage fields. live: asked while the sandbox
+ * runs, by a loop that serves others (a keeper's exec end, inspect): a
+ * disk that is a host directory, whose count is a walk of every file the
+ * agent made, is walked only up to SR_SANDBOX_LIVE_WALK files (past them,
+ * no count: -1), so that an agent's million files cannot stall it for
+ * seconds at a time.
  */
-void sr_sandbox_usage(struct sr_sandbox *sb, struct sr_result *r);
+#define SR_SANDBOX_LIVE_WALK 100000
+void sr_sandbox_usage(struct sr_sandbox *sb, bool live, struct sr_result *r);
 /* Whether the kernel's OOM killer took a process of the sandbox. */
 bool sr_sandbox_oom_killed(struct sr_sandbox *sb);
 /* How PID 1 ended, once reaped (wait status); -1 before. */

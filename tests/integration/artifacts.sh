@@ -300,6 +300,30 @@ t_disk() {
 		sr --net none --disk-backing disk --strict -- true
 		assert_eq "and --strict refuses it (125)" 125 "$rc"
 	fi
+	# A living sandbox on the host's disk: an exec's record and inspect
+	# count what it holds (a host directory's count is the host's walk:
+	# PID 1's "cannot count" replaced it, and the record said null).
+	sr create --net none --disk-backing disk --disk 64M --timeout 60
+	local sb=$out
+	sr exec "$sb" -- dd if=/dev/zero of=/tmp/f bs=1M count=3 status=none
+	sr exec --result "$r" "$sb" -- true
+	check "a living sandbox on the host's disk: an exec's record counts it ($(json_get "$r" disk_used_bytes))" \
+		test "$(json_get "$r" disk_used_bytes)" -ge 3000000
+	check "and inspect" test "$(as_user "$SR" inspect "$sb" | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["usage"]["disk_used_bytes"] or 0)')" -ge 3000000
+	if [ "$SR_AS" = user ]; then
+		# A host directory's count is a walk of every file, on the keeper's
+		# loop: past 100,000 files, none (a million stalled it for seconds
+		# at each exec's end and inspect: the deadline and rm wait on it).
+		sr exec "$sb" -- /usr/bin/python3 -c '
+import os
+os.mkdir("/tmp/many")
+for i in range(100100): open("/tmp/many/%d" % i, "w").close()'
+		sr exec --result "$r" "$sb" -- true
+		assert_eq "past 100,000 files, an exec's record has no count of a host directory" null \
+			"$(json_get "$r" disk_used_bytes)"
+	fi
+	sr rm "$sb"
 	check "no disk is left behind" test -z "$(ls "$(data_dir)/disks" 2>/dev/null | grep -v '^ext4-.*\.img$')"
 }
 
