@@ -605,8 +605,11 @@ static void close_inherited(struct sr_strv *fds)
 
 /*
  * Clients, their timers and published ports' connections take fds: the
- * soft limit up to the hard one (after the sandbox is made: its
- * processes keep the caller's).
+ * soft limit up to the hard one (after the sandbox is made: its PID 1
+ * keeps the caller's). The same soft limit is what the uid's fds in
+ * flight are held to when the keeper passes one (an exec's pty to its
+ * client): twice what an agent of the same uid may fill them to
+ * (child/init-spawn.c: limit_files()).
  */
 static void raise_fd_limit(void)
 {

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #ifdef SR_SANITIZERS
@@ -99,13 +100,39 @@ SR_SPAWNED static void failure_text(char *buf, size_t len, const char *what, int
 }
 
 /*
+ * fds in flight (passed with SCM_RIGHTS, not yet received) are counted
+ * per host uid, which the sandbox shares with its caller (unprivileged)
+ * and the caller's other sandboxes, and the kernel refuses a pass
+ * (ETOOMANYREFS) while the count is past the sender's soft RLIMIT_NOFILE.
+ * The sandbox's processes get half the caller's hard limit, their soft
+ * one the caller's at most that: an agent fills the count to it and 253
+ * more (one message's fds, counted after the check) and no further, while
+ * PID 1 (init.c: pass_fd()), the keeper and the verbs that pass fds take
+ * the whole hard limit as their soft one, and still pass. PID 1 keeps the
+ * caller's limits: each process it starts takes its share from them here.
+ */
+SR_SPAWNED static int limit_files(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	rl.rlim_max /= 2;
+	if (rl.rlim_cur > rl.rlim_max)
+		rl.rlim_cur = rl.rlim_max;
+	return setrlimit(RLIMIT_NOFILE, &rl) < 0 ? -errno : 0;
+}
+
+/*
  * A new session, with the pty (if any) as its controlling terminal, the
- * stdio fds in place and the working directory entered; -errno, and what
- * failed and the status it exits with (125) when it was the working
- * directory.
+ * stdio fds in place, the sandbox's fd limit and the working directory
+ * entered; -errno, and what failed and the status it exits with (125)
+ * when it was the working directory.
  */
 SR_SPAWNED static int enter_session(const struct spawn *s, const char **what, int *status)
 {
+	int r;
+
 	/*
 	 * A new session: the process has no controlling terminal (or the
 	 * sandbox's own pty, below), so even a TIOCSTI that got past seccomp
@@ -118,6 +145,9 @@ SR_SPAWNED static int enter_session(const struct spawn *s, const char **what, in
 	for (int i = 0; i < 3; i++)
 		if (dup2(s->stdio[i], i) < 0)
 			return -errno;
+	r = limit_files();
+	if (r < 0)
+		return r;
 	if (s->cwd && chdir(s->cwd) < 0) {
 		*what = s->cwd;
 		*status = 125;

@@ -111,18 +111,42 @@ static void send_or_die(int sock, const struct sr_msg *m)
 }
 
 /*
+ * An fd passed to the host with the caller's whole hard RLIMIT_NOFILE as
+ * the soft one, the limit the kernel holds the uid's fds in flight to
+ * (init-spawn.c: limit_files()): twice what the sandbox's processes get.
+ * PID 1's own limits stay the caller's otherwise, for each process it
+ * starts to take its share from.
+ */
+static int pass_fd(int sock, const struct sr_msg *m, int fd)
+{
+	struct rlimit was, whole;
+	int r;
+
+	if (getrlimit(RLIMIT_NOFILE, &was) < 0)
+		return sr_msg_send_fd(sock, m, fd);
+	whole = (struct rlimit){.rlim_cur = was.rlim_max, .rlim_max = was.rlim_max};
+	(void)setrlimit(RLIMIT_NOFILE, &whole);
+	r = sr_msg_send_fd(sock, m, fd);
+	(void)setrlimit(RLIMIT_NOFILE, &was);
+	return r;
+}
+
+/*
  * An answer that passes an fd to the host (a pty's master, a connection
  * to a published port): 0, or -ETOOMANYREFS for the request to fail
  * rather than the sandbox. The kernel refuses to pass an fd while the
  * sender's host uid has more in flight (sent, not yet received) than the
  * sender's RLIMIT_NOFILE, a count of the uid's, not of a namespace: the
  * agent of any sandbox of an unprivileged caller, of this same uid, can
- * send fds into sockets nobody reads until then. Exiting on it would let
- * one sandbox's agent end every other sandbox of the caller's.
+ * send fds into sockets nobody reads until then. Its half of the limit
+ * (pass_fd()) stays below PID 1's, but another sandbox's agent may have
+ * had a higher one (made under a higher `ulimit -Hn`), or the limit be
+ * too low for the half to leave room: exiting on it would let one
+ * sandbox's agent end every other sandbox of the caller's.
  */
 static int send_fd_or_die(int sock, const struct sr_msg *m, int fd)
 {
-	int r = sr_msg_send_fd(sock, m, fd);
+	int r = pass_fd(sock, m, fd);
 
 	if (r < 0 && r != -ETOOMANYREFS)
 		_exit(125);
@@ -763,7 +787,7 @@ static void start(struct init *in, struct sr_plan *p)
 	if (p->sources.tap >= 0) {
 		struct sr_msg tap = {.type = SR_MSG_TAP};
 
-		if (sr_msg_send_fd(p->sock, &tap, p->sources.tap) < 0)
+		if (pass_fd(p->sock, &tap, p->sources.tap) < 0)
 			_exit(125);
 		close(steal_fd(&p->sources.tap));
 	}

@@ -156,6 +156,8 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 	 * the sandbox, so that the caller (the same uid, unprivileged) keeps
 	 * the other half: the whole of RLIMIT_SIGPENDING queued inside would
 	 * leave the caller's processes none (no timer made, no signal queued).
+	 * RLIMIT_NOFILE, the bound of the uid's fds in flight, is halved for
+	 * each process PID 1 starts (init-spawn.c), not for PID 1.
 	 */
 	if ((r = halve_limit(RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE", err)) < 0 ||
 	    (r = halve_limit(RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING", err)) < 0)

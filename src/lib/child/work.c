@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -250,6 +251,23 @@ static int changes(const struct sr_plan *p, int fd, struct sr_error *err)
 	return r;
 }
 
+/*
+ * A worker runs with the agent's rights: the fd limit of every process of
+ * the sandbox's, half the caller's hard one (init-spawn.c: limit_files()
+ * says why), not PID 1's whole.
+ */
+static int limit_files(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return sr_negerrno();
+	rl.rlim_max /= 2;
+	if (rl.rlim_cur > rl.rlim_max)
+		rl.rlim_cur = rl.rlim_max;
+	return setrlimit(RLIMIT_NOFILE, &rl) < 0 ? sr_negerrno() : 0;
+}
+
 static __attribute__((noreturn)) void worker(const struct sr_plan *p, int kind, const char *path,
 					     int fd, int report)
 {
@@ -267,6 +285,8 @@ static __attribute__((noreturn)) void worker(const struct sr_plan *p, int kind, 
 		r = sr_error_errno(&e, sr_negerrno(), "worker: setsid");
 	else if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		r = sr_error_errno(&e, sr_negerrno(), "worker: close fds");
+	else if ((r = limit_files()) < 0)
+		r = sr_error_errno(&e, r, "worker: RLIMIT_NOFILE");
 	else if (kind == SR_WORK_TAR_OUT)
 		r = tar_out(path, fd, &e);
 	else if (kind == SR_WORK_TAR_IN)
