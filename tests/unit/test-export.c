@@ -86,6 +86,8 @@ static json_t *oci(const struct sr_config *c)
 	    .bind_sources = &sources,
 	    .msgqueue = 409600,
 	    .sigpending = 48182,
+	    .files = 10000,
+	    .files_soft = 1024,
 	    .boot_id = "boot_id",
 	    .init = "sandbox-run-init",
 	};
@@ -135,6 +137,10 @@ START_TEST(test_oci_process)
 			 409600);
 	ck_assert_int_eq(
 	    json_integer_value(get(find(p, "type", "RLIMIT_SIGPENDING"), "hard", NULL)), 48182);
+	ck_assert_int_eq(json_integer_value(get(find(p, "type", "RLIMIT_NOFILE"), "hard", NULL)),
+			 10000);
+	ck_assert_int_eq(json_integer_value(get(find(p, "type", "RLIMIT_NOFILE"), "soft", NULL)),
+			 1024);
 	ck_assert(json_is_true(get(j, "root", "readonly", NULL)));
 	ck_assert_str_eq(str(get(j, "root", "path", NULL)), "rootfs");
 	ck_assert_str_eq(str(get(j, "hostname", NULL)), "sandbox");

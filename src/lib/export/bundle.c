@@ -583,6 +583,15 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 			spec.msgqueue = rl.rlim_cur / 2;
 		if (getrlimit(RLIMIT_SIGPENDING, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 			spec.sigpending = rl.rlim_cur / 2;
+		/*
+		 * The uid's fds in flight, held to the sender's RLIMIT_NOFILE: the
+		 * runtime's processes on the host (a console's pty passed) keep the
+		 * half the container cannot reach.
+		 */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY) {
+			spec.files = rl.rlim_max / 2;
+			spec.files_soft = rl.rlim_cur < spec.files ? rl.rlim_cur : spec.files;
+		}
 		r = write_config(bundle, &spec, err);
 	}
 	/* Whole, but asked to stop meanwhile: taken out all the same. */

@@ -120,14 +120,16 @@ static json_t *strv_json(const char *first, char *const *v)
 /*
  * The process: uid 1000 with no other group, every capability set empty,
  * no_new_privs, no core dumps, half the creator's message-queue bytes and
- * queued signals (as a run: child/setup.c), the agent's command,
- * environment and cwd.
+ * queued signals (as a run: child/setup.c), half its hard fd limit (as a
+ * run's processes: child/init-spawn.c), the agent's command, environment
+ * and cwd.
  */
-static int add_rlimit(json_t *rlimits, const char *type, uint64_t v)
+static int add_rlimit(json_t *rlimits, const char *type, uint64_t soft, uint64_t hard)
 {
-	return v ? json_array_append_new(rlimits, json_pack("{s:s, s:I, s:I}", "type", type, "hard",
-							    (json_int_t)v, "soft", (json_int_t)v))
-		 : 0;
+	return hard ? json_array_append_new(rlimits,
+					    json_pack("{s:s, s:I, s:I}", "type", type, "hard",
+						      (json_int_t)hard, "soft", (json_int_t)soft))
+		    : 0;
 }
 
 static json_t *process(const struct sr_oci_spec *s)
@@ -135,8 +137,10 @@ static json_t *process(const struct sr_oci_spec *s)
 	json_t *rlimits =
 	    json_pack("[{s:s, s:i, s:i}]", "type", "RLIMIT_CORE", "hard", 0, "soft", 0);
 
-	if (rlimits && (add_rlimit(rlimits, "RLIMIT_MSGQUEUE", s->msgqueue) < 0 ||
-			add_rlimit(rlimits, "RLIMIT_SIGPENDING", s->sigpending) < 0))
+	if (rlimits &&
+	    (add_rlimit(rlimits, "RLIMIT_MSGQUEUE", s->msgqueue, s->msgqueue) < 0 ||
+	     add_rlimit(rlimits, "RLIMIT_SIGPENDING", s->sigpending, s->sigpending) < 0 ||
+	     add_rlimit(rlimits, "RLIMIT_NOFILE", s->files_soft, s->files) < 0))
 		return json_decref(rlimits), NULL;
 	return json_pack(
 	    "{s:b, s:{s:i, s:i, s:[]}, s:o, s:o, s:s, s:{s:[], s:[], s:[], s:[], s:[]},"
