@@ -6,6 +6,7 @@
 
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 void sr_proc_set_cmdline(const char *text, const char *comm)
 {
@@ -72,5 +73,15 @@ void sr_proc_drop_clean_pages(void)
 			drop(&m, kib);
 			m.candidate = false;
 		}
+	}
+}
+
+void sr_proc_raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
 }

@@ -19,3 +19,16 @@ void sr_proc_set_cmdline(const char *text, const char *comm);
  * again come back on use. Writable mappings are never touched.
  */
 void sr_proc_drop_clean_pages(void);
+
+/*
+ * This process's soft RLIMIT_NOFILE up to its hard one. For a process
+ * that holds many fds (a keeper, serve), and for one that passes fds with
+ * SCM_RIGHTS (exec, cp, a run, diff, apply, deploy's install, serve): the
+ * kernel refuses a pass (ETOOMANYREFS) while the uid's fds in flight are
+ * past the sender's soft limit, and the sandbox's processes, of the same
+ * uid for an unprivileged caller, may fill them only to half the hard one
+ * (child/init-spawn.c: limit_files()). A process that makes a sandbox
+ * raises it after: PID 1 keeps the caller's, for its processes to take
+ * their share from.
+ */
+void sr_proc_raise_fd_limit(void);

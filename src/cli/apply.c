@@ -8,6 +8,7 @@
  */
 #include "apply.h"
 #include "options.h"
+#include "proc.h"
 #include "util.h"
 #include "verbs.h"
 
@@ -93,6 +94,7 @@ int sr_verb_apply(const struct sr_verb_args *a)
 	r = parse(a, &p, &err);
 	if (r > 0)
 		return sr_cli_stdout_status("--help");
+	sr_proc_raise_fd_limit(); /* a sandbox's changes come through a pipe passed to its keeper */
 	if (r < 0 || sr_cli_open_changes(p.what, p.idle_ms, &sink, &fd, &file, &err) < 0 ||
 	    sr_changes_apply(fd, p.to, p.force, &sink, &rep, &err) < 0) {
 		if (r >= 0)

@@ -6,6 +6,7 @@
 #include "control.h"
 #include "copy.h"
 #include "options.h"
+#include "proc.h"
 #include "state.h"
 #include "units.h"
 #include "util.h"
@@ -14,7 +15,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 
 struct cp {
@@ -166,23 +166,6 @@ static int cancelled_status(int fd)
 	return 128 + SIGINT;
 }
 
-/*
- * The copy's pipe is passed to the keeper (SCM_RIGHTS), which the kernel
- * refuses while the uid's fds in flight are past the sender's soft
- * RLIMIT_NOFILE: with the whole hard limit as the soft one, twice what
- * an agent of the same uid may fill them to (child/init-spawn.c:
- * limit_files()).
- */
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 int sr_verb_cp(const struct sr_verb_args *a)
 {
 	_cleanup_free_ char *statedir = NULL, *src_ref = NULL, *dst_ref = NULL;
@@ -219,7 +202,7 @@ int sr_verb_cp(const struct sr_verb_args *a)
 			    out ? c.src : c.dst);
 		return SR_EXIT_FAILURE;
 	}
-	raise_fd_limit();
+	sr_proc_raise_fd_limit();
 	r = sr_state_dir(&statedir, &err);
 	if (r >= 0)
 		r = sr_state_find(statedir, out ? src_ref : dst_ref, &e, &err);

@@ -17,6 +17,7 @@
 #include "disk.h"
 #include "install.h"
 #include "options.h"
+#include "proc.h"
 #include "secrets.h"
 #include "util.h"
 #include "verbs.h"
@@ -665,6 +666,8 @@ int sr_verb_deploy(const struct sr_verb_args *a)
 	dp.prog.start_ns = sr_monotonic_ns();
 	dp.prog.name = "?";
 	dp.cancel = cancel_fd(&saved);
+	/* The install steps' stdio and the copy-out's pipe are passed to PID 1. */
+	sr_proc_raise_fd_limit();
 	status = deploy(&dp);
 	sr_install_plan_free(&dp.plan);
 	sr_deploy_new_free(&dp.v);

@@ -7,6 +7,7 @@
 #include "apply.h"
 #include "changes.h"
 #include "options.h"
+#include "proc.h"
 #include "state.h"
 #include "util.h"
 #include "verbs.h"
@@ -148,6 +149,7 @@ int sr_verb_diff(const struct sr_verb_args *a)
 	r = parse(a, &mode, &idle_ms, &what, &err);
 	if (r > 0)
 		return sr_cli_stdout_status("--help");
+	sr_proc_raise_fd_limit(); /* a sandbox's changes come through a pipe passed to its keeper */
 	if (r < 0 || sr_cli_open_changes(what, idle_ms, &sink, &fd, &file, &err) < 0 ||
 	    sr_changes_show(fd, mode, stdout, &err) < 0) {
 		if (r >= 0)

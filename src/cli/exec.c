@@ -9,6 +9,7 @@
  */
 #include "control.h"
 #include "options.h"
+#include "proc.h"
 #include "protocol.h"
 #include "result.h"
 #include "state.h"
@@ -21,7 +22,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 
 struct exec {
@@ -459,23 +459,6 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 	return final_status(x, target, record, status);
 }
 
-/*
- * The command's stdio is passed to the keeper (SCM_RIGHTS), which the
- * kernel refuses while the uid's fds in flight are past the sender's soft
- * RLIMIT_NOFILE: with the whole hard limit as the soft one, twice what an
- * agent of the same uid may fill them to (child/init-spawn.c:
- * limit_files()).
- */
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 int sr_verb_exec(const struct sr_verb_args *a)
 {
 	struct exec x = {.ctl = -1,
@@ -498,7 +481,7 @@ int sr_verb_exec(const struct sr_verb_args *a)
 		sr_sink_log(&x.sink, SR_LOG_ERROR, "exec: %s", err.msg);
 		return SR_EXIT_FAILURE;
 	}
-	raise_fd_limit();
+	sr_proc_raise_fd_limit();
 	/* Settled before the command runs, as for a run (result.h). */
 	if (x.result && sr_result_target_open(x.result, &target, &err) < 0) {
 		sr_sink_log(&x.sink, SR_LOG_ERROR, "%s", err.msg);

@@ -8,6 +8,7 @@
 #include "artifacts.h"
 #include "config.h"
 #include "options.h"
+#include "proc.h"
 #include "protocol.h"
 #include "result.h"
 #include "sandbox.h"
@@ -19,7 +20,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -324,24 +324,6 @@ static void fail_result(struct run *run, struct sr_result *r, const struct sr_er
 }
 
 /*
- * The agent's stdio, and an artifact's pipe, are passed to PID 1
- * (SCM_RIGHTS), which the kernel refuses while the uid's fds in flight
- * are past the sender's soft RLIMIT_NOFILE: with the whole hard limit as
- * the soft one, twice what an agent of the same uid may fill them to
- * (child/init-spawn.c: limit_files()). After the sandbox is made: PID 1
- * keeps the caller's, for its processes to take their share from.
- */
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
-/*
  * The run itself: 0 when the agent ran (r says how it ended), negative on
  * a set-up failure (err; r says so too).
  */
@@ -366,7 +348,7 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 		fail_result(run, r, err, false);
 		return e;
 	}
-	raise_fd_limit();
+	sr_proc_raise_fd_limit();
 	/* The caller's terminals and files are not the agent's to hold (stdio-relay.h). */
 	if ((e = sr_stdio_prepare(&run->stdio, caller, SR_STDIO_INPUT | SR_STDIO_KEEP_SIGNALS,
 				  err)) < 0) {

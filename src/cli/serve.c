@@ -7,6 +7,7 @@
  * down on the way out.
  */
 #include "options.h"
+#include "proc.h"
 #include "serve.h"
 #include "units.h"
 #include "util.h"
@@ -235,6 +236,8 @@ int sr_verb_serve(const struct sr_verb_args *a)
 		return sr_cli_stdout_status("--help");
 	sink.level = o.level;
 	o.sink = &sink;
+	/* Connections, and the fds it passes to keepers (an exec's pipes). */
+	sr_proc_raise_fd_limit();
 	if (r == 0 && (r = sr_serve_new(&o, &s, &err)) == 0) {
 		for (unsigned i = 0; (url = sr_serve_listening(s, i, &token)); i++)
 			printf("%s%s%s\n", url, token ? " " : "", token ? token : "");

@@ -17,7 +17,6 @@
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <dirent.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 
 /* An END's grace, as a run's timeout has it: PID 1 ends the sandbox itself, or is killed. */
@@ -604,24 +603,6 @@ static void close_inherited(struct sr_strv *fds)
 }
 
 /*
- * Clients, their timers and published ports' connections take fds: the
- * soft limit up to the hard one (after the sandbox is made: its PID 1
- * keeps the caller's). The same soft limit is what the uid's fds in
- * flight are held to when the keeper passes one (an exec's pty to its
- * client): twice what an agent of the same uid may fill them to
- * (child/init-spawn.c: limit_files()).
- */
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
-/*
  * The sandbox gone (or never made): everything of it let go, rm told, the
  * state directory removed, in that order -- nothing of the sandbox is left
  * once rm has its answer.
@@ -692,7 +673,7 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 	close_inherited(&caller_fds);
 	if (chdir("/") < 0 && r >= 0)
 		r = sr_error_errno(&err, sr_negerrno(), "chdir /");
-	raise_fd_limit();
+	sr_proc_raise_fd_limit();
 	if (r < 0) {
 		status = err.status ? err.status : 125;
 		answer_create(&k, status, &err);
