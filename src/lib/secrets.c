@@ -93,6 +93,43 @@ static int secrets_dir(const char *name, bool create, char **ret, struct sr_erro
 	return 0;
 }
 
+/* Whether n is a value being written: .KEY.new-XXXXXXXX (sr_secret_set). */
+static bool is_temp(const char *n)
+{
+	size_t len = strlen(n);
+
+	return n[0] == '.' && len > 14 && strncmp(n + len - 13, ".new-", 5) == 0 &&
+	       strspn(n + len - 8, "0123456789abcdef") == 8;
+}
+
+/*
+ * Removes from dir the temp files of `secrets set`s killed before their
+ * rename (SIGKILL, a crash, the power): each holds a value, and kept the
+ * name's directory from being removed with its last secret. Called with
+ * the secrets locked: a writer holds the lock, exclusively, for as long
+ * as its temp file exists, so one seen under the lock has no writer left.
+ */
+static int remove_stale(const char *dir, struct sr_error *err)
+{
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d)
+		return sr_error_errno(err, sr_negerrno(), "secrets: %s", dir);
+	fd = -1;
+	while ((de = readdir(d)))
+		if (is_temp(de->d_name) && unlinkat(dirfd(d), de->d_name, 0) < 0 &&
+		    errno != ENOENT) {
+			int r = sr_negerrno();
+
+			closedir(d);
+			return sr_error_errno(err, r, "secrets: remove %s/%s", dir, de->d_name);
+		}
+	closedir(d);
+	return 0;
+}
+
 int sr_secret_set(const char *name, const char *key, const char *value, size_t len,
 		  struct sr_error *err)
 {
@@ -121,6 +158,8 @@ int sr_secret_set(const char *name, const char *key, const char *value, size_t l
 	if (lock < 0)
 		return lock;
 	r = secrets_dir(name, true, &dir, err);
+	if (r >= 0)
+		r = remove_stale(dir, err);
 	if (r < 0)
 		return r;
 	(void)!getrandom(&rnd, sizeof(rnd), 0);
@@ -196,6 +235,7 @@ static int lock_for_removal(const char *name, const char *key, int *ret_lock, ch
 			    struct sr_error *err)
 {
 	_cleanup_close_ int lock = -1;
+	_cleanup_free_ char *dir = NULL;
 	int r = sr_secret_check_names(name, key, err);
 
 	if (r < 0)
@@ -203,9 +243,12 @@ static int lock_for_removal(const char *name, const char *key, int *ret_lock, ch
 	lock = lock_secrets(LOCK_EX, err);
 	if (lock < 0)
 		return lock;
-	r = secrets_dir(name, false, ret_dir, err);
+	r = secrets_dir(name, false, &dir, err);
+	if (r >= 0)
+		r = remove_stale(dir, err);
 	if (r < 0)
 		return r;
+	*ret_dir = steal_pointer(&dir);
 	*ret_lock = steal_fd(&lock);
 	return 0;
 }
@@ -223,16 +266,18 @@ int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
 		return r;
 	if (asprintf(&path, "%s/%s", dir, key) < 0)
 		return sr_error_errno(err, -ENOMEM, "secret %s", key);
-	if (unlink(path) < 0) {
-		r = sr_negerrno();
-		if (r == -ENOENT)
-			return sr_error_msg(err, r,
-					    "no secret %s for '%s' (sandbox-run secrets ls %s)",
-					    key, name, name);
-		return sr_error_errno(err, r, "secret %s: remove %s", key, path);
-	}
-	/* The last one gone, its name's directory goes too (a name never deployed has no other). */
+	r = unlink(path) < 0 ? sr_negerrno() : 0;
+	/*
+	 * None left (the last one gone, or only a killed set's temp file
+	 * there), its name's directory goes too (a name never deployed has
+	 * no other).
+	 */
 	(void)rmdir(dir);
+	if (r == -ENOENT)
+		return sr_error_msg(err, r, "no secret %s for '%s' (sandbox-run secrets ls %s)",
+				    key, name, name);
+	if (r < 0)
+		return sr_error_errno(err, r, "secret %s: remove %s", key, path);
 	return 0;
 }
 

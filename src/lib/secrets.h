@@ -5,6 +5,7 @@
  * data directory (state.h), one file per secret:
  *
  *   secrets/NAME/KEY   the value, exactly, 0600 in 0700 directories
+ *   secrets/NAME/.KEY.new-XXXXXXXX   one being written (sr_secret_set)
  *
  * A value never appears in a message, a log, a configuration printed or
  * kept (--print-config, a version's config.ini), a result record or a
@@ -32,7 +33,9 @@
 int sr_secret_check_names(const char *name, const char *key, struct sr_error *err);
 /*
  * Sets KEY of deployment name (which need not be deployed yet) to value
- * (len bytes, no NUL), replacing any earlier value atomically.
+ * (len bytes, no NUL), replacing any earlier value atomically. It, and
+ * the two removals below, first remove the temp files of sets of name
+ * that were killed before their rename.
  */
 int sr_secret_set(const char *name, const char *key, const char *value, size_t len,
 		  struct sr_error *err);
