@@ -6,8 +6,8 @@
  * A pool per deployment and per set of invoke options (most invocations
  * give none), keyed by what its sandboxes were made of: the version
  * current when they were made (its number and its tree's inode: a
- * deployment removed and deployed again starts at 1 again) and the state
- * of its secrets' directory (a `secrets set` replaces a file there). Each
+ * deployment removed and deployed again starts at 1 again) and the stamp
+ * of its secrets (secrets.h: one each `secrets set` and `rm` changes). Each
  * request opens the deployment as a cold invoke does (sr_deploy_open: the
  * version current now, held until the invocation is over), and a pool
  * made of anything else is stale: let go (its keepers end their
@@ -24,6 +24,7 @@
 #include "internal.h"
 #include "deploy.h"
 #include "options.h"
+#include "secrets.h"
 #include "server.h"
 #include "state.h"
 #include "util.h"
@@ -56,9 +57,9 @@ struct dep_pool {
 	char what[96]; /* "deployment NAME", for the pool's warnings */
 	char *key;     /* the options, NUL-separated ("" for none) */
 	size_t key_len;
-	unsigned version;     /* of what its sandboxes are made */
-	struct stamp app;     /* that version's tree */
-	struct stamp secrets; /* the secrets' directory then */
+	unsigned version;		/* of what its sandboxes are made */
+	struct stamp app;		/* that version's tree */
+	struct sr_secret_stamp secrets; /* taken before they were loaded */
 	struct sr_config config;
 	struct sr_strv argv; /* config points into it */
 	char *agent[2];	     /* config.argv: the version's app/ (d's own is gone with d) */
@@ -101,21 +102,6 @@ static bool stamp_eq(const struct stamp *a, const struct stamp *b)
 	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
-/* The secrets' directory of name: its files are replaced by rename (secrets.c). */
-static void secrets_stamp(const char *name, struct stamp *ret)
-{
-	_cleanup_free_ char *dir = NULL;
-	struct sr_error err = {0};
-
-	*ret = (struct stamp){0};
-	if (sr_data_dir("secrets", &dir, &err) == 0) {
-		_cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-		if (fd >= 0)
-			stamp_of(fd, name, ret);
-	}
-}
-
 static void on_pool(struct srv *s, void *ctx, uint32_t events)
 {
 	(void)s;
@@ -149,6 +135,13 @@ static int dep_pool_make(struct dep_pool *dp, struct sr_deployment *d, struct sr
 	int r = 0;
 
 	sr_config_init(&dp->config);
+	/*
+	 * Before sr_deploy_apply loads the secrets: a `secrets set` between
+	 * the two makes the next stamp differ from this one, and the pool is
+	 * made again. Taken after, the stamp would be the new one, and the
+	 * pool would keep the old values for good.
+	 */
+	sr_secret_stamp(dp->name, &dp->secrets);
 	if (sr_strv_push(argv, "invoke") < 0)
 		r = -ENOMEM;
 	for (size_t off = 0; r == 0 && off < dp->key_len; off += strlen(dp->key + off) + 1)
@@ -178,7 +171,6 @@ static int dep_pool_make(struct dep_pool *dp, struct sr_deployment *d, struct sr
 	dp->config.result_path = NULL;
 	dp->version = sr_deployment_version(d);
 	stamp_of(AT_FDCWD, sr_deployment_app(d), &dp->app);
-	secrets_stamp(dp->name, &dp->secrets);
 	po.config = &dp->config;
 	snprintf(dp->what, sizeof(dp->what), "deployment %s", dp->name);
 	r = sr_pool_new(&po, &dp->pool, err);
@@ -224,13 +216,14 @@ static void dep_pool_free(struct srv *s, size_t i)
 /* Whether the pool's sandboxes are of what d and the secrets are now. */
 static bool fresh(const struct dep_pool *dp, const struct sr_deployment *d)
 {
-	struct stamp app, secrets;
+	struct sr_secret_stamp secrets;
+	struct stamp app;
 
 	if (!dp->pool || dp->version != sr_deployment_version(d))
 		return false;
 	stamp_of(AT_FDCWD, sr_deployment_app(d), &app);
-	secrets_stamp(dp->name, &secrets);
-	return stamp_eq(&app, &dp->app) && stamp_eq(&secrets, &dp->secrets);
+	sr_secret_stamp(dp->name, &secrets);
+	return stamp_eq(&app, &dp->app) && sr_secret_stamp_eq(&secrets, &dp->secrets);
 }
 
 static struct dep_pool *find(struct srv *s, const char *name, const char *key, size_t key_len)
@@ -538,15 +531,15 @@ void sr_invoke_tick(struct srv *s)
 		struct sr_deployment *d = NULL;
 		struct sr_error err = {0};
 		unsigned current = sr_deploy_current(dp->name);
-		struct stamp st;
+		struct sr_secret_stamp st;
 
 		/* Gone (deployments rm), or a pool that could not be made and nobody waits for. */
 		if (!current || (!dp->pool && !dp->n_waiting)) {
 			dep_pool_free(s, i);
 			continue;
 		}
-		secrets_stamp(dp->name, &st);
-		if (dp->pool && current == dp->version && stamp_eq(&st, &dp->secrets))
+		sr_secret_stamp(dp->name, &st);
+		if (dp->pool && current == dp->version && sr_secret_stamp_eq(&st, &dp->secrets))
 			continue;
 		if (sr_deploy_open(dp->name, &d, &err) < 0)
 			continue;

@@ -664,6 +664,21 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 	/* Stopped, the worker ended meanwhile (its pipe closed): the deadline, or a cancel. */
 	if (r == -ECANCELED && in->deadline_ns && sr_monotonic_ns() >= in->deadline_ns)
 		return timed_out(err);
+	/*
+	 * The worker is the sandbox's user without capabilities, as the
+	 * steps were: a file a step left without its owner's read permission
+	 * (chmod 0), or a directory without read or search, it cannot open.
+	 * Not read anyway by a chmod on the sandbox's side first: the tar
+	 * writer (archive-write.c) records the mode it finds, which would be
+	 * the chmod's, and the version's files would have other modes than
+	 * the step left them. The step's to fix, and said so.
+	 */
+	if (in->work_err.code == -EACCES)
+		return sr_error_msg(err, -EACCES,
+				    "%s (the install step left it, or a directory above it, "
+				    "unreadable to its owner, the sandbox's user: make them "
+				    "readable in the step, e.g. chmod -R u+rX)",
+				    in->work_err.msg);
 	if (in->work_err.code) {
 		*err = in->work_err;
 		return err->code;

@@ -93,6 +93,70 @@ static int secrets_dir(const char *name, bool create, char **ret, struct sr_erro
 	return 0;
 }
 
+/* Whether n is a value being written: .KEY.new-XXXXXXXX (sr_secret_set). */
+static bool is_temp(const char *n)
+{
+	size_t len = strlen(n);
+
+	return n[0] == '.' && len > 14 && strncmp(n + len - 13, ".new-", 5) == 0 &&
+	       strspn(n + len - 8, "0123456789abcdef") == 8;
+}
+
+/*
+ * Removes from dir the temp files of `secrets set`s killed before their
+ * rename (SIGKILL, a crash, the power): each holds a value, and kept the
+ * name's directory from being removed with its last secret. Called with
+ * the secrets locked: a writer holds the lock, exclusively, for as long
+ * as its temp file exists, so one seen under the lock has no writer left.
+ */
+static int remove_stale(const char *dir, struct sr_error *err)
+{
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d)
+		return sr_error_errno(err, sr_negerrno(), "secrets: %s", dir);
+	fd = -1;
+	while ((de = readdir(d)))
+		if (is_temp(de->d_name) && unlinkat(dirfd(d), de->d_name, 0) < 0 &&
+		    errno != ENOENT) {
+			int r = sr_negerrno();
+
+			closedir(d);
+			return sr_error_errno(err, r, "secrets: remove %s/%s", dir, de->d_name);
+		}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * After a change of dir's secrets, under the lock: a new random token in
+ * dir/.stamp (sr_secret_stamp). Written over the old one in place, so
+ * that the file is never missing: a reader that catches the write half
+ * done reads a mix of the two tokens, which is neither, and so at worst
+ * makes a warm pool again once more than needed.
+ */
+static int new_stamp(const char *dir, struct sr_error *err)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+	uint64_t token;
+	ssize_t n;
+
+	if (asprintf(&path, "%s/.stamp", dir) < 0)
+		return sr_error_errno(err, -ENOMEM, "secrets");
+	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+		return sr_error_errno(err, sr_negerrno(), "secrets: getrandom");
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sr_error_errno(err, sr_negerrno(), "secrets: create %s", path);
+	n = SR_RETRY(pwrite(fd, &token, sizeof(token), 0));
+	if (n != sizeof(token))
+		return sr_error_errno(err, n < 0 ? sr_negerrno() : -EIO, "secrets: write %s", path);
+	return 0;
+}
+
 int sr_secret_set(const char *name, const char *key, const char *value, size_t len,
 		  struct sr_error *err)
 {
@@ -121,6 +185,8 @@ int sr_secret_set(const char *name, const char *key, const char *value, size_t l
 	if (lock < 0)
 		return lock;
 	r = secrets_dir(name, true, &dir, err);
+	if (r >= 0)
+		r = remove_stale(dir, err);
 	if (r < 0)
 		return r;
 	(void)!getrandom(&rnd, sizeof(rnd), 0);
@@ -142,7 +208,8 @@ int sr_secret_set(const char *name, const char *key, const char *value, size_t l
 		(void)unlink(tmp);
 		return sr_error_errno(err, r, "secret %s: write %s", key, path);
 	}
-	return 0;
+	r = new_stamp(dir, err);
+	return r < 0 ? sr_error_prefix(err, "secret %s set, but its change not marked", key) : 0;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -196,6 +263,7 @@ static int lock_for_removal(const char *name, const char *key, int *ret_lock, ch
 			    struct sr_error *err)
 {
 	_cleanup_close_ int lock = -1;
+	_cleanup_free_ char *dir = NULL;
 	int r = sr_secret_check_names(name, key, err);
 
 	if (r < 0)
@@ -203,16 +271,33 @@ static int lock_for_removal(const char *name, const char *key, int *ret_lock, ch
 	lock = lock_secrets(LOCK_EX, err);
 	if (lock < 0)
 		return lock;
-	r = secrets_dir(name, false, ret_dir, err);
+	r = secrets_dir(name, false, &dir, err);
+	if (r >= 0)
+		r = remove_stale(dir, err);
 	if (r < 0)
 		return r;
+	*ret_dir = steal_pointer(&dir);
 	*ret_lock = steal_fd(&lock);
 	return 0;
 }
 
+/* Whether dir holds a secret (a name sr_secret_list lists); true where it cannot tell. */
+static bool holds_keys(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	bool any = !d;
+
+	while (d && !any && (de = readdir(d)))
+		any = sr_env_valid_name(de->d_name, strlen(de->d_name));
+	if (d)
+		closedir(d);
+	return any;
+}
+
 int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
 {
-	_cleanup_free_ char *dir = NULL, *path = NULL;
+	_cleanup_free_ char *dir = NULL, *path = NULL, *stamp = NULL;
 	_cleanup_close_ int lock = -1;
 	int r = lock_for_removal(name, key, &lock, &dir, err);
 
@@ -221,18 +306,28 @@ int sr_secret_remove(const char *name, const char *key, struct sr_error *err)
 				    key, name, name);
 	if (r < 0)
 		return r;
-	if (asprintf(&path, "%s/%s", dir, key) < 0)
+	if (asprintf(&path, "%s/%s", dir, key) < 0 || asprintf(&stamp, "%s/.stamp", dir) < 0)
 		return sr_error_errno(err, -ENOMEM, "secret %s", key);
-	if (unlink(path) < 0) {
-		r = sr_negerrno();
-		if (r == -ENOENT)
-			return sr_error_msg(err, r,
-					    "no secret %s for '%s' (sandbox-run secrets ls %s)",
-					    key, name, name);
+	r = unlink(path) < 0 ? sr_negerrno() : 0;
+	if (r < 0 && r != -ENOENT)
 		return sr_error_errno(err, r, "secret %s: remove %s", key, path);
+	if (holds_keys(dir)) {
+		if (r == 0 && new_stamp(dir, err) < 0)
+			return sr_error_prefix(err, "secret %s removed, but its change not marked",
+					       key);
+	} else {
+		/*
+		 * None left (the last one gone, or only a killed set's temp
+		 * file there): its name's directory goes too (a name never
+		 * deployed has no other), with its stamp, so that the name is
+		 * as before its first secret.
+		 */
+		(void)unlink(stamp);
+		(void)rmdir(dir);
 	}
-	/* The last one gone, its name's directory goes too (a name never deployed has no other). */
-	(void)rmdir(dir);
+	if (r == -ENOENT)
+		return sr_error_msg(err, r, "no secret %s for '%s' (sandbox-run secrets ls %s)",
+				    key, name, name);
 	return 0;
 }
 
@@ -358,4 +453,32 @@ int sr_secret_load(const char *name, char ***ret, struct sr_error *err)
 		r = sr_error_errno(err, sr_negerrno(), "secrets of '%s'", name);
 	sr_strv_wipe(&v);
 	return r < 0 ? r : 0;
+}
+
+void sr_secret_stamp(const char *name, struct sr_secret_stamp *ret)
+{
+	_cleanup_free_ char *top = NULL, *stamp = NULL;
+	_cleanup_close_ int fd = -1, sfd = -1;
+	struct sr_error err = {0};
+	struct stat st;
+
+	*ret = (struct sr_secret_stamp){0};
+	if (sr_data_dir("secrets", &top, &err) < 0 || asprintf(&stamp, "%s/.stamp", name) < 0)
+		return;
+	fd = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	*ret = (struct sr_secret_stamp){
+	    .dev = st.st_dev, .ino = st.st_ino, .mtime = st.st_mtim, .present = true};
+	/* None (a directory set before stamps, or its last secret being removed): token 0. */
+	sfd = openat(fd, stamp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (sfd >= 0)
+		(void)!SR_RETRY(read(sfd, &ret->token, sizeof(ret->token)));
+}
+
+bool sr_secret_stamp_eq(const struct sr_secret_stamp *a, const struct sr_secret_stamp *b)
+{
+	return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->token == b->token;
 }

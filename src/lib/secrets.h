@@ -5,6 +5,8 @@
  * data directory (state.h), one file per secret:
  *
  *   secrets/NAME/KEY   the value, exactly, 0600 in 0700 directories
+ *   secrets/NAME/.KEY.new-XXXXXXXX   one being written (sr_secret_set)
+ *   secrets/NAME/.stamp  8 random bytes, written anew by each change
  *
  * A value never appears in a message, a log, a configuration printed or
  * kept (--print-config, a version's config.ini), a result record or a
@@ -20,6 +22,9 @@
 #include "log.h"
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 /* The largest value kept: an API key, a PEM key, not a file. */
 #define SR_SECRET_MAX (64 * 1024)
@@ -32,7 +37,9 @@
 int sr_secret_check_names(const char *name, const char *key, struct sr_error *err);
 /*
  * Sets KEY of deployment name (which need not be deployed yet) to value
- * (len bytes, no NUL), replacing any earlier value atomically.
+ * (len bytes, no NUL), replacing any earlier value atomically. It, and
+ * the two removals below, first remove the temp files of sets of name
+ * that were killed before their rename.
  */
 int sr_secret_set(const char *name, const char *key, const char *value, size_t len,
 		  struct sr_error *err);
@@ -52,6 +59,26 @@ int sr_secret_remove_all(const char *name, struct sr_error *err);
  * to the agent that took the name.
  */
 int sr_secret_hold(int *ret_fd, struct sr_error *err);
+/*
+ * What name's secrets are, to tell whether they changed since (a warm
+ * pool's, invoke.c): its directory's identity and mtime, and the token
+ * each set and removal writes anew, at random (64 bits), after its
+ * change, which two changes within one tick of the kernel's clock (a
+ * mtime's grain) do not share. A caller that loads the secrets takes the stamp first:
+ * a change in between then makes a stamp it sees later differ, not
+ * match values older than it.
+ */
+struct sr_secret_stamp {
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	uint64_t token;
+	bool present;
+};
+
+/* name's stamp; all zero (not present) when name has no secrets or it cannot be read. */
+void sr_secret_stamp(const char *name, struct sr_secret_stamp *ret);
+bool sr_secret_stamp_eq(const struct sr_secret_stamp *a, const struct sr_secret_stamp *b);
 /*
  * Loads name's secrets into *ret: "KEY=VALUE" each, NULL-terminated, in
  * one block of memory that no child process inherits (secmem.h), freed

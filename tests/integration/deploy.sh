@@ -484,7 +484,28 @@ t_rm_named_twice() {
 	assert_no_match "and it is gone" "^twice " "$out"
 }
 
-for_each_user t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
+# An install step that leaves a file unreadable to its owner (chmod 0),
+# or a directory unreadable or unsearchable: the sandbox's tar worker, the
+# same user, cannot copy it out, and the deploy failed saying "archive
+# workspace/a: Permission denied" alone. It says what to do.
+t_install_unreadable() {
+	local d hint="unreadable to its owner, the sandbox's user: make them readable in the step, e.g. chmod -R u\+rX\)"
+	d=$(make_agent "$SR_AS-unreadable" 'echo hi')
+	sr deploy --name unreadable --net none --install 'echo x >a; chmod 0 a' "$d"
+	assert_eq "an install leaving a file mode 0: refused (125)" 125 "$rc"
+	assert_match "naming it, and saying to fix its mode in the step" \
+		"copy the installed tree out: archive workspace/a: Permission denied \(the install step left it, or a directory above it, $hint" \
+		"$errout"
+	sr deploy --name unreadable --net none --install 'mkdir d; echo x >d/f; chmod 300 d' "$d"
+	assert_match "a directory mode 0300: alike" \
+		"copy the installed tree out: archive workspace/d: Permission denied \(the install step left it, or a directory above it, $hint" \
+		"$errout"
+	sr deploy --name unreadable --net none --install 'mkdir d; echo x >d/f; chmod 0 d/f; chmod 300 d; chmod -R u+rX d' "$d"
+	assert_eq "fixed in the step as it says: deployed" 0 "$rc"
+	sr deployments rm unreadable
+}
+
+for_each_user t_install_unreadable t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
 	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_options_after t_foreign_data_dir t_terminal t_rollback_none t_rm_named_twice t_invoke_terminal \
 	t_secrets_ls_unknown
 done_testing

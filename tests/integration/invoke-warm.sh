@@ -162,6 +162,26 @@ t_secret() {
 	invoke secret -v s
 	assert_eq "secrets set: the next invocation has the new value" \
 		"$(printf %s "$value-2" | sha256sum | cut -c1-16)" "$out"
+	# Another within the same tick of the kernel's clock leaves the
+	# secrets directory's mtime as it was (here put back): the pool, made
+	# again for value-2 and knowing a change by that mtime, kept serving it.
+	touch -r "$(data_dir)/secrets/s" "$SR_TMP/mtime-$SR_AS"
+	printf %s "$value-3" >"$SR_TMP/secret-$SR_AS"
+	SR_STDIN="$SR_TMP/secret-$SR_AS" sr secrets set s TOKEN
+	touch -m -r "$SR_TMP/mtime-$SR_AS" "$(data_dir)/secrets/s"
+	invoke secret -v s
+	assert_eq "a set within the same mtime as the pool's: the next invocation has its value" \
+		"$(printf %s "$value-3" | sha256sum | cut -c1-16)" "$out"
+	# So with a removal that leaves another secret (and the directory).
+	SR_STDIN="$SR_TMP/secret-$SR_AS" sr secrets set s OTHER
+	invoke secret s
+	touch -r "$(data_dir)/secrets/s" "$SR_TMP/mtime-$SR_AS"
+	sr secrets rm s TOKEN
+	touch -m -r "$SR_TMP/mtime-$SR_AS" "$(data_dir)/secrets/s"
+	invoke secret s
+	assert_eq "a removal within the same mtime: the next invocation is without it" \
+		"$(printf '' | sha256sum | cut -c1-16)" "$out"
+	rm -f "$SR_TMP/mtime-$SR_AS"
 	stop_serve
 }
 

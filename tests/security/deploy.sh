@@ -352,7 +352,46 @@ print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' \
 	sr deployments rm lockbomb
 }
 
-for_each_user t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken \
+# stale FILE: what a `secrets set` killed between its temp file and the
+# rename (SIGKILL, a crash) leaves: the value, 0600, under a hidden name.
+stale() {
+	as_user sh -c 'umask 077; printf stale-value-%s "$2" >"$1"' _ "$1" "$SR_AS"
+}
+
+# Such a file stayed in the name's secrets directory for good, holding
+# the value, and `secrets rm` of the name's last key could not remove the
+# directory. The next set or rm of that name removes it: its writer is
+# gone (a live one would hold the secrets' lock).
+t_secret_killed_set() {
+	local dir
+	dir="$(data_dir)/secrets/killed"
+	echo first >"$SR_TMP/killed-$SR_AS"
+	SR_STDIN="$SR_TMP/killed-$SR_AS" sr secrets set killed KEY
+	stale "$dir/.KEY.new-0badc0de"
+	SR_STDIN="$SR_TMP/killed-$SR_AS" sr secrets set killed OTHER
+	assert_eq "secrets set of the name: works, and the killed set's file is gone" "0 no" \
+		"$rc $([ -e "$dir/.KEY.new-0badc0de" ] && echo yes || echo no)"
+	stale "$dir/.OTHER.new-00c0ffee"
+	sr secrets rm killed OTHER
+	sr secrets ls killed
+	assert_eq "secrets rm of another key: alike, and ls lists what is left" "0 KEY no" \
+		"$rc $out $([ -e "$dir/.OTHER.new-00c0ffee" ] && echo yes || echo no)"
+	stale "$dir/.KEY.new-deadbeef"
+	sr secrets rm killed KEY
+	assert_eq "secrets rm of the last key: the name's directory goes, the value with it" \
+		"0 no" "$rc $([ -e "$dir" ] && echo yes || echo no)"
+	check "no file of the data directory holds the value" \
+		_fails grep -rq "stale-value-$SR_AS" "$(data_dir)"
+	# A set killed before any secret of the name was kept: rm says there is none, and tidies.
+	as_user mkdir -m 700 "$dir"
+	stale "$dir/.KEY.new-feedface"
+	sr secrets rm killed KEY
+	assert_eq "secrets rm of a key never kept: 125, and nothing left of the name" "125 no" \
+		"$rc $([ -e "$dir" ] && echo yes || echo no)"
+	rm -f "$SR_TMP/killed-$SR_AS"
+}
+
+for_each_user t_secret_killed_set t_cache_per_deployment t_install_output_escapes t_no_core_with_secrets t_name_taken \
 	t_name_race t_install_log_bounded t_archive_entries_bounded t_copy_out_stalled \
 	t_lock_file_memory t_archive_interrupted
 done_testing
