@@ -235,6 +235,19 @@ int sr_stdio_write_error(const struct sr_stdio *s, int *ret_fd)
 	return 0;
 }
 
+/* Whether c, the last byte typed, leaves a canonical pty's line open (not ended by it). */
+static bool line_open(char c, const struct termios *t)
+{
+	const cc_t ends[] = {t->c_cc[VEOL], t->c_cc[VEOL2], t->c_cc[VEOF]};
+
+	if (c == 0 || c == '\n' || (c == '\r' && (t->c_iflag & ICRNL) && !(t->c_iflag & IGNCR)))
+		return false;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(ends); i++)
+		if (ends[i] != _POSIX_VDISABLE && (cc_t)c == ends[i])
+			return false;
+	return true;
+}
+
 static void from_terminal(struct sr_stdio *s)
 {
 	ssize_t n = read(s->term_in, s->in_buf, sizeof(s->in_buf));
@@ -242,6 +255,7 @@ static void from_terminal(struct sr_stdio *s)
 
 	if (n > 0) {
 		s->in_len = (size_t)n;
+		s->typed_last = s->in_buf[n - 1];
 		return;
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR || errno == EIO))
@@ -258,6 +272,13 @@ static void from_terminal(struct sr_stdio *s)
 	    t.c_cc[VEOF] != _POSIX_VDISABLE) {
 		s->in_buf[0] = (char)t.c_cc[VEOF];
 		s->in_len = 1;
+		/*
+		 * A canonical pty's EOF character after a line not ended (input
+		 * with no last newline) only hands that line to the reader, as a
+		 * first ^D does at a terminal: the second ends the input.
+		 */
+		if ((t.c_lflag & ICANON) && line_open(s->typed_last, &t))
+			s->in_buf[s->in_len++] = (char)t.c_cc[VEOF];
 		s->eof_typed = true;
 		s->eof_canonical = t.c_lflag & ICANON;
 	}

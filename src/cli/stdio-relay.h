@@ -63,6 +63,7 @@ struct sr_stdio {
 	 */
 	bool eof_typed, eof_canonical;
 	unsigned eof_retyped;
+	char typed_last; /* the last byte of it typed in; 0: none yet */
 };
 
 enum {

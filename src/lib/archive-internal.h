@@ -27,6 +27,7 @@ struct sr_la {
 	__typeof__(archive_read_support_format_zip) *format_zip;
 	__typeof__(archive_read_open_fd) *open_fd;
 	__typeof__(archive_read_open) *read_open;
+	__typeof__(archive_read_set_seek_callback) *set_seek;
 	__typeof__(archive_read_next_header) *next_header;
 	__typeof__(archive_read_data_block) *data_block;
 	__typeof__(archive_read_data) *read_data; /* archive-read.c's alone: loaded by it */
@@ -103,6 +104,13 @@ int sr_la_nonblocking(int fd);
  * (open_fd) would wait on a pipe forever for a worker stopped or gone.
  */
 la_ssize_t sr_la_stream_read(struct archive *a, void *ctx, const void **ret_buf);
+/*
+ * Its seek callback, for a stream of a regular file (a deploy's archive):
+ * a zip's entries' modes and symlinks are in its central directory, at its
+ * end, which libarchive reads only where it can seek; read from the front,
+ * every entry is a plain file of mode 0777 & ~umask (or 0644).
+ */
+la_int64_t sr_la_stream_seek(struct archive *a, void *ctx, la_int64_t offset, int whence);
 /*
  * poll() on s->fd for events, at most s->idle_ms (0: no bound): 0,
  * -ETIMEDOUT, -ECANCELED (s->cancel_fd readable), or -errno.

@@ -37,6 +37,7 @@ int sr_la_load(struct sr_error *err)
 	    LA_SYM(format_zip, archive_read_support_format_zip),
 	    LA_SYM(open_fd, archive_read_open_fd),
 	    LA_SYM(read_open, archive_read_open),
+	    LA_SYM(set_seek, archive_read_set_seek_callback),
 	    LA_SYM(next_header, archive_read_next_header),
 	    LA_SYM(data_block, archive_read_data_block),
 	    LA_SYM(error_string, archive_error_string),
@@ -233,4 +234,13 @@ la_ssize_t sr_la_stream_read(struct archive *a, void *ctx, const void **ret_buf)
 			return -1;
 		}
 	}
+}
+
+la_int64_t sr_la_stream_seek(struct archive *a, void *ctx, la_int64_t offset, int whence)
+{
+	struct sr_la_stream *s = ctx;
+	off_t r = lseek(s->fd, (off_t)offset, whence);
+
+	(void)a;
+	return r < 0 ? ARCHIVE_FATAL : (la_int64_t)r;
 }

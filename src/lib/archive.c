@@ -636,6 +636,7 @@ static int extract_entry(struct extract *x, struct archive_entry *e, struct sr_e
 static int open_archive(int fd, struct sr_la_stream *s, struct archive **ret, struct sr_error *err)
 {
 	_cleanup_(archive_freep) struct archive *a = NULL;
+	struct stat st;
 	int r;
 
 	a = sr_la.read_new();
@@ -651,6 +652,12 @@ static int open_archive(int fd, struct sr_la_stream *s, struct archive **ret, st
 	    sr_la.format_tar(a) != ARCHIVE_OK || sr_la.format_zip(a) != ARCHIVE_OK)
 		return sr_error_msg(err, -EIO, "read archive: %s",
 				    sr_la.error_string(a) ?: "cannot enable formats");
+	/* A file is read as open_fd() reads it: seeking, which a zip's modes need
+	 * (archive-internal.h). */
+	if (s && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    sr_la.set_seek(a, sr_la_stream_seek) != ARCHIVE_OK)
+		return sr_error_msg(err, -EIO, "read archive: %s",
+				    sr_la.error_string(a) ?: "cannot seek");
 	/* Opening reads the first block to detect the format: failing here is "not an archive". */
 	r = s ? sr_la.read_open(a, s, NULL, sr_la_stream_read, NULL)
 	      : sr_la.open_fd(a, fd, 64 * 1024);

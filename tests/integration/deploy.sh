@@ -505,7 +505,30 @@ t_install_unreadable() {
 	sr deployments rm unreadable
 }
 
+# A zip keeps its entries' modes and symlinks in its central directory, at
+# its end: deploy read its archive from the front since ^C could stop it,
+# and its agent came out not executable, its symlink a file.
+t_deploy_zip() {
+	local z="$SR_TMP/agents/zipped-$SR_AS.zip"
+	mkdir -p "$SR_TMP/agents"
+	python3 - "$z" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for name, mode, data in (("agent", 0o100755, "#!/bin/sh\ncat link\n"),
+                             ("data.txt", 0o100644, "zipped\n"), ("link", 0o120777, "data.txt")):
+        i = zipfile.ZipInfo(name)
+        i.create_system, i.external_attr = 3, mode << 16
+        z.writestr(i, data)
+PY
+	own "$z"
+	sr deploy -q --name zipped --net none "$z"
+	assert_eq "deploy a zip: its agent executable" "0 " "$rc $errout"
+	sr invoke --net none zipped
+	assert_eq "and its symlink a symlink" "0 zipped" "$rc $out"
+	sr deployments rm zipped
+}
+
 for_each_user t_install_unreadable t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
 	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_options_after t_foreign_data_dir t_terminal t_rollback_none t_rm_named_twice t_invoke_terminal \
-	t_secrets_ls_unknown
+	t_secrets_ls_unknown t_deploy_zip
 done_testing

@@ -191,6 +191,14 @@ t_tty_job_control() {
 	out=$(as_user timeout 20 "$SR" exec -it "$sb" -- sh -c 'cat; echo cat-ended' </dev/null 2>&1) || rc=$?
 	assert_eq "exec -it with stdin at its end at once: cat reads EOF" "0" "$rc"
 	assert_match "and the command goes on" "cat-ended" "$out"
+	# Input with no last newline: a canonical pty's ^D after a line not
+	# ended hands the line over, and only a second one ends the input (as
+	# at a terminal); cat waited for the deadline.
+	rc=0
+	out=$(printf 'no-newline' | as_user timeout -k 5 20 "$SR" exec -it "$sb" -- \
+		sh -c 'cat; echo; echo cat-ended' 2>&1) || rc=$?
+	assert_eq "exec -it with piped input not ending in a newline: cat reads EOF" "0" "$rc"
+	assert_match "and the command after cat runs" "cat-ended" "$out"
 	# bash's readline sets the pty raw only as it first reads: an end
 	# typed before that reached it as a ^@, and bash waited for the
 	# deadline (timeout's SIGTERM is passed on, and bash ignores it).
