@@ -156,9 +156,10 @@ static int listed(const char *name, bool *ret, struct sr_error *err)
 {
 	json_t *all = NULL, *m;
 	size_t i;
+	int r = sr_deploy_list(&all, err);
 
-	if (sr_deploy_list(&all, err) < 0)
-		return -1;
+	if (r < 0)
+		return r;
 	*ret = false;
 	json_array_foreach (all, i, m)
 		if (sr_streq(json_string_value(json_object_get(m, "name")), name))
