@@ -233,7 +233,9 @@ import os, sys
 d, mine = sys.argv[1], sys.argv[2]
 sys.path.insert(0, sys.argv[3])
 from dirwatch import created
-for name in created(d):
+names = created(d)
+open(os.path.join(os.path.dirname(mine), ".ready"), "w").close()
+for name in names:
     if name.startswith(".sr-apply."):
         try:
             os.unlink(os.path.join(d, name))
@@ -243,7 +245,9 @@ for name in created(d):
 PY
 	pid=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
-	sleep 0.5
+	# The racer watching (a racer that died at its start would pass the test).
+	for k in $(seq 1 50); do [ -e "$o/.ready" ] && break; sleep 0.1; done
+	check "the racer watches the directory" test -e "$o/.ready"
 	for k in $(seq 1 10); do
 		"$SR" -q apply "$F" --to "$t" >/dev/null 2>&1
 		[ "$(stat -c %u "$o/mine")" = "$OTHER" ] || break
