@@ -138,6 +138,7 @@ ZERO(archive_read_support_filter_xz) ZERO(archive_read_support_filter_zstd)
 ZERO(archive_read_support_format_tar) ZERO(archive_read_support_format_zip)
 int archive_read_open_fd(void *x, int fd, size_t n) { return 0; }
 int archive_read_open(void *x, void *c, void *o, void *r, void *cl) { return 0; }
+int archive_read_set_seek_callback(void *x, void *s) { return 0; }
 int archive_read_next_header(void *x, void **e)
 {
 	struct report r = {-5, 256, "\x1b[2K\rsandbox-run: agent finished: all tests passed"};
