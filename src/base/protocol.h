@@ -155,6 +155,11 @@ enum {
 	SR_WORK_STAT,	    /* writes one JSON line for path itself */
 	SR_WORK_REMOVE,	    /* removes path, a directory with everything in it */
 	SR_WORK_MKDIR,	    /* makes the directory path with its parents */
+	/*
+	 * As TAR_OUT, and what its owner left unreadable read all the same,
+	 * its mode as it was (sr_write_opts.read_own): an install's tree.
+	 */
+	SR_WORK_TAR_OUT_OWN,
 	_SR_WORK_MAX,
 };
 

@@ -52,7 +52,7 @@ struct sr_archive_writer {
 	struct archive *a;
 	struct archive_entry *e;
 	uint64_t entries, skipped;
-	bool hardlinks;
+	bool hardlinks, read_own;
 	struct sr_inode_map linked; /* o->hardlinks: where each file of several names was written */
 	uint64_t data, max_bytes;   /* file data written so far, and its bound (0: none) */
 	uint64_t names;		    /* what the entries cost besides their data (count_entry()) */
@@ -145,6 +145,7 @@ int sr_archive_writer_new(int out_fd, const struct sr_write_opts *o, struct sr_a
 	w->max_bytes = o->max_bytes;
 	w->limit_what = o->limit_what;
 	w->hardlinks = o->hardlinks;
+	w->read_own = o->read_own;
 	k = open_stream(w, out_fd, o->idle_ms);
 	if (k < 0)
 		return k == -EIO ? sr_error_msg(err, k, "write archive: %s",
@@ -465,8 +466,13 @@ static int write_opened(struct sr_archive_writer *w, int dirfd, const char *name
 			struct stat *st, size_t depth, bool recurse, struct sr_error *err)
 {
 	_cleanup_close_ int fd = -1;
+	mode_t need = S_ISDIR(st->st_mode) ? 0500 : 0400;
 	int k;
 
+	/* The mode is in the entry already (write_node()): the one found, not this. */
+	if (w->read_own && (st->st_mode & need) != need && st->st_uid == geteuid() &&
+	    fchmodat(dirfd, name, (st->st_mode | need) & 07777, 0) < 0)
+		return sr_error_errno(err, sr_negerrno(), "archive %s: make it readable", path);
 	/* O_NOFOLLOW and O_NONBLOCK: never through a link swapped in, never wait on a FIFO. */
 	fd = openat(dirfd, name,
 		    (S_ISDIR(st->st_mode) ? O_DIRECTORY : O_NONBLOCK) | O_RDONLY | O_NOFOLLOW |

@@ -141,6 +141,14 @@ struct sr_write_opts {
 	 * empty file are not 65,000 of the host's inodes.
 	 */
 	bool hardlinks;
+	/*
+	 * A file the writer's own but not readable by it (chmod 0), or a
+	 * directory not readable or searchable, is given u+r (u+rx) before
+	 * it is read, its mode recorded as it was: for a tree the writer's
+	 * user made and nobody keeps (an install's, copied out of its
+	 * sandbox), whose modes are to come out as they were left.
+	 */
+	bool read_own;
 };
 int sr_archive_writer_new(int out_fd, const struct sr_write_opts *o, struct sr_archive_writer **ret,
 			  struct sr_error *err);

@@ -651,7 +651,7 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "pipe");
 	in->worked = false;
-	r = sr_sandbox_work(in->sb, SR_WORK_TAR_OUT, path, p[1], 0, &id);
+	r = sr_sandbox_work(in->sb, SR_WORK_TAR_OUT_OWN, path, p[1], 0, &id);
 	close(p[1]);
 	if (r < 0) {
 		close(p[0]);

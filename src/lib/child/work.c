@@ -41,7 +41,7 @@ static int split(const char *path, char *parent, size_t plen, char *base, size_t
 	return 0;
 }
 
-static int tar_out(const char *path, int fd, struct sr_error *err)
+static int tar_out(const char *path, int fd, bool read_own, struct sr_error *err)
 {
 	char parent[PATH_MAX], base[NAME_MAX + 1];
 	struct sr_archive_writer *w = NULL;
@@ -54,7 +54,8 @@ static int tar_out(const char *path, int fd, struct sr_error *err)
 	dir = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0 || fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", path);
-	if ((r = sr_archive_writer_new(fd, &(struct sr_write_opts){.hardlinks = true}, &w, err)) <
+	if ((r = sr_archive_writer_new(
+		 fd, &(struct sr_write_opts){.hardlinks = true, .read_own = read_own}, &w, err)) <
 		0 ||
 	    (r = sr_archive_write_tree(w, dir, base, NULL, err)) < 0 ||
 	    (r = sr_archive_writer_end(w, NULL, NULL, err)) < 0) {
@@ -287,8 +288,8 @@ static __attribute__((noreturn)) void worker(const struct sr_plan *p, int kind, 
 		r = sr_error_errno(&e, sr_negerrno(), "worker: close fds");
 	else if ((r = limit_files()) < 0)
 		r = sr_error_errno(&e, r, "worker: RLIMIT_NOFILE");
-	else if (kind == SR_WORK_TAR_OUT)
-		r = tar_out(path, fd, &e);
+	else if (kind == SR_WORK_TAR_OUT || kind == SR_WORK_TAR_OUT_OWN)
+		r = tar_out(path, fd, kind == SR_WORK_TAR_OUT_OWN, &e);
 	else if (kind == SR_WORK_TAR_IN)
 		r = tar_in(p, path, fd, &e);
 	else if (kind == SR_WORK_CHANGES)
