@@ -26,7 +26,6 @@
 #include "viewfs.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <netinet/in.h>
@@ -36,7 +35,6 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 
 /* A process PID 1 spawned (or a worker it forked) and has not yet reported. */
@@ -63,20 +61,6 @@ struct init {
 	 */
 	bool held;
 };
-
-/*
- * Bytes in use on the sandbox's disk (/tmp is a bind of it); -1 where it
- * is a directory of the host's, whose filesystem's count is not its own
- * (the host side counts it: disk.h).
- */
-static int64_t disk_used(const struct sr_plan *p)
-{
-	struct statfs sf;
-
-	if (!p->disk_counts || statfs("/tmp", &sf) < 0 || sf.f_blocks == 0)
-		return -1;
-	return (int64_t)(sf.f_blocks - sf.f_bfree) * (int64_t)sf.f_bsize;
-}
 
 /*
  * Every other process of the sandbox, killed and reaped here rather than
@@ -303,94 +287,12 @@ static void on_signal_request(struct init *in, const struct sr_msg *req)
 		kill(-req->pid, req->flags);
 }
 
-static int64_t tv_us(struct timeval tv)
-{
-	return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-}
-
-/* Clock ticks to microseconds. */
-static int64_t ticks_us(unsigned long long t)
-{
-	static long hz;
-
-	if (!hz)
-		hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
-	return (int64_t)(t * 1000000ULL / (unsigned long long)hz);
-}
-
-/* A living process's peak resident bytes (VmHWM), or -1. */
-static int64_t peak_rss_of(const char *pid)
-{
-	char path[300], buf[4096], *p;
-	unsigned long long kib;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%s/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nVmHWM:");
-	if (!p || sscanf(p + 7, "%llu", &kib) != 1)
-		return -1;
-	return (int64_t)kib * 1024;
-}
-
-/*
- * How much the sandbox has used so far, for `inspect` where no cgroup
- * counts it: the processes alive now (from their /proc/PID/stat), and CPU
- * time of PID 1, of those alive and of every one reaped.
- */
+/* How much the sandbox has used so far, for `inspect` where no cgroup counts it. */
 static void on_stat(struct init *in, const struct sr_msg *req)
 {
-	struct sr_msg m = {.type = SR_MSG_STATS, .id = req->id, .value = disk_used(in->p)};
-	struct rusage self, reaped;
-	DIR *d = opendir("/proc");
-	struct dirent *de;
+	struct sr_msg m = {.type = SR_MSG_STATS, .id = req->id};
 
-	getrusage(RUSAGE_SELF, &self);
-	getrusage(RUSAGE_CHILDREN, &reaped);
-	m.user_us = tv_us(self.ru_utime) + tv_us(reaped.ru_utime);
-	m.sys_us = tv_us(self.ru_stime) + tv_us(reaped.ru_stime);
-	m.peak_rss =
-	    (int64_t)(self.ru_maxrss > reaped.ru_maxrss ? self.ru_maxrss : reaped.ru_maxrss) * 1024;
-	while (d && (de = readdir(d))) {
-		char path[300], buf[1024], *p;
-		unsigned long long ut, st;
-		int64_t hwm;
-		ssize_t n;
-		int fd;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' || strcmp(de->d_name, "1") == 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		m.pid++;
-		hwm = peak_rss_of(de->d_name);
-		if (hwm > m.peak_rss)
-			m.peak_rss = hwm;
-		/* After the command's ")", fields 3 on: utime and stime are 14 and 15. */
-		p = strrchr(buf, ')');
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-				&st) == 2) {
-			m.user_us += ticks_us(ut);
-			m.sys_us += ticks_us(st);
-		}
-	}
-	if (d)
-		closedir(d);
+	init_usage_so_far(in->p, &m);
 	send_or_die(in->p->sock, &m);
 }
 
@@ -504,14 +406,6 @@ static void worked(struct init *in, const struct proc *pr, int status)
 	send_or_die(in->p->sock, &m);
 }
 
-/* An EXIT's use: a reaped process's rusage, its own and what it waited for's. */
-static void set_rusage(struct sr_msg *m, const struct rusage *ru)
-{
-	m->user_us = tv_us(ru->ru_utime);
-	m->sys_us = tv_us(ru->ru_stime);
-	m->peak_rss = (int64_t)ru->ru_maxrss * 1024;
-}
-
 /*
  * A process of ours is gone (reaped by the SIGCHLD loop or by end_all()):
  * a worker's WORKED, or a spawned process's EXIT. Not the one that ends
@@ -529,8 +423,8 @@ static void reaped(struct init *in, pid_t pid, int status, const struct rusage *
 	} else if (pr->report_fd >= 0) {
 		worked(in, pr, status);
 	} else {
-		set_rusage(&m, ru);
-		m.value = disk_used(in->p);
+		init_rusage_msg(&m, ru);
+		m.value = init_disk_used(in->p);
 		send_or_die(in->p->sock, &m);
 	}
 	*pr = in->procs[--in->n_procs];
@@ -561,7 +455,7 @@ static __attribute__((noreturn)) void end_sandbox(struct init *in)
 	struct sr_msg m = {.type = SR_MSG_ENDED};
 
 	end_all(in);
-	m.value = disk_used(in->p);
+	m.value = init_disk_used(in->p);
 	(void)sr_msg_send(in->p->sock, &m);
 	_exit(0);
 }
@@ -635,7 +529,7 @@ static void on_request(struct init *in)
 
 		end_all(in);
 		in->held = true;
-		halted.value = disk_used(in->p);
+		halted.value = init_disk_used(in->p);
 		send_or_die(in->p->sock, &halted);
 		break;
 	}
@@ -705,7 +599,7 @@ static void on_signals(struct init *in)
 		}
 		m.pid = w;
 		m.status = st;
-		set_rusage(&m, &ru);
+		init_rusage_msg(&m, &ru);
 		hold = pr->hold;
 		*pr = in->procs[--in->n_procs];
 		/*
@@ -713,7 +607,7 @@ static void on_signals(struct init *in)
 		 * left running dies now. Held, its files stay for the host.
 		 */
 		end_all(in);
-		m.value = disk_used(in->p);
+		m.value = init_disk_used(in->p);
 		if (!hold) {
 			(void)sr_msg_send(in->p->sock, &m);
 			_exit(0);
