@@ -235,17 +235,39 @@ int sr_stdio_write_error(const struct sr_stdio *s, int *ret_fd)
 	return 0;
 }
 
-/* Whether c, the last byte typed, leaves a canonical pty's line open (not ended by it). */
+/*
+ * Whether c, the last byte typed, leaves the pty's line open (not ended by
+ * it). A raw pty's reader (readline) takes a carriage return, what a
+ * terminal's Enter sends, for the line's end.
+ */
 static bool line_open(char c, const struct termios *t)
 {
 	const cc_t ends[] = {t->c_cc[VEOL], t->c_cc[VEOL2], t->c_cc[VEOF]};
+	bool cr_ends = !(t->c_lflag & ICANON) || ((t->c_iflag & ICRNL) && !(t->c_iflag & IGNCR));
 
-	if (c == 0 || c == '\n' || (c == '\r' && (t->c_iflag & ICRNL) && !(t->c_iflag & IGNCR)))
+	if (c == 0 || c == '\n' || (c == '\r' && cr_ends))
 		return false;
 	for (size_t i = 0; i < SR_ARRAY_SIZE(ends); i++)
 		if (ends[i] != _POSIX_VDISABLE && (cc_t)c == ends[i])
 			return false;
 	return true;
+}
+
+/*
+ * The pty's EOF character, into in_buf (empty), for the mode the pty is
+ * in now. A raw pty's reader ignores it after a line not ended (readline
+ * takes ^D there for delete-char): input with no last newline would then
+ * never end. That line is ended first with an Enter, once, as a reader of
+ * the same input from a pipe would take its last line.
+ */
+static void type_eof(struct sr_stdio *s, const struct termios *t)
+{
+	if (!(t->c_lflag & ICANON) && s->eof_line_open) {
+		s->in_buf[s->in_len++] = '\r';
+		s->eof_line_open = false;
+	}
+	s->in_buf[s->in_len++] = (char)t->c_cc[VEOF];
+	s->eof_canonical = t->c_lflag & ICANON;
 }
 
 static void from_terminal(struct sr_stdio *s)
@@ -270,17 +292,17 @@ static void from_terminal(struct sr_stdio *s)
 	 */
 	if (n == 0 && !isatty(s->term_in) && s->master >= 0 && tcgetattr(s->master, &t) == 0 &&
 	    t.c_cc[VEOF] != _POSIX_VDISABLE) {
-		s->in_buf[0] = (char)t.c_cc[VEOF];
-		s->in_len = 1;
+		s->eof_line_open = line_open(s->typed_last, &t);
+		s->in_len = 0;
+		type_eof(s, &t);
 		/*
 		 * A canonical pty's EOF character after a line not ended (input
 		 * with no last newline) only hands that line to the reader, as a
 		 * first ^D does at a terminal: the second ends the input.
 		 */
-		if ((t.c_lflag & ICANON) && line_open(s->typed_last, &t))
+		if ((t.c_lflag & ICANON) && s->eof_line_open)
 			s->in_buf[s->in_len++] = (char)t.c_cc[VEOF];
 		s->eof_typed = true;
-		s->eof_canonical = t.c_lflag & ICANON;
 	}
 }
 
@@ -290,7 +312,8 @@ static void from_terminal(struct sr_stdio *s)
  * raw: bash's readline, which sets the pty raw only when it first reads,
  * then reads a ^@ and waits on. So when the program has switched the
  * pty's mode since, and says something (readline its prompt, after the
- * switch), the EOF character is typed again, in the new mode: a byte
+ * switch), the EOF character is typed again, in the new mode (after an
+ * Enter for a line not ended: type_eof()): a byte
  * that readline takes for ^D. A few times at most, for a program that
  * keeps switching.
  */
@@ -304,9 +327,7 @@ static void retype_eof(struct sr_stdio *s)
 	    tcgetattr(s->master, &t) < 0 || (bool)(t.c_lflag & ICANON) == s->eof_canonical ||
 	    t.c_cc[VEOF] == _POSIX_VDISABLE)
 		return;
-	s->in_buf[0] = (char)t.c_cc[VEOF];
-	s->in_len = 1;
-	s->eof_canonical = t.c_lflag & ICANON;
+	type_eof(s, &t);
 	s->eof_retyped++;
 }
 

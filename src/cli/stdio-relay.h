@@ -59,9 +59,10 @@ struct sr_stdio {
 	/*
 	 * The end of a stdin that is no terminal, typed into the pty as its
 	 * EOF character: whether the pty was canonical then, and how many
-	 * times it was typed again since (from_pty()).
+	 * times it was typed again since (from_pty()); whether it ended in a
+	 * line that no reader of a raw pty has been given an Enter for.
 	 */
-	bool eof_typed, eof_canonical;
+	bool eof_typed, eof_canonical, eof_line_open;
 	unsigned eof_retyped;
 	char typed_last; /* the last byte of it typed in; 0: none yet */
 };

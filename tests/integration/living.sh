@@ -211,6 +211,21 @@ t_tty_job_control() {
 		bash --norc --noprofile -i 2>&1) || rc=$?
 	assert_eq "exec -it bash with piped input: bash ends at its end" "0" "$rc"
 	assert_match "having run what came" "typed-in" "$out"
+	# Its last line not ended: readline, reading the pty raw, takes ^D
+	# after text for delete-char, and bash waited for the deadline. The
+	# line gets an Enter first, as from a pipe bash would run it: typed
+	# before readline sets the pty raw (the ^D retyped after its switch),
+	# and after (the end typed raw).
+	rc=0
+	out=$(printf 'echo "un""ended"' | as_user timeout -k 5 20 "$SR" exec -it "$sb" -- \
+		bash --norc --noprofile -i 2>&1) || rc=$?
+	assert_eq "exec -it bash, piped input with no last newline: bash ends" "0" "$rc"
+	assert_match "having run its last line" "unended" "$out"
+	rc=0
+	out=$( (sleep 1; printf 'echo "la""te"') | as_user timeout -k 5 20 "$SR" exec -it "$sb" -- \
+		bash --norc --noprofile -i 2>&1) || rc=$?
+	assert_eq "exec -it bash, the same typed once readline reads raw: bash ends" "0" "$rc"
+	assert_match "having run its last line" "late" "$out"
 	sr rm "$sb"
 }
 
