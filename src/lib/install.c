@@ -433,18 +433,18 @@ static int copy_out(struct inst *in, const char *path, int dirfd, const char *as
 		return timed_out(err);
 	/*
 	 * The worker is the sandbox's user without capabilities, as the
-	 * steps were: a file a step left without its owner's read permission
-	 * (chmod 0), or a directory without read or search, it cannot open.
-	 * Not read anyway by a chmod on the sandbox's side first: the tar
-	 * writer (archive-write.c) records the mode it finds, which would be
-	 * the chmod's, and the version's files would have other modes than
-	 * the step left them. The step's to fix, and said so.
+	 * steps were. What a step left unreadable to its owner (chmod 0, a
+	 * directory 0300) it reads all the same (SR_WORK_TAR_OUT_OWN): it is
+	 * the sandbox's user's. What it cannot read is another user's: a
+	 * file of the agent's code that the caller does not own (nobody's in
+	 * the sandbox: a root caller's agent files of a user's, say) with no
+	 * read permission for others, or one under such a directory.
 	 */
 	if (in->work_err.code == -EACCES)
 		return sr_error_msg(err, -EACCES,
-				    "%s (the install step left it, or a directory above it, "
-				    "unreadable to its owner, the sandbox's user: make them "
-				    "readable in the step, e.g. chmod -R u+rX)",
+				    "%s (not the caller's, and unreadable to others: the "
+				    "sandbox's user cannot read it; make the agent's files "
+				    "the caller's, or readable to all)",
 				    in->work_err.msg);
 	if (in->work_err.code) {
 		*err = in->work_err;

@@ -501,6 +501,24 @@ t_install_unreadable() {
 	sr deployments rm unreadable
 }
 
+# A file of the agent's that is another user's, unreadable to others (a
+# root caller deploying a user's directory): nobody's in the sandbox,
+# which cannot read it. The deploy fails, and says why: it said the
+# install step had left it unreadable, which no step had done.
+t_agent_others_file() {
+	[ "$SR_AS" = root ] || return 0
+	local d
+	d=$(make_agent "$SR_AS-others" 'cat priv')
+	echo private >"$d/priv"
+	chown "$SR_TEST_USER:" "$d/priv"
+	chmod 600 "$d/priv"
+	sr deploy -q --name others --net none --install true "$d"
+	assert_eq "an agent file of another user's, 0600: refused, 125" 125 "$rc"
+	assert_match "and says whose it is and what to do" \
+		"priv: Permission denied \(not the caller's, and unreadable to others.*readable to all\)" "$errout"
+	sr deployments rm others
+}
+
 # A zip keeps its entries' modes and symlinks in its central directory, at
 # its end: deploy read its archive from the front since ^C could stop it,
 # and its agent came out not executable, its symlink a file.
@@ -524,7 +542,7 @@ PY
 	sr deployments rm zipped
 }
 
-for_each_user t_install_unreadable t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
+for_each_user t_install_unreadable t_agent_others_file t_deploy_npm t_cache_offline t_secrets t_broken_redeploy t_rollback t_npm_pack \
 	t_in_flight t_concurrent t_old_shared_cache t_python t_python_requirements t_refusals t_options_after t_foreign_data_dir t_terminal t_rollback_none t_rm_named_twice t_invoke_terminal \
 	t_secrets_ls_unknown t_deploy_zip
 done_testing
