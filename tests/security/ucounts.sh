@@ -4,7 +4,8 @@
 # the host, so without limits of its own it used up the caller's inotify
 # instances and POSIX message queue quota; any sandbox could take the
 # whole host-wide pool of ptys; and every sandbox of root's ran as the same
-# host uid. Each case checks what the caller (or another sandbox) keeps.
+# host uid. Shared memory locked with SHM_LOCK is counted the same way
+# (against RLIMIT_MEMLOCK, per user and up the user namespaces). Each case checks what the caller (or another sandbox) keeps.
 . "$(dirname "$0")/../integration/libtest.sh"
 
 # hog KIND: an agent in the background that takes as many KIND as it can,
@@ -22,6 +23,11 @@ while n < 400:
         fd = libc.inotify_init1(0)
     elif kind == "mqueue":
         fd = libc.mq_open(("/hog%d" % n).encode(), os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(attr))
+    elif kind == "shmlock":
+        # 64 KiB segments, IPC_CREAT | 0600, then SHM_LOCK (11).
+        fd = libc.shmget(0, ctypes.c_size_t(65536), 0o1600)
+        if fd >= 0 and libc.shmctl(fd, 11, None) < 0:
+            fd = -1
     else:
         try:
             fd = os.openpty()[0]
@@ -44,6 +50,13 @@ class Attr(ctypes.Structure):
                 ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long), ("pad", ctypes.c_long * 4)]
 if sys.argv[1] == "inotify":
     fd = libc.inotify_init1(0)
+elif sys.argv[1] == "shmlock":
+    fd = libc.shmget(0, ctypes.c_size_t(4096), 0o1600)
+    if fd >= 0 and libc.shmctl(fd, 11, None) < 0:
+        libc.shmctl(fd, 0, None)
+        fd = -1
+    elif fd >= 0:
+        libc.shmctl(fd, 0, None)
 else:
     name = ("/sr-probe-%d" % os.getpid()).encode()
     fd = libc.mq_open(name, os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(Attr(0, 10, 8192, 0)))
@@ -83,6 +96,21 @@ t_mqueue() {
 	assert_eq "and the caller can still make a queue" ok "$caller"
 }
 
+# The caller's SHM_LOCK, as the agent's, is held to its RLIMIT_MEMLOCK
+# against the count of the whole uid: the agent's half leaves it the other.
+t_shmlock() {
+	local max
+	max=$(as_user sh -c 'ulimit -l')
+	if [ "$max" = unlimited ]; then
+		skip "a sandbox locks at most half of the caller's shared memory" "no RLIMIT_MEMLOCK here"
+		return 0
+	fi
+	while_hogging shmlock
+	check "a sandbox locks at most half of the caller's RLIMIT_MEMLOCK of shared memory ($((${count:-0} * 64)) of $max KiB)" \
+		test "${count:-999}" -ge 1 -a "$((${count:-999} * 64))" -le $((max / 2))
+	assert_eq "and the caller can still lock shared memory" ok "$caller"
+}
+
 t_ptys() {
 	while_hogging pty
 	assert_eq "a sandbox opens at most 64 ptys of the host-wide pool" 64 "$count"
@@ -112,5 +140,5 @@ t_root_uids() {
 	sr rm "$a" "$b"
 }
 
-for_each_user t_inotify t_mqueue t_ptys t_root_uids
+for_each_user t_inotify t_mqueue t_shmlock t_ptys t_root_uids
 done_testing
