@@ -252,8 +252,10 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
     ALLOW("timerfd_settime", "timers as descriptors"),
     ALLOW("timerfd_gettime", "timers as descriptors"),
 
-    /* Linux native asynchronous I/O (libaio); io_uring is refused below. */
-    ALLOW("io_setup", "asynchronous I/O context (libaio, databases)"),
+    /*
+     * Linux native asynchronous I/O (libaio) on a context io_setup made;
+     * io_setup and io_uring are refused below.
+     */
     ALLOW("io_destroy", "asynchronous I/O"),
     ALLOW("io_submit", "asynchronous I/O"),
     ALLOW("io_cancel", "asynchronous I/O"),
@@ -483,6 +485,15 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
     DENY("io_uring_setup", "io_uring: large attack surface, bypasses this filter for I/O"),
     DENY("io_uring_enter", "io_uring: large attack surface, bypasses this filter for I/O"),
     DENY("io_uring_register", "io_uring: large attack surface, bypasses this filter for I/O"),
+    /*
+     * Native AIO contexts are counted for the whole host, root's too, with
+     * no namespace or rlimit to share them out (fs.aio-max-nr, 65536
+     * events): one agent took them all in a second with 2 MB, and every
+     * io_setup on the host failed with EAGAIN until it ended. InnoDB
+     * (MySQL, MariaDB) turns native AIO off when io_setup fails; a
+     * program that insists on it (fio's libaio engine) fails inside.
+     */
+    DENY("io_setup", "native AIO contexts: a host-wide count any process could use up"),
     /*
      * Unprivileged fanotify (5.13) is young kernel code, and what it
      * offers over inotify (whole file systems, permission events) needs

@@ -5,15 +5,20 @@
 # instances and POSIX message queue quota; any sandbox could take the
 # whole host-wide pool of ptys; and every sandbox of root's ran as the same
 # host uid. Shared memory locked with SHM_LOCK is counted the same way
-# (against RLIMIT_MEMLOCK, per user and up the user namespaces). Each case checks what the caller (or another sandbox) keeps.
+# (against RLIMIT_MEMLOCK, per user and up the user namespaces). Linux
+# native AIO's contexts are counted for the whole host (fs.aio-max-nr),
+# and any process could take them all. Each case checks what the caller (or another sandbox) keeps.
 . "$(dirname "$0")/../integration/libtest.sh"
 
 # hog KIND: an agent in the background that takes as many KIND as it can,
 # writes how many to /out/count, and holds them until /out/stop exists.
 cat >"$SR_TMP/hog.py" <<'EOF'
-import ctypes, os, sys, time
+import ctypes, os, platform, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 kind, n, held = sys.argv[1], 0, []
+io_setup = {"x86_64": 206, "aarch64": 0, "riscv64": 0, "ppc64le": 227, "s390x": 243}[platform.machine()]
+# Contexts of a 256th of the host's count each: 400 are more than the whole.
+events = max(1024, int(open("/proc/sys/fs/aio-max-nr").read()) // 256)
 class Attr(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
                 ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long), ("pad", ctypes.c_long * 4)]
@@ -28,6 +33,8 @@ while n < 400:
         fd = libc.shmget(0, ctypes.c_size_t(65536), 0o1600)
         if fd >= 0 and libc.shmctl(fd, 11, None) < 0:
             fd = -1
+    elif kind == "aio":
+        fd = libc.syscall(io_setup, events, ctypes.byref(ctypes.c_ulong(0)))
     else:
         try:
             fd = os.openpty()[0]
@@ -43,7 +50,7 @@ while not os.path.exists("/out/stop"):
 EOF
 # probe KIND: whether the caller can still take one.
 cat >"$SR_TMP/one.py" <<'EOF'
-import ctypes, os, sys
+import ctypes, os, platform, sys
 libc = ctypes.CDLL(None, use_errno=True)
 class Attr(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
@@ -57,6 +64,9 @@ elif sys.argv[1] == "shmlock":
         fd = -1
     elif fd >= 0:
         libc.shmctl(fd, 0, None)
+elif sys.argv[1] == "aio":
+    io_setup = {"x86_64": 206, "aarch64": 0, "riscv64": 0, "ppc64le": 227, "s390x": 243}[platform.machine()]
+    fd = libc.syscall(io_setup, 1, ctypes.byref(ctypes.c_ulong(0)))
 else:
     name = ("/sr-probe-%d" % os.getpid()).encode()
     fd = libc.mq_open(name, os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(Attr(0, 10, 8192, 0)))
@@ -111,6 +121,14 @@ t_shmlock() {
 	assert_eq "and the caller can still lock shared memory" ok "$caller"
 }
 
+# Nothing but fs.aio-max-nr bounds the contexts, for root as for anyone:
+# an agent's io_setup(2) is refused, so that the host's keep working.
+t_aio() {
+	while_hogging aio
+	assert_eq "a sandbox takes none of the host's asynchronous I/O contexts" 0 "$count"
+	assert_eq "and the caller can still make one" ok "$caller"
+}
+
 t_ptys() {
 	while_hogging pty
 	assert_eq "a sandbox opens at most 64 ptys of the host-wide pool" 64 "$count"
@@ -140,5 +158,5 @@ t_root_uids() {
 	sr rm "$a" "$b"
 }
 
-for_each_user t_inotify t_mqueue t_shmlock t_ptys t_root_uids
+for_each_user t_inotify t_mqueue t_shmlock t_aio t_ptys t_root_uids
 done_testing
