@@ -16,6 +16,15 @@ cat >"$SR_TMP/hog.py" <<'EOF'
 import ctypes, os, platform, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 kind, n, held = sys.argv[1], 0, []
+if kind == "zerocopy":
+    import socket
+    # MSG_ZEROCOPY sends to a peer that never reads: their pages stay pinned.
+    lsn = socket.create_server(("127.0.0.1", 0))
+    zc = socket.create_connection(lsn.getsockname())
+    zc.setsockopt(socket.SOL_SOCKET, 60, 1)  # SO_ZEROCOPY
+    zc.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 << 20)
+    peer, _ = lsn.accept()
+    zc.setblocking(False)
 io_setup = {"x86_64": 206, "aarch64": 0, "riscv64": 0, "ppc64le": 227, "s390x": 243}[platform.machine()]
 # Contexts of a 256th of the host's count each: 400 are more than the whole.
 events = max(1024, int(open("/proc/sys/fs/aio-max-nr").read()) // 256)
@@ -32,6 +41,11 @@ while n < 400:
         # 64 KiB segments, IPC_CREAT | 0600, then SHM_LOCK (11).
         fd = libc.shmget(0, ctypes.c_size_t(65536), 0o1600)
         if fd >= 0 and libc.shmctl(fd, 11, None) < 0:
+            fd = -1
+    elif kind == "zerocopy":
+        try:
+            fd = 0 if zc.send(bytes(65536), 0x4000000) == 65536 else -1  # MSG_ZEROCOPY
+        except OSError:
             fd = -1
     elif kind == "aio":
         fd = libc.syscall(io_setup, events, ctypes.byref(ctypes.c_ulong(0)))
@@ -64,6 +78,22 @@ elif sys.argv[1] == "shmlock":
         fd = -1
     elif fd >= 0:
         libc.shmctl(fd, 0, None)
+elif sys.argv[1] == "zerocopy":
+    import socket
+    lsn = socket.create_server(("127.0.0.1", 0))
+    zc = socket.create_connection(lsn.getsockname())
+    zc.setsockopt(socket.SOL_SOCKET, 60, 1)
+    zc.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 << 20)
+    zc.setblocking(False)
+    sent = 0
+    try:
+        # A quarter of a limit of 8 MiB: what half of it leaves room for.
+        while sent < (2 << 20):
+            sent += zc.send(bytes(65536), 0x4000000)
+        fd = 0
+    except OSError as e:
+        fd = -1
+        ctypes.set_errno(e.errno)
 elif sys.argv[1] == "aio":
     io_setup = {"x86_64": 206, "aarch64": 0, "riscv64": 0, "ppc64le": 227, "s390x": 243}[platform.machine()]
     fd = libc.syscall(io_setup, 1, ctypes.byref(ctypes.c_ulong(0)))
@@ -119,6 +149,22 @@ t_shmlock() {
 	check "a sandbox locks at most half of the caller's RLIMIT_MEMLOCK of shared memory ($((${count:-0} * 64)) of $max KiB)" \
 		test "${count:-999}" -ge 1 -a "$((${count:-999} * 64))" -le $((max / 2))
 	assert_eq "and the caller can still lock shared memory" ok "$caller"
+}
+
+# Pages pinned by MSG_ZEROCOPY sends are counted per host uid (not per
+# user namespace) against the sender's RLIMIT_MEMLOCK: half of it inside
+# leaves the caller the other half. Root's probe has CAP_IPC_LOCK.
+t_zerocopy() {
+	local max
+	max=$(as_user sh -c 'ulimit -l')
+	if [ "$max" = unlimited ]; then
+		skip "a sandbox pins at most half of the caller's memory" "no RLIMIT_MEMLOCK here"
+		return 0
+	fi
+	while_hogging zerocopy
+	check "a sandbox pins at most half of the caller's RLIMIT_MEMLOCK with MSG_ZEROCOPY ($((${count:-0} * 64)) of $max KiB)" \
+		test "${count:-999}" -ge 1 -a "$((${count:-999} * 64))" -le $((max / 2))
+	assert_eq "and the caller can still pin 2 MiB with MSG_ZEROCOPY" ok "$caller"
 }
 
 # Nothing but fs.aio-max-nr bounds the contexts, for root as for anyone:
@@ -179,5 +225,5 @@ t_root_uids() {
 	sr rm "$a" "$b"
 }
 
-for_each_user t_inotify t_mqueue t_shmlock t_aio t_hugepages t_ptys t_root_uids
+for_each_user t_inotify t_mqueue t_shmlock t_zerocopy t_aio t_hugepages t_ptys t_root_uids
 done_testing

@@ -158,7 +158,8 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 	 * leave the caller's processes none (no timer made, no signal queued).
 	 * Shared memory locked with SHM_LOCK is charged the same way, against
 	 * RLIMIT_MEMLOCK: all of it locked inside left the caller's shmctl(2)
-	 * ENOMEM (a living sandbox's segments stay locked until it goes).
+	 * ENOMEM (a living sandbox's segments stay locked until it goes);
+	 * pages pinned by MSG_ZEROCOPY sends, per host uid alone, too.
 	 * RLIMIT_NOFILE, the bound of the uid's fds in flight, is halved for
 	 * each process PID 1 starts (init-spawn.c), not for PID 1.
 	 */
