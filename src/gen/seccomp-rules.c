@@ -11,7 +11,8 @@
  *   the agent runs: Node, Python, npm, git, compilers, shells.
  * - EPERM: the calls refused on purpose, the second half, each with the
  *   reason; also the refused cases of some allowed calls (namespace flags
- *   of clone and unshare, TIOCSTI, vsock sockets, unsafe personalities).
+ *   of clone and unshare, TIOCSTI, vsock sockets, unsafe personalities,
+ *   huge pages).
  *   EPERM is what the kernel itself says to a caller without privilege, so
  *   a program probing for a feature gets an error it already handles.
  * - ENOSYS (SR_SECCOMP_DEFAULT_ERRNO) for every call this table does not
@@ -67,6 +68,8 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
 
@@ -252,8 +255,10 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
     ALLOW("timerfd_settime", "timers as descriptors"),
     ALLOW("timerfd_gettime", "timers as descriptors"),
 
-    /* Linux native asynchronous I/O (libaio); io_uring is refused below. */
-    ALLOW("io_setup", "asynchronous I/O context (libaio, databases)"),
+    /*
+     * Linux native asynchronous I/O (libaio) on a context io_setup made;
+     * io_setup and io_uring are refused below.
+     */
     ALLOW("io_destroy", "asynchronous I/O"),
     ALLOW("io_submit", "asynchronous I/O"),
     ALLOW("io_cancel", "asynchronous I/O"),
@@ -483,6 +488,28 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
     DENY("io_uring_setup", "io_uring: large attack surface, bypasses this filter for I/O"),
     DENY("io_uring_enter", "io_uring: large attack surface, bypasses this filter for I/O"),
     DENY("io_uring_register", "io_uring: large attack surface, bypasses this filter for I/O"),
+    /*
+     * Native AIO contexts are counted for the whole host, root's too, with
+     * no namespace or rlimit to share them out (fs.aio-max-nr, 65536
+     * events): one agent took them all in a second with 2 MB, and every
+     * io_setup on the host failed with EAGAIN until it ended. InnoDB
+     * (MySQL, MariaDB) turns native AIO off when io_setup fails; a
+     * program that insists on it (fio's libaio engine) fails inside.
+     */
+    DENY("io_setup", "native AIO contexts: a host-wide count any process could use up"),
+    /*
+     * Huge pages come from a pool the host sets aside (vm.nr_hugepages,
+     * for a database or VMs), no namespace's, and a memory cgroup of v1
+     * does not count them: an agent mapped all 8 of such a pool and the
+     * host's own MAP_HUGETLB (root's) failed with ENOMEM until it ended.
+     * Programs asking for them fall back to ordinary pages (glibc's
+     * malloc, the JVM); transparent huge pages stay. shmget's flag is
+     * refused by the kernel too, except to vm.hugetlb_shm_group, which
+     * a caller's supplementary groups (kept inside) may be in.
+     */
+    DENY_IF_ANY("mmap", 3, MAP_HUGETLB, "the host's huge page pool"),
+    DENY_IF_ANY("memfd_create", 1, MFD_HUGETLB, "the host's huge page pool"),
+    DENY_IF_ANY("shmget", 2, SHM_HUGETLB, "the host's huge page pool"),
     /*
      * Unprivileged fanotify (5.13) is young kernel code, and what it
      * offers over inotify (whole file systems, permission events) needs

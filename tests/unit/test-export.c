@@ -86,6 +86,7 @@ static json_t *oci(const struct sr_config *c)
 	    .bind_sources = &sources,
 	    .msgqueue = 409600,
 	    .sigpending = 48182,
+	    .memlock = 4194304,
 	    .files = 10000,
 	    .files_soft = 1024,
 	    .boot_id = "boot_id",
@@ -137,6 +138,8 @@ START_TEST(test_oci_process)
 			 409600);
 	ck_assert_int_eq(
 	    json_integer_value(get(find(p, "type", "RLIMIT_SIGPENDING"), "hard", NULL)), 48182);
+	ck_assert_int_eq(json_integer_value(get(find(p, "type", "RLIMIT_MEMLOCK"), "hard", NULL)),
+			 4194304);
 	ck_assert_int_eq(json_integer_value(get(find(p, "type", "RLIMIT_NOFILE"), "hard", NULL)),
 			 10000);
 	ck_assert_int_eq(json_integer_value(get(find(p, "type", "RLIMIT_NOFILE"), "soft", NULL)),

@@ -221,7 +221,7 @@ START_TEST(test_rules_cover_required)
 		    "execve execveat exit_group set_robust_list set_tid_address rseq futex "
 		    "futex_waitv arch_prctl prctl getrandom copy_file_range splice tee "
 		    "vmsplice sendfile fallocate flock socket socketpair connect bind listen "
-		    "accept4 sendmsg recvmsg sendmmsg recvmmsg io_setup io_submit "
+		    "accept4 sendmsg recvmsg sendmmsg recvmmsg io_submit "
 		    "rt_sigaction rt_sigprocmask rt_sigtimedwait sigaltstack kill tgkill "
 		    "clock_gettime clock_nanosleep sched_getaffinity prlimit64 setsid setpgid "
 		    "statfs ptrace fchmodat2 personality unshare ioctl",
@@ -229,6 +229,8 @@ START_TEST(test_rules_cover_required)
 	ck_assert_int_eq(find_rule("clone3", false)->err, ENOSYS);
 	ck_assert_ptr_null(find_rule("clone3", true));
 	ck_assert_ptr_null(find_rule("io_uring_setup", true));
+	ck_assert_int_eq(find_rule("io_setup", false)->err, EPERM);
+	ck_assert_ptr_null(find_rule("io_setup", true));
 }
 END_TEST
 

@@ -156,11 +156,16 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 	 * the sandbox, so that the caller (the same uid, unprivileged) keeps
 	 * the other half: the whole of RLIMIT_SIGPENDING queued inside would
 	 * leave the caller's processes none (no timer made, no signal queued).
+	 * Shared memory locked with SHM_LOCK is charged the same way, against
+	 * RLIMIT_MEMLOCK: all of it locked inside left the caller's shmctl(2)
+	 * ENOMEM (a living sandbox's segments stay locked until it goes);
+	 * pages pinned by MSG_ZEROCOPY sends, per host uid alone, too.
 	 * RLIMIT_NOFILE, the bound of the uid's fds in flight, is halved for
 	 * each process PID 1 starts (init-spawn.c), not for PID 1.
 	 */
 	if ((r = halve_limit(RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE", err)) < 0 ||
-	    (r = halve_limit(RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING", err)) < 0)
+	    (r = halve_limit(RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING", err)) < 0 ||
+	    (r = halve_limit(RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK", err)) < 0)
 		return r;
 	return sr_cgroup_child(p->cgroup, err);
 }

@@ -583,6 +583,8 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 			spec.msgqueue = rl.rlim_cur / 2;
 		if (getrlimit(RLIMIT_SIGPENDING, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 			spec.sigpending = rl.rlim_cur / 2;
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			spec.memlock = rl.rlim_cur / 2;
 		/*
 		 * The uid's fds in flight, held to the sender's RLIMIT_NOFILE: the
 		 * runtime's processes on the host (a console's pty passed) keep the

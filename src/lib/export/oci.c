@@ -119,8 +119,8 @@ static json_t *strv_json(const char *first, char *const *v)
 
 /*
  * The process: uid 1000 with no other group, every capability set empty,
- * no_new_privs, no core dumps, half the creator's message-queue bytes and
- * queued signals (as a run: child/setup.c), half its hard fd limit (as a
+ * no_new_privs, no core dumps, half the creator's message-queue bytes,
+ * queued signals and locked memory (as a run: child/setup.c), half its hard fd limit (as a
  * run's processes: child/init-spawn.c), the agent's command, environment
  * and cwd.
  */
@@ -140,6 +140,7 @@ static json_t *process(const struct sr_oci_spec *s)
 	if (rlimits &&
 	    (add_rlimit(rlimits, "RLIMIT_MSGQUEUE", s->msgqueue, s->msgqueue) < 0 ||
 	     add_rlimit(rlimits, "RLIMIT_SIGPENDING", s->sigpending, s->sigpending) < 0 ||
+	     add_rlimit(rlimits, "RLIMIT_MEMLOCK", s->memlock, s->memlock) < 0 ||
 	     add_rlimit(rlimits, "RLIMIT_NOFILE", s->files_soft, s->files) < 0))
 		return json_decref(rlimits), NULL;
 	return json_pack(

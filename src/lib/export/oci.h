@@ -44,6 +44,7 @@ struct sr_oci_spec {
 	const struct sr_strv *bind_sources;
 	uint64_t msgqueue;   /* RLIMIT_MSGQUEUE for the sandbox, 0 to leave it */
 	uint64_t sigpending; /* RLIMIT_SIGPENDING for the sandbox, 0 to leave it */
+	uint64_t memlock;    /* RLIMIT_MEMLOCK for the sandbox, 0 to leave it */
 	/* RLIMIT_NOFILE for the sandbox, hard and soft; a hard 0 to leave it. */
 	uint64_t files, files_soft;
 	/* A file of the bundle bound over /proc/sys/kernel/random/boot_id, or NULL. */
