@@ -411,7 +411,7 @@ static void on_answer(struct resolver *rs, struct pending *p)
 	}
 	memset(m, 0, offsetof(struct sr_resolver_msg, name));
 	m->type = SR_RESOLVER_ADDRESSES;
-	m->id = (uint32_t)slot | p->gen << 8;
+	m->id = resolver_ack_id(slot, p->gen);
 	m->qtype = p->w->q.qtype;
 	m->n_addrs = (uint16_t)a->n_addrs;
 	memcpy(m->addrs, a->addrs, a->n_addrs * sizeof(a->addrs[0]));
@@ -436,7 +436,7 @@ static void on_ack(struct resolver *rs)
 	if (k != (ssize_t)sizeof(*m) || m->type != SR_RESOLVER_ACK || (m->id & 0xff) >= PENDING_MAX)
 		return;
 	p = &rs->p[m->id & 0xff];
-	if (!p->used || !p->waiting || p->gen != m->id >> 8)
+	if (!p->used || !p->waiting || !resolver_ack_is_for(m->id, m->id & 0xff, p->gen))
 		return;
 	if (m->code < 0) {
 		fail(rs, p, SR_DNS_SERVFAIL);
