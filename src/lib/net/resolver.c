@@ -543,17 +543,20 @@ static _Noreturn void serve(struct resolver *rs)
 		for (size_t i = 0; i < CLIENTS_MAX; i++) {
 			struct client *cl = &rs->cl[i];
 
-			if (cl->fd < 0)
+			/*
+			 * Not polled at all while its query is pending: a client that
+			 * sent more meanwhile would wake the loop at once, round after
+			 * round, and so would one that reset its connection, whose
+			 * POLLERR/POLLHUP poll() reports whatever the events asked
+			 * (the agent spun the resolver on a CPU of the host's, outside
+			 * its cgroup, for as long as a slow upstream took). Its reply,
+			 * once written, finds out.
+			 */
+			if (cl->fd < 0 || (cl->busy && !cl->out))
 				continue;
 			owner[n] = (int)i;
-			/*
-			 * Its input only once its query is answered: a client that sent
-			 * more meanwhile would wake the loop at once, round after round.
-			 */
 			fds[n++] = (struct pollfd){.fd = cl->fd,
-						   .events = (short)(cl->out	? POLLOUT
-								     : cl->busy ? 0
-										: POLLIN)};
+						   .events = (short)(cl->out ? POLLOUT : POLLIN)};
 			if (!cl->busy && cl->idle_deadline < next)
 				next = cl->idle_deadline;
 		}
