@@ -23,7 +23,8 @@ CURL='curl -sS -m 5'
 setup_network() {
 	net_up && net_addr "$API" "$EVIL" && net_dns && net_listen "$PORT" || return 1
 	net_zone "api.sr-test A $API" "evil.sr-test A $EVIL" "later.sr-test A $EVIL" \
-		"slow.sr-test DROP -"
+		"slow.sr-test DROP -" "huge.sr-test TXT $(head -c 6000 /dev/zero | tr '\0' x)" \
+		"huge.sr-test WHOLE -"
 	mkdir -p "$WS"
 	cp "$SR_SRCDIR/tests/integration/dnsq.py" "$WS/"
 	# The agent's nftables client: libnftables itself, as nft(8) would use it.
@@ -234,6 +235,19 @@ t_reset_clients() {
 	assert_match "and answers on" "rcode=0 an=1 tc=0 $API" "$out"
 }
 
+# An upstream that sends an answer larger than the resolver asked for
+# (and reads) over UDP: the agent is told it was truncated, at once, and
+# gets it whole over TCP.
+t_oversized_udp() {
+	sr_a --net egress --allow huge.sr-test --workspace "$WS" -- sh -c \
+		'start=$(date +%s%N); python3 dnsq.py 127.0.0.53 huge.sr-test 16; echo ms=$((($(date +%s%N) - start) / 1000000)); python3 dnsq.py --tcp 127.0.0.53 huge.sr-test 16'
+	assert_match "a UDP answer of 6 KB: the agent's is truncated" "^rcode=0 an=0 tc=1" \
+		"$(sed -n 1p <<<"$out")"
+	check "at once ($(sed -n 's/^ms=//p' <<<"$out") ms; no answer within 3 s before)" \
+		test "$(sed -n 's/^ms=//p' <<<"$out")" -lt 1000
+	assert_match "over TCP, whole" "^rcode=0 an=1 tc=0" "$(sed -n 3p <<<"$out")"
+}
+
 round_prefix() {
 	SR_AS_PREFIX=()
 	if [ "$SR_AS" = user ]; then
@@ -250,6 +264,7 @@ t_round() {
 	t_resolver_killed
 	t_resolver_dies_with_sandbox_run
 	t_reset_clients
+	t_oversized_udp
 }
 
 if ! setup_network; then

@@ -474,10 +474,18 @@ static void on_upstream(struct resolver *rs, struct pending *p, short revents)
 				retry_or_fail(rs, p); /* ICMP unreachable */
 			return;
 		}
-		/* Larger than asked for: as if truncated, which the client then asks over TCP. */
-		p->ans_len = (size_t)k > UDP_ANSWER_MAX ? UDP_ANSWER_MAX : (size_t)k;
-		if ((size_t)k > UDP_ANSWER_MAX && p->ans_len > 2)
+		p->ans_len = (size_t)k;
+		if ((size_t)k > UDP_ANSWER_MAX) {
+			/*
+			 * Larger than asked for, and than was read: its records cut
+			 * off mid-way, it would never parse (the agent waited for
+			 * every try to time out). Its header and question alone,
+			 * truncated: the client asks again over TCP.
+			 */
+			p->ans_len = SR_DNS_HEADER + p->w->q.question_len;
 			p->ans[2] |= 0x02;
+			memset(p->ans + 6, 0, 6);
+		}
 		on_answer(rs, p);
 		return;
 	}
