@@ -140,5 +140,31 @@ if ! setup_network; then
 	done_testing
 	exit
 fi
-for_each_user t_name_to_refused_ranges t_name_to_host t_host_gains_address t_controls
+# An agent that fills the allow set (a wildcard whose names resolve to 64
+# new addresses each, past the set's 4096): said once, in words, not a
+# line for each query ("Too many open files in system" before).
+t_set_full() {
+	local zone
+	zone=$(cat "$NET_ZONE")
+	python3 -c '
+for n in range(66):
+    for a in range(64):
+        print("n%d.fill.sr-test A 1.%d.%d.1 3600" % (n, n, a))' >>"$NET_ZONE"
+	sr_a --net egress --allow '*.fill.sr-test' -- python3 -c '
+import socket
+for n in range(66):
+    try:
+        socket.getaddrinfo("n%d.fill.sr-test" % n, 80, socket.AF_INET)
+    except OSError:
+        print("n%d failed" % n)
+socket.getaddrinfo("n0.fill.sr-test", 80, socket.AF_INET)
+print("n0 again")'
+	net_zone "$zone"
+	assert_eq "the names past the set's 4096 addresses fail, those in it resolve again" \
+		"$(printf 'n64 failed\nn65 failed\nn0 again')" "$out"
+	assert_eq "a full set is said once" 1 "$(grep -c SERVFAIL <<<"$errout")"
+	assert_match "in words" "allowed addresses are full \(4096 of each kind at a time, each kept for its TTL\): 'n64.fill.sr-test'" "$errout"
+}
+
+for_each_user t_name_to_refused_ranges t_name_to_host t_host_gains_address t_controls t_set_full
 done_testing

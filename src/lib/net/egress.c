@@ -54,7 +54,8 @@ struct sr_egress {
 	int epfd; /* those, then the resolver's control socket and pidfd */
 	pid_t pid;
 	int pidfd, ctl;
-	bool ended; /* the sandbox has: the record is final */
+	bool ended;	/* the sandbox has: the record is final */
+	bool full_said; /* that an allow set is full, once */
 	/* The record. */
 	struct counted allowed[SR_RESULT_NAMES_MAX], refused[SR_RESULT_REFUSED_MAX];
 	size_t n_allowed, n_refused;
@@ -408,9 +409,21 @@ static void on_addresses(struct sr_egress *e, struct sr_resolver_msg *m)
 		n = elems ? elements(e, m, elems, max) : 0;
 		ack.code = !elems ? -ENOMEM : sr_nfnl_allow(e->nfnl, elems, n, &err);
 		free(elems);
-		if (ack.code < 0)
+		/*
+		 * A full set (ENFILE, "too many open files in system" as
+		 * strerror() has it) is said once, in words: the agent that
+		 * filled it would otherwise have a line printed for each query.
+		 */
+		if (ack.code == -ENFILE && !e->full_said)
+			sr_warn(e->sink,
+				"the sandbox's allowed addresses are full (%d of each kind at a "
+				"time, each kept for its TTL): '%s', and any name with an "
+				"address not among them, is answered SERVFAIL until some expire",
+				SR_NFT_ALLOW_MAX, m->name);
+		else if (ack.code < 0 && ack.code != -ENFILE)
 			sr_warn(e->sink, "%s: '%s' is answered SERVFAIL", err.msg, m->name);
-		else
+		e->full_said |= ack.code == -ENFILE;
+		if (ack.code >= 0)
 			count(e->allowed, SR_RESULT_NAMES_MAX, &e->n_allowed, &e->names_truncated,
 			      m->name);
 	}
