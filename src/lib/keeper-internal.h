@@ -65,10 +65,10 @@ struct client {
 	int64_t exit_ns;
 };
 
-/* A published port: 127.0.0.1:host_port on the host, port on the sandbox's loopback. */
+/* A published port: 127.0.0.1:host_port and [::1]:host_port on the host, port inside. */
 struct port {
 	int port, host_port;
-	int listen_fd;
+	int listen_fd, listen_fd6; /* listen_fd6: -1 on a host without IPv6 loopback */
 	bool owner_only; /* a preview's (serve): the keeper's own user's connections only */
 };
 
@@ -165,7 +165,8 @@ void keeper_work_next(struct keeper *k);
 
 /* keeper-ports.c */
 void keeper_do_port(struct keeper *k, struct client *cl, json_t *req);
-void keeper_on_port_connection(struct keeper *k, struct port *p);
+/* A connection waits on listen_fd, one of p's. */
+void keeper_on_port_connection(struct keeper *k, struct port *p, int listen_fd);
 void keeper_on_connected(void *ctx, struct sr_sandbox *sb, uint32_t id, int fd,
 			 const struct sr_error *err);
 void keeper_drop_conn(struct keeper *k, size_t i);

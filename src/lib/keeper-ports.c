@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Published ports: 127.0.0.1 on the host, each connection there relayed
- * to one PID 1 makes on the sandbox's loopback.
+ * Published ports: 127.0.0.1 and ::1 on the host, each connection there
+ * relayed to one PID 1 makes on the sandbox's loopback.
  */
 #include "keeper-internal.h"
 #include "control.h"
@@ -54,27 +54,68 @@ void keeper_on_connected(void *ctx, struct sr_sandbox *sb, uint32_t id, int fd,
 	sr_closep(&fd);
 }
 
-/* 127.0.0.1:port, or the kernel's choice of port when that one is taken (or privileged). */
-static int listen_loopback(int port, int *ret_port)
+/* A socket listening on 127.0.0.1:port or [::1]:port (0: the kernel's choice), or -errno. */
+static int listen_on(int family, int port)
 {
-	for (int attempt = 0; attempt < 2; attempt++) {
-		struct sockaddr_in sa = {.sin_family = AF_INET,
-					 .sin_port = htons((uint16_t)(attempt ? 0 : port)),
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-		socklen_t len = sizeof(sa);
-		int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct sockaddr_in in = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6,
+				   .sin6_port = htons((uint16_t)port),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	const struct sockaddr *sa =
+	    family == AF_INET ? (struct sockaddr *)&in : (struct sockaddr *)&in6;
+	socklen_t len = family == AF_INET ? sizeof(in) : sizeof(in6);
+	int one = 1, r, fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
+	if (fd < 0)
+		return sr_negerrno();
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, sa, len) < 0 || listen(fd, 128) < 0) {
+		r = sr_negerrno();
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int bound_port(int fd)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+
+	return getsockname(fd, (struct sockaddr *)&sa, &len) < 0 ? -1 : ntohs(sa.sin_port);
+}
+
+/*
+ * 127.0.0.1:port and [::1]:port, or, where either is taken (or
+ * privileged), the kernel's choice of a port free on both. Both, because
+ * "localhost" is ::1 first for many clients (browsers, Python, Node where
+ * /etc/hosts says so): with 127.0.0.1 alone, another user of the host who
+ * listened on [::1]:port got the owner's requests to localhost:port, and
+ * whatever they carried. A host without IPv6 loopback: 127.0.0.1 alone.
+ */
+static int listen_loopback(int port, int *ret_fd6, int *ret_port)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		int fd = listen_on(AF_INET, attempt ? 0 : port), fd6, got;
+
+		if (fd == -EADDRINUSE || fd == -EACCES)
+			continue;
 		if (fd < 0)
-			return sr_negerrno();
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 128) == 0 &&
-		    getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
-			*ret_port = ntohs(sa.sin_port);
+			return fd;
+		got = bound_port(fd);
+		fd6 = got > 0 ? listen_on(AF_INET6, got) : -EIO;
+		if (fd6 >= 0 || fd6 == -EAFNOSUPPORT || fd6 == -EADDRNOTAVAIL) {
+			*ret_fd6 = fd6 >= 0 ? fd6 : -1;
+			*ret_port = got;
 			return fd;
 		}
 		close(fd);
-		if (errno != EADDRINUSE && errno != EACCES)
-			return sr_negerrno();
+		if (fd6 != -EADDRINUSE && fd6 != -EACCES)
+			return fd6;
 	}
 	return -EADDRINUSE;
 }
@@ -99,7 +140,7 @@ static void save_ports(struct keeper *k)
 }
 
 /*
- * `port ID PORT`: the sandbox's PORT on the host's 127.0.0.1 only. Each
+ * `port ID PORT`: the sandbox's PORT on the host's loopback only. Each
  * connection accepted there is relayed to one PID 1 makes inside (on_connect
  * in init.c): the keeper never enters the sandbox's network namespace, and
  * nothing reaches the sandbox but through this relay.
@@ -109,7 +150,7 @@ void keeper_do_port(struct keeper *k, struct client *cl, json_t *req)
 	json_t *port = json_object_get(req, "port");
 	bool owner_only = json_is_true(json_object_get(req, "owner_only"));
 	struct port *np;
-	int p, fd, host_port = 0;
+	int p, fd, fd6 = -1, host_port = 0;
 
 	if (!json_is_integer(port) || json_integer_value(port) < 1 ||
 	    json_integer_value(port) > 65535)
@@ -129,24 +170,28 @@ void keeper_do_port(struct keeper *k, struct client *cl, json_t *req)
 	if (k->n_ports >= PORTS_MAX)
 		return keeper_reply_error(cl, -ENOSPC, 125, "port: %d ports are published already",
 					  PORTS_MAX);
-	fd = listen_loopback(p, &host_port);
+	fd = listen_loopback(p, &fd6, &host_port);
 	if (fd < 0)
-		return keeper_reply_error(cl, fd, 125, "port: listen on 127.0.0.1: %s",
+		return keeper_reply_error(cl, fd, 125, "port: listen on 127.0.0.1 and ::1: %s",
 					  strerror(-fd));
 	np = realloc(k->ports, sizeof(*np) * (k->n_ports + 1));
 	if (!np) {
 		close(fd);
+		sr_closep(&fd6);
 		return keeper_reply_error(cl, -ENOMEM, 125, "port: out of memory");
 	}
 	k->ports = np;
-	k->ports[k->n_ports++] = (struct port){
-	    .port = p, .host_port = host_port, .listen_fd = fd, .owner_only = owner_only};
+	k->ports[k->n_ports++] = (struct port){.port = p,
+					       .host_port = host_port,
+					       .listen_fd = fd,
+					       .listen_fd6 = fd6,
+					       .owner_only = owner_only};
 	save_ports(k);
 	keeper_reply(cl, json_pack("{sbso}", "ok", 1, "port", port_json(&k->ports[k->n_ports - 1])),
 		     NULL, 0);
 }
 
-void keeper_on_port_connection(struct keeper *k, struct port *p)
+void keeper_on_port_connection(struct keeper *k, struct port *p, int listen_fd)
 {
 	struct conn **nv, *c;
 	uid_t uid;
@@ -163,7 +208,7 @@ void keeper_on_port_connection(struct keeper *k, struct port *p)
 	 */
 	if (!sr_sandbox_has_room(k->sb))
 		return;
-	fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0) {
 		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
 			keeper_out_of_fds(k);

@@ -297,7 +297,7 @@ static void add(struct poll_set *ps, int fd, short events, enum slot_kind kind, 
 /* The most entries fill_poll_set() makes: one per fd it may add. */
 static size_t poll_set_cap(const struct keeper *k)
 {
-	return 6 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients + k->n_ports +
+	return 6 + SR_SANDBOX_POLL_FDS + SR_ARTIFACTS_POLL_FDS + 2 * k->n_clients + 2 * k->n_ports +
 	       2 * k->n_conns;
 }
 
@@ -333,8 +333,11 @@ static void fill_poll_set(struct keeper *k, struct poll_set *ps, bool accepting)
 		add(ps, k->clients[i]->fd, POLLIN, SLOT_CLIENT, k->clients[i], 0);
 		add(ps, k->clients[i]->timerfd, POLLIN, SLOT_TIMER, k->clients[i], 0);
 	}
-	for (size_t i = 0; accepting && room && i < k->n_ports; i++)
-		add(ps, k->ports[i].listen_fd, POLLIN, SLOT_PORT, NULL, i);
+	/* A port's two sockets, 127.0.0.1's and ::1's, as 2i and 2i + 1. */
+	for (size_t i = 0; accepting && room && i < k->n_ports; i++) {
+		add(ps, k->ports[i].listen_fd, POLLIN, SLOT_PORT, NULL, 2 * i);
+		add(ps, k->ports[i].listen_fd6, POLLIN, SLOT_PORT, NULL, 2 * i + 1);
+	}
 	/* A relayed connection's two sides side by side: step_relays() takes them as a pair. */
 	for (size_t i = 0; i < k->n_conns; i++) {
 		struct conn *c = k->conns[i];
@@ -409,9 +412,13 @@ static bool on_ready(struct keeper *k, const struct poll_set *ps)
 			if (cl->timerfd >= 0)
 				keeper_on_client_timer(k, cl);
 			break;
-		case SLOT_PORT:
-			keeper_on_port_connection(k, &k->ports[ps->slots[i].index]);
+		case SLOT_PORT: {
+			struct port *p = &k->ports[ps->slots[i].index / 2];
+
+			keeper_on_port_connection(
+			    k, p, ps->slots[i].index % 2 ? p->listen_fd6 : p->listen_fd);
 			break;
+		}
 		case SLOT_RELAY_HOST:
 		case SLOT_RELAY_SANDBOX:
 		case SLOT_ARTIFACTS: /* collect() reads them, every round */
@@ -620,8 +627,10 @@ static void tear_down(struct keeper *k)
 	while (k->n_conns)
 		keeper_drop_conn(k, k->n_conns - 1);
 	free(k->conns);
-	for (size_t i = 0; i < k->n_ports; i++)
+	for (size_t i = 0; i < k->n_ports; i++) {
 		sr_closep(&k->ports[i].listen_fd);
+		sr_closep(&k->ports[i].listen_fd6);
+	}
 	free(k->ports);
 	/* The helper, reaped. */
 	reap_children();

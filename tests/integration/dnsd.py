@@ -5,7 +5,9 @@
 # lines, TYPE one of A, AAAA, CNAME, TXT. Every question it gets is
 # appended to LOG as "NAME QTYPE": what reached the "upstream" is how a
 # test knows what left the sandbox. A UDP answer over 1232 bytes is sent
-# truncated (TC), as a real server would.
+# truncated (TC), as a real server would. "NAME DROP -" makes it answer
+# nothing for NAME (a server that never answers); "NAME WHOLE -" sends
+# NAME's UDP answers whole, whatever their size (one that ignores EDNS).
 import socket, struct, sys, threading, os
 
 addr, zone, log = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -45,6 +47,8 @@ def answer(msg, udp):
     with open(log, 'a') as f:
         f.write('%s %d\n' % (name, qtype))
     recs = load()
+    if any(r[0] == name and r[1] == 'DROP' for r in recs):
+        return None
     ans = []
     cur = name
     for _ in range(8):
@@ -74,7 +78,8 @@ def answer(msg, udp):
         body += wire(n) + struct.pack('>HHIH', t, 1, ttl, len(data)) + data
     hdr = struct.pack('>HHHHHH', qid, 0x8180 | rcode, 1, len(ans), 0, 0)
     out = hdr + body
-    if udp and len(out) > 1232:
+    whole = any(r[0] == name and r[1] == 'WHOLE' for r in recs)
+    if udp and len(out) > 1232 and not whole:
         out = struct.pack('>HHHHHH', qid, 0x8380 | rcode, 1, 0, 0, 0) + msg[12:off + 4]
     return out
 
@@ -84,7 +89,9 @@ def serve_udp():
     while True:
         d, a = s.recvfrom(4096)
         try:
-            s.sendto(answer(d, True), a)
+            out = answer(d, True)
+            if out is not None:
+                s.sendto(out, a)
         except Exception:
             pass
 
@@ -102,6 +109,8 @@ def serve_tcp_conn(c):
                     return
                 d += k
             out = answer(d, False)
+            if out is None:
+                continue
             c.sendall(struct.pack('>H', len(out)) + out)
     except Exception:
         pass

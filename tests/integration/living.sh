@@ -583,7 +583,7 @@ t_port() {
 	assert_match "port prints a 127.0.0.1 URL" '^http://127\.0\.0\.1:[0-9]+$' "$url"
 	assert_eq "the server inside answers there (its own page)" "served-from-$SR_AS" "$(curl -s -m 5 "$url/index.html")"
 	assert_eq "on the host's loopback only" "" \
-		"$(ss -Hltn "sport = :${url##*:}" | awk '{print $4}' | grep -v '^127\.0\.0\.1:')"
+		"$(ss -Hltn "sport = :${url##*:}" | awk '{print $4}' | grep -v -e '^127\.0\.0\.1:' -e '^\[::1\]:')"
 	sr port "$sb" "$port"
 	assert_eq "publishing it again: the same URL" "$url" "$out"
 	sr inspect "$sb"

@@ -27,6 +27,7 @@ CGNAT=100.64.0.2
 PUBLIC=198.51.100.2
 LATE=198.51.100.77
 LATE6=2001:db8:a::77
+SHARED=198.51.100.3
 
 setup_network() {
 	net_up && net_addr "$METADATA" "$PRIVATE" "$CGNAT" "$PUBLIC" && net_dns &&
@@ -35,6 +36,7 @@ setup_network() {
 		"cgnat.sr-test A $CGNAT" "public.sr-test A $PUBLIC" "host.sr-test A $NET_A_IP" \
 		"loopback.sr-test A 127.0.0.1" "rebind.sr-test CNAME metadata.sr-test" \
 		"late.sr-test A $LATE"
+	cp "$NET_ZONE" "$SR_TMP/zone.saved"
 }
 
 # The sandbox's curl, body on stdout: refused connections fail at once (exit 7).
@@ -140,5 +142,82 @@ if ! setup_network; then
 	done_testing
 	exit
 fi
-for_each_user t_name_to_refused_ranges t_name_to_host t_host_gains_address t_controls
+# An agent that fills the allow set (a wildcard whose names resolve to 64
+# new addresses each, past the set's 4096): said once, in words, not a
+# line for each query ("Too many open files in system" before).
+t_set_full() {
+	local zone
+	zone=$(cat "$NET_ZONE")
+	python3 -c '
+for n in range(66):
+    for a in range(64):
+        print("n%d.fill.sr-test A 1.%d.%d.1 3600" % (n, n, a))' >>"$NET_ZONE"
+	sr_a --net egress --allow '*.fill.sr-test' -- python3 -c '
+import socket
+for n in range(66):
+    try:
+        socket.getaddrinfo("n%d.fill.sr-test" % n, 80, socket.AF_INET)
+    except OSError:
+        print("n%d failed" % n)
+socket.getaddrinfo("n0.fill.sr-test", 80, socket.AF_INET)
+print("n0 again")'
+	net_zone "$zone"
+	assert_eq "the names past the set's 4096 addresses fail, those in it resolve again" \
+		"$(printf 'n64 failed\nn65 failed\nn0 again')" "$out"
+	assert_eq "a full set is said once" 1 "$(grep -c SERVFAIL <<<"$errout")"
+	assert_match "in words" "allowed addresses are full \(4096 of each kind at a time, each kept for its TTL\): 'n64.fill.sr-test'" "$errout"
+}
+
+# An allow set's element, as the host's root sees it in the sandbox's
+# network namespace (the namespace of PID): "ADDRESS timeout T".
+set_element() {
+	nsenter -t "$1" -n python3 -c '
+import ctypes, re, sys
+lib = ctypes.CDLL("libnftables.so.1")
+lib.nft_ctx_new.restype = ctypes.c_void_p
+lib.nft_ctx_buffer_output.argtypes = [ctypes.c_void_p]
+lib.nft_ctx_get_output_buffer.restype = ctypes.c_char_p
+lib.nft_ctx_get_output_buffer.argtypes = [ctypes.c_void_p]
+lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+ctx = lib.nft_ctx_new(0)
+lib.nft_ctx_buffer_output(ctx)
+lib.nft_run_cmd_from_buffer(ctx, b"list set inet sandbox_run allow4")
+m = re.search(re.escape(sys.argv[1]) + r" timeout [0-9hms]+", lib.nft_ctx_get_output_buffer(ctx).decode())
+print(m.group(0) if m else "none")' "$2"
+}
+
+# Two names share an address (a CDN's), the second with a shorter TTL:
+# the address stays open for the first's hour (it was cut to the
+# second's minute, while the agent may keep the first's answer an hour).
+t_shared_address() {
+	local pid sleeper
+	net_zone "long.sr-test A $SHARED 3600" "short.sr-test A $SHARED 1"
+	(nsenter -t "$A_PID" -n -m -- "${SR_AS_PREFIX[@]}" "$SR" -q --net egress --allow long.sr-test \
+		--allow short.sr-test -- sh -c 'getent hosts long.sr-test && getent hosts short.sr-test && exec sleep 30' \
+		</dev/null >"$SR_TMP/shared.out" 2>&1) &
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	until_ok 10 grep -q short "$SR_TMP/shared.out"
+	sleeper=$(descendant "$pid" sleep)
+	assert_match "an address two names share keeps the longer TTL's timeout (1 h, not 1 min)" \
+		"^$SHARED timeout (1h|59m)" "$(set_element "${sleeper:-0}" "$SHARED")"
+	kill -KILL "$pid" "$(descendant "$pid" sandbox-run)" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	net_zone "$(cat "$SR_TMP/zone.saved")"
+}
+
+round_prefix() {
+	SR_AS_PREFIX=()
+	if [ "$SR_AS" = user ]; then
+		SR_AS_PREFIX=(setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups
+			--inh-caps=-all -- env HOME="$SR_TMP/home-user")
+	fi
+}
+t_round_shared() {
+	round_prefix
+	t_shared_address
+}
+
+for_each_user t_name_to_refused_ranges t_name_to_host t_host_gains_address t_controls t_set_full \
+	t_round_shared
 done_testing

@@ -22,7 +22,9 @@ CURL='curl -sS -m 5'
 
 setup_network() {
 	net_up && net_addr "$API" "$EVIL" && net_dns && net_listen "$PORT" || return 1
-	net_zone "api.sr-test A $API" "evil.sr-test A $EVIL" "later.sr-test A $EVIL"
+	net_zone "api.sr-test A $API" "evil.sr-test A $EVIL" "later.sr-test A $EVIL" \
+		"slow.sr-test DROP -" "huge.sr-test TXT $(head -c 6000 /dev/zero | tr '\0' x)" \
+		"huge.sr-test WHOLE -"
 	mkdir -p "$WS"
 	cp "$SR_SRCDIR/tests/integration/dnsq.py" "$WS/"
 	# The agent's nftables client: libnftables itself, as nft(8) would use it.
@@ -67,6 +69,23 @@ setup_network() {
 		    print("bind=ok")
 		except OSError as e:
 		    print("bind=" + type(e).__name__)
+	EOF
+	# TCP clients that ask for a name the upstream never answers, then
+	# reset their connections (SO_LINGER 0) while the queries wait.
+	cat >"$WS/reset.py" <<-'EOF'
+		import socket, struct, time
+		q = struct.pack(">HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0) + b"\x04slow\x07sr-test\x00\x00\x01\x00\x01"
+		socks = []
+		for i in range(16):
+		    s = socket.create_connection(("127.0.0.53", 53), 3)
+		    s.sendall(struct.pack(">H", len(q)) + q)
+		    socks.append(s)
+		time.sleep(0.2)
+		for s in socks:
+		    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+		    s.close()
+		print("reset", flush=True)
+		time.sleep(4)
 	EOF
 	chmod -R a+rX "$WS"
 }
@@ -189,6 +208,46 @@ t_resolver_dies_with_sandbox_run() {
 	wait "$pid" 2>/dev/null
 }
 
+# CPU time (clock ticks) PID has used.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# Clients that reset their connections while their queries wait do not
+# keep the resolver busy: it runs outside the sandbox's cgroup.
+t_reset_clients() {
+	local pid res t0 t1
+	(nsenter -t "$A_PID" -n -m -- "${SR_AS_PREFIX[@]}" "$SR" -q --net egress --allow slow.sr-test \
+		--allow api.sr-test --workspace "$WS" -- sh -c \
+		"python3 reset.py; python3 dnsq.py 127.0.0.53 api.sr-test 1" </dev/null \
+		>"$SR_TMP/reset.out" 2>&1) &
+	pid=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+	until_ok 5 has_resolver_below "$pid"
+	res=$(resolver_below "$pid")
+	until_ok 5 grep -q reset "$SR_TMP/reset.out"
+	t0=$(cpu_ticks "${res:-0}" 2>/dev/null)
+	sleep 3
+	t1=$(cpu_ticks "${res:-0}" 2>/dev/null)
+	wait "$pid" 2>/dev/null
+	out=$(cat "$SR_TMP/reset.out")
+	check "the resolver runs (sr-resolver beneath sandbox-run)" test -n "$res"
+	check "16 clients reset while their queries wait: the resolver idles meanwhile ($((${t1:-0} - ${t0:-0})) ticks of CPU in 3 s; it spun before)" \
+		test -n "$t0" -a -n "$t1" -a "$((${t1:-0} - ${t0:-0}))" -lt 30
+	assert_match "and answers on" "rcode=0 an=1 tc=0 $API" "$out"
+}
+
+# An upstream that sends an answer larger than the resolver asked for
+# (and reads) over UDP: the agent is told it was truncated, at once, and
+# gets it whole over TCP.
+t_oversized_udp() {
+	sr_a --net egress --allow huge.sr-test --workspace "$WS" -- sh -c \
+		'start=$(date +%s%N); python3 dnsq.py 127.0.0.53 huge.sr-test 16; echo ms=$((($(date +%s%N) - start) / 1000000)); python3 dnsq.py --tcp 127.0.0.53 huge.sr-test 16'
+	assert_match "a UDP answer of 6 KB: the agent's is truncated" "^rcode=0 an=0 tc=1" \
+		"$(sed -n 1p <<<"$out")"
+	check "at once ($(sed -n 's/^ms=//p' <<<"$out") ms; no answer within 3 s before)" \
+		test "$(sed -n 's/^ms=//p' <<<"$out")" -lt 1000
+	assert_match "over TCP, whole" "^rcode=0 an=1 tc=0" "$(sed -n 3p <<<"$out")"
+}
+
 round_prefix() {
 	SR_AS_PREFIX=()
 	if [ "$SR_AS" = user ]; then
@@ -204,6 +263,8 @@ t_round() {
 	t_resolver_confined
 	t_resolver_killed
 	t_resolver_dies_with_sandbox_run
+	t_reset_clients
+	t_oversized_udp
 }
 
 if ! setup_network; then

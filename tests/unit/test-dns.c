@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* DNS messages as the sandbox's resolver reads and writes them (src/lib/net/dns.h). */
 #include "dns.h"
+#include "resolver-internal.h"
 #include "testutil.h"
 
 #include <arpa/inet.h>
@@ -486,6 +487,30 @@ START_TEST(test_name_matches)
 }
 END_TEST
 
+/*
+ * The supervisor's ACK finds its query by the id the resolver sent: for
+ * every generation, the 16,777,216th query sent upstream and after
+ * included (their ACKs were ignored before: every allowed name answered
+ * SERVFAIL after 2 s for the rest of a long-lived sandbox's life).
+ */
+START_TEST(test_ack_id)
+{
+	static const uint32_t gens[] = {1,	   2,	       0xffffff,  0x1000000,
+					0x1000001, 0xabcdef12, UINT32_MAX};
+
+	for (size_t i = 0; i < SR_ARRAY_SIZE(gens); i++) {
+		for (size_t slot = 0; slot < PENDING_MAX; slot += 21) {
+			uint32_t id = resolver_ack_id(slot, gens[i]);
+
+			ck_assert_msg(resolver_ack_is_for(id, slot, gens[i]), "gen %#x slot %zu",
+				      gens[i], slot);
+			ck_assert(!resolver_ack_is_for(id, slot, gens[i] + 1));
+			ck_assert(!resolver_ack_is_for(id, slot ^ 1, gens[i]));
+		}
+	}
+}
+END_TEST
+
 static Suite *dns_suite(void)
 {
 	Suite *s = suite_create("dns");
@@ -500,6 +525,7 @@ static Suite *dns_suite(void)
 	tcase_add_test(tc, test_finish);
 	tcase_add_test(tc, test_error);
 	tcase_add_test(tc, test_name_matches);
+	tcase_add_test(tc, test_ack_id);
 	suite_add_tcase(s, tc);
 	return s;
 }

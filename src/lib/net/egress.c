@@ -36,6 +36,15 @@ struct counted {
 	uint64_t count;
 };
 
+/* An element the supervisor put into an allow set, and when it expires there. */
+struct held {
+	struct sr_nfnl_elem el; /* its timeout_ms not read */
+	int64_t expires_ms;	/* monotonic */
+};
+
+/* The most the sets hold at once: more can be forgotten, they are refused anyway. */
+#define HELD_MAX (4 * SR_NFT_ALLOW_MAX)
+
 struct sr_egress {
 	const struct sr_sink *sink;
 	struct sr_resolver_config rc;
@@ -54,7 +63,8 @@ struct sr_egress {
 	int epfd; /* those, then the resolver's control socket and pidfd */
 	pid_t pid;
 	int pidfd, ctl;
-	bool ended; /* the sandbox has: the record is final */
+	bool ended;	/* the sandbox has: the record is final */
+	bool full_said; /* that an allow set is full, once */
 	/* The record. */
 	struct counted allowed[SR_RESULT_NAMES_MAX], refused[SR_RESULT_REFUSED_MAX];
 	size_t n_allowed, n_refused;
@@ -62,6 +72,8 @@ struct sr_egress {
 	struct sr_nfnl_refused dests[2 * SR_NFT_REFUSED_MAX];
 	size_t n_dests;
 	struct sr_resolver_msg msg;
+	struct held *held; /* what the allow sets hold, unexpired ones at least */
+	size_t n_held;
 };
 
 static int add_name(struct sr_resolver_name **v, size_t *n, const struct sr_dest *d)
@@ -387,6 +399,58 @@ static void on_host_addresses(struct sr_egress *e)
 	sr_strv_free(&added);
 }
 
+static struct held *find_held(struct sr_egress *e, const struct sr_nfnl_elem *el)
+{
+	for (size_t i = 0; i < e->n_held; i++) {
+		const struct sr_nfnl_elem *h = &e->held[i].el;
+
+		if (h->family == el->family && h->port == el->port &&
+		    memcmp(h->addr, el->addr, sizeof(h->addr)) == 0)
+			return &e->held[i];
+	}
+	return NULL;
+}
+
+/*
+ * Each element's timeout raised to what it has left in its set, where
+ * that is longer. An element put in again starts its timeout anew (add,
+ * delete, add: nfnl.c), so another name's shorter TTL would cut short
+ * an address that an earlier answer gave for longer (a CDN's, which names
+ * share), while the agent may still hold that answer. Expired ones are
+ * forgotten first.
+ */
+static void keep_longer(struct sr_egress *e, struct sr_nfnl_elem *el, size_t n, int64_t now)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < e->n_held; i++)
+		if (e->held[i].expires_ms > now)
+			e->held[k++] = e->held[i];
+	e->n_held = k;
+	for (size_t i = 0; i < n; i++) {
+		const struct held *h = find_held(e, &el[i]);
+
+		if (h && h->expires_ms - now > (int64_t)el[i].timeout_ms)
+			el[i].timeout_ms = (uint32_t)(h->expires_ms - now);
+	}
+}
+
+/* The elements now in the sets, and until when (at most HELD_MAX are kept). */
+static void remember(struct sr_egress *e, const struct sr_nfnl_elem *el, size_t n, int64_t now)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct held *h = find_held(e, &el[i]);
+
+		if (!h && e->n_held < HELD_MAX) {
+			if (!e->held && !(e->held = calloc(HELD_MAX, sizeof(*e->held))))
+				return;
+			h = &e->held[e->n_held++];
+		}
+		if (h)
+			*h = (struct held){.el = el[i], .expires_ms = now + el[i].timeout_ms};
+	}
+}
+
 /*
  * An allowed name's addresses: into the sets, then the resolver may
  * answer. The name is checked again here: the resolver parses what the
@@ -405,12 +469,29 @@ static void on_addresses(struct sr_egress *e, struct sr_resolver_msg *m)
 	} else {
 		max = (size_t)m->n_addrs * (e->n_entries ? e->n_entries : 1);
 		elems = calloc(max ? max : 1, sizeof(*elems));
+		int64_t now = sr_monotonic_ns() / 1000000;
+
 		n = elems ? elements(e, m, elems, max) : 0;
+		keep_longer(e, elems, n, now);
 		ack.code = !elems ? -ENOMEM : sr_nfnl_allow(e->nfnl, elems, n, &err);
+		if (ack.code >= 0)
+			remember(e, elems, n, now);
 		free(elems);
-		if (ack.code < 0)
+		/*
+		 * A full set (ENFILE, "too many open files in system" as
+		 * strerror() has it) is said once, in words: the agent that
+		 * filled it would otherwise have a line printed for each query.
+		 */
+		if (ack.code == -ENFILE && !e->full_said)
+			sr_warn(e->sink,
+				"the sandbox's allowed addresses are full (%d of each kind at a "
+				"time, each kept for its TTL): '%s', and any name with an "
+				"address not among them, is answered SERVFAIL until some expire",
+				SR_NFT_ALLOW_MAX, m->name);
+		else if (ack.code < 0 && ack.code != -ENFILE)
 			sr_warn(e->sink, "%s: '%s' is answered SERVFAIL", err.msg, m->name);
-		else
+		e->full_said |= ack.code == -ENFILE;
+		if (ack.code >= 0)
 			count(e->allowed, SR_RESULT_NAMES_MAX, &e->n_allowed, &e->names_truncated,
 			      m->name);
 	}
@@ -638,5 +719,6 @@ void sr_egress_free(struct sr_egress *e)
 	free(e->allow);
 	free(e->deny);
 	free(e->entries);
+	free(e->held);
 	free(e);
 }

@@ -57,6 +57,25 @@ struct resolver {
 	uint32_t gen;
 };
 
+/*
+ * The id of an SR_RESOLVER_ADDRESSES message, which the supervisor's ACK
+ * repeats: the query's slot in the low 8 bits, its generation (a count of
+ * the queries sent upstream) above, of which 24 bits fit: they are what
+ * is compared, or from the 2^24th query on no ACK would be taken.
+ */
+_Static_assert(PENDING_MAX <= 0x100, "a slot fits the id's low 8 bits");
+
+static inline uint32_t resolver_ack_id(size_t slot, uint32_t gen)
+{
+	return (uint32_t)slot | gen << 8;
+}
+
+/* Whether an ACK's id is for the query in slot whose generation is gen. */
+static inline bool resolver_ack_is_for(uint32_t id, size_t slot, uint32_t gen)
+{
+	return (id & 0xff) == slot && id >> 8 == (gen & 0xffffff);
+}
+
 static inline int64_t now_ms(void)
 {
 	return sr_monotonic_ns() / 1000000;

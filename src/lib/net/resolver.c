@@ -411,7 +411,7 @@ static void on_answer(struct resolver *rs, struct pending *p)
 	}
 	memset(m, 0, offsetof(struct sr_resolver_msg, name));
 	m->type = SR_RESOLVER_ADDRESSES;
-	m->id = (uint32_t)slot | p->gen << 8;
+	m->id = resolver_ack_id(slot, p->gen);
 	m->qtype = p->w->q.qtype;
 	m->n_addrs = (uint16_t)a->n_addrs;
 	memcpy(m->addrs, a->addrs, a->n_addrs * sizeof(a->addrs[0]));
@@ -436,7 +436,7 @@ static void on_ack(struct resolver *rs)
 	if (k != (ssize_t)sizeof(*m) || m->type != SR_RESOLVER_ACK || (m->id & 0xff) >= PENDING_MAX)
 		return;
 	p = &rs->p[m->id & 0xff];
-	if (!p->used || !p->waiting || p->gen != m->id >> 8)
+	if (!p->used || !p->waiting || !resolver_ack_is_for(m->id, m->id & 0xff, p->gen))
 		return;
 	if (m->code < 0) {
 		fail(rs, p, SR_DNS_SERVFAIL);
@@ -474,10 +474,18 @@ static void on_upstream(struct resolver *rs, struct pending *p, short revents)
 				retry_or_fail(rs, p); /* ICMP unreachable */
 			return;
 		}
-		/* Larger than asked for: as if truncated, which the client then asks over TCP. */
-		p->ans_len = (size_t)k > UDP_ANSWER_MAX ? UDP_ANSWER_MAX : (size_t)k;
-		if ((size_t)k > UDP_ANSWER_MAX && p->ans_len > 2)
+		p->ans_len = (size_t)k;
+		if ((size_t)k > UDP_ANSWER_MAX) {
+			/*
+			 * Larger than asked for, and than was read: its records cut
+			 * off mid-way, it would never parse (the agent waited for
+			 * every try to time out). Its header and question alone,
+			 * truncated: the client asks again over TCP.
+			 */
+			p->ans_len = SR_DNS_HEADER + p->w->q.question_len;
 			p->ans[2] |= 0x02;
+			memset(p->ans + 6, 0, 6);
+		}
 		on_answer(rs, p);
 		return;
 	}
@@ -543,17 +551,20 @@ static _Noreturn void serve(struct resolver *rs)
 		for (size_t i = 0; i < CLIENTS_MAX; i++) {
 			struct client *cl = &rs->cl[i];
 
-			if (cl->fd < 0)
+			/*
+			 * Not polled at all while its query is pending: a client that
+			 * sent more meanwhile would wake the loop at once, round after
+			 * round, and so would one that reset its connection, whose
+			 * POLLERR/POLLHUP poll() reports whatever the events asked
+			 * (the agent spun the resolver on a CPU of the host's, outside
+			 * its cgroup, for as long as a slow upstream took). Its reply,
+			 * once written, finds out.
+			 */
+			if (cl->fd < 0 || (cl->busy && !cl->out))
 				continue;
 			owner[n] = (int)i;
-			/*
-			 * Its input only once its query is answered: a client that sent
-			 * more meanwhile would wake the loop at once, round after round.
-			 */
 			fds[n++] = (struct pollfd){.fd = cl->fd,
-						   .events = (short)(cl->out	? POLLOUT
-								     : cl->busy ? 0
-										: POLLIN)};
+						   .events = (short)(cl->out ? POLLOUT : POLLIN)};
 			if (!cl->busy && cl->idle_deadline < next)
 				next = cl->idle_deadline;
 		}
