@@ -638,5 +638,26 @@ t_ls_an_id() {
 		"$rc $errout"
 }
 
-for_each_user t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_result_not_written() {
+	# create and deploy took --result, wrote no record, ever, and said
+	# nothing: a script waiting on the record waited for nothing.
+	local rec="$SR_OUT/noresult-$SR_AS.json" ag
+	ag=$(make_agent noresult 'cat')
+	rm -f "$rec"
+	sr create --net none --timeout 60 --result "$rec"
+	assert_eq "create --result: 125, saying create runs nothing" \
+		"125 sandbox-run: create: option --result: create runs nothing (sandbox-run exec --result FILE ID -- COMMAND records a command)" \
+		"$rc $errout"
+	sr deploy --net none --result "$rec" "$ag"
+	assert_eq "deploy --result: 125, saying where its install and invocations are told" \
+		"125 sandbox-run: deploy: option --result: deploy writes no record (sandbox-run deployments log NAME shows the install; invoke --result FILE NAME records an invocation)" \
+		"$rc $errout"
+	sr ls --json
+	assert_eq "no sandbox made" "[]" "$out"
+	sr deployments --json
+	assert_no_match "no deployment made" noresult "$out"
+	check "no record" test ! -e "$rec"
+}
+
+for_each_user t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
