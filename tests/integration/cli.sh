@@ -659,5 +659,16 @@ t_result_not_written() {
 	check "no record" test ! -e "$rec"
 }
 
-for_each_user t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_exec_env_name() {
+	# exec --env 1=2 went to the keeper, whose "--env: expected KEY=VALUE,
+	# got '1=2'" named neither exec nor what was wrong: '1' as a name.
+	sr exec --env 1=2 some-sandbox -- true
+	assert_eq "exec --env with a bad name: 125, naming it as a run does" \
+		"125 sandbox-run: exec: --env: bad variable name '1' (use letters, digits and '_', not starting with a digit)" \
+		"$rc $errout"
+	sr exec some-sandbox --env A-B=x -- true
+	assert_match "after ID too" "^sandbox-run: exec: --env: bad variable name 'A-B' " "$errout"
+}
+
+for_each_user t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
