@@ -670,5 +670,17 @@ t_exec_env_name() {
 	assert_match "after ID too" "^sandbox-run: exec: --env: bad variable name 'A-B' " "$errout"
 }
 
-for_each_user t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_inspect_option() {
+	# inspect --json (as ls --json) said "no sandbox '--json'", sending
+	# the user to ls for a sandbox that is there.
+	sr inspect --json
+	assert_eq "inspect --json: 125, saying it prints JSON already" \
+		"125 sandbox-run: inspect: takes no --json: it prints JSON already (sandbox-run inspect ID)" \
+		"$rc $errout"
+	sr inspect -x
+	assert_eq "inspect -x: an unknown option" \
+		"125 sandbox-run: inspect: unknown option '-x' (see --help)" "$rc $errout"
+}
+
+for_each_user t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
