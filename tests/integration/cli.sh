@@ -682,5 +682,13 @@ t_inspect_option() {
 		"125 sandbox-run: inspect: unknown option '-x' (see --help)" "$rc $errout"
 }
 
-for_each_user t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_apply_to_empty() {
+	# apply --to "$UNSET" said "apply: : No such file or directory".
+	sr apply some-sandbox --to ''
+	assert_eq "apply --to '': 125, an empty path" \
+		"125 sandbox-run: apply: --to: an empty path (is the variable that should hold it set?)" \
+		"$rc $errout"
+}
+
+for_each_user t_apply_to_empty t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
