@@ -574,7 +574,7 @@ void sr_options_usage(FILE *f)
 	      "Exit status: the agent's own; 124 timeout; 125 sandbox-run failed;\n"
 	      "126 cannot execute; 127 not found; 128+N killed by signal N.\n"
 	      "\n"
-	      "Sandboxes that live (each verb has its own --help):\n"
+	      "Sandboxes that live (each verb has its own --help: sandbox-run help VERB):\n"
 	      "  create [OPTIONS] [--name NAME] [AGENT | --workspace DIR | --from SNAPSHOT]\n"
 	      "  exec [-i] [-t] [--env K=V] [--workdir DIR] [--timeout D] [--result FILE]\n"
 	      "       ID -- COMMAND\n"

@@ -41,6 +41,8 @@ int sr_verb_invoke(const struct sr_verb_args *a);
 int sr_verb_deployments(const struct sr_verb_args *a);
 int sr_verb_secrets(const struct sr_verb_args *a);
 int sr_verb_serve(const struct sr_verb_args *a);
+/* `help [VERB]`: the usage, or VERB --help (main.c, beside the verb table). */
+int sr_verb_help(const struct sr_verb_args *a);
 
 /*
  * A run of c, parsed and validated (run.c): the sandbox, the agent with

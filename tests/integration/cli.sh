@@ -690,5 +690,26 @@ t_apply_to_empty() {
 		"$rc $errout"
 }
 
-for_each_user t_apply_to_empty t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_help_verb() {
+	# `sandbox-run help` was "agent 'help' not found", status 127.
+	local v want
+	sr --help
+	want="$rc $out"
+	sr help
+	assert_eq "help: the usage, as --help" "$want" "$rc $out"
+	for v in exec secrets deployments; do
+		sr "$v" --help
+		want="$rc $out"
+		sr help "$v"
+		assert_eq "help $v: as $v --help" "$want" "$rc $out"
+	done
+	sr help nosuch
+	assert_eq "help of no verb: 125, one line" \
+		"125 sandbox-run: help: no verb 'nosuch' (sandbox-run help lists them)" "$rc $errout"
+	sr help exec ls
+	assert_eq "help of two: 125, the usage" "125 sandbox-run: help: usage: sandbox-run help [VERB]" \
+		"$rc $errout"
+}
+
+for_each_user t_help_verb t_apply_to_empty t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
