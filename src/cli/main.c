@@ -81,6 +81,22 @@ bool sr_cli_is_help(const struct sr_verb_args *a)
 	return a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0);
 }
 
+bool sr_cli_asks_help(const struct sr_verb_args *a)
+{
+	for (int i = 1; i < a->argc && strcmp(a->argv[i], "--") != 0; i++)
+		if (strcmp(a->argv[i], "-h") == 0 || strcmp(a->argv[i], "--help") == 0)
+			return true;
+	return false;
+}
+
+int sr_cli_first_option(const struct sr_verb_args *a, int from)
+{
+	for (int i = from; i < a->argc; i++)
+		if (a->argv[i][0] == '-')
+			return i;
+	return 0;
+}
+
 bool sr_cli_named_before(char *const *argv, int first, int i)
 {
 	for (int j = first; j < i; j++)

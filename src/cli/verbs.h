@@ -97,6 +97,20 @@ int sr_cli_print_json(const json_t *j, const char *what);
 bool sr_cli_is_help(const struct sr_verb_args *a);
 
 /*
+ * -h or --help anywhere before a "--": `deployments rm NAME --help`,
+ * `snapshots rm NAME --help` and `rm ID --help` removed NAME, then
+ * said that '--help' was no name. A verb whose words are names (none
+ * starts with '-') asks this first and does nothing else.
+ */
+bool sr_cli_asks_help(const struct sr_verb_args *a);
+
+/*
+ * The index of the first of a's words from `from` on that starts with '-'
+ * (no name does: an option given where only names go), or 0.
+ */
+int sr_cli_first_option(const struct sr_verb_args *a, int from);
+
+/*
  * argv[i] is one of argv[first..i-1]: `snapshots rm a a`, `deployments rm
  * a a` remove a once, as the user meant, rather than fail to find it the
  * second time.

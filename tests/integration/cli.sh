@@ -711,5 +711,45 @@ t_help_verb() {
 		"$rc $errout"
 }
 
-for_each_user t_help_verb t_apply_to_empty t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_help_removes_nothing() {
+	# `rm ID --help`, `deployments rm NAME --help` and `snapshots rm NAME
+	# --help` removed what they named, then said '--help' named nothing.
+	local sb ag
+	ag=$(make_agent "helprm-$SR_AS" 'cat')
+	sr create --net none --timeout 60 --name helprm
+	sb=$out
+	sr snapshot helprm helprm
+	sr deploy -q --net none --name helprm "$ag"
+	sr rm helprm --help
+	assert_match "rm ID --help: 0, the usage" "^0 Usage: sandbox-run rm " "$rc $out"
+	sr rm helprm -x
+	assert_eq "rm ID -x: 125, an unknown option" \
+		"125 sandbox-run: rm: unknown option '-x' (see --help)" "$rc $errout"
+	sr deployments rm helprm --help
+	assert_match "deployments rm NAME --help: 0, the usage" "^0 Usage: sandbox-run deployments " \
+		"$rc $out"
+	sr deployments rm helprm -x
+	assert_eq "deployments rm NAME -x: 125, an unknown option" \
+		"125 sandbox-run: deployments rm: unknown option '-x' (see --help)" "$rc $errout"
+	sr snapshots rm helprm --help
+	assert_match "snapshots rm NAME --help: 0, the usage" "^0 Usage: sandbox-run snapshots " \
+		"$rc $out"
+	sr snapshots rm helprm -x
+	assert_eq "snapshots rm NAME -x: 125, an unknown option" \
+		"125 sandbox-run: snapshots rm: unknown option '-x' (see --help)" "$rc $errout"
+	sr inspect helprm
+	assert_eq "the sandbox is still there" 0 "$rc"
+	sr deployments --json
+	assert_match "the deployment too" '"name": ?"helprm"' "$out"
+	sr snapshots --json
+	assert_match "and the snapshot" '"name": ?"helprm"' "$out"
+	sr rm helprm -f
+	assert_eq "rm ID -f: -f after the ID taken" "0" "$rc"
+	sr ls --json
+	assert_eq "and the sandbox ended" "[]" "$out"
+	sr snapshots rm helprm
+	sr deployments rm helprm
+}
+
+for_each_user t_help_removes_nothing t_help_verb t_apply_to_empty t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
