@@ -751,5 +751,23 @@ t_help_removes_nothing() {
 	sr deployments rm helprm
 }
 
-for_each_user t_help_removes_nothing t_help_verb t_apply_to_empty t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_serve_token_file_unused() {
+	# serve --token-file with no TCP --listen (or empty) was taken and
+	# never written: the server ran, and a client found no token there.
+	# A server that starts is ended (SIGTERM, after 20 s): the test fails, not hangs.
+	rc=0
+	errout=$(as_user timeout 20 "$SR" serve --token-file "$SR_OUT/token-$SR_AS" 2>&1 >/dev/null) ||
+		rc=$?
+	assert_eq "serve --token-file without a TCP --listen: 125 at once" \
+		"125 sandbox-run: serve: --token-file is for a TCP --listen ([ADDR:]PORT): the Unix socket needs no token (it checks who connects)" \
+		"$rc $errout"
+	rc=0
+	errout=$(as_user timeout 20 "$SR" serve --listen 127.0.0.1:0 --token-file '' 2>&1 >/dev/null) ||
+		rc=$?
+	assert_eq "serve --token-file '': 125, an empty path" \
+		"125 sandbox-run: serve: --token-file: an empty path" "$rc $errout"
+	check "no server's socket left" test ! -e "$(state_dir)/serve.sock"
+}
+
+for_each_user t_serve_token_file_unused t_help_removes_nothing t_help_verb t_apply_to_empty t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
