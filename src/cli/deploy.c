@@ -346,6 +346,15 @@ static bool is_archive(const char *agent, bool *ret, struct sr_error *err)
 			sr_error_errno(err, sr_negerrno(), "agent '%s'", agent);
 		return false;
 	}
+	/*
+	 * One we may not read is said now, as one not there is: found while
+	 * reading it, it left a failed version (and a deployment of that
+	 * name) whose log said no more than this.
+	 */
+	if (access(agent, S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK) < 0) {
+		sr_error_errno(err, sr_negerrno(), "agent '%s'", agent);
+		return false;
+	}
 	if (S_ISDIR(st.st_mode)) {
 		*ret = false;
 		return true;

@@ -769,5 +769,21 @@ t_serve_token_file_unused() {
 	check "no server's socket left" test ! -e "$(state_dir)/serve.sock"
 }
 
-for_each_user t_serve_token_file_unused t_help_removes_nothing t_help_verb t_apply_to_empty t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_deploy_unreadable() {
+	# deploy of a directory or an archive its user may not read was
+	# refused only while reading it: a deployment of that name was left,
+	# its one version failed, its log saying no more than the error.
+	[ "$SR_AS" = user ] || return 0
+	local d="$SR_TMP/unreadable-agent"
+	mkdir -p "$d" && printf '#!/bin/sh\necho hi\n' >"$d/agent" && chmod 755 "$d/agent"
+	chmod 0700 "$d"
+	sr deploy --net none "$d"
+	assert_eq "deploy of a directory the user cannot read: 125, one line" \
+		"125 sandbox-run: deploy: agent '$d': Permission denied" "$rc $errout"
+	sr deployments --json
+	assert_no_match "and no deployment of it" unreadable-agent "$out"
+	rm -rf "$d"
+}
+
+for_each_user t_deploy_unreadable t_serve_token_file_unused t_help_removes_nothing t_help_verb t_apply_to_empty t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
