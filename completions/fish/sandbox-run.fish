@@ -3,7 +3,7 @@
 # ids and names of your living sandboxes (from `sandbox-run ls`).
 
 set -l verbs run create exec ls inspect timeout port rm cp snapshot snapshots diff apply doctor export deploy invoke \
-    deployments secrets serve
+    deployments secrets serve help
 
 function __sandbox_run_profiles
     printf '%s\n' default offline tx e2b ci
@@ -41,16 +41,18 @@ complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a snapshots
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a diff -d 'What a sandbox changed in /workspace'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a apply -d 'Make those changes in the host directory'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a doctor -d 'Can this host run sandboxes, and how well'
+complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a help -d "The usage, or a verb's own --help"
+complete -c sandbox-run -n '__fish_seen_subcommand_from help' -a "$verbs"
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a export -d 'The sandbox as an OCI bundle or Kubernetes objects'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a deploy -d 'Install an agent once as a deployment'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a invoke -d 'Run a deployment once, the prompt on stdin'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a deployments -d 'List, roll back or remove deployments'
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a secrets -d "Set, list or remove a deployment's secrets"
 complete -c sandbox-run -n "not __fish_seen_subcommand_from $verbs" -a serve -d "The local HTTP API, E2B's protocols and warm pools"
-complete -c sandbox-run -n "not __fish_seen_subcommand_from exec ls inspect timeout port rm cp snapshot snapshots doctor invoke deployments secrets serve" -F
+complete -c sandbox-run -n "not __fish_seen_subcommand_from exec ls inspect timeout port rm cp snapshot snapshots doctor invoke deployments secrets serve help" -F
 
 # run, create, export and deploy (and no verb): the run options.
-set -l runlike "not __fish_seen_subcommand_from exec ls inspect timeout port rm cp snapshot snapshots diff apply doctor deployments secrets serve"
+set -l runlike "not __fish_seen_subcommand_from exec ls inspect timeout port rm cp snapshot snapshots diff apply doctor deployments secrets serve help"
 complete -c sandbox-run -n $runlike -s p -l profile -x -a '(__sandbox_run_profiles)' -d 'Profile to start from'
 complete -c sandbox-run -n $runlike -l memory -x -d 'Memory limit (512M, 2G, 0)'
 complete -c sandbox-run -n $runlike -l cpus -x -d 'CPUs (0.5, 2)'

@@ -56,6 +56,11 @@ static int parse(const struct sr_verb_args *a, struct apply_args *p, struct sr_e
 	while ((o = getopt_long(a->argc, a->argv, ":fh", opts, NULL)) != -1) {
 		switch (o) {
 		case OPT_TO:
+			/* An unset variable ("--to $DIR"): said as such, not ": No such file". */
+			if (!*optarg)
+				return sr_error_msg(err, -EINVAL,
+						    "--to: an empty path (is the variable that "
+						    "should hold it set?)");
 			p->to = optarg;
 			break;
 		case 'f':

@@ -56,9 +56,10 @@ static void usage(FILE *f)
 	      "  -h, --help              print this help and exit\n"
 	      "\n"
 	      "Every option of `sandbox-run run` applies (-p, --memory, --cpus, --timeout,\n"
-	      "--net, --allow, --env, ...): the install runs with them, and the deployment\n"
-	      "keeps them for its invocations, whose own options go over them. Secrets are\n"
-	      "set apart: sandbox-run secrets set NAME KEY. Options may also follow AGENT.\n"
+	      "--net, --allow, --env, ...) but --result: the install runs with them, and the\n"
+	      "deployment keeps them for its invocations, whose own options go over them.\n"
+	      "Secrets are set apart: sandbox-run secrets set NAME KEY. Options may also\n"
+	      "follow AGENT.\n"
 	      "\n"
 	      "A deploy of a name another deploy is making waits for it to end.\n"
 	      "\n"
@@ -343,6 +344,15 @@ static bool is_archive(const char *agent, bool *ret, struct sr_error *err)
 			    "agent '%s' not found (deploy takes a directory or an archive)", agent);
 		else
 			sr_error_errno(err, sr_negerrno(), "agent '%s'", agent);
+		return false;
+	}
+	/*
+	 * One we may not read is said now, as one not there is: found while
+	 * reading it, it left a failed version (and a deployment of that
+	 * name) whose log said no more than this.
+	 */
+	if (access(agent, S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK) < 0) {
+		sr_error_errno(err, sr_negerrno(), "agent '%s'", agent);
 		return false;
 	}
 	if (S_ISDIR(st.st_mode)) {

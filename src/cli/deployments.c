@@ -175,7 +175,7 @@ int sr_verb_deployments(const struct sr_verb_args *a)
 	int status = 0, list_at;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	if (sr_streq(sub, "-h") || sr_streq(sub, "--help")) {
+	if (sr_cli_asks_help(a)) {
 		usage(stdout);
 		return sr_cli_stdout_status("--help");
 	}
@@ -184,6 +184,13 @@ int sr_verb_deployments(const struct sr_verb_args *a)
 	if (a->argc == list_at || (a->argc == list_at + 1 && sr_streq(a->argv[list_at], "--json")))
 		return list(a->argc > list_at, &sink);
 	if (sr_streq(sub, "rm") && a->argc >= 3) {
+		/* Said before any is removed: no NAME starts with '-'. */
+		if (sr_cli_first_option(a, 2)) {
+			sr_sink_log(&sink, SR_LOG_ERROR,
+				    "deployments rm: unknown option '%s' (see --help)",
+				    a->argv[sr_cli_first_option(a, 2)]);
+			return SR_EXIT_FAILURE;
+		}
 		for (int i = 2; i < a->argc; i++)
 			if (!sr_cli_named_before(a->argv, 2, i) &&
 			    sr_deploy_remove(a->argv[i], &err) < 0) {

@@ -8,6 +8,7 @@
  * and we relay our terminal to it.
  */
 #include "control.h"
+#include "env.h"
 #include "options.h"
 #include "proc.h"
 #include "protocol.h"
@@ -68,6 +69,25 @@ static bool has_separator(int argc, char **argv, int from)
 }
 
 /*
+ * --env KEY=VALUE, said here as a run says it: a bad KEY went to the
+ * keeper, whose "--env: expected KEY=VALUE, got '1=2'" named neither
+ * the verb nor what was wrong with it.
+ */
+static int env_option(const char *arg, struct sr_error *err)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq)
+		return sr_error_msg(err, -EINVAL, "--env: expected KEY=VALUE, got '%s'", arg);
+	if (!sr_env_valid_name(arg, (size_t)(eq - arg)))
+		return sr_error_msg(err, -EINVAL,
+				    "--env: bad variable name '%.*s' (use letters, digits and '_', "
+				    "not starting with a digit)",
+				    (int)(eq - arg), arg);
+	return 0;
+}
+
+/*
  * Options, from optind to the first word that is not one (or "--", which
  * getopt steps over). Called again after ID for `exec ID [OPTIONS] -- CMD`.
  */
@@ -108,9 +128,8 @@ static int parse_options(int argc, char **argv, struct exec *x, struct sr_error 
 			usage(stdout);
 			return 1;
 		case OPT_ENV:
-			if (!strchr(optarg, '='))
-				return sr_error_msg(err, -EINVAL,
-						    "--env: expected KEY=VALUE, got '%s'", optarg);
+			if ((r = env_option(optarg, err)) < 0)
+				return r;
 			json_array_append_new(x->env, json_string(optarg));
 			break;
 		case OPT_WORKDIR:

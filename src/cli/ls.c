@@ -156,6 +156,17 @@ int sr_verb_inspect(const struct sr_verb_args *a)
 		sr_sink_log(&sink, SR_LOG_ERROR, "inspect: usage: sandbox-run inspect ID");
 		return SR_EXIT_FAILURE;
 	}
+	/* No id or name starts with '-': "no sandbox '--json'" sent the user to ls. */
+	if (a->argv[1][0] == '-') {
+		if (strcmp(a->argv[1], "--json") == 0)
+			sr_sink_log(&sink, SR_LOG_ERROR,
+				    "inspect: takes no --json: it prints JSON already "
+				    "(sandbox-run inspect ID)");
+		else
+			sr_sink_log(&sink, SR_LOG_ERROR,
+				    "inspect: unknown option '%s' (see --help)", a->argv[1]);
+		return SR_EXIT_FAILURE;
+	}
 	req = json_pack("{ss}", "op", "inspect");
 	r = sr_ctl_call_ref(a->argv[1], req, &reply, &err);
 	json_decref(req);

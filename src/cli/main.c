@@ -46,11 +46,55 @@ static const struct verb verbs[] = {
     {"diff", sr_verb_diff},
     {"apply", sr_verb_apply},
     {"serve", sr_verb_serve},
+    {"help", sr_verb_help},
 };
+
+/*
+ * `help [VERB]`, as git's and podman's: the usage, or VERB's own --help.
+ * It was "agent 'help' not found", status 127.
+ */
+int sr_verb_help(const struct sr_verb_args *a)
+{
+	char *argv[] = {a->argc > 1 ? a->argv[1] : NULL, (char *)"--help", NULL};
+	const struct sr_verb_args h = {.argc = 2, .argv = argv, .verbosity = a->verbosity};
+	struct sr_sink sink;
+
+	sr_sink_stderr(&sink, SR_LOG_ERROR);
+	if (a->argc > 2) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "help: usage: sandbox-run help [VERB]");
+		return SR_EXIT_FAILURE;
+	}
+	if (a->argc < 2 || strcmp(argv[0], "run") == 0 || sr_cli_is_help(a)) {
+		sr_options_usage(stdout);
+		return sr_cli_stdout_status("help");
+	}
+	for (size_t k = 0; k < SR_ARRAY_SIZE(verbs); k++)
+		if (verbs[k].run != sr_verb_help && strcmp(argv[0], verbs[k].name) == 0)
+			return verbs[k].run(&h);
+	sr_sink_log(&sink, SR_LOG_ERROR, "help: no verb '%s' (sandbox-run help lists them)",
+		    argv[0]);
+	return SR_EXIT_FAILURE;
+}
 
 bool sr_cli_is_help(const struct sr_verb_args *a)
 {
 	return a->argc == 2 && (strcmp(a->argv[1], "-h") == 0 || strcmp(a->argv[1], "--help") == 0);
+}
+
+bool sr_cli_asks_help(const struct sr_verb_args *a)
+{
+	for (int i = 1; i < a->argc && strcmp(a->argv[i], "--") != 0; i++)
+		if (strcmp(a->argv[i], "-h") == 0 || strcmp(a->argv[i], "--help") == 0)
+			return true;
+	return false;
+}
+
+int sr_cli_first_option(const struct sr_verb_args *a, int from)
+{
+	for (int i = from; i < a->argc; i++)
+		if (a->argv[i][0] == '-')
+			return i;
+	return 0;
 }
 
 bool sr_cli_named_before(char *const *argv, int first, int i)

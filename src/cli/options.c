@@ -223,6 +223,21 @@ static int check_verb(const struct parsed *p, int o, struct sr_error *err)
 					    "option --%s is for sandbox-run deploy (see --help)",
 					    options_name(p, o));
 		return 0;
+	case OPT_RESULT:
+		/*
+		 * A record is of a run, an exec or an invocation: create and
+		 * deploy took --result and wrote nothing, ever, and said nothing.
+		 */
+		if (p->verb == SR_OPTIONS_CREATE)
+			return sr_error_msg(err, -EINVAL,
+					    "option --result: create runs nothing (sandbox-run "
+					    "exec --result FILE ID -- COMMAND records a command)");
+		if (p->verb == SR_OPTIONS_DEPLOY)
+			return sr_error_msg(err, -EINVAL,
+					    "option --result: deploy writes no record (sandbox-run "
+					    "deployments log NAME shows the install; invoke "
+					    "--result FILE NAME records an invocation)");
+		return 0;
 	}
 	return 0;
 }
@@ -559,7 +574,7 @@ void sr_options_usage(FILE *f)
 	      "Exit status: the agent's own; 124 timeout; 125 sandbox-run failed;\n"
 	      "126 cannot execute; 127 not found; 128+N killed by signal N.\n"
 	      "\n"
-	      "Sandboxes that live (each verb has its own --help):\n"
+	      "Sandboxes that live (each verb has its own --help: sandbox-run help VERB):\n"
 	      "  create [OPTIONS] [--name NAME] [AGENT | --workspace DIR | --from SNAPSHOT]\n"
 	      "  exec [-i] [-t] [--env K=V] [--workdir DIR] [--timeout D] [--result FILE]\n"
 	      "       ID -- COMMAND\n"

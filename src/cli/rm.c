@@ -65,50 +65,81 @@ static int end_one(const struct sr_entry *e, bool force, struct sr_error *err)
 	return r;
 }
 
+static void usage(void)
+{
+	fputs("Usage: sandbox-run rm [-f] ID...\n"
+	      "End the living sandboxes named: every process is killed, and nothing\n"
+	      "of them is left. -f (--force) kills at once, without the second of\n"
+	      "grace PID 1 otherwise has to end them, and takes an ID that names no\n"
+	      "sandbox (ended already, at its deadline) for one ended. A sandbox\n"
+	      "named twice is ended once.\n",
+	      stdout);
+}
+
+/*
+ * The options, wherever they are before a "--" (`rm ID -f`, as docker's),
+ * all taken before any sandbox is ended: `rm ID --help` ended ID, then
+ * said "no sandbox '--help'". The IDs are moved to the front of refs
+ * (no ID starts with '-'); their count, or -1 with the status in *ret.
+ */
+static int parse(const struct sr_verb_args *a, char **refs, bool *force, const struct sr_sink *sink,
+		 int *ret)
+{
+	bool ids_only = false;
+	int n = 0;
+
+	for (int i = 1; i < a->argc; i++) {
+		const char *w = a->argv[i];
+
+		if (ids_only || w[0] != '-') {
+			refs[n++] = a->argv[i];
+		} else if (strcmp(w, "-f") == 0 || strcmp(w, "--force") == 0) {
+			*force = true;
+		} else if (strcmp(w, "-h") == 0 || strcmp(w, "--help") == 0) {
+			usage();
+			*ret = sr_cli_stdout_status("--help");
+			return -1;
+		} else if (strcmp(w, "--") == 0) {
+			ids_only = true;
+		} else {
+			sr_sink_log(sink, SR_LOG_ERROR, "rm: unknown option '%s' (see --help)", w);
+			*ret = SR_EXIT_FAILURE;
+			return -1;
+		}
+	}
+	if (n == 0) {
+		sr_sink_log(sink, SR_LOG_ERROR, "rm: usage: sandbox-run rm [-f] ID...");
+		*ret = SR_EXIT_FAILURE;
+		return -1;
+	}
+	return n;
+}
+
 int sr_verb_rm(const struct sr_verb_args *a)
 {
 	_cleanup_free_ char *statedir = NULL;
+	_cleanup_free_ char **refs = calloc((size_t)a->argc, sizeof(*refs));
 	struct sr_entry *v = NULL;
 	struct sr_error err = {0};
 	struct sr_sink sink;
 	bool force = false;
-	int status, first = 1;
+	int status, n;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	for (; first < a->argc && a->argv[first][0] == '-'; first++) {
-		if (strcmp(a->argv[first], "-f") == 0 || strcmp(a->argv[first], "--force") == 0) {
-			force = true;
-		} else if (strcmp(a->argv[first], "-h") == 0 ||
-			   strcmp(a->argv[first], "--help") == 0) {
-			fputs(
-			    "Usage: sandbox-run rm [-f] ID...\n"
-			    "End the living sandboxes named: every process is killed, and nothing\n"
-			    "of them is left. -f (--force) kills at once, without the second of\n"
-			    "grace PID 1 otherwise has to end them, and takes an ID that names no\n"
-			    "sandbox (ended already, at its deadline) for one ended. A sandbox\n"
-			    "named twice is ended once.\n",
-			    stdout);
-			return sr_cli_stdout_status("--help");
-		} else if (strcmp(a->argv[first], "--") == 0) {
-			first++;
-			break;
-		} else {
-			sr_sink_log(&sink, SR_LOG_ERROR, "rm: unknown option '%s' (see --help)",
-				    a->argv[first]);
-			return SR_EXIT_FAILURE;
-		}
-	}
-	if (first >= a->argc) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "rm: usage: sandbox-run rm [-f] ID...");
+	if (!refs) {
+		sr_sink_log(&sink, SR_LOG_ERROR, "rm: %s", strerror(ENOMEM));
 		return SR_EXIT_FAILURE;
 	}
+	n = parse(a, refs, &force, &sink, &status);
+	if (n < 0)
+		return status;
 	if (sr_state_dir(&statedir, &err) < 0) {
 		sr_sink_log(&sink, SR_LOG_ERROR, "rm: %s", err.msg);
 		return SR_EXIT_FAILURE;
 	}
-	status = resolve(statedir, a->argv + first, a->argc - first, force, &sink, &v);
+	status = resolve(statedir, refs, n, force, &sink, &v);
 	/* Each found, whatever became of the others: the status says if any failed. */
-	for (int i = 0; v && i < a->argc - first; i++) {
+	for (int i = 0; v && i < n; i++) {
 		if (v[i].dir && end_one(&v[i], force, &err) < 0) {
 			sr_sink_log(&sink, SR_LOG_ERROR, "rm: %s", err.msg);
 			status = SR_EXIT_FAILURE;

@@ -215,7 +215,7 @@ int sr_verb_secrets(const struct sr_verb_args *a)
 	const char *sub = a->argc > 1 ? a->argv[1] : NULL;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	if (sr_streq(sub, "-h") || sr_streq(sub, "--help")) {
+	if (sr_cli_asks_help(a)) {
 		usage(stdout);
 		return sr_cli_stdout_status("--help");
 	}

@@ -196,6 +196,25 @@ static int set_option(int c, const char *arg, struct sr_serve_opts *o, struct sr
 	return 0;
 }
 
+/*
+ * --token-file guards a TCP --listen: with none (the Unix socket checks
+ * the peer's uid) it was taken and never written, and an empty one
+ * ("--token-file $UNSET") alike; a client then read no token there.
+ */
+static int check_token_file(const struct sr_serve_opts *o, struct sr_error *err)
+{
+	if (!o->token_file)
+		return 0;
+	if (!*o->token_file)
+		return sr_error_msg(err, -EINVAL, "--token-file: an empty path");
+	for (unsigned i = 0; i < o->n_listen; i++)
+		if (strncmp(o->listen[i], "unix:", 5) != 0)
+			return 0;
+	return sr_error_msg(err, -EINVAL,
+			    "--token-file is for a TCP --listen ([ADDR:]PORT): the Unix socket "
+			    "needs no token (it checks who connects)");
+}
+
 static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error *err)
 {
 	int c, r;
@@ -218,7 +237,7 @@ static int parse(int argc, char **argv, struct sr_serve_opts *o, struct sr_error
 	if (optind < argc)
 		return sr_error_msg(err, -EINVAL, "unexpected argument '%s' (see --help)",
 				    argv[optind]);
-	return 0;
+	return check_token_file(o, err);
 }
 
 int sr_verb_serve(const struct sr_verb_args *a)

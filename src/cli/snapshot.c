@@ -118,7 +118,7 @@ int sr_verb_snapshots(const struct sr_verb_args *a)
 	int status = 0, list_at;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	if (sr_cli_is_help(a)) {
+	if (sr_cli_asks_help(a)) {
 		fputs("Usage: sandbox-run snapshots [ls] [--json]\n"
 		      "       sandbox-run snapshots rm NAME...\n"
 		      "List your snapshots (name, when, size, the sandbox it came from), or\n"
@@ -129,6 +129,13 @@ int sr_verb_snapshots(const struct sr_verb_args *a)
 	if (a->argc >= 2 && strcmp(a->argv[1], "rm") == 0) {
 		if (a->argc < 3) {
 			sr_sink_log(&sink, SR_LOG_ERROR, "snapshots rm: which? (NAME...)");
+			return SR_EXIT_FAILURE;
+		}
+		/* Said before any is removed: no NAME starts with '-'. */
+		if (sr_cli_first_option(a, 2)) {
+			sr_sink_log(&sink, SR_LOG_ERROR,
+				    "snapshots rm: unknown option '%s' (see --help)",
+				    a->argv[sr_cli_first_option(a, 2)]);
 			return SR_EXIT_FAILURE;
 		}
 		for (int i = 2; i < a->argc; i++)

@@ -41,6 +41,8 @@ int sr_verb_invoke(const struct sr_verb_args *a);
 int sr_verb_deployments(const struct sr_verb_args *a);
 int sr_verb_secrets(const struct sr_verb_args *a);
 int sr_verb_serve(const struct sr_verb_args *a);
+/* `help [VERB]`: the usage, or VERB --help (main.c, beside the verb table). */
+int sr_verb_help(const struct sr_verb_args *a);
 
 /*
  * A run of c, parsed and validated (run.c): the sandbox, the agent with
@@ -93,6 +95,20 @@ int sr_cli_print_json(const json_t *j, const char *what);
 
 /* `VERB -h` or `VERB --help`, alone. */
 bool sr_cli_is_help(const struct sr_verb_args *a);
+
+/*
+ * -h or --help anywhere before a "--": `deployments rm NAME --help`,
+ * `snapshots rm NAME --help` and `rm ID --help` removed NAME, then
+ * said that '--help' was no name. A verb whose words are names (none
+ * starts with '-') asks this first and does nothing else.
+ */
+bool sr_cli_asks_help(const struct sr_verb_args *a);
+
+/*
+ * The index of the first of a's words from `from` on that starts with '-'
+ * (no name does: an option given where only names go), or 0.
+ */
+int sr_cli_first_option(const struct sr_verb_args *a, int from);
 
 /*
  * argv[i] is one of argv[first..i-1]: `snapshots rm a a`, `deployments rm

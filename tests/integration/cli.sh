@@ -638,5 +638,152 @@ t_ls_an_id() {
 		"$rc $errout"
 }
 
-for_each_user t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
+t_result_not_written() {
+	# create and deploy took --result, wrote no record, ever, and said
+	# nothing: a script waiting on the record waited for nothing.
+	local rec="$SR_OUT/noresult-$SR_AS.json" ag
+	ag=$(make_agent noresult 'cat')
+	rm -f "$rec"
+	sr create --net none --timeout 60 --result "$rec"
+	assert_eq "create --result: 125, saying create runs nothing" \
+		"125 sandbox-run: create: option --result: create runs nothing (sandbox-run exec --result FILE ID -- COMMAND records a command)" \
+		"$rc $errout"
+	sr deploy --net none --result "$rec" "$ag"
+	assert_eq "deploy --result: 125, saying where its install and invocations are told" \
+		"125 sandbox-run: deploy: option --result: deploy writes no record (sandbox-run deployments log NAME shows the install; invoke --result FILE NAME records an invocation)" \
+		"$rc $errout"
+	sr ls --json
+	assert_eq "no sandbox made" "[]" "$out"
+	sr deployments --json
+	assert_no_match "no deployment made" noresult "$out"
+	check "no record" test ! -e "$rec"
+}
+
+t_exec_env_name() {
+	# exec --env 1=2 went to the keeper, whose "--env: expected KEY=VALUE,
+	# got '1=2'" named neither exec nor what was wrong: '1' as a name.
+	sr exec --env 1=2 some-sandbox -- true
+	assert_eq "exec --env with a bad name: 125, naming it as a run does" \
+		"125 sandbox-run: exec: --env: bad variable name '1' (use letters, digits and '_', not starting with a digit)" \
+		"$rc $errout"
+	sr exec some-sandbox --env A-B=x -- true
+	assert_match "after ID too" "^sandbox-run: exec: --env: bad variable name 'A-B' " "$errout"
+}
+
+t_inspect_option() {
+	# inspect --json (as ls --json) said "no sandbox '--json'", sending
+	# the user to ls for a sandbox that is there.
+	sr inspect --json
+	assert_eq "inspect --json: 125, saying it prints JSON already" \
+		"125 sandbox-run: inspect: takes no --json: it prints JSON already (sandbox-run inspect ID)" \
+		"$rc $errout"
+	sr inspect -x
+	assert_eq "inspect -x: an unknown option" \
+		"125 sandbox-run: inspect: unknown option '-x' (see --help)" "$rc $errout"
+}
+
+t_apply_to_empty() {
+	# apply --to "$UNSET" said "apply: : No such file or directory".
+	sr apply some-sandbox --to ''
+	assert_eq "apply --to '': 125, an empty path" \
+		"125 sandbox-run: apply: --to: an empty path (is the variable that should hold it set?)" \
+		"$rc $errout"
+}
+
+t_help_verb() {
+	# `sandbox-run help` was "agent 'help' not found", status 127.
+	local v want
+	sr --help
+	want="$rc $out"
+	sr help
+	assert_eq "help: the usage, as --help" "$want" "$rc $out"
+	for v in exec secrets deployments; do
+		sr "$v" --help
+		want="$rc $out"
+		sr help "$v"
+		assert_eq "help $v: as $v --help" "$want" "$rc $out"
+	done
+	sr help nosuch
+	assert_eq "help of no verb: 125, one line" \
+		"125 sandbox-run: help: no verb 'nosuch' (sandbox-run help lists them)" "$rc $errout"
+	sr help exec ls
+	assert_eq "help of two: 125, the usage" "125 sandbox-run: help: usage: sandbox-run help [VERB]" \
+		"$rc $errout"
+}
+
+t_help_removes_nothing() {
+	# `rm ID --help`, `deployments rm NAME --help` and `snapshots rm NAME
+	# --help` removed what they named, then said '--help' named nothing.
+	local sb ag
+	ag=$(make_agent "helprm-$SR_AS" 'cat')
+	sr create --net none --timeout 60 --name helprm
+	sb=$out
+	sr snapshot helprm helprm
+	sr deploy -q --net none --name helprm "$ag"
+	sr rm helprm --help
+	assert_match "rm ID --help: 0, the usage" "^0 Usage: sandbox-run rm " "$rc $out"
+	sr rm helprm -x
+	assert_eq "rm ID -x: 125, an unknown option" \
+		"125 sandbox-run: rm: unknown option '-x' (see --help)" "$rc $errout"
+	sr deployments rm helprm --help
+	assert_match "deployments rm NAME --help: 0, the usage" "^0 Usage: sandbox-run deployments " \
+		"$rc $out"
+	sr deployments rm helprm -x
+	assert_eq "deployments rm NAME -x: 125, an unknown option" \
+		"125 sandbox-run: deployments rm: unknown option '-x' (see --help)" "$rc $errout"
+	sr snapshots rm helprm --help
+	assert_match "snapshots rm NAME --help: 0, the usage" "^0 Usage: sandbox-run snapshots " \
+		"$rc $out"
+	sr snapshots rm helprm -x
+	assert_eq "snapshots rm NAME -x: 125, an unknown option" \
+		"125 sandbox-run: snapshots rm: unknown option '-x' (see --help)" "$rc $errout"
+	sr inspect helprm
+	assert_eq "the sandbox is still there" 0 "$rc"
+	sr deployments --json
+	assert_match "the deployment too" '"name": ?"helprm"' "$out"
+	sr snapshots --json
+	assert_match "and the snapshot" '"name": ?"helprm"' "$out"
+	sr rm helprm -f
+	assert_eq "rm ID -f: -f after the ID taken" "0" "$rc"
+	sr ls --json
+	assert_eq "and the sandbox ended" "[]" "$out"
+	sr snapshots rm helprm
+	sr deployments rm helprm
+}
+
+t_serve_token_file_unused() {
+	# serve --token-file with no TCP --listen (or empty) was taken and
+	# never written: the server ran, and a client found no token there.
+	# A server that starts is ended (SIGTERM, after 20 s): the test fails, not hangs.
+	rc=0
+	errout=$(as_user timeout 20 "$SR" serve --token-file "$SR_OUT/token-$SR_AS" 2>&1 >/dev/null) ||
+		rc=$?
+	assert_eq "serve --token-file without a TCP --listen: 125 at once" \
+		"125 sandbox-run: serve: --token-file is for a TCP --listen ([ADDR:]PORT): the Unix socket needs no token (it checks who connects)" \
+		"$rc $errout"
+	rc=0
+	errout=$(as_user timeout 20 "$SR" serve --listen 127.0.0.1:0 --token-file '' 2>&1 >/dev/null) ||
+		rc=$?
+	assert_eq "serve --token-file '': 125, an empty path" \
+		"125 sandbox-run: serve: --token-file: an empty path" "$rc $errout"
+	check "no server's socket left" test ! -e "$(state_dir)/serve.sock"
+}
+
+t_deploy_unreadable() {
+	# deploy of a directory or an archive its user may not read was
+	# refused only while reading it: a deployment of that name was left,
+	# its one version failed, its log saying no more than the error.
+	[ "$SR_AS" = user ] || return 0
+	local d="$SR_TMP/unreadable-agent"
+	mkdir -p "$d" && printf '#!/bin/sh\necho hi\n' >"$d/agent" && chmod 755 "$d/agent"
+	chmod 0700 "$d"
+	sr deploy --net none "$d"
+	assert_eq "deploy of a directory the user cannot read: 125, one line" \
+		"125 sandbox-run: deploy: agent '$d': Permission denied" "$rc $errout"
+	sr deployments --json
+	assert_no_match "and no deployment of it" unreadable-agent "$out"
+	rm -rf "$d"
+}
+
+for_each_user t_deploy_unreadable t_serve_token_file_unused t_help_removes_nothing t_help_verb t_apply_to_empty t_inspect_option t_exec_env_name t_result_not_written t_help_options t_ls_an_id t_list_ls t_secret_bad_name_first t_changes_mistyped t_secret_no_value t_exec_result_no_sandbox t_ls_profile_printable t_mistyped_verb t_verb_messages t_secret_prompt_interrupted t_changes_not_a_file t_output_unwritable t_cp_empty_path t_help_verbs t_dir_env_relative t_profile_paths t_unsearchable_home t_verbose t_entry_ignored t_bad_input t_bad_profile t_print_config t_entry_detection t_archives
 done_testing
