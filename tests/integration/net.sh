@@ -393,6 +393,11 @@ t_helper_survives_ctrl_c() {
 		out=$(as_user timeout -k 5 30 script -qec "stty tostop; $SR -vv --net egress \
 			--net-helper $name --allow $REMOTE -- $CURL http://$REMOTE:$PORT/" /dev/null 2>&1)
 		assert_match "$name, -vv on a terminal with tostop: not stopped by SIGTTOU" "200:" "$out"
+		# -vv with its stderr a pipe whose reader has gone (`2>&1 | head`):
+		# the helper's first write killed it (SIGPIPE), and the run failed.
+		out=$(as_user timeout -k 5 30 bash -c "$SR -vv --net egress --net-helper $name \
+			--allow $REMOTE -- $CURL -w '' http://$REMOTE:$PORT/ 2>&1 | true; echo \${PIPESTATUS[0]}")
+		assert_eq "$name, -vv into a pipe read no more: the run goes on" 0 "$out"
 	done
 }
 

@@ -59,6 +59,12 @@ struct helper {
 	/* With IPv6 (the host has a default route for it): what to add, and to leave out. */
 	const char *const *ipv6_args;
 	const char *ipv4_only;
+	/*
+	 * Ignores SIGPIPE itself (a write to a -vv stderr whose reader has
+	 * gone fails with EPIPE): pasta does, and refuses to start where it
+	 * is ignored already; slirp4netns does not, and is given it ignored.
+	 */
+	bool ignores_sigpipe;
 };
 
 #define SR_NET_IFNAME	   "eth0"     /* the helper's tap in the sandbox */

@@ -101,6 +101,7 @@ static const struct helper pasta = {
     .no_host_loopback = "--no-map-gw",
     .ipv6_args = pasta_ipv6,
     .ipv4_only = "--ipv4-only",
+    .ignores_sigpipe = true,
 };
 
 /* By --net-helper. */

@@ -55,6 +55,7 @@ static int spawn_helper(struct sr_net *n, int fd3, int fd4, struct sr_error *err
 	    .argv = argv,
 	    .parent = getpid(),
 	    .show_stderr = sr_sink_enabled(n->sink, SR_LOG_DEBUG),
+	    .ignore_sigpipe = !n->helper->ignores_sigpipe,
 	    .caller_is_root = geteuid() == 0,
 	    .userns = n->userns,
 	    .fds = {fd3, fd4, n->netns},

@@ -56,12 +56,16 @@ _Noreturn void sr_helper_exec(const struct sr_helper_exec *sp)
 	/*
 	 * Shown, its stderr may be the terminal, to which its own process
 	 * group is in the background: with `stty tostop` its first write
-	 * would stop it (SIGTTOU), the sandbox's network with it. Ignored,
-	 * the signal is not sent and the write goes through (and stays
-	 * ignored across the exec).
+	 * would stop it (SIGTTOU), the sandbox's network with it; or a pipe
+	 * whose reader has gone (`2>&1 | head`), whose SIGPIPE would end it
+	 * where the helper does not ignore it itself. Ignored, the signal is
+	 * not sent (and stays ignored across the exec): the write goes
+	 * through, or fails with EPIPE, and the helper goes on.
 	 */
 	if (sp->show_stderr &&
-	    sigaction(SIGTTOU, &(struct sigaction){.sa_handler = SIG_IGN}, NULL) < 0)
+	    (sigaction(SIGTTOU, &(struct sigaction){.sa_handler = SIG_IGN}, NULL) < 0 ||
+	     (sp->ignore_sigpipe &&
+	      sigaction(SIGPIPE, &(struct sigaction){.sa_handler = SIG_IGN}, NULL) < 0)))
 		_exit(127);
 	for (int i = 0; i < 3; i++)
 		if (sp->fds[i] >= 0 ? dup2(sp->fds[i], 3 + i) < 0

@@ -15,6 +15,7 @@ struct sr_helper_exec {
 	const char *const *argv; /* as run, NULL-terminated */
 	pid_t parent;		 /* sandbox-run, to which the parent-death signal ties it */
 	bool show_stderr;
+	bool ignore_sigpipe; /* with show_stderr: given SIGPIPE ignored */
 	bool caller_is_root; /* its groups must go; anyone else's cannot (setgroups denied) */
 	int userns;	     /* the sandbox's outer user namespace, joined before exec */
 	int fds[3];	     /* become 3-5; -1: that one stays closed */
