@@ -92,6 +92,89 @@ open("leaf", "w").write("x")'
 	sr rm "$sb"
 }
 
+# The worker writes the snapshot's file on the host itself, as the
+# agent's uid, and the agent can stop it: but never reach that file (or
+# anything of the worker's) to write past the bound, or keep it: the
+# worker is non-dumpable, as PID 1 is.
+cat >"$SR_TMP/grab.py" <<'EOF'
+import ctypes, os, signal, sys, time
+me, end = os.getpid(), time.time() + 20
+print("ready", flush=True)
+libc = ctypes.CDLL(None, use_errno=True)
+while time.time() < end:
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) in (1, me):
+            continue
+        try:
+            st = open("/proc/%s/stat" % p).read()
+        except OSError:
+            continue
+        if st[st.index("(") + 1:st.rindex(")")] != "sandbox-run" or st[st.rindex(")") + 2:].split()[1] != "1":
+            continue
+        w = int(p)
+        os.kill(w, signal.SIGSTOP)
+        got = []
+        for n in range(8):
+            try:
+                os.close(os.open("/proc/%d/fd/%d" % (w, n), os.O_WRONLY))
+                got.append("fd %d" % n)
+            except OSError as e:
+                if e.errno not in (13, 2):
+                    got.append("fd %d: %s" % (n, e))
+        try:
+            os.listdir("/proc/%d/fd" % w)
+            got.append("fd listed")
+        except OSError:
+            pass
+        if libc.ptrace(16, w, 0, 0) == 0:
+            got.append("ptrace")
+        os.kill(w, signal.SIGCONT)
+        sys.exit(print("worker: " + (", ".join(got) or "nothing")))
+print("no worker")
+EOF
+chmod 0644 "$SR_TMP/grab.py"
+t_worker_out_of_reach() {
+	local gp
+	new_sandbox
+	sr cp "$SR_TMP/grab.py" "$sb:/tmp/grab.py"
+	sr exec "$sb" -- sh -c 'head -c 64M /dev/urandom >/workspace/bulk'
+	: >"$SR_TMP/grab.out"
+	(as_user_exec "$SR" exec "$sb" -- python3 /tmp/grab.py >"$SR_TMP/grab.out" 2>&1) &
+	gp=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $gp"
+	until_ok 20 grep -q ready "$SR_TMP/grab.out"
+	sr snapshot "$sb" "reach-$SR_AS"
+	wait "$gp"
+	assert_eq "the agent stops the worker, and gets none of its fds, nor ptrace" \
+		"worker: nothing" "$(sed 1d "$SR_TMP/grab.out")"
+	assert_eq "the snapshot is made all the same" 0 "$rc"
+	sr snapshots rm "reach-$SR_AS"
+	sr rm "$sb"
+}
+
+# The caller's data directory fills up while a snapshot is written (a
+# tmpfs of 5 MB, in a mount namespace of the test's own): the snapshot
+# fails, nothing of it is left, the sandbox serves on.
+t_data_dir_full() {
+	local d="$SR_TMP/fullfs-$SR_AS"
+	mkdir -p "$d"
+	out=$(SR_AS=$SR_AS SR_TEST_USER=$SR_TEST_USER SR_TMP=$SR_TMP SR=$SR unshare -m bash -c \
+		"$(declare -f as_user)"'
+		d=$1
+		mount -t tmpfs -o size=5m full "$d" && mkdir -m 0700 "$d/data" "$d/state" || exit 99
+		[ "$SR_AS" = root ] || chown "$SR_TEST_USER" "$d/data" "$d/state"
+		run() { as_user env SANDBOX_RUN_DATA_DIR="$d/data" SANDBOX_RUN_STATE_DIR="$d/state" "$SR" "$@"; }
+		sb=$(run create -q --net none --timeout 60 2>/dev/null)
+		run exec "$sb" -- sh -c "head -c 20M /dev/urandom >/workspace/r"
+		run snapshot "$sb" full 2>&1
+		echo "rc=$? left=$(ls "$d/data/snapshots")"
+		run exec "$sb" -- echo serving
+		run rm "$sb"' full "$d" 2>&1)
+	assert_eq "a snapshot past the data directory's room: 125, nothing left, the sandbox serving" \
+		"$(printf 'sandbox-run: archive workspace/r: No space left on device\nrc=125 left=\nserving')" "$out"
+	rmdir "$d"
+}
+
 # A snapshot's name is a directory of the user's data directory: none
 # that names anything else, or one being made (NAME.new-XXXXXXXX, never
 # listed, and removed once nobody makes it).
@@ -171,5 +254,5 @@ t_keeper_killed() {
 	sr snapshots rm "killed-$SR_AS"
 }
 
-for_each_user t_crafted_files t_deep t_names t_same_name_at_once t_keeper_killed
+for_each_user t_crafted_files t_deep t_worker_out_of_reach t_data_dir_full t_names t_same_name_at_once t_keeper_killed
 done_testing
