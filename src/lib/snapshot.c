@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <ini.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -203,6 +204,61 @@ int sr_snapshot_begin(const char *name, struct sr_snapshot_new *ret, int *ret_fd
 	return 0;
 }
 
+/*
+ * The configuration as a profile (config.ini), whole: one whose value a
+ * profile cannot hold (config-print.c comments it out: a newline, ' ;',
+ * blanks at an end, longer than inih's line) would be lost, silently, by
+ * every sandbox made from the snapshot -- a read-only bind of a long path
+ * over a writable one among them, and the new sandbox could write what
+ * the first could only read.
+ */
+#define NOT_REPRESENTABLE ": value not representable in a profile"
+
+/* The key of the first value config-print.c left out ("# KEY: value not ..."), or NULL. */
+static const char *left_out(const char *text, int *ret_len)
+{
+	for (const char *line = text; line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		size_t k;
+
+		if (strncmp(line, "# ", 2) != 0)
+			continue;
+		k = strcspn(line + 2, ": \n");
+		if (k > 0 &&
+		    strncmp(line + 2 + k, NOT_REPRESENTABLE, strlen(NOT_REPRESENTABLE)) == 0) {
+			*ret_len = (int)k;
+			return line + 2;
+		}
+	}
+	return NULL;
+}
+
+static int config_text(const struct sr_config *c, char **ret, struct sr_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *key;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int r, n;
+
+	if (!f)
+		return sr_error_errno(err, -ENOMEM, "snapshot");
+	r = sr_config_print(c, f);
+	if (fclose(f) != 0 || r < 0)
+		return sr_error_errno(err, r < 0 ? r : -ENOMEM, "snapshot: its configuration");
+	key = left_out(text, &n);
+	if (key)
+		return sr_error_msg(
+		    err, -EINVAL,
+		    "snapshot: the sandbox's configuration cannot be kept whole: "
+		    "its %.*s has a value a profile cannot hold (a newline, ' ;', "
+		    "blanks at an end, or a line of more than %d characters), which "
+		    "every sandbox made from it would lack; nothing kept",
+		    n, key, INI_MAX_LINE - 2);
+	*ret = steal_pointer(&text);
+	return 0;
+}
+
 static int64_t now_ms(void)
 {
 	struct timespec t;
@@ -215,6 +271,7 @@ int sr_snapshot_commit(struct sr_snapshot_new *s, const struct sr_config *c, con
 		       json_t **ret_meta, struct sr_error *err)
 {
 	_cleanup_free_ char *cfg = NULL, *meta_path = NULL, *files_path = NULL, *text = NULL;
+	_cleanup_free_ char *cfg_text = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
 	char when[32];
 	time_t t = time(NULL);
@@ -227,12 +284,14 @@ int sr_snapshot_commit(struct sr_snapshot_new *s, const struct sr_config *c, con
 	    asprintf(&meta_path, "%s/meta.json", s->tmp_dir) < 0 ||
 	    asprintf(&files_path, "%s/files.tar.zst", s->tmp_dir) < 0)
 		return sr_error_errno(err, -ENOMEM, "snapshot");
+	r = config_text(c, &cfg_text, err);
+	if (r < 0)
+		return r;
 	f = fopen(cfg, "wxe");
 	if (!f)
 		return sr_error_errno(err, sr_negerrno(), "snapshot: %s", cfg);
-	r = sr_config_print(c, f);
-	if (r < 0 || fclose(steal_pointer(&f)) != 0)
-		return sr_error_errno(err, r < 0 ? r : sr_negerrno(), "snapshot: write %s", cfg);
+	if (fputs(cfg_text, f) < 0 || fclose(steal_pointer(&f)) != 0)
+		return sr_error_errno(err, sr_negerrno(), "snapshot: write %s", cfg);
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	meta = json_pack("{sosssssIsIsoso}", "name", sr_json_string(s->name), "created", when,
