@@ -385,6 +385,36 @@ t_bundle_crafted() {
 	rm -rf "$bundle" "$agent"
 }
 
+# --bind targets in the workspace: over a directory and a file the
+# agent's tree has too, as a run mounts them, and in a directory it has
+# not. Export failed, "mkdir .../data: File exists"; and a root caller's
+# bundle did not start under crun, "chown `workspace/new`: Invalid
+# argument" (the mount points were root's, no id of the container's).
+t_bundle_bind_over() {
+	local agent="$SR_TMP/bind-agent-$SR_AS" host="$SR_TMP/bind-host-$SR_AS"
+	rm -rf "$agent" "$host" && mkdir -p "$agent/data" "$host/dir"
+	printf '#!/bin/sh\ncat /workspace/data/f /workspace/new/sub/f\n' >"$agent/agent"
+	chmod 0755 "$agent/agent"
+	echo agent >"$agent/data/f" && echo agent >"$agent/conf"
+	echo host >"$host/dir/f" && echo host >"$host/conf"
+	chmod -R a+rX "$agent" "$host"
+	export_oci bindover --net none --ro-bind "$host/dir" /workspace/data \
+		--ro-bind "$host/conf" /workspace/conf "$agent"
+	assert_eq "export --oci with binds over the agent's directory and file: status 0" 0 "$rc"
+	check "the directory's files copied beneath the mount point" test -f "$bundle/rootfs/workspace/data/f"
+	rm -rf "$bundle"
+	export_oci bindnew --net none --ro-bind "$host/dir" /workspace/data --ro-bind "$host/dir" /workspace/new/sub "$agent"
+	assert_eq "mount points the sandbox user's, as the copy is" \
+		"$(stat -c %u "$bundle/rootfs/workspace/agent") $(stat -c %u "$bundle/rootfs/workspace/agent")" \
+		"$(stat -c %u "$bundle/rootfs/workspace/data") $(stat -c %u "$bundle/rootfs/workspace/new")"
+	if [ -z "$(crun_missing)" ]; then
+		crun_run "$bundle"
+		assert_eq "under crun: the binds over the agent's directory and in a new one, as in a run" \
+			"$(printf 'host\nhost')" "$out"
+	fi
+	rm -rf "$bundle" "$agent" "$host"
+}
+
 # k8s_check JSONFILE PYTHON: runs PYTHON with `d`, the parsed objects.
 k8s_check() {
 	"$PY" -c "import json, sys
@@ -501,5 +531,5 @@ t_nothing_left() {
 	check "no bundle left" test -z "$(ls -d "$SR_OUT"/bundle-* 2>/dev/null)"
 }
 
-for_each_user t_examples t_seccomp t_limits t_bundle t_bundle_crafted t_k8s t_nothing_left
+for_each_user t_examples t_seccomp t_limits t_bundle t_bundle_crafted t_bundle_bind_over t_k8s t_nothing_left
 done_testing

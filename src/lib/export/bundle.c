@@ -198,6 +198,7 @@ static int copy_file(int in, const struct stat *st, int dst, const char *name, m
 	const char *first =
 	    st->st_nlink > 1 ? sr_inode_map_get(&w->linked, st->st_dev, st->st_ino) : NULL;
 	const char *rel = path + w->top_len;
+	struct stat made;
 	int r = charge(w, false, (uint64_t)st->st_size, path, err);
 
 	if (r < 0)
@@ -206,6 +207,9 @@ static int copy_file(int in, const struct stat *st, int dst, const char *name, m
 		return linkat(w->ws, first, dst, name, 0) < 0
 			   ? sr_error_errno(err, sr_negerrno(), "link %s", path)
 			   : 1;
+	/* A --bind target's mount point, a file: the bind hides the agent's, as in a run. */
+	if (fstatat(dst, name, &made, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(made.st_mode))
+		return 0;
 	r = copy_data(in, st->st_size, dst, name, mode, w, path, err);
 	if (r < 0 || st->st_nlink < 2 || strlen(path) >= PATH_MAX - 1)
 		return r;
@@ -275,7 +279,12 @@ static int copy_entry(int src, int dst, const char *name, const char *what, unsi
 	if (depth >= COPY_DEPTH_MAX)
 		return sr_error_msg(err, -ELOOP, "%s: deeper than %d directories", path,
 				    COPY_DEPTH_MAX);
-	if (mkdirat(dst, name, 0700) < 0)
+	/*
+	 * There already: a --bind target's mount point (bind_targets()), a
+	 * directory, as a run mounts the bind over the agent's: merged. Not
+	 * a link: opened without following one.
+	 */
+	if (mkdirat(dst, name, 0700) < 0 && errno != EEXIST)
 		return sr_error_errno(err, sr_negerrno(), "mkdir %s", path);
 	in = openat(src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	sub = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -436,9 +445,35 @@ static int write_etc(int rootfs, struct writer *w, struct sr_error *err)
 	return r;
 }
 
+/*
+ * What a --bind target made in the workspace (dst and the directories
+ * above it, beneath workspace/) is the sandbox user's, as the copy is: the
+ * runtime copies rootfs/workspace into its tmpfs with each owner, and
+ * root's is no id of the container's (crun: "chown `workspace/dir`:
+ * Invalid argument"). Made just now, before any file of the agent's.
+ */
+static int give_target(int rootfs, const char *dst, const struct writer *w, struct sr_error *err)
+{
+	char path[PATH_MAX];
+	size_t top = strlen("workspace/");
+
+	if (!w->chown || strncmp(dst, "workspace/", top) != 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s", dst);
+	for (char *slash = strchr(path + top, '/');; slash = strchr(slash + 1, '/')) {
+		if (slash)
+			*slash = '\0';
+		if (fchownat(rootfs, path, w->uid, w->gid, AT_SYMLINK_NOFOLLOW) < 0)
+			return sr_error_errno(err, sr_negerrno(), "rootfs/%s", path);
+		if (!slash)
+			return 0;
+		*slash = '/';
+	}
+}
+
 /* A mount point in the rootfs for each --bind target: a directory, or a file for a file. */
 static int bind_targets(int rootfs, const struct sr_config *c, const struct sr_agent *a,
-			struct sr_error *err)
+			const struct writer *w, struct sr_error *err)
 {
 	for (size_t i = 0; i < c->n_binds; i++) {
 		const char *dst = c->binds[i].dst + 1;
@@ -452,12 +487,14 @@ static int bind_targets(int rootfs, const struct sr_config *c, const struct sr_a
 		if (S_ISDIR(st.st_mode)) {
 			if (mkdirat(rootfs, dst, 0755) < 0 && errno != EEXIST)
 				return sr_error_errno(err, sr_negerrno(), "mkdir rootfs/%s", dst);
-			continue;
+		} else {
+			fd = openat(rootfs, dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (fd < 0)
+				return sr_error_errno(err, sr_negerrno(), "rootfs/%s", dst);
+			close(fd);
 		}
-		fd = openat(rootfs, dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return sr_error_errno(err, sr_negerrno(), "rootfs/%s", dst);
-		close(fd);
+		if (give_target(rootfs, dst, w, err) < 0)
+			return err->code;
 	}
 	return 0;
 }
@@ -490,7 +527,7 @@ static int write_rootfs(int bundle, const struct sr_config *c, const struct sr_a
 	if (r >= 0)
 		r = write_etc(rootfs, w, err);
 	if (r >= 0)
-		r = bind_targets(rootfs, c, a, err);
+		r = bind_targets(rootfs, c, a, w, err);
 	if (r >= 0)
 		r = write_workspace(rootfs, a, w, err);
 	return r;
