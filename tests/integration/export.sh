@@ -387,13 +387,15 @@ t_bundle_crafted() {
 
 # --bind targets in the workspace: over a directory and a file the
 # agent's tree has too, as a run mounts them, and in a directory it has
-# not. Export failed, "mkdir .../data: File exists"; and a root caller's
+# not. Export failed, "mkdir .../data: File exists"; a root caller's
 # bundle did not start under crun, "chown `workspace/new`: Invalid
-# argument" (the mount points were root's, no id of the container's).
+# argument" (the mount points were root's, no id of the container's);
+# and no bundle with a read-only file bind did, "open mount target
+# `/workspace/conf`: Not a directory" (crun takes "rro" for a directory's).
 t_bundle_bind_over() {
 	local agent="$SR_TMP/bind-agent-$SR_AS" host="$SR_TMP/bind-host-$SR_AS"
 	rm -rf "$agent" "$host" && mkdir -p "$agent/data" "$host/dir"
-	printf '#!/bin/sh\ncat /workspace/data/f /workspace/new/sub/f\n' >"$agent/agent"
+	printf '#!/bin/sh\ncat /workspace/data/f /workspace/new/sub/f /workspace/conf\n(echo x >/workspace/conf) 2>/dev/null && echo written || echo read-only\n' >"$agent/agent"
 	chmod 0755 "$agent/agent"
 	echo agent >"$agent/data/f" && echo agent >"$agent/conf"
 	echo host >"$host/dir/f" && echo host >"$host/conf"
@@ -403,14 +405,15 @@ t_bundle_bind_over() {
 	assert_eq "export --oci with binds over the agent's directory and file: status 0" 0 "$rc"
 	check "the directory's files copied beneath the mount point" test -f "$bundle/rootfs/workspace/data/f"
 	rm -rf "$bundle"
-	export_oci bindnew --net none --ro-bind "$host/dir" /workspace/data --ro-bind "$host/dir" /workspace/new/sub "$agent"
+	export_oci bindnew --net none --ro-bind "$host/dir" /workspace/data --ro-bind "$host/dir" /workspace/new/sub \
+		--ro-bind "$host/conf" /workspace/conf "$agent"
 	assert_eq "mount points the sandbox user's, as the copy is" \
 		"$(stat -c %u "$bundle/rootfs/workspace/agent") $(stat -c %u "$bundle/rootfs/workspace/agent")" \
 		"$(stat -c %u "$bundle/rootfs/workspace/data") $(stat -c %u "$bundle/rootfs/workspace/new")"
 	if [ -z "$(crun_missing)" ]; then
 		crun_run "$bundle"
-		assert_eq "under crun: the binds over the agent's directory and in a new one, as in a run" \
-			"$(printf 'host\nhost')" "$out"
+		assert_eq "under crun: the binds over the agent's directory and file and in a new one, as in a run; the file read-only" \
+			"$(printf 'host\nhost\nhost\nread-only')" "$out"
 	fi
 	rm -rf "$bundle" "$agent" "$host"
 }

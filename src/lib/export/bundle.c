@@ -58,6 +58,7 @@ struct writer {
 	/* The workspace's copy: its bound (0: none), what it holds, its files of several names. */
 	uint64_t max_bytes, data, entries;
 	struct sr_inode_map linked; /* (dev, ino) -> the copy's path beneath ws */
+	bool *bind_files;	    /* config's binds[i] is of a file (sr_oci_spec) */
 	int ws;
 	size_t top_len; /* of the agent's directory's path, which the copy's paths leave out */
 };
@@ -473,8 +474,10 @@ static int give_target(int rootfs, const char *dst, const struct writer *w, stru
 
 /* A mount point in the rootfs for each --bind target: a directory, or a file for a file. */
 static int bind_targets(int rootfs, const struct sr_config *c, const struct sr_agent *a,
-			const struct writer *w, struct sr_error *err)
+			struct writer *w, struct sr_error *err)
 {
+	if (c->n_binds && !(w->bind_files = calloc(c->n_binds, sizeof(bool))))
+		return sr_error_errno(err, -ENOMEM, "binds");
 	for (size_t i = 0; i < c->n_binds; i++) {
 		const char *dst = c->binds[i].dst + 1;
 		struct stat st;
@@ -488,6 +491,7 @@ static int bind_targets(int rootfs, const struct sr_config *c, const struct sr_a
 			if (mkdirat(rootfs, dst, 0755) < 0 && errno != EEXIST)
 				return sr_error_errno(err, sr_negerrno(), "mkdir rootfs/%s", dst);
 		} else {
+			w->bind_files[i] = true;
 			fd = openat(rootfs, dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 			if (fd < 0)
 				return sr_error_errno(err, sr_negerrno(), "rootfs/%s", dst);
@@ -734,6 +738,7 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 		spec.host_gid = w.gid;
 		spec.mirrored = &w.mirrored;
 		spec.bind_sources = &agent.bind_sources;
+		spec.bind_files = w.bind_files;
 		/* Relative: a bind source is the bundle's (runtime-spec, config.md), wherever it
 		 * moves. */
 		spec.boot_id = "boot_id";
@@ -765,5 +770,6 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 	sr_strv_free(&envp);
 	sr_strv_free(&w.mirrored);
 	sr_inode_map_free(&w.linked);
+	free(w.bind_files);
 	return r;
 }
