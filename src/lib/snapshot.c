@@ -16,8 +16,6 @@ static const char *const files[] = {"files.tar.zst", "config.ini", "meta.json"};
 
 /* The directory of a snapshot being made, or one whose maker died (sr_snapshot_new). */
 #define TEMP_MARK ".new-"
-/* Held shared by a snapshot being begun until it holds its own lock, exclusively by a sweep. */
-#define SWEEP_LOCK ".lock"
 
 static int snapshot_dir(const char *name, char **ret, struct sr_error *err)
 {
@@ -85,15 +83,15 @@ static void remove_dir(const char *dir)
 	(void)rmdir(dir);
 }
 
-/* snapshots/.lock, flock()ed as how says; -1 where it cannot be (no sweep then). */
+/*
+ * The snapshots directory itself, flock()ed as how says: held shared by a
+ * snapshot being begun until it holds its own directory's lock,
+ * exclusively by a sweep. -1 where it cannot be (no sweep then).
+ */
 static int lock_snapshots(const char *data, int how)
 {
-	_cleanup_free_ char *path = NULL;
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = open(data, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (asprintf(&path, "%s/" SWEEP_LOCK, data) < 0)
-		return -1;
-	fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || SR_RETRY(flock(fd, how)) < 0)
 		return -1;
 	return steal_fd(&fd);

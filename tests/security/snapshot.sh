@@ -16,10 +16,10 @@ data_dir() {
 	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
 }
 
-# What the snapshots directory holds, but its lock: the snapshots, and any
-# being made (NAME.new-XXXXXXXX).
+# What the snapshots directory holds: the snapshots, and any being made
+# (NAME.new-XXXXXXXX).
 snap_entries() {
-	find "$(data_dir)/snapshots" -mindepth 1 -maxdepth 1 ! -name .lock -printf '%f\n' 2>/dev/null | sort
+	find "$(data_dir)/snapshots" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort
 }
 # A failed snapshot's client hears of it before the keeper has removed
 # what it made: give it a moment (cp.sh's t_stuck_snapshot does too).
