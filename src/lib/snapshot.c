@@ -4,6 +4,8 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <ini.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -11,6 +13,9 @@
 #define META_MAX (64 * 1024)
 
 static const char *const files[] = {"files.tar.zst", "config.ini", "meta.json"};
+
+/* The directory of a snapshot being made, or one whose maker died (sr_snapshot_new). */
+#define TEMP_MARK ".new-"
 
 static int snapshot_dir(const char *name, char **ret, struct sr_error *err)
 {
@@ -78,17 +83,93 @@ static void remove_dir(const char *dir)
 	(void)rmdir(dir);
 }
 
+/*
+ * The snapshots directory itself, flock()ed as how says: held shared by a
+ * snapshot being begun until it holds its own directory's lock,
+ * exclusively by a sweep. -1 where it cannot be (no sweep then).
+ */
+static int lock_snapshots(const char *data, int how)
+{
+	_cleanup_close_ int fd = open(data, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || SR_RETRY(flock(fd, how)) < 0)
+		return -1;
+	return steal_fd(&fd);
+}
+
+/*
+ * Removes the directories of snapshots whose maker died (a keeper killed
+ * mid-snapshot: its files, up to the sandbox's disk limit, stayed in the
+ * data directory for good, listed nowhere). A maker holds a flock() on
+ * its directory from the moment it is made (the sweep's lock keeps it
+ * from being seen before), so one whose lock can be had is nobody's.
+ */
+static void sweep(const char *data)
+{
+	_cleanup_close_ int lock = lock_snapshots(data, LOCK_EX);
+	struct dirent *de;
+	DIR *d;
+
+	if (lock < 0 || !(d = opendir(data)))
+		return;
+	while ((de = readdir(d))) {
+		_cleanup_close_ int fd = -1;
+
+		if (!sr_state_valid_name(de->d_name) || !strstr(de->d_name, TEMP_MARK))
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		for (size_t i = 0; i < SR_ARRAY_SIZE(files); i++)
+			(void)unlinkat(fd, files[i], 0);
+		(void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+/* tmp_dir made, and locked (s->lock) before any sweep may look at it. */
+static int make_temp(struct sr_snapshot_new *s, const char *data, struct sr_error *err)
+{
+	_cleanup_close_ int held = -1;
+	int r;
+
+	sweep(data);
+	held = lock_snapshots(data, LOCK_SH);
+	if (mkdir(s->tmp_dir, 0700) < 0) {
+		r = sr_error_errno(err, sr_negerrno(), "snapshot: create %s", s->tmp_dir);
+		free(steal_pointer(&s->tmp_dir));
+		return r;
+	}
+	s->lock = open(s->tmp_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->lock >= 0 && flock(s->lock, LOCK_EX | LOCK_NB) < 0)
+		sr_closep(&s->lock);
+	return 0;
+}
+
 int sr_snapshot_begin(const char *name, struct sr_snapshot_new *ret, int *ret_fd,
 		      struct sr_error *err)
 {
-	struct sr_snapshot_new s = {0};
-	_cleanup_free_ char *path = NULL;
+	struct sr_snapshot_new s = {.lock = -1};
+	_cleanup_free_ char *path = NULL, *data = NULL;
 	uint32_t rnd = 0;
 	int fd, r;
 
 	r = snapshot_dir(name, &s.final_dir, err);
 	if (r < 0)
 		return r;
+	/* The name of a snapshot being made: never listed, and swept once nobody makes it. */
+	if (strstr(name, TEMP_MARK)) {
+		sr_snapshot_abort(&s);
+		return sr_error_msg(err, -EINVAL,
+				    "bad snapshot name '%s' ('" TEMP_MARK
+				    "' marks one being made: choose another name)",
+				    name);
+	}
+	r = sr_data_dir("snapshots", &data, err);
+	if (r < 0) {
+		sr_snapshot_abort(&s);
+		return r;
+	}
 	if (access(s.final_dir, F_OK) == 0) {
 		sr_snapshot_abort(&s);
 		return sr_error_msg(
@@ -99,15 +180,14 @@ int sr_snapshot_begin(const char *name, struct sr_snapshot_new *ret, int *ret_fd
 	}
 	(void)!getrandom(&rnd, sizeof(rnd), 0);
 	s.name = strdup(name);
-	if (!s.name || asprintf(&s.tmp_dir, "%s.new-%08x", s.final_dir, rnd) < 0 ||
-	    asprintf(&path, "%s.new-%08x/files.tar.zst", s.final_dir, rnd) < 0) {
+	if (!s.name || asprintf(&s.tmp_dir, "%s" TEMP_MARK "%08x", s.final_dir, rnd) < 0 ||
+	    asprintf(&path, "%s" TEMP_MARK "%08x/files.tar.zst", s.final_dir, rnd) < 0) {
 		s.tmp_dir = NULL;
 		sr_snapshot_abort(&s);
 		return sr_error_errno(err, -ENOMEM, "snapshot");
 	}
-	if (mkdir(s.tmp_dir, 0700) < 0) {
-		r = sr_error_errno(err, sr_negerrno(), "snapshot: create %s", s.tmp_dir);
-		free(steal_pointer(&s.tmp_dir));
+	r = make_temp(&s, data, err);
+	if (r < 0) {
 		sr_snapshot_abort(&s);
 		return r;
 	}
@@ -119,6 +199,61 @@ int sr_snapshot_begin(const char *name, struct sr_snapshot_new *ret, int *ret_fd
 	}
 	*ret = s;
 	*ret_fd = fd;
+	return 0;
+}
+
+/*
+ * The configuration as a profile (config.ini), whole: one whose value a
+ * profile cannot hold (config-print.c comments it out: a newline, ' ;',
+ * blanks at an end, longer than inih's line) would be lost, silently, by
+ * every sandbox made from the snapshot -- a read-only bind of a long path
+ * over a writable one among them, and the new sandbox could write what
+ * the first could only read.
+ */
+#define NOT_REPRESENTABLE ": value not representable in a profile"
+
+/* The key of the first value config-print.c left out ("# KEY: value not ..."), or NULL. */
+static const char *left_out(const char *text, int *ret_len)
+{
+	for (const char *line = text; line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		size_t k;
+
+		if (strncmp(line, "# ", 2) != 0)
+			continue;
+		k = strcspn(line + 2, ": \n");
+		if (k > 0 &&
+		    strncmp(line + 2 + k, NOT_REPRESENTABLE, strlen(NOT_REPRESENTABLE)) == 0) {
+			*ret_len = (int)k;
+			return line + 2;
+		}
+	}
+	return NULL;
+}
+
+static int config_text(const struct sr_config *c, char **ret, struct sr_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *key;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int r, n;
+
+	if (!f)
+		return sr_error_errno(err, -ENOMEM, "snapshot");
+	r = sr_config_print(c, f);
+	if (fclose(f) != 0 || r < 0)
+		return sr_error_errno(err, r < 0 ? r : -ENOMEM, "snapshot: its configuration");
+	key = left_out(text, &n);
+	if (key)
+		return sr_error_msg(
+		    err, -EINVAL,
+		    "snapshot: the sandbox's configuration cannot be kept whole: "
+		    "its %.*s has a value a profile cannot hold (a newline, ' ;', "
+		    "blanks at an end, or a line of more than %d characters), which "
+		    "every sandbox made from it would lack; nothing kept",
+		    n, key, INI_MAX_LINE - 2);
+	*ret = steal_pointer(&text);
 	return 0;
 }
 
@@ -134,6 +269,7 @@ int sr_snapshot_commit(struct sr_snapshot_new *s, const struct sr_config *c, con
 		       json_t **ret_meta, struct sr_error *err)
 {
 	_cleanup_free_ char *cfg = NULL, *meta_path = NULL, *files_path = NULL, *text = NULL;
+	_cleanup_free_ char *cfg_text = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
 	char when[32];
 	time_t t = time(NULL);
@@ -146,12 +282,14 @@ int sr_snapshot_commit(struct sr_snapshot_new *s, const struct sr_config *c, con
 	    asprintf(&meta_path, "%s/meta.json", s->tmp_dir) < 0 ||
 	    asprintf(&files_path, "%s/files.tar.zst", s->tmp_dir) < 0)
 		return sr_error_errno(err, -ENOMEM, "snapshot");
+	r = config_text(c, &cfg_text, err);
+	if (r < 0)
+		return r;
 	f = fopen(cfg, "wxe");
 	if (!f)
 		return sr_error_errno(err, sr_negerrno(), "snapshot: %s", cfg);
-	r = sr_config_print(c, f);
-	if (r < 0 || fclose(steal_pointer(&f)) != 0)
-		return sr_error_errno(err, r < 0 ? r : sr_negerrno(), "snapshot: write %s", cfg);
+	if (fputs(cfg_text, f) < 0 || fclose(steal_pointer(&f)) != 0)
+		return sr_error_errno(err, sr_negerrno(), "snapshot: write %s", cfg);
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	meta = json_pack("{sosssssIsIsoso}", "name", sr_json_string(s->name), "created", when,
@@ -187,10 +325,13 @@ void sr_snapshot_abort(struct sr_snapshot_new *s)
 {
 	if (s->tmp_dir)
 		remove_dir(s->tmp_dir);
+	/* name: begun (a client's that never made one has lock 0, not its own). */
+	if (s->name && s->lock >= 0)
+		close(s->lock);
 	free(s->name);
 	free(s->final_dir);
 	free(s->tmp_dir);
-	*s = (struct sr_snapshot_new){0};
+	*s = (struct sr_snapshot_new){.lock = -1};
 }
 
 static json_t *read_meta(int dirfd, const char *name)
@@ -214,6 +355,7 @@ int sr_snapshot_list(json_t **ret, struct sr_error *err)
 			json_decref(all);
 		return r < 0 ? r : sr_error_errno(err, -ENOMEM, "snapshots");
 	}
+	sweep(data);
 	d = opendir(data);
 	if (!d) {
 		json_decref(all);
@@ -223,7 +365,7 @@ int sr_snapshot_list(json_t **ret, struct sr_error *err)
 		json_t *meta;
 
 		/* Being made (NAME.new-XXXXXXXX) or not ours: not a snapshot yet. */
-		if (!sr_state_valid_name(de->d_name) || strstr(de->d_name, ".new-"))
+		if (!sr_state_valid_name(de->d_name) || strstr(de->d_name, TEMP_MARK))
 			continue;
 		meta = read_meta(dirfd(d), de->d_name);
 		if (meta)

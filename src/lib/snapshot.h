@@ -13,8 +13,11 @@
  *
  * Not in a snapshot: running processes and memory (that would need CRIU),
  * published ports, the deadline's progress. A snapshot is written to a
- * directory of its own and renamed into place once whole: a half-made one
- * is never seen.
+ * directory of its own (NAME.new-XXXXXXXX) and renamed into place once
+ * whole: a half-made one is never seen. Its maker holds a flock() on that
+ * directory; one nobody holds is a maker's that died (a keeper killed
+ * mid-snapshot), up to the disk limit of files, and the next `snapshot`
+ * or `snapshots` removes it.
  */
 #pragma once
 
@@ -36,6 +39,7 @@ struct sr_snapshot_new {
 	char *name;
 	char *final_dir;
 	char *tmp_dir;
+	int lock; /* tmp_dir, flock()ed while it is made: a sweep leaves it alone (-1: none) */
 };
 int sr_snapshot_begin(const char *name, struct sr_snapshot_new *ret, int *ret_fd,
 		      struct sr_error *err);

@@ -338,6 +338,86 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SR" export -q --net none --oci "$SR_OUT/i
 		"$rc $errout, $(test -e "$SR_OUT/interrupted-$SR_AS" && echo left || echo none)"
 }
 
+# An agent's directory its author may craft (root exports a user's
+# agent): a sparse file, a file of 21 names, a set-uid root file and one
+# with file capabilities (root's round), a FIFO. The bundle costs what the
+# tree does, not more: the sparse file's holes stay holes (they were
+# written as zeros), the 21 names are one file (21 copies), and it holds
+# no more than the disk limit, which the runtime's copy into the
+# workspace's tmpfs must fit (crun writes each name whole, holes as
+# zeros): a 1 GB sparse file of no data was a bundle of 1 GB that could
+# never start. Under crun, its files give nothing: uid 1000, no capability.
+t_bundle_crafted() {
+	local agent="$SR_TMP/crafted-agent-$SR_AS" ws why i
+	rm -rf "$agent" && mkdir -p "$agent/sub"
+	printf '#!/bin/sh\n./suid -u; ./capped caps | grep -E "^(CapPrm|CapEff)"; ls sub | wc -l\n' >"$agent/agent"
+	chmod 0755 "$agent/agent"
+	cp /usr/bin/id "$agent/suid" && chmod 4755 "$agent/suid"
+	cp "$PROBE_DIR/sr-probe" "$agent/capped"
+	[ "$SR_AS" = root ] && setcap cap_setuid,cap_sys_admin+ep "$agent/capped"
+	truncate -s 16M "$agent/sparse" && printf x | dd of="$agent/sparse" bs=1 seek=8M conv=notrunc status=none
+	head -c 1M /dev/urandom >"$agent/one"
+	for i in $(seq 20); do ln "$agent/one" "$agent/sub/l$i"; done
+	mkfifo "$agent/fifo"
+	chmod -R a+rX "$agent"
+	export_oci crafted --net none --disk 64M "$agent"
+	assert_eq "export --oci of the crafted tree (--disk 64M): status 0" 0 "$rc"
+	ws="$bundle/rootfs/workspace"
+	assert_eq "the sparse file: its size, its data, still sparse" "16777216 x yes" \
+		"$(stat -c %s "$ws/sparse") $(dd if="$ws/sparse" bs=1 skip=8M count=1 status=none) $([ "$(du -k "$ws/sparse" | cut -f1)" -lt 1024 ] && echo yes || du -k "$ws/sparse")"
+	assert_eq "the file of 21 names: one file of 21 names, as in the tree" 21 "$(stat -c %h "$ws/sub/l7")"
+	assert_eq "no set-id bit, no capability, no FIFO" "755  none" \
+		"$(stat -c %a "$ws/suid") $(getcap "$ws/capped") $([ -e "$ws/fifo" ] && echo fifo || echo none)"
+	why=$(crun_missing)
+	if [ -n "$why" ]; then
+		skip "the crafted tree under crun" "$why"
+	else
+		crun_run "$bundle"
+		assert_eq "under crun: the set-uid file runs as 1000, the capped one has nothing, all 20 names" \
+			"$(printf '1000\nCapPrm: 0000000000000000\nCapEff: 0000000000000000\n20')" "$out"
+	fi
+	rm -rf "$bundle"
+	truncate -s 1G "$agent/big"
+	export_oci crafted-big --net none --disk 64M "$agent"
+	assert_eq "a 1 GB sparse file with --disk 64M: refused (125)" 125 "$rc"
+	assert_match "saying why" "big: the agent's files are more than 64M, the sandbox's disk limit" "$errout"
+	check "and nothing of the bundle left" test ! -e "$bundle"
+	rm -rf "$bundle" "$agent"
+}
+
+# --bind targets in the workspace: over a directory and a file the
+# agent's tree has too, as a run mounts them, and in a directory it has
+# not. Export failed, "mkdir .../data: File exists"; a root caller's
+# bundle did not start under crun, "chown `workspace/new`: Invalid
+# argument" (the mount points were root's, no id of the container's);
+# and no bundle with a read-only file bind did, "open mount target
+# `/workspace/conf`: Not a directory" (crun takes "rro" for a directory's).
+t_bundle_bind_over() {
+	local agent="$SR_TMP/bind-agent-$SR_AS" host="$SR_TMP/bind-host-$SR_AS"
+	rm -rf "$agent" "$host" && mkdir -p "$agent/data" "$host/dir"
+	printf '#!/bin/sh\ncat /workspace/data/f /workspace/new/sub/f /workspace/conf\n(echo x >/workspace/conf) 2>/dev/null && echo written || echo read-only\n' >"$agent/agent"
+	chmod 0755 "$agent/agent"
+	echo agent >"$agent/data/f" && echo agent >"$agent/conf"
+	echo host >"$host/dir/f" && echo host >"$host/conf"
+	chmod -R a+rX "$agent" "$host"
+	export_oci bindover --net none --ro-bind "$host/dir" /workspace/data \
+		--ro-bind "$host/conf" /workspace/conf "$agent"
+	assert_eq "export --oci with binds over the agent's directory and file: status 0" 0 "$rc"
+	check "the directory's files copied beneath the mount point" test -f "$bundle/rootfs/workspace/data/f"
+	rm -rf "$bundle"
+	export_oci bindnew --net none --ro-bind "$host/dir" /workspace/data --ro-bind "$host/dir" /workspace/new/sub \
+		--ro-bind "$host/conf" /workspace/conf "$agent"
+	assert_eq "mount points the sandbox user's, as the copy is" \
+		"$(stat -c %u "$bundle/rootfs/workspace/agent") $(stat -c %u "$bundle/rootfs/workspace/agent")" \
+		"$(stat -c %u "$bundle/rootfs/workspace/data") $(stat -c %u "$bundle/rootfs/workspace/new")"
+	if [ -z "$(crun_missing)" ]; then
+		crun_run "$bundle"
+		assert_eq "under crun: the binds over the agent's directory and file and in a new one, as in a run; the file read-only" \
+			"$(printf 'host\nhost\nhost\nread-only')" "$out"
+	fi
+	rm -rf "$bundle" "$agent" "$host"
+}
+
 # k8s_check JSONFILE PYTHON: runs PYTHON with `d`, the parsed objects.
 k8s_check() {
 	"$PY" -c "import json, sys
@@ -454,5 +534,5 @@ t_nothing_left() {
 	check "no bundle left" test -z "$(ls -d "$SR_OUT"/bundle-* 2>/dev/null)"
 }
 
-for_each_user t_examples t_seccomp t_limits t_bundle t_k8s t_nothing_left
+for_each_user t_examples t_seccomp t_limits t_bundle t_bundle_crafted t_bundle_bind_over t_k8s t_nothing_left
 done_testing

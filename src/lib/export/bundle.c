@@ -8,15 +8,26 @@
  * The agent's files are read as the caller, without following a link:
  * a link in them is copied as a link, resolved inside the container (as
  * in a run's overlay), and never makes the export read outside the tree.
+ * They may be another user's (root exports a user's agent), who can make
+ * them cost the copy more than they cost their owner (a sparse file of
+ * 1 TB, a file of 65,000 names, a directory renamed ahead of the walk):
+ * the copy holds at most the disk limit, each name of a file at its size
+ * and each entry at 512 bytes and its name besides -- what the runtime's
+ * copy into the workspace's tmpfs of that size takes (crun writes holes
+ * as zeros, and each name of a file whole): a larger one could never
+ * start -- and costs no more than it holds: holes are left holes, and a
+ * file of several names is copied once and linked.
  */
 #include "oci.h"
 #include "agent.h"
+#include "archive-internal.h"
 #include "deploy.h"
 #include "env.h"
 #include "json.h"
 #include "layout.h"
 #include "oci-init.h"
 #include "setup.h"
+#include "units.h"
 #include "userns.h"
 #include "util.h"
 
@@ -44,6 +55,12 @@ struct writer {
 	struct sr_strv mirrored;
 	size_t skipped; /* workspace entries neither file, directory nor link */
 	bool began;	/* rootfs/ is ours: what fails from here on is undone */
+	/* The workspace's copy: its bound (0: none), what it holds, its files of several names. */
+	uint64_t max_bytes, data, entries;
+	struct sr_inode_map linked; /* (dev, ino) -> the copy's path beneath ws */
+	bool *bind_files;	    /* config's binds[i] is of a file (sr_oci_spec) */
+	int ws;
+	size_t top_len; /* of the agent's directory's path, which the copy's paths leave out */
 };
 
 static int write_text(int dirfd, const char *name, const char *text, mode_t mode,
@@ -80,26 +97,126 @@ static bool interrupted(void)
 	return false;
 }
 
-/* Copies the regular file src (opened) into a new dst of dirfd with mode. */
-static int copy_data(int src, int dirfd, const char *dst, mode_t mode, const struct writer *w,
-		     const char *what, struct sr_error *err)
+/*
+ * bytes more of the workspace's copy (entry: of its entries, a bound of
+ * their own): within the disk limit, or -EFBIG naming what.
+ */
+static int charge(struct writer *w, bool entry, uint64_t bytes, const char *what,
+		  struct sr_error *err)
+{
+	char limit[SR_UNITS_BUF_MAX];
+	uint64_t *count;
+
+	if (!w || !w->max_bytes)
+		return 0;
+	count = entry ? &w->entries : &w->data;
+	if (bytes > w->max_bytes || *count > w->max_bytes - bytes) {
+		sr_format_size(w->max_bytes, limit, sizeof(limit));
+		return sr_error_msg(err, -EFBIG,
+				    "%s: the agent's files are more than %s%s, the sandbox's disk "
+				    "limit: the runtime copies them into a workspace of that size "
+				    "(--disk raises it)",
+				    what, limit,
+				    entry ? " in entries (512 bytes and their names each)" : "");
+	}
+	*count += bytes;
+	return 0;
+}
+
+/*
+ * src's data, up to size, into out: its extents only (SEEK_DATA, where
+ * the file system says), the holes seeked over, so a sparse file stays
+ * sparse and costs the copy what it costs its owner, not its size.
+ */
+static int copy_extents(int src, int out, off_t size, const char *what, struct sr_error *err)
+{
+	off_t pos = 0, len = size;
+
+	while (pos < size) {
+		off_t data = lseek(src, pos, SEEK_DATA), end = size;
+		ssize_t n = 1;
+
+		if (data < 0 && errno == ENXIO)
+			break;
+		if (data < 0)
+			data = pos;
+		else if ((end = lseek(src, data, SEEK_HOLE)) < 0 || end > size)
+			end = size;
+		if (data >= end)
+			break;
+		if (lseek(out, data, SEEK_SET) < 0)
+			return sr_error_errno(err, sr_negerrno(), "copy %s", what);
+		for (pos = data; pos < end && n > 0;) {
+			if (interrupted())
+				return sr_error_msg(err, -ECANCELED, "interrupted");
+			n = sendfile(out, src, &pos,
+				     (size_t)(end - pos < (1 << 26) ? end - pos : 1 << 26));
+			if (n < 0 && errno != EINTR)
+				return sr_error_errno(err, sr_negerrno(), "copy %s", what);
+		}
+		/* Shorter than it was: what is left of it is copied. */
+		if (n == 0) {
+			len = pos;
+			break;
+		}
+	}
+	return ftruncate(out, len) < 0 ? sr_error_errno(err, sr_negerrno(), "copy %s", what) : 0;
+}
+
+/*
+ * Copies the regular file src (opened) into a new dst of dirfd with mode:
+ * at most size bytes, the size it had when it was counted (-1: whatever
+ * it has).
+ */
+static int copy_data(int src, off_t size, int dirfd, const char *dst, mode_t mode,
+		     const struct writer *w, const char *what, struct sr_error *err)
 {
 	_cleanup_close_ int out =
 	    openat(dirfd, dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	ssize_t n;
+	struct stat st;
+	int r;
 
-	if (out < 0)
+	if (out < 0 || fstat(src, &st) < 0)
 		return sr_error_errno(err, sr_negerrno(), "copy %s", what);
-	do {
-		if (interrupted())
-			return sr_error_msg(err, -ECANCELED, "interrupted");
-		n = sendfile(out, src, NULL, 1 << 26);
-	} while (n > 0 || (n < 0 && errno == EINTR));
-	if (n < 0)
-		return sr_error_errno(err, sr_negerrno(), "copy %s", what);
+	r = copy_extents(src, out, size >= 0 && size < st.st_size ? size : st.st_size, what, err);
+	if (r < 0)
+		return r;
 	if ((w && w->chown && fchown(out, w->uid, w->gid) < 0) || fchmod(out, mode) < 0)
 		return sr_error_errno(err, sr_negerrno(), "copy %s", what);
 	return 0;
+}
+
+/*
+ * A regular file of the agent's (in, opened; st its) met before under
+ * another name: linked to its copy (1), else copied and remembered (0).
+ * Its copy's path beneath ws is path without the agent's directory: made
+ * by us, of directories alone (nothing is ever replaced), relative (a
+ * truncated path is not remembered).
+ */
+static int copy_file(int in, const struct stat *st, int dst, const char *name, mode_t mode,
+		     struct writer *w, const char *path, struct sr_error *err)
+{
+	const char *first =
+	    st->st_nlink > 1 ? sr_inode_map_get(&w->linked, st->st_dev, st->st_ino) : NULL;
+	const char *rel = path + w->top_len;
+	struct stat made;
+	int r = charge(w, false, (uint64_t)st->st_size, path, err);
+
+	if (r < 0)
+		return r;
+	if (first)
+		return linkat(w->ws, first, dst, name, 0) < 0
+			   ? sr_error_errno(err, sr_negerrno(), "link %s", path)
+			   : 1;
+	/* A --bind target's mount point, a file: the bind hides the agent's, as in a run. */
+	if (fstatat(dst, name, &made, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(made.st_mode))
+		return 0;
+	r = copy_data(in, st->st_size, dst, name, mode, w, path, err);
+	if (r < 0 || st->st_nlink < 2 || strlen(path) >= PATH_MAX - 1)
+		return r;
+	rel += strspn(rel, "/");
+	r = *rel ? sr_inode_map_add(&w->linked, st->st_dev, st->st_ino, rel) : 0;
+	return r < 0 ? sr_error_errno(err, r, "%s", path) : 0;
 }
 
 static int copy_link(int src_dir, const char *name, int dst_dir, const struct writer *w,
@@ -142,6 +259,9 @@ static int copy_entry(int src, int dst, const char *name, const char *what, unsi
 		return sr_error_msg(err, -ECANCELED, "interrupted");
 	if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", path);
+	r = charge(w, true, 512 + strlen(name), path, err);
+	if (r < 0)
+		return r;
 	mode = st.st_mode & 01777;
 	if (S_ISLNK(st.st_mode))
 		return copy_link(src, name, dst, w, path, err);
@@ -150,7 +270,8 @@ static int copy_entry(int src, int dst, const char *name, const char *what, unsi
 		in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
 			return sr_error_errno(err, in < 0 ? sr_negerrno() : -EINVAL, "%s", path);
-		return copy_data(in, dst, name, mode, w, path, err);
+		r = copy_file(in, &st, dst, name, mode, w, path, err);
+		return r < 0 ? r : 0;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		w->skipped++;
@@ -159,7 +280,12 @@ static int copy_entry(int src, int dst, const char *name, const char *what, unsi
 	if (depth >= COPY_DEPTH_MAX)
 		return sr_error_msg(err, -ELOOP, "%s: deeper than %d directories", path,
 				    COPY_DEPTH_MAX);
-	if (mkdirat(dst, name, 0700) < 0)
+	/*
+	 * There already: a --bind target's mount point (bind_targets()), a
+	 * directory, as a run mounts the bind over the agent's: merged. Not
+	 * a link: opened without following one.
+	 */
+	if (mkdirat(dst, name, 0700) < 0 && errno != EEXIST)
 		return sr_error_errno(err, sr_negerrno(), "mkdir %s", path);
 	in = openat(src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	sub = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -208,16 +334,19 @@ static int write_workspace(int rootfs, const struct sr_agent *a, struct writer *
 {
 	_cleanup_close_ int ws = openat(rootfs, "workspace", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_close_ int src = -1;
+	struct stat st;
 	int r;
 
 	if (ws < 0)
 		return sr_error_errno(err, sr_negerrno(), "open rootfs/workspace");
 	if ((w->chown && fchown(ws, w->uid, w->gid) < 0) || fchmod(ws, 0700) < 0)
 		return sr_error_errno(err, sr_negerrno(), "rootfs/workspace");
+	w->ws = ws;
 	if (a->host_dir) {
 		src = open(a->host_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (src < 0)
 			return sr_error_errno(err, sr_negerrno(), "%s", a->host_dir);
+		w->top_len = strlen(a->host_dir);
 		r = copy_tree(src, ws, a->host_dir, 0, w, err);
 		if (r < 0)
 			return r;
@@ -233,7 +362,10 @@ static int write_workspace(int rootfs, const struct sr_agent *a, struct writer *
 		src = open(a->file_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (src < 0)
 			return sr_error_errno(err, sr_negerrno(), "agent %s", a->file_path);
-		return copy_data(src, ws, name, 0755, w, a->file_path, err);
+		if (fstat(src, &st) < 0)
+			return sr_error_errno(err, sr_negerrno(), "agent %s", a->file_path);
+		r = charge(w, false, (uint64_t)st.st_size, a->file_path, err);
+		return r < 0 ? r : copy_data(src, st.st_size, ws, name, 0755, w, a->file_path, err);
 	}
 	return 0;
 }
@@ -280,7 +412,7 @@ static int mirror(int host, const char *host_path, int dst, const char *name, st
 		in = openat(host, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (in < 0)
 			return sr_error_errno(err, sr_negerrno(), "read %s", path);
-		return copy_data(in, dst, name, 0644, NULL, path, err);
+		return copy_data(in, -1, dst, name, 0644, NULL, path, err);
 	}
 	if (!S_ISDIR(st.st_mode))
 		return 0;
@@ -314,10 +446,38 @@ static int write_etc(int rootfs, struct writer *w, struct sr_error *err)
 	return r;
 }
 
+/*
+ * What a --bind target made in the workspace (dst and the directories
+ * above it, beneath workspace/) is the sandbox user's, as the copy is: the
+ * runtime copies rootfs/workspace into its tmpfs with each owner, and
+ * root's is no id of the container's (crun: "chown `workspace/dir`:
+ * Invalid argument"). Made just now, before any file of the agent's.
+ */
+static int give_target(int rootfs, const char *dst, const struct writer *w, struct sr_error *err)
+{
+	char path[PATH_MAX];
+	size_t top = strlen("workspace/");
+
+	if (!w->chown || strncmp(dst, "workspace/", top) != 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s", dst);
+	for (char *slash = strchr(path + top, '/');; slash = strchr(slash + 1, '/')) {
+		if (slash)
+			*slash = '\0';
+		if (fchownat(rootfs, path, w->uid, w->gid, AT_SYMLINK_NOFOLLOW) < 0)
+			return sr_error_errno(err, sr_negerrno(), "rootfs/%s", path);
+		if (!slash)
+			return 0;
+		*slash = '/';
+	}
+}
+
 /* A mount point in the rootfs for each --bind target: a directory, or a file for a file. */
 static int bind_targets(int rootfs, const struct sr_config *c, const struct sr_agent *a,
-			struct sr_error *err)
+			struct writer *w, struct sr_error *err)
 {
+	if (c->n_binds && !(w->bind_files = calloc(c->n_binds, sizeof(bool))))
+		return sr_error_errno(err, -ENOMEM, "binds");
 	for (size_t i = 0; i < c->n_binds; i++) {
 		const char *dst = c->binds[i].dst + 1;
 		struct stat st;
@@ -330,12 +490,15 @@ static int bind_targets(int rootfs, const struct sr_config *c, const struct sr_a
 		if (S_ISDIR(st.st_mode)) {
 			if (mkdirat(rootfs, dst, 0755) < 0 && errno != EEXIST)
 				return sr_error_errno(err, sr_negerrno(), "mkdir rootfs/%s", dst);
-			continue;
+		} else {
+			w->bind_files[i] = true;
+			fd = openat(rootfs, dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (fd < 0)
+				return sr_error_errno(err, sr_negerrno(), "rootfs/%s", dst);
+			close(fd);
 		}
-		fd = openat(rootfs, dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return sr_error_errno(err, sr_negerrno(), "rootfs/%s", dst);
-		close(fd);
+		if (give_target(rootfs, dst, w, err) < 0)
+			return err->code;
 	}
 	return 0;
 }
@@ -368,7 +531,7 @@ static int write_rootfs(int bundle, const struct sr_config *c, const struct sr_a
 	if (r >= 0)
 		r = write_etc(rootfs, w, err);
 	if (r >= 0)
-		r = bind_targets(rootfs, c, a, err);
+		r = bind_targets(rootfs, c, a, w, err);
 	if (r >= 0)
 		r = write_workspace(rootfs, a, w, err);
 	return r;
@@ -387,7 +550,7 @@ static int write_init(int bundle, struct sr_error *err)
 
 	if (self < 0)
 		return sr_error_errno(err, sr_negerrno(), "open /proc/self/exe");
-	r = copy_data(self, bundle, SR_OCI_INIT_NAME, 0755, NULL, "sandbox-run's binary", err);
+	r = copy_data(self, -1, bundle, SR_OCI_INIT_NAME, 0755, NULL, "sandbox-run's binary", err);
 	if (r < 0)
 		return r;
 	point = openat(bundle, "rootfs" SR_OCI_INIT, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -537,7 +700,7 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 {
 	_cleanup_(sr_agent_free) struct sr_agent agent = {0};
 	struct sr_strv envp = {0};
-	struct writer w = {.sink = sink};
+	struct writer w = {.sink = sink, .max_bytes = c->disk_bytes, .ws = -1};
 	struct sr_oci_spec spec = {.config = c};
 	_cleanup_close_ int bundle = -1;
 	struct rlimit rl;
@@ -575,6 +738,7 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 		spec.host_gid = w.gid;
 		spec.mirrored = &w.mirrored;
 		spec.bind_sources = &agent.bind_sources;
+		spec.bind_files = w.bind_files;
 		/* Relative: a bind source is the bundle's (runtime-spec, config.md), wherever it
 		 * moves. */
 		spec.boot_id = "boot_id";
@@ -607,5 +771,7 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	sr_strv_free(&envp);
 	sr_strv_free(&w.mirrored);
+	sr_inode_map_free(&w.linked);
+	free(w.bind_files);
 	return r;
 }

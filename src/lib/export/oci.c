@@ -97,8 +97,18 @@ static int add_mounts(const struct sr_oci_spec *s, json_t *mounts)
 				      ? s->bind_sources->items[i]
 				      : c->binds[i].src;
 
+		/*
+		 * A file holds no mounts: "ro" is all of it, and crun (1.8) opens
+		 * an "rro" target as a directory ("open mount target: Not a
+		 * directory"), so a read-only file bind never started.
+		 */
+		bool file = s->bind_files && s->bind_files[i];
+
 		r = add_mount(mounts, c->binds[i].dst, "bind", src, "rbind",
-			      c->binds[i].writable ? "rw" : "rro", "nosuid", "nodev", NULL);
+			      c->binds[i].writable ? "rw"
+			      : file		   ? "ro"
+						   : "rro",
+			      "nosuid", "nodev", NULL);
 	}
 	return r;
 }

@@ -42,6 +42,8 @@ struct sr_oci_spec {
 	const struct sr_strv *mirrored;
 	/* config->binds[i]'s source, resolved on the host (hostpath.h). */
 	const struct sr_strv *bind_sources;
+	/* Whether config->binds[i]'s source is a file, not a directory (NULL: none is). */
+	const bool *bind_files;
 	uint64_t msgqueue;   /* RLIMIT_MSGQUEUE for the sandbox, 0 to leave it */
 	uint64_t sigpending; /* RLIMIT_SIGPENDING for the sandbox, 0 to leave it */
 	uint64_t memlock;    /* RLIMIT_MEMLOCK for the sandbox, 0 to leave it */
