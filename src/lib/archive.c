@@ -11,9 +11,11 @@
  *   error. The entry "./" itself (tar -C dir .) is skipped.
  * - directories: missing parents are created with 0755; a listed
  *   directory gets its archive mode with owner rwx added, so that
- *   extraction into it can continue. The umask applies throughout.
+ *   extraction into it can continue. The umask applies throughout
+ *   (keep_modes: not, and the sticky bit is kept).
  * - regular files: archive mode & 0777 (umask applies, as for tar(1) run
- *   by an ordinary user): never setuid, setgid or sticky. mtime is kept.
+ *   by an ordinary user; keep_modes: not): never setuid, setgid or
+ *   sticky. mtime is kept.
  *   Owners in the archive are ignored.
  * - a later entry of the same name replaces an earlier file, symlink or
  *   hard link (as tar(1) does) by unlinking it first: nothing is ever
@@ -410,6 +412,11 @@ static int make_file(struct extract *x, struct archive_entry *e, int dirfd, cons
 		(void)unlinkat(dirfd, leaf, 0);
 		return k;
 	}
+	if (x->o->keep_modes && fchmod(fd, mode) < 0) {
+		k = sr_error_errno(err, sr_negerrno(), "extract %s: chmod", x->shown);
+		(void)unlinkat(dirfd, leaf, 0);
+		return k;
+	}
 	k = copy_data(x, e, fd, err);
 	if (k < 0) {
 		/* Nothing half-written under the entry's name (a bound, a stream cut). */
@@ -437,20 +444,25 @@ static int make_dir(struct extract *x, struct archive_entry *e, int dirfd, const
 		    struct sr_error *err)
 {
 	_cleanup_close_ int fd = -1;
-	mode_t mode = (sr_la.entry_mode(e) & 0777) | 0700;
+	bool keep = x->o->keep_modes;
+	mode_t mode = (sr_la.entry_mode(e) & (keep ? 01777 : 0777)) | 0700;
 	int k;
 
 	if (mkdirat(dirfd, leaf, mode) == 0) {
 		k = give(x->o, dirfd, leaf, S_IFDIR);
-		return k < 0 ? give_error(x, k, err) : 0;
-	}
-	if (errno != EEXIST)
+		if (k < 0)
+			return give_error(x, k, err);
+		if (!keep)
+			return 0;
+		/* Made less the umask: its mode whole below. */
+	} else if (errno != EEXIST) {
 		return sr_error_errno(err, sr_negerrno(), "extract %s", x->shown);
+	}
 	fd = sr_openat2(dirfd, leaf, O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
 	if (fd < 0)
 		return sr_error_msg(err, fd, "extract %s: exists and is not a directory", x->shown);
-	/* An earlier entry created it implicitly, with 0755. */
-	if (fchmod(fd, mode & ~x->umask) < 0)
+	/* An earlier entry created it implicitly, with 0755 (or it is the sandbox's /tmp). */
+	if (fchmod(fd, keep ? mode : mode & ~x->umask) < 0)
 		return sr_error_errno(err, sr_negerrno(), "extract %s: chmod", x->shown);
 	return 0;
 }

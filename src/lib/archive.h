@@ -78,6 +78,15 @@ struct sr_extract_opts {
 	bool chown;
 	uid_t owner_uid;
 	gid_t owner_gid;
+	/*
+	 * Modes as the archive has them, the umask not applied, and a
+	 * directory's sticky bit kept (a set-id bit never; a directory still
+	 * gets its owner's rwx): into a sandbox (cp in, a snapshot's
+	 * restore), whose user is the only one there. Onto the host the
+	 * caller's umask applies, as for tar(1) run by a user: an agent does
+	 * not choose which of the caller's files others may write.
+	 */
+	bool keep_modes;
 };
 int sr_archive_extract_opts(int archive_fd, int dest_dirfd, const struct sr_extract_opts *o,
 			    struct sr_error *err);

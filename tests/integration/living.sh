@@ -253,6 +253,24 @@ t_cp() {
 	sr cp "$sb:in/a.txt" "$SR_OUT/"
 	assert_eq "a file into an existing directory keeps its name" "one" "$(cat "$SR_OUT/a.txt")"
 	rm -f "$SR_OUT/a.txt"
+	# Modes whole into the sandbox, whose only user is the sandbox's: a
+	# file 0666, a directory 1777 (the umask took 0022 of them, and the
+	# sticky bit); out, less the caller's umask, as tar(1) run by a user
+	# extracts: an agent does not choose which of the caller's files
+	# others may write.
+	local modes="$SR_TMP/cp-modes-$SR_AS" mask
+	rm -rf "$modes" "$SR_OUT/modes-$SR_AS"
+	mkdir -p "$modes/open" && echo s >"$modes/shared"
+	chmod 0666 "$modes/shared" && chmod 1777 "$modes/open" && own "$modes"
+	sr cp "$modes" "$sb:/workspace/modes"
+	sr exec "$sb" -- stat -c '%a %n' modes/shared modes/open
+	assert_eq "cp in: modes whole (0666, 1777)" "$(printf '666 modes/shared\n1777 modes/open')" "$out"
+	sr cp "$sb:modes" "$SR_OUT/modes-$SR_AS"
+	mask=$(as_user sh -c umask)
+	assert_eq "cp out: modes less the caller's umask ($mask)" \
+		"$(printf '%o %o' $((0666 & ~mask)) $((0777 & ~mask)))" \
+		"$(stat -c '%a' "$SR_OUT/modes-$SR_AS/shared" "$SR_OUT/modes-$SR_AS/open" | paste -sd' ')"
+	rm -rf "$modes" "$SR_OUT/modes-$SR_AS"
 	# The sandbox's files may aim out: a link to /, to ../../..: refused, nothing written.
 	sr exec "$sb" -- sh -c 'mkdir evil; ln -s / evil/root; ln -s ../../../../../.. evil/up'
 	sr cp "$sb:evil" "$SR_OUT/evil-$SR_AS"
@@ -599,7 +617,8 @@ t_port() {
 t_snapshot() {
 	local a b
 	new_sandbox --timeout 60 --memory 512M
-	sr exec "$sb" -- sh -c 'echo ws > w.txt; ln -s w.txt l; echo home > ~/h; mkdir /tmp/t; echo tmp > /tmp/t/x'
+	sr exec "$sb" -- sh -c 'echo ws > w.txt; ln -s w.txt l; echo home > ~/h; mkdir /tmp/t; echo tmp > /tmp/t/x
+		mkdir open; chmod 1777 open; echo s > shared; chmod 0666 shared'
 	sr snapshot "$sb" "snap-$SR_AS"
 	assert_eq "snapshot: status 0" 0 "$rc"
 	sr snapshots --json
@@ -615,6 +634,11 @@ t_snapshot() {
 	sr exec "$a" -- sh -c 'cat w.txt ~/h /tmp/t/x; readlink l; echo changed > w.txt'
 	assert_eq "create --from: the snapshot's files, all three parts, links too" \
 		"$(printf 'ws\nhome\ntmp\nw.txt')" "$out"
+	# Modes as they were: the umask took 0022 of them, and the sticky bit
+	# (/tmp was 0755).
+	sr exec "$a" -- stat -c '%a %n' /tmp open shared
+	assert_eq "their modes whole: /tmp's, a directory 1777, a file 0666" \
+		"$(printf '1777 /tmp\n1777 open\n666 shared')" "$out"
 	sr exec "$b" -- cat w.txt
 	assert_eq "a second one from it: independent of the first" "ws" "$out"
 	sr inspect "$a"

@@ -71,7 +71,8 @@ static int tar_in(const struct sr_plan *p, const char *path, int fd, struct sr_e
 	char parent[PATH_MAX], base[NAME_MAX + 1];
 	struct sr_extract_opts o = {.max_bytes = p->config->disk_bytes,
 				    .max_entries = WORK_MAX_ENTRIES,
-				    .links_within_top = true};
+				    .links_within_top = true,
+				    .keep_modes = true};
 	_cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r;
 

@@ -144,6 +144,7 @@ static int extract_archive(const struct sr_plan *p, int data, struct sr_error *e
 		o.tops = snapshot_parts;
 		o.max_entries = SIZE_MAX;
 		o.holes_free = true;
+		o.keep_modes = true;
 		ws = openat(data, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	} else {
 		ws = openat(data, "workspace", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
