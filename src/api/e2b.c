@@ -190,7 +190,8 @@ static json_t *rpc_message(struct req *r)
 	}
 	if (len == 0)
 		return json_object();
-	if (sr_json_parse(msg, len, 0, SR_API_JSON_DEPTH, &j) < 0 || !json_is_object(j)) {
+	if (sr_json_parse(msg, len, JSON_REJECT_DUPLICATES, SR_API_JSON_DEPTH, &j) < 0 ||
+	    !json_is_object(j)) {
 		if (j)
 			json_decref(j);
 		srv_answer_error(r, -EINVAL, "serve: the message is not a JSON object");

@@ -275,6 +275,27 @@ t_nul() {
 	stop_serve
 }
 
+# A key said twice in a JSON body: jansson kept the last, so what read the
+# body on its way (a proxy's policy: "net" is "none") saw another request
+# than the server made (a sandbox with egress). Refused: 400, nothing made
+# or run.
+t_dup_keys() {
+	local sb
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m", "net": "egress"}'
+	assert_eq "create with \"net\" twice: 400" 400 "$code"
+	api GET /v1/sandboxes
+	assert_eq "and no sandbox made" 0 "$(jf 'len(j["sandboxes"])')"
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["true"], "argv": ["touch", "/tmp/dup"]}'
+	assert_eq "exec with \"argv\" twice: 400" 400 "$code"
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["ls", "/tmp/dup"]}'
+	assert_eq "and nothing run" 2 "$(jf 'j["exit_code"]')"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # Every user of the host can connect to the TCP listener, and a connection
 # holds a slot until its head comes (or 10 s): another user opening
 # hundreds took every one, and the server's own user, token in hand, was
@@ -635,5 +656,5 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
-	t_upload_out_of_fds
+	t_upload_out_of_fds t_dup_keys
 done_testing
