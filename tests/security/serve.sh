@@ -296,6 +296,26 @@ t_dup_keys() {
 	stop_serve
 }
 
+# E2B's create takes its deadline in seconds ("timeout", the SDK's
+# timeoutMs): a sandbox made cold got the profile's (300 s for e2b's)
+# whatever it asked, and lived on past the end its client expected.
+api_gone() {
+	api GET "/v1/sandboxes/$1"
+	[ "$code" = 404 ]
+}
+
+t_e2b_timeout() {
+	local sb
+	start_serve || return
+	api POST /v2/sandboxes '{"templateID": "default", "timeout": 3, "allow_internet_access": false}'
+	sb=$(jf 'j["sandboxID"]')
+	assert_eq "E2B create with timeout 3: made" 201 "$code"
+	api GET "/v1/sandboxes/$sb"
+	assert_eq "its deadline is 3 s" 3 "$(jf 'j["limits"]["timeout_s"]')"
+	check "and it is gone at it, not at the profile's" until_ok 15 api_gone "$sb"
+	stop_serve
+}
+
 # Every user of the host can connect to the TCP listener, and a connection
 # holds a slot until its head comes (or 10 s): another user opening
 # hundreds took every one, and the server's own user, token in hand, was
@@ -656,5 +676,5 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
-	t_upload_out_of_fds t_dup_keys
+	t_upload_out_of_fds t_dup_keys t_e2b_timeout
 done_testing

@@ -204,10 +204,18 @@ START_TEST(test_create_e2b)
 	j = parse("{\"templateID\":\"base\",\"timeout\":300,\"metadata\":{\"k\":\"v\"},"
 		  "\"secure\":true,\"network\":{}}");
 	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), 0);
-	ck_assert_str_eq(joined(&c.argv), "create --profile e2b");
+	/* The deadline in argv too: a cold create ignored it (the profile's 300 s). */
+	ck_assert_str_eq(joined(&c.argv), "create --profile e2b --timeout 300s");
 	ck_assert(c.poolable);
 	ck_assert_int_eq(c.timeout_ms, 300000);
 	ck_assert_str_eq(json_string_value(json_object_get(c.metadata, "k")), "v");
+	sr_api_create_free(&c);
+	json_decref(j);
+
+	/* 0 is not "none" there: the profile's. */
+	j = parse("{\"templateID\":\"base\",\"timeout\":0}");
+	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), 0);
+	ck_assert_str_eq(joined(&c.argv), "create --profile e2b");
 	sr_api_create_free(&c);
 	json_decref(j);
 
