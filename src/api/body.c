@@ -43,7 +43,8 @@ int sr_api_duration(json_t *v, uint64_t *ret_ms)
 	if (!json_is_number(v))
 		return -EINVAL;
 	s = json_number_value(v);
-	if (!isfinite(s) || s < 0 || s > DURATION_MAX_S)
+	/* Under a millisecond but not 0 would be 0: no deadline at all. */
+	if (!isfinite(s) || s < 0 || s > DURATION_MAX_S || (s > 0 && s < 0.001))
 		return -ERANGE;
 	*ret_ms = (uint64_t)(s * 1000.0);
 	return 0;

@@ -316,6 +316,27 @@ t_e2b_timeout() {
 	stop_serve
 }
 
+# A deadline under a millisecond, as a number of seconds (0.0004): it
+# came out as 0 ms, which says "none". A client that meant to end its
+# sandbox at once took its deadline away (expires: null), and an exec
+# meant to be cut short ran to its end. Refused now: 400.
+t_tiny_timeout() {
+	local sb
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	api POST "/v1/sandboxes/$sb/timeout" '{"timeout": 0.0004}'
+	assert_eq "timeout 0.0004 s: 400" 400 "$code"
+	api GET "/v1/sandboxes/$sb"
+	assert_match "and the sandbox keeps its deadline" '^20' "$(jf 'j["expires"]')"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "touch /tmp/ran", "timeout": 0.0004}'
+	assert_eq "an exec with timeout 0.0004 s: 400" 400 "$code"
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["ls", "/tmp/ran"]}'
+	assert_eq "and not run" 2 "$(jf 'j["exit_code"]')"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # Every user of the host can connect to the TCP listener, and a connection
 # holds a slot until its head comes (or 10 s): another user opening
 # hundreds took every one, and the server's own user, token in hand, was
@@ -676,5 +697,5 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
-	t_upload_out_of_fds t_dup_keys t_e2b_timeout
+	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout
 done_testing

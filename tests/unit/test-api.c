@@ -233,6 +233,27 @@ START_TEST(test_create_e2b)
 }
 END_TEST
 
+/* A duration that is not 0 never comes out as 0 ms, which says "none". */
+START_TEST(test_duration)
+{
+	uint64_t ms = 7;
+	json_t *j;
+
+	j = json_real(0.0004);
+	ck_assert_int_eq(sr_api_duration(j, &ms), -ERANGE);
+	ck_assert_int_eq(ms, 7);
+	json_decref(j);
+	j = json_real(0.001);
+	ck_assert_int_eq(sr_api_duration(j, &ms), 0);
+	ck_assert_int_eq(ms, 1);
+	json_decref(j);
+	j = json_integer(0);
+	ck_assert_int_eq(sr_api_duration(j, &ms), 0);
+	ck_assert_int_eq(ms, 0);
+	json_decref(j);
+}
+END_TEST
+
 START_TEST(test_exec)
 {
 	struct sr_api_exec x;
@@ -602,6 +623,7 @@ static Suite *api_suite(void)
 	tcase_add_test(tc, test_route_envd);
 	tcase_add_test(tc, test_create);
 	tcase_add_test(tc, test_create_e2b);
+	tcase_add_test(tc, test_duration);
 	tcase_add_test(tc, test_exec);
 	tcase_add_test(tc, test_envd_start);
 	tcase_add_test(tc, test_base64);
