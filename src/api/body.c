@@ -314,14 +314,15 @@ int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_ap
 			goto fail;
 		}
 		c.timeout_ms = (uint64_t)json_integer_value(timeout) * 1000;
-		c.has_timeout = true;
 		/*
 		 * A cold create's deadline is its argv's, as /v1's "timeout" is.
 		 * 0 is not create's "none" (E2B has no sandbox without an end):
-		 * the profile's, as before.
+		 * the profile's, or the warm pool's.
 		 */
-		if (c.timeout_ms && ((r = push(&c.argv, "--timeout", err)) < 0 ||
-				     (r = push_value(&c.argv, "timeout", K_DUR, timeout, err)) < 0))
+		c.has_timeout = c.timeout_ms > 0;
+		if (c.has_timeout &&
+		    ((r = push(&c.argv, "--timeout", err)) < 0 ||
+		     (r = push_value(&c.argv, "timeout", K_DUR, timeout, err)) < 0))
 			goto fail;
 	}
 	if (json_is_boolean(net) && !json_is_true(net)) {

@@ -216,6 +216,7 @@ START_TEST(test_create_e2b)
 	j = parse("{\"templateID\":\"base\",\"timeout\":0}");
 	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), 0);
 	ck_assert_str_eq(joined(&c.argv), "create --profile e2b");
+	ck_assert(!c.has_timeout);
 	sr_api_create_free(&c);
 	json_decref(j);
 
