@@ -206,6 +206,15 @@ static void start(struct req *r, json_t *msg)
 	struct sr_api_exec x = {0};
 	struct sr_error err = {0};
 
+	/*
+	 * Connect's deadline: up to 10 digits of ms (0: none, as the SDK's
+	 * timeoutMs 0). Anything else is refused: strtoull took "-1" for no
+	 * deadline at all, "5s" for 5 ms.
+	 */
+	if (timeout &&
+	    (!*timeout || strlen(timeout) > 10 || strspn(timeout, "0123456789") != strlen(timeout)))
+		return srv_answer_error(r, -EINVAL,
+					"exec: Connect-Timeout-Ms: expected a number of ms");
 	if (sr_api_parse_envd_start(msg, SR_API_HOME, &x, &err) < 0)
 		return srv_answer_err(r, "exec", &err);
 	if (timeout)

@@ -337,6 +337,31 @@ t_tiny_timeout() {
 	stop_serve
 }
 
+# envd's Start takes Connect's deadline from Connect-Timeout-Ms: read with
+# strtoull, "-1" was no deadline at all (and "5s" 5 ms). Refused now
+# (invalid_argument), the command not started; 0 is still none, 1 is 1 ms.
+t_connect_timeout() {
+	local sb t out
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	for t in -1 5s 1; do
+		out=$(as_user curl -s -m 20 --unix-socket "$SOCK" -X POST -H "E2b-Sandbox-Id: $sb" \
+			-H 'Content-Type: application/json' -H "Connect-Timeout-Ms: $t" \
+			-d '{"process": {"cmd": "/bin/sh", "args": ["-c", "touch /tmp/ran; sleep 3"]}}' \
+			http://sandbox-run/process.Process/Start | tr -c '[:print:]' ' ')
+		api POST "/v1/sandboxes/$sb/exec" '{"cmd": "ls /tmp/ran && rm /tmp/ran"}'
+		if [ "$t" = 1 ]; then
+			assert_match "Connect-Timeout-Ms: 1: the command cut short" deadline_exceeded "$out"
+		else
+			assert_match "Connect-Timeout-Ms: $t: invalid_argument" invalid_argument "$out"
+			assert_eq "and the command not run" 2 "$(jf 'j["exit_code"]')"
+		fi
+	done
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # Every user of the host can connect to the TCP listener, and a connection
 # holds a slot until its head comes (or 10 s): another user opening
 # hundreds took every one, and the server's own user, token in hand, was
@@ -697,5 +722,6 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
-	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout
+	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout \
+	t_connect_timeout
 done_testing
