@@ -166,6 +166,7 @@ unsigned srv_http_status(int code)
 	case ELOOP:
 	case EBADMSG:
 	case ERANGE:
+	case ENXIO: /* a FIFO with no reader, a device with nothing behind it */
 		return MHD_HTTP_BAD_REQUEST;
 	case EEXIST:
 	case EBUSY:

@@ -362,6 +362,30 @@ t_connect_timeout() {
 	stop_serve
 }
 
+# What the agent makes of a path the client names: a FIFO, a device, a
+# link to the host's root through /proc. Refused at once, each as the
+# client's error (a FIFO written with no reader, /dev/tty with no terminal:
+# 500 "internal", as if the server had failed), nothing read or written
+# beyond the sandbox, and nothing waits.
+t_special_files() {
+	local sb p
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "mkfifo /tmp/fifo && ln -s /proc/1/root/etc/shadow /tmp/shadow"}'
+	for p in /tmp/fifo /dev/zero /dev/tty /tmp/shadow; do
+		code=$(as_user curl -s -m 10 -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
+			"http://sandbox-run/v1/sandboxes/$sb/files?path=$p")
+		assert_match "GET $p: a 4xx, within seconds" '^4' "$code"
+	done
+	for p in /tmp/fifo /dev/null /dev/tty; do
+		api PUT "/v1/sandboxes/$sb/files?path=$p" 'written'
+		assert_match "PUT $p: a 4xx" '^4' "$code"
+	done
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # Every user of the host can connect to the TCP listener, and a connection
 # holds a slot until its head comes (or 10 s): another user opening
 # hundreds took every one, and the server's own user, token in hand, was
@@ -723,5 +747,5 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout \
-	t_connect_timeout
+	t_connect_timeout t_special_files
 done_testing
