@@ -640,6 +640,27 @@ t_listing_memory() {
 	stop_serve
 }
 
+# An unstreamed exec's output is kept up to --max-output (16 MiB each),
+# but its answer is JSON: a NUL is 6 bytes there (\u0000). Dumped whole,
+# the answer to a command that printed NULs on both outputs (the agent
+# chooses what `cat` of its files prints) was 192 MB, held twice over and
+# copied once more: the server peaked at 530 MB, for one exec. Now the
+# outputs are escaped as they are sent.
+t_output_memory() {
+	local sb got
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	got=$(as_user curl -s --unix-socket "$SOCK" -X POST "http://x/v1/sandboxes/$sb/exec" \
+		-d '{"cmd": "head -c 20000000 /dev/zero; head -c 20000000 /dev/zero >&2"}' |
+		python3 -c 'import json,sys; j=json.load(sys.stdin); print(len(j["stdout"]), len(j["stderr"]), set(j["stdout"] + j["stderr"]) == {"\0"}, j["stdout_truncated"], j["stderr_truncated"])')
+	assert_eq "20 MB of NULs on each output: 16 MiB of each kept, whole JSON" \
+		"16777216 16777216 True True True" "$got"
+	check "the server's peak: under 150 MB ($(hwm "$SERVE_PID") MB)" test "$(hwm "$SERVE_PID")" -lt 150
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # yeses SB: how many `yes` run in the sandbox.
 yeses() {
 	sr exec "$1" -- sh -c 'n=0; for f in /proc/[0-9]*/comm; do [ "$(cat $f 2>/dev/null)" = yes ] && n=$((n + 1)); done; echo $n'
@@ -747,5 +768,5 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout \
-	t_connect_timeout t_special_files
+	t_connect_timeout t_special_files t_output_memory
 done_testing
