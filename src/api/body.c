@@ -43,7 +43,8 @@ int sr_api_duration(json_t *v, uint64_t *ret_ms)
 	if (!json_is_number(v))
 		return -EINVAL;
 	s = json_number_value(v);
-	if (!isfinite(s) || s < 0 || s > DURATION_MAX_S)
+	/* Under a millisecond but not 0 would be 0: no deadline at all. */
+	if (!isfinite(s) || s < 0 || s > DURATION_MAX_S || (s > 0 && s < 0.001))
 		return -ERANGE;
 	*ret_ms = (uint64_t)(s * 1000.0);
 	return 0;
@@ -313,7 +314,16 @@ int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_ap
 			goto fail;
 		}
 		c.timeout_ms = (uint64_t)json_integer_value(timeout) * 1000;
-		c.has_timeout = true;
+		/*
+		 * A cold create's deadline is its argv's, as /v1's "timeout" is.
+		 * 0 is not create's "none" (E2B has no sandbox without an end):
+		 * the profile's, or the warm pool's.
+		 */
+		c.has_timeout = c.timeout_ms > 0;
+		if (c.has_timeout &&
+		    ((r = push(&c.argv, "--timeout", err)) < 0 ||
+		     (r = push_value(&c.argv, "timeout", K_DUR, timeout, err)) < 0))
+			goto fail;
 	}
 	if (json_is_boolean(net) && !json_is_true(net)) {
 		if ((r = push(&c.argv, "--net", err)) < 0 || (r = push(&c.argv, "none", err)) < 0)

@@ -190,7 +190,8 @@ static json_t *rpc_message(struct req *r)
 	}
 	if (len == 0)
 		return json_object();
-	if (sr_json_parse(msg, len, 0, SR_API_JSON_DEPTH, &j) < 0 || !json_is_object(j)) {
+	if (sr_json_parse(msg, len, JSON_REJECT_DUPLICATES, SR_API_JSON_DEPTH, &j) < 0 ||
+	    !json_is_object(j)) {
 		if (j)
 			json_decref(j);
 		srv_answer_error(r, -EINVAL, "serve: the message is not a JSON object");
@@ -205,6 +206,15 @@ static void start(struct req *r, json_t *msg)
 	struct sr_api_exec x = {0};
 	struct sr_error err = {0};
 
+	/*
+	 * Connect's deadline: up to 10 digits of ms (0: none, as the SDK's
+	 * timeoutMs 0). Anything else is refused: strtoull took "-1" for no
+	 * deadline at all, "5s" for 5 ms.
+	 */
+	if (timeout &&
+	    (!*timeout || strlen(timeout) > 10 || strspn(timeout, "0123456789") != strlen(timeout)))
+		return srv_answer_error(r, -EINVAL,
+					"exec: Connect-Timeout-Ms: expected a number of ms");
 	if (sr_api_parse_envd_start(msg, SR_API_HOME, &x, &err) < 0)
 		return srv_answer_err(r, "exec", &err);
 	if (timeout)

@@ -71,6 +71,8 @@ void exec_follow(struct exec_job *x, struct req *r);
 /* exec-result.c: the end as /v1 answers it; exec_answer_raw() takes res. */
 json_t *exec_result_json(struct exec_job *x, json_t *ev, const char *error);
 void exec_answer_raw(struct exec_job *x, json_t *res);
+/* A buffered exec's JSON answer, its outputs escaped as they are sent; takes res. */
+void exec_answer_json(struct exec_job *x, json_t *res);
 
 /* exec-envd.c: the end as envd streams it. */
 void exec_emit_connect_end(struct exec_job *x, json_t *ev, const char *error);

@@ -96,7 +96,7 @@ static void finish(struct exec_job *x, json_t *ev, const char *error)
 		return;
 	}
 	if (buffered(x)) {
-		srv_answer_json(r, MHD_HTTP_OK, exec_result_json(x, ev, error));
+		exec_answer_json(x, exec_result_json(x, ev, error));
 		exec_free(x);
 		return;
 	}

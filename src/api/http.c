@@ -134,12 +134,17 @@ json_t *srv_body_json(struct req *r)
 
 	if (r->len == 0)
 		return json_object();
-	if (sr_json_parse(r->body, r->len, 0, SR_API_JSON_DEPTH, &j) < 0 || !json_is_object(j)) {
+	/*
+	 * A key said twice is refused, not taken at its last: what checked
+	 * the body on its way (a proxy, a policy) may have read the first.
+	 */
+	if (sr_json_parse(r->body, r->len, JSON_REJECT_DUPLICATES, SR_API_JSON_DEPTH, &j) < 0 ||
+	    !json_is_object(j)) {
 		if (j)
 			json_decref(j);
 		srv_answer_error(r, -EINVAL,
 				 "serve: the request's body is not a JSON object (of at most %d "
-				 "levels)",
+				 "levels, each key once)",
 				 SR_API_JSON_DEPTH);
 		return NULL;
 	}
@@ -161,6 +166,7 @@ unsigned srv_http_status(int code)
 	case ELOOP:
 	case EBADMSG:
 	case ERANGE:
+	case ENXIO: /* a FIFO with no reader, a device with nothing behind it */
 		return MHD_HTTP_BAD_REQUEST;
 	case EEXIST:
 	case EBUSY:

@@ -275,6 +275,117 @@ t_nul() {
 	stop_serve
 }
 
+# A key said twice in a JSON body: jansson kept the last, so what read the
+# body on its way (a proxy's policy: "net" is "none") saw another request
+# than the server made (a sandbox with egress). Refused: 400, nothing made
+# or run.
+t_dup_keys() {
+	local sb
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m", "net": "egress"}'
+	assert_eq "create with \"net\" twice: 400" 400 "$code"
+	api GET /v1/sandboxes
+	assert_eq "and no sandbox made" 0 "$(jf 'len(j["sandboxes"])')"
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["true"], "argv": ["touch", "/tmp/dup"]}'
+	assert_eq "exec with \"argv\" twice: 400" 400 "$code"
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["ls", "/tmp/dup"]}'
+	assert_eq "and nothing run" 2 "$(jf 'j["exit_code"]')"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+# E2B's create takes its deadline in seconds ("timeout", the SDK's
+# timeoutMs): a sandbox made cold got the profile's (300 s for e2b's)
+# whatever it asked, and lived on past the end its client expected.
+api_gone() {
+	api GET "/v1/sandboxes/$1"
+	[ "$code" = 404 ]
+}
+
+t_e2b_timeout() {
+	local sb
+	start_serve || return
+	api POST /v2/sandboxes '{"templateID": "default", "timeout": 3, "allow_internet_access": false}'
+	sb=$(jf 'j["sandboxID"]')
+	assert_eq "E2B create with timeout 3: made" 201 "$code"
+	api GET "/v1/sandboxes/$sb"
+	assert_eq "its deadline is 3 s" 3 "$(jf 'j["limits"]["timeout_s"]')"
+	check "and it is gone at it, not at the profile's" until_ok 15 api_gone "$sb"
+	stop_serve
+}
+
+# A deadline under a millisecond, as a number of seconds (0.0004): it
+# came out as 0 ms, which says "none". A client that meant to end its
+# sandbox at once took its deadline away (expires: null), and an exec
+# meant to be cut short ran to its end. Refused now: 400.
+t_tiny_timeout() {
+	local sb
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	api POST "/v1/sandboxes/$sb/timeout" '{"timeout": 0.0004}'
+	assert_eq "timeout 0.0004 s: 400" 400 "$code"
+	api GET "/v1/sandboxes/$sb"
+	assert_match "and the sandbox keeps its deadline" '^20' "$(jf 'j["expires"]')"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "touch /tmp/ran", "timeout": 0.0004}'
+	assert_eq "an exec with timeout 0.0004 s: 400" 400 "$code"
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["ls", "/tmp/ran"]}'
+	assert_eq "and not run" 2 "$(jf 'j["exit_code"]')"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+# envd's Start takes Connect's deadline from Connect-Timeout-Ms: read with
+# strtoull, "-1" was no deadline at all (and "5s" 5 ms). Refused now
+# (invalid_argument), the command not started; 0 is still none, 1 is 1 ms.
+t_connect_timeout() {
+	local sb t out
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	for t in -1 5s 1; do
+		out=$(as_user curl -s -m 20 --unix-socket "$SOCK" -X POST -H "E2b-Sandbox-Id: $sb" \
+			-H 'Content-Type: application/json' -H "Connect-Timeout-Ms: $t" \
+			-d '{"process": {"cmd": "/bin/sh", "args": ["-c", "touch /tmp/ran; sleep 3"]}}' \
+			http://sandbox-run/process.Process/Start | tr -c '[:print:]' ' ')
+		api POST "/v1/sandboxes/$sb/exec" '{"cmd": "ls /tmp/ran && rm /tmp/ran"}'
+		if [ "$t" = 1 ]; then
+			assert_match "Connect-Timeout-Ms: 1: the command cut short" deadline_exceeded "$out"
+		else
+			assert_match "Connect-Timeout-Ms: $t: invalid_argument" invalid_argument "$out"
+			assert_eq "and the command not run" 2 "$(jf 'j["exit_code"]')"
+		fi
+	done
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
+# What the agent makes of a path the client names: a FIFO, a device, a
+# link to the host's root through /proc. Refused at once, each as the
+# client's error (a FIFO written with no reader, /dev/tty with no terminal:
+# 500 "internal", as if the server had failed), nothing read or written
+# beyond the sandbox, and nothing waits.
+t_special_files() {
+	local sb p
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "mkfifo /tmp/fifo && ln -s /proc/1/root/etc/shadow /tmp/shadow"}'
+	for p in /tmp/fifo /dev/zero /dev/tty /tmp/shadow; do
+		code=$(as_user curl -s -m 10 -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
+			"http://sandbox-run/v1/sandboxes/$sb/files?path=$p")
+		assert_match "GET $p: a 4xx, within seconds" '^4' "$code"
+	done
+	for p in /tmp/fifo /dev/null /dev/tty; do
+		api PUT "/v1/sandboxes/$sb/files?path=$p" 'written'
+		assert_match "PUT $p: a 4xx" '^4' "$code"
+	done
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # Every user of the host can connect to the TCP listener, and a connection
 # holds a slot until its head comes (or 10 s): another user opening
 # hundreds took every one, and the server's own user, token in hand, was
@@ -529,6 +640,27 @@ t_listing_memory() {
 	stop_serve
 }
 
+# An unstreamed exec's output is kept up to --max-output (16 MiB each),
+# but its answer is JSON: a NUL is 6 bytes there (\u0000). Dumped whole,
+# the answer to a command that printed NULs on both outputs (the agent
+# chooses what `cat` of its files prints) was 192 MB, held twice over and
+# copied once more: the server peaked at 530 MB, for one exec. Now the
+# outputs are escaped as they are sent.
+t_output_memory() {
+	local sb got
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	got=$(as_user curl -s --unix-socket "$SOCK" -X POST "http://x/v1/sandboxes/$sb/exec" \
+		-d '{"cmd": "head -c 20000000 /dev/zero; head -c 20000000 /dev/zero >&2"}' |
+		python3 -c 'import json,sys; j=json.load(sys.stdin); print(len(j["stdout"]), len(j["stderr"]), set(j["stdout"] + j["stderr"]) == {"\0"}, j["stdout_truncated"], j["stderr_truncated"])')
+	assert_eq "20 MB of NULs on each output: 16 MiB of each kept, whole JSON" \
+		"16777216 16777216 True True True" "$got"
+	check "the server's peak: under 150 MB ($(hwm "$SERVE_PID") MB)" test "$(hwm "$SERVE_PID")" -lt 150
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # yeses SB: how many `yes` run in the sandbox.
 yeses() {
 	sr exec "$1" -- sh -c 'n=0; for f in /proc/[0-9]*/comm; do [ "$(cat $f 2>/dev/null)" = yes ] && n=$((n + 1)); done; echo $n'
@@ -635,5 +767,6 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
-	t_upload_out_of_fds
+	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout \
+	t_connect_timeout t_special_files t_output_memory
 done_testing

@@ -204,10 +204,19 @@ START_TEST(test_create_e2b)
 	j = parse("{\"templateID\":\"base\",\"timeout\":300,\"metadata\":{\"k\":\"v\"},"
 		  "\"secure\":true,\"network\":{}}");
 	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), 0);
-	ck_assert_str_eq(joined(&c.argv), "create --profile e2b");
+	/* The deadline in argv too: a cold create ignored it (the profile's 300 s). */
+	ck_assert_str_eq(joined(&c.argv), "create --profile e2b --timeout 300s");
 	ck_assert(c.poolable);
 	ck_assert_int_eq(c.timeout_ms, 300000);
 	ck_assert_str_eq(json_string_value(json_object_get(c.metadata, "k")), "v");
+	sr_api_create_free(&c);
+	json_decref(j);
+
+	/* 0 is not "none" there: the profile's. */
+	j = parse("{\"templateID\":\"base\",\"timeout\":0}");
+	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), 0);
+	ck_assert_str_eq(joined(&c.argv), "create --profile e2b");
+	ck_assert(!c.has_timeout);
 	sr_api_create_free(&c);
 	json_decref(j);
 
@@ -221,6 +230,27 @@ START_TEST(test_create_e2b)
 
 	j = parse("{\"mcp\":{\"x\":{}}}");
 	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), -ENOTSUP);
+	json_decref(j);
+}
+END_TEST
+
+/* A duration that is not 0 never comes out as 0 ms, which says "none". */
+START_TEST(test_duration)
+{
+	uint64_t ms = 7;
+	json_t *j;
+
+	j = json_real(0.0004);
+	ck_assert_int_eq(sr_api_duration(j, &ms), -ERANGE);
+	ck_assert_int_eq(ms, 7);
+	json_decref(j);
+	j = json_real(0.001);
+	ck_assert_int_eq(sr_api_duration(j, &ms), 0);
+	ck_assert_int_eq(ms, 1);
+	json_decref(j);
+	j = json_integer(0);
+	ck_assert_int_eq(sr_api_duration(j, &ms), 0);
+	ck_assert_int_eq(ms, 0);
 	json_decref(j);
 }
 END_TEST
@@ -594,6 +624,7 @@ static Suite *api_suite(void)
 	tcase_add_test(tc, test_route_envd);
 	tcase_add_test(tc, test_create);
 	tcase_add_test(tc, test_create_e2b);
+	tcase_add_test(tc, test_duration);
 	tcase_add_test(tc, test_exec);
 	tcase_add_test(tc, test_envd_start);
 	tcase_add_test(tc, test_base64);
