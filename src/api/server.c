@@ -154,6 +154,24 @@ static int write_token(struct srv *s, struct sr_error *err)
 	return 0;
 }
 
+/*
+ * A start that failed takes back the files it made: the Unix sockets it
+ * bound (a path is kept only for those) and, once written, the token's
+ * file; else they stayed, a socket nobody listens on and a token that
+ * opens nothing.
+ */
+static void remove_files(struct srv *s, bool token_written)
+{
+	for (unsigned i = 0; i < s->n_listeners; i++)
+		if (s->listeners[i].path) {
+			unlink(s->listeners[i].path);
+			free(s->listeners[i].path);
+			s->listeners[i].path = NULL;
+		}
+	if (token_written && s->token_path)
+		unlink(s->token_path);
+}
+
 static void on_signal(struct srv *s, void *ctx, uint32_t events)
 {
 	struct signalfd_siginfo si;
@@ -317,8 +335,10 @@ int sr_serve_new(const struct sr_serve_opts *o, struct sr_serve **ret, struct sr
 	if ((r = setup_signals(s, err)) < 0 || (r = setup_tick(s, err)) < 0)
 		return r;
 	for (unsigned i = 0; i < s->o.n_listen; i++)
-		if ((r = srv_open_listener(s, s->o.listen[i], err)) < 0)
+		if ((r = srv_open_listener(s, s->o.listen[i], err)) < 0) {
+			remove_files(s, false);
 			return r;
+		}
 	/*
 	 * The API is on a Unix socket, and on TCP only besides (design.md): a
 	 * --listen of TCP alone keeps the default socket, where invoke and the
@@ -327,12 +347,20 @@ int sr_serve_new(const struct sr_serve_opts *o, struct sr_serve **ret, struct sr
 	if (!srv_has_unix_listener(s)) {
 		if (asprintf(&def, "unix:%s/serve.sock", s->statedir) < 0)
 			return sr_error_errno(err, -ENOMEM, "serve");
-		if ((r = srv_open_listener(s, def, err)) < 0)
+		if ((r = srv_open_listener(s, def, err)) < 0) {
+			remove_files(s, false);
 			return r;
+		}
 	}
-	if ((r = write_token(s, err)) < 0 || (r = srv_http_start(s, err)) < 0 ||
-	    (r = start_pools(s, err)) < 0 || (r = sr_invoke_start(s, err)) < 0)
+	if ((r = write_token(s, err)) < 0) {
+		remove_files(s, false);
 		return r;
+	}
+	if ((r = srv_http_start(s, err)) < 0 || (r = start_pools(s, err)) < 0 ||
+	    (r = sr_invoke_start(s, err)) < 0) {
+		remove_files(s, true);
+		return r;
+	}
 	for (unsigned i = 0; i < s->n_listeners; i++)
 		sr_info(s->o.sink, "serve: listening on %s%s%s%s", s->listeners[i].addr,
 			s->listeners[i].is_unix ? "" : " (token in ",

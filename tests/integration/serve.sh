@@ -204,6 +204,18 @@ t_tcp_keeps_socket() {
 	check "and is removed at the end" test ! -e "$sock"
 }
 
+# A start that fails once its listeners are open (a warm pool of a
+# profile that does not exist) takes back what it made: the socket and the
+# token's file stayed, a socket nobody listens on and a token to nothing.
+t_failed_start_leaves_nothing() {
+	local dir
+	dir="$(state_dir)"
+	sr serve --listen 127.0.0.1:0 --warm no-such-profile=2
+	assert_eq "serve with a bad --warm: 125" 125 "$rc"
+	assert_eq "and leaves no socket or token file behind" "" \
+		"$(cd "$dir" 2>/dev/null && ls -d serve.sock serve-*.token 2>/dev/null)"
+}
+
 # Warm pools: creates answered from sandboxes made ahead, each used once, refilled.
 t_warm() {
 	local sb n
@@ -799,7 +811,7 @@ PY
 	stop_serve
 }
 
-for_each_user t_walkthrough t_errors t_auth t_tcp_keeps_socket t_warm t_warm_warns_once t_hostile \
+for_each_user t_walkthrough t_errors t_auth t_tcp_keeps_socket t_failed_start_leaves_nothing t_warm t_warm_warns_once t_hostile \
 	t_max_output t_stopped_worker t_stopped_writer \
 	t_upload_bound t_from_inside t_create_client_gone t_stopped_keeper t_read_not_taken
 done_testing
