@@ -27,7 +27,10 @@ static int private_dir(const char *path, struct sr_error *err)
 	if (lstat(path, &st) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", path);
 	if (!S_ISDIR(st.st_mode))
-		return sr_error_msg(err, -ENOTDIR, "%s: not a directory (remove it)", path);
+		return sr_error_msg(err, -ENOTDIR,
+				    "%s: not a directory, where sandbox-run keeps its own (move "
+				    "what is there aside)",
+				    path);
 	if (st.st_uid != geteuid())
 		return sr_error_msg(err, -EPERM,
 				    "%s belongs to uid %u, not to you: refusing to keep sandboxes "
@@ -129,6 +132,15 @@ static int override(const char *env, const char **ret, struct sr_error *err)
 	return 0;
 }
 
+/* A directory the user named (env=over) that will not do: said as theirs to change, not ours. */
+static int overridden(int r, const char *env, const char *over, struct sr_error *err)
+{
+	if (!over || r != -ENOTDIR)
+		return r;
+	return sr_error_msg(err, r, "%s=%s: not a directory (name a directory, or unset it)", env,
+			    over);
+}
+
 int sr_state_dir(char **ret, struct sr_error *err)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR"), *over;
@@ -150,7 +162,7 @@ int sr_state_dir(char **ret, struct sr_error *err)
 		return sr_error_errno(err, -ENOMEM, "state directory");
 	r = private_dir(path, err);
 	if (r < 0)
-		return r;
+		return overridden(r, SR_STATE_DIR_ENV, over, err);
 	*ret = steal_pointer(&path);
 	return 0;
 }
@@ -178,7 +190,7 @@ int sr_data_dir(const char *sub, char **ret, struct sr_error *err)
 	if (!path)
 		return sr_error_errno(err, -ENOMEM, "data directory");
 	if ((r = make_parents(path, err)) < 0 || (r = private_dir(path, err)) < 0)
-		return r;
+		return overridden(r, SR_DATA_DIR_ENV, over, err);
 	if (sub) {
 		if (asprintf(&full, "%s/%s", path, sub) < 0)
 			return sr_error_errno(err, -ENOMEM, "data directory");

@@ -269,6 +269,18 @@ t_dir_env_relative() {
 	rc=0
 	out=$(as_user env SANDBOX_RUN_STATE_DIR= SANDBOX_RUN_DATA_DIR= "$SR" snapshots --json 2>&1) || rc=$?
 	assert_eq "an empty one is unset, as XDG's are" 0 "$rc"
+	# One that is a file: said as the variable's to change (it said to
+	# remove the file: /etc/passwd, given by mistake).
+	echo keep >"$d/file" && own "$d/file"
+	for v in "SANDBOX_RUN_STATE_DIR ls" "SANDBOX_RUN_DATA_DIR snapshots"; do
+		set -- $v
+		rc=0
+		errout=$(as_user env "$1=$d/file" "$SR" "$2" 2>&1 >/dev/null) || rc=$?
+		assert_eq "$1 a file, $2: 125" 125 "$rc"
+		assert_match "naming the variable, not telling to remove the file" \
+			"^sandbox-run: $2: $1=$d/file: not a directory \(name a directory, or unset it\)$" "$errout"
+	done
+	assert_eq "the file as it was" keep "$(cat "$d/file")"
 	rm -rf "$d"
 }
 
