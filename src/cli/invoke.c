@@ -69,6 +69,8 @@ int sr_verb_invoke(const struct sr_verb_args *a)
 			     "invoke: missing NAME (see sandbox-run invoke --help)");
 	r = sr_options_parse_from(a->argc, a->argv, SR_OPTIONS_INVOKE,
 				  d ? sr_deployment_profile(d) : NULL, &c, &action, &err);
+	if (r < 0)
+		sr_error_prefix(&err, "invoke"); /* as every other verb's option errors */
 	/* Bad options first; then no such deployment (a record, if asked for, says which). */
 	if (r >= 0 && !d) {
 		err = open_err;

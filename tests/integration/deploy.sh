@@ -375,7 +375,7 @@ t_options_after() {
 		"$rc $(echo $out) $(json_get "$SR_OUT/after-$SR_AS.json" status 2>/dev/null)"
 	sr invoke after --memroy 1G
 	assert_eq "a misspelt option after NAME: named, with the suggestion" \
-		"125 sandbox-run: unknown option '--memroy' (did you mean '--memory'?)" "$rc $errout"
+		"125 sandbox-run: invoke: unknown option '--memroy' (did you mean '--memory'?)" "$rc $errout"
 	sr invoke after hello
 	assert_match "a word after NAME is still refused: the prompt is on stdin" \
 		"takes one NAME \('hello' follows it\): the prompt comes on standard input" "$errout"
