@@ -208,6 +208,9 @@ void keeper_on_snapshot_timer(struct client *cl)
 	}
 	sr_closep(&cl->timerfd);
 	sr_format_duration((uint64_t)cl->snap_idle_ms, took, sizeof(took));
+	/* Its files gone before the 125 is heard: nothing of it to see after. */
+	sr_closep(&cl->snap_fd);
+	sr_snapshot_abort(&cl->snap);
 	if (cl->wait_kind)
 		keeper_reply_error(
 		    cl, -ETIMEDOUT, 125,
@@ -248,7 +251,11 @@ void keeper_on_worked(void *ctx, struct sr_sandbox *sb, uint32_t id, const struc
 		/* A snapshot's files are written: its configuration beside them, then its name. */
 		if (err->code ||
 		    sr_snapshot_commit(&cl->snap, k->config, k->id, &meta, &cerr) < 0) {
-			keeper_reply(cl, sr_ctl_error_reply(err->code ? err : &cerr), NULL, 0);
+			json_t *reply = sr_ctl_error_reply(err->code ? err : &cerr);
+
+			/* Its files gone before the 125 is heard: nothing of it to see after. */
+			sr_snapshot_abort(&cl->snap);
+			keeper_reply(cl, reply, NULL, 0);
 		} else {
 			json_object_set_new(meta, "ok", json_true());
 			keeper_reply(cl, meta, NULL, 0);
