@@ -130,6 +130,11 @@ struct listener {
 	struct watch *w;
 	bool resting;	/* out of fds: not watched until the next tick (server-listen.c: rest()) */
 	bool said_full; /* and said so, once until a connection is taken again */
+	/*
+	 * [::1] at a 127.0.0.1 listener's port: `localhost`'s other address
+	 * (server-listen.c: open_twin()). Served alike, listed not.
+	 */
+	bool twin;
 };
 
 /* Something long a request waits for (a keeper's answer, a process, a file). */

@@ -373,10 +373,13 @@ const char *sr_serve_listening(const struct sr_serve *ss, unsigned i, const char
 {
 	const struct srv *s = (const struct srv *)ss;
 
-	if (i >= s->n_listeners)
-		return NULL;
-	*ret_token_file = s->listeners[i].is_unix ? NULL : s->token_path;
-	return s->listeners[i].url;
+	for (unsigned j = 0; j < s->n_listeners; j++) {
+		if (s->listeners[j].twin || i-- > 0)
+			continue; /* a twin is its 127.0.0.1 listener's URL too */
+		*ret_token_file = s->listeners[j].is_unix ? NULL : s->token_path;
+		return s->listeners[j].url;
+	}
+	return NULL;
 }
 
 /*

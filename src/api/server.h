@@ -20,7 +20,8 @@ struct srv {
 	int ep; /* every fd of the server's, libmicrohttpd's epoll fd among them */
 	int sigfd, tickfd;
 	struct watch *sig_w, *tick_w;
-	struct listener listeners[SR_SERVE_LISTEN_MAX + 1]; /* --listen's, and the default socket */
+	/* --listen's, each 127.0.0.1 one's twin, and the default socket. */
+	struct listener listeners[2 * SR_SERVE_LISTEN_MAX + 1];
 	unsigned n_listeners;
 	char *token; /* hex, in memory no keeper inherits (secmem.h); NULL: no TCP listener */
 	char *token_path;

@@ -765,8 +765,46 @@ sys.stdout.write("--sr-boundary--\r\n")' "$k" >"$SR_TMP/oof-parts-$SR_AS-$k"
 	stop_serve
 }
 
+# localhost is also ::1 (curl, browsers and Node try it too, first where
+# /etc/hosts says so): another user listening on [::1]:PORT got what the
+# owner sent to localhost:PORT -- a preview's requests (PORT-ID.localhost),
+# an API call and its token. The server holds [::1] at its port too, and
+# refuses a port whose ::1 side another holds.
+t_localhost_twin() {
+	local sq port sb
+	port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0)); print(s.getsockname()[1])')
+	another /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("::1", int(sys.argv[1]))); s.listen(8); print("listening", flush=True); time.sleep(30)' "$port" \
+		>"$SR_OUT/squat-$SR_AS" 2>&1 &
+	sq=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $sq"
+	until_ok 5 grep -q listening "$SR_OUT/squat-$SR_AS"
+	rc=0
+	errout=$(as_user timeout -k 2 10 "$SR" serve --listen "127.0.0.1:$port" 2>&1 >/dev/null) || rc=$?
+	assert_eq "serve --listen 127.0.0.1:PORT with [::1]:PORT another's: refused, 125" 125 "$rc"
+	assert_match "saying so" "\[::1\]:$port, where localhost:$port also goes, is taken" "$errout"
+	kill "$sq" 2>/dev/null
+	wait "$sq" 2>/dev/null
+	start_serve --listen 127.0.0.1:0 || return
+	assert_match "a server's port is held on [::1] too" "\[::1\]:$PORT " \
+		"$(ss -Hltn "sport = :$PORT" | awk '{print $4 " "}' | tr -d '\n')"
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	serve_inside "$sb" 8002 twin-served
+	out=$(as_user curl -s -m 10 -H "Host: 8002-$sb.localhost" "http://[::1]:$PORT/s.txt")
+	assert_eq "the server's user, a preview through [::1]: served" twin-served "$out"
+	out=$(another curl -s -m 10 -H "Host: 8002-$sb.localhost" "http://[::1]:$PORT/s.txt")
+	assert_match "another user through [::1]: refused, as on 127.0.0.1" "a preview is for its server's user" "$out"
+	code=$(as_user curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "http://[::1]:$PORT/v1/health")
+	assert_eq "the API with its token through [::1]" 200 "$code"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout \
-	t_connect_timeout t_special_files t_output_memory
+	t_connect_timeout t_special_files t_output_memory t_localhost_twin
 done_testing
