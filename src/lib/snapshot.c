@@ -28,6 +28,13 @@ static int snapshot_dir(const char *name, char **ret, struct sr_error *err)
 		    "bad snapshot name '%s' (1-64 of letters, digits, '_', '.', '-', "
 		    "starting with a letter or digit)",
 		    name);
+	/* The name of a snapshot being made: never listed, restored or made, and swept once nobody
+	 * makes it. */
+	if (strstr(name, TEMP_MARK))
+		return sr_error_msg(err, -EINVAL,
+				    "bad snapshot name '%s' ('" TEMP_MARK
+				    "' marks one being made: choose another name)",
+				    name);
 	r = sr_data_dir("snapshots", &data, err);
 	if (r < 0)
 		return r;
@@ -104,6 +111,21 @@ static int lock_snapshots(const char *data, int how)
  * its directory from the moment it is made (the sweep's lock keeps it
  * from being seen before), so one whose lock can be had is nobody's.
  */
+/* NAME.new-XXXXXXXX, NAME a snapshot's (up to 64 characters: the whole is longer). */
+static bool is_temp(const char *entry)
+{
+	const char *mark = strstr(entry, TEMP_MARK);
+	char name[65];
+
+	if (!mark || (size_t)(mark - entry) >= sizeof(name) ||
+	    strlen(mark) != strlen(TEMP_MARK) + 8)
+		return false;
+	memcpy(name, entry, (size_t)(mark - entry));
+	name[mark - entry] = '\0';
+	return sr_state_valid_name(name) &&
+	       strspn(mark + strlen(TEMP_MARK), "0123456789abcdef") == 8;
+}
+
 static void sweep(const char *data)
 {
 	_cleanup_close_ int lock = lock_snapshots(data, LOCK_EX);
@@ -115,7 +137,7 @@ static void sweep(const char *data)
 	while ((de = readdir(d))) {
 		_cleanup_close_ int fd = -1;
 
-		if (!sr_state_valid_name(de->d_name) || !strstr(de->d_name, TEMP_MARK))
+		if (!is_temp(de->d_name))
 			continue;
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
@@ -134,15 +156,22 @@ static int make_temp(struct sr_snapshot_new *s, const char *data, struct sr_erro
 	int r;
 
 	sweep(data);
+	/* Unlocked, it would be anyone's to sweep while it is written. */
 	held = lock_snapshots(data, LOCK_SH);
+	if (held < 0)
+		return sr_error_errno(err, -ENOLCK, "snapshot: lock %s", data);
 	if (mkdir(s->tmp_dir, 0700) < 0) {
 		r = sr_error_errno(err, sr_negerrno(), "snapshot: create %s", s->tmp_dir);
 		free(steal_pointer(&s->tmp_dir));
 		return r;
 	}
 	s->lock = open(s->tmp_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->lock >= 0 && flock(s->lock, LOCK_EX | LOCK_NB) < 0)
+	if (s->lock < 0 || flock(s->lock, LOCK_EX | LOCK_NB) < 0) {
+		r = sr_error_errno(err, s->lock < 0 ? sr_negerrno() : -ENOLCK, "snapshot: lock %s",
+				   s->tmp_dir);
 		sr_closep(&s->lock);
+		return r; /* the caller's abort removes tmp_dir */
+	}
 	return 0;
 }
 
@@ -157,14 +186,6 @@ int sr_snapshot_begin(const char *name, struct sr_snapshot_new *ret, int *ret_fd
 	r = snapshot_dir(name, &s.final_dir, err);
 	if (r < 0)
 		return r;
-	/* The name of a snapshot being made: never listed, and swept once nobody makes it. */
-	if (strstr(name, TEMP_MARK)) {
-		sr_snapshot_abort(&s);
-		return sr_error_msg(err, -EINVAL,
-				    "bad snapshot name '%s' ('" TEMP_MARK
-				    "' marks one being made: choose another name)",
-				    name);
-	}
 	r = sr_data_dir("snapshots", &data, err);
 	if (r < 0) {
 		sr_snapshot_abort(&s);

@@ -231,6 +231,9 @@ t_names() {
 	assert_eq "nothing made in the data directory or beside it" "$before" \
 		"$(find "$(data_dir)" "$SR_TMP" -maxdepth 1 | sort)"
 	assert_eq "and no snapshot" "" "$(snap_entries)"
+	sr create --from a.new-00000001
+	assert_eq "create --from a name of one being made: refused (125)" 125 "$rc"
+	assert_match "saying the name is bad" "bad snapshot name 'a.new-00000001'" "$errout"
 	# One made all the same (it was, hidden) must not spoil the next cases.
 	[ -z "$(snap_entries)" ] || as_user "$SR" snapshots rm a.new-00000001 >/dev/null 2>&1
 	sr rm "$sb"
@@ -268,12 +271,15 @@ t_same_name_at_once() {
 # The next `snapshots` (or `snapshot`) removes it; one being made it
 # leaves alone.
 t_keeper_killed() {
-	local sp kp
+	local sp kp name
+	# A name of 60 characters: its directory being made (.new-XXXXXXXX) is
+	# longer than a name may be, and was never swept.
+	name=$(printf 'killed-%s-%s' "$SR_AS" "$(printf 'x%.0s' {1..60})" | cut -c1-60)
 	new_sandbox
 	sr cp "$SR_TMP/stopper.py" "$sb:/tmp/stopper.py"
 	sr exec "$sb" -- sh -c 'head -c 64M /dev/urandom >/workspace/bulk'
 	stopper stop
-	(as_user_exec "$SR" snapshot --idle-timeout 0 "$sb" "killed-$SR_AS" >/dev/null 2>&1) &
+	(as_user_exec "$SR" snapshot --idle-timeout 0 "$sb" "$name" >/dev/null 2>&1) &
 	sp=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $sp"
 	stopper_done
@@ -281,7 +287,7 @@ t_keeper_killed() {
 	check "its snapshot is being made" until_ok 10 test -n "$(snap_entries)"
 	sr snapshots
 	assert_match "snapshots: one being made is not listed" "^NAME +CREATED +SIZE +FROM$" "$out"
-	assert_match "and left alone" "^killed-$SR_AS\.new-[0-9a-f]{8}$" "$(snap_entries)"
+	assert_match "and left alone" "^$name\.new-[0-9a-f]{8}$" "$(snap_entries)"
 	kp=$(json_get "$(state_dir)/$sb/state.json" keeper_pid)
 	kill -9 "$kp"
 	wait "$sp"
@@ -290,10 +296,10 @@ t_keeper_killed() {
 	assert_eq "snapshots: 0" 0 "$rc"
 	assert_eq "the half-made snapshot is gone from the data directory" "" "$(snap_entries)"
 	new_sandbox
-	sr snapshot "$sb" "killed-$SR_AS"
-	assert_eq "its name can be taken again" "0 killed-$SR_AS" "$rc $(snap_entries)"
+	sr snapshot "$sb" "$name"
+	assert_eq "its name can be taken again" "0 $name" "$rc $(snap_entries)"
 	sr rm "$sb"
-	sr snapshots rm "killed-$SR_AS"
+	sr snapshots rm "$name"
 }
 
 for_each_user t_crafted_files t_deep t_worker_out_of_reach t_data_dir_full t_config_whole t_names t_same_name_at_once t_keeper_killed
