@@ -151,75 +151,44 @@ static void name_tcp(struct listener *l)
 	}
 }
 
-/* A TCP socket bound and listening at addr, port; -errno. */
-static int tcp_listen(int family, const void *addr, int port)
+/* A listener's socket: its watch, its address and URL named as the kernel bound it. */
+static int watch_tcp(struct srv *s, struct listener *l, struct sr_error *err)
 {
-	_cleanup_close_ int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
-	int one = 1;
-
-	if (fd < 0)
-		return sr_negerrno();
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (family == AF_INET)
-		memcpy(&in.sin_addr, addr, sizeof(in.sin_addr));
-	else
-		memcpy(&in6.sin6_addr, addr, sizeof(in6.sin6_addr));
-	if (bind(fd, family == AF_INET ? (struct sockaddr *)&in : (struct sockaddr *)&in6,
-		 family == AF_INET ? sizeof(in) : sizeof(in6)) < 0 ||
-	    listen(fd, 128) < 0)
-		return sr_negerrno();
-	return steal_fd(&fd);
+	name_tcp(l);
+	l->w = srv_watch(s, l->fd, EPOLLIN, on_accept, l);
+	return l->w ? 0 : sr_error_errno(err, -ENOMEM, "listen");
 }
 
-#define TWIN_TRIES 16
-
 /*
- * A listener on 127.0.0.1 gets a twin on [::1] at the same port: clients
- * of `localhost:PORT` (the previews' `*.localhost`, browsers, curl, Python
- * and Node where /etc/hosts lists ::1) may try ::1 first, and another
- * user of the host listening there would get their requests (as a
- * published port's: docs/living.md). Where ::1 is taken, a port the
- * kernel chose is chosen again, one free on both; a port asked for is
- * refused. No IPv6 on the host: no twin.
+ * 127.0.0.1:PORT, with a twin on [::1] at the same port (peeruid.h:
+ * sr_listen_loopback(), as published ports have): clients of
+ * `localhost:PORT` (the previews' `*.localhost`) may go there first. A
+ * port asked for whose ::1 side is taken is refused; port 0 is one free
+ * on both. No IPv6 on the host: no twin.
  */
-static int open_twin(struct srv *s, struct listener *l, const char *spec, bool any_port,
-		     struct sr_error *err)
+static int open_localhost(struct srv *s, struct listener *l, const char *spec, int port,
+			  struct sr_error *err)
 {
-	struct listener *t = &s->listeners[s->n_listeners];
-	struct in_addr v4 = {.s_addr = htonl(INADDR_LOOPBACK)};
-	int fd = -EADDRINUSE;
+	int fd6 = -1, r;
+	bool v6_taken = false;
 
-	for (int i = 0; i < TWIN_TRIES && fd == -EADDRINUSE; i++) {
-		if (i > 0) {
-			int again = tcp_listen(AF_INET, &v4, 0);
-
-			if (again < 0)
-				return sr_error_errno(err, again, "--listen %s", spec);
-			sr_closep(&l->fd);
-			l->fd = again;
-			name_tcp(l);
-		}
-		fd = tcp_listen(AF_INET6, &in6addr_loopback, l->port);
-		if (!any_port)
-			break;
+	l->fd = sr_listen_loopback(port, false, &fd6, &port, &v6_taken);
+	if (l->fd < 0) {
+		r = l->fd;
+		if (v6_taken)
+			return sr_error_msg(
+			    err, r,
+			    "--listen %s: [::1]:%d, where localhost:%d also goes, is "
+			    "taken (another user's?): free it, or --listen another port",
+			    spec, port, port);
+		return sr_error_errno(err, r, "--listen %s", spec);
 	}
-	if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL)
-		return 0;
-	if (fd < 0)
-		return fd == -EADDRINUSE
-			   ? sr_error_msg(
-				 err, fd,
-				 "--listen %s: [::1]:%d, where localhost:%d also goes, is "
-				 "taken (another user's?): free it, or --listen another port",
-				 spec, l->port, l->port)
-			   : sr_error_errno(err, fd, "--listen %s: [::1]:%d", spec, l->port);
-	*t = (struct listener){.fd = fd, .loopback = true, .twin = true};
 	s->n_listeners++;
-	name_tcp(t);
-	t->w = srv_watch(s, t->fd, EPOLLIN, on_accept, t);
-	return t->w ? 0 : sr_error_errno(err, -ENOMEM, "listen");
+	if ((r = watch_tcp(s, l, err)) < 0 || fd6 < 0)
+		return r;
+	l = &s->listeners[s->n_listeners++];
+	*l = (struct listener){.fd = fd6, .loopback = true, .twin = true};
+	return watch_tcp(s, l, err);
 }
 
 int srv_open_listener(struct srv *s, const char *spec, struct sr_error *err)
@@ -234,6 +203,10 @@ int srv_open_listener(struct srv *s, const char *spec, struct sr_error *err)
 	r = parse_listen(spec, &ss, &len, l, err);
 	if (r < 0)
 		return r;
+	if (ss.ss_family == AF_INET &&
+	    ((struct sockaddr_in *)&ss)->sin_addr.s_addr == htonl(INADDR_LOOPBACK))
+		return open_localhost(s, l, spec, ntohs(((struct sockaddr_in *)&ss)->sin_port),
+				      err);
 	l->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (l->fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "--listen %s: socket", spec);
@@ -260,10 +233,6 @@ int srv_open_listener(struct srv *s, const char *spec, struct sr_error *err)
 				"and has the token drives your sandboxes",
 				l->addr);
 	}
-	if (ss.ss_family == AF_INET &&
-	    ((struct sockaddr_in *)&ss)->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
-	    (r = open_twin(s, l, spec, ((struct sockaddr_in *)&ss)->sin_port == 0, err)) < 0)
-		return r;
 	l->w = srv_watch(s, l->fd, EPOLLIN, on_accept, l);
 	return l->w ? 0 : sr_error_errno(err, -ENOMEM, "listen");
 }

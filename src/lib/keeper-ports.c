@@ -54,72 +54,6 @@ void keeper_on_connected(void *ctx, struct sr_sandbox *sb, uint32_t id, int fd,
 	sr_closep(&fd);
 }
 
-/* A socket listening on 127.0.0.1:port or [::1]:port (0: the kernel's choice), or -errno. */
-static int listen_on(int family, int port)
-{
-	struct sockaddr_in in = {.sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6,
-				   .sin6_port = htons((uint16_t)port),
-				   .sin6_addr = IN6ADDR_LOOPBACK_INIT};
-	const struct sockaddr *sa =
-	    family == AF_INET ? (struct sockaddr *)&in : (struct sockaddr *)&in6;
-	socklen_t len = family == AF_INET ? sizeof(in) : sizeof(in6);
-	int one = 1, r, fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-
-	if (fd < 0)
-		return sr_negerrno();
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, sa, len) < 0 || listen(fd, 128) < 0) {
-		r = sr_negerrno();
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
-static int bound_port(int fd)
-{
-	struct sockaddr_in sa;
-	socklen_t len = sizeof(sa);
-
-	return getsockname(fd, (struct sockaddr *)&sa, &len) < 0 ? -1 : ntohs(sa.sin_port);
-}
-
-/*
- * 127.0.0.1:port and [::1]:port, or, where either is taken (or
- * privileged), the kernel's choice of a port free on both. Both, because
- * "localhost" is ::1 first for many clients (browsers, Python, Node where
- * /etc/hosts says so): with 127.0.0.1 alone, another user of the host who
- * listened on [::1]:port got the owner's requests to localhost:port, and
- * whatever they carried. A host without IPv6 loopback: 127.0.0.1 alone.
- */
-static int listen_loopback(int port, int *ret_fd6, int *ret_port)
-{
-	for (int attempt = 0; attempt < 16; attempt++) {
-		int fd = listen_on(AF_INET, attempt ? 0 : port), fd6, got;
-
-		if (fd == -EADDRINUSE || fd == -EACCES)
-			continue;
-		if (fd < 0)
-			return fd;
-		got = bound_port(fd);
-		fd6 = got > 0 ? listen_on(AF_INET6, got) : -EIO;
-		if (fd6 >= 0 || fd6 == -EAFNOSUPPORT || fd6 == -EADDRNOTAVAIL) {
-			*ret_fd6 = fd6 >= 0 ? fd6 : -1;
-			*ret_port = got;
-			return fd;
-		}
-		close(fd);
-		if (fd6 != -EADDRINUSE && fd6 != -EACCES)
-			return fd6;
-	}
-	return -EADDRINUSE;
-}
-
 static json_t *port_json(const struct port *p)
 {
 	char url[64];
@@ -170,7 +104,7 @@ void keeper_do_port(struct keeper *k, struct client *cl, json_t *req)
 	if (k->n_ports >= PORTS_MAX)
 		return keeper_reply_error(cl, -ENOSPC, 125, "port: %d ports are published already",
 					  PORTS_MAX);
-	fd = listen_loopback(p, &fd6, &host_port);
+	fd = sr_listen_loopback(p, true, &fd6, &host_port, NULL);
 	if (fd < 0)
 		return keeper_reply_error(cl, fd, 125, "port: listen on 127.0.0.1 and ::1: %s",
 					  strerror(-fd));

@@ -3,7 +3,8 @@
  * Whose is a loopback TCP connection: the client's socket is in our
  * network namespace too, and sock_diag finds it by its four-tuple (its
  * source is our peer, its destination us) and says which uid made it.
- * One request, one answer, on a netlink socket of its own.
+ * One request, one answer, on a netlink socket of its own. And the
+ * listeners such connections come to: both loopback addresses at once.
  */
 #include "peeruid.h"
 #include "util.h"
@@ -130,4 +131,70 @@ bool sr_uid_is_us(uid_t uid)
 {
 	/* A uid our user namespace does not map reads as the overflow uid: not ours to tell. */
 	return uid == geteuid() && uid != overflow_uid();
+}
+
+/* A socket listening on 127.0.0.1:port or [::1]:port (0: the kernel's choice), or -errno. */
+static int listen_on(int family, int port)
+{
+	struct sockaddr_in in = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6,
+				   .sin6_port = htons((uint16_t)port),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	const struct sockaddr *sa =
+	    family == AF_INET ? (struct sockaddr *)&in : (struct sockaddr *)&in6;
+	socklen_t len = family == AF_INET ? sizeof(in) : sizeof(in6);
+	int one = 1, r, fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return sr_negerrno();
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, sa, len) < 0 || listen(fd, 128) < 0) {
+		r = sr_negerrno();
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int bound_port(int fd)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+
+	return getsockname(fd, (struct sockaddr *)&sa, &len) < 0 ? -1 : ntohs(sa.sin_port);
+}
+
+#define LOOPBACK_TRIES 16
+
+int sr_listen_loopback(int port, bool fall_back, int *ret_fd6, int *ret_port, bool *ret_v6_taken)
+{
+	int tries = fall_back || port == 0 ? LOOPBACK_TRIES : 1;
+
+	if (ret_v6_taken)
+		*ret_v6_taken = false;
+	for (int attempt = 0; attempt < tries; attempt++) {
+		int fd = listen_on(AF_INET, attempt ? 0 : port), fd6, got;
+
+		if ((fd == -EADDRINUSE || fd == -EACCES) && tries > 1)
+			continue;
+		if (fd < 0)
+			return fd;
+		got = bound_port(fd);
+		fd6 = got > 0 ? listen_on(AF_INET6, got) : -EIO;
+		if (fd6 >= 0 || fd6 == -EAFNOSUPPORT || fd6 == -EADDRNOTAVAIL) {
+			*ret_fd6 = fd6 >= 0 ? fd6 : -1;
+			*ret_port = got;
+			return fd;
+		}
+		close(fd);
+		if (fd6 != -EADDRINUSE && fd6 != -EACCES)
+			return fd6;
+		if (ret_v6_taken)
+			*ret_v6_taken = true;
+	}
+	return -EADDRINUSE;
 }
