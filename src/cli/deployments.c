@@ -185,12 +185,8 @@ int sr_verb_deployments(const struct sr_verb_args *a)
 		return list(a->argc > list_at, &sink);
 	if (sr_streq(sub, "rm") && a->argc >= 3) {
 		/* Said before any is removed: no NAME starts with '-'. */
-		if (sr_cli_first_option(a, 2)) {
-			sr_sink_log(&sink, SR_LOG_ERROR,
-				    "deployments rm: unknown option '%s' (see --help)",
-				    a->argv[sr_cli_first_option(a, 2)]);
+		if (sr_cli_refuse_options(a, 2, "deployments rm", &sink))
 			return SR_EXIT_FAILURE;
-		}
 		for (int i = 2; i < a->argc; i++)
 			if (!sr_cli_named_before(a->argv, 2, i) &&
 			    sr_deploy_remove(a->argv[i], &err) < 0) {

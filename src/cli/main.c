@@ -89,12 +89,16 @@ bool sr_cli_asks_help(const struct sr_verb_args *a)
 	return false;
 }
 
-int sr_cli_first_option(const struct sr_verb_args *a, int from)
+bool sr_cli_refuse_options(const struct sr_verb_args *a, int from, const char *verb,
+			   const struct sr_sink *sink)
 {
 	for (int i = from; i < a->argc; i++)
-		if (a->argv[i][0] == '-')
-			return i;
-	return 0;
+		if (a->argv[i][0] == '-') {
+			sr_sink_log(sink, SR_LOG_ERROR, "%s: unknown option '%s' (see --help)",
+				    verb, a->argv[i]);
+			return true;
+		}
+	return false;
 }
 
 bool sr_cli_named_before(char *const *argv, int first, int i)

@@ -132,12 +132,8 @@ int sr_verb_snapshots(const struct sr_verb_args *a)
 			return SR_EXIT_FAILURE;
 		}
 		/* Said before any is removed: no NAME starts with '-'. */
-		if (sr_cli_first_option(a, 2)) {
-			sr_sink_log(&sink, SR_LOG_ERROR,
-				    "snapshots rm: unknown option '%s' (see --help)",
-				    a->argv[sr_cli_first_option(a, 2)]);
+		if (sr_cli_refuse_options(a, 2, "snapshots rm", &sink))
 			return SR_EXIT_FAILURE;
-		}
 		for (int i = 2; i < a->argc; i++)
 			if (!sr_cli_named_before(a->argv, 2, i) &&
 			    sr_snapshot_remove(a->argv[i], &err) < 0) {

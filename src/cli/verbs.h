@@ -105,10 +105,12 @@ bool sr_cli_is_help(const struct sr_verb_args *a);
 bool sr_cli_asks_help(const struct sr_verb_args *a);
 
 /*
- * The index of the first of a's words from `from` on that starts with '-'
- * (no name does: an option given where only names go), or 0.
+ * Whether one of a's words from `from` on starts with '-' (no name does:
+ * an option given where only names go); said as VERB's unknown option, so
+ * that the caller removes none of the names.
  */
-int sr_cli_first_option(const struct sr_verb_args *a, int from);
+bool sr_cli_refuse_options(const struct sr_verb_args *a, int from, const char *verb,
+			   const struct sr_sink *sink);
 
 /*
  * argv[i] is one of argv[first..i-1]: `snapshots rm a a`, `deployments rm
