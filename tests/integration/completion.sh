@@ -6,7 +6,9 @@
 # both).
 . "$(dirname "$0")/libtest.sh"
 
-COMP="$SR_SRCDIR/completions"
+# A copy the round's user may read: a clone made with mktemp -d is root's alone.
+COMP="$SR_TMP/completions"
+cp -r "$SR_SRCDIR/completions" "$COMP" && chmod -R a+rX "$COMP"
 
 # complete WORD...: what bash completion offers for the last word, one per
 # line, sorted; sandbox-run is found on PATH as the binary under test, and
