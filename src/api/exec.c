@@ -113,6 +113,11 @@ static void finish(struct exec_job *x, json_t *ev, const char *error)
 	srv_resume(r);
 }
 
+static bool is_exit_event(json_t *msg)
+{
+	return sr_streq(json_string_value(json_object_get(msg, "event")), "exit");
+}
+
 static void exec_msg(struct kcall *k, json_t *msg)
 {
 	struct exec_job *x = container_of(k, struct exec_job, k);
@@ -121,6 +126,16 @@ static void exec_msg(struct kcall *k, json_t *msg)
 	if (!x->started) {
 		json_t *status;
 
+		/*
+		 * Its timeout passed before PID 1 had started it (1 ms, an agent
+		 * keeping PID 1 busy): the keeper tells its end, 124, with no
+		 * start before it. The command's own end, as if it had started.
+		 */
+		if (is_exit_event(msg)) {
+			if (!buffered(x) && x->job.r)
+				exec_started(x, 0);
+			return finish(x, msg, NULL);
+		}
 		if (sr_ctl_reply_error(msg, &err) == 0)
 			return exec_started(x,
 					    (pid_t)json_integer_value(json_object_get(msg, "pid")));
@@ -143,7 +158,7 @@ static void exec_msg(struct kcall *k, json_t *msg)
 		exec_free(x);
 		return;
 	}
-	if (sr_streq(json_string_value(json_object_get(msg, "event")), "exit"))
+	if (is_exit_event(msg))
 		finish(x, msg, NULL);
 }
 

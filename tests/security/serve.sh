@@ -358,8 +358,29 @@ t_connect_timeout() {
 			assert_eq "and the command not run" 2 "$(jf 'j["exit_code"]')"
 		fi
 	done
+	t_timeout_before_start "$sb"
 	api DELETE "/v1/sandboxes/$sb"
 	stop_serve
+}
+
+# A timeout of 1 ms often passes before PID 1 has started the process
+# (one time in ten here): the keeper tells the exec's end (124) with no
+# start before it, which the server took for a failure of its own (500
+# "sandbox-run: failed", Connect's "internal"). Thirty of each, every one
+# the command's timeout.
+t_timeout_before_start() {
+	local i bad=0 v1=0
+	for i in $(seq 30); do
+		out=$(as_user curl -s -m 20 --unix-socket "$SOCK" -X POST -H "E2b-Sandbox-Id: $1" \
+			-H 'Content-Type: application/json' -H "Connect-Timeout-Ms: 1" \
+			-d '{"process": {"cmd": "/bin/sleep", "args": ["3"]}}' \
+			http://sandbox-run/process.Process/Start | tr -c '[:print:]' ' ')
+		[[ $out == *deadline_exceeded* && $out != *internal* ]] || bad=$((bad + 1))
+		api POST "/v1/sandboxes/$1/exec" '{"argv": ["/bin/sleep", "3"], "timeout": "1ms"}'
+		[ "$code" = 200 ] && [ "$(jf 'j["status"]')" = timeout ] || v1=$((v1 + 1))
+	done
+	assert_eq "Connect-Timeout-Ms: 1, 30 times: deadline_exceeded every time" 0 "$bad"
+	assert_eq "an exec with timeout 1ms, 30 times: 124, timeout, every time" 0 "$v1"
 }
 
 # What the agent makes of a path the client names: a FIFO, a device, a
