@@ -119,11 +119,23 @@ static void connected(struct req *r, json_t *reply, const struct sr_error *err, 
 	get(r);
 }
 
-/* POST .../timeout {"timeout": s}, .../refreshes {"duration": s}, .../connect {"timeout": s}. */
+/* E2B's SandboxTimeoutDefault: what a refresh keeps a sandbox alive for at least. */
+#define E2B_REFRESH_MIN_S 15
+
+/*
+ * POST .../timeout {"timeout": s}: the deadline set to s from now, shorter
+ * too, and 0 is now (E2B expires the sandbox; to the keeper 0 ms would be
+ * no deadline at all, so 1 ms). .../refreshes {"duration": s} (15 s if
+ * absent, at least 15) and .../connect {"timeout": s} only extend: a
+ * sandbox made for an hour keeps its hour through the SDK's connect(),
+ * which asks for its default 300 s.
+ */
 static void timeout(struct req *r, const char *key, call_done_fn done)
 {
 	json_t *body = srv_body_json(r), *t, *req;
+	bool refresh = r->m.route == SR_ROUTE_E2B_REFRESH;
 	struct sr_error err = {0};
+	json_int_t ms;
 
 	if (!body)
 		return;
@@ -132,13 +144,19 @@ static void timeout(struct req *r, const char *key, call_done_fn done)
 		json_decref(body);
 		return get(r);
 	}
-	if (!json_is_integer(t) || json_integer_value(t) < 0 ||
-	    json_integer_value(t) > 10ll * 365 * 86400) {
+	if ((t || !refresh) && (!json_is_integer(t) || json_integer_value(t) < 0 ||
+				json_integer_value(t) > 10ll * 365 * 86400)) {
 		json_decref(body);
 		return srv_answer_error(r, -EINVAL, "timeout: expected {\"%s\": seconds}", key);
 	}
-	req = json_pack("{sssI}", "op", "timeout", "ms", json_integer_value(t) * 1000);
+	ms = (t ? json_integer_value(t) : 0) * 1000;
 	json_decref(body);
+	if (refresh && ms < E2B_REFRESH_MIN_S * 1000)
+		ms = E2B_REFRESH_MIN_S * 1000;
+	if (r->m.route == SR_ROUTE_E2B_TIMEOUT && ms == 0)
+		ms = 1;
+	req = json_pack("{sssIsb}", "op", "timeout", "ms", ms, "extend",
+			r->m.route != SR_ROUTE_E2B_TIMEOUT);
 	if (req && srv_call(r, r->m.id, req, NULL, 0, done, "timeout", &err) < 0)
 		srv_answer_err(r, NULL, &err);
 	if (req)

@@ -177,15 +177,35 @@ void keeper_on_stats(void *ctx, struct sr_sandbox *sb, uint32_t id, const struct
 	}
 }
 
+/* The deadline is later than ms from now, or there is none. */
+static bool deadline_beyond(struct keeper *k, uint64_t ms)
+{
+	struct itimerspec its;
+
+	if (timerfd_gettime(k->deadline_fd, &its) < 0)
+		return false;
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		return true;
+	return (uint64_t)its.it_value.tv_sec * 1000 + (uint64_t)its.it_value.tv_nsec / 1000000 >=
+	       ms;
+}
+
+/*
+ * The deadline set to ms from now (0: none); with "extend", only if that
+ * is later than the deadline the sandbox has (E2B's refresh and connect
+ * keep a sandbox alive at least that long, never shorten its life).
+ */
 void keeper_do_timeout(struct keeper *k, struct client *cl, json_t *req)
 {
-	json_t *ms = json_object_get(req, "ms");
+	json_t *ms = json_object_get(req, "ms"), *extend = json_object_get(req, "extend");
 
-	if (!json_is_integer(ms) || json_integer_value(ms) < 0)
+	if (!json_is_integer(ms) || json_integer_value(ms) < 0 ||
+	    (extend && !json_is_boolean(extend)))
 		return keeper_reply_error(cl, -EINVAL, 125, "timeout: a malformed request");
 	if ((uint64_t)json_integer_value(ms) > DEADLINE_MAX_MS)
 		return keeper_reply_error(cl, -EINVAL, 125, "timeout: at most 366 days");
-	if (keeper_set_deadline(k, (uint64_t)json_integer_value(ms), false) < 0)
+	if (!(json_is_true(extend) && deadline_beyond(k, (uint64_t)json_integer_value(ms))) &&
+	    keeper_set_deadline(k, (uint64_t)json_integer_value(ms), false) < 0)
 		return keeper_reply_error(cl, sr_negerrno(), 125, "timeout: %s", strerror(errno));
 	keeper_reply(cl,
 		     json_pack("{sbsO}", "ok", 1, "expires", json_object_get(k->state, "expires")),

@@ -120,8 +120,10 @@ say('exists', [await sbx.files.exists('made/deeper'), await sbx.files.exists('no
 await sbx.files.remove('made')
 say('removed', await sbx.files.exists('made'))
 say('listedSandbox', (await Sandbox.list().nextItems()).some((x) => x.sandboxId === sbx.sandboxId))
-const again = await Sandbox.connect(sbx.sandboxId)
+const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 20_000 })
 say('connected', (await again.commands.run('cat /home/user/notes/hello.txt')).stdout)
+// connect's timeout only extends (E2B's): the 300 s of setTimeout stay.
+say('endsInAfterConnect', Math.round(((await sbx.getInfo()).endAt - Date.now()) / 1000))
 try {
   await sbx.pause()
   say('pause', 'no error')
@@ -195,6 +197,7 @@ t_sdk() {
 	assert_eq "files.remove" false "$(field removed)"
 	assert_eq "Sandbox.list" true "$(field listedSandbox)"
 	assert_eq "Sandbox.connect, then a command" '"written by the SDK"' "$(field connected)"
+	assert_match "connect with timeoutMs 20 s: the sandbox keeps its 300 s" '^(2[5-9][0-9]|300)$' "$(field endsInAfterConnect)"
 	assert_eq "pause: not supported, said at once" true "$(field pause)"
 	assert_eq "kill" true "$(field killed)"
 	assert_eq "kill of one gone: false" false "$(field killedAgain)"

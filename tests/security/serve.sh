@@ -313,7 +313,36 @@ t_e2b_timeout() {
 	api GET "/v1/sandboxes/$sb"
 	assert_eq "its deadline is 3 s" 3 "$(jf 'j["limits"]["timeout_s"]')"
 	check "and it is gone at it, not at the profile's" until_ok 15 api_gone "$sb"
+	t_e2b_keep_alive
 	stop_serve
+}
+
+# E2B's refresh and connect keep a sandbox alive at least that long and
+# never shorten it: connect() asks for the SDK's 300 s by default, and a
+# sandbox made for an hour had its life cut to that (or to the 15 s of a
+# bare refresh, or none at all with 0: no deadline, for good). And
+# setTimeout(0) is the end now, as E2B expires it; it was no deadline.
+# ends_in ID: the seconds left until E2B's endAt of the sandbox.
+ends_in() {
+	api GET "/sandboxes/$1"
+	jf 'round(__import__("datetime").datetime.fromisoformat(j["endAt"].replace("Z", "+00:00")).timestamp() - __import__("time").time())'
+}
+
+t_e2b_keep_alive() {
+	local sb e
+	api POST /v2/sandboxes '{"templateID": "default", "timeout": 3600, "allow_internet_access": false}'
+	sb=$(jf 'j["sandboxID"]')
+	for e in "v2/sandboxes/$sb/connect {\"timeout\": 20}" "sandboxes/$sb/refreshes {}" \
+		"sandboxes/$sb/refreshes {\"duration\": 0}"; do
+		api POST "/${e%% *}" "${e#* }"
+		assert_match "POST ${e/$sb/ID}: done" '^20[04]$' "$code"
+		assert_match "and a sandbox of an hour keeps its hour" '^3[0-9]{3}$' "$(ends_in "$sb")"
+	done
+	api POST "/sandboxes/$sb/refreshes" '{"duration": 7200}'
+	assert_match "refreshes {duration: 7200}: extended to two hours" '^(7[01][0-9]{2}|7200)$' "$(ends_in "$sb")"
+	api POST "/sandboxes/$sb/timeout" '{"timeout": 0}'
+	assert_eq "setTimeout(0): 204" 204 "$code"
+	check "and the sandbox is gone at once, not left without a deadline" until_ok 3 api_gone "$sb"
 }
 
 # A deadline under a millisecond, as a number of seconds (0.0004): it
