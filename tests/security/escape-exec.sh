@@ -516,7 +516,7 @@ t_snapshot_bounded() {
 # walked again. Its pid in $mover; it ends once /tmp/x is removed.
 start_mover() {
 	cat >"$SR_TMP/mover.py" <<'PY'
-import ctypes, os, struct, sys
+import ctypes, os, signal, struct, sys, time
 base, n_names, n_dirs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 # Directories made before T and after it: whichever order the file
 # system lists them in (tmpfs: the newest first), n_dirs come after T.
@@ -539,25 +539,65 @@ for n in os.listdir(base):
         unopened[libc.inotify_add_watch(fd, (base + "/" + n).encode(), IN_OPEN | IN_ONLYDIR)] = n
 # The walk opens directories in this order (the file system's).
 order = [n for n in os.listdir(base) if n.startswith("E")]
-print("ready", flush=True)
-where = base + "/T"
-while unopened:
-    buf, off, t_opened = os.read(fd, 65536), 0, False
+
+def events(block):
+    """The opens told so far (None: none yet); True if T's is among them."""
+    os.set_blocking(fd, block)
+    try:
+        buf = os.read(fd, 65536)
+    except BlockingIOError:
+        return None
+    off, t_opened = 0, False
     while off < len(buf):
         wd, mask, cookie, ln = struct.unpack_from("iIII", buf, off)
         off += 16 + ln
         if ln == 0 and wd == t_wd:
-            t_opened = True
+            t_opened |= bool(mask & IN_OPEN)
         elif ln == 0:
             unopened.pop(wd, None)
-    if t_opened and unopened:
-        left = set(unopened.values())
-        nxt = "%s/%s/T" % (base, next(n for n in order if n in left))
-        os.rename(where, nxt)
-        where = nxt
+    return t_opened
+
+def others_stopped():
+    """Every process here but PID 1 and this one is stopped (or gone)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) in (1, os.getpid()):
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] not in "tTZX":
+                    return False
+        except OSError:
+            pass
+    return True
+
+print("ready", flush=True)
+where = base + "/T"
+while unopened:
+    if not events(True):
+        continue
+    # The agent holds the walk still (it may stop its worker: the same
+    # uid; kill(-1) is every process here but PID 1 and itself) while it
+    # reads what the walk opened meanwhile and moves T: on a loaded host
+    # the walk was otherwise quicker than this, and met T once (a flake).
+    os.kill(-1, signal.SIGSTOP)
+    while not others_stopped():
+        time.sleep(0.001)
+        os.kill(-1, signal.SIGSTOP)  # and those started meanwhile
+    try:
+        while events(False) is not None:
+            pass
+        if unopened:
+            nxt = "%s/%s/T" % (base, next(n for n in order if n in set(unopened.values())))
+            os.rename(where, nxt)
+            where = nxt
+    except OSError:
+        break  # the tree is being removed: done
+    finally:
+        os.kill(-1, signal.SIGCONT)
 PY
 	chmod 0644 "$SR_TMP/mover.py"
 	sr cp "$SR_TMP/mover.py" "$sb:/tmp/mover.py"
+	: >"$SR_OUT/mover-$SR_AS" # not the last one's "ready"
 	(as_user_exec "$SR" exec "$sb" -- python3 /tmp/mover.py /tmp/x "$1" "$2" </dev/null \
 		>"$SR_OUT/mover-$SR_AS" 2>&1) &
 	mover=$!
