@@ -19,6 +19,7 @@
 #include "state.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <time.h>
 
 /* The API-made record of id, or the state file's, as E2B's sandbox detail. */
@@ -55,6 +56,147 @@ static json_t *detail(struct req *r, const char *id, json_t *state)
 				    r->via && !r->via->is_unix ? json_string(r->s->token)
 							       : json_null());
 	return j;
+}
+
+static int hex(char c)
+{
+	return isdigit((unsigned char)c) ? c - '0' : tolower((unsigned char)c) - 'a' + 10;
+}
+
+/*
+ * One percent-decoding, as Go's url.QueryUnescape does it ('+' a space,
+ * a bad escape refused; here a NUL too, which no metadata holds): E2B's
+ * API decodes the list's metadata filter twice more after the query
+ * string's own (the SDK encodes each key and value, then the pairs, then
+ * the parameter).
+ */
+static char *unescape(const char *in, size_t len)
+{
+	char *out = malloc(len + 1), *o = out;
+
+	for (size_t i = 0; out && i < len; i++) {
+		if (in[i] == '+') {
+			*o++ = ' ';
+		} else if (in[i] != '%') {
+			*o++ = in[i];
+		} else if (i + 2 < len && isxdigit((unsigned char)in[i + 1]) &&
+			   isxdigit((unsigned char)in[i + 2]) &&
+			   (in[i + 1] != '0' || in[i + 2] != '0')) {
+			*o++ = (char)(hex(in[i + 1]) << 4 | hex(in[i + 2]));
+			i += 2;
+		} else {
+			free(out);
+			return NULL;
+		}
+	}
+	if (out)
+		*o = '\0';
+	return out;
+}
+
+/* ?metadata=K=V&K=V (as the query string's decoding left it): {K: V}; NULL when malformed. */
+static json_t *metadata_filter(const char *q)
+{
+	_cleanup_free_ char *all = unescape(q, strlen(q));
+	json_t *f = json_object();
+	char *p = all;
+
+	if (!all || !f)
+		goto bad;
+	while (*p) {
+		size_t n = strcspn(p, "&");
+		char *eq = memchr(p, '=', n);
+		_cleanup_free_ char *k = NULL, *v = NULL;
+
+		/* Exactly one '=' in each pair, as E2B's API takes them. */
+		if (!eq || memchr(eq + 1, '=', n - (size_t)(eq - p) - 1))
+			goto bad;
+		k = unescape(p, (size_t)(eq - p));
+		v = unescape(eq + 1, n - (size_t)(eq - p) - 1);
+		if (!k || !v || json_object_set_new(f, k, json_string(v)) < 0)
+			goto bad;
+		p += n;
+		if (*p == '&' && !*++p)
+			goto bad;
+	}
+	return f;
+bad:
+	if (f)
+		json_decref(f);
+	return NULL;
+}
+
+/*
+ * GET /v2/sandboxes: the running ones (none is ever paused here: no
+ * ?state=paused one), their metadata holding every pair of ?metadata=,
+ * of ?template= when given; a warm sandbox is no one's yet.
+ */
+/* ?state=running,paused: whether running ones are asked for; -EINVAL for another state. */
+static int want_running(const char *states)
+{
+	bool running = !states || !*states;
+
+	for (const char *s = states; s && *s; s += strspn(s, ",")) {
+		size_t len = strcspn(s, ",");
+
+		if (len == 7 && strncmp(s, "running", 7) == 0)
+			running = true;
+		else if (!(len == 6 && strncmp(s, "paused", 6) == 0))
+			return -EINVAL;
+		s += len;
+	}
+	return running;
+}
+
+/* Whether d (a sandbox's detail) has every pair of filter in its metadata, and template tmpl. */
+static bool matches(json_t *d, json_t *filter, const char *tmpl)
+{
+	json_t *meta = json_object_get(d, "metadata"), *want;
+	const char *key;
+
+	json_object_foreach (filter, key, want)
+		if (!json_equal(json_object_get(meta, key), want))
+			return false;
+	return !tmpl || !*tmpl ||
+	       sr_streq(json_string_value(json_object_get(d, "templateID")), tmpl);
+}
+
+static void list(struct req *r)
+{
+	const char *q = srv_arg(r, "metadata"), *tmpl = srv_arg(r, "template");
+	int running = want_running(srv_arg(r, "state"));
+	json_t *filter = q && *q ? metadata_filter(q) : json_object(), *a;
+	struct sr_entry *v = NULL;
+	struct sr_error err = {0};
+	size_t n = 0;
+
+	if (!filter || running < 0) {
+		if (filter)
+			json_decref(filter);
+		return srv_answer_error(r, -EINVAL,
+					"list: expected ?metadata=KEY=VALUE&... (each encoded), "
+					"?state=running,paused");
+	}
+	if (running && sr_state_list(srv_statedir(r->s), &v, &n, &err) < 0) {
+		json_decref(filter);
+		return srv_answer_err(r, "ls", &err);
+	}
+	a = json_array();
+	for (size_t i = 0; a && i < n; i++) {
+		const char *state = json_string_value(json_object_get(v[i].state, "state"));
+		json_t *d =
+		    v[i].state && !sr_streq(state, "warm") ? detail(r, v[i].id, v[i].state) : NULL;
+
+		if (d && matches(d, filter, tmpl))
+			json_array_append(a, d);
+		if (d)
+			json_decref(d);
+	}
+	sr_entries_free(v, n);
+	json_decref(filter);
+	if (!a)
+		return srv_answer_error(r, -ENOMEM, "serve: out of memory");
+	srv_answer_json(r, MHD_HTTP_OK, a);
 }
 
 static void created(struct req *r, const char *id, const struct sr_error *err)
@@ -154,7 +296,7 @@ void sr_api_e2b(struct req *r)
 	case SR_ROUTE_E2B_CREATE:
 		return create(r);
 	case SR_ROUTE_E2B_LIST:
-		return srv_answer_sandboxes(r, NULL, detail);
+		return list(r);
 	case SR_ROUTE_E2B_GET:
 		return get(r);
 	case SR_ROUTE_E2B_KILL:

@@ -39,7 +39,9 @@ import http from 'node:http'
 
 const say = (k, v) => console.log(`${k}=${JSON.stringify(v)}`)
 const opts = process.env.SR_NO_EGRESS ? { allowInternetAccess: false } : {}
-const sbx = await Sandbox.create({ ...opts, timeoutMs: 120_000 })
+// A value the SDK encodes three times over in a list's filter.
+const tag = `${process.pid} &=%+`
+const sbx = await Sandbox.create({ ...opts, timeoutMs: 120_000, metadata: { suite: 'e2b.sh', run: tag } })
 say('id', sbx.sandboxId)
 say('running', await sbx.isRunning())
 const r = await sbx.commands.run('echo hello from e2b; echo to-stderr >&2')
@@ -120,6 +122,14 @@ say('exists', [await sbx.files.exists('made/deeper'), await sbx.files.exists('no
 await sbx.files.remove('made')
 say('removed', await sbx.files.exists('made'))
 say('listedSandbox', (await Sandbox.list().nextItems()).some((x) => x.sandboxId === sbx.sandboxId))
+// Filtered as E2B filters: by metadata (every pair), by state (none is paused).
+const mine = (xs) => xs.some((x) => x.sandboxId === sbx.sandboxId)
+const byMeta = await Sandbox.list({ query: { metadata: { suite: 'e2b.sh', run: tag } } }).nextItems()
+say('listedByMetadata', [mine(byMeta), byMeta.every((x) => x.metadata.run === tag)])
+const byOther = await Sandbox.list({ query: { metadata: { suite: 'e2b.sh', run: tag + '!' } } }).nextItems()
+say('listedByOther', mine(byOther))
+say('listedPaused', (await Sandbox.list({ query: { state: ['paused'] } }).nextItems()).length)
+say('listedRunning', mine(await Sandbox.list({ query: { state: ['running', 'paused'] } }).nextItems()))
 const again = await Sandbox.connect(sbx.sandboxId)
 say('connected', (await again.commands.run('cat /home/user/notes/hello.txt')).stdout)
 try {
@@ -194,6 +204,10 @@ t_sdk() {
 	assert_eq "files.exists" '[true,false]' "$(field exists)"
 	assert_eq "files.remove" false "$(field removed)"
 	assert_eq "Sandbox.list" true "$(field listedSandbox)"
+	assert_eq "Sandbox.list by its metadata: it, and only what has that metadata" '[true,true]' "$(field listedByMetadata)"
+	assert_eq "Sandbox.list by other metadata: not it" false "$(field listedByOther)"
+	assert_eq "Sandbox.list of paused ones: none" 0 "$(field listedPaused)"
+	assert_eq "Sandbox.list of running and paused ones: it" true "$(field listedRunning)"
 	assert_eq "Sandbox.connect, then a command" '"written by the SDK"' "$(field connected)"
 	assert_eq "pause: not supported, said at once" true "$(field pause)"
 	assert_eq "kill" true "$(field killed)"
