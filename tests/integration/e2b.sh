@@ -66,6 +66,14 @@ say('written', w.path)
 say('read', await sbx.files.read('notes/hello.txt'))
 say('list', (await sbx.files.list('notes')).map((e) => [e.name, e.type, e.size]))
 say('catByRun', (await sbx.commands.run('cat /home/user/notes/hello.txt')).stdout)
+// Compressed by the SDK (Content-Encoding: gzip): refused, not written as it came.
+try {
+  await sbx.files.write('zipped.txt', 'compressed by the SDK', { gzip: true })
+  say('gzip', ['written', await sbx.files.read('zipped.txt')])
+} catch (e) {
+  say('gzip', [e.name, e.message.includes('Content-Encoding: gzip: not supported')])
+}
+say('gzipLeft', await sbx.files.exists('zipped.txt'))
 // Many files in one request (one multipart body): written, each.
 const many = Array.from({ length: 300 }, (_, i) => ({ path: `many/f${i}.txt`, data: `file ${i}` }))
 say('manyWritten', (await sbx.files.write(many)).length)
@@ -190,6 +198,8 @@ t_sdk() {
 	assert_eq "files.read" '"written by the SDK"' "$(field read)"
 	assert_eq "files.list: name, type, size" '[["hello.txt","file",18]]' "$(field list)"
 	assert_eq "what files.write wrote, commands see" '"written by the SDK"' "$(field catByRun)"
+	assert_eq "files.write with gzip: refused, saying why" '["InvalidArgumentError",true]' "$(field gzip)"
+	assert_eq "and nothing written" false "$(field gzipLeft)"
 	assert_eq "files.write of 300 files in one request: all written" 300 "$(field manyWritten)"
 	assert_eq "and all inside" '"300\nfile 299"' "$(field manyInside)"
 	assert_eq "a body of more than 10,000 files: 413, saying why" '[413,true]' "$(field overStatus)"
