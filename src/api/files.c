@@ -315,7 +315,8 @@ struct list_job {
 	struct worker_job wk;
 	enum list_format format;
 	uint64_t max;
-	char *path; /* SIMPLE: what the answer names */
+	char *path;	 /* SIMPLE: what the answer names */
+	bool missing_ok; /* envd's Remove: a path that is not there is removed already */
 };
 
 static void list_free(struct list_job *j)
@@ -490,7 +491,7 @@ static void list_progress(struct worker_job *wj)
 	if (!(wj->eof && wj->replied))
 		return;
 	if (r) {
-		if (wj->err.code)
+		if (wj->err.code && !(j->missing_ok && wj->err.code == -ENOENT))
 			srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, &wj->err);
 		else if (j->format == SIMPLE)
 			simple_answer(r, j->path);
@@ -560,21 +561,28 @@ static void list_tick(struct job *job, int64_t now)
 
 static const struct job_ops list_ops = {.gone = list_gone, .tick = list_tick};
 
-/* A worker's op on path, answered as format says once it has reported and its pipe ended. */
-static void list_start(struct req *r, const char *ref, const char *op, const char *path,
-		       enum list_format format)
+/*
+ * A worker's op on path, answered as format says once it has reported and
+ * its pipe ended: the job, or NULL with the request answered.
+ */
+static struct list_job *list_start(struct req *r, const char *ref, const char *op, const char *path,
+				   enum list_format format)
 {
 	struct list_job *j = calloc(1, sizeof(*j));
 
 	if (!j || (format == SIMPLE && !(j->path = strdup(path)))) {
 		free(j);
-		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
+		srv_answer_error(r, -ENOMEM, "serve: out of resources");
+		return NULL;
 	}
 	j->wk.progress = list_progress;
 	j->format = format;
 	j->max = srv_opts(r->s)->max_output;
-	if (worker_start(r, &j->wk, &list_ops, on_list_data, list_msg, ref, op, path) < 0)
+	if (worker_start(r, &j->wk, &list_ops, on_list_data, list_msg, ref, op, path) < 0) {
 		list_free(j);
+		return NULL;
+	}
+	return j;
 }
 
 void sr_api_files_list(struct req *r, const char *ref, const char *path, bool stat, bool envd)
@@ -586,7 +594,11 @@ void sr_api_files_list(struct req *r, const char *ref, const char *path, bool st
 /* Remove, mkdir: bounded by --idle-timeout as a listing is (a stopped worker answers 504). */
 void sr_api_files_simple(struct req *r, const char *ref, const char *op, const char *path)
 {
-	list_start(r, ref, op, path, SIMPLE);
+	struct list_job *j = list_start(r, ref, op, path, SIMPLE);
+
+	/* As envd's os.RemoveAll(): nothing there is no error (the path's parent missing too). */
+	if (j && r->m.family == SR_API_ENVD && strcmp(op, "file_remove") == 0)
+		j->missing_ok = true;
 }
 
 /* ---- /v1 and envd's GET ---- */

@@ -129,6 +129,14 @@ say('makeDir', await sbx.files.makeDir('made/deeper'))
 say('exists', [await sbx.files.exists('made/deeper'), await sbx.files.exists('nothing-here')])
 await sbx.files.remove('made')
 say('removed', await sbx.files.exists('made'))
+// What is not there is removed already, as envd's os.RemoveAll() has it (its parent missing too).
+try {
+  await sbx.files.remove('made')
+  await sbx.files.remove('nothing/here/either')
+  say('removeMissing', 'no error')
+} catch (e) {
+  say('removeMissing', [e.name, e.message])
+}
 say('listedSandbox', (await Sandbox.list().nextItems()).some((x) => x.sandboxId === sbx.sandboxId))
 // Filtered as E2B filters: by metadata (every pair), by state (none is paused).
 const mine = (xs) => xs.some((x) => x.sandboxId === sbx.sandboxId)
@@ -213,6 +221,7 @@ t_sdk() {
 	assert_eq "files.makeDir" true "$(field makeDir)"
 	assert_eq "files.exists" '[true,false]' "$(field exists)"
 	assert_eq "files.remove" false "$(field removed)"
+	assert_eq "files.remove of what is not there: no error, as in E2B" '"no error"' "$(field removeMissing)"
 	assert_eq "Sandbox.list" true "$(field listedSandbox)"
 	assert_eq "Sandbox.list by its metadata: it, and only what has that metadata" '[true,true]' "$(field listedByMetadata)"
 	assert_eq "Sandbox.list by other metadata: not it" false "$(field listedByOther)"
