@@ -384,7 +384,7 @@ static void filesystem(struct req *r, const char *method, json_t *msg)
 	if (strcmp(method, "Stat") == 0)
 		return sr_api_files_list(r, r->m.id, path, true, true);
 	if (strcmp(method, "MakeDir") == 0)
-		return sr_api_files_simple(r, r->m.id, "file_mkdir", path);
+		return sr_api_files_mkdir(r, r->m.id, path);
 	if (strcmp(method, "Remove") == 0)
 		return sr_api_files_simple(r, r->m.id, "file_remove", path);
 	srv_answer_error(r, -ENOTSUP,

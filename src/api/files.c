@@ -309,13 +309,13 @@ static void file_read(struct req *r, const char *ref, const char *path)
  * every so many entries (child/files.c) -- so that a long one that goes
  * on is told from a stopped one.
  */
-enum list_format { LIST_V1, STAT_V1, LIST_ENVD, STAT_ENVD, SIMPLE };
+enum list_format { LIST_V1, STAT_V1, LIST_ENVD, STAT_ENVD, SIMPLE, MKDIR_CHECK };
 
 struct list_job {
 	struct worker_job wk;
 	enum list_format format;
 	uint64_t max;
-	char *path;	 /* SIMPLE: what the answer names */
+	char *path;	 /* SIMPLE, MKDIR_CHECK: what the answer names */
 	bool missing_ok; /* envd's Remove: a path that is not there is removed already */
 };
 
@@ -483,6 +483,8 @@ static void simple_answer(struct req *r, const char *path)
 		srv_answer_json(r, MHD_HTTP_OK, json_object());
 }
 
+static void mkdir_checked(struct list_job *j, struct req *r);
+
 static void list_progress(struct worker_job *wj)
 {
 	struct list_job *j = container_of(wj, struct list_job, wk);
@@ -490,6 +492,8 @@ static void list_progress(struct worker_job *wj)
 
 	if (!(wj->eof && wj->replied))
 		return;
+	if (r && j->format == MKDIR_CHECK)
+		return mkdir_checked(j, r);
 	if (r) {
 		if (wj->err.code && !(j->missing_ok && wj->err.code == -ENOENT))
 			srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, &wj->err);
@@ -570,7 +574,7 @@ static struct list_job *list_start(struct req *r, const char *ref, const char *o
 {
 	struct list_job *j = calloc(1, sizeof(*j));
 
-	if (!j || (format == SIMPLE && !(j->path = strdup(path)))) {
+	if (!j || ((format == SIMPLE || format == MKDIR_CHECK) && !(j->path = strdup(path)))) {
 		free(j);
 		srv_answer_error(r, -ENOMEM, "serve: out of resources");
 		return NULL;
@@ -599,6 +603,44 @@ void sr_api_files_simple(struct req *r, const char *ref, const char *op, const c
 	/* As envd's os.RemoveAll(): nothing there is no error (the path's parent missing too). */
 	if (j && r->m.family == SR_API_ENVD && strcmp(op, "file_remove") == 0)
 		j->missing_ok = true;
+}
+
+/*
+ * envd's MakeDir, once its path is stat'ed: made (with its parents) when
+ * nothing is there, or a parent is not a directory (the mkdir's own error
+ * then); already_exists for a directory, which the SDK's makeDir()
+ * answers false; invalid_argument for anything else there. A symbolic
+ * link is the mkdir's to judge (one to a directory: made, true).
+ */
+static void mkdir_checked(struct list_job *j, struct req *r)
+{
+	_cleanup_free_ char *path = steal_pointer(&j->path);
+	char *line = j->wk.q.p, *end = j->wk.q.p + j->wk.q.len;
+	json_t *e = j->wk.err.code ? NULL : next_entry(j, &line, end);
+	const char *type = json_string_value(json_object_get(e, "type"));
+	struct sr_error err = j->wk.err;
+	bool make = false;
+
+	if (err.code && err.code != -ENOENT && err.code != -ENOTDIR)
+		srv_answer_err(r, NULL, &err);
+	else if (sr_streq(type, "dir"))
+		srv_answer_error(r, -EEXIST, "directory already exists: %s", path);
+	else if (type && !sr_streq(type, "symlink"))
+		srv_answer_error(r, -EINVAL, "path already exists but it is not a directory: %s",
+				 path);
+	else
+		make = true;
+	if (e)
+		json_decref(e);
+	/* Its worker's job gone before the next one's (a request has one job at a time). */
+	list_free(j);
+	if (make)
+		sr_api_files_simple(r, r->m.id, "file_mkdir", path);
+}
+
+void sr_api_files_mkdir(struct req *r, const char *ref, const char *path)
+{
+	list_start(r, ref, "file_stat", path, MKDIR_CHECK);
 }
 
 /* ---- /v1 and envd's GET ---- */

@@ -126,6 +126,14 @@ for (let i = 0; i < 100 && listed; i++) {
 }
 say('listedAfter', listed)
 say('makeDir', await sbx.files.makeDir('made/deeper'))
+// There already: false, as envd's already_exists makes it; a file there: InvalidArgumentError.
+say('makeDirAgain', [await sbx.files.makeDir('made/deeper'), await sbx.files.makeDir('made')])
+try {
+  await sbx.files.makeDir('notes/hello.txt')
+  say('makeDirOnFile', 'made')
+} catch (e) {
+  say('makeDirOnFile', e.name)
+}
 say('exists', [await sbx.files.exists('made/deeper'), await sbx.files.exists('nothing-here')])
 await sbx.files.remove('made')
 say('removed', await sbx.files.exists('made'))
@@ -219,6 +227,8 @@ t_sdk() {
 	assert_eq "commands.kill(pid)" true "$(field bgKilled)"
 	assert_eq "and it is gone" 0 "$(field listedAfter)"
 	assert_eq "files.makeDir" true "$(field makeDir)"
+	assert_eq "files.makeDir of a directory there already: false, as in E2B" '[false,false]' "$(field makeDirAgain)"
+	assert_eq "files.makeDir where a file is: InvalidArgumentError" '"InvalidArgumentError"' "$(field makeDirOnFile)"
 	assert_eq "files.exists" '[true,false]' "$(field exists)"
 	assert_eq "files.remove" false "$(field removed)"
 	assert_eq "files.remove of what is not there: no error, as in E2B" '"no error"' "$(field removeMissing)"
