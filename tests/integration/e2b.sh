@@ -59,7 +59,7 @@ try {
   await sbx.commands.run('echo failing >&2; exit 7')
   say('failed', 'no')
 } catch (e) {
-  say('failed', [e instanceof CommandExitError, e.exitCode, e.stderr])
+  say('failed', [e instanceof CommandExitError, e.exitCode, e.stderr, e.message])
 }
 const w = await sbx.files.write('notes/hello.txt', 'written by the SDK')
 say('written', w.path)
@@ -119,6 +119,7 @@ say('page', page)
 const bg = await sbx.commands.run('sleep 600', { background: true })
 say('listed', (await sbx.commands.list()).some((p) => p.pid === bg.pid && p.args.includes('sleep 600')))
 say('bgKilled', await sbx.commands.kill(bg.pid))
+say('bgEnd', await bg.wait().then(() => 'exit 0', (e) => [e.exitCode, e.message]))
 let listed = 1
 for (let i = 0; i < 100 && listed; i++) {
   listed = (await sbx.commands.list()).filter((p) => p.args.includes('sleep 600')).length
@@ -209,7 +210,7 @@ t_sdk() {
 	assert_eq "commands.run: exitCode" 0 "$(field exitCode)"
 	assert_eq "commands.run with onStdout: each chunk as it came" '["chunk1\n","chunk2\n","chunk3\n"]' "$(field chunks)"
 	assert_match "streamed, not buffered: 0.4 s between the first and the last" '^([3-9][0-9]{2}|[12][0-9]{3})$' "$(field spread_ms)"
-	assert_eq "a failing command: CommandExitError, its code and stderr" '[true,7,"failing\n"]' "$(field failed)"
+	assert_eq "a failing command: CommandExitError, its code, stderr and message (envd's)" '[true,7,"failing\n","exit status 7"]' "$(field failed)"
 	assert_eq "files.write: relative to the home" '"/home/user/notes/hello.txt"' "$(field written)"
 	assert_eq "files.read" '"written by the SDK"' "$(field read)"
 	assert_eq "files.list: name, type, size" '[["hello.txt","file",18]]' "$(field list)"
@@ -225,6 +226,7 @@ t_sdk() {
 	assert_eq "and it reaches the server inside" '"hello from inside"' "$(field page)"
 	assert_eq "commands.run in the background, then commands.list" true "$(field listed)"
 	assert_eq "commands.kill(pid)" true "$(field bgKilled)"
+	assert_eq "and its wait(): CommandExitError, -1, 'signal: killed' (envd's)" '[-1,"signal: killed"]' "$(field bgEnd)"
 	assert_eq "and it is gone" 0 "$(field listedAfter)"
 	assert_eq "files.makeDir" true "$(field makeDir)"
 	assert_eq "files.makeDir of a directory there already: false, as in E2B" '[false,false]' "$(field makeDirAgain)"
