@@ -157,6 +157,15 @@ say('listedPaused', (await Sandbox.list({ query: { state: ['paused'] } }).nextIt
 say('listedRunning', mine(await Sandbox.list({ query: { state: ['running', 'paused'] } }).nextItems()))
 const again = await Sandbox.connect(sbx.sandboxId)
 say('connected', (await again.commands.run('cat /home/user/notes/hello.txt')).stdout)
+// Paused at its timeout in E2B; here it would end, its work lost: refused, nothing made.
+try {
+  const p = await Sandbox.create({ ...opts, timeoutMs: 60_000, lifecycle: { onTimeout: 'pause' }, metadata: { suite: 'e2b.sh', run: tag + ' pause' } })
+  say('autoPause', 'made')
+  await p.kill()
+} catch (e) {
+  say('autoPause', e.message.includes('not supported'))
+}
+say('autoPauseLeft', (await Sandbox.list({ query: { metadata: { run: tag + ' pause' } } }).nextItems()).length)
 try {
   await sbx.pause()
   say('pause', 'no error')
@@ -240,6 +249,8 @@ t_sdk() {
 	assert_eq "Sandbox.list of paused ones: none" 0 "$(field listedPaused)"
 	assert_eq "Sandbox.list of running and paused ones: it" true "$(field listedRunning)"
 	assert_eq "Sandbox.connect, then a command" '"written by the SDK"' "$(field connected)"
+	assert_eq "Sandbox.create with onTimeout 'pause': not supported, said at once" true "$(field autoPause)"
+	assert_eq "and no sandbox made" 0 "$(field autoPauseLeft)"
 	assert_eq "pause: not supported, said at once" true "$(field pause)"
 	assert_eq "kill" true "$(field killed)"
 	assert_eq "kill of one gone: false" false "$(field killedAgain)"
