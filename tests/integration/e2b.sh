@@ -155,6 +155,14 @@ const byOther = await Sandbox.list({ query: { metadata: { suite: 'e2b.sh', run: 
 say('listedByOther', mine(byOther))
 say('listedPaused', (await Sandbox.list({ query: { state: ['paused'] } }).nextItems()).length)
 say('listedRunning', mine(await Sandbox.list({ query: { state: ['running', 'paused'] } }).nextItems()))
+// Pages as E2B's: newest first, limit of them, then the next page (X-Next-Token).
+{
+  const newer = await Sandbox.create({ ...opts, timeoutMs: 60_000, metadata: { run: tag } })
+  const pages = Sandbox.list({ query: { metadata: { run: tag } }, limit: 1 })
+  const page = async () => !pages.hasNext ? 'no more' : [(await pages.nextItems()).map((x) => x.sandboxId === newer.sandboxId ? 'newer' : x.sandboxId === sbx.sandboxId ? 'first' : x.sandboxId), pages.hasNext]
+  say('pages', [await page(), await page()])
+  await newer.kill()
+}
 const again = await Sandbox.connect(sbx.sandboxId)
 say('connected', (await again.commands.run('cat /home/user/notes/hello.txt')).stdout)
 // Paused at its timeout in E2B; here it would end, its work lost: refused, nothing made.
@@ -248,6 +256,8 @@ t_sdk() {
 	assert_eq "Sandbox.list by other metadata: not it" false "$(field listedByOther)"
 	assert_eq "Sandbox.list of paused ones: none" 0 "$(field listedPaused)"
 	assert_eq "Sandbox.list of running and paused ones: it" true "$(field listedRunning)"
+	assert_eq "Sandbox.list with limit 1: the newer, then the first, then no more" \
+		'[[["newer"],true],[["first"],false]]' "$(field pages)"
 	assert_eq "Sandbox.connect, then a command" '"written by the SDK"' "$(field connected)"
 	assert_eq "Sandbox.create with onTimeout 'pause': not supported, said at once" true "$(field autoPause)"
 	assert_eq "and no sandbox made" 0 "$(field autoPauseLeft)"
