@@ -14,6 +14,7 @@
 #include "units.h"
 #include "util.h"
 
+#include <limits.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -315,7 +316,7 @@ struct list_job {
 	struct worker_job wk;
 	enum list_format format;
 	uint64_t max;
-	char *path;	 /* SIMPLE, MKDIR_CHECK: what the answer names */
+	char *path;	 /* SIMPLE, MKDIR_CHECK, LIST_ENVD: what was asked for */
 	bool missing_ok; /* envd's Remove: a path that is not there is removed already */
 };
 
@@ -406,6 +407,49 @@ static json_t *next_entry(struct list_job *j, char **line, char *end)
  * (240 MB as envd's) for each request that asked for it; this way, about
  * the listing's size once more.
  */
+/* path without empty or "." parts, as the worker shows an entry's path (child/files.c). */
+static void normal_path(const char *path, char *out, size_t len)
+{
+	size_t n = 0;
+
+	while (*path && n + 1 < len) {
+		size_t part;
+
+		path += strspn(path, "/");
+		part = strcspn(path, "/");
+		if (part && !(part == 1 && path[0] == '.') && n + 1 + part < len) {
+			out[n++] = '/';
+			memcpy(out + n, path, part);
+			n += part;
+		}
+		path += part;
+	}
+	if (n == 0)
+		out[n++] = '/';
+	out[n] = '\0';
+}
+
+/*
+ * envd's ListDir of what is not a directory: invalid_argument, as envd
+ * says it. The worker lists such a path as its one entry, whose path is
+ * the path itself (a directory's entries have theirs beneath it).
+ */
+static bool listed_not_dir(struct list_job *j)
+{
+	char *line = j->wk.q.p, *end = j->wk.q.p + j->wk.q.len, norm[PATH_MAX];
+	json_t *e;
+	bool self;
+
+	if (j->format != LIST_ENVD || !j->path || !(e = next_entry(j, &line, end)))
+		return false;
+	normal_path(j->path, norm, sizeof(norm));
+	self = sr_streq(json_string_value(json_object_get(e, "path")), norm);
+	json_decref(e);
+	if (self)
+		srv_answer_error(j->wk.job.r, -EINVAL, "path is not a directory: %s", j->path);
+	return self;
+}
+
 static void answer_entries(struct list_job *j)
 {
 	struct req *r = j->wk.job.r;
@@ -414,7 +458,11 @@ static void answer_entries(struct list_job *j)
 	struct MHD_Response *resp;
 	bool first = true;
 	json_t *e;
-	int ret = fbuf_add(&out, "{\"entries\":[", 12);
+	int ret;
+
+	if (listed_not_dir(j))
+		return;
+	ret = fbuf_add(&out, "{\"entries\":[", 12);
 
 	while (ret == 0 && (e = next_entry(j, &line, end))) {
 		_cleanup_free_wiped_ char *text = NULL;
@@ -574,7 +622,8 @@ static struct list_job *list_start(struct req *r, const char *ref, const char *o
 {
 	struct list_job *j = calloc(1, sizeof(*j));
 
-	if (!j || ((format == SIMPLE || format == MKDIR_CHECK) && !(j->path = strdup(path)))) {
+	if (!j || ((format == SIMPLE || format == MKDIR_CHECK || format == LIST_ENVD) &&
+		   !(j->path = strdup(path)))) {
 		free(j);
 		srv_answer_error(r, -ENOMEM, "serve: out of resources");
 		return NULL;

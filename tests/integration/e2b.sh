@@ -65,6 +65,13 @@ const w = await sbx.files.write('notes/hello.txt', 'written by the SDK')
 say('written', w.path)
 say('read', await sbx.files.read('notes/hello.txt'))
 say('list', (await sbx.files.list('notes')).map((e) => [e.name, e.type, e.size]))
+// A file is not listed as a directory of one: InvalidArgumentError, as envd answers.
+try {
+  await sbx.files.list('notes/hello.txt')
+  say('listFile', 'listed')
+} catch (e) {
+  say('listFile', e.name)
+}
 say('catByRun', (await sbx.commands.run('cat /home/user/notes/hello.txt')).stdout)
 // Compressed by the SDK (Content-Encoding: gzip): refused, not written as it came.
 try {
@@ -231,6 +238,7 @@ t_sdk() {
 	assert_eq "files.write: relative to the home" '"/home/user/notes/hello.txt"' "$(field written)"
 	assert_eq "files.read" '"written by the SDK"' "$(field read)"
 	assert_eq "files.list: name, type, size" '[["hello.txt","file",18]]' "$(field list)"
+	assert_eq "files.list of a file: InvalidArgumentError, as in E2B" '"InvalidArgumentError"' "$(field listFile)"
 	assert_eq "what files.write wrote, commands see" '"written by the SDK"' "$(field catByRun)"
 	assert_eq "files.write with gzip: refused, saying why" '["InvalidArgumentError",true]' "$(field gzip)"
 	assert_eq "and nothing written" false "$(field gzipLeft)"
