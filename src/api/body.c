@@ -294,6 +294,14 @@ int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_ap
 					    "%s: not supported by sandbox-run serve (docs/api.md)",
 					    refused[i]);
 	}
+	/*
+	 * Paused at its timeout (the SDK's lifecycle: {onTimeout: 'pause'}):
+	 * here it would end, what it held lost. Refused, as pause itself is.
+	 */
+	if (json_is_true(json_object_get(body, "autoPause")))
+		return sr_error_msg(err, -ENOTSUP,
+				    "autoPause (onTimeout: 'pause'): not supported by sandbox-run "
+				    "serve, whose sandboxes end at their timeout (docs/api.md)");
 	if (tmpl && !json_is_null(tmpl) && !json_is_string(tmpl))
 		return sr_error_msg(err, -EINVAL, "templateID: expected a string");
 	profile = json_is_string(tmpl) ? json_string_value(tmpl) : "base";

@@ -19,6 +19,7 @@
 #include "state.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <time.h>
 
 /* The API-made record of id, or the state file's, as E2B's sandbox detail. */
@@ -55,6 +56,220 @@ static json_t *detail(struct req *r, const char *id, json_t *state)
 				    r->via && !r->via->is_unix ? json_string(r->s->token)
 							       : json_null());
 	return j;
+}
+
+static int hex(char c)
+{
+	return isdigit((unsigned char)c) ? c - '0' : tolower((unsigned char)c) - 'a' + 10;
+}
+
+/*
+ * One percent-decoding, as Go's url.QueryUnescape does it ('+' a space,
+ * a bad escape refused; here a NUL too, which no metadata holds): E2B's
+ * API decodes the list's metadata filter twice more after the query
+ * string's own (the SDK encodes each key and value, then the pairs, then
+ * the parameter).
+ */
+static char *unescape(const char *in, size_t len)
+{
+	char *out = malloc(len + 1), *o = out;
+
+	for (size_t i = 0; out && i < len; i++) {
+		if (in[i] == '+') {
+			*o++ = ' ';
+		} else if (in[i] != '%') {
+			*o++ = in[i];
+		} else if (i + 2 < len && isxdigit((unsigned char)in[i + 1]) &&
+			   isxdigit((unsigned char)in[i + 2]) &&
+			   (in[i + 1] != '0' || in[i + 2] != '0')) {
+			*o++ = (char)(hex(in[i + 1]) << 4 | hex(in[i + 2]));
+			i += 2;
+		} else {
+			free(out);
+			return NULL;
+		}
+	}
+	if (out)
+		*o = '\0';
+	return out;
+}
+
+/* ?metadata=K=V&K=V (as the query string's decoding left it): {K: V}; NULL when malformed. */
+static json_t *metadata_filter(const char *q)
+{
+	_cleanup_free_ char *all = unescape(q, strlen(q));
+	json_t *f = json_object();
+	char *p = all;
+
+	if (!all || !f)
+		goto bad;
+	while (*p) {
+		size_t n = strcspn(p, "&");
+		char *eq = memchr(p, '=', n);
+		_cleanup_free_ char *k = NULL, *v = NULL;
+
+		/* Exactly one '=' in each pair, as E2B's API takes them. */
+		if (!eq || memchr(eq + 1, '=', n - (size_t)(eq - p) - 1))
+			goto bad;
+		k = unescape(p, (size_t)(eq - p));
+		v = unescape(eq + 1, n - (size_t)(eq - p) - 1);
+		if (!k || !v || json_object_set_new(f, k, json_string(v)) < 0)
+			goto bad;
+		p += n;
+		if (*p == '&' && !*++p)
+			goto bad;
+	}
+	return f;
+bad:
+	if (f)
+		json_decref(f);
+	return NULL;
+}
+
+/* ?state=running,paused: whether running ones are asked for; -EINVAL for another state. */
+static int want_running(const char *states)
+{
+	bool running = !states || !*states;
+
+	for (const char *s = states; s && *s; s += strspn(s, ",")) {
+		size_t len = strcspn(s, ",");
+
+		if (len == 7 && strncmp(s, "running", 7) == 0)
+			running = true;
+		else if (!(len == 6 && strncmp(s, "paused", 6) == 0))
+			return -EINVAL;
+		s += len;
+	}
+	return running;
+}
+
+/* Whether d (a sandbox's detail) has every pair of filter in its metadata, and template tmpl. */
+static bool matches(json_t *d, json_t *filter, const char *tmpl)
+{
+	json_t *meta = json_object_get(d, "metadata"), *want;
+	const char *key;
+
+	json_object_foreach (filter, key, want)
+		if (!json_equal(json_object_get(meta, key), want))
+			return false;
+	return !tmpl || !*tmpl ||
+	       sr_streq(json_string_value(json_object_get(d, "templateID")), tmpl);
+}
+
+static int64_t created_ns(const struct sr_entry *e)
+{
+	return (int64_t)json_integer_value(json_object_get(e->state, "created_ns"));
+}
+
+/* Newest first, then by id: the order of E2B's pages. */
+static int newest_first(const void *pa, const void *pb)
+{
+	const struct sr_entry *a = pa, *b = pb;
+	int64_t x = created_ns(a), y = created_ns(b);
+
+	return x != y ? (x < y ? 1 : -1) : strcmp(a->id, b->id);
+}
+
+/* A page: ?limit= (1 or more, at most E2B's 100), after ?nextToken= (X-Next-Token's NS-ID). */
+struct page {
+	size_t limit;
+	bool after;
+	long long ns;
+	char id[33];
+};
+
+static int parse_page(struct req *r, struct page *p)
+{
+	const char *limit = srv_arg(r, "limit"), *tok = srv_arg(r, "nextToken"), *id;
+	char *end;
+
+	*p = (struct page){.limit = 100};
+	if (limit) {
+		if (!*limit || strlen(limit) > 9 || strspn(limit, "0123456789") != strlen(limit) ||
+		    atol(limit) < 1)
+			return -EINVAL;
+		p->limit = (size_t)(atol(limit) < 100 ? atol(limit) : 100);
+	}
+	if (!tok || !*tok)
+		return 0;
+	errno = 0;
+	p->ns = strtoll(tok, &end, 10);
+	id = end + 1;
+	if (end == tok || *end != '-' || errno || !*id || strlen(id) >= sizeof(p->id) ||
+	    strspn(id, "0123456789abcdef") != strlen(id))
+		return -EINVAL;
+	snprintf(p->id, sizeof(p->id), "%s", id);
+	p->after = true;
+	return 0;
+}
+
+static bool past(const struct page *p, const struct sr_entry *e)
+{
+	int64_t ns = created_ns(e);
+
+	return !p->after || ns < p->ns || (ns == p->ns && strcmp(e->id, p->id) > 0);
+}
+
+/*
+ * GET /v2/sandboxes: the running ones (none is ever paused here: no
+ * ?state=paused one), their metadata holding every pair of ?metadata=,
+ * of ?template= when given; a warm sandbox is no one's yet. Newest
+ * first, ?limit= of them (E2B's 100 at most), the next page's start in
+ * X-Next-Token, which the SDK sends back as ?nextToken=.
+ */
+static void list(struct req *r)
+{
+	const char *q = srv_arg(r, "metadata"), *tmpl = srv_arg(r, "template");
+	int running = want_running(srv_arg(r, "state"));
+	json_t *filter = q && *q ? metadata_filter(q) : json_object(), *a;
+	struct sr_entry *v = NULL, *last = NULL;
+	struct sr_error err = {0};
+	struct page page;
+	size_t n = 0;
+	bool more = false;
+	char next[64];
+
+	if (!filter || running < 0 || parse_page(r, &page) < 0) {
+		if (filter)
+			json_decref(filter);
+		return srv_answer_error(r, -EINVAL,
+					"list: expected ?metadata=KEY=VALUE&... (each encoded), "
+					"?state=running,paused, ?limit=N, ?nextToken=TOKEN (as "
+					"X-Next-Token said)");
+	}
+	if (running && sr_state_list(srv_statedir(r->s), &v, &n, &err) < 0) {
+		json_decref(filter);
+		return srv_answer_err(r, "ls", &err);
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), newest_first);
+	a = json_array();
+	for (size_t i = 0; a && i < n && !more; i++) {
+		const char *state = json_string_value(json_object_get(v[i].state, "state"));
+		json_t *d = v[i].state && !sr_streq(state, "warm") && past(&page, &v[i])
+				? detail(r, v[i].id, v[i].state)
+				: NULL;
+
+		if (d && matches(d, filter, tmpl)) {
+			more = json_array_size(a) == page.limit;
+			if (!more) {
+				json_array_append(a, d);
+				last = &v[i];
+			}
+		}
+		if (d)
+			json_decref(d);
+	}
+	/* The page's last, whence the next page goes on. */
+	if (more && last)
+		snprintf(next, sizeof(next), "%lld-%s", (long long)created_ns(last), last->id);
+	sr_entries_free(v, n);
+	json_decref(filter);
+	if (!a)
+		return srv_answer_error(r, -ENOMEM, "serve: out of memory");
+	srv_answer_json(r, MHD_HTTP_OK, a);
+	if (more && last && r->resp)
+		sr_mhd.add_response_header(r->resp, "X-Next-Token", next);
 }
 
 static void created(struct req *r, const char *id, const struct sr_error *err)
@@ -172,7 +387,7 @@ void sr_api_e2b(struct req *r)
 	case SR_ROUTE_E2B_CREATE:
 		return create(r);
 	case SR_ROUTE_E2B_LIST:
-		return srv_answer_sandboxes(r, NULL, detail);
+		return list(r);
 	case SR_ROUTE_E2B_GET:
 		return get(r);
 	case SR_ROUTE_E2B_KILL:
@@ -260,7 +475,7 @@ static void filesystem(struct req *r, const char *method, json_t *msg)
 	if (strcmp(method, "Stat") == 0)
 		return sr_api_files_list(r, r->m.id, path, true, true);
 	if (strcmp(method, "MakeDir") == 0)
-		return sr_api_files_simple(r, r->m.id, "file_mkdir", path);
+		return sr_api_files_mkdir(r, r->m.id, path);
 	if (strcmp(method, "Remove") == 0)
 		return sr_api_files_simple(r, r->m.id, "file_remove", path);
 	srv_answer_error(r, -ENOTSUP,

@@ -7,6 +7,7 @@
 #include "exec-internal.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <signal.h>
 
 /* envd's keep-alive: a stream silent this long gets an empty event (the SDK asks 50 s). */
@@ -27,7 +28,12 @@ static void emit_end_stream(struct exec_job *x, json_t *error)
 		json_decref(end);
 }
 
-/* envd's end event: exitCode, exited, status as Go's ProcessState says it. */
+/*
+ * envd's end event: exitCode, exited, status as Go's ProcessState says it,
+ * and error, which its cmd.Wait() gives whenever the process did not exit
+ * 0: the same text ("exit status 7", "signal: killed"). The SDK's
+ * CommandExitError takes it for its message.
+ */
 void exec_emit_connect_end(struct exec_job *x, json_t *ev, const char *error)
 {
 	json_t *record = json_object_get(ev, "record"), *sig = json_object_get(record, "signal");
@@ -44,16 +50,19 @@ void exec_emit_connect_end(struct exec_job *x, json_t *ev, const char *error)
 		x->finished = true;
 		return;
 	}
-	if (exited)
+	if (exited) {
 		snprintf(text, sizeof(text), "exit status %d", code);
-	else if (json_is_integer(sig))
+	} else if (json_is_integer(sig)) {
+		/* Go's names are glibc's, in lower case: "killed", "terminated". */
 		snprintf(text, sizeof(text), "signal: %s", strsignal((int)json_integer_value(sig)));
-	else
+		text[8] = (char)tolower((unsigned char)text[8]);
+	} else {
 		snprintf(text, sizeof(text), "%s", error ? "error" : status ? status : "ended");
+	}
 	end =
 	    json_pack("{sisbss}", "exitCode", exited ? code : -1, "exited", exited, "status", text);
-	if (end && error)
-		json_object_set_new(end, "error", sr_json_string(error));
+	if (end && (error || !exited || code != 0))
+		json_object_set_new(end, "error", sr_json_string(error ? error : text));
 	exec_emit(x, json_pack("{s{so}}", "event", "end", end));
 	emit_end_stream(x, NULL);
 	x->finished = true;

@@ -14,6 +14,7 @@
 #include "units.h"
 #include "util.h"
 
+#include <limits.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -309,13 +310,14 @@ static void file_read(struct req *r, const char *ref, const char *path)
  * every so many entries (child/files.c) -- so that a long one that goes
  * on is told from a stopped one.
  */
-enum list_format { LIST_V1, STAT_V1, LIST_ENVD, STAT_ENVD, SIMPLE };
+enum list_format { LIST_V1, STAT_V1, LIST_ENVD, STAT_ENVD, SIMPLE, MKDIR_CHECK };
 
 struct list_job {
 	struct worker_job wk;
 	enum list_format format;
 	uint64_t max;
-	char *path; /* SIMPLE: what the answer names */
+	char *path;	 /* SIMPLE, MKDIR_CHECK, LIST_ENVD: what was asked for */
+	bool missing_ok; /* envd's Remove: a path that is not there is removed already */
 };
 
 static void list_free(struct list_job *j)
@@ -405,6 +407,49 @@ static json_t *next_entry(struct list_job *j, char **line, char *end)
  * (240 MB as envd's) for each request that asked for it; this way, about
  * the listing's size once more.
  */
+/* path without empty or "." parts, as the worker shows an entry's path (child/files.c). */
+static void normal_path(const char *path, char *out, size_t len)
+{
+	size_t n = 0;
+
+	while (*path && n + 1 < len) {
+		size_t part;
+
+		path += strspn(path, "/");
+		part = strcspn(path, "/");
+		if (part && !(part == 1 && path[0] == '.') && n + 1 + part < len) {
+			out[n++] = '/';
+			memcpy(out + n, path, part);
+			n += part;
+		}
+		path += part;
+	}
+	if (n == 0)
+		out[n++] = '/';
+	out[n] = '\0';
+}
+
+/*
+ * envd's ListDir of what is not a directory: invalid_argument, as envd
+ * says it. The worker lists such a path as its one entry, whose path is
+ * the path itself (a directory's entries have theirs beneath it).
+ */
+static bool listed_not_dir(struct list_job *j)
+{
+	char *line = j->wk.q.p, *end = j->wk.q.p + j->wk.q.len, norm[PATH_MAX];
+	json_t *e;
+	bool self;
+
+	if (j->format != LIST_ENVD || !j->path || !(e = next_entry(j, &line, end)))
+		return false;
+	normal_path(j->path, norm, sizeof(norm));
+	self = sr_streq(json_string_value(json_object_get(e, "path")), norm);
+	json_decref(e);
+	if (self)
+		srv_answer_error(j->wk.job.r, -EINVAL, "path is not a directory: %s", j->path);
+	return self;
+}
+
 static void answer_entries(struct list_job *j)
 {
 	struct req *r = j->wk.job.r;
@@ -413,7 +458,11 @@ static void answer_entries(struct list_job *j)
 	struct MHD_Response *resp;
 	bool first = true;
 	json_t *e;
-	int ret = fbuf_add(&out, "{\"entries\":[", 12);
+	int ret;
+
+	if (listed_not_dir(j))
+		return;
+	ret = fbuf_add(&out, "{\"entries\":[", 12);
 
 	while (ret == 0 && (e = next_entry(j, &line, end))) {
 		_cleanup_free_wiped_ char *text = NULL;
@@ -482,6 +531,8 @@ static void simple_answer(struct req *r, const char *path)
 		srv_answer_json(r, MHD_HTTP_OK, json_object());
 }
 
+static void mkdir_checked(struct list_job *j, struct req *r);
+
 static void list_progress(struct worker_job *wj)
 {
 	struct list_job *j = container_of(wj, struct list_job, wk);
@@ -489,8 +540,10 @@ static void list_progress(struct worker_job *wj)
 
 	if (!(wj->eof && wj->replied))
 		return;
+	if (r && j->format == MKDIR_CHECK)
+		return mkdir_checked(j, r);
 	if (r) {
-		if (wj->err.code)
+		if (wj->err.code && !(j->missing_ok && wj->err.code == -ENOENT))
 			srv_answer_err(r, r->m.family == SR_API_V1 ? "cp" : NULL, &wj->err);
 		else if (j->format == SIMPLE)
 			simple_answer(r, j->path);
@@ -560,21 +613,29 @@ static void list_tick(struct job *job, int64_t now)
 
 static const struct job_ops list_ops = {.gone = list_gone, .tick = list_tick};
 
-/* A worker's op on path, answered as format says once it has reported and its pipe ended. */
-static void list_start(struct req *r, const char *ref, const char *op, const char *path,
-		       enum list_format format)
+/*
+ * A worker's op on path, answered as format says once it has reported and
+ * its pipe ended: the job, or NULL with the request answered.
+ */
+static struct list_job *list_start(struct req *r, const char *ref, const char *op, const char *path,
+				   enum list_format format)
 {
 	struct list_job *j = calloc(1, sizeof(*j));
 
-	if (!j || (format == SIMPLE && !(j->path = strdup(path)))) {
+	if (!j || ((format == SIMPLE || format == MKDIR_CHECK || format == LIST_ENVD) &&
+		   !(j->path = strdup(path)))) {
 		free(j);
-		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
+		srv_answer_error(r, -ENOMEM, "serve: out of resources");
+		return NULL;
 	}
 	j->wk.progress = list_progress;
 	j->format = format;
 	j->max = srv_opts(r->s)->max_output;
-	if (worker_start(r, &j->wk, &list_ops, on_list_data, list_msg, ref, op, path) < 0)
+	if (worker_start(r, &j->wk, &list_ops, on_list_data, list_msg, ref, op, path) < 0) {
 		list_free(j);
+		return NULL;
+	}
+	return j;
 }
 
 void sr_api_files_list(struct req *r, const char *ref, const char *path, bool stat, bool envd)
@@ -586,7 +647,49 @@ void sr_api_files_list(struct req *r, const char *ref, const char *path, bool st
 /* Remove, mkdir: bounded by --idle-timeout as a listing is (a stopped worker answers 504). */
 void sr_api_files_simple(struct req *r, const char *ref, const char *op, const char *path)
 {
-	list_start(r, ref, op, path, SIMPLE);
+	struct list_job *j = list_start(r, ref, op, path, SIMPLE);
+
+	/* As envd's os.RemoveAll(): nothing there is no error (the path's parent missing too). */
+	if (j && r->m.family == SR_API_ENVD && strcmp(op, "file_remove") == 0)
+		j->missing_ok = true;
+}
+
+/*
+ * envd's MakeDir, once its path is stat'ed: made (with its parents) when
+ * nothing is there, or a parent is not a directory (the mkdir's own error
+ * then); already_exists for a directory, which the SDK's makeDir()
+ * answers false; invalid_argument for anything else there. A symbolic
+ * link is the mkdir's to judge (one to a directory: made, true).
+ */
+static void mkdir_checked(struct list_job *j, struct req *r)
+{
+	_cleanup_free_ char *path = steal_pointer(&j->path);
+	char *line = j->wk.q.p, *end = j->wk.q.p + j->wk.q.len;
+	json_t *e = j->wk.err.code ? NULL : next_entry(j, &line, end);
+	const char *type = json_string_value(json_object_get(e, "type"));
+	struct sr_error err = j->wk.err;
+	bool make = false;
+
+	if (err.code && err.code != -ENOENT && err.code != -ENOTDIR)
+		srv_answer_err(r, NULL, &err);
+	else if (sr_streq(type, "dir"))
+		srv_answer_error(r, -EEXIST, "directory already exists: %s", path);
+	else if (type && !sr_streq(type, "symlink"))
+		srv_answer_error(r, -EINVAL, "path already exists but it is not a directory: %s",
+				 path);
+	else
+		make = true;
+	if (e)
+		json_decref(e);
+	/* Its worker's job gone before the next one's (a request has one job at a time). */
+	list_free(j);
+	if (make)
+		sr_api_files_simple(r, r->m.id, "file_mkdir", path);
+}
+
+void sr_api_files_mkdir(struct req *r, const char *ref, const char *path)
+{
+	list_start(r, ref, "file_stat", path, MKDIR_CHECK);
 }
 
 /* ---- /v1 and envd's GET ---- */

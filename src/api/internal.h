@@ -320,6 +320,8 @@ void sr_api_envd_files(struct req *r);
 void sr_api_files_list(struct req *r, const char *ref, const char *path, bool stat, bool envd);
 /* file_remove, file_mkdir: answered as r's family has them. */
 void sr_api_files_simple(struct req *r, const char *ref, const char *op, const char *path);
+/* envd's MakeDir: already_exists for a directory there, invalid_argument for another thing. */
+void sr_api_files_mkdir(struct req *r, const char *ref, const char *path);
 /* files.c: a body as it comes (an upload), before the request is whole: false to refuse. */
 bool sr_api_upload_begin(struct req *r);
 /* How much of data it took: the rest comes again once the request is resumed. */

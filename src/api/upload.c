@@ -30,6 +30,8 @@
 #include "multipart.h"
 #include "util.h"
 
+#include <strings.h>
+
 #define QUEUE_HIGH	  (1024 * 1024)
 #define QUEUE_LOW	  (256 * 1024)
 #define FILES_OPEN_HIGH	  64
@@ -431,6 +433,23 @@ static int start_form(struct upload *up, struct req *r)
 	return 0;
 }
 
+/*
+ * Whether the body is the bytes as they are: no Content-Encoding, or
+ * "identity". Another (the SDK's files.write(..., {gzip: true}) sends
+ * gzip) would be written as it came, the file's bytes compressed.
+ */
+static bool plain_body(struct req *r)
+{
+	const char *enc = srv_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	size_t n;
+
+	if (!enc)
+		return true;
+	enc += strspn(enc, " \t");
+	n = strcspn(enc, " \t;");
+	return n == 0 || (n == 8 && strncasecmp(enc, "identity", 8) == 0);
+}
+
 bool sr_api_upload_begin(struct req *r)
 {
 	const char *dir = srv_arg(r, "dir"), *path = srv_arg(r, "path");
@@ -449,6 +468,18 @@ bool sr_api_upload_begin(struct req *r)
 	up->path = up->envd ? sr_api_envd_path(path) : path ? strdup(path) : NULL;
 	srv_job_add(r->s, &up->job, &upload_ops, r);
 	r->up = up;
+	/*
+	 * Nothing written, as envd refuses an encoding it does not know (400):
+	 * the body read and dropped, then answered, so that the client that
+	 * sent it all reads the answer rather than a connection closed on it.
+	 */
+	if (!plain_body(r)) {
+		sr_error_msg(&up->err, -EINVAL,
+			     "files: Content-Encoding: %.64s: not supported by sandbox-run serve "
+			     "(send the bytes as they are)",
+			     srv_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING));
+		return true;
+	}
 	if (up->envd && start_form(up, r) < 0)
 		return false;
 	if (up->form)

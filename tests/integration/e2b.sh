@@ -39,7 +39,9 @@ import http from 'node:http'
 
 const say = (k, v) => console.log(`${k}=${JSON.stringify(v)}`)
 const opts = process.env.SR_NO_EGRESS ? { allowInternetAccess: false } : {}
-const sbx = await Sandbox.create({ ...opts, timeoutMs: 120_000 })
+// A value the SDK encodes three times over in a list's filter.
+const tag = `${process.pid} &=%+`
+const sbx = await Sandbox.create({ ...opts, timeoutMs: 120_000, metadata: { suite: 'e2b.sh', run: tag } })
 say('id', sbx.sandboxId)
 say('running', await sbx.isRunning())
 const r = await sbx.commands.run('echo hello from e2b; echo to-stderr >&2')
@@ -57,13 +59,28 @@ try {
   await sbx.commands.run('echo failing >&2; exit 7')
   say('failed', 'no')
 } catch (e) {
-  say('failed', [e instanceof CommandExitError, e.exitCode, e.stderr])
+  say('failed', [e instanceof CommandExitError, e.exitCode, e.stderr, e.message])
 }
 const w = await sbx.files.write('notes/hello.txt', 'written by the SDK')
 say('written', w.path)
 say('read', await sbx.files.read('notes/hello.txt'))
 say('list', (await sbx.files.list('notes')).map((e) => [e.name, e.type, e.size]))
+// A file is not listed as a directory of one: InvalidArgumentError, as envd answers.
+try {
+  await sbx.files.list('notes/hello.txt')
+  say('listFile', 'listed')
+} catch (e) {
+  say('listFile', e.name)
+}
 say('catByRun', (await sbx.commands.run('cat /home/user/notes/hello.txt')).stdout)
+// Compressed by the SDK (Content-Encoding: gzip): refused, not written as it came.
+try {
+  await sbx.files.write('zipped.txt', 'compressed by the SDK', { gzip: true })
+  say('gzip', ['written', await sbx.files.read('zipped.txt')])
+} catch (e) {
+  say('gzip', [e.name, e.message.includes('Content-Encoding: gzip: not supported')])
+}
+say('gzipLeft', await sbx.files.exists('zipped.txt'))
 // Many files in one request (one multipart body): written, each.
 const many = Array.from({ length: 300 }, (_, i) => ({ path: `many/f${i}.txt`, data: `file ${i}` }))
 say('manyWritten', (await sbx.files.write(many)).length)
@@ -109,6 +126,7 @@ say('page', page)
 const bg = await sbx.commands.run('sleep 600', { background: true })
 say('listed', (await sbx.commands.list()).some((p) => p.pid === bg.pid && p.args.includes('sleep 600')))
 say('bgKilled', await sbx.commands.kill(bg.pid))
+say('bgEnd', await bg.wait().then(() => 'exit 0', (e) => [e.exitCode, e.message]))
 let listed = 1
 for (let i = 0; i < 100 && listed; i++) {
   listed = (await sbx.commands.list()).filter((p) => p.args.includes('sleep 600')).length
@@ -116,14 +134,55 @@ for (let i = 0; i < 100 && listed; i++) {
 }
 say('listedAfter', listed)
 say('makeDir', await sbx.files.makeDir('made/deeper'))
+// There already: false, as envd's already_exists makes it; a file there: InvalidArgumentError.
+say('makeDirAgain', [await sbx.files.makeDir('made/deeper'), await sbx.files.makeDir('made')])
+try {
+  await sbx.files.makeDir('notes/hello.txt')
+  say('makeDirOnFile', 'made')
+} catch (e) {
+  say('makeDirOnFile', e.name)
+}
 say('exists', [await sbx.files.exists('made/deeper'), await sbx.files.exists('nothing-here')])
 await sbx.files.remove('made')
 say('removed', await sbx.files.exists('made'))
+// What is not there is removed already, as envd's os.RemoveAll() has it (its parent missing too).
+try {
+  await sbx.files.remove('made')
+  await sbx.files.remove('nothing/here/either')
+  say('removeMissing', 'no error')
+} catch (e) {
+  say('removeMissing', [e.name, e.message])
+}
 say('listedSandbox', (await Sandbox.list().nextItems()).some((x) => x.sandboxId === sbx.sandboxId))
+// Filtered as E2B filters: by metadata (every pair), by state (none is paused).
+const mine = (xs) => xs.some((x) => x.sandboxId === sbx.sandboxId)
+const byMeta = await Sandbox.list({ query: { metadata: { suite: 'e2b.sh', run: tag } } }).nextItems()
+say('listedByMetadata', [mine(byMeta), byMeta.every((x) => x.metadata.run === tag)])
+const byOther = await Sandbox.list({ query: { metadata: { suite: 'e2b.sh', run: tag + '!' } } }).nextItems()
+say('listedByOther', mine(byOther))
+say('listedPaused', (await Sandbox.list({ query: { state: ['paused'] } }).nextItems()).length)
+say('listedRunning', mine(await Sandbox.list({ query: { state: ['running', 'paused'] } }).nextItems()))
+// Pages as E2B's: newest first, limit of them, then the next page (X-Next-Token).
+{
+  const newer = await Sandbox.create({ ...opts, timeoutMs: 60_000, metadata: { run: tag } })
+  const pages = Sandbox.list({ query: { metadata: { run: tag } }, limit: 1 })
+  const page = async () => !pages.hasNext ? 'no more' : [(await pages.nextItems()).map((x) => x.sandboxId === newer.sandboxId ? 'newer' : x.sandboxId === sbx.sandboxId ? 'first' : x.sandboxId), pages.hasNext]
+  say('pages', [await page(), await page()])
+  await newer.kill()
+}
 const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 20_000 })
 say('connected', (await again.commands.run('cat /home/user/notes/hello.txt')).stdout)
 // connect's timeout only extends (E2B's): the 300 s of setTimeout stay.
 say('endsInAfterConnect', Math.round(((await sbx.getInfo()).endAt - Date.now()) / 1000))
+// Paused at its timeout in E2B; here it would end, its work lost: refused, nothing made.
+try {
+  const p = await Sandbox.create({ ...opts, timeoutMs: 60_000, lifecycle: { onTimeout: 'pause' }, metadata: { suite: 'e2b.sh', run: tag + ' pause' } })
+  say('autoPause', 'made')
+  await p.kill()
+} catch (e) {
+  say('autoPause', e.message.includes('not supported'))
+}
+say('autoPauseLeft', (await Sandbox.list({ query: { metadata: { run: tag + ' pause' } } }).nextItems()).length)
 try {
   await sbx.pause()
   say('pause', 'no error')
@@ -177,11 +236,14 @@ t_sdk() {
 	assert_eq "commands.run: exitCode" 0 "$(field exitCode)"
 	assert_eq "commands.run with onStdout: each chunk as it came" '["chunk1\n","chunk2\n","chunk3\n"]' "$(field chunks)"
 	assert_match "streamed, not buffered: 0.4 s between the first and the last" '^([3-9][0-9]{2}|[12][0-9]{3})$' "$(field spread_ms)"
-	assert_eq "a failing command: CommandExitError, its code and stderr" '[true,7,"failing\n"]' "$(field failed)"
+	assert_eq "a failing command: CommandExitError, its code, stderr and message (envd's)" '[true,7,"failing\n","exit status 7"]' "$(field failed)"
 	assert_eq "files.write: relative to the home" '"/home/user/notes/hello.txt"' "$(field written)"
 	assert_eq "files.read" '"written by the SDK"' "$(field read)"
 	assert_eq "files.list: name, type, size" '[["hello.txt","file",18]]' "$(field list)"
+	assert_eq "files.list of a file: InvalidArgumentError, as in E2B" '"InvalidArgumentError"' "$(field listFile)"
 	assert_eq "what files.write wrote, commands see" '"written by the SDK"' "$(field catByRun)"
+	assert_eq "files.write with gzip: refused, saying why" '["InvalidArgumentError",true]' "$(field gzip)"
+	assert_eq "and nothing written" false "$(field gzipLeft)"
 	assert_eq "files.write of 300 files in one request: all written" 300 "$(field manyWritten)"
 	assert_eq "and all inside" '"300\nfile 299"' "$(field manyInside)"
 	assert_eq "a body of more than 10,000 files: 413, saying why" '[413,true]' "$(field overStatus)"
@@ -191,13 +253,25 @@ t_sdk() {
 	assert_eq "and it reaches the server inside" '"hello from inside"' "$(field page)"
 	assert_eq "commands.run in the background, then commands.list" true "$(field listed)"
 	assert_eq "commands.kill(pid)" true "$(field bgKilled)"
+	assert_eq "and its wait(): CommandExitError, -1, 'signal: killed' (envd's)" '[-1,"signal: killed"]' "$(field bgEnd)"
 	assert_eq "and it is gone" 0 "$(field listedAfter)"
 	assert_eq "files.makeDir" true "$(field makeDir)"
+	assert_eq "files.makeDir of a directory there already: false, as in E2B" '[false,false]' "$(field makeDirAgain)"
+	assert_eq "files.makeDir where a file is: InvalidArgumentError" '"InvalidArgumentError"' "$(field makeDirOnFile)"
 	assert_eq "files.exists" '[true,false]' "$(field exists)"
 	assert_eq "files.remove" false "$(field removed)"
+	assert_eq "files.remove of what is not there: no error, as in E2B" '"no error"' "$(field removeMissing)"
 	assert_eq "Sandbox.list" true "$(field listedSandbox)"
+	assert_eq "Sandbox.list by its metadata: it, and only what has that metadata" '[true,true]' "$(field listedByMetadata)"
+	assert_eq "Sandbox.list by other metadata: not it" false "$(field listedByOther)"
+	assert_eq "Sandbox.list of paused ones: none" 0 "$(field listedPaused)"
+	assert_eq "Sandbox.list of running and paused ones: it" true "$(field listedRunning)"
+	assert_eq "Sandbox.list with limit 1: the newer, then the first, then no more" \
+		'[[["newer"],true],[["first"],false]]' "$(field pages)"
 	assert_eq "Sandbox.connect, then a command" '"written by the SDK"' "$(field connected)"
 	assert_match "connect with timeoutMs 20 s: the sandbox keeps its 300 s" '^(2[5-9][0-9]|300)$' "$(field endsInAfterConnect)"
+	assert_eq "Sandbox.create with onTimeout 'pause': not supported, said at once" true "$(field autoPause)"
+	assert_eq "and no sandbox made" 0 "$(field autoPauseLeft)"
 	assert_eq "pause: not supported, said at once" true "$(field pause)"
 	assert_eq "kill" true "$(field killed)"
 	assert_eq "kill of one gone: false" false "$(field killedAgain)"
