@@ -581,7 +581,7 @@ void sr_options_usage(FILE *f)
 	      "  ls [--json]   inspect ID   timeout ID DURATION   port ID PORT\n"
 	      "  cp ID:PATH HOSTPATH | HOSTPATH ID:PATH   rm [-f] ID...\n"
 	      "  snapshot ID NAME   snapshots [--json | rm NAME...]\n"
-	      "  diff ID|FILE [--stat|--patch]   apply ID|FILE [--to DIR] [--force]\n"
+	      "  diff ID|FILE [--stat|--patch|--json]   apply ID|FILE [--to DIR] [--force]\n"
 	      "\n"
 	      "Deployments: install once, a fresh sandbox per prompt (docs/deploy.md):\n"
 	      "  deploy [OPTIONS] [--name NAME] [--install CMD] AGENT\n"

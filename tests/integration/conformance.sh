@@ -42,5 +42,37 @@ t_exec_error_record() {
 	rm -f "$rec" "$ok_rec"
 }
 
-for_each_user t_exec_error_record
+# ops JSON: "path op" of each change, sorted, from diff --json's object.
+ops() {
+	python3 -c 'import json,sys
+d=json.loads(sys.argv[1])
+assert d["kind"]=="sandbox-run-changes", d
+print(" ".join(sorted(c["path"]+":"+c["op"] for c in d["changes"])))' "$1"
+}
+
+t_diff_json() {
+	# "--json wherever a person would otherwise parse a table": diff's
+	# lines (A/M/D/R, then a line of counts on the same stdout) were the
+	# only way to read a sandbox's changes, short of unpacking the
+	# changes file; --json was an unknown option.
+	local ws="$SR_TMP/diff-ws-$SR_AS" ch="$SR_OUT/diff-$SR_AS.changes" id
+	rm -rf "$ws" && mkdir -p "$ws" && echo a >"$ws/a.txt" && echo b >"$ws/b.txt"
+	chmod -R a+rX "$ws" && own "$ws"
+	sr create -q --workspace "$ws"
+	id=$out
+	sr exec "$id" -- sh -c 'echo more >>a.txt; rm b.txt; echo c >c.txt'
+	sr diff --json "$id"
+	assert_eq "diff --json ID: 0, one line" "0 1" "$rc $(wc -l <<<"$out")"
+	assert_eq "the manifest's changes, each with its path and op" 		"a.txt:modified b.txt:deleted c.txt:added" "$(ops "$out")"
+	sr diff --json --stat "$id"
+	assert_eq "diff --json --stat: 125, one line saying to give one" 		"125 sandbox-run: diff: --json is the changes as JSON, --stat is text: give one of them" 		"$rc $errout"
+	sr rm -f "$id"
+	rm -f "$ch"
+	sr --net none --workspace "$ws" --changes "$ch" -- sh -c 'echo d >d.txt'
+	sr diff --json "$ch"
+	assert_eq "diff --json FILE: a changes file's too" "0 d.txt:added" "$rc $(ops "$out")"
+	rm -rf "$ws" "$ch"
+}
+
+for_each_user t_exec_error_record t_diff_json
 done_testing
