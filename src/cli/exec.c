@@ -187,6 +187,10 @@ static int parse(int argc, char **argv, struct exec *x, struct sr_error *err)
 	if (optind >= argc)
 		return sr_error_msg(err, -EINVAL,
 				    "missing COMMAND (usage: sandbox-run exec ID -- COMMAND)");
+	if (argv[optind][0] == '\0')
+		return sr_error_msg(err, -EINVAL,
+				    "COMMAND is an empty word: name a command (sandbox-run exec ID "
+				    "-- COMMAND)");
 	x->argv = argv + optind;
 	x->argc = argc - optind;
 	return 0;

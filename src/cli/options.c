@@ -484,6 +484,11 @@ static int check_words(struct sr_config *c, enum sr_options_verb verb, struct sr
 		return sr_error_msg(err, -EINVAL,
 				    "missing AGENT (usage: sandbox-run [OPTIONS] AGENT [ARG...] "
 				    "or sandbox-run [OPTIONS] -- COMMAND [ARG...]; see --help)");
+	} else if (c->argc > 0 && c->command_mode && c->argv[0][0] == '\0') {
+		/* A PATH search for "" tries each directory itself: ": Permission denied", 126. */
+		return sr_error_msg(err, -EINVAL,
+				    "COMMAND after '--' is an empty word: name a command (see "
+				    "--help)");
 	}
 	return 0;
 }

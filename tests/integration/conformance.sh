@@ -74,5 +74,26 @@ t_diff_json() {
 	rm -rf "$ws" "$ch"
 }
 
-for_each_user t_exec_error_record t_diff_json
+t_empty_command() {
+	# `sandbox-run -- "$CMD"` with CMD unset: the PATH search for an
+	# empty name tried each directory itself, and said
+	# "sandbox-run: : Permission denied" (126, an entry point found but
+	# not executable); exec said "an empty or non-string argument", and
+	# export wrote a bundle that could run nothing (0).
+	local rec="$SR_OUT/empty-$SR_AS.json" id
+	rm -f "$rec"
+	sr --net none --result "$rec" -- '' arg
+	assert_eq "run -- '': 125, one line naming the empty COMMAND" 		"125 sandbox-run: COMMAND after '--' is an empty word: name a command (see --help)" 		"$rc $errout"
+	assert_eq "its record: status error, 125" "error 125" 		"$(json_get "$rec" status) $(json_get "$rec" exit_code)"
+	sr export --oci "$SR_OUT/empty-bundle-$SR_AS" -- ''
+	assert_eq "export -- '': 125, no bundle" "125 no" 		"$rc $([ -e "$SR_OUT/empty-bundle-$SR_AS" ] && echo yes || echo no)"
+	sr create -q --net none
+	id=$out
+	sr exec "$id" -- ''
+	assert_eq "exec ID -- '': 125, one line naming the empty COMMAND" 		"125 sandbox-run: exec: COMMAND is an empty word: name a command (sandbox-run exec ID -- COMMAND)" 		"$rc $errout"
+	sr rm -f "$id"
+	rm -rf "$rec" "$SR_OUT/empty-bundle-$SR_AS"
+}
+
+for_each_user t_exec_error_record t_diff_json t_empty_command
 done_testing
