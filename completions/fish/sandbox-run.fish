@@ -112,6 +112,7 @@ complete -c sandbox-run -n '__fish_seen_subcommand_from exec inspect timeout por
 complete -c sandbox-run -n '__fish_seen_subcommand_from diff apply' -a '(__sandbox_run_ids)'
 complete -c sandbox-run -n '__fish_seen_subcommand_from diff' -l stat -d 'Lines added and removed per file'
 complete -c sandbox-run -n '__fish_seen_subcommand_from diff' -l patch -d 'A unified diff'
+complete -c sandbox-run -n '__fish_seen_subcommand_from diff' -l json -d 'The changes as JSON'
 complete -c sandbox-run -n '__fish_seen_subcommand_from apply' -l to -r -a '(__fish_complete_directories)' -d 'Another directory'
 complete -c sandbox-run -n '__fish_seen_subcommand_from apply' -l force -d 'Apply over conflicts'
 complete -c sandbox-run -n '__fish_seen_subcommand_from diff apply' -l idle-timeout -r -d 'Give up when nothing comes from the sandbox'

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `sandbox-run diff ID|FILE [--stat|--patch]`: what a sandbox changed in
- * its workspace, for review (changes.h): a living sandbox's so far, or a
- * changes file's (--changes FILE of a run).
+ * `sandbox-run diff ID|FILE [--stat|--patch|--json]`: what a sandbox
+ * changed in its workspace, for review (changes.h): a living sandbox's so
+ * far, or a changes file's (--changes FILE of a run).
  */
 #include "apply.h"
 #include "changes.h"
@@ -77,13 +77,15 @@ void sr_cli_changes_error(const char *arg, bool file, struct sr_error *err)
 
 static void usage(FILE *f)
 {
-	fputs("Usage: sandbox-run diff ID|FILE [--stat | --patch] [--idle-timeout DURATION]\n"
+	fputs("Usage: sandbox-run diff ID|FILE [--stat | --patch | --json]\n"
+	      "                         [--idle-timeout DURATION]\n"
 	      "What a sandbox changed in /workspace: a living sandbox's so far (ID),\n"
 	      "or a changes file's (written by --changes FILE). One line per change:\n"
 	      "A added, M modified, D deleted, R renamed.\n"
 	      "\n"
 	      "      --stat      lines added and removed per file\n"
 	      "  -p, --patch     a unified diff of every text file (git-style headers)\n"
+	      "      --json      the changes file's manifest: one JSON object\n"
 	      "      --idle-timeout DURATION  give up when the sandbox sends nothing for\n"
 	      "                  DURATION (a worker stopped inside: default 60s; 0: wait)\n"
 	      "  -h, --help      print this help and exit\n"
@@ -93,13 +95,14 @@ static void usage(FILE *f)
 }
 
 /* 1 for --help, 0, or -errno with err. */
-static int parse(const struct sr_verb_args *a, enum sr_diff_mode *mode, int *idle_ms,
+static int parse(const struct sr_verb_args *a, enum sr_diff_mode *mode, bool *json, int *idle_ms,
 		 const char **what, struct sr_error *err)
 {
-	enum { OPT_STAT = 0x100, OPT_IDLE_TIMEOUT };
+	enum { OPT_STAT = 0x100, OPT_JSON, OPT_IDLE_TIMEOUT };
 	static const struct option opts[] = {
 	    {"stat", no_argument, NULL, OPT_STAT},
 	    {"patch", no_argument, NULL, 'p'},
+	    {"json", no_argument, NULL, OPT_JSON},
 	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"help", no_argument, NULL, 'h'},
 	    {},
@@ -116,6 +119,9 @@ static int parse(const struct sr_verb_args *a, enum sr_diff_mode *mode, int *idl
 		case 'p':
 			*mode = SR_DIFF_PATCH;
 			break;
+		case OPT_JSON:
+			*json = true;
+			break;
 		case OPT_IDLE_TIMEOUT:
 			if (sr_cli_idle_timeout(optarg, idle_ms, err) < 0)
 				return err->code;
@@ -129,10 +135,45 @@ static int parse(const struct sr_verb_args *a, enum sr_diff_mode *mode, int *idl
 	}
 	if (a->argc - optind != 1)
 		return sr_error_msg(err, -EINVAL,
-				    "usage: sandbox-run diff ID|FILE [--stat|--patch] "
+				    "usage: sandbox-run diff ID|FILE [--stat|--patch|--json] "
 				    "[--idle-timeout DURATION]");
+	if (*json && *mode != SR_DIFF_SUMMARY)
+		return sr_error_msg(err, -EINVAL,
+				    "--json is the changes as JSON, --%s is text: give one of them",
+				    *mode == SR_DIFF_STAT ? "stat" : "patch");
 	*what = a->argv[optind];
 	return 0;
+}
+
+/*
+ * --json: the changes file's manifest as it is (docs/artifacts.md), for a
+ * script that would otherwise parse the lines of the summary. 0, 125
+ * when it could not reach stdout (said), or -errno with err.
+ */
+static int show_json(int fd, struct sr_error *err)
+{
+	struct sr_archive_reader *r = NULL;
+	struct sr_changes c = {0};
+	_cleanup_free_ char *text = NULL;
+	json_t *j = NULL;
+	size_t len = 0;
+	int k;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return sr_error_errno(err, sr_negerrno(), "read the changes");
+	k = sr_archive_reader_open(fd, 0, &r, err);
+	if (k >= 0)
+		k = sr_changes_read(r, &c, err);
+	if (k >= 0 && sr_changes_manifest_json(&c, &text, &len) < 0)
+		k = sr_error_errno(err, -ENOMEM, "the changes as JSON");
+	if (k >= 0) {
+		j = json_loadb(text, len, 0, NULL);
+		k = sr_cli_print_json(j, "diff");
+	}
+	json_decref(j);
+	sr_archive_reader_free(r);
+	sr_changes_free(&c);
+	return k;
 }
 
 int sr_verb_diff(const struct sr_verb_args *a)
@@ -143,16 +184,25 @@ int sr_verb_diff(const struct sr_verb_args *a)
 	int idle_ms = SR_CLI_IDLE_MS, r;
 	const char *what = NULL;
 	struct sr_sink sink;
-	bool file = false;
+	bool file = false, json = false, parsed;
 
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
-	r = parse(a, &mode, &idle_ms, &what, &err);
+	r = parse(a, &mode, &json, &idle_ms, &what, &err);
 	if (r > 0)
 		return sr_cli_stdout_status("--help");
+	parsed = r >= 0;
 	sr_proc_raise_fd_limit(); /* a sandbox's changes come through a pipe passed to its keeper */
-	if (r < 0 || sr_cli_open_changes(what, idle_ms, &sink, &fd, &file, &err) < 0 ||
-	    sr_changes_show(fd, mode, stdout, &err) < 0) {
+	if (r >= 0 && sr_cli_open_changes(what, idle_ms, &sink, &fd, &file, &err) < 0)
+		r = err.code;
+	if (r >= 0 && json) {
+		r = show_json(fd, &err);
 		if (r >= 0)
+			return r; /* 0, or 125 said */
+	} else if (r >= 0) {
+		r = sr_changes_show(fd, mode, stdout, &err);
+	}
+	if (r < 0) {
+		if (parsed)
 			sr_cli_changes_error(what, file, &err);
 		sr_sink_log(&sink, SR_LOG_ERROR, "diff: %s", err.msg);
 		return SR_EXIT_FAILURE;

@@ -32,6 +32,7 @@ struct exec {
 	uint64_t timeout_ms;
 	const char *result;
 	const char *ref;
+	json_t *state; /* the sandbox's state.json, once found */
 	char **argv;
 	int argc;
 	struct sr_sink sink;
@@ -186,6 +187,10 @@ static int parse(int argc, char **argv, struct exec *x, struct sr_error *err)
 	if (optind >= argc)
 		return sr_error_msg(err, -EINVAL,
 				    "missing COMMAND (usage: sandbox-run exec ID -- COMMAND)");
+	if (argv[optind][0] == '\0')
+		return sr_error_msg(err, -EINVAL,
+				    "COMMAND is an empty word: name a command (sandbox-run exec ID "
+				    "-- COMMAND)");
 	x->argv = argv + optind;
 	x->argc = argc - optind;
 	return 0;
@@ -348,6 +353,7 @@ static int connect_keeper(struct exec *x, struct sr_error *err)
 		sr_entry_free(&e);
 		return r;
 	}
+	x->state = json_incref(e.state);
 	sr_entry_free(&e);
 	return 0;
 }
@@ -478,6 +484,51 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 	return final_status(x, target, record, status);
 }
 
+/*
+ * The record of an exec whose command never ran (no such sandbox, a
+ * command not found or not executable, a bad --workdir): status error
+ * and why, as a run's. In a sandbox that is there, its limits, how they
+ * are held, its profile and its id are the sandbox's, as for a command
+ * that ran; they were the default profile's, held by nothing, as if no
+ * sandbox were there.
+ */
+static void write_error_record(struct exec *x, const struct sr_result_target *target, int status,
+			       const char *msg)
+{
+	static const char *const from_state[][2] = {
+	    {"limits", "limits"},
+	    {"enforced", "enforced"},
+	    {"profile", "profile"},
+	    {"sandbox_id", "id"},
+	};
+	_cleanup_free_ char *text = NULL;
+	struct sr_error werr = {0};
+	struct sr_config c;
+	struct sr_result r;
+	json_t *record;
+
+	sr_config_init(&c);
+	sr_result_init(&r);
+	r.exit_code = status;
+	snprintf(r.error, sizeof(r.error), "%s", msg);
+	record = sr_result_json(&r, &c);
+	sr_config_free(&c);
+	for (size_t i = 0; record && json_is_object(x->state) && i < SR_ARRAY_SIZE(from_state);
+	     i++) {
+		json_t *v = json_object_get(x->state, from_state[i][1]);
+
+		if (v)
+			json_object_set(record, from_state[i][0], v);
+	}
+	if (!record || sr_json_dump_line(record, &text) < 0)
+		sr_error_msg(&werr, -ENOMEM, "result %s: format", x->result);
+	else
+		(void)sr_result_target_write_text(target, text, &werr);
+	if (werr.msg[0])
+		sr_sink_log(&x->sink, SR_LOG_ERROR, "%s", werr.msg);
+	json_decref(record);
+}
+
 int sr_verb_exec(const struct sr_verb_args *a)
 {
 	struct exec x = {.ctl = -1,
@@ -511,25 +562,13 @@ int sr_verb_exec(const struct sr_verb_args *a)
 	if (status < 0) {
 		sr_sink_log(&x.sink, SR_LOG_ERROR, "%s", err.msg);
 		status = err.status ? err.status : SR_EXIT_FAILURE;
-		/* No command ran (no such sandbox, a bad --workdir): the record says why, as a
-		 * run's. */
-		if (x.result) {
-			struct sr_error werr = {0};
-			struct sr_config c;
-			struct sr_result r;
-
-			sr_config_init(&c);
-			sr_result_init(&r);
-			r.exit_code = status;
-			snprintf(r.error, sizeof(r.error), "%s", err.msg);
-			if (sr_result_target_write(&target, &r, &c, &werr) < 0)
-				sr_sink_log(&x.sink, SR_LOG_ERROR, "%s", werr.msg);
-			sr_config_free(&c);
-		}
+		if (x.result)
+			write_error_record(&x, &target, status, err.msg);
 	}
 	sr_result_target_close(&target);
 	sr_closep(&x.ctl);
 	sr_closep(&x.sigfd);
 	json_decref(x.env);
+	json_decref(x.state);
 	return status;
 }

@@ -484,6 +484,11 @@ static int check_words(struct sr_config *c, enum sr_options_verb verb, struct sr
 		return sr_error_msg(err, -EINVAL,
 				    "missing AGENT (usage: sandbox-run [OPTIONS] AGENT [ARG...] "
 				    "or sandbox-run [OPTIONS] -- COMMAND [ARG...]; see --help)");
+	} else if (c->argc > 0 && c->command_mode && c->argv[0][0] == '\0') {
+		/* A PATH search for "" tries each directory itself: ": Permission denied", 126. */
+		return sr_error_msg(err, -EINVAL,
+				    "COMMAND after '--' is an empty word: name a command (see "
+				    "--help)");
 	}
 	return 0;
 }
@@ -581,7 +586,7 @@ void sr_options_usage(FILE *f)
 	      "  ls [--json]   inspect ID   timeout ID DURATION   port ID PORT\n"
 	      "  cp ID:PATH HOSTPATH | HOSTPATH ID:PATH   rm [-f] ID...\n"
 	      "  snapshot ID NAME   snapshots [--json | rm NAME...]\n"
-	      "  diff ID|FILE [--stat|--patch]   apply ID|FILE [--to DIR] [--force]\n"
+	      "  diff ID|FILE [--stat|--patch|--json]   apply ID|FILE [--to DIR] [--force]\n"
 	      "\n"
 	      "Deployments: install once, a fresh sandbox per prompt (docs/deploy.md):\n"
 	      "  deploy [OPTIONS] [--name NAME] [--install CMD] AGENT\n"

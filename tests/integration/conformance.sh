@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The contract users see (the design's command line, exit statuses and
+# result record), checked as a new user reads it: each case one promise
+# the binary broke.
+. "$(dirname "$0")/libtest.sh"
+
+# rec_fields FILE: the fields of a record that say which sandbox it was.
+rec_fields() {
+	python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+print(json.dumps([d["limits"],d["enforced"],d["profile"],d["sandbox_id"]],sort_keys=True))' "$1"
+}
+
+t_exec_error_record() {
+	# exec --result of a command that never ran in a living sandbox (not
+	# found, not executable, a bad --workdir): the man page says its
+	# limits and enforced are the sandbox's. They were the default
+	# profile's (2G whatever the sandbox had), held by "none", with no
+	# profile and no sandbox_id, as if no sandbox were there.
+	local ok_rec="$SR_OUT/exec-ok-$SR_AS.json" rec="$SR_OUT/exec-err-$SR_AS.json" id
+	sr create -q --memory 100M --timeout 5m
+	id=$out
+	sr exec --result "$ok_rec" "$id" -- true
+	assert_eq "exec of a command that runs: 0, the sandbox's 100M in its record" \
+		"0 104857600" "$rc $(json_get "$ok_rec" limits.memory_bytes)"
+	rm -f "$rec"
+	sr exec --result "$rec" "$id" -- no-such-command
+	assert_eq "exec of a command not found: 127, a record of status error" \
+		"127 error 127" "$rc $(json_get "$rec" status) $(json_get "$rec" exit_code)"
+	assert_eq "whose limits, enforced, profile and sandbox_id are the sandbox's" \
+		"$(rec_fields "$ok_rec")" "$(rec_fields "$rec")"
+	assert_eq "its id among them" "$id" "$(json_get "$rec" sandbox_id)"
+	rm -f "$rec"
+	sr exec --result "$rec" "$id" -- /etc/passwd
+	assert_eq "exec of a file that cannot be executed: 126, the sandbox's in its record" \
+		"126 error $(rec_fields "$ok_rec")" "$rc $(json_get "$rec" status) $(rec_fields "$rec")"
+	rm -f "$rec"
+	sr exec --result "$rec" --workdir /no/such/dir "$id" -- true
+	assert_eq "exec in a working directory that is not there: 125, the sandbox's in its record" \
+		"125 error $(rec_fields "$ok_rec")" "$rc $(json_get "$rec" status) $(rec_fields "$rec")"
+	sr rm -f "$id"
+	rm -f "$rec" "$ok_rec"
+}
+
+# ops JSON: "path op" of each change, sorted, from diff --json's object.
+ops() {
+	python3 -c 'import json,sys
+d=json.loads(sys.argv[1])
+assert d["kind"]=="sandbox-run-changes", d
+print(" ".join(sorted(c["path"]+":"+c["op"] for c in d["changes"])))' "$1"
+}
+
+t_diff_json() {
+	# "--json wherever a person would otherwise parse a table": diff's
+	# lines (A/M/D/R, then a line of counts on the same stdout) were the
+	# only way to read a sandbox's changes, short of unpacking the
+	# changes file; --json was an unknown option.
+	local ws="$SR_TMP/diff-ws-$SR_AS" ch="$SR_OUT/diff-$SR_AS.changes" id
+	rm -rf "$ws" && mkdir -p "$ws" && echo a >"$ws/a.txt" && echo b >"$ws/b.txt"
+	chmod -R a+rX "$ws" && own "$ws"
+	sr create -q --workspace "$ws"
+	id=$out
+	sr exec "$id" -- sh -c 'echo more >>a.txt; rm b.txt; echo c >c.txt'
+	sr diff --json "$id"
+	assert_eq "diff --json ID: 0, one line" "0 1" "$rc $(wc -l <<<"$out")"
+	assert_eq "the manifest's changes, each with its path and op" 		"a.txt:modified b.txt:deleted c.txt:added" "$(ops "$out")"
+	sr diff --json --stat "$id"
+	assert_eq "diff --json --stat: 125, one line saying to give one" 		"125 sandbox-run: diff: --json is the changes as JSON, --stat is text: give one of them" 		"$rc $errout"
+	sr rm -f "$id"
+	rm -f "$ch"
+	sr --net none --workspace "$ws" --changes "$ch" -- sh -c 'echo d >d.txt'
+	sr diff --json "$ch"
+	assert_eq "diff --json FILE: a changes file's too" "0 d.txt:added" "$rc $(ops "$out")"
+	rm -rf "$ws" "$ch"
+}
+
+t_empty_command() {
+	# `sandbox-run -- "$CMD"` with CMD unset: the PATH search for an
+	# empty name tried each directory itself, and said
+	# "sandbox-run: : Permission denied" (126, an entry point found but
+	# not executable); exec said "an empty or non-string argument", and
+	# export wrote a bundle that could run nothing (0).
+	local rec="$SR_OUT/empty-$SR_AS.json" id
+	rm -f "$rec"
+	sr --net none --result "$rec" -- '' arg
+	assert_eq "run -- '': 125, one line naming the empty COMMAND" 		"125 sandbox-run: COMMAND after '--' is an empty word: name a command (see --help)" 		"$rc $errout"
+	assert_eq "its record: status error, 125" "error 125" 		"$(json_get "$rec" status) $(json_get "$rec" exit_code)"
+	sr export --oci "$SR_OUT/empty-bundle-$SR_AS" -- ''
+	assert_eq "export -- '': 125, no bundle" "125 no" 		"$rc $([ -e "$SR_OUT/empty-bundle-$SR_AS" ] && echo yes || echo no)"
+	sr create -q --net none
+	id=$out
+	sr exec "$id" -- ''
+	assert_eq "exec ID -- '': 125, one line naming the empty COMMAND" 		"125 sandbox-run: exec: COMMAND is an empty word: name a command (sandbox-run exec ID -- COMMAND)" 		"$rc $errout"
+	sr rm -f "$id"
+	rm -rf "$rec" "$SR_OUT/empty-bundle-$SR_AS"
+}
+
+for_each_user t_exec_error_record t_diff_json t_empty_command
+done_testing
