@@ -63,9 +63,12 @@ t_diff_json() {
 	sr exec "$id" -- sh -c 'echo more >>a.txt; rm b.txt; echo c >c.txt'
 	sr diff --json "$id"
 	assert_eq "diff --json ID: 0, one line" "0 1" "$rc $(wc -l <<<"$out")"
-	assert_eq "the manifest's changes, each with its path and op" 		"a.txt:modified b.txt:deleted c.txt:added" "$(ops "$out")"
+	assert_eq "the manifest's changes, each with its path and op" \
+		"a.txt:modified b.txt:deleted c.txt:added" "$(ops "$out")"
 	sr diff --json --stat "$id"
-	assert_eq "diff --json --stat: 125, one line saying to give one" 		"125 sandbox-run: diff: --json is the changes as JSON, --stat is text: give one of them" 		"$rc $errout"
+	assert_eq "diff --json --stat: 125, one line saying to give one" \
+		"125 sandbox-run: diff: --json is the changes as JSON, --stat is text: give one of them" \
+		"$rc $errout"
 	sr rm -f "$id"
 	rm -f "$ch"
 	sr --net none --workspace "$ws" --changes "$ch" -- sh -c 'echo d >d.txt'
@@ -83,17 +86,48 @@ t_empty_command() {
 	local rec="$SR_OUT/empty-$SR_AS.json" id
 	rm -f "$rec"
 	sr --net none --result "$rec" -- '' arg
-	assert_eq "run -- '': 125, one line naming the empty COMMAND" 		"125 sandbox-run: COMMAND after '--' is an empty word: name a command (see --help)" 		"$rc $errout"
-	assert_eq "its record: status error, 125" "error 125" 		"$(json_get "$rec" status) $(json_get "$rec" exit_code)"
+	assert_eq "run -- '': 125, one line naming the empty COMMAND" \
+		"125 sandbox-run: COMMAND after '--' is an empty word: name a command (see --help)" \
+		"$rc $errout"
+	assert_eq "its record: status error, 125" "error 125" \
+		"$(json_get "$rec" status) $(json_get "$rec" exit_code)"
 	sr export --oci "$SR_OUT/empty-bundle-$SR_AS" -- ''
-	assert_eq "export -- '': 125, no bundle" "125 no" 		"$rc $([ -e "$SR_OUT/empty-bundle-$SR_AS" ] && echo yes || echo no)"
+	assert_eq "export -- '': 125, no bundle" "125 no" \
+		"$rc $([ -e "$SR_OUT/empty-bundle-$SR_AS" ] && echo yes || echo no)"
 	sr create -q --net none
 	id=$out
 	sr exec "$id" -- ''
-	assert_eq "exec ID -- '': 125, one line naming the empty COMMAND" 		"125 sandbox-run: exec: COMMAND is an empty word: name a command (sandbox-run exec ID -- COMMAND)" 		"$rc $errout"
+	assert_eq "exec ID -- '': 125, one line naming the empty COMMAND" \
+		"125 sandbox-run: exec: COMMAND is an empty word: name a command (sandbox-run exec ID -- COMMAND)" \
+		"$rc $errout"
 	sr rm -f "$id"
 	rm -rf "$rec" "$SR_OUT/empty-bundle-$SR_AS"
 }
 
-for_each_user t_exec_error_record t_diff_json t_empty_command
+# A script whose #! interpreter is not in the sandbox was found and cannot
+# be executed: 126, as a shell's "bad interpreter" and as design.md has
+# it. execve()'s ENOENT was taken for the script's own: 127, "not found
+# on the sandbox's PATH", of a file that was there.
+t_bad_interpreter() {
+	local ws="$SR_OUT/interp-$SR_AS" id
+	rm -rf "$ws"
+	mkdir -p "$ws"
+	printf '#!/nonexistent/sh\necho ran\n' >"$ws/s.sh"
+	chmod 0755 "$ws/s.sh"
+	own "$ws"
+	sr -q --net none --workspace "$ws" -- ./s.sh
+	assert_eq "run of a script whose #! interpreter is not there: 126, saying so" \
+		"126 sandbox-run: ./s.sh: No such file or directory (its #! interpreter, or the loader it names, is not in the sandbox)" \
+		"$rc $errout"
+	sr create -q --net none --workspace "$ws"
+	id=$out
+	sr exec "$id" -- ./s.sh
+	assert_eq "exec of it: 126 too" 126 "$rc"
+	sr exec "$id" -- ./nothing.sh
+	assert_eq "a script that is not there: still 127" 127 "$rc"
+	sr rm -f "$id"
+	rm -rf "$ws"
+}
+
+for_each_user t_exec_error_record t_diff_json t_empty_command t_bad_interpreter
 done_testing

@@ -51,20 +51,34 @@ static const char *env_get(char *const *envp, const char *key)
 }
 
 /*
+ * ENOENT from execve() of a file that is there: its #! interpreter (or
+ * an ELF's loader) is not. Found, it cannot be executed: 126, as a
+ * shell's "bad interpreter", not 127's "not found".
+ */
+SR_SPAWNED static int exec_one(const char *file, char *const *argv, char *const *envp, bool *found)
+{
+	execve(file, argv, envp);
+	if (errno == ENOENT && access(file, F_OK) == 0) {
+		*found = true;
+		errno = ENOENT;
+	}
+	return errno;
+}
+
+/*
  * execvpe() searches the PATH of the caller's environment, not of the one
  * it is given: search the sandbox's PATH ourselves. The error kept is the
  * most telling one, as a shell does: "cannot execute" beats "not found".
+ * *found: a file was there whose interpreter is not (exec_one()).
  */
-SR_SPAWNED static int exec_path(char *const *argv, char *const *envp)
+SR_SPAWNED static int exec_path(char *const *argv, char *const *envp, bool *found)
 {
 	const char *path = env_get(envp, "PATH");
 	char buf[4096];
 	int saved = ENOENT;
 
-	if (strchr(argv[0], '/')) {
-		execve(argv[0], argv, envp);
-		return -errno;
-	}
+	if (strchr(argv[0], '/'))
+		return -exec_one(argv[0], argv, envp, found);
 	if (!path)
 		path = SR_DEFAULT_PATH;
 	while (*path) {
@@ -77,9 +91,10 @@ SR_SPAWNED static int exec_path(char *const *argv, char *const *envp)
 			memcpy(buf, path, dl);
 			buf[dl] = '/';
 			strcpy(buf + dl + 1, argv[0]);
-			execve(buf, argv, envp);
-			if (errno != ENOENT && errno != ENOTDIR)
+			if (exec_one(buf, argv, envp, found) != ENOENT && errno != ENOTDIR)
 				saved = errno;
+			else if (*found)
+				break;
 		}
 		path = *end ? end + 1 : end;
 	}
@@ -96,7 +111,10 @@ SR_SPAWNED static void failure_text(char *buf, size_t len, const char *what, int
 {
 	snprintf(buf, len, "%s%s: %s%s", status == 125 ? "working directory " : "", what,
 		 strerror(-r),
-		 status == 127 ? " (not found on the sandbox's PATH or in the workspace)" : "");
+		 status == 127 ? " (not found on the sandbox's PATH or in the workspace)"
+		 : status == 126 && r == -ENOENT
+		     ? " (its #! interpreter, or the loader it names, is not in the sandbox)"
+		     : "");
 }
 
 /*
@@ -160,6 +178,7 @@ SR_SPAWNED __attribute__((noreturn)) static void spawned_child(const struct spaw
 {
 	struct exec_failure f = {.status = 126};
 	const char *what = s->argv[0];
+	bool found = false;
 	sigset_t none;
 	int r = enter_session(s, &what, &f.status);
 
@@ -169,8 +188,8 @@ SR_SPAWNED __attribute__((noreturn)) static void spawned_child(const struct spaw
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* The report pipe is O_CLOEXEC: a successful exec closes it, which is the signal. */
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
-	r = exec_path(s->argv, s->envp);
-	if (r == -ENOENT || r == -ENOTDIR)
+	r = exec_path(s->argv, s->envp, &found);
+	if ((r == -ENOENT && !found) || r == -ENOTDIR)
 		f.status = 127;
 fail:
 	f.code = r;
@@ -196,6 +215,7 @@ static __attribute__((noreturn)) void parked_child(const struct spawn *s)
 	struct pollfd in = {.fd = 0, .events = POLLIN};
 	struct exec_failure f = {.status = 126};
 	const char *what = s->argv[0];
+	bool found = false;
 	sigset_t none;
 	int r = enter_session(s, &what, &f.status);
 
@@ -208,8 +228,8 @@ static __attribute__((noreturn)) void parked_child(const struct spawn *s)
 	if (r == 0) {
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		r = exec_path(s->argv, s->envp);
-		if (r == -ENOENT || r == -ENOTDIR)
+		r = exec_path(s->argv, s->envp, &found);
+		if ((r == -ENOENT && !found) || r == -ENOTDIR)
 			f.status = 127;
 	}
 	failure_text(f.text, sizeof(f.text), what, f.status, r);
