@@ -531,6 +531,12 @@ int sr_api_parse_envd_start(json_t *body, const char *home, struct sr_api_exec *
 	}
 	json_array_foreach (args, i, a)
 		json_array_append(argv, a);
+	/* envd's own before the client's (which may replace them): the user it runs as. */
+	if (json_array_append_new(x.env, json_string("USER=user")) < 0 ||
+	    json_array_append_new(x.env, json_string("LOGNAME=user")) < 0) {
+		r = sr_error_errno(err, -ENOMEM, "request");
+		goto fail;
+	}
 	if ((r = set_argv(&x, argv, err)) < 0 ||
 	    (envs && !json_is_null(envs) && (r = set_env(&x, envs, "envs", err)) < 0))
 		goto fail;

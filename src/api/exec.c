@@ -153,6 +153,14 @@ static void exec_msg(struct kcall *k, json_t *msg)
 				json_decref(ev);
 			return;
 		}
+		/*
+		 * A working directory that is not there (125, ENOENT: the
+		 * spawn's): envd refuses such a cwd as the client's mistake,
+		 * invalid_argument, not as not_found.
+		 */
+		if (x->mode == MODE_CONNECT && json_integer_value(status) == 125 &&
+		    (err.code == -ENOENT || err.code == -ENOTDIR))
+			err.code = -EINVAL;
 		if (x->job.r)
 			srv_answer_err(x->job.r, NULL, &err);
 		exec_free(x);

@@ -73,6 +73,15 @@ try {
   say('listFile', e.name)
 }
 say('catByRun', (await sbx.commands.run('cat /home/user/notes/hello.txt')).stdout)
+// envd's environment: the user it runs as; a cwd not there is the caller's mistake.
+say('whoEnv', (await sbx.commands.run('echo "$USER $LOGNAME $HOME"')).stdout)
+say('userOverride', (await sbx.commands.run('echo "$USER"', { envs: { USER: 'other' } })).stdout)
+try {
+  await sbx.commands.run('pwd', { cwd: '/no/such/dir' })
+  say('missingCwd', 'ran')
+} catch (e) {
+  say('missingCwd', e.name)
+}
 // Compressed by the SDK (Content-Encoding: gzip): refused, not written as it came.
 try {
   await sbx.files.write('zipped.txt', 'compressed by the SDK', { gzip: true })
@@ -242,6 +251,9 @@ t_sdk() {
 	assert_eq "files.list: name, type, size" '[["hello.txt","file",18]]' "$(field list)"
 	assert_eq "files.list of a file: InvalidArgumentError, as in E2B" '"InvalidArgumentError"' "$(field listFile)"
 	assert_eq "what files.write wrote, commands see" '"written by the SDK"' "$(field catByRun)"
+	assert_eq "commands have USER and LOGNAME, as envd sets them" '"user user /home/user\n"' "$(field whoEnv)"
+	assert_eq "which envs replace" '"other\n"' "$(field userOverride)"
+	assert_eq "a cwd that is not there: InvalidArgumentError, as envd's" '"InvalidArgumentError"' "$(field missingCwd)"
 	assert_eq "files.write with gzip: refused, saying why" '["InvalidArgumentError",true]' "$(field gzip)"
 	assert_eq "and nothing written" false "$(field gzipLeft)"
 	assert_eq "files.write of 300 files in one request: all written" 300 "$(field manyWritten)"
