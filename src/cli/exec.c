@@ -38,6 +38,7 @@ struct exec {
 	struct sr_sink sink;
 	int ctl, sigfd;
 	struct sr_stdio stdio;
+	int64_t oom_limit; /* killed for memory (the record's oom): the limit; 0 */
 };
 
 static void usage(FILE *f)
@@ -288,13 +289,16 @@ static int first_reply(struct exec *x, json_t **ret, int fds[SR_CTL_FDS_MAX], si
 }
 
 /* The exit status an exit event carries, its record in *ret_record (malloc'd). */
-static int exit_event(json_t *ev, char **ret_record)
+static int exit_event(struct exec *x, json_t *ev, char **ret_record)
 {
 	json_t *code = json_object_get(ev, "exit_code");
 	json_t *record = json_object_get(ev, "record");
 
 	if (json_is_object(record))
 		sr_json_dump_line(record, ret_record);
+	if (sr_streq(json_string_value(json_object_get(record, "status")), "oom"))
+		x->oom_limit = json_integer_value(
+		    json_object_get(json_object_get(record, "limits"), "memory_bytes"));
 	return json_is_integer(code) ? (int)json_integer_value(code) : 125;
 }
 
@@ -331,7 +335,7 @@ static int wait_exit(struct exec *x, char **ret_record, struct sr_error *err)
 					    "exec: the sandbox's keeper hung up (the sandbox is "
 					    "gone)");
 		if (is_exit_event(ev)) {
-			int status = exit_event(ev, ret_record);
+			int status = exit_event(x, ev, ret_record);
 
 			json_decref(ev);
 			return status;
@@ -401,7 +405,7 @@ static int follow(struct exec *x, char **ret_record, struct sr_error *err)
 	if (!first_reply(x, &reply, passed, &n_fds))
 		return sr_error_msg(err, -ECONNRESET, "exec: the sandbox's keeper hung up");
 	if (is_exit_event(reply)) {
-		status = exit_event(reply, ret_record);
+		status = exit_event(x, reply, ret_record);
 		json_decref(reply);
 		close_all(passed, n_fds);
 		sr_stdio_finish(&x->stdio, 0);
@@ -428,6 +432,13 @@ static int final_status(struct exec *x, const struct sr_result_target *target, c
 			int status)
 {
 	int fd, werr = sr_stdio_write_error(&x->stdio, &fd);
+	char limit[SR_UNITS_BUF_MAX];
+
+	/* As a run says it (not with -q): the kernel's OOM killer, at the sandbox's limit. */
+	if (x->oom_limit > 0 && sr_format_size((uint64_t)x->oom_limit, limit, sizeof(limit)) == 0)
+		sr_warn(&x->sink,
+			"out of memory: the command was killed at the sandbox's %s memory limit",
+			limit);
 
 	/* What the command wrote and we could not (a full disk): said, and a clean exit fails. */
 	if (werr) {

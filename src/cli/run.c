@@ -238,7 +238,7 @@ static void fill_result(struct run *run, struct sr_result *r, struct sr_error *e
 {
 	int init_status = run->sb ? sr_sandbox_init_status(run->sb) : -1;
 	const struct sr_error *child_err = run->sb ? sr_sandbox_error(run->sb) : NULL;
-	bool oom = run->sb && sr_sandbox_oom_killed(run->sb);
+	bool oom = run->sb && sr_sandbox_oom_kills(run->sb) > 0;
 
 	r->wall_ms =
 	    (double)((run->ended_ns ? run->ended_ns : sr_monotonic_ns()) - run->start_ns) / 1e6;

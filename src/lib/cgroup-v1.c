@@ -204,7 +204,7 @@ static int v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret)
 		/* "oom_kill N" in memory.oom_control since 4.13. */
 		if (cg_read(mem, "memory.oom_control", buf, sizeof(buf)) >= 0 &&
 		    cg_parse_keyed(buf, "oom_kill", &v) >= 0)
-			ret->oom_killed = v > 0;
+			ret->oom_kills = (int64_t)v;
 	}
 	if (acct >= 0) {
 		/* Nanoseconds. */

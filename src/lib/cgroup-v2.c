@@ -252,7 +252,7 @@ int cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret)
 	/* memory.events is hierarchical: a kill of any task of the sandbox counts. */
 	if (cg_read(cg->v2.fd, "memory.events", buf, sizeof(buf)) >= 0 &&
 	    cg_parse_keyed(buf, "oom_kill", &v) >= 0)
-		ret->oom_killed = v > 0;
+		ret->oom_kills = (int64_t)v;
 	return 0;
 }
 

@@ -470,7 +470,8 @@ int sr_cgroup_kill(struct sr_cgroup *cg)
 
 int sr_cgroup_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *ret)
 {
-	struct sr_cgroup_stats s = {.peak_memory_bytes = -1, .user_ms = -1, .sys_ms = -1};
+	struct sr_cgroup_stats s = {
+	    .peak_memory_bytes = -1, .user_ms = -1, .sys_ms = -1, .oom_kills = -1};
 	int r = cg->mgr->stats(cg, &s);
 
 	*ret = s;

@@ -17,7 +17,7 @@ struct sr_cgroup;
 struct sr_cgroup_stats {
 	int64_t peak_memory_bytes; /* -1 unknown */
 	double user_ms, sys_ms;	   /* < 0 unknown */
-	bool oom_killed;
+	int64_t oom_kills;	   /* the kernel's OOM kills in it; -1 unknown */
 };
 
 /*

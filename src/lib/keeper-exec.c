@@ -59,6 +59,15 @@ void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 		r.status = SR_STATUS_SIGNALED;
 		r.signal = e ? WTERMSIG(e->status) : cl->cancel_sig ? cl->cancel_sig : SIGKILL;
 		r.exit_code = 128 + r.signal;
+		/*
+		 * A SIGKILL while the cgroup counted an OOM kill: the kernel's, as
+		 * a run says it (oom, 137). Another exec's process killed in the
+		 * same moment for memory would be taken for this one's: the count
+		 * is the sandbox's, as a run's is.
+		 */
+		if (e && r.signal == SIGKILL && cl->oom_before >= 0 &&
+		    sr_sandbox_oom_kills(k->sb) > cl->oom_before)
+			r.status = SR_STATUS_OOM;
 	} else {
 		r.status = SR_STATUS_EXITED;
 		r.exit_code = WEXITSTATUS(e->status);
@@ -274,6 +283,7 @@ void keeper_do_exec(struct keeper *k, struct client *cl, json_t *req, int *fds, 
 	}
 	for (int i = 0, next = 0; i < 3; i++)
 		s.stdio[i] = mask & (SR_SPAWN_PTY_STDIN << i) ? -1 : fds[next++];
+	cl->oom_before = sr_sandbox_oom_kills(k->sb);
 	cl->start_ns = sr_monotonic_ns();
 	/* Answered when PID 1 has started it (keeper_on_spawned): the loop does not wait. */
 	if (keeper_arm_client_timer(cl, timeout ? json_integer_value(timeout) : 0, false) < 0 ||

@@ -54,11 +54,12 @@ struct client {
 	int64_t start_ns;
 	int timerfd; /* its --timeout, -1 for none */
 	bool timed_out;
-	bool waits_end; /* rm: answered once the sandbox is gone */
-	bool holds;	/* hold: the sandbox ends when this client hangs up (a warm pool's) */
-	bool hung_up;	/* gone: its process is killed, nobody is told */
-	bool killed;	/* that kill is sent */
-	int cancel_sig; /* the signal that ended its exec before PID 1 started it; 0 */
+	bool waits_end;	    /* rm: answered once the sandbox is gone */
+	bool holds;	    /* hold: the sandbox ends when this client hangs up (a warm pool's) */
+	bool hung_up;	    /* gone: its process is killed, nobody is told */
+	bool killed;	    /* that kill is sent */
+	int cancel_sig;	    /* the signal that ended its exec before PID 1 started it; 0 */
+	int64_t oom_before; /* the sandbox's OOM kills when its exec began; -1 unknown */
 	/* A warm invocation's exit, seen before its release: told once that is read. */
 	bool exit_pending;
 	struct sr_exit exit;

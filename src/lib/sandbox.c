@@ -432,14 +432,14 @@ void sr_sandbox_usage(struct sr_sandbox *sb, bool live, struct sr_result *r)
 		r->sys_ms = cs.sys_ms;
 }
 
-bool sr_sandbox_oom_killed(struct sr_sandbox *sb)
+int64_t sr_sandbox_oom_kills(struct sr_sandbox *sb)
 {
 	struct sr_cgroup_stats cs;
 
 	if (!sb->cgroup)
-		return false;
+		return -1;
 	sr_cgroup_stats(sb->cgroup, &cs);
-	return cs.oom_killed;
+	return cs.oom_kills;
 }
 
 int sr_sandbox_init_status(const struct sr_sandbox *sb)

@@ -212,8 +212,8 @@ bool sr_sandbox_ended(const struct sr_sandbox *sb);
  */
 #define SR_SANDBOX_LIVE_WALK 100000
 void sr_sandbox_usage(struct sr_sandbox *sb, bool live, struct sr_result *r);
-/* Whether the kernel's OOM killer took a process of the sandbox. */
-bool sr_sandbox_oom_killed(struct sr_sandbox *sb);
+/* How many processes of the sandbox the kernel's OOM killer took; -1 unknown (no cgroup). */
+int64_t sr_sandbox_oom_kills(struct sr_sandbox *sb);
 /* How PID 1 ended, once reaped (wait status); -1 before. */
 int sr_sandbox_init_status(const struct sr_sandbox *sb);
 /* The error PID 1 reported, if it ended on one (code 0: none). */

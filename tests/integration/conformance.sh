@@ -129,5 +129,31 @@ t_bad_interpreter() {
 	rm -rf "$ws"
 }
 
-for_each_user t_exec_error_record t_diff_json t_empty_command t_bad_interpreter
+# An exec the kernel's OOM killer ends is said as a run's agent is: status
+# oom (137), and a warning naming the limit. It said "signaled", with no
+# word of memory, so a living sandbox's memory hog looked like a kill -9.
+# Under rlimits the allocation fails inside instead (limits.sh case_oom).
+t_exec_oom() {
+	local rec="$SR_OUT/oom-$SR_AS.json" id
+	sr create -q --net none --memory 128M
+	id=$out
+	sr inspect "$id"
+	if [[ $(python3 -c 'import json,sys; print(json.load(sys.stdin)["enforced"]["memory"])' <<<"$out") != cgroup* ]]; then
+		skip "exec killed for memory: status oom" "the memory limit is an rlimit here: no OOM kill"
+	else
+		sr exec --result "$rec" "$id" -- python3 -c 'x = b"x" * (512 << 20); print("survived")'
+		assert_eq "exec of a memory hog: 137, status oom, as a run's" "137 oom 9" \
+			"$rc $(json_get "$rec" status) $(json_get "$rec" signal)"
+		assert_eq "and a warning says so" \
+			"sandbox-run: warning: out of memory: the command was killed at the sandbox's 128M memory limit" \
+			"$errout"
+		sr exec --result "$rec" "$id" -- sh -c 'kill -9 $$'
+		assert_eq "a kill -9 after it: signaled, not oom" "137 signaled" \
+			"$rc $(json_get "$rec" status)"
+	fi
+	sr rm -f "$id"
+	rm -f "$rec"
+}
+
+for_each_user t_exec_error_record t_diff_json t_empty_command t_bad_interpreter t_exec_oom
 done_testing
