@@ -370,7 +370,13 @@ static int write_header(struct sr_archive_writer *w, const char *path, struct sr
 
 	if (k < 0)
 		return k;
-	if (sr_la.write_header(w->a, w->e) != ARCHIVE_OK)
+	/*
+	 * ARCHIVE_WARN: written, a name (or link target) that is not UTF-8
+	 * kept as its bytes (pax's hdrcharset=BINARY), as tar keeps it. Taken
+	 * for a failure, one such name the agent made ended the whole stream:
+	 * no diff, apply, cp or snapshot of the sandbox at all.
+	 */
+	if (sr_la.write_header(w->a, w->e) < ARCHIVE_WARN)
 		return write_failed(w, path, err);
 	w->entries++;
 	return 0;

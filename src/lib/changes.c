@@ -362,8 +362,16 @@ static int read_raw(struct build *b, int raw_fd, struct sr_archive_writer *spool
 					 "changes: a malformed stream from the sandbox");
 			break;
 		}
-		/* A manifest is JSON: a name that is not UTF-8 cannot be in one. */
+		/*
+		 * A manifest is JSON: a name that is not UTF-8 cannot be in one,
+		 * nor a link's target (kept, it would be U+FFFD's there, and
+		 * applied so: another link than the agent's).
+		 */
 		utf8 = json_string(path);
+		if (utf8 && kind == 'f' && S_ISLNK(e.type)) {
+			json_decref(utf8);
+			utf8 = e.link ? json_string(e.link) : NULL;
+		}
 		if (!utf8 ||
 		    (kind == 'f' && !S_ISREG(e.type) && !S_ISDIR(e.type) && !S_ISLNK(e.type))) {
 			b->left_out++;
@@ -582,7 +590,7 @@ int sr_changes_build(int raw_fd, const struct sr_changes_origin *o, int spool_di
 		sr_warn(
 		    sink,
 		    "changes: %zu entr%s left out (a device, FIFO or socket the agent made, or a "
-		    "name that is not UTF-8)",
+		    "name or link target that is not UTF-8)",
 		    b->left_out, b->left_out == 1 ? "y" : "ies");
 	k = sr_changes_manifest_json(&b->out, &manifest, &len);
 	if (k < 0) {

@@ -458,6 +458,39 @@ for j in range(8):
 	sr rm "$sb"
 }
 
+# A name (or a link's target) that is not UTF-8, which the agent makes at
+# will: the sandbox's writer took libarchive's warning for it (a pax
+# header keeps such a name as its bytes) for a failure and ended the
+# stream, so one such file stopped every diff, apply, cp and snapshot of
+# the sandbox (found by the review of 2026-11-28). Left out of the
+# changes (their manifest is JSON), said so, the rest reviewed and
+# applied; copied out and snapshotted as they are, bytes and all.
+t_names_not_utf8() {
+	local ws="$SR_OUT/ws-utf8-$SR_AS" to="$SR_OUT/to-utf8-$SR_AS" sb
+	rm -rf "$ws" "$to"
+	mkdir -p "$ws" "$to"
+	own "$ws" "$to"
+	sr create --net none --timeout 120 --workspace "$ws"
+	sb=$out
+	sr exec "$sb" -- sh -c 'echo x >"$(printf "bad\377name")" &&
+		ln -s "$(printf "t\376")" badlink && echo ok >ok.txt'
+	sr diff "$sb"
+	assert_eq "diff: the rest of the changes, 0" "0 A  ok.txt" "$rc $(head -1 <<<"$out")"
+	assert_match "the two left out, said so" "2 entries left out .*name or link target that is not UTF-8" "$errout"
+	sr apply --to "$to" "$sb"
+	assert_eq "apply: the rest applied, nothing of the two" "0 ok ok.txt" \
+		"$rc $(cat "$to/ok.txt") $(ls "$to")"
+	sr cp "$sb:/workspace" "$to/copy"
+	assert_eq "cp out: the name kept as its bytes" "0 1" \
+		"$rc $(ls "$to/copy" | grep -c "^bad$(printf '\377')name$")"
+	sr snapshot "$sb" "utf8-$SR_AS"
+	assert_eq "snapshot: taken" 0 "$rc"
+	sr snapshots rm "utf8-$SR_AS"
+	sr rm "$sb"
+	rm -rf "$ws" "$to"
+}
+
 for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
-	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many
+	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many \
+	t_names_not_utf8
 done_testing
