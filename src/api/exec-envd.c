@@ -7,7 +7,6 @@
 #include "exec-internal.h"
 #include "util.h"
 
-#include <ctype.h>
 #include <signal.h>
 
 /* envd's keep-alive: a stream silent this long gets an empty event (the SDK asks 50 s). */
@@ -27,6 +26,45 @@ static void emit_end_stream(struct exec_job *x, json_t *error)
 	if (end)
 		json_decref(end);
 }
+
+/*
+ * Go's names of signals 1-31 (its syscall package's table), which
+ * ProcessState.String() says ("signal: killed"); any other is "signal
+ * N". glibc's strsignal() capitalises them, and says "real-time signal 6".
+ */
+static const char *const go_signal_names[] = {
+    [1] = "hangup",
+    [2] = "interrupt",
+    [3] = "quit",
+    [4] = "illegal instruction",
+    [5] = "trace/breakpoint trap",
+    [6] = "aborted",
+    [7] = "bus error",
+    [8] = "floating point exception",
+    [9] = "killed",
+    [10] = "user defined signal 1",
+    [11] = "segmentation fault",
+    [12] = "user defined signal 2",
+    [13] = "broken pipe",
+    [14] = "alarm clock",
+    [15] = "terminated",
+    [16] = "stack fault",
+    [17] = "child exited",
+    [18] = "continued",
+    [19] = "stopped (signal)",
+    [20] = "stopped",
+    [21] = "stopped (tty input)",
+    [22] = "stopped (tty output)",
+    [23] = "urgent I/O condition",
+    [24] = "CPU time limit exceeded",
+    [25] = "file size limit exceeded",
+    [26] = "virtual timer expired",
+    [27] = "profiling timer expired",
+    [28] = "window changed",
+    [29] = "I/O possible",
+    [30] = "power failure",
+    [31] = "bad system call",
+};
 
 /*
  * envd's end event: exitCode, exited, status as Go's ProcessState says it,
@@ -53,9 +91,12 @@ void exec_emit_connect_end(struct exec_job *x, json_t *ev, const char *error)
 	if (exited) {
 		snprintf(text, sizeof(text), "exit status %d", code);
 	} else if (json_is_integer(sig)) {
-		/* Go's names are glibc's, in lower case: "killed", "terminated". */
-		snprintf(text, sizeof(text), "signal: %s", strsignal((int)json_integer_value(sig)));
-		text[8] = (char)tolower((unsigned char)text[8]);
+		json_int_t n = json_integer_value(sig);
+
+		if (n > 0 && n < (json_int_t)SR_ARRAY_SIZE(go_signal_names))
+			snprintf(text, sizeof(text), "signal: %s", go_signal_names[n]);
+		else
+			snprintf(text, sizeof(text), "signal: signal %lld", (long long)n);
 	} else {
 		snprintf(text, sizeof(text), "%s", error ? "error" : status ? status : "ended");
 	}

@@ -136,6 +136,9 @@ const bg = await sbx.commands.run('sleep 600', { background: true })
 say('listed', (await sbx.commands.list()).some((p) => p.pid === bg.pid && p.args.includes('sleep 600')))
 say('bgKilled', await sbx.commands.kill(bg.pid))
 say('bgEnd', await bg.wait().then(() => 'exit 0', (e) => [e.exitCode, e.message]))
+// Go's names, not glibc's: "CPU time limit exceeded", and a number for a real-time signal.
+for (const [k, sig] of [['sigXcpu', 'XCPU'], ['sigRt', '40']])
+  say(k, await sbx.commands.run(`kill -${sig} $$`).then(() => 'exit 0', (e) => e.message))
 let listed = 1
 for (let i = 0; i < 100 && listed; i++) {
   listed = (await sbx.commands.list()).filter((p) => p.args.includes('sleep 600')).length
@@ -266,6 +269,8 @@ t_sdk() {
 	assert_eq "commands.run in the background, then commands.list" true "$(field listed)"
 	assert_eq "commands.kill(pid)" true "$(field bgKilled)"
 	assert_eq "and its wait(): CommandExitError, -1, 'signal: killed' (envd's)" '[-1,"signal: killed"]' "$(field bgEnd)"
+	assert_eq "a signal's name as Go has it" '"signal: CPU time limit exceeded"' "$(field sigXcpu)"
+	assert_eq "a real-time signal's number, as Go says it" '"signal: signal 40"' "$(field sigRt)"
 	assert_eq "and it is gone" 0 "$(field listedAfter)"
 	assert_eq "files.makeDir" true "$(field makeDir)"
 	assert_eq "files.makeDir of a directory there already: false, as in E2B" '[false,false]' "$(field makeDirAgain)"
