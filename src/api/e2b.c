@@ -170,7 +170,13 @@ static int newest_first(const void *pa, const void *pb)
 	return x != y ? (x < y ? 1 : -1) : strcmp(a->id, b->id);
 }
 
-/* A page: ?limit= (1 or more, at most E2B's 100), after ?nextToken= (X-Next-Token's NS-ID). */
+/*
+ * A page: ?limit= (1 or more, at most E2B's 100), after ?nextToken=
+ * (X-Next-Token's NS-ID). /v2's pages are of 100 unless asked; the
+ * unversioned GET /sandboxes, which older SDKs call and whose answer they
+ * take for the whole list (they read no X-Next-Token), is whole unless
+ * ?limit= is given.
+ */
 struct page {
 	size_t limit;
 	bool after;
@@ -183,7 +189,7 @@ static int parse_page(struct req *r, struct page *p)
 	const char *limit = srv_arg(r, "limit"), *tok = srv_arg(r, "nextToken"), *id;
 	char *end;
 
-	*p = (struct page){.limit = 100};
+	*p = (struct page){.limit = strncmp(r->url, "/v2/", 4) == 0 ? 100 : SIZE_MAX};
 	if (limit) {
 		if (!*limit || strlen(limit) > 9 || strspn(limit, "0123456789") != strlen(limit) ||
 		    atol(limit) < 1)

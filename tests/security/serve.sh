@@ -322,6 +322,25 @@ t_e2b_timeout() {
 # sandbox made for an hour had its life cut to that (or to the 15 s of a
 # bare refresh, or none at all with 0: no deadline, for good). And
 # setTimeout(0) is the end now, as E2B expires it; it was no deadline.
+# The unversioned GET /sandboxes, which older SDKs call and take whole
+# (they read no X-Next-Token), lists every sandbox; /v2's pages are of
+# 100. The paging that came to both (E2B's /v2) cut the old one at 100:
+# a cleanup by list() then kill() left the rest running, unseen.
+t_list_whole() {
+	local ids=() i
+	start_serve || return
+	for i in $(seq 101); do
+		sr create -q --net none --timeout 120
+		ids+=("$out")
+	done
+	api GET /sandboxes
+	assert_eq "GET /sandboxes with 101 sandboxes: all of them" 101 "$(jf 'len(j)')"
+	api GET /v2/sandboxes
+	assert_eq "GET /v2/sandboxes: a page of 100" 100 "$(jf 'len(j)')"
+	sr rm -f "${ids[@]}"
+	stop_serve
+}
+
 # ends_in ID: the seconds left until E2B's endAt of the sandbox.
 ends_in() {
 	api GET "/sandboxes/$1"
@@ -856,5 +875,5 @@ s.bind(("::1", int(sys.argv[1]))); s.listen(8); print("listening", flush=True); 
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout \
-	t_connect_timeout t_special_files t_output_memory t_localhost_twin
+	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole
 done_testing
