@@ -88,13 +88,19 @@ SR_SPAWNED static int exec_path(char *const *argv, char *const *envp, bool *foun
 		if (dl == 0)
 			dl = 1, path = "."; /* an empty entry is the cwd */
 		if (dl + 1 + strlen(argv[0]) < sizeof(buf)) {
+			int e;
+
 			memcpy(buf, path, dl);
 			buf[dl] = '/';
 			strcpy(buf + dl + 1, argv[0]);
-			if (exec_one(buf, argv, envp, found) != ENOENT && errno != ENOTDIR)
-				saved = errno;
-			else if (*found)
+			e = exec_one(buf, argv, envp, found);
+			if (*found) {
+				saved =
+				    ENOENT; /* the file to tell of: its interpreter is missing */
 				break;
+			}
+			if (e != ENOENT && e != ENOTDIR)
+				saved = e;
 		}
 		path = *end ? end + 1 : end;
 	}
