@@ -9,6 +9,7 @@
  * up: upload.c) leaves what came: files are written in place, as envd
  * writes them.
  */
+#include "files.h"
 #include "internal.h"
 #include "secmem.h"
 #include "units.h"
@@ -400,36 +401,6 @@ static json_t *next_entry(struct list_job *j, char **line, char *end)
 }
 
 /*
- * A listing, {"entries": [...]}, written an entry at a time: each of the
- * worker's lines parsed, made the family's entry, dumped and freed before
- * the next. The agent makes the names, 100,000 at no cost: parsed whole
- * into one answer, a listing of 12 MB took 170 MB of the server's memory
- * (240 MB as envd's) for each request that asked for it; this way, about
- * the listing's size once more.
- */
-/* path without empty or "." parts, as the worker shows an entry's path (child/files.c). */
-static void normal_path(const char *path, char *out, size_t len)
-{
-	size_t n = 0;
-
-	while (*path && n + 1 < len) {
-		size_t part;
-
-		path += strspn(path, "/");
-		part = strcspn(path, "/");
-		if (part && !(part == 1 && path[0] == '.') && n + 1 + part < len) {
-			out[n++] = '/';
-			memcpy(out + n, path, part);
-			n += part;
-		}
-		path += part;
-	}
-	if (n == 0)
-		out[n++] = '/';
-	out[n] = '\0';
-}
-
-/*
  * envd's ListDir of what is not a directory: invalid_argument, as envd
  * says it. The worker lists such a path as its one entry, whose path is
  * the path itself (a directory's entries have theirs beneath it).
@@ -440,9 +411,9 @@ static bool listed_not_dir(struct list_job *j)
 	json_t *e;
 	bool self;
 
-	if (j->format != LIST_ENVD || !j->path || !(e = next_entry(j, &line, end)))
+	if (j->format != LIST_ENVD || !j->path || sr_files_path(j->path, norm, sizeof(norm)) < 0 ||
+	    !(e = next_entry(j, &line, end)))
 		return false;
-	normal_path(j->path, norm, sizeof(norm));
 	self = sr_streq(json_string_value(json_object_get(e, "path")), norm);
 	json_decref(e);
 	if (self)
@@ -450,6 +421,14 @@ static bool listed_not_dir(struct list_job *j)
 	return self;
 }
 
+/*
+ * A listing, {"entries": [...]}, written an entry at a time: each of the
+ * worker's lines parsed, made the family's entry, dumped and freed before
+ * the next. The agent makes the names, 100,000 at no cost: parsed whole
+ * into one answer, a listing of 12 MB took 170 MB of the server's memory
+ * (240 MB as envd's) for each request that asked for it; this way, about
+ * the listing's size once more.
+ */
 static void answer_entries(struct list_job *j)
 {
 	struct req *r = j->wk.job.r;

@@ -41,7 +41,7 @@ static void removed_one(struct removal *rm)
  * /workspace if relative), without empty or "." parts; ".." is kept (the
  * kernel resolves it, in the sandbox's root).
  */
-static int absolute(const char *path, char *buf, size_t len)
+int sr_files_path(const char *path, char *buf, size_t len)
 {
 	const char *p = path;
 	size_t n = 0;
@@ -80,7 +80,7 @@ static int make_parents(const char *path, bool and_self, struct sr_error *err)
 	char buf[PATH_MAX];
 	size_t n;
 
-	if (absolute(path, buf, sizeof(buf)) < 0)
+	if (sr_files_path(path, buf, sizeof(buf)) < 0)
 		return sr_error_errno(err, -ENAMETOOLONG, "%s", path);
 	n = strlen(buf);
 	for (size_t i = 1; i <= n; i++) {
@@ -222,7 +222,7 @@ static int list(const char *path, int fd, struct sr_error *err)
 {
 	char abs[PATH_MAX], child[PATH_MAX];
 	struct dirent *de;
-	int dfd, r = absolute(path, abs, sizeof(abs));
+	int dfd, r = sr_files_path(path, abs, sizeof(abs));
 	DIR *d;
 
 	if (r < 0)
@@ -333,7 +333,7 @@ int sr_files_work(int kind, const char *path, int fd, struct sr_error *err)
 	case SR_WORK_STAT: {
 		char abs[PATH_MAX];
 
-		if (absolute(path, abs, sizeof(abs)) < 0)
+		if (sr_files_path(path, abs, sizeof(abs)) < 0)
 			return sr_error_errno(err, -ENAMETOOLONG, "%s", path);
 		return stat_entry(path, abs, fd, err);
 	}

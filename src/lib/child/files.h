@@ -20,5 +20,12 @@
 
 #include "log.h"
 
+/*
+ * path as a worker names it in its entries' "path": absolute (from
+ * /workspace if relative), without empty or "." parts; -ENAMETOOLONG
+ * past len.
+ */
+int sr_files_path(const char *path, char *buf, size_t len);
+
 /* Does kind on path with the stream fd (read or written as the kind says); 0 or -errno. */
 int sr_files_work(int kind, const char *path, int fd, struct sr_error *err);
