@@ -157,5 +157,12 @@ int cg_dir_open_parent(struct cg_dir *d, const char *dir, struct sr_error *err);
  * cgroups left by killed runs, then creates ours and locks it.
  */
 int cg_dir_create(struct cg_dir *d, const char *dir, const char *name, struct sr_error *err);
+/*
+ * Removes parent_fd's directory name, opened as fd, if fd's lock can be
+ * taken and name still names fd's directory (with wait, retrying for up
+ * to 200 ms while it is busy): 0, -ESTALE if the name is another's now,
+ * -errno.
+ */
+int cg_remove_if_stale(int parent_fd, const char *name, int fd, bool wait);
 /* rmdir (with wait, retrying for up to 200 ms while the last tasks exit), closes the fds. */
 void cg_dir_remove(struct cg_dir *d, const char *name, bool wait);

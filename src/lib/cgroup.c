@@ -254,8 +254,40 @@ static void sleep_ms(long ms)
  * Every live run holds an exclusive flock() on its cgroup directory, so a
  * sandbox-run-* directory nobody has locked belongs to a run that was
  * killed. rmdir(2) of a cgroup only succeeds when it has no processes and
- * no children, so it can never take a cgroup that is still in use.
+ * no children, so it can never take a cgroup that is still in use -- but
+ * a new one is empty until its run moves PID 1 in, and the lock is all
+ * that keeps it.
+ *
+ * The lock is on the directory fd opened, the rmdir on its name, and the
+ * name can be made again in between: cg_dir_create() makes it anew when a
+ * remover took the first one before its run locked it. A second remover
+ * that opened the first one, then got its lock once the first remover
+ * was done, would remove the new one, locked by its run, by name (the
+ * check-load failure "move pid N into the memory cgroup ...: No such file
+ * or directory"). So the directory is removed only while the name still
+ * names the one whose lock is held: the name cannot change again then,
+ * as only a holder of that lock removes it.
  */
+int cg_remove_if_stale(int parent_fd, const char *name, int fd, bool wait)
+{
+	struct stat held, named;
+
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &held) < 0)
+		return sr_negerrno();
+	if (fstatat(parent_fd, name, &named, AT_SYMLINK_NOFOLLOW) < 0)
+		return sr_negerrno();
+	if (held.st_dev != named.st_dev || held.st_ino != named.st_ino)
+		return -ESTALE;
+	for (int i = 0; i < 200; i++) {
+		if (unlinkat(parent_fd, name, AT_REMOVEDIR) == 0)
+			return 0;
+		if (errno != EBUSY || !wait)
+			break;
+		sleep_ms(1);
+	}
+	return sr_negerrno();
+}
+
 static void remove_stale(int parent_fd)
 {
 	_cleanup_close_ int dfd = fcntl(parent_fd, F_DUPFD_CLOEXEC, 3);
@@ -272,9 +304,8 @@ static void remove_stale(int parent_fd)
 		    strncmp(de->d_name, CG_NAME_PREFIX, strlen(CG_NAME_PREFIX)) != 0)
 			continue;
 		fd = openat(parent_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
-			continue;
-		(void)unlinkat(parent_fd, de->d_name, AT_REMOVEDIR);
+		if (fd >= 0)
+			(void)cg_remove_if_stale(parent_fd, de->d_name, fd, false);
 	}
 	closedir(dir);
 }
@@ -531,18 +562,18 @@ int sr_cgroup_paths(const struct sr_cgroup *cg, struct sr_strv *ret)
 void sr_cgroup_remove_stale(const char *path)
 {
 	const char *base = strrchr(path, '/');
-	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *parent = NULL;
+	_cleanup_close_ int parent_fd = -1, fd = -1;
 
-	if (!base || strncmp(base + 1, CG_NAME_PREFIX, strlen(CG_NAME_PREFIX)) != 0)
+	if (!base || strncmp(base + 1, CG_NAME_PREFIX, strlen(CG_NAME_PREFIX)) != 0 ||
+	    !(parent = strndup(path, base > path ? (size_t)(base - path) : 1)))
 		return;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
-		return;
-	for (int i = 0; i < 200; i++) {
-		if (rmdir(path) == 0 || errno != EBUSY)
-			break;
-		sleep_ms(1);
-	}
+	parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = parent_fd < 0
+		 ? -1
+		 : openat(parent_fd, base + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0)
+		(void)cg_remove_if_stale(parent_fd, base + 1, fd, true);
 }
 
 const char *sr_cgroup_strategy(const struct sr_cgroup *cg)

@@ -6,6 +6,8 @@
 #include <check.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 
 static const char self_hybrid[] = "9:name=systemd:/\n"
 				  "8:pids:/\n"
@@ -282,6 +284,62 @@ START_TEST(test_parse_swaps)
 }
 END_TEST
 
+/*
+ * A stale cgroup is removed under its lock, by name. A name made again
+ * (cg_dir_create() makes its directory anew when a remover took the first
+ * one before it was locked) is the new directory's: a remover holding the
+ * lock of the old one must leave it (the check-load failure of a run's
+ * own memory cgroup removed before PID 1 was moved in).
+ */
+START_TEST(test_remove_if_stale)
+{
+	char dir[256];
+	int parent, old, owner, other;
+	struct stat st;
+
+	sr_test_mkdtemp(dir, sizeof(dir), "/tmp", "sr-test-stale");
+	parent = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(parent, 0);
+
+	/* Unlocked: a killed run's, removed. */
+	ck_assert_int_eq(mkdirat(parent, "sandbox-run-a", 0755), 0);
+	old = openat(parent, "sandbox-run-a", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_eq(cg_remove_if_stale(parent, "sandbox-run-a", old, false), 0);
+	ck_assert_int_lt(fstatat(parent, "sandbox-run-a", &st, 0), 0);
+	close(old);
+
+	/* Locked by its run: kept. */
+	ck_assert_int_eq(mkdirat(parent, "sandbox-run-b", 0755), 0);
+	owner = openat(parent, "sandbox-run-b", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_eq(flock(owner, LOCK_EX | LOCK_NB), 0);
+	other = openat(parent, "sandbox-run-b", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_eq(cg_remove_if_stale(parent, "sandbox-run-b", other, false), -EWOULDBLOCK);
+	ck_assert_int_eq(fstatat(parent, "sandbox-run-b", &st, 0), 0);
+	close(other);
+	close(owner);
+
+	/*
+	 * Opened by a remover, removed by another, made again and locked by
+	 * its run: the remover gets the old one's lock, and must not take
+	 * the new one by its name.
+	 */
+	ck_assert_int_eq(mkdirat(parent, "sandbox-run-c", 0755), 0);
+	old = openat(parent, "sandbox-run-c", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_eq(unlinkat(parent, "sandbox-run-c", AT_REMOVEDIR), 0);
+	ck_assert_int_eq(mkdirat(parent, "sandbox-run-c", 0755), 0);
+	owner = openat(parent, "sandbox-run-c", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_eq(flock(owner, LOCK_EX | LOCK_NB), 0);
+	ck_assert_int_eq(cg_remove_if_stale(parent, "sandbox-run-c", old, false), -ESTALE);
+	ck_assert_int_eq(fstatat(owner, ".", &st, 0), 0);
+	ck_assert_int_eq(fstatat(parent, "sandbox-run-c", &st, 0), 0);
+	close(old);
+	close(owner);
+
+	close(parent);
+	sr_test_rmtree(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cgroup");
@@ -295,6 +353,7 @@ int main(void)
 	tcase_add_test(tc, test_rlimit_fill);
 	tcase_add_test(tc, test_v2_missing_controller);
 	tcase_add_test(tc, test_parse_swaps);
+	tcase_add_test(tc, test_remove_if_stale);
 	suite_add_tcase(s, tc);
 	return sr_test_run(s);
 }
