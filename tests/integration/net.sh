@@ -378,6 +378,7 @@ t_helper_survives_ctrl_c() {
 			continue
 		fi
 		# The ^C once the agent ignores it and the helper runs (pasta starts after the agent).
+		: >"$SR_TMP/ctrl-c.err" # the last run's "armed" is not this one's
 		(as_user_exec setsid "$SR" -q --net egress --net-helper "$name" --allow "$REMOTE" -- \
 			sh -c "trap '' INT; echo armed >&2; sleep 1; $CURL http://$REMOTE:$PORT/" \
 			</dev/null >"$SR_TMP/ctrl-c.out" 2>"$SR_TMP/ctrl-c.err") &

@@ -775,13 +775,17 @@ PY
 # (429), and every other request is served. The server once waited in
 # connect(2) for room in that queue, its whole loop with it.
 t_stopped_keeper() {
-	local sb kp filler
+	local sb kp filler out="$SR_OUT/filler-$SR_AS"
 	start_serve || return
 	api POST /v1/sandboxes '{"net": "none", "timeout": "5m"}'
 	sb=$(jf 'j["id"]')
 	kp=$(json_get "$(state_dir)/$sb/state.json" keeper_pid)
 	kill -STOP "$kp"
-	(as_user_exec python3 - "$(state_dir)/$sb/ctl" >"$SR_OUT/filler" 2>&1 <<'PY') &
+	# Emptied before the filler starts: the background subshell truncates it
+	# only once it runs, and a "full" left by the last run sent the request
+	# while the queue had room (the keeper stopped: no answer, no 429).
+	: >"$out"
+	(as_user_exec python3 - "$(state_dir)/$sb/ctl" >"$out" 2>&1 <<'PY') &
 import socket, sys, time
 held = []
 while True:
@@ -796,7 +800,7 @@ print("full", len(held), flush=True)
 time.sleep(60)
 PY
 	filler=$!
-	check "its queue of connections filled" until_ok 20 grep -q full "$SR_OUT/filler"
+	check "its queue of connections filled" until_ok 20 grep -q full "$out"
 	code=$(as_user curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
 		"http://sandbox-run/v1/sandboxes/$sb")
 	assert_eq "a request for its sandbox: 429 at once" 429 "$code"

@@ -192,6 +192,7 @@ print(m.group(0) if m else "none")' "$2"
 t_shared_address() {
 	local pid sleeper
 	net_zone "long.sr-test A $SHARED 3600" "short.sr-test A $SHARED 1"
+	: >"$SR_TMP/shared.out" # the last run's answer is not this one's
 	(nsenter -t "$A_PID" -n -m -- "${SR_AS_PREFIX[@]}" "$SR" -q --net egress --allow long.sr-test \
 		--allow short.sr-test -- sh -c 'getent hosts long.sr-test && getent hosts short.sr-test && exec sleep 30' \
 		</dev/null >"$SR_TMP/shared.out" 2>&1) &

@@ -247,6 +247,7 @@ t_keeper_not_frozen() {
 t_keeper_clients() {
 	local log="$SR_OUT/clients" holder
 	new_sandbox
+	: >"$log" # the last run's "ready" is not this one's
 	as_user /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$log" 2>&1 <<'PY' &
 import socket, sys, time
 path = sys.argv[1]
@@ -334,6 +335,7 @@ t_keeper_clients_fd_limit() {
 	local log="$SR_OUT/clients-limit" holder kp
 	sb=$(ulimit -n 256 && as_user "$SR" create --net none --timeout 120 </dev/null 2>/dev/null)
 	kp=$(keeper_of "$sb")
+	: >"$log" # the last run's "ready" is not this one's
 	(as_user_exec /usr/bin/python3 - "$(state_of "$sb")/ctl" >"$log" 2>&1 <<'PY') &
 import socket, sys, time
 idle = []
@@ -820,6 +822,7 @@ while True:
 	sr port "$sb" "$port"
 	url=$out
 	# The other user: sr-test in root's round, root in the user's.
+	: >"$SR_OUT/port-others" # the last round's answer is not this one's
 	if [ "$SR_AS" = root ]; then
 		setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups --inh-caps=-all \
 			/usr/bin/python3 - "${url##*:}" >"$SR_OUT/port-others" 2>&1 &

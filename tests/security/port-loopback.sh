@@ -68,6 +68,7 @@ while True:
 ' >/dev/null 2>&1 &"
 	until_ok 10 as_user "$SR_BIN" exec "$sb" -- sh -c "grep -qi ':$(printf %04X "$port") 00000000:0000 0A' /proc/net/tcp"
 	# The other user is there first, on ::1 only.
+	: >"$SR_OUT/impostor1" # the last round's answer is not this one's
 	other /usr/bin/python3 -c "$IMPOSTOR" "$port" >"$SR_OUT/impostor1" 2>&1 &
 	imp=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $imp"
@@ -82,6 +83,7 @@ while True:
 	kill "$imp" 2>/dev/null
 	wait "$imp" 2>/dev/null
 	# Once published, no one else gets ::1's side of it.
+	: >"$SR_OUT/impostor2"
 	other /usr/bin/python3 -c "$IMPOSTOR" "$host_port" >"$SR_OUT/impostor2" 2>&1 &
 	imp=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $imp"

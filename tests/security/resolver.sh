@@ -215,6 +215,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # keep the resolver busy: it runs outside the sandbox's cgroup.
 t_reset_clients() {
 	local pid res t0 t1
+	: >"$SR_TMP/reset.out" # the last run's "reset" is not this one's
 	(nsenter -t "$A_PID" -n -m -- "${SR_AS_PREFIX[@]}" "$SR" -q --net egress --allow slow.sr-test \
 		--allow api.sr-test --workspace "$WS" -- sh -c \
 		"python3 reset.py; python3 dnsq.py 127.0.0.53 api.sr-test 1" </dev/null \
