@@ -317,7 +317,7 @@ static void get(struct req *r)
 	struct sr_entry e = {0};
 	struct sr_error err = {0};
 
-	if (sr_state_find(srv_statedir(r->s), r->m.id, &e, &err) < 0)
+	if (srv_state_find(r->s, r->m.id, &e, &err) < 0)
 		return srv_answer_err(r, NULL, &err);
 	srv_answer_json(r, MHD_HTTP_OK, detail(r, e.id, e.state));
 	sr_entry_free(&e);
@@ -494,7 +494,7 @@ static void health(struct req *r)
 	struct sr_error err = {0};
 
 	/* 502 is how envd's proxy says the sandbox is not running (the SDK's isRunning). */
-	if (sr_state_find(srv_statedir(r->s), r->m.id, &e, &err) < 0)
+	if (srv_state_find(r->s, r->m.id, &e, &err) < 0)
 		return srv_answer_error(r, MHD_HTTP_BAD_GATEWAY, "%s", err.msg);
 	sr_entry_free(&e);
 	srv_answer_empty(r, MHD_HTTP_NO_CONTENT);

@@ -29,6 +29,28 @@ static void on_kcall(struct srv *s, void *ctx, uint32_t events)
 	json_decref(msg);
 }
 
+bool srv_warm_held(struct srv *s, const char *id, json_t *state)
+{
+	return sr_streq(json_string_value(json_object_get(state, "state")), "warm") &&
+	       !srv_made_find(s, id);
+}
+
+int srv_state_find(struct srv *s, const char *ref, struct sr_entry *ret, struct sr_error *err)
+{
+	struct sr_entry e = {0};
+	int r = sr_state_find(s->statedir, ref, &e, err);
+
+	if (r < 0)
+		return r;
+	if (srv_warm_held(s, e.id, e.state)) {
+		sr_entry_free(&e);
+		return sr_error_msg(err, -ENOENT, "no sandbox '%s' (sandbox-run ls lists them)",
+				    ref);
+	}
+	*ret = e;
+	return 0;
+}
+
 int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, size_t n_fds,
 		struct kcall *k, struct sr_error *err)
 {
@@ -38,6 +60,13 @@ int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, siz
 	k->s = s;
 	k->fd = -1;
 	k->w = NULL;
+	/* One this server made is no pool's: no file read for it. */
+	if (!srv_made_find(s, ref)) {
+		r = srv_state_find(s, ref, &e, err);
+		if (r < 0)
+			return r;
+		sr_entry_free(&e);
+	}
 	/*
 	 * A whole id (what clients hold): its keeper's socket at once. Only a
 	 * live keeper listens there; anything else (gone, a name, a prefix)
