@@ -94,6 +94,15 @@ say('gzipLeft', await sbx.files.exists('zipped.txt'))
 const many = Array.from({ length: 300 }, (_, i) => ({ path: `many/f${i}.txt`, data: `file ${i}` }))
 say('manyWritten', (await sbx.files.write(many)).length)
 say('manyInside', (await sbx.commands.run('ls many | wc -l; cat many/f299.txt')).stdout)
+// One path twice in one request (the same file, however named): refused, 400 with envd's
+// words; the first written, as envd writes it, the second not.
+try {
+  await sbx.files.write([{ path: 'twice.txt', data: 'first' }, { path: '/home/user/./twice.txt', data: 'second' }])
+  say('twice', ['written', await sbx.files.read('twice.txt')])
+} catch (e) {
+  say('twice', [e.name, e.message.includes("cannot upload multiple files to the same path '/home/user/twice.txt'"),
+    await sbx.files.read('twice.txt')])
+}
 // More than a request may hold: refused (413), nothing hangs, the sandbox goes on.
 {
   const b = 'sr-boundary'
@@ -261,6 +270,7 @@ t_sdk() {
 	assert_eq "and nothing written" false "$(field gzipLeft)"
 	assert_eq "files.write of 300 files in one request: all written" 300 "$(field manyWritten)"
 	assert_eq "and all inside" '"300\nfile 299"' "$(field manyInside)"
+	assert_eq "files.write naming one path twice: 400 as envd's, the first written" '["InvalidArgumentError",true,"first"]' "$(field twice)"
 	assert_eq "a body of more than 10,000 files: 413, saying why" '[413,true]' "$(field overStatus)"
 	assert_eq "and the sandbox goes on" '"alive\n"' "$(field afterOver)"
 	assert_match "setTimeout: the new end" '^(29[0-9]|300)$' "$(field endsIn)"
