@@ -163,6 +163,18 @@ try {
 } catch (e) {
   say('makeDirOnFile', e.name)
 }
+// Through symbolic links, as envd's os.Stat(): to a directory, there already (false); to a
+// file (a relative link), InvalidArgumentError; to nothing, envd's internal error, nothing made.
+await sbx.commands.run('cd /home/user && ln -s /tmp dirlink && ln -s /no/such/place dangling && ln -s dangling chain && ln -s notes/hello.txt filelink')
+say('makeDirLinkDir', await sbx.files.makeDir('dirlink'))
+for (const k of ['dangling', 'chain', 'filelink']) {
+  try {
+    say(k, ['made', await sbx.files.makeDir(k)])
+  } catch (e) {
+    say(k, [e.name, e.message.includes('no such file or directory')])
+  }
+}
+say('danglingLeft', (await sbx.commands.run('ls -d /no/such/place 2>&1 >/dev/null | wc -l; readlink /home/user/dangling')).stdout)
 say('exists', [await sbx.files.exists('made/deeper'), await sbx.files.exists('nothing-here')])
 await sbx.files.remove('made')
 say('removed', await sbx.files.exists('made'))
@@ -285,6 +297,11 @@ t_sdk() {
 	assert_eq "files.makeDir" true "$(field makeDir)"
 	assert_eq "files.makeDir of a directory there already: false, as in E2B" '[false,false]' "$(field makeDirAgain)"
 	assert_eq "files.makeDir where a file is: InvalidArgumentError" '"InvalidArgumentError"' "$(field makeDirOnFile)"
+	assert_eq "files.makeDir of a link to a directory: there already, false" false "$(field makeDirLinkDir)"
+	assert_eq "files.makeDir of a link to nothing: envd's internal error (SandboxError)" '["SandboxError",true]' "$(field dangling)"
+	assert_eq "and of a link to that link" '["SandboxError",true]' "$(field chain)"
+	assert_eq "of a link to a file: InvalidArgumentError" '["InvalidArgumentError",false]' "$(field filelink)"
+	assert_eq "and nothing made, the link left as it was" '"1\n/no/such/place\n"' "$(field danglingLeft)"
 	assert_eq "files.exists" '[true,false]' "$(field exists)"
 	assert_eq "files.remove" false "$(field removed)"
 	assert_eq "files.remove of what is not there: no error, as in E2B" '"no error"' "$(field removeMissing)"
