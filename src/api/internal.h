@@ -247,6 +247,12 @@ struct made {
 };
 struct made *srv_made_find(struct srv *s, const char *id);
 /*
+ * What the create of a sandbox the server did not make (or made before it
+ * was started again) gave: {"metadata": {...}, "template": NAME}, each
+ * there if given; NULL when none was kept.
+ */
+json_t *srv_made_saved(struct srv *s, const char *id);
+/*
  * A warm sandbox's release is not waited for (pool.h): its state file may
  * still say "warm" for a moment. state (read from it) is made to say what
  * it will: running, with its deadline.
