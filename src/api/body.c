@@ -203,6 +203,29 @@ static void create_key_names(char *buf, size_t size)
 		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", create_keys[i].key);
 }
 
+/* E2B's metadata: string values (its map[string]string), SR_API_METADATA_MAX bytes of JSON. */
+static int check_metadata(json_t *meta, struct sr_error *err)
+{
+	const char *k;
+	json_t *v;
+	char *text;
+	size_t len;
+
+	json_object_foreach (meta, k, v) {
+		if (!json_is_string(v))
+			return sr_error_msg(err, -EINVAL, "metadata: '%s': expected a string", k);
+	}
+	text = json_dumps(meta, JSON_COMPACT);
+	if (!text)
+		return sr_error_errno(err, -ENOMEM, "metadata");
+	len = strlen(text);
+	free(text);
+	if (len > SR_API_METADATA_MAX)
+		return sr_error_msg(err, -EINVAL, "metadata: %zu bytes (as JSON), at most %d", len,
+				    SR_API_METADATA_MAX);
+	return 0;
+}
+
 /* profile and timeout into ret's own fields too (a warm pool serves them). */
 static int note_key(struct sr_api_create *ret, const char *key, json_t *val, struct sr_error *err)
 {
@@ -345,6 +368,8 @@ int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_ap
 			goto fail;
 		c.poolable = false;
 	}
+	if (json_is_object(meta) && (r = check_metadata(meta, err)) < 0)
+		goto fail;
 	if (json_is_object(meta))
 		c.metadata = json_incref(meta);
 	else if (meta && !json_is_null(meta)) {

@@ -20,6 +20,12 @@
 
 /* Nesting accepted in a request's JSON (jansson recurses). */
 #define SR_API_JSON_DEPTH 8
+/*
+ * E2B's metadata at most, as compact JSON: it is kept beside the
+ * sandbox's state (serve's api.json) and given in every list, so a
+ * create may not make it as large as a body (1 MiB).
+ */
+#define SR_API_METADATA_MAX 8192
 
 struct sr_api_create {
 	struct sr_strv argv; /* "create", OPTIONS..., [AGENT] */

@@ -26,6 +26,10 @@
 static json_t *detail(struct req *r, const char *id, json_t *state)
 {
 	struct made *m = srv_made_find(r->s, id);
+	/* One made before the server was started again: what its create gave, as kept. */
+	json_t *saved = m ? NULL : srv_made_saved(r->s, id);
+	json_t *meta = m ? m->metadata : json_object_get(saved, "metadata");
+	const char *stmpl = json_string_value(json_object_get(saved, "template"));
 	json_t *limits = json_object_get(state, "limits"), *j;
 	json_t *mem = json_object_get(limits, "memory_bytes"),
 	       *disk = json_object_get(limits, "disk_bytes");
@@ -33,7 +37,10 @@ static json_t *detail(struct req *r, const char *id, json_t *state)
 	       *expires = json_object_get(state, "expires");
 	json_t *created = json_object_get(state, "created");
 	const char *profile = json_string_value(json_object_get(state, "profile"));
-	const char *tmpl = m && m->template ? m->template : profile ? profile : "default";
+	const char *tmpl = m && m->template ? m->template
+			   : stmpl	    ? stmpl
+			   : profile	    ? profile
+					    : "default";
 	char domain[80] = "";
 
 	if (r->via && !r->via->is_unix)
@@ -48,13 +55,15 @@ static json_t *detail(struct req *r, const char *id, json_t *state)
 					      : sysconf(_SC_NPROCESSORS_ONLN)),
 	    "memoryMB", json_is_integer(mem) ? json_integer_value(mem) >> 20 : (json_int_t)0,
 	    "diskSizeMB", json_is_integer(disk) ? json_integer_value(disk) >> 20 : (json_int_t)0,
-	    "metadata", m && m->metadata ? json_incref(m->metadata) : json_object(), "state",
+	    "metadata", json_is_object(meta) ? json_incref(meta) : json_object(), "state",
 	    "running", "envdVersion", SR_API_ENVD_VERSION, "domain",
 	    domain[0] ? json_string(domain) : json_null());
 	if (j)
 		json_object_set_new(j, "envdAccessToken",
 				    r->via && !r->via->is_unix ? json_string(r->s->token)
 							       : json_null());
+	if (saved)
+		json_decref(saved);
 	return j;
 }
 
@@ -317,7 +326,7 @@ static void get(struct req *r)
 	struct sr_entry e = {0};
 	struct sr_error err = {0};
 
-	if (sr_state_find(srv_statedir(r->s), r->m.id, &e, &err) < 0)
+	if (srv_state_find(r->s, r->m.id, &e, &err) < 0)
 		return srv_answer_err(r, NULL, &err);
 	srv_answer_json(r, MHD_HTTP_OK, detail(r, e.id, e.state));
 	sr_entry_free(&e);
@@ -494,7 +503,7 @@ static void health(struct req *r)
 	struct sr_error err = {0};
 
 	/* 502 is how envd's proxy says the sandbox is not running (the SDK's isRunning). */
-	if (sr_state_find(srv_statedir(r->s), r->m.id, &e, &err) < 0)
+	if (srv_state_find(r->s, r->m.id, &e, &err) < 0)
 		return srv_answer_error(r, MHD_HTTP_BAD_GATEWAY, "%s", err.msg);
 	sr_entry_free(&e);
 	srv_answer_empty(r, MHD_HTTP_NO_CONTENT);

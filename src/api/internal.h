@@ -30,6 +30,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+struct sr_entry;
+
 #define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 /*
@@ -245,6 +247,12 @@ struct made {
 };
 struct made *srv_made_find(struct srv *s, const char *id);
 /*
+ * What the create of a sandbox the server did not make (or made before it
+ * was started again) gave: {"metadata": {...}, "template": NAME}, each
+ * there if given; NULL when none was kept.
+ */
+json_t *srv_made_saved(struct srv *s, const char *id);
+/*
  * A warm sandbox's release is not waited for (pool.h): its state file may
  * still say "warm" for a moment. state (read from it) is made to say what
  * it will: running, with its deadline.
@@ -253,6 +261,15 @@ void srv_made_state(struct srv *s, const char *id, json_t *state);
 void srv_made_forget(struct srv *s, const char *id);
 /* Every one forgotten (the server's end). */
 void srv_made_forget_all(struct srv *s);
+/*
+ * Whether sandbox id (state: its state file's) is warm, a pool's and not
+ * taken by this server: nobody's yet, and answered as an unknown id is
+ * (its keeper refuses it too: what anyone did in it would be met by the
+ * request it is handed to; docs/security.md).
+ */
+bool srv_warm_held(struct srv *s, const char *id, json_t *state);
+/* sr_state_find() of the server's state directory, a warm one as unknown (srv_warm_held). */
+int srv_state_find(struct srv *s, const char *ref, struct sr_entry *ret, struct sr_error *err);
 /* Whether sandbox id's state directory is still there: its keeper removes it last. */
 bool srv_sandbox_alive(struct srv *s, const char *id);
 

@@ -29,6 +29,28 @@ static void on_kcall(struct srv *s, void *ctx, uint32_t events)
 	json_decref(msg);
 }
 
+bool srv_warm_held(struct srv *s, const char *id, json_t *state)
+{
+	return sr_streq(json_string_value(json_object_get(state, "state")), "warm") &&
+	       !srv_made_find(s, id);
+}
+
+int srv_state_find(struct srv *s, const char *ref, struct sr_entry *ret, struct sr_error *err)
+{
+	struct sr_entry e = {0};
+	int r = sr_state_find(s->statedir, ref, &e, err);
+
+	if (r < 0)
+		return r;
+	if (srv_warm_held(s, e.id, e.state)) {
+		sr_entry_free(&e);
+		return sr_error_msg(err, -ENOENT, "no sandbox '%s' (sandbox-run ls lists them)",
+				    ref);
+	}
+	*ret = e;
+	return 0;
+}
+
 int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, size_t n_fds,
 		struct kcall *k, struct sr_error *err)
 {
@@ -38,6 +60,13 @@ int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, siz
 	k->s = s;
 	k->fd = -1;
 	k->w = NULL;
+	/* One this server made is no pool's: no file read for it. */
+	if (!srv_made_find(s, ref)) {
+		r = srv_state_find(s, ref, &e, err);
+		if (r < 0)
+			return r;
+		sr_entry_free(&e);
+	}
 	/*
 	 * A whole id (what clients hold): its keeper's socket at once. Only a
 	 * live keeper listens there; anything else (gone, a name, a prefix)
@@ -219,6 +248,60 @@ void srv_made_forget_all(struct srv *s)
 	s->n_made = s->cap_made = 0;
 }
 
+/*
+ * What a create gave that only the server knows (E2B's metadata, its
+ * template's name), kept beside the sandbox's state file: api.json, 0600
+ * in the user's 0700 state directory, removed with it (sr_state_remove).
+ * The sandboxes outlive the server, and what its list finds them by must
+ * too, for the server started again. Written once, at the create (a
+ * failure costs only that); what is there is never replaced.
+ */
+#define SAVED_FILE "api.json"
+#define SAVED_MAX  (SR_API_METADATA_MAX + 4096)
+
+static void made_save(struct srv *s, const struct made *m)
+{
+	char path[4200];
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1;
+	json_t *j = json_object();
+	size_t len;
+
+	if (j && m->metadata)
+		json_object_set(j, "metadata", m->metadata);
+	if (j && m->template)
+		json_object_set_new(j, "template", json_string(m->template));
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (j)
+		json_decref(j);
+	if (!text || (len = strlen(text)) > SAVED_MAX || (!m->metadata && !m->template))
+		return;
+	snprintf(path, sizeof(path), "%s/%s/" SAVED_FILE, s->statedir, m->id);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0)
+		(void)!write(fd, text, len);
+}
+
+json_t *srv_made_saved(struct srv *s, const char *id)
+{
+	char path[4200], buf[SAVED_MAX + 1];
+	_cleanup_close_ int fd = -1;
+	json_t *j = NULL;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s/" SAVED_FILE, s->statedir, id);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf))) <= 0 || (size_t)n > SAVED_MAX)
+		return NULL;
+	if (sr_json_parse(buf, (size_t)n, 0, SR_API_JSON_DEPTH, &j) < 0)
+		return NULL;
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
 static struct made *made_add(struct srv *s, const char *id, const struct sr_api_create *c,
 			     const char *template)
 {
@@ -235,6 +318,7 @@ static struct made *made_add(struct srv *s, const char *id, const struct sr_api_
 	m->timeout_ms = c->has_timeout ? c->timeout_ms : 0;
 	clock_gettime(CLOCK_REALTIME, &now);
 	m->started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	made_save(s, m);
 	return m;
 }
 

@@ -21,7 +21,7 @@ void srv_answer_sandboxes(struct req *r, const char *key, srv_sandbox_json_fn ea
 		return srv_answer_err(r, "ls", &err);
 	}
 	for (size_t i = 0; i < n; i++)
-		if (v[i].state)
+		if (v[i].state && !srv_warm_held(r->s, v[i].id, v[i].state))
 			json_array_append_new(a, each ? each(r, v[i].id, v[i].state)
 						      : json_incref(v[i].state));
 	sr_entries_free(v, n);

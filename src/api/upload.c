@@ -26,10 +26,12 @@
  * freed, and the request answered 504 once its body is in. The file is
  * written in place, as envd writes it: what the worker had written stays.
  */
+#include "files.h"
 #include "internal.h"
 #include "multipart.h"
 #include "util.h"
 
+#include <limits.h>
 #include <strings.h>
 
 #define QUEUE_HIGH	  (1024 * 1024)
@@ -61,7 +63,8 @@ struct upload {
 	struct job job;
 	struct sr_multipart *form; /* NULL: the body is the file */
 	struct wfile *files, *cur;
-	char *path; /* the query's */
+	char *path;   /* the query's */
+	json_t *seen; /* a multipart body's paths so far, as the worker makes them (keys) */
 	bool envd, ended, waiting;
 	uint64_t bytes, max;
 	size_t queued;
@@ -101,6 +104,8 @@ static void upload_free(struct upload *up)
 	if (up->job.r)
 		up->job.r->up = NULL;
 	srv_job_remove(&up->job);
+	if (up->seen)
+		json_decref(up->seen);
 	free(up->path);
 	free(up);
 	wake_uploads(s);
@@ -329,6 +334,33 @@ static void wfile_close(struct upload *up)
 	srv_watch_events(up->job.s, f->w, EPOLLOUT);
 }
 
+/*
+ * A part naming a path an earlier part of the request named (the same
+ * file once the worker has made the path absolute and dropped its empty
+ * and "." parts; every part, with ?path=): refused, 400, as envd refuses
+ * it, and nothing after it is written. The earlier one is, as envd's is:
+ * it was written as it came.
+ */
+static bool named_before(struct upload *up, const char *path)
+{
+	char norm[PATH_MAX];
+
+	if (sr_files_path(path, norm, sizeof(norm)) < 0)
+		return false; /* the worker refuses it, saying why */
+	/* A set, not a walk of the files: 10,000 of them would be 50 million comparisons. */
+	if (!up->seen && !(up->seen = json_object()))
+		return false;
+	if (json_object_get(up->seen, norm)) {
+		sr_error_msg(&up->err, -EINVAL,
+			     "you cannot upload multiple files to the same path '%s' in one upload "
+			     "request, only the first specified file was uploaded",
+			     norm);
+		return true;
+	}
+	(void)json_object_set_new_nocheck(up->seen, norm, json_true());
+	return false;
+}
+
 /* Each "file" part of a multipart body: a file of its own, named by its filename (or ?path=). */
 static void on_part(void *ctx, const char *name, const char *filename)
 {
@@ -350,6 +382,8 @@ static void on_part(void *ctx, const char *name, const char *filename)
 		sr_error_msg(&up->err, -EINVAL, "files: a part with no file name and no ?path=");
 		return;
 	}
+	if (named_before(up, path))
+		return;
 	up->cur = up->job.r ? wfile_start(up, up->job.r, path) : NULL;
 }
 

@@ -227,6 +227,46 @@ static bool at_cap(const struct keeper *k, const struct client *cl, const char *
 	return holds_slot && !keeper_under_way(cl) && busy_clients(k) >= CLIENTS_MAX;
 }
 
+/*
+ * Whether the sandbox is warm and held by another client than cl: a
+ * pool's (pool.h), nobody's yet. Its holder's word comes first: a taker
+ * sends the release on the held connection before it (or the client it
+ * answered) asks anything on another one, and that word may wait unread
+ * in the same round.
+ */
+static bool held_by_another(struct keeper *k, struct client *cl)
+{
+	for (size_t i = 0; i < k->n_clients; i++) {
+		struct client *h = k->clients[i];
+		struct pollfd p = {.fd = h->fd, .events = POLLIN};
+
+		if (h == cl || !h->holds)
+			continue;
+		if (h->fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+			keeper_on_request(k, h);
+		/* Hung up, it is still held until keeper_end_clients() ends it. */
+		return h->holds;
+	}
+	return false;
+}
+
+/*
+ * A warm sandbox is its pool's until taken: what anyone else does in it
+ * (an exec, a file written, a port) would be met by the request it is
+ * handed to, which must find it as fresh as a new one (docs/security.md).
+ * The owner may still remove it (rm); the pool makes another.
+ */
+static bool refuse_held(struct keeper *k, struct client *cl, const char *op)
+{
+	if (sr_streq(op, "rm") || !held_by_another(k, cl))
+		return false;
+	keeper_reply_error(cl, -ENOENT, 125,
+			   "sandbox %s is warm: its pool holds it until a request takes it, "
+			   "and nobody else may use it",
+			   k->id);
+	return true;
+}
+
 void keeper_on_request(struct keeper *k, struct client *cl)
 {
 	json_t *req = NULL;
@@ -235,6 +275,9 @@ void keeper_on_request(struct keeper *k, struct client *cl)
 	const char *op;
 	int r = sr_ctl_recv(cl->fd, &req, fds, &n_fds);
 
+	/* Read already (a holder's word read first: held_by_another()). */
+	if (r == -EAGAIN)
+		return;
 	if (r <= 0) {
 		/*
 		 * Hung up (or garbage): an exec of its is killed, and a cp's or
@@ -245,7 +288,9 @@ void keeper_on_request(struct keeper *k, struct client *cl)
 		return;
 	}
 	op = json_string_value(json_object_get(req, "op"));
-	if (at_cap(k, cl, op)) {
+	if (refuse_held(k, cl, op)) {
+		/* Answered. */
+	} else if (at_cap(k, cl, op)) {
 		keeper_reply_error(
 		    cl, -EAGAIN, 125,
 		    "%s: the sandbox's keeper has %d requests under way, its most: try "

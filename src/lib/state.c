@@ -278,9 +278,12 @@ static void remove_cgroups(json_t *state)
 void sr_state_remove(const char *dir, json_t *state)
 {
 	_cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	/* The temporary state file after state.json: a write cut short leaves it. */
-	static const char *const files[] = {"ctl", "state.json", ".state.json.tmp", "keeper.log",
-					    "lock"};
+	/*
+	 * The temporary state file after state.json: a write cut short leaves
+	 * it; api.json, what serve keeps of its create (src/api/keepers.c).
+	 */
+	static const char *const files[] = {"ctl",	  "state.json", ".state.json.tmp",
+					    "keeper.log", "api.json",	"lock"};
 
 	remove_cgroups(state);
 	if (fd < 0)

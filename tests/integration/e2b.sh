@@ -94,6 +94,15 @@ say('gzipLeft', await sbx.files.exists('zipped.txt'))
 const many = Array.from({ length: 300 }, (_, i) => ({ path: `many/f${i}.txt`, data: `file ${i}` }))
 say('manyWritten', (await sbx.files.write(many)).length)
 say('manyInside', (await sbx.commands.run('ls many | wc -l; cat many/f299.txt')).stdout)
+// One path twice in one request (the same file, however named): refused, 400 with envd's
+// words; the first written, as envd writes it, the second not.
+try {
+  await sbx.files.write([{ path: 'twice.txt', data: 'first' }, { path: '/home/user/./twice.txt', data: 'second' }])
+  say('twice', ['written', await sbx.files.read('twice.txt')])
+} catch (e) {
+  say('twice', [e.name, e.message.includes("cannot upload multiple files to the same path '/home/user/twice.txt'"),
+    await sbx.files.read('twice.txt')])
+}
 // More than a request may hold: refused (413), nothing hangs, the sandbox goes on.
 {
   const b = 'sr-boundary'
@@ -154,6 +163,18 @@ try {
 } catch (e) {
   say('makeDirOnFile', e.name)
 }
+// Through symbolic links, as envd's os.Stat(): to a directory, there already (false); to a
+// file (a relative link), InvalidArgumentError; to nothing, envd's internal error, nothing made.
+await sbx.commands.run('cd /home/user && ln -s /tmp dirlink && ln -s /no/such/place dangling && ln -s dangling chain && ln -s notes/hello.txt filelink')
+say('makeDirLinkDir', await sbx.files.makeDir('dirlink'))
+for (const k of ['dangling', 'chain', 'filelink']) {
+  try {
+    say(k, ['made', await sbx.files.makeDir(k)])
+  } catch (e) {
+    say(k, [e.name, e.message.includes('no such file or directory')])
+  }
+}
+say('danglingLeft', (await sbx.commands.run('ls -d /no/such/place 2>&1 >/dev/null | wc -l; readlink /home/user/dangling')).stdout)
 say('exists', [await sbx.files.exists('made/deeper'), await sbx.files.exists('nothing-here')])
 await sbx.files.remove('made')
 say('removed', await sbx.files.exists('made'))
@@ -261,6 +282,7 @@ t_sdk() {
 	assert_eq "and nothing written" false "$(field gzipLeft)"
 	assert_eq "files.write of 300 files in one request: all written" 300 "$(field manyWritten)"
 	assert_eq "and all inside" '"300\nfile 299"' "$(field manyInside)"
+	assert_eq "files.write naming one path twice: 400 as envd's, the first written" '["InvalidArgumentError",true,"first"]' "$(field twice)"
 	assert_eq "a body of more than 10,000 files: 413, saying why" '[413,true]' "$(field overStatus)"
 	assert_eq "and the sandbox goes on" '"alive\n"' "$(field afterOver)"
 	assert_match "setTimeout: the new end" '^(29[0-9]|300)$' "$(field endsIn)"
@@ -275,6 +297,11 @@ t_sdk() {
 	assert_eq "files.makeDir" true "$(field makeDir)"
 	assert_eq "files.makeDir of a directory there already: false, as in E2B" '[false,false]' "$(field makeDirAgain)"
 	assert_eq "files.makeDir where a file is: InvalidArgumentError" '"InvalidArgumentError"' "$(field makeDirOnFile)"
+	assert_eq "files.makeDir of a link to a directory: there already, false" false "$(field makeDirLinkDir)"
+	assert_eq "files.makeDir of a link to nothing: envd's internal error (SandboxError)" '["SandboxError",true]' "$(field dangling)"
+	assert_eq "and of a link to that link" '["SandboxError",true]' "$(field chain)"
+	assert_eq "of a link to a file: InvalidArgumentError" '["InvalidArgumentError",false]' "$(field filelink)"
+	assert_eq "and nothing made, the link left as it was" '"1\n/no/such/place\n"' "$(field danglingLeft)"
 	assert_eq "files.exists" '[true,false]' "$(field exists)"
 	assert_eq "files.remove" false "$(field removed)"
 	assert_eq "files.remove of what is not there: no error, as in E2B" '"no error"' "$(field removeMissing)"

@@ -815,7 +815,37 @@ PY
 	stop_serve
 }
 
+# E2B's metadata lived in the server's memory alone: the sandboxes outlive
+# a server killed or restarted, and the next one listed them with none,
+# so Sandbox.list({metadata}) found none of them. Now it is kept beside
+# the sandbox's state (0600), and bounded.
+t_metadata_kept() {
+	local sb big
+	start_serve || return
+	api POST /sandboxes '{"templateID": "base", "metadata": {"suite": "serve.sh", "run": "kept"}, "timeout": 120}'
+	sb=$(jf 'j["sandboxID"]')
+	assert_eq "E2B's create with metadata: 201" 201 "$code"
+	assert_eq "kept beside its state, 0600" 600 "$(stat -c %a "$(state_dir)/$sb/api.json" 2>&1)"
+	kill -9 "$SERVE_PID"
+	wait "$SERVE_PID" 2>/dev/null
+	start_serve || return
+	api GET "/sandboxes?metadata=run%3Dkept"
+	assert_eq "a server started again lists it by its metadata" "200 [\"$sb\"]" "$code $(jf '[x["sandboxID"] for x in j]')"
+	api GET "/sandboxes/$sb"
+	assert_eq "and its detail has it, and its template" '[[["run", "kept"], ["suite", "serve.sh"]], "base"]' \
+		"$(jf '[sorted(j["metadata"].items()), j["templateID"]]')"
+	big=$(printf '%09000d' 0)
+	api POST /sandboxes "{\"templateID\": \"base\", \"metadata\": {\"big\": \"$big\"}}"
+	assert_match "metadata of more than 8 KiB: 400, saying why" "^400 .*at most 8192" "$code $body"
+	api POST /sandboxes '{"templateID": "base", "metadata": {"n": 1}}'
+	assert_match "metadata not a string: 400" "^400 .*'n': expected a string" "$code $body"
+	api DELETE "/sandboxes/$sb"
+	assert_eq "E2B's kill: 204" 204 "$code"
+	check "and its state is gone, what was kept with it too" until_ok 10 test ! -e "$(state_dir)/$sb"
+	stop_serve
+}
+
 for_each_user t_walkthrough t_errors t_auth t_tcp_keeps_socket t_failed_start_leaves_nothing t_warm t_warm_warns_once t_hostile \
 	t_max_output t_stopped_worker t_stopped_writer \
-	t_upload_bound t_from_inside t_create_client_gone t_stopped_keeper t_read_not_taken
+	t_upload_bound t_from_inside t_create_client_gone t_stopped_keeper t_read_not_taken t_metadata_kept
 done_testing

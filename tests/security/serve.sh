@@ -872,8 +872,66 @@ s.bind(("::1", int(sys.argv[1]))); s.listen(8); print("listening", flush=True); 
 	stop_serve
 }
 
+# A warm sandbox (serve --warm) is nobody's until a request takes it, and
+# the request it is handed to must find it as fresh as a new one
+# (docs/security.md). Its id was enough, to whoever knew or guessed it,
+# to read it, exec in it, write a file in it: the next create got a
+# sandbox someone had already been in. Now the API answers it as an
+# unknown id, on every route, and its keeper refuses the CLI.
+t_warm_unreachable() {
+	local wb no sb unknown first id req verb
+	start_serve --warm offline=1 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	sr ls --json
+	wb=$(python3 -c 'import json,sys; print(" ".join(x["id"] for x in json.load(sys.stdin) if x["state"] == "warm"))' <<<"$out")
+	assert_match "one warm sandbox" '^[0-9a-f]{32}$' "$wb"
+	no=$(tr 0-9a-f a-f0-9 <<<"$wb")
+	envd_start "$no" "touch /tmp/touched"
+	unknown=${body//$no/ID}
+	envd_start "$wb" "touch /tmp/touched"
+	assert_eq "envd's Start: as an unknown id" "$unknown" "${body//$wb/ID}"
+	for id in "$no" "$wb"; do
+		code=$(as_user curl -s -o "$SR_OUT/.envd-$SR_AS" -w '%{http_code}' --unix-socket "$SOCK" -H "E2b-Sandbox-Id: $id" \
+			-F "file=@/etc/hostname;filename=written" "http://sandbox-run/files?path=/tmp/written")
+		unknown="$code $(sed "s/$no/ID/g; s/$wb/ID/g" "$SR_OUT/.envd-$SR_AS")"
+		[ "$id" = "$no" ] && first=$unknown
+	done
+	assert_eq "envd's POST /files: as an unknown id" "$first" "$unknown"
+	assert_match "which is a 404" "^404 " "$unknown"
+	# Each route: the warm one's answer is an unknown id's, the id aside.
+	for req in "GET /v1/sandboxes/ID" "POST /v1/sandboxes/ID/exec {\"argv\":[\"touch\",\"/tmp/touched\"]}" \
+		"PUT /v1/sandboxes/ID/files?path=/tmp/written x" "GET /v1/sandboxes/ID/files?path=/etc/hostname" \
+		"POST /v1/sandboxes/ID/timeout {\"timeout\":\"1h\"}" "GET /sandboxes/ID" \
+		"POST /sandboxes/ID/connect {\"timeout\":60}" "POST /sandboxes/ID/timeout {\"timeout\":60}" \
+		"DELETE /sandboxes/ID" "DELETE /v1/sandboxes/ID"; do
+		set -- $req
+		api "$1" "${2//ID/$no}" ${3+"$3"}
+		unknown="$code ${body//$no/ID}"
+		api "$1" "${2//ID/$wb}" ${3+"$3"}
+		assert_eq "$1 ${2%%\?*}: a warm sandbox is an unknown id" "$unknown" "$code ${body//$wb/ID}"
+	done
+	# The CLI: its keeper refuses, with the reason.
+	for verb in "exec $wb -- touch /tmp/touched" "inspect $wb" "cp /etc/hostname $wb:/tmp/written" "port $wb 8000"; do
+		sr $verb
+		assert_match "sandbox-run ${verb%% *}: refused, one line" "^sandbox-run: .*sandbox $wb is warm: its pool holds it" "$errout"
+		assert_eq "sandbox-run ${verb%% *}: status 125, one line" "125 1" "$rc $(wc -l <<<"$errout")"
+	done
+	sr ls
+	assert_eq "ls still shows it warm" 1 "$(grep -c " warm " <<<"$out")"
+	# Taken, it is the taker's, and nothing was done in it.
+	api POST /v1/sandboxes '{"profile": "offline", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	assert_eq "the create is handed the warm one" "201 $wb" "$code $sb"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "ls /tmp; ls /workspace"}'
+	assert_eq "which is the taker's, as fresh as a new one" "200 " "$code $(jf 'j["stdout"].strip()')"
+	sr exec "$sb" -- true
+	assert_eq "and the CLI's too once taken" 0 "$rc"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout \
-	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole
+	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole t_warm_unreachable
 done_testing
