@@ -263,7 +263,7 @@ static void made_save(struct srv *s, const struct made *m)
 {
 	char path[4200];
 	_cleanup_free_ char *text = NULL;
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int dir = -1, fd = -1;
 	json_t *j = json_object();
 	size_t len;
 
@@ -276,10 +276,24 @@ static void made_save(struct srv *s, const struct made *m)
 		json_decref(j);
 	if (!text || (len = strlen(text)) > SAVED_MAX || (!m->metadata && !m->template))
 		return;
-	snprintf(path, sizeof(path), "%s/%s/" SAVED_FILE, s->statedir, m->id);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd >= 0)
-		(void)!write(fd, text, len);
+	snprintf(path, sizeof(path), "%s/%s", s->statedir, m->id);
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	fd = dir < 0 ? -1
+		     : openat(dir, SAVED_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			      0600);
+	if (fd < 0)
+		return;
+	(void)!write(fd, text, len);
+	/*
+	 * A sandbox that ended at once: its keeper removes state.json first,
+	 * api.json after it, then the directory. Made past that removal, the
+	 * file would keep the directory for good (no lock in it: taken for
+	 * one being made, never swept); whichever of us comes last removes it.
+	 */
+	if (faccessat(dir, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+		(void)unlinkat(dir, SAVED_FILE, 0);
+		(void)rmdir(path);
+	}
 }
 
 json_t *srv_made_saved(struct srv *s, const char *id)
