@@ -131,6 +131,14 @@ struct sr_config {
 	 * configuration) or logged. Wiped when freed.
 	 */
 	char **secrets;
+	/*
+	 * A warm pool's sandbox (pool.h): the word its pool holds it with,
+	 * NULL otherwise (not the config's: the pool's, for the launch).
+	 * Until held, its keeper takes no request but rm and a hold that
+	 * carries it, and its state says "warm" from the start, so that
+	 * nobody reaches it before its pool does. Never printed or saved.
+	 */
+	const char *pool_token;
 
 	/* [artifacts] */
 	struct sr_export *exports;

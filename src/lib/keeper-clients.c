@@ -258,7 +258,10 @@ static bool held_by_another(struct keeper *k, struct client *cl)
  */
 static bool refuse_held(struct keeper *k, struct client *cl, const char *op)
 {
-	if (sr_streq(op, "rm") || !held_by_another(k, cl))
+	if (sr_streq(op, "rm"))
+		return false;
+	/* Not held yet: its pool's hold, whose word keeper_do_hold() checks, comes first. */
+	if (k->reserved ? sr_streq(op, "hold") : !held_by_another(k, cl))
 		return false;
 	keeper_reply_error(cl, -ENOENT, 125,
 			   "sandbox %s is warm: its pool holds it until a request takes it, "

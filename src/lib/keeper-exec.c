@@ -315,16 +315,34 @@ void keeper_cancel_spawn(struct keeper *k, struct client *cl, int sig)
 	keeper_hang_up(cl);
 }
 
+/* The pool's word (config.h pool_token), compared in a time that does not tell how much matched. */
+static bool pool_word(const struct keeper *k, json_t *token)
+{
+	const char *want = k->config->pool_token, *got = json_string_value(token);
+	unsigned char diff = 0;
+	size_t n;
+
+	if (!want || !got || (n = strlen(want)) != strlen(got) || n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)(want[i] ^ got[i]);
+	return diff == 0;
+}
+
 /*
  * hold: a warm sandbox (pool.h), made ahead and waiting for its user. It
  * has no deadline, and ends when the holder hangs up, even killed: a
  * pool's sandboxes never outlive their pool. release hands it over, with
- * the deadline it gets from now.
+ * the deadline it gets from now. Only its pool holds it: the hold
+ * carries the pool's word.
  */
 void keeper_do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
 {
 	json_t *ms = json_object_get(req, "ms"), *taken = json_object_get(req, "taken_ns");
 
+	if (hold && !pool_word(k, json_object_get(req, "token")))
+		return keeper_reply_error(
+		    cl, -EPERM, 125, "hold: only the pool that made sandbox %s holds it", k->id);
 	if (!hold && !cl->holds)
 		return keeper_reply_error(cl, -EINVAL, 125, "release: not held on this connection");
 	if (!hold && ms && (!json_is_integer(ms) || json_integer_value(ms) < 0))
@@ -332,6 +350,8 @@ void keeper_do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
 	if (!hold && ms && (uint64_t)json_integer_value(ms) > DEADLINE_MAX_MS)
 		return keeper_reply_error(cl, -EINVAL, 125, "release: at most 366 days");
 	cl->holds = hold;
+	/* Held now, then the taker's: held_by_another() keeps others out until the release. */
+	k->reserved = false;
 	/*
 	 * A parked invocation on this connection: its time counts from its
 	 * taking, which its taker says (taken_ns, CLOCK_MONOTONIC's, ours too):

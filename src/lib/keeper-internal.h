@@ -121,6 +121,11 @@ struct keeper {
 	bool collected; /* create --export/--changes taken out (artifacts.h) */
 	struct sr_artifacts *artifacts; /* while they are */
 	struct sr_error artifacts_err;	/* the first that failed, told to rm */
+	/*
+	 * A warm pool's sandbox its pool has not held yet (config.h
+	 * pool_token): no request is taken but rm and the pool's hold.
+	 */
+	bool reserved;
 };
 
 /* keeper.c */

@@ -46,8 +46,9 @@ json_t *keeper_initial_state(struct keeper *k)
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* "ports" from the start, empty until `port` publishes one: a program reads one shape. */
 	return json_pack("{sssosssIsosisosososos[]}", "id", k->id, "name",
-			 c->name ? json_string(c->name) : json_null(), "state", "creating",
-			 "created_ns", (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec, "created",
+			 c->name ? json_string(c->name) : json_null(), "state",
+			 k->reserved ? "warm" : "creating", "created_ns",
+			 (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec, "created",
 			 iso_time(wall_ms()), "keeper_pid", (int)getpid(), "profile",
 			 sr_json_string(c->profile), "from",
 			 c->from ? sr_json_string(c->from) : json_null(), "limits",
@@ -70,7 +71,7 @@ void keeper_state_made(struct keeper *k)
 	json_object_set_new(k->state, "workspace_dir",
 			    sr_json_string(sr_sandbox_workspace_dir(k->sb)));
 	json_object_set_new(k->state, "base_time_ns", json_integer(k->t0_ns));
-	json_object_set_new(k->state, "state", json_string("running"));
+	json_object_set_new(k->state, "state", json_string(k->reserved ? "warm" : "running"));
 }
 
 void keeper_save_state(struct keeper *k)

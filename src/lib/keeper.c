@@ -670,6 +670,7 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 	    .listen_fd = -1,
 	    .sigfd = -1,
 	    .deadline_fd = -1,
+	    .reserved = c->pool_token != NULL,
 	};
 	struct sr_error err = {0};
 	int status = 0, r;

@@ -7,6 +7,7 @@
 
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/timerfd.h>
 
 #define BACKOFF_FIRST_MS 1000
@@ -42,6 +43,8 @@ struct warm {
 struct sr_pool {
 	struct sr_pool_opts o;
 	char *statedir;
+	/* What its keepers are held with (config.h pool_token): random, the pool's alone. */
+	char token[33];
 	struct warm *v; /* cap of them; unused ones have launch.fd == hold == -1 */
 	size_t cap;
 	unsigned extra; /* sandboxes wanted beyond o.size (sr_pool_want) */
@@ -135,6 +138,19 @@ static int watch(struct sr_pool *p, int fd)
 	return epoll_ctl(p->ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? sr_negerrno() : 0;
 }
 
+/* 16 random bytes in hex: the pool's token. */
+static int new_token(char token[33])
+{
+	unsigned char raw[16];
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -EIO;
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(token + 2 * i, 3, "%02x", raw[i]);
+	explicit_bzero(raw, sizeof(raw));
+	return 0;
+}
+
 int sr_pool_new(const struct sr_pool_opts *o, struct sr_pool **ret, struct sr_error *err)
 {
 	struct sr_pool *p = calloc(1, sizeof(*p));
@@ -164,6 +180,8 @@ int sr_pool_new(const struct sr_pool_opts *o, struct sr_pool **ret, struct sr_er
 		return r;
 	}
 	r = sr_state_dir(&p->statedir, err);
+	if (r >= 0 && new_token(p->token) < 0)
+		r = sr_error_msg(err, -EIO, "pool: getrandom failed");
 	if (r < 0) {
 		sr_pool_free(p);
 		return r;
@@ -231,7 +249,7 @@ static int watch_held(struct sr_pool *p, struct warm *w, struct sr_error *err)
 static int ask_hold(struct sr_pool *p, struct warm *w, struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
-	json_t *req = json_pack("{ss}", "op", "hold");
+	json_t *req = json_pack("{ssss}", "op", "hold", "token", p->token);
 	int r;
 
 	memcpy(w->id, w->launch.id, sizeof(w->id));
@@ -418,8 +436,10 @@ static void refill(struct sr_pool *p)
 
 		if (!unused(&p->v[i]))
 			continue;
-		if (sr_launch_start(p->o.config, p->o.level, &p->keepers, &p->v[i].launch, &err) <
-			0 ||
+		struct sr_config c = *p->o.config;
+
+		c.pool_token = p->token;
+		if (sr_launch_start(&c, p->o.level, &p->keepers, &p->v[i].launch, &err) < 0 ||
 		    watch(p, p->v[i].launch.fd) < 0) {
 			if (!err.code)
 				sr_error_errno(&err, sr_negerrno(), "pool: epoll");
@@ -578,6 +598,7 @@ void sr_pool_free(struct sr_pool *p)
 	for (size_t i = 0; i < SAID_MAX; i++)
 		free(p->said[i]);
 	free(p->statedir);
+	explicit_bzero(p->token, sizeof(p->token));
 	sr_closep(&p->timerfd);
 	sr_closep(&p->soonfd);
 	sr_closep(&p->ep);

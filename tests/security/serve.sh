@@ -670,7 +670,8 @@ print("sandbox", new, flush=True)
 PY
 	kp=$(sed -n 's/^keeper \([0-9]*\) .*/\1/p' "$SR_OUT/hold-$SR_AS")
 	sb=$(sed -n 's/^sandbox //p' "$SR_OUT/hold-$SR_AS")
-	assert_match "the refill's keeper stopped before it was held" "state before the hold: running" \
+	# Stopped while the server was (it sends the hold): before the hold, and warm from the start.
+	assert_match "the refill's keeper stopped before it was held" "state before the hold: warm" \
 		"$(cat "$SR_OUT/hold-$SR_AS")"
 	assert_eq "the server answers beside it" "pools: 200 within 5 s" "$(grep pools: "$SR_OUT/hold-$SR_AS")"
 	check "and once its keeper goes on, that sandbox is the pool's ready one" until_ok 10 eval \
@@ -930,8 +931,79 @@ t_warm_unreachable() {
 	stop_serve
 }
 
+# A pool's sandbox is nobody else's from its first moment, not only once
+# its pool holds it: while it is made and answered, a client of the same
+# user that connects as soon as its directory appears (which the API's
+# clients could do too, reading the list) is refused as well, and no hold
+# is taken but its pool's. It took requests until the hold came, and a
+# hold from anyone: a create was once handed a sandbox another client had
+# written to first.
+t_warm_from_birth() {
+	local out="$SR_OUT/racer-$SR_AS" racer sb i
+	start_serve --warm offline=1 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	: >"$out"
+	(as_user_exec /usr/bin/python3 - "$(state_dir)" >"$out" 2>&1 <<'PY') &
+import json, os, re, socket, sys, time
+top = sys.argv[1]
+ids = lambda: {x for x in os.listdir(top) if re.fullmatch("[0-9a-f]{32}", x)}
+seen = ids()
+print("ready", flush=True)
+
+def ask(s, op):
+    s.send(json.dumps({"op": op}).encode())
+    r = json.loads(s.recv(1 << 20).decode())
+    return "refused" if "error" in r else "answered"
+
+while True:
+    for x in ids() - seen:
+        seen.add(x)
+        s, end = None, time.monotonic() + 5
+        while time.monotonic() < end:
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                s.connect(os.path.join(top, x, "ctl"))
+                break
+            except OSError:
+                s.close()
+                s = None
+        if s is None:
+            print(x, "unreached", flush=True)
+            continue
+        try:
+            print(x, "inspect", ask(s, "inspect"), "hold", ask(s, "hold"), flush=True)
+        except (OSError, ValueError) as e:
+            print(x, "ended", type(e).__name__, flush=True)
+        s.close()
+    time.sleep(0.0002)
+PY
+	racer=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $racer"
+	until_ok 10 grep -q ready "$out"
+	# Each take makes the pool make another, which the racer goes for:
+	# its answer is in before the next take, so it met a sandbox no one had.
+	for i in 1 2 3 4; do
+		api POST /v1/sandboxes '{"profile": "offline", "timeout": "2m"}'
+		sb=$(jf 'j["id"]')
+		until_ok 20 eval '[ "$(grep -c " inspect \| unreached\| ended" "$out")" -ge $i ]'
+		api DELETE "/v1/sandboxes/$sb"
+	done
+	kill "$racer" 2>/dev/null
+	wait "$racer" 2>/dev/null
+	assert_eq "4 sandboxes of the pool met by a racing client as they were made" 4 \
+		"$(grep -c " inspect " "$out")"
+	assert_eq "each refused it, its hold too (inspect refused hold refused)" \
+		"4 x inspect refused hold refused" \
+		"$(grep " inspect " "$out" | cut -d' ' -f2- | sort | uniq -c | sed 's/^ *//; s/ / x /')"
+	check "and the pool's last one is ready for a request" \
+		until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	assert_eq "none of them failed" 0 "$(jf 'j["pools"][0]["failed"]')"
+	stop_serve
+}
+
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout \
-	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole t_warm_unreachable
+	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole t_warm_unreachable \
+	t_warm_from_birth
 done_testing
