@@ -340,7 +340,8 @@ void keeper_do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
 {
 	json_t *ms = json_object_get(req, "ms"), *taken = json_object_get(req, "taken_ns");
 
-	if (hold && !pool_word(k, json_object_get(req, "token")))
+	/* Once: a taken sandbox is its taker's, whoever knows the word. */
+	if (hold && (!k->reserved || !pool_word(k, json_object_get(req, "token"))))
 		return keeper_reply_error(
 		    cl, -EPERM, 125, "hold: only the pool that made sandbox %s holds it", k->id);
 	if (!hold && !cl->holds)

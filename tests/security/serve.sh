@@ -1001,9 +1001,59 @@ PY
 	stop_serve
 }
 
+# The pool's word holds its sandbox once: taken, it is its taker's, even
+# against a hold that carries the word (read here from the server's memory,
+# as root can). Such a hold took a taken sandbox back for anyone who had
+# it: the taker's next request was "warm", and the sandbox ended with the
+# holder's connection.
+t_word_holds_once() {
+	local sb got
+	start_serve --warm offline=1 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	api POST /v1/sandboxes '{"profile": "offline", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	assert_eq "a warm sandbox taken" 201 "$code"
+	# The words: root reads the server's memory (the caller's own cannot: it is not dumpable).
+	/usr/bin/python3 - "$SERVE_PID" "$(state_dir)" >"$SR_OUT/words-$SR_AS" <<'PY'
+import os, re, sys
+pid, ids = int(sys.argv[1]), set(os.listdir(sys.argv[2]))
+words = set()
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+    for line in maps:
+        addr, perms = line.split()[:2]
+        if not perms.startswith("rw"):
+            continue
+        lo, hi = (int(x, 16) for x in addr.split("-"))
+        try:
+            mem.seek(lo)
+            words |= set(re.findall(rb"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])", mem.read(hi - lo)))
+        except OSError:
+            pass
+print("\n".join(sorted(w.decode() for w in words if w.decode() not in ids)))
+PY
+	cp "$SR_OUT/words-$SR_AS" "$SR_TMP/words-$SR_AS" && chmod 0644 "$SR_TMP/words-$SR_AS"
+	got=$(as_user /usr/bin/python3 - "$(state_dir)/$sb/ctl" "$SR_TMP/words-$SR_AS" <<'PY'
+import json, socket, sys
+answers = []
+for w in open(sys.argv[2]).read().split():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    s.send(json.dumps({"op": "hold", "token": w}).encode())
+    answers.append("refused" if "error" in json.loads(s.recv(1 << 20)) else "held")
+    s.close()
+print(len(answers) > 0, "held" if "held" in answers else "refused")
+PY
+)
+	assert_eq "a hold with each word in the server's memory: refused" "True refused" "$got"
+	api POST "/v1/sandboxes/$sb/exec" '{"cmd": "true"}'
+	assert_eq "the taker's still" 200 "$code"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout \
 	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole t_warm_unreachable \
-	t_warm_from_birth
+	t_warm_from_birth t_word_holds_once
 done_testing
