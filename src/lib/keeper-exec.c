@@ -24,9 +24,10 @@ static struct client *client_of_pid(struct keeper *k, pid_t pid)
 
 /*
  * An exec's end, told to its client as a run's record has it (status,
- * exit_code, timings, the sandbox's limits and how they are held), with
- * the same exit statuses: 124 for its --timeout or the sandbox's
- * deadline, 128+N for a signal (137 when rm killed it).
+ * exit_code, timings, the sandbox's limits and how they are held, as
+ * inspect says them now), with the same exit statuses: 124 for its
+ * --timeout or the sandbox's deadline, 128+N for a signal (137 when rm
+ * killed it).
  */
 void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit *e)
 {
@@ -34,8 +35,6 @@ void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 	json_t *record = NULL;
 
 	sr_result_init(&r);
-	memcpy(r.enforced, k->record.enforced, sizeof(r.enforced));
-	memcpy(r.sandbox_id, k->id, sizeof(r.sandbox_id));
 	sr_sandbox_usage(k->sb, true, &r);
 	r.wall_ms =
 	    (double)((cl->exit_pending ? cl->exit_ns : sr_monotonic_ns()) - cl->start_ns) / 1e6;
@@ -72,7 +71,7 @@ void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 		r.status = SR_STATUS_EXITED;
 		r.exit_code = WEXITSTATUS(e->status);
 	}
-	record = sr_result_json(&r, k->config);
+	record = sr_result_json_state(&r, k->state);
 	keeper_reply(cl,
 		     json_pack("{sssisoso}", "event", "exit", "exit_code", r.exit_code, "ended_by",
 			       !e && k->end_reason ? json_string(k->end_reason) : json_null(),
