@@ -28,6 +28,15 @@ static struct client *client_of_pid(struct keeper *k, pid_t pid)
  * inspect says them now), with the same exit statuses: 124 for its
  * --timeout or the sandbox's deadline, 128+N for a signal (137 when rm
  * killed it).
+ *
+ * Its usage is the exec's own, not the sandbox's so far (inspect has
+ * that): the CPU time of its process and of what that waited for, and
+ * the largest of their peaks (scope "process"), from the rusage PID 1
+ * reaped it with; the cgroup's peak is the whole sandbox's since it was
+ * made, every earlier exec's with it. None for one that never started
+ * or whose end PID 1 never told, the sandbox's coming first (its count
+ * went with PID 1). The disk is one for every exec: what it held when
+ * this one ended.
  */
 void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit *e)
 {
@@ -38,9 +47,16 @@ void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 	sr_sandbox_usage(k->sb, true, &r);
 	r.wall_ms =
 	    (double)((cl->exit_pending ? cl->exit_ns : sr_monotonic_ns()) - cl->start_ns) / 1e6;
+	r.user_ms = r.sys_ms = 0;
+	r.peak_memory_bytes = -1;
+	r.peak_memory_scope = SR_PEAK_NONE;
 	if (e) {
 		r.user_ms = e->ru.user_ms;
 		r.sys_ms = e->ru.sys_ms;
+		if (e->ru.peak_rss > 0) {
+			r.peak_memory_bytes = e->ru.peak_rss;
+			r.peak_memory_scope = SR_PEAK_PROCESS;
+		}
 		/* PID 1 cannot count a directory of the host's (-1): the host's count stays. */
 		if (e->ru.disk_used >= 0)
 			r.disk_used_bytes = e->ru.disk_used;

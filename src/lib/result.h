@@ -10,7 +10,8 @@
  *   "sandbox_id" are null when there is none or it is unknown.
  * - "peak_memory_scope" says what the peak is: "sandbox" (the cgroup's:
  *   every process together) or "process" (the largest single process,
- *   from rusage, where limits are rlimits); null with no peak.
+ *   from rusage, where limits are rlimits, and in an exec's record,
+ *   whose processes' alone it is); null with no peak.
  * - wall_ms, user_ms, sys_ms: 1 to 3 decimals (12.3, 4.0), capped just
  *   under 1e12 ms (31 years).
  * - A limit above 2^63 - 1 (8 EiB, or 292 million years of timeout) is

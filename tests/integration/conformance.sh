@@ -82,6 +82,34 @@ t_exec_error_record_state() {
 	rm -f "$rec" "$prof"
 }
 
+t_exec_usage() {
+	# An exec's record gave the sandbox's peak memory so far (the
+	# cgroup's, since it was made) as the exec's: a trivial command after
+	# a hungry one said the hungry one's peak; under rlimits, none at all.
+	# Each exec's usage is its own now (docs/limits.md).
+	local a="$SR_OUT/usage-a-$SR_AS.json" b="$SR_OUT/usage-b-$SR_AS.json" id
+	sr create -q --net none --memory 512M --timeout 5m
+	id=$out
+	sr exec --result "$a" "$id" -- sh -c \
+		'x=$(head -c 40000000 /dev/zero | tr "\0" a); i=0; while [ $i -lt 500000 ]; do i=$((i+1)); done'
+	sr exec --result "$b" "$id" -- true
+	python3 -c 'import json,sys
+a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+print("#", {k: (a[k], b[k]) for k in ("user_ms","sys_ms","peak_memory_bytes","peak_memory_scope","disk_used_bytes")})' "$a" "$b"
+	check "a CPU-burning exec: its CPU time counted" \
+		python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); sys.exit(a["user_ms"]+a["sys_ms"] < 100)' "$a"
+	check "the trivial one after it: not the first's time too" \
+		python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); sys.exit(b["user_ms"]+b["sys_ms"] >= (a["user_ms"]+a["sys_ms"])/4)' "$a" "$b"
+	assert_eq "each exec's peak memory is its own processes' (scope process)" "process process" \
+		"$(json_get "$a" peak_memory_scope) $(json_get "$b" peak_memory_scope)"
+	check "the first's at least its 40 MB" \
+		python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["peak_memory_bytes"] < 40e6)' "$a"
+	check "the trivial one's not the first's" \
+		python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["peak_memory_bytes"] >= 20e6)' "$b"
+	sr rm -f "$id"
+	rm -f "$a" "$b"
+}
+
 # ops JSON: "path op" of each change, sorted, from diff --json's object.
 ops() {
 	python3 -c 'import json,sys
@@ -195,5 +223,5 @@ t_exec_oom() {
 	rm -f "$rec"
 }
 
-for_each_user t_exec_error_record t_exec_error_record_state t_diff_json t_empty_command t_bad_interpreter t_exec_oom
+for_each_user t_exec_error_record t_exec_error_record_state t_exec_usage t_diff_json t_empty_command t_bad_interpreter t_exec_oom
 done_testing
