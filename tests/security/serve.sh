@@ -385,6 +385,19 @@ t_timeout_moved() {
 	assert_eq "a refresh that extends it to 1200 s: 1200" 1200 "$(jf 'j["limits"]["timeout_s"]')"
 	api DELETE "/v1/sandboxes/$sb"
 	stop_serve
+	# A warm one, taken with a timeout of its own: its create's answer
+	# said the profile's 120 (its state when the pool held it), the
+	# keeper's too once released.
+	start_serve --warm offline=1 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	api POST /v1/sandboxes '{"profile": "offline", "timeout": "10m"}'
+	sb=$(jf 'j["id"]')
+	assert_eq "a warm sandbox taken with timeout 10m: the answer says 600, expiring in 600 s" \
+		"201 600 True" "$code $(jf '"%s %s" % (j["limits"]["timeout_s"], 590 < j["expires_ms"] / 1000 - __import__("time").time() <= 601)')"
+	api GET "/v1/sandboxes/$sb"
+	assert_eq "and GET (its keeper) too" 600 "$(jf 'j["limits"]["timeout_s"]')"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
 }
 
 # A deadline under a millisecond, as a number of seconds (0.0004): it
