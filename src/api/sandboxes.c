@@ -5,6 +5,7 @@
  * answers with what the verb would print (as JSON), or its error.
  */
 #include "internal.h"
+#include "result.h"
 #include "snapshot.h"
 #include "state.h"
 #include "util.h"
@@ -51,6 +52,16 @@ static void created(struct req *r, const char *id, const struct sr_error *err)
 	} else {
 		j = json_pack("{ss}", "id", id);
 	}
+	/*
+	 * A warm one's state says its profile's timeout_s, held without a
+	 * deadline: its release gave it this one, which its keeper says from
+	 * then on (keeper_set_deadline()).
+	 */
+	if (m && m->warm && json_is_object(json_object_get(j, "limits")))
+		json_object_set_new(
+		    json_object_get(j, "limits"), "timeout_s",
+		    sr_result_timeout_json(m->expires_ms ? (uint64_t)(m->expires_ms - m->started_ms)
+							 : 0));
 	sr_entry_free(&e);
 	srv_answer_json(r, MHD_HTTP_CREATED, j);
 }

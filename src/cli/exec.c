@@ -498,39 +498,24 @@ static int run_exec(struct exec *x, const struct sr_result_target *target, struc
 /*
  * The record of an exec whose command never ran (no such sandbox, a
  * command not found or not executable, a bad --workdir): status error
- * and why, as a run's. In a sandbox that is there, its limits, how they
- * are held, its profile and its id are the sandbox's, as for a command
- * that ran; they were the default profile's, held by nothing, as if no
- * sandbox were there.
+ * and why, as a run's. Its limits, how they are held, its profile and
+ * its id are the sandbox's state's, as inspect says them (and as the
+ * record of a command that ran has them), and null with no sandbox:
+ * nothing of the default profile, whose limits this sandbox may not
+ * have.
  */
 static void write_error_record(struct exec *x, const struct sr_result_target *target, int status,
 			       const char *msg)
 {
-	static const char *const from_state[][2] = {
-	    {"limits", "limits"},
-	    {"enforced", "enforced"},
-	    {"profile", "profile"},
-	    {"sandbox_id", "id"},
-	};
 	_cleanup_free_ char *text = NULL;
 	struct sr_error werr = {0};
-	struct sr_config c;
 	struct sr_result r;
 	json_t *record;
 
-	sr_config_init(&c);
 	sr_result_init(&r);
 	r.exit_code = status;
 	snprintf(r.error, sizeof(r.error), "%s", msg);
-	record = sr_result_json(&r, &c);
-	sr_config_free(&c);
-	for (size_t i = 0; record && json_is_object(x->state) && i < SR_ARRAY_SIZE(from_state);
-	     i++) {
-		json_t *v = json_object_get(x->state, from_state[i][1]);
-
-		if (v)
-			json_object_set(record, from_state[i][0], v);
-	}
+	record = sr_result_json_state(&r, json_is_object(x->state) ? x->state : NULL);
 	if (!record || sr_json_dump_line(record, &text) < 0)
 		sr_error_msg(&werr, -ENOMEM, "result %s: format", x->result);
 	else

@@ -24,9 +24,19 @@ static struct client *client_of_pid(struct keeper *k, pid_t pid)
 
 /*
  * An exec's end, told to its client as a run's record has it (status,
- * exit_code, timings, the sandbox's limits and how they are held), with
- * the same exit statuses: 124 for its --timeout or the sandbox's
- * deadline, 128+N for a signal (137 when rm killed it).
+ * exit_code, timings, the sandbox's limits and how they are held, as
+ * inspect says them now), with the same exit statuses: 124 for its
+ * --timeout or the sandbox's deadline, 128+N for a signal (137 when rm
+ * killed it).
+ *
+ * Its usage is the exec's own, not the sandbox's so far (inspect has
+ * that): the CPU time of its process and of what that waited for, and
+ * the largest of their peaks (scope "process"), from the rusage PID 1
+ * reaped it with; the cgroup's peak is the whole sandbox's since it was
+ * made, every earlier exec's with it. None for one that never started
+ * or whose end PID 1 never told, the sandbox's coming first (its count
+ * went with PID 1). The disk is one for every exec: what it held when
+ * this one ended.
  */
 void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit *e)
 {
@@ -34,14 +44,19 @@ void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 	json_t *record = NULL;
 
 	sr_result_init(&r);
-	memcpy(r.enforced, k->record.enforced, sizeof(r.enforced));
-	memcpy(r.sandbox_id, k->id, sizeof(r.sandbox_id));
 	sr_sandbox_usage(k->sb, true, &r);
 	r.wall_ms =
 	    (double)((cl->exit_pending ? cl->exit_ns : sr_monotonic_ns()) - cl->start_ns) / 1e6;
+	r.user_ms = r.sys_ms = 0;
+	r.peak_memory_bytes = -1;
+	r.peak_memory_scope = SR_PEAK_NONE;
 	if (e) {
 		r.user_ms = e->ru.user_ms;
 		r.sys_ms = e->ru.sys_ms;
+		if (e->ru.peak_rss > 0) {
+			r.peak_memory_bytes = e->ru.peak_rss;
+			r.peak_memory_scope = SR_PEAK_PROCESS;
+		}
 		/* PID 1 cannot count a directory of the host's (-1): the host's count stays. */
 		if (e->ru.disk_used >= 0)
 			r.disk_used_bytes = e->ru.disk_used;
@@ -72,7 +87,7 @@ void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 		r.status = SR_STATUS_EXITED;
 		r.exit_code = WEXITSTATUS(e->status);
 	}
-	record = sr_result_json(&r, k->config);
+	record = sr_result_json_state(&r, k->state);
 	keeper_reply(cl,
 		     json_pack("{sssisoso}", "event", "exit", "exit_code", r.exit_code, "ended_by",
 			       !e && k->end_reason ? json_string(k->end_reason) : json_null(),

@@ -101,17 +101,29 @@ void keeper_save_state_later(struct keeper *k)
 		k->save_at_ns = sr_monotonic_ns() + SAVE_LATER_MS * 1000000LL;
 }
 
-/* The deadline, ms from now (0: none), in the timerfd and in state.json (now, or later). */
+/*
+ * The deadline, ms from now (0: none), in the timerfd and in state.json
+ * (now, or later). Its length is the sandbox's limits.timeout_s from now
+ * on, in inspect, ls, serve's answers and each exec's record alike, and
+ * expires is when it was set plus that (docs/living.md): the create's,
+ * the timeout verb's, a warm sandbox's release's. A warm sandbox waiting
+ * for its taker has none meanwhile, and keeps its profile's, the one a
+ * release without one gives.
+ */
 int keeper_set_deadline(struct keeper *k, uint64_t ms, bool later)
 {
 	struct itimerspec its = {.it_value = sr_timespec_ms(ms)};
+	json_t *limits = json_object_get(k->state, "limits");
+	int64_t at = wall_ms() + (int64_t)ms;
 
 	if (timerfd_settime(k->deadline_fd, 0, &its, NULL) < 0)
 		return sr_negerrno();
-	json_object_set_new(k->state, "expires",
-			    ms ? iso_time(wall_ms() + (int64_t)ms) : json_null());
+	json_object_set_new(k->state, "expires", ms ? iso_time(at) : json_null());
 	json_object_set_new(k->state, "expires_ms",
-			    ms ? json_integer((json_int_t)(wall_ms() + (int64_t)ms)) : json_null());
+			    ms ? json_integer((json_int_t)at) : json_null());
+	if (json_is_object(limits) &&
+	    !sr_streq(json_string_value(json_object_get(k->state, "state")), "warm"))
+		json_object_set_new(limits, "timeout_s", sr_result_timeout_json(ms));
 	if (later)
 		keeper_save_state_later(k);
 	else

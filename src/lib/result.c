@@ -130,6 +130,11 @@ static json_t *nullable_i64(int64_t v)
 	return v < 0 ? json_null() : json_integer(v);
 }
 
+json_t *sr_result_timeout_json(uint64_t ms)
+{
+	return limit_milli(ms);
+}
+
 /*
  * json_object_set_new() takes the value, frees it on failure, and fails
  * on a NULL object or value (a constructor out of memory): failures are
@@ -143,7 +148,7 @@ json_t *sr_result_limits_json(const struct sr_config *c)
 	fail |= json_object_set_new(limits, "memory_bytes", limit_value(c->memory_bytes));
 	fail |= json_object_set_new(limits, "cpus", limit_milli(c->cpus_milli));
 	fail |= json_object_set_new(limits, "pids", limit_value(c->pids));
-	fail |= json_object_set_new(limits, "timeout_s", limit_milli(c->timeout_ms));
+	fail |= json_object_set_new(limits, "timeout_s", sr_result_timeout_json(c->timeout_ms));
 	fail |= json_object_set_new(limits, "disk_bytes", limit_value(c->disk_bytes));
 	fail |= json_object_set_new(limits, "net", sr_json_string(sr_net_mode_to_string(c->net)));
 	return fail ? NULL : steal_pointer(&limits);
@@ -161,15 +166,6 @@ json_t *sr_result_enforced_json(const struct sr_result *r)
 					    json_string(e ? e : "none"));
 	}
 	return fail ? NULL : steal_pointer(&enforced);
-}
-
-static int add_limits(json_t *rec, const struct sr_result *r, const struct sr_config *c)
-{
-	int fail = 0;
-
-	fail |= json_object_set_new(rec, "limits", sr_result_limits_json(c));
-	fail |= json_object_set_new(rec, "enforced", sr_result_enforced_json(r));
-	return fail ? -ENOMEM : 0;
 }
 
 static int add_network(json_t *rec, const struct sr_result_network *n)
@@ -204,14 +200,22 @@ static int add_network(json_t *rec, const struct sr_result_network *n)
 	return fail;
 }
 
-json_t *sr_result_json(const struct sr_result *r, const struct sr_config *c)
+/*
+ * The record, with the sandbox's own parts as given (limits, enforced:
+ * taken; NULL is null, as is a NULL profile or id).
+ */
+static json_t *record_json(const struct sr_result *r, json_t *limits, json_t *enforced,
+			   const char *profile, const char *id)
 {
 	_cleanup_(sr_json_decrefp) json_t *rec = NULL;
 	const char *status = sr_status_to_string(r->status);
 	int fail = 0;
 
-	if (!status)
+	if (!status) {
+		json_decref(limits);
+		json_decref(enforced);
 		return NULL;
+	}
 	/* Keys in this order: jansson writes them in the order they are added. */
 	rec = json_object();
 	fail |= json_object_set_new(rec, "version", json_integer(1));
@@ -229,13 +233,43 @@ json_t *sr_result_json(const struct sr_result *r, const struct sr_config *c)
 	    sr_json_string(r->peak_memory_bytes >= 0 ? sr_peak_scope_to_string(r->peak_memory_scope)
 						     : NULL));
 	fail |= json_object_set_new(rec, "disk_used_bytes", nullable_i64(r->disk_used_bytes));
-	fail |= add_limits(rec, r, c);
-	fail |= json_object_set_new(rec, "profile", sr_json_string(c->profile));
-	fail |= json_object_set_new(rec, "sandbox_id",
-				    sr_json_string(r->sandbox_id[0] ? r->sandbox_id : NULL));
+	fail |= json_object_set_new(rec, "limits", limits ? limits : json_null());
+	fail |= json_object_set_new(rec, "enforced", enforced ? enforced : json_null());
+	fail |= json_object_set_new(rec, "profile", sr_json_string(profile));
+	fail |= json_object_set_new(rec, "sandbox_id", sr_json_string(id));
 	if (r->network.recorded)
 		fail |= add_network(rec, &r->network);
 	return fail ? NULL : steal_pointer(&rec);
+}
+
+json_t *sr_result_json(const struct sr_result *r, const struct sr_config *c)
+{
+	json_t *limits = sr_result_limits_json(c), *enforced = sr_result_enforced_json(r);
+
+	if (!limits || !enforced) {
+		json_decref(limits);
+		json_decref(enforced);
+		return NULL;
+	}
+	return record_json(r, limits, enforced, c->profile,
+			   r->sandbox_id[0] ? r->sandbox_id : NULL);
+}
+
+json_t *sr_result_json_state(const struct sr_result *r, json_t *state)
+{
+	json_t *limits = json_object_get(state, "limits"),
+	       *enforced = json_object_get(state, "enforced");
+	json_t *l = json_is_object(limits) ? json_deep_copy(limits) : NULL,
+	       *e = json_is_object(enforced) ? json_deep_copy(enforced) : NULL;
+
+	/* A copy out of memory fails the record: null would say the sandbox has none. */
+	if ((json_is_object(limits) && !l) || (json_is_object(enforced) && !e)) {
+		json_decref(l);
+		json_decref(e);
+		return NULL;
+	}
+	return record_json(r, l, e, json_string_value(json_object_get(state, "profile")),
+			   json_string_value(json_object_get(state, "id")));
 }
 
 int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json)

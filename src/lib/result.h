@@ -10,7 +10,8 @@
  *   "sandbox_id" are null when there is none or it is unknown.
  * - "peak_memory_scope" says what the peak is: "sandbox" (the cgroup's:
  *   every process together) or "process" (the largest single process,
- *   from rusage, where limits are rlimits); null with no peak.
+ *   from rusage, where limits are rlimits, and in an exec's record,
+ *   whose processes' alone it is); null with no peak.
  * - wall_ms, user_ms, sys_ms: 1 to 3 decimals (12.3, 4.0), capped just
  *   under 1e12 ms (31 years).
  * - A limit above 2^63 - 1 (8 EiB, or 292 million years of timeout) is
@@ -125,12 +126,22 @@ const char *sr_peak_scope_to_string(enum sr_peak_scope s); /* NULL for none */
 
 /* The record as JSON (NULL: out of memory, or no such status), and as one line of it (malloc'd). */
 json_t *sr_result_json(const struct sr_result *r, const struct sr_config *c);
+/*
+ * The record of a process in a living sandbox (an exec's): its limits,
+ * enforced, profile and sandbox_id are those of the sandbox's state
+ * (state.json, inspect's), as they are now (a `timeout` moves
+ * limits.timeout_s); r's own are not read. Each is null where state has
+ * none (NULL: no sandbox).
+ */
+json_t *sr_result_json_state(const struct sr_result *r, json_t *state);
 int sr_result_format(const struct sr_result *r, const struct sr_config *c, char **ret_json);
 /*
  * The record's "limits" and "enforced" objects (NULL: out of memory), also
  * state.json's, which inspect and ls read: one form for both.
  */
 json_t *sr_result_limits_json(const struct sr_config *c);
+/* limits.timeout_s of a deadline ms long (0: none, null). */
+json_t *sr_result_timeout_json(uint64_t ms);
 json_t *sr_result_enforced_json(const struct sr_result *r);
 /*
  * Where the record goes, settled before the agent runs: the agent may be

@@ -42,6 +42,74 @@ t_exec_error_record() {
 	rm -f "$rec" "$ok_rec"
 }
 
+# same_as_inspect REC INSPECT: the fields of an exec's record that are the
+# sandbox's (limits, enforced, profile, sandbox_id) beside inspect's, one
+# line each that differs; nothing when all agree.
+same_as_inspect() {
+	python3 -c 'import json,sys
+r=json.load(open(sys.argv[1])); i=json.loads(sys.argv[2])
+for k,v in (("limits",i["limits"]),("enforced",i["enforced"]),("profile",i["profile"]),("sandbox_id",i["id"])):
+    if r[k]!=v: print(k, json.dumps(r[k], sort_keys=True), "inspect:", json.dumps(v, sort_keys=True))' "$1" "$2"
+}
+
+t_exec_error_record_state() {
+	# exec --result of a command that never ran built its record from
+	# the default profile, then copied the sandbox's fields over it: of
+	# no sandbox at all (a gone or mistyped ID), the record said the
+	# default's 2G, 2 CPUs, 120 s and profile "default", held by "none",
+	# limits no sandbox had. Every field now is the sandbox's state's,
+	# as inspect says it (after a `timeout` too), or null.
+	local prof="$SR_TMP/conf-prof-$SR_AS.ini" rec="$SR_OUT/exec-state-$SR_AS.json" id c
+	printf '[profile]\ninherit = default\n[limits]\ndisk = 1G\n' >"$prof"
+	chmod a+r "$prof"
+	sr create -q -p "$prof" --memory 512M --cpus 1 --pids 64 --timeout 90 --net none
+	id=$out
+	sr timeout "$id" 5m
+	for c in "-- no-such-command" "-- /etc/passwd" "--workdir /no/such/dir -- true" "-- true"; do
+		rm -f "$rec"
+		# shellcheck disable=SC2086 # $c: the options and command, in words
+		sr exec --result "$rec" "$id" $c
+		sr inspect "$id"
+		assert_eq "exec --result ID $c ($(json_get "$rec" exit_code)): limits, enforced, profile, id as inspect's" \
+			"" "$(same_as_inspect "$rec" "$out")"
+	done
+	sr rm -f "$id"
+	rm -f "$rec"
+	sr exec --result "$rec" "no-such-sandbox-$SR_AS" -- true
+	assert_eq "exec --result of no sandbox: 125, limits, enforced, profile and sandbox_id null" \
+		"125 error None None None None" \
+		"$rc $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["status"], *(d[k] for k in ("limits","enforced","profile","sandbox_id")))' "$rec")"
+	rm -f "$rec" "$prof"
+}
+
+t_exec_usage() {
+	# An exec's record gave the sandbox's peak memory so far (the
+	# cgroup's, since it was made) as the exec's: a trivial command after
+	# a hungry one said the hungry one's peak; under rlimits, none at all.
+	# Each exec's usage is its own now (docs/limits.md).
+	local a="$SR_OUT/usage-a-$SR_AS.json" b="$SR_OUT/usage-b-$SR_AS.json" id
+	sr create -q --net none --memory 512M --timeout 5m
+	id=$out
+	sr exec --result "$a" "$id" -- sh -c \
+		'x=$(head -c 40000000 /dev/zero | tr "\0" a); i=0; while [ $i -lt 500000 ]; do i=$((i+1)); done'
+	sr exec --result "$b" "$id" -- true
+	python3 -c 'import json,sys
+a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+print("#", {k: (a[k], b[k]) for k in ("user_ms","sys_ms","peak_memory_bytes","peak_memory_scope","disk_used_bytes")})' "$a" "$b"
+	check "a CPU-burning exec: its CPU time counted" \
+		python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); sys.exit(a["user_ms"]+a["sys_ms"] < 100)' "$a"
+	check "the trivial one after it: not the first's time too" \
+		python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); sys.exit(b["user_ms"]+b["sys_ms"] >= (a["user_ms"]+a["sys_ms"])/4)' "$a" "$b"
+	assert_eq "each exec's peak memory is its own processes' (scope process)" "process process" \
+		"$(json_get "$a" peak_memory_scope) $(json_get "$b" peak_memory_scope)"
+	check "the first's at least its 40 MB" \
+		python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["peak_memory_bytes"] < 40e6)' "$a"
+	check "the trivial one's not the first's" \
+		python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["peak_memory_bytes"] >= 20e6)' "$b"
+	sr rm -f "$id"
+	rm -f "$a" "$b"
+}
+
 # ops JSON: "path op" of each change, sorted, from diff --json's object.
 ops() {
 	python3 -c 'import json,sys
@@ -155,5 +223,5 @@ t_exec_oom() {
 	rm -f "$rec"
 }
 
-for_each_user t_exec_error_record t_diff_json t_empty_command t_bad_interpreter t_exec_oom
+for_each_user t_exec_error_record t_exec_error_record_state t_exec_usage t_diff_json t_empty_command t_bad_interpreter t_exec_oom
 done_testing

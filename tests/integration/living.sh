@@ -337,6 +337,42 @@ t_timeout_verb() {
 	assert_eq "a bad duration: 125" 125 "$rc"
 }
 
+# timeout_of: "limits.timeout_s, seconds from now to expires" of the
+# sandbox as the JSON on stdin says it (inspect's, or ls --json's first);
+# the seconds left, when within 10 of timeout_s (this much time passes
+# between the timeout and this), said as timeout_s.
+timeout_of() {
+	python3 -c 'import json,sys,time
+d=json.load(sys.stdin)
+d=d[0] if isinstance(d,list) else d
+t,e=d["limits"]["timeout_s"],d["expires_ms"]
+left=None if e is None else e/1000-time.time()
+print(t, t if left is not None and t is not None and t-10<left<=t+1 else left)'
+}
+
+t_timeout_shown() {
+	# `timeout ID D` moved the deadline, but inspect, ls --json and each
+	# exec's record went on saying the create's limits.timeout_s: a
+	# sandbox that would live 5 more minutes said 90 s. timeout_s is the
+	# deadline in force, counted from when it was set (expires).
+	local rec="$SR_OUT/timeout-shown-$SR_AS.json"
+	new_sandbox --timeout 90
+	sr inspect "$sb"
+	assert_eq "create --timeout 90: inspect's timeout_s and expires" "90 90" "$(timeout_of <<<"$out")"
+	sr timeout "$sb" 5m
+	sr inspect "$sb"
+	assert_eq "timeout ID 5m: inspect says 300, expiring in 300 s" "300 300" "$(timeout_of <<<"$out")"
+	sr ls --json
+	assert_eq "and ls --json" "300 300" "$(timeout_of <<<"$out")"
+	sr exec --result "$rec" "$sb" -- true
+	assert_eq "and an exec's record" 300 "$(json_get "$rec" limits.timeout_s)"
+	sr timeout "$sb" 0
+	sr inspect "$sb"
+	assert_eq "timeout ID 0: none, null as a create's 0" "None None" "$(timeout_of <<<"$out")"
+	sr rm "$sb"
+	rm -f "$rec"
+}
+
 # Durations past any sensible deadline are refused, not overflowed; a
 # deadline the keeper has not acted on yet shows as overdue, not as time
 # left.
@@ -778,6 +814,6 @@ chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
-	t_keeper_killed t_create_interrupted t_create_stopped t_fifty t_other_user t_port t_snapshot t_snapshot_sparse t_rm_named_twice t_cp_host_denied t_exec_workdir_missing \
+	t_keeper_killed t_create_interrupted t_create_stopped t_fifty t_other_user t_port t_timeout_shown t_snapshot t_snapshot_sparse t_rm_named_twice t_cp_host_denied t_exec_workdir_missing \
 	t_create_id_nowhere
 done_testing

@@ -364,6 +364,42 @@ t_e2b_keep_alive() {
 	check "and the sandbox is gone at once, not left without a deadline" until_ok 3 api_gone "$sb"
 }
 
+# POST .../timeout moved the deadline, but GET /v1/sandboxes/ID (and ls,
+# inspect) went on saying the create's limits.timeout_s: 120 for a
+# sandbox given 10 more minutes. It is the deadline in force now,
+# counted from when it was set, through /v1's route and E2B's alike.
+t_timeout_moved() {
+	local sb
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	api POST "/v1/sandboxes/$sb/timeout" '{"timeout": "10m"}'
+	api GET "/v1/sandboxes/$sb"
+	assert_eq "POST /v1/.../timeout 10m: GET says timeout_s 600" 600 "$(jf 'j["limits"]["timeout_s"]')"
+	api POST "/sandboxes/$sb/timeout" '{"timeout": 900}'
+	api GET "/v1/sandboxes/$sb"
+	assert_eq "E2B's setTimeout(900 s): 900" 900 "$(jf 'j["limits"]["timeout_s"]')"
+	assert_match "and its endAt 900 s from now" '^(8[89][0-9]|900)$' "$(ends_in "$sb")"
+	api POST "/sandboxes/$sb/refreshes" '{"duration": 1200}'
+	api GET "/v1/sandboxes/$sb"
+	assert_eq "a refresh that extends it to 1200 s: 1200" 1200 "$(jf 'j["limits"]["timeout_s"]')"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+	# A warm one, taken with a timeout of its own: its create's answer
+	# said the profile's 120 (its state when the pool held it), the
+	# keeper's too once released.
+	start_serve --warm offline=1 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	api POST /v1/sandboxes '{"profile": "offline", "timeout": "10m"}'
+	sb=$(jf 'j["id"]')
+	assert_eq "a warm sandbox taken with timeout 10m: the answer says 600, expiring in 600 s" \
+		"201 600 True" "$code $(jf '"%s %s" % (j["limits"]["timeout_s"], 590 < j["expires_ms"] / 1000 - __import__("time").time() <= 601)')"
+	api GET "/v1/sandboxes/$sb"
+	assert_eq "and GET (its keeper) too" 600 "$(jf 'j["limits"]["timeout_s"]')"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # A deadline under a millisecond, as a number of seconds (0.0004): it
 # came out as 0 ms, which says "none". A client that meant to end its
 # sandbox at once took its deadline away (expires: null), and an exec
@@ -1053,7 +1089,7 @@ PY
 
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
-	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_tiny_timeout \
+	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_timeout_moved t_tiny_timeout \
 	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole t_warm_unreachable \
 	t_warm_from_birth t_word_holds_once
 done_testing
