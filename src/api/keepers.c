@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "launch.h"
 #include "options.h"
+#include "result.h"
 #include "server.h"
 #include "state.h"
 #include "util.h"
@@ -347,6 +348,15 @@ void srv_made_state(struct srv *s, const char *id, json_t *state)
 	    !sr_streq(json_string_value(json_object_get(state, "state")), "warm"))
 		return;
 	json_object_set_new(state, "state", json_string("running"));
+	/*
+	 * Its profile's timeout_s, held without a deadline: its release gave
+	 * it this one, which its keeper says from then on (keeper_set_deadline()).
+	 */
+	if (json_is_object(json_object_get(state, "limits")))
+		json_object_set_new(
+		    json_object_get(state, "limits"), "timeout_s",
+		    sr_result_timeout_json(m->expires_ms ? (uint64_t)(m->expires_ms - m->started_ms)
+							 : 0));
 	if (!m->expires_ms) {
 		json_object_set_new(state, "expires", json_null());
 		json_object_set_new(state, "expires_ms", json_null());

@@ -52,16 +52,6 @@ static void created(struct req *r, const char *id, const struct sr_error *err)
 	} else {
 		j = json_pack("{ss}", "id", id);
 	}
-	/*
-	 * A warm one's state says its profile's timeout_s, held without a
-	 * deadline: its release gave it this one, which its keeper says from
-	 * then on (keeper_set_deadline()).
-	 */
-	if (m && m->warm && json_is_object(json_object_get(j, "limits")))
-		json_object_set_new(
-		    json_object_get(j, "limits"), "timeout_s",
-		    sr_result_timeout_json(m->expires_ms ? (uint64_t)(m->expires_ms - m->started_ms)
-							 : 0));
 	sr_entry_free(&e);
 	srv_answer_json(r, MHD_HTTP_CREATED, j);
 }
@@ -88,6 +78,9 @@ static void reply_done(struct req *r, json_t *reply, const struct sr_error *err,
 	if (!reply)
 		return srv_answer_err(r, ctx, err);
 	json_object_del(reply, "ok");
+	/* A warm one just taken, asked before its keeper read the release: as it will say. */
+	if (json_is_string(json_object_get(reply, "id")))
+		srv_made_state(r->s, json_string_value(json_object_get(reply, "id")), reply);
 	srv_answer_json(r, MHD_HTTP_OK, json_incref(reply));
 }
 
