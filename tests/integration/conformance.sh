@@ -223,5 +223,23 @@ t_exec_oom() {
 	rm -f "$rec"
 }
 
-for_each_user t_exec_error_record t_exec_error_record_state t_exec_usage t_diff_json t_empty_command t_bad_interpreter t_exec_oom
+# An exec a timeout ends says so, as a run does ("timed out after 1s"):
+# it exited 124 without a word, --timeout's or the sandbox's deadline's.
+t_exec_timeout_said() {
+	local id
+	sr create -q --net none --timeout 60
+	id=$out
+	sr exec --timeout 1s "$id" -- sleep 5
+	assert_eq "exec --timeout 1s of sleep 5: 124, and a warning says why" \
+		"124 sandbox-run: warning: timed out after 1s: the command was killed" "$rc $errout"
+	sr -q exec --timeout 1s "$id" -- sleep 5
+	assert_eq "not with -q" "124 " "$rc $errout"
+	sr timeout "$id" 2
+	sr exec "$id" -- sleep 5
+	assert_eq "ended by the sandbox's deadline: 124, said so" \
+		"124 sandbox-run: warning: the sandbox's deadline came: the command was killed" "$rc $errout"
+	sr rm -f "$id"
+}
+
+for_each_user t_exec_error_record t_exec_error_record_state t_exec_usage t_diff_json t_empty_command t_bad_interpreter t_exec_oom t_exec_timeout_said
 done_testing
