@@ -23,10 +23,11 @@ int sr_verb_port(const struct sr_verb_args *a)
 	sr_sink_stderr(&sink, sr_options_log_level(a->verbosity));
 	if (sr_cli_is_help(a)) {
 		fputs("Usage: sandbox-run port ID PORT\n"
-		      "Publish PORT of the living sandbox ID on this host's 127.0.0.1 (the same\n"
-		      "port if it is free, else one the kernel picks) and print its URL. Only\n"
-		      "this host reaches it, and only through that address; the sandbox's\n"
-		      "network policy is unchanged. It lasts as long as the sandbox.\n",
+		      "Publish PORT of the living sandbox ID on this host's loopback, 127.0.0.1\n"
+		      "and ::1 (the same port if it is free, else one the kernel picks), and\n"
+		      "print its URL. Only this host reaches it, and only through those\n"
+		      "addresses; the sandbox's network policy is unchanged. It lasts as long\n"
+		      "as the sandbox.\n",
 		      stdout);
 		return sr_cli_stdout_status("--help");
 	}
