@@ -502,6 +502,21 @@ static int make_version(struct deploy *dp, json_t *meta, struct sr_error *err)
 	return 0;
 }
 
+/*
+ * Why a version failed, at the end of its install log, which the failure's
+ * message points at: a failure that was not the installer's (no entry
+ * point, the tree's copy) left it empty, and `deployments log` said nothing.
+ */
+static void log_failure(const struct sr_deploy_new *v, const struct sr_error *err)
+{
+	_cleanup_close_ int fd = openat(
+	    v->vdirfd, "install.log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd >= 0)
+		(void)!dprintf(fd, "sandbox-run: deploy %s: version %u failed: %s\n", v->name,
+			       v->version, err->msg);
+}
+
 static void summary(struct deploy *dp, json_t *meta, unsigned pruned)
 {
 	char size[32];
@@ -620,6 +635,7 @@ static int deploy(struct deploy *dp)
 	if (err.code == -ECHILD || err.code == -ETIME)
 		show_tail(&dp->v, &dp->sink);
 	json_object_set_new(meta, "error", sr_json_string(err.msg));
+	log_failure(&dp->v, &err);
 	if (sr_deploy_fail(&dp->v, meta, &ferr) < 0)
 		sr_warn(&dp->sink, "%s", ferr.msg);
 	json_decref(meta);

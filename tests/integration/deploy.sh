@@ -358,6 +358,9 @@ t_refusals() {
 	sr deploy --net none "$SR_TMP/agents/$SR_AS-noentry"
 	assert_match "deploy without an entry point: fails at deploy, saying what was looked for" \
 		"no entry point|not found" "$errout"
+	sr deployments log "$SR_AS-noentry"
+	assert_match "and its install log, where the message points, says why (it was empty)" \
+		"version 1 failed: .*no entry point in" "$out"
 	check "deployment directories are 0700" \
 		[ "$(stat -c %a "$(data_dir)/deployments")" = 700 ]
 	sr deployments rm "$SR_AS-noentry" "$SR_AS-refuse"

@@ -224,7 +224,9 @@ t_install_log_bounded() {
 	size=$(stat -c %s "$log")
 	check "200 MB of output: the log is bounded ($size bytes)" test "$size" -le $((17 << 20))
 	assert_match "it says what it left out" "sandbox-run: [0-9]+ bytes of the install's output not logged" "$(tail -c 70000 "$log")"
-	assert_eq "and keeps the end" the-end "$(tail -n 1 "$log")"
+	assert_eq "and keeps the end" the-end "$(tail -n 2 "$log" | head -n 1)"
+	assert_match "then why the version failed" "^sandbox-run: deploy logbomb: version 1 failed: install step .* exit status 3$" \
+		"$(tail -n 1 "$log")"
 	assert_match "the failure shows the real last lines" "\| the-end" "$errout"
 	sr deployments rm logbomb
 }
