@@ -260,10 +260,10 @@ static void list(struct req *r)
 		qsort(v, n, sizeof(*v), newest_first);
 	a = json_array();
 	for (size_t i = 0; a && i < n && !more; i++) {
-		const char *state = json_string_value(json_object_get(v[i].state, "state"));
-		json_t *d = v[i].state && !sr_streq(state, "warm") && past(&page, &v[i])
-				? detail(r, v[i].id, v[i].state)
-				: NULL;
+		json_t *d =
+		    v[i].state && !srv_warm_held(r->s, v[i].id, v[i].state) && past(&page, &v[i])
+			? detail(r, v[i].id, v[i].state)
+			: NULL;
 
 		if (d && matches(d, filter, tmpl)) {
 			more = json_array_size(a) == page.limit;

@@ -61,19 +61,13 @@ int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, siz
 	k->s = s;
 	k->fd = -1;
 	k->w = NULL;
-	/* One this server made is no pool's: no file read for it. */
-	if (!srv_made_find(s, ref)) {
-		r = srv_state_find(s, ref, &e, err);
-		if (r < 0)
-			return r;
-		sr_entry_free(&e);
-	}
 	/*
-	 * A whole id (what clients hold): its keeper's socket at once. Only a
-	 * live keeper listens there; anything else (gone, a name, a prefix)
-	 * is looked up as the verbs do, for their answer or their message.
+	 * One this server made (a whole id, what clients hold): its keeper's
+	 * socket at once, no file read. Anything else (another's, gone, a
+	 * name, a prefix) is looked up once, as the verbs do, for their
+	 * answer or their message, a warm one as unknown (srv_state_find()).
 	 */
-	if (strlen(ref) == 32 && strspn(ref, "0123456789abcdef") == 32) {
+	if (srv_made_find(s, ref)) {
 		snprintf(k->dir, sizeof(k->dir), "%s/%s", s->statedir, ref);
 		if (sr_ctl_connect_nowait(k->dir, &k->fd, err) == 0) {
 			memcpy(k->id, ref, 33);
@@ -81,7 +75,7 @@ int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, siz
 		}
 	}
 	if (k->fd < 0) {
-		r = sr_state_find(s->statedir, ref, &e, err);
+		r = srv_state_find(s, ref, &e, err);
 		if (r < 0)
 			return r;
 		memcpy(k->id, e.id, sizeof(k->id));
