@@ -38,8 +38,8 @@ struct exec {
 	struct sr_sink sink;
 	int ctl, sigfd;
 	struct sr_stdio stdio;
-	int64_t oom_limit;   /* killed for memory (the record's oom): the limit; 0 */
-	double timed_out_ms; /* ended by a timeout (the record's): its wall time; -1 */
+	int64_t oom_limit;     /* killed for memory (the record's oom): the limit; 0 */
+	const char *timed_out; /* ended by a timeout: "exec" (its --timeout) or "sandbox"; NULL */
 };
 
 static void usage(FILE *f)
@@ -294,14 +294,17 @@ static int exit_event(struct exec *x, json_t *ev, char **ret_record)
 {
 	json_t *code = json_object_get(ev, "exit_code");
 	json_t *record = json_object_get(ev, "record");
+	const char *timed_out = json_string_value(json_object_get(ev, "timed_out"));
 
 	if (json_is_object(record))
 		sr_json_dump_line(record, ret_record);
 	if (sr_streq(json_string_value(json_object_get(record, "status")), "oom"))
 		x->oom_limit = json_integer_value(
 		    json_object_get(json_object_get(record, "limits"), "memory_bytes"));
-	if (sr_streq(json_string_value(json_object_get(record, "status")), "timeout"))
-		x->timed_out_ms = json_number_value(json_object_get(record, "wall_ms"));
+	/* A literal, not the event's string, which is freed with it. */
+	x->timed_out = sr_streq(timed_out, "exec")	? "exec"
+		       : sr_streq(timed_out, "sandbox") ? "sandbox"
+							: NULL;
 	return json_is_integer(code) ? (int)json_integer_value(code) : 125;
 }
 
@@ -442,12 +445,11 @@ static int final_status(struct exec *x, const struct sr_result_target *target, c
 		sr_warn(&x->sink,
 			"out of memory: the command was killed at the sandbox's %s memory limit",
 			limit);
-	/* And a timeout: its own --timeout once that much time went, else the sandbox's deadline.
-	 */
-	if (x->timed_out_ms >= 0 && x->timeout_ms && x->timed_out_ms >= (double)x->timeout_ms - 1 &&
+	/* And a timeout, the keeper says whose: its own --timeout, or the sandbox's deadline. */
+	if (sr_streq(x->timed_out, "exec") &&
 	    sr_format_duration(x->timeout_ms, limit, sizeof(limit)) == 0)
 		sr_warn(&x->sink, "timed out after %s: the command was killed", limit);
-	else if (x->timed_out_ms >= 0)
+	else if (x->timed_out)
 		sr_warn(&x->sink, "the sandbox's deadline came: the command was killed");
 
 	/* What the command wrote and we could not (a full disk): said, and a clean exit fails. */
@@ -539,7 +541,6 @@ int sr_verb_exec(const struct sr_verb_args *a)
 {
 	struct exec x = {.ctl = -1,
 			 .sigfd = -1,
-			 .timed_out_ms = -1,
 			 .env = json_array(),
 			 .stdio = {.master = -1,
 				   .term_in = -1,

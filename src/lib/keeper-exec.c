@@ -88,11 +88,17 @@ void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 		r.exit_code = WEXITSTATUS(e->status);
 	}
 	record = sr_result_json_state(&r, k->state);
-	keeper_reply(cl,
-		     json_pack("{sssisoso}", "event", "exit", "exit_code", r.exit_code, "ended_by",
-			       !e && k->end_reason ? json_string(k->end_reason) : json_null(),
-			       "record", record ? record : json_null()),
-		     NULL, 0);
+	/* timed_out: whose timeout ended it, for the client to say (the command's, the sandbox's).
+	 */
+	keeper_reply(
+	    cl,
+	    json_pack("{sssisososo}", "event", "exit", "exit_code", r.exit_code, "ended_by",
+		      !e && k->end_reason ? json_string(k->end_reason) : json_null(), "timed_out",
+		      r.status != SR_STATUS_TIMEOUT ? json_null()
+		      : cl->timed_out		    ? json_string("exec")
+						    : json_string("sandbox"),
+		      "record", record ? record : json_null()),
+	    NULL, 0);
 }
 
 void keeper_on_exited(void *ctx, struct sr_sandbox *sb, const struct sr_exit *e)
