@@ -528,13 +528,31 @@ for i in range(n_dirs):
 os.mkdir(base + "/T")
 for i in range(n_dirs, 2 * n_dirs):
     os.mkdir(base + "/E%05d" % i)
-open(base + "/T/f", "w").close()
+# ext4 (root's disk here) lists in the order of a hash of each name,
+# seeded per file system: T could come last, or next to last, with no
+# directory after it to be moved into (so the walk met it once, both
+# tests of a run alike). Renamed, T takes another place: until n_dirs
+# come after it.
+t = "T"
+def after(name):
+    names = os.listdir(base)
+    return len(names) - 1 - names.index(name)
+for k in range(100):
+    if after(t) >= n_dirs:
+        break
+    os.rename(base + "/" + t, base + "/T%d" % k)
+    t = "T%d" % k
+else:
+    sys.exit("T never came before %d directories" % n_dirs)
+open(base + "/" + t + "/f", "w").close()
 for i in range(n_names):
-    os.link(base + "/T/f", base + "/T/%s%06d" % ("n" * 200, i))
+    os.link(base + "/" + t + "/f", base + "/%s/%s%06d" % (t, "n" * 200, i))
 libc = ctypes.CDLL(None, use_errno=True)
 fd = libc.inotify_init()
+if fd < 0:
+    sys.exit("inotify_init: " + os.strerror(ctypes.get_errno()))
 IN_OPEN, IN_ONLYDIR = 0x20, 0x01000000
-t_wd = libc.inotify_add_watch(fd, (base + "/T").encode(), IN_OPEN | IN_ONLYDIR)
+t_wd = libc.inotify_add_watch(fd, (base + "/" + t).encode(), IN_OPEN | IN_ONLYDIR)
 unopened = {}
 for n in os.listdir(base):
     if n.startswith("E"):
@@ -573,7 +591,7 @@ def others_stopped():
     return True
 
 print("ready", flush=True)
-where = base + "/T"
+where = base + "/" + t
 while unopened:
     if not events(True):
         continue
@@ -589,7 +607,7 @@ while unopened:
         while events(False) is not None:
             pass
         if unopened:
-            nxt = "%s/%s/T" % (base, next(n for n in order if n in set(unopened.values())))
+            nxt = "%s/%s/%s" % (base, next(n for n in order if n in set(unopened.values())), t)
             os.rename(where, nxt)
             where = nxt
     except OSError:
@@ -631,7 +649,7 @@ t_snapshot_names_bounded() {
 	sr snapshot "$sb" "names-$SR_AS"
 	assert_eq "snapshot of a tree moved ahead of its walk: refused (125)" 125 "$rc"
 	assert_match "saying why" \
-		"^sandbox-run: archive tmp/x/E[0-9]+/T/n+[0-9]+: more than 4194304 bytes of entries \(a 512-byte header and its names each\), the sandbox's disk limit$" \
+		"^sandbox-run: archive tmp/x/E[0-9]+/T[0-9]*/n+[0-9]+: more than 4194304 bytes of entries \(a 512-byte header and its names each\), the sandbox's disk limit$" \
 		"$errout"
 	check "nothing left in the data directory" until_ok 5 \
 		test -z "$(find "$d/snapshots" -mindepth 1 -maxdepth 1 2>/dev/null)"
@@ -660,7 +678,7 @@ t_cp_names_bounded() {
 	sr cp "$sb:/tmp/x" "$dst/x"
 	assert_eq "cp out of a tree moved ahead of its walk: refused (125)" 125 "$rc"
 	assert_match "saying why" \
-		"^sandbox-run: cp: extract x/E[0-9]+/T/n+[0-9]+: more than 4M, the sandbox's disk limit \(--max-size raises it\), in entries \(512 bytes and their names each\)$" \
+		"^sandbox-run: cp: extract x/E[0-9]+/T[0-9]*/n+[0-9]+: more than 4M, the sandbox's disk limit \(--max-size raises it\), in entries \(512 bytes and their names each\)$" \
 		"$errout"
 	assert_eq "nothing left at the destination" "" "$(ls -A "$dst")"
 	stop_mover
