@@ -251,5 +251,41 @@ t_server_down() {
 	assert_match "server down: -v says so" "no server on .*: a cold start" "$errout"
 }
 
-for_each_user t_like_cold t_secret t_nothing_passes t_redeploy t_server_down
+# An entry that cannot be exec'd fails warm as it fails cold: the parked
+# process's exec is the one that fails there, after its prompt came.
+# 126 for a file whose #! interpreter the sandbox lacks, 127 for a
+# command not found, each with the same line.
+t_exec_fails() {
+	local d="$SR_TMP/agents/$SR_AS-x" name cold_err
+	rm -rf "$d"
+	mkdir -p "$d"
+	printf '#!/nonexistent/interp\necho hi\n' >"$d/agent"
+	chmod -R a+rX "$d"
+	chmod a+x "$d/agent"
+	own "$d"
+	sr -q deploy --name x126 "$d"
+	sr -q deploy --name x127 --entry nosuchcmd "$d"
+	for name in x126 x127; do
+		invoke hi "$name"
+		# The host's warnings (a limit it cannot enforce) are the server's to log for a warm one.
+		cold_err=$(grep -v '^sandbox-run: warning: ' <<<"$errout")
+		assert_eq "$name cold: exit ${name#x}" "${name#x}" "$rc"
+	done
+	start_serve --warm 1 || return
+	until_ok 20 pool_ready x126 1
+	until_ok 20 pool_ready x127 1
+	for name in x126 x127; do
+		invoke hi -v "$name"
+		assert_eq "$name warm: exit ${name#x}" "${name#x}" "$rc"
+		assert_match "$name warm: warm" "warm sandbox [0-9a-f]+ of the server" "$errout"
+	done
+	invoke hi x126
+	assert_eq "x126 warm: the line cold says" \
+		"sandbox-run: /workspace/agent: No such file or directory (its #! interpreter, or the loader it names, is not in the sandbox)" "$errout"
+	invoke hi x127
+	assert_eq "x127 warm: the line cold says" "$cold_err" "$errout"
+	stop_serve
+}
+
+for_each_user t_like_cold t_secret t_nothing_passes t_redeploy t_server_down t_exec_fails
 done_testing

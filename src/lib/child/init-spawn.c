@@ -108,6 +108,21 @@ SR_SPAWNED static int exec_path(char *const *argv, char *const *envp, bool *foun
 }
 
 /*
+ * The exec of s's command, as spawned and parked processes both make it;
+ * back only if it failed: -errno, and *status 127 where the command was
+ * not found (126, as it came, where it was found but cannot run).
+ */
+SR_SPAWNED static int exec_command(const struct spawn *s, int *status)
+{
+	bool found = false;
+	int r = exec_path(s->argv, s->envp, &found);
+
+	if ((r == -ENOENT && !found) || r == -ENOTDIR)
+		*status = 127;
+	return r;
+}
+
+/*
  * How a spawned child that could not exec says why: "what: why", and
  * where a command was not found, where it was looked for. A working
  * directory it could not enter (status 125) is said to be one: as a bare
@@ -184,7 +199,6 @@ SR_SPAWNED __attribute__((noreturn)) static void spawned_child(const struct spaw
 {
 	struct exec_failure f = {.status = 126};
 	const char *what = s->argv[0];
-	bool found = false;
 	sigset_t none;
 	int r = enter_session(s, &what, &f.status);
 
@@ -194,9 +208,7 @@ SR_SPAWNED __attribute__((noreturn)) static void spawned_child(const struct spaw
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* The report pipe is O_CLOEXEC: a successful exec closes it, which is the signal. */
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
-	r = exec_path(s->argv, s->envp, &found);
-	if ((r == -ENOENT && !found) || r == -ENOTDIR)
-		f.status = 127;
+	r = exec_command(s, &f.status);
 fail:
 	f.code = r;
 	failure_text(f.text, sizeof(f.text), what, f.status, r);
@@ -221,7 +233,6 @@ static __attribute__((noreturn)) void parked_child(const struct spawn *s)
 	struct pollfd in = {.fd = 0, .events = POLLIN};
 	struct exec_failure f = {.status = 126};
 	const char *what = s->argv[0];
-	bool found = false;
 	sigset_t none;
 	int r = enter_session(s, &what, &f.status);
 
@@ -234,9 +245,7 @@ static __attribute__((noreturn)) void parked_child(const struct spawn *s)
 	if (r == 0) {
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		r = exec_path(s->argv, s->envp, &found);
-		if ((r == -ENOENT && !found) || r == -ENOTDIR)
-			f.status = 127;
+		r = exec_command(s, &f.status);
 	}
 	failure_text(f.text, sizeof(f.text), what, f.status, r);
 	dprintf(2, "sandbox-run: %s\n", f.text);
