@@ -154,9 +154,7 @@ static int show_json(int fd, struct sr_error *err)
 {
 	struct sr_archive_reader *r = NULL;
 	struct sr_changes c = {0};
-	_cleanup_free_ char *text = NULL;
 	json_t *j = NULL;
-	size_t len = 0;
 	int k;
 
 	if (lseek(fd, 0, SEEK_SET) < 0)
@@ -164,12 +162,10 @@ static int show_json(int fd, struct sr_error *err)
 	k = sr_archive_reader_open(fd, 0, &r, err);
 	if (k >= 0)
 		k = sr_changes_read(r, &c, err);
-	if (k >= 0 && sr_changes_manifest_json(&c, &text, &len) < 0)
+	if (k >= 0 && !(j = sr_changes_manifest(&c)))
 		k = sr_error_errno(err, -ENOMEM, "the changes as JSON");
-	if (k >= 0) {
-		j = json_loadb(text, len, 0, NULL);
+	if (k >= 0)
 		k = sr_cli_print_json(j, "diff");
-	}
 	json_decref(j);
 	sr_archive_reader_free(r);
 	sr_changes_free(&c);

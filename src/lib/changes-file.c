@@ -101,14 +101,13 @@ fail:
 	return NULL;
 }
 
-int sr_changes_manifest_json(const struct sr_changes *c, char **ret, size_t *ret_len)
+json_t *sr_changes_manifest(const struct sr_changes *c)
 {
 	_cleanup_(sr_json_decrefp) json_t *root = NULL;
 	json_t *list = json_array();
 	time_t s = (time_t)(c->base_time_ns / 1000000000);
 	char when[32] = "";
 	struct tm tm;
-	int k;
 
 	if (gmtime_r(&s, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -117,7 +116,7 @@ int sr_changes_manifest_json(const struct sr_changes *c, char **ret, size_t *ret
 			 "changes", list ? list : json_null(), "base_time", when, "base_time_ns",
 			 (json_int_t)c->base_time_ns);
 	if (!root || !list)
-		return -ENOMEM;
+		return NULL;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct sr_change *ch = &c->v[i];
 		json_t *j = ch->op == SR_CHANGE_DELETED ? json_object() : node_json(&ch->node);
@@ -130,9 +129,19 @@ int sr_changes_manifest_json(const struct sr_changes *c, char **ret, size_t *ret
 		     json_object_set_new(j, "host_changed", json_boolean(ch->host_changed)) < 0) ||
 		    json_array_append_new(list, j) < 0) {
 			json_decref(j);
-			return -ENOMEM;
+			return NULL;
 		}
 	}
+	return steal_pointer(&root);
+}
+
+int sr_changes_manifest_json(const struct sr_changes *c, char **ret, size_t *ret_len)
+{
+	_cleanup_(sr_json_decrefp) json_t *root = sr_changes_manifest(c);
+	int k;
+
+	if (!root)
+		return -ENOMEM;
 	k = sr_json_dump_line(root, ret);
 	if (k < 0)
 		return k;

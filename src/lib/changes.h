@@ -37,6 +37,7 @@
 #include "log.h"
 #include "sha256.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -118,6 +119,7 @@ int sr_changes_build(int raw_fd, const struct sr_changes_origin *o, int spool_di
 		     const struct sr_sink *sink, size_t *ret_n, struct sr_error *err);
 
 /* changes-file.c: the manifest, to and from JSON, checked. */
+json_t *sr_changes_manifest(const struct sr_changes *c); /* NULL: out of memory */
 int sr_changes_manifest_json(const struct sr_changes *c, char **ret, size_t *ret_len);
 /*
  * Parses and checks a manifest: every path clean (relative, no "..", no
