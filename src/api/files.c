@@ -319,17 +319,12 @@ struct list_job {
 	uint64_t max;
 	char *path;	 /* SIMPLE, MKDIR_CHECK, LIST_ENVD: what was asked for */
 	bool missing_ok; /* envd's Remove: a path that is not there is removed already */
-	/* MKDIR_CHECK following a symbolic link: the path asked for (path is the link's), and
-	 * links followed so far. */
-	char *asked;
-	int hops;
 };
 
 static void list_free(struct list_job *j)
 {
 	worker_release(&j->wk);
 	free(j->path);
-	free(j->asked);
 	free(j);
 }
 
@@ -638,82 +633,57 @@ void sr_api_files_simple(struct req *r, const char *ref, const char *op, const c
 		j->missing_ok = true;
 }
 
-/* A symbolic link's next path: its target, from the link's directory when relative. */
-static char *link_next(const char *link, const char *target)
-{
-	const char *slash = strrchr(link, '/');
-	char *p = NULL;
-
-	if (!target || !*target)
-		return NULL;
-	if (target[0] == '/' || !slash)
-		return strdup(target);
-	return asprintf(&p, "%.*s/%s", (int)(slash - link), link, target) < 0 ? NULL : p;
-}
-
 /*
- * envd's MakeDir, once its path is stat'ed as envd's os.Stat() does,
- * following symbolic links (up to 40, as the kernel): made (with its
- * parents) when nothing is there, or a parent is not a directory (the
- * mkdir's own error then); already_exists for a directory, which the
- * SDK's makeDir() answers false; invalid_argument for anything else
- * there. A link to nothing is envd's internal error (its mkdir finds the
- * link there, its chown then nothing behind it), and nothing is made.
+ * envd's MakeDir, once its worker has stat'ed the path as envd's
+ * os.Stat() does, following symbolic links (the kernel's, up to 40):
+ * made (with its parents) when nothing is there, or a parent is not a
+ * directory (the mkdir's own error then); already_exists for a
+ * directory, which the SDK's makeDir() answers false; invalid_argument
+ * for anything else there. A link to nothing is envd's internal error
+ * (its mkdir finds the link there, its chown then nothing behind it),
+ * and nothing is made; the worker tells such a link by its entry before
+ * the error (child/files.c stat_follow()).
  */
 static void mkdir_checked(struct list_job *j, struct req *r)
 {
-	_cleanup_free_ char *path = steal_pointer(&j->path), *asked = steal_pointer(&j->asked),
-			    *next = NULL;
+	_cleanup_free_ char *path = steal_pointer(&j->path);
 	char *line = j->wk.q.p, *end = j->wk.q.p + j->wk.q.len;
-	json_t *e = j->wk.err.code ? NULL : next_entry(j, &line, end);
+	json_t *e = next_entry(j, &line, end);
 	const char *type = json_string_value(json_object_get(e, "type"));
-	const char *shown = asked ? asked : path;
 	struct sr_error err = j->wk.err;
-	int hops = j->hops;
-	bool make = false;
+	bool link = sr_streq(type, "symlink"), make = false;
 
-	if (sr_streq(type, "symlink"))
-		next = link_next(path, json_string_value(json_object_get(e, "target")));
-	if (asked && err.code == -ENOENT)
+	if (link && err.code == -ENOENT)
 		srv_answer_error(r, -EIO,
 				 "failed to chown directory: chown %s: no such file or directory",
-				 shown);
-	else if (err.code && err.code != -ENOENT && err.code != -ENOTDIR)
-		srv_answer_err(r, NULL, &err);
-	else if (asked && err.code)
+				 path);
+	else if (link && err.code == -ENOTDIR)
 		srv_answer_error(r, -EIO, "error getting file info: stat %s: not a directory",
-				 shown);
-	else if (sr_streq(type, "dir"))
-		srv_answer_error(r, -EEXIST, "directory already exists: %s", shown);
-	else if (sr_streq(type, "symlink") && hops >= 40)
+				 path);
+	else if (link && err.code == -ELOOP)
 		srv_answer_error(
 		    r, -EIO, "error getting file info: stat %s: too many levels of symbolic links",
-		    shown);
-	else if (sr_streq(type, "symlink") && !next)
-		srv_answer_error(r, -ENOMEM, "serve: out of resources");
-	else if (type && !sr_streq(type, "symlink"))
+		    path);
+	else if (err.code && err.code != -ENOENT && err.code != -ENOTDIR)
+		srv_answer_err(r, NULL, &err);
+	else if (sr_streq(type, "dir"))
+		srv_answer_error(r, -EEXIST, "directory already exists: %s", path);
+	else if (type && !link)
 		srv_answer_error(r, -EINVAL, "path already exists but it is not a directory: %s",
-				 shown);
+				 path);
 	else
 		make = true;
 	if (e)
 		json_decref(e);
 	/* Its worker's job gone before the next one's (a request has one job at a time). */
 	list_free(j);
-	if (make && next) {
-		j = list_start(r, r->m.id, "file_stat", next, MKDIR_CHECK);
-		if (j) {
-			j->asked = asked ? steal_pointer(&asked) : steal_pointer(&path);
-			j->hops = hops + 1;
-		}
-	} else if (make) {
+	if (make)
 		sr_api_files_simple(r, r->m.id, "file_mkdir", path);
-	}
 }
 
 void sr_api_files_mkdir(struct req *r, const char *ref, const char *path)
 {
-	list_start(r, ref, "file_stat", path, MKDIR_CHECK);
+	list_start(r, ref, "file_stat_follow", path, MKDIR_CHECK);
 }
 
 /* ---- /v1 and envd's GET ---- */

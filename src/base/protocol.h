@@ -160,6 +160,11 @@ enum {
 	 * its mode as it was (sr_write_opts.read_own): an install's tree.
 	 */
 	SR_WORK_TAR_OUT_OWN,
+	/*
+	 * As STAT, following symbolic links as stat(2) does; a link that
+	 * leads nowhere is its own line, then the error (envd's MakeDir).
+	 */
+	SR_WORK_STAT_FOLLOW,
 	_SR_WORK_MAX,
 };
 

@@ -45,10 +45,15 @@ static const struct {
 	const char *op;
 	int kind;
 } work_ops[] = {
-    {"cp_out", SR_WORK_TAR_OUT},      {"cp_in", SR_WORK_TAR_IN},
-    {"file_read", SR_WORK_FILE_READ}, {"file_write", SR_WORK_FILE_WRITE},
-    {"file_list", SR_WORK_LIST},      {"file_stat", SR_WORK_STAT},
-    {"file_remove", SR_WORK_REMOVE},  {"file_mkdir", SR_WORK_MKDIR},
+    {"cp_out", SR_WORK_TAR_OUT},
+    {"cp_in", SR_WORK_TAR_IN},
+    {"file_read", SR_WORK_FILE_READ},
+    {"file_write", SR_WORK_FILE_WRITE},
+    {"file_list", SR_WORK_LIST},
+    {"file_stat", SR_WORK_STAT},
+    {"file_remove", SR_WORK_REMOVE},
+    {"file_mkdir", SR_WORK_MKDIR},
+    {"file_stat_follow", SR_WORK_STAT_FOLLOW},
 };
 
 int keeper_work_kind(const char *op)

@@ -165,7 +165,7 @@ try {
 }
 // Through symbolic links, as envd's os.Stat(): to a directory, there already (false); to a
 // file (a relative link), InvalidArgumentError; to nothing, envd's internal error, nothing made.
-await sbx.commands.run('cd /home/user && ln -s /tmp dirlink && ln -s /no/such/place dangling && ln -s dangling chain && ln -s notes/hello.txt filelink')
+await sbx.commands.run('cd /home/user && ln -s /tmp dirlink && ln -s /no/such/place dangling && ln -s dangling chain && ln -s notes/hello.txt filelink && ln -s loop loop')
 say('makeDirLinkDir', await sbx.files.makeDir('dirlink'))
 for (const k of ['dangling', 'chain', 'filelink']) {
   try {
@@ -173,6 +173,11 @@ for (const k of ['dangling', 'chain', 'filelink']) {
   } catch (e) {
     say(k, [e.name, e.message.includes('no such file or directory')])
   }
+}
+try {
+  say('loop', ['made', await sbx.files.makeDir('loop')])
+} catch (e) {
+  say('loop', [e.name, e.message.includes('too many levels of symbolic links')])
 }
 say('danglingLeft', (await sbx.commands.run('ls -d /no/such/place 2>&1 >/dev/null | wc -l; readlink /home/user/dangling')).stdout)
 say('exists', [await sbx.files.exists('made/deeper'), await sbx.files.exists('nothing-here')])
@@ -299,6 +304,7 @@ t_sdk() {
 	assert_eq "files.makeDir where a file is: InvalidArgumentError" '"InvalidArgumentError"' "$(field makeDirOnFile)"
 	assert_eq "files.makeDir of a link to a directory: there already, false" false "$(field makeDirLinkDir)"
 	assert_eq "files.makeDir of a link to nothing: envd's internal error (SandboxError)" '["SandboxError",true]' "$(field dangling)"
+	assert_eq "files.makeDir of a link to itself: envd's internal error, too many levels" '["SandboxError",true]' "$(field loop)"
 	assert_eq "and of a link to that link" '["SandboxError",true]' "$(field chain)"
 	assert_eq "of a link to a file: InvalidArgumentError" '["InvalidArgumentError",false]' "$(field filelink)"
 	assert_eq "and nothing made, the link left as it was" '"1\n/no/such/place\n"' "$(field danglingLeft)"

@@ -162,8 +162,12 @@ static const char *type_name(mode_t m)
 	return "other";
 }
 
-/* One entry, as a line of JSON: dirfd/name is it, shown as path. */
-static int write_entry(int fd, int dirfd, const char *name, const char *path, struct sr_error *err)
+/*
+ * One entry, as a line of JSON: dirfd/name is it (follow: what it leads
+ * to, if it is a symbolic link), shown as path.
+ */
+static int write_entry(int fd, int dirfd, const char *name, const char *path, bool follow,
+		       struct sr_error *err)
 {
 	_cleanup_free_ char *line = NULL;
 	char target[PATH_MAX];
@@ -171,7 +175,7 @@ static int write_entry(int fd, int dirfd, const char *name, const char *path, st
 	json_t *j;
 	int r;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
 		/* Gone since readdir: not an entry any more. */
 		if (errno == ENOENT)
 			return 0;
@@ -201,20 +205,43 @@ static int write_entry(int fd, int dirfd, const char *name, const char *path, st
 	return 0;
 }
 
-/* path itself (abs as shown), not what it names if it is a symbolic link. */
-static int stat_entry(const char *path, const char *abs, int fd, struct sr_error *err)
+/*
+ * path itself (abs as shown), or with follow what it leads to, as stat(2)
+ * follows symbolic links.
+ */
+static int stat_entry(const char *path, const char *abs, int fd, bool follow, struct sr_error *err)
 {
 	_cleanup_close_ int parent = -1;
 	const char *slash = strrchr(abs, '/');
 	char dir[PATH_MAX];
 
 	if (strcmp(abs, "/") == 0)
-		return write_entry(fd, AT_FDCWD, "/", "/", err);
+		return write_entry(fd, AT_FDCWD, "/", "/", follow, err);
 	snprintf(dir, sizeof(dir), "%.*s", slash == abs ? 1 : (int)(slash - abs), abs);
 	parent = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (parent < 0 || faccessat(parent, slash + 1, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	if (parent < 0 || faccessat(parent, slash + 1, F_OK, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", path);
-	return write_entry(fd, parent, slash + 1, abs, err);
+	return write_entry(fd, parent, slash + 1, abs, follow, err);
+}
+
+/*
+ * What path leads to, as envd's os.Stat() for its MakeDir: its entry, or
+ * the error of stat(2). Where the error is the link's own (path a
+ * symbolic link to nothing, through a file, or one of too many), the
+ * link's entry comes first, then the error, so that the caller can tell
+ * a link that leads nowhere from nothing there.
+ */
+static int stat_follow(const char *path, const char *abs, int fd, struct sr_error *err)
+{
+	struct sr_error own = {0};
+	struct stat st;
+	int r = stat_entry(path, abs, fd, true, err);
+
+	if ((r == -ENOENT || r == -ENOTDIR || r == -ELOOP) &&
+	    fstatat(AT_FDCWD, abs, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
+	    stat_entry(path, abs, fd, false, &own) < 0)
+		return sr_error_errno(err, own.code, "%s", path);
+	return r;
 }
 
 /* The directory's entries (not . and ..), or the path itself when it is not a directory. */
@@ -229,7 +256,7 @@ static int list(const char *path, int fd, struct sr_error *err)
 		return sr_error_errno(err, r, "%s", path);
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0 && errno == ENOTDIR)
-		return stat_entry(path, abs, fd, err);
+		return stat_entry(path, abs, fd, false, err);
 	d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	if (!d) {
 		r = sr_error_errno(err, sr_negerrno(), "%s", path);
@@ -242,7 +269,7 @@ static int list(const char *path, int fd, struct sr_error *err)
 		if (snprintf(child, sizeof(child), "%s%s%s", abs, strcmp(abs, "/") ? "/" : "",
 			     de->d_name) >= (int)sizeof(child))
 			continue; /* a name no path can reach: not listed */
-		r = write_entry(fd, dirfd(d), de->d_name, child, err);
+		r = write_entry(fd, dirfd(d), de->d_name, child, false, err);
 		if (r < 0) {
 			closedir(d);
 			return r;
@@ -330,12 +357,14 @@ int sr_files_work(int kind, const char *path, int fd, struct sr_error *err)
 		return file_write(path, fd, err);
 	case SR_WORK_LIST:
 		return list(path, fd, err);
-	case SR_WORK_STAT: {
+	case SR_WORK_STAT:
+	case SR_WORK_STAT_FOLLOW: {
 		char abs[PATH_MAX];
 
 		if (sr_files_path(path, abs, sizeof(abs)) < 0)
 			return sr_error_errno(err, -ENAMETOOLONG, "%s", path);
-		return stat_entry(path, abs, fd, err);
+		return kind == SR_WORK_STAT ? stat_entry(path, abs, fd, false, err)
+					    : stat_follow(path, abs, fd, err);
 	}
 	case SR_WORK_REMOVE:
 		return remove_path(path, fd, err);

@@ -2,13 +2,14 @@
 /*
  * Single files and directories of a living sandbox, for the API (files
  * resources, E2B's files): what a worker (work.h) does for the kinds
- * SR_WORK_FILE_READ .. SR_WORK_MKDIR. A worker is a fork of PID 1 with
+ * SR_WORK_FILE_READ .. SR_WORK_MKDIR and SR_WORK_STAT_FOLLOW. A worker is a fork of PID 1 with
  * exactly the agent's rights, so whatever it reads, writes or removes, the
  * agent could have: paths resolve in the sandbox's own root (a symbolic
  * link the agent planted leads nowhere else), relative ones from
  * /workspace. Nothing here crosses to the host but the bytes on fd.
  *
- * SR_WORK_LIST and SR_WORK_STAT write one JSON object per line:
+ * SR_WORK_LIST, SR_WORK_STAT and SR_WORK_STAT_FOLLOW write one JSON
+ * object per line:
  *
  *   {"name":"a.txt","path":"/workspace/a.txt","type":"file","size":12,
  *    "mode":420,"uid":1000,"gid":1000,"mtime_ns":1700000000123456789}
