@@ -20,6 +20,7 @@
 
 #include "body.h"
 #include "control.h"
+#include "fbuf.h"
 #include "mhd.h"
 #include "pool.h"
 #include "route.h"
@@ -33,71 +34,6 @@
 struct sr_entry;
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
-
-/*
- * A byte queue: appended at len, taken from off. What it carries is a
- * sandbox's (a file, an upload, a process's output): wiped when it grows
- * and when it is freed, as the server's other buffers are, so that it is
- * not left in memory that a keeper forked later copies (docs/security.md,
- * "What a keeper holds").
- */
-struct fbuf {
-	char *p;
-	size_t len, cap, off;
-};
-
-static inline int fbuf_add(struct fbuf *b, const void *p, size_t n)
-{
-	if (b->off && b->off == b->len)
-		b->len = b->off = 0;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *np;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		/* Not realloc: it would free the old block as it was. */
-		np = malloc(cap);
-		if (!np)
-			return -ENOMEM;
-		if (b->p) {
-			memcpy(np, b->p, b->len);
-			explicit_bzero(b->p, b->cap);
-			free(b->p);
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	return 0;
-}
-
-/* What is queued and not taken yet. */
-static inline size_t fbuf_queued(const struct fbuf *b)
-{
-	return b->len - b->off;
-}
-
-/* Up to max bytes from the front into buf: how many. Emptied, it starts again at 0. */
-static inline size_t fbuf_take(struct fbuf *b, char *buf, size_t max)
-{
-	size_t n = fbuf_queued(b) < max ? fbuf_queued(b) : max;
-
-	memcpy(buf, b->p + b->off, n);
-	b->off += n;
-	if (b->off == b->len)
-		b->len = b->off = 0;
-	return n;
-}
-
-static inline void fbuf_free(struct fbuf *b)
-{
-	if (b->p)
-		explicit_bzero(b->p, b->cap);
-	free(b->p);
-	*b = (struct fbuf){0};
-}
 
 /* A sandbox's home, where E2B's relative paths and commands start. */
 #define SR_API_HOME "/home/user"
