@@ -296,6 +296,18 @@ static void file_read(struct req *r, const char *ref, const char *path)
 {
 	struct read_job *j = calloc(1, sizeof(*j));
 
+	/*
+	 * A file is sent as it is read, its length unknown until its end:
+	 * HTTP/1.1's chunked answer tells one cut short (the worker failed,
+	 * the sandbox ended) by its missing last chunk; HTTP/1.0's ends with
+	 * the connection closed either way, a cut-short file seen whole.
+	 */
+	if (r->http10) {
+		free(j);
+		return srv_answer_error(r, MHD_HTTP_HTTP_VERSION_NOT_SUPPORTED,
+					"a file is sent as it is read, and HTTP/1.0 cannot tell a "
+					"file cut short from a whole one: ask with HTTP/1.1");
+	}
 	if (!j)
 		return srv_answer_error(r, -ENOMEM, "serve: out of resources");
 	j->wk.progress = read_progress;

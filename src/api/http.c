@@ -231,6 +231,8 @@ static const char *v1_code(unsigned status)
 		return "unavailable";
 	case 504:
 		return "timeout";
+	case 505:
+		return "http_version";
 	case 507:
 		return "no_space";
 	default:
@@ -544,7 +546,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct srv *s = cls;
 	struct req *r = *con_cls;
 
-	(void)version;
 	if (!r || !r->begun) {
 		const union MHD_ConnectionInfo *ci =
 		    sr_mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -553,7 +554,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 		if (!r && !(r = calloc(1, sizeof(*r))))
 			return MHD_NO;
-		*r = (struct req){.s = s, .conn = conn, .url = url, .method = method, .nul = nul};
+		*r = (struct req){.s = s,
+				  .conn = conn,
+				  .url = url,
+				  .method = method,
+				  .nul = nul,
+				  .http10 = version && strcmp(version, MHD_HTTP_VERSION_1_0) == 0};
 		r->begun = true;
 		tag = ci ? ci->socket_context : NULL;
 		r->via = tag ? tag->l : NULL;

@@ -113,7 +113,8 @@ struct req {
 	struct watch *hup; /* while suspended: the client's socket, for its hang-up */
 	bool suspended, dispatched, gone;
 	bool begun;
-	bool nul; /* the target has a %00: its path or query, as decoded, would end there */
+	bool nul;    /* the target has a %00: its path or query, as decoded, would end there */
+	bool http10; /* an HTTP/1.0 request: no chunked answer, an answer's end is the close */
 };
 
 /* Waits (libmicrohttpd calls nothing for it) until srv_resume(); watches for a hang-up. */
