@@ -153,6 +153,11 @@ static int push_key(struct sr_strv *v, const struct create_key *k, json_t *val,
 		json_object_foreach (val, name, e) {
 			_cleanup_free_wiped_ char *kv = NULL;
 
+			if (!*name || strchr(name, '='))
+				return sr_error_msg(
+				    err, -EINVAL,
+				    "\"%s\": \"%s\" is not a variable's name (empty, or with '=')",
+				    k->key, name);
 			if (!json_is_string(e))
 				return sr_error_msg(err, -EINVAL, "\"%s\": \"%s\" is not a string",
 						    k->key, name);

@@ -182,6 +182,14 @@ START_TEST(test_create)
 	j = parse("{\"env\":[\"A=b\"]}");
 	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
 	json_decref(j);
+	/* A name with '=' (or none) would be another variable: A=B's "C" was A, "B=C". */
+	j = parse("{\"env\":{\"A=B\":\"C\"}}");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "\"env\": \"A=B\" is not a variable's name (empty, or with '=')");
+	json_decref(j);
+	j = parse("{\"env\":{\"\":\"C\"}}");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
+	json_decref(j);
 	j = parse("{\"agent\":\"--bind\"}");
 	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
 	json_decref(j);
