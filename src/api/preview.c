@@ -52,8 +52,8 @@ struct preview {
 	struct watch *w, *wu;
 	struct kcall k;
 	int port;
-	bool foreign; /* another user's connection: counted while its fd is ours */
-	int64_t deadline_ns;
+	bool foreign;	     /* another user's connection: counted while its fd is ours */
+	int64_t deadline_ns; /* P_HEAD: its head's; P_RELAY: a half-closed relay's, while idle */
 	struct sr_relay relay;
 	char host[SR_PREVIEW_HOST_MAX]; /* its first request's Host */
 	struct sr_preview_scan scan;	/* what the client sends next (relay_check()) */
@@ -105,7 +105,8 @@ static void refuse(struct preview *p, int status, const char *text)
 	preview_free(p);
 }
 
-static void on_relay(struct srv *s, void *ctx, uint32_t events);
+static void on_relay_client(struct srv *s, void *ctx, uint32_t events);
+static void on_relay_up(struct srv *s, void *ctx, uint32_t events);
 
 /*
  * What the client sends goes in only while it is for this preview: the
@@ -151,22 +152,43 @@ static void on_connected(struct srv *s, void *ctx, uint32_t events)
 	sr_api_preview_scan_init(&p->scan, p->host, srv_token(s));
 	p->relay.check = relay_check;
 	p->relay.check_ctx = p;
-	p->w = srv_watch(s, p->fd, 0, on_relay, p);
-	p->wu = srv_watch(s, p->up, 0, on_relay, p);
+	p->w = srv_watch(s, p->fd, 0, on_relay_client, p);
+	p->wu = srv_watch(s, p->up, 0, on_relay_up, p);
 	if (!p->w || !p->wu)
 		return preview_free(p);
 	relay_events(p);
 }
 
-static void on_relay(struct srv *s, void *ctx, uint32_t events)
+/* The client's side (fd) or the sandbox's (up) is ready, as events says. */
+static void relay_step(struct preview *p, short client, short up)
 {
-	struct preview *p = ctx;
+	struct srv *s = p->s;
 
-	(void)s;
-	/* Which side is ready is not said: each side does what it can (reads see EAGAIN). */
-	if (!sr_relay_step(&p->relay, (short)(events | POLLIN), (short)(events | POLLIN)))
+	if (!sr_relay_step(&p->relay, client, up))
 		return preview_free(p);
+	/*
+	 * One side ended (a browser closed its connection: its end reaches the
+	 * sandbox as a shutdown), the other may never: a relay that then moves
+	 * nothing for --client-timeout is over (sr_preview_tick()). An agent
+	 * that never closes would otherwise keep every connection the user's
+	 * clients ever made to it.
+	 */
+	if (p->relay.dir[0].eof || p->relay.dir[1].eof)
+		p->deadline_ns =
+		    sr_monotonic_ns() + (int64_t)srv_opts(s)->client_timeout_s * 1000000000;
 	relay_events(p);
+}
+
+static void on_relay_client(struct srv *s, void *ctx, uint32_t events)
+{
+	(void)s;
+	relay_step(ctx, (short)events, 0);
+}
+
+static void on_relay_up(struct srv *s, void *ctx, uint32_t events)
+{
+	(void)s;
+	relay_step(ctx, 0, (short)events);
 }
 
 static void port_msg(struct kcall *k, json_t *msg)
@@ -298,8 +320,9 @@ void sr_preview_accept(struct srv *s, const struct listener *l, int fd, bool for
 	struct preview *p;
 	size_t n = 0;
 
+	/* Those not relaying yet: a relay is the user's own connection, bounded by fds alone. */
 	for (p = srv_lists(s)->previews; p; p = p->next)
-		n++;
+		n += p->state != P_RELAY;
 	p = n < PREVIEWS_MAX ? calloc(1, sizeof(*p)) : NULL;
 	if (!p) {
 		close(fd);
@@ -329,7 +352,9 @@ void sr_preview_tick(struct srv *s)
 
 	for (struct preview *p = srv_lists(s)->previews, *next; p; p = next) {
 		next = p->next;
-		if (p->state == P_HEAD && now > p->deadline_ns)
+		if ((p->state == P_HEAD ||
+		     (p->state == P_RELAY && (p->relay.dir[0].eof || p->relay.dir[1].eof))) &&
+		    now > p->deadline_ns)
 			preview_free(p);
 	}
 }

@@ -89,6 +89,16 @@ bool sr_relay_step(struct sr_relay *r, short revents_a, short revents_b)
 	short rev[2] = {revents_a, revents_b};
 
 	for (int i = 0; i < 2 && !r->failed; i++) {
+		/*
+		 * A side whose end was read that still says POLLHUP or POLLERR is
+		 * gone both ways (closed, reset): nothing more goes to it either.
+		 * poll says so at every call, wanted or not: the relay ends, else its
+		 * owner's loop would be woken at once, round after round.
+		 */
+		if ((rev[i] & (POLLHUP | POLLERR)) && r->dir[i].eof) {
+			r->failed = true;
+			break;
+		}
 		/* POLLHUP/POLLERR too: the read says what they mean (EOF, or the error). */
 		if ((rev[i] & (POLLIN | POLLHUP | POLLERR)) && !r->dir[i].eof && r->dir[i].len == 0)
 			fill(r, i);

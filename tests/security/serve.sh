@@ -103,6 +103,53 @@ preview_setup() {
 	return 0
 }
 
+# An agent that never closes a connection kept every preview connection
+# the user's clients ever made to it: a relay held the client's side until
+# the sandbox closed its own, and relays counted against the 256
+# connections that may wait for their request head, so that once 256 had
+# come and gone, every connection to the TCP listener was closed at once,
+# the API's with its token too (found by a security review). A relay with
+# one side ended is over once it moves nothing for --client-timeout, and a
+# relay counts for nothing there.
+t_preview_held() {
+	local sb holder base out
+	start_serve --listen 127.0.0.1:0 --client-timeout 2 || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	holder='import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 8003))
+s.listen(1024)
+held = []
+while True:
+    held.append(s.accept()[0])'
+	api POST "/v1/sandboxes/$sb/exec" "$(python3 -c 'import json,sys; print(json.dumps({"argv": ["sh", "-c", "cat >/tmp/h.py; (python3 /tmp/h.py >/dev/null 2>&1 &); sleep 1"], "stdin": sys.argv[1]}))' "$holder")"
+	base=$(find "/proc/$SERVE_PID/fd" -mindepth 1 | wc -l)
+	out=$(as_user python3 -c '
+import socket, sys, time
+port, host = int(sys.argv[1]), sys.argv[2]
+cs = []
+for i in range(300):
+    try:
+        c = socket.create_connection(("127.0.0.1", port), timeout=5)
+        c.sendall(b"GET / HTTP/1.1\r\nHost: %s\r\n\r\n" % host.encode())
+        cs.append(c)
+    except OSError:
+        pass
+time.sleep(3)
+for c in cs:
+    c.close()
+print(len(cs))' "$PORT" "8003-$sb.localhost")
+	assert_eq "300 preview connections to an agent that never closes, then closed by their client" 300 "$out"
+	out=$(as_user curl -s -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$URL/v1/health")
+	assert_eq "the API on TCP answers at once (relays are not connections waiting for their head)" 200 "$out"
+	check "their relays are gone within --client-timeout (2 s)" \
+		until_ok 10 sh -c "[ \$(find /proc/$SERVE_PID/fd -mindepth 1 | wc -l) -le $((base + 8)) ]"
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # A preview is routed by its connection's first request, and relayed as
 # bytes. An HTTP client that keeps connections by address (urllib3 and
 # requests, Go's, Node's agents), pointed at 127.0.0.1:PORT with a
@@ -1087,7 +1134,7 @@ PY
 	stop_serve
 }
 
-for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
+for_each_user t_preview_scope t_preview_reuse t_preview_held t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_timeout_moved t_tiny_timeout \
 	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole t_warm_unreachable \
