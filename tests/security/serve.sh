@@ -1087,9 +1087,64 @@ PY
 	stop_serve
 }
 
+# A warm sandbox counts for nothing in what the API resolves, as it is
+# listed nowhere: a prefix of a sandbox's id that also began a warm one's
+# was "the start of 2 sandboxes' ids", which told that a hidden sandbox
+# existed and failed a prefix valid for the client. The CLI, whose ls
+# shows warm ones and whose rm takes them, still counts them. Ids are
+# random: two share the 4 hex digits a prefix needs once in 65,536 pairs,
+# so the warm sandbox sharing the prefix is made here as a keeper makes
+# one, which is all the server goes by: a directory whose lock is held,
+# its state "warm".
+t_warm_counts_nothing() {
+	local wb sb p fake dir locker req unknown
+	start_serve --warm offline=1 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	sr ls --json
+	wb=$(python3 -c 'import json,sys; print(" ".join(x["id"] for x in json.load(sys.stdin) if x["state"] == "warm"))' <<<"$out")
+	assert_match "one warm sandbox" '^[0-9a-f]{32}$' "$wb"
+	api POST /v1/sandboxes "{\"profile\": \"offline\", \"name\": \"plain-$SR_AS\", \"timeout\": \"2m\"}"
+	sb=$(jf 'j["id"]')
+	assert_match "a sandbox made" '^201 [0-9a-f]{32}$' "$code $sb"
+	api GET "/v1/sandboxes/$(tr 0-9a-f a-f0-9 <<<"${wb:0:4}")"
+	unknown="$code ${body//$(tr 0-9a-f a-f0-9 <<<"${wb:0:4}")/P}"
+	api GET "/v1/sandboxes/${wb:0:4}"
+	assert_eq "a prefix of the warm one's id alone: an unknown one" "$unknown" "$code ${body//${wb:0:4}/P}"
+	p=${sb:0:4}
+	until fake=$p$(head -c 14 /dev/urandom | od -An -tx1 | tr -d ' \n') && [ "${fake:4:1}" != "${sb:4:1}" ]; do :; done
+	dir="$(state_dir)/$fake"
+	as_user mkdir -m 0700 "$dir"
+	as_user sh -c 'printf "{\"id\": \"%s\", \"state\": \"warm\"}\n" "$1" >"$2/state.json"' sh "$fake" "$dir"
+	(as_user_exec flock "$dir/lock" sleep 600) &
+	locker=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $locker"
+	check "a warm one sharing the first 4 hex digits of its id" \
+		until_ok 10 eval '[ -e "$dir/lock" ] && ! flock -n "$dir/lock" true'
+	sr inspect "$p"
+	assert_match "the CLI, which lists it, counts it" "'$p' is the start of 2 sandboxes' ids" "$errout"
+	for req in "GET /v1/sandboxes/P" "POST /v1/sandboxes/P/exec {\"argv\":[\"true\"]}" \
+		"GET /v1/sandboxes/P/files?path=/etc/hostname" "GET /sandboxes/P" \
+		"POST /sandboxes/P/timeout {\"timeout\":120}"; do
+		set -- $req
+		api "$1" "${2//P/$p}" ${3+"$3"}
+		assert_match "$1 ${2%%\?*}: the prefix is the sandbox's alone" '^20[04]$' "$code"
+		[[ $code == 20[04] ]] || echo "# $code $body"
+	done
+	api GET "/v1/sandboxes/$p"
+	assert_eq "and names it" "$sb" "$(jf 'j["id"]')"
+	envd_start "$p" "true"
+	assert_match "envd's Start: the prefix is the sandbox's" '"start"' "$body"
+	kill "$locker" 2>/dev/null
+	wait "$locker" 2>/dev/null
+	rm -rf "$dir"
+	api DELETE "/v1/sandboxes/$p"
+	assert_eq "DELETE by the prefix: the sandbox's" 200 "$code"
+	stop_serve
+}
+
 for_each_user t_preview_scope t_preview_reuse t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_timeout_moved t_tiny_timeout \
 	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole t_warm_unreachable \
-	t_warm_from_birth t_word_holds_once
+	t_warm_from_birth t_word_holds_once t_warm_counts_nothing
 done_testing
