@@ -205,7 +205,11 @@ void srv_made_forget_all(struct srv *s);
  * request it is handed to; docs/security.md).
  */
 bool srv_warm_held(struct srv *s, const char *id, json_t *state);
-/* sr_state_find() of the server's state directory, a warm one as unknown (srv_warm_held). */
+/*
+ * sr_state_find() of the server's state directory, warm ones
+ * (srv_warm_held) counting for nothing: each as an unknown id, and none
+ * making a prefix ambiguous or coming before a name, as the API lists none.
+ */
 int srv_state_find(struct srv *s, const char *ref, struct sr_entry *ret, struct sr_error *err);
 /* Whether sandbox id's state directory is still there: its keeper removes it last. */
 bool srv_sandbox_alive(struct srv *s, const char *id);

@@ -36,20 +36,14 @@ bool srv_warm_held(struct srv *s, const char *id, json_t *state)
 	       !srv_made_find(s, id);
 }
 
+static bool warm_hidden(void *ctx, const struct sr_entry *e)
+{
+	return srv_warm_held(ctx, e->id, e->state);
+}
+
 int srv_state_find(struct srv *s, const char *ref, struct sr_entry *ret, struct sr_error *err)
 {
-	struct sr_entry e = {0};
-	int r = sr_state_find(s->statedir, ref, &e, err);
-
-	if (r < 0)
-		return r;
-	if (srv_warm_held(s, e.id, e.state)) {
-		sr_entry_free(&e);
-		return sr_error_msg(err, -ENOENT, "no sandbox '%s' (sandbox-run ls lists them)",
-				    ref);
-	}
-	*ret = e;
-	return 0;
+	return sr_state_find_if(s->statedir, ref, warm_hidden, s, ret, err);
 }
 
 int kcall_start(struct srv *s, const char *ref, json_t *req, const int *fds, size_t n_fds,

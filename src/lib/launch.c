@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "launch.h"
 #include "keeper.h"
+#include "secmem.h"
 #include "secrets.h"
 #include "setup.h"
 #include "util.h"
@@ -10,13 +11,34 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-/* The grandchild: the keeper, as create's is (a session of its own), with none of our fds. */
+/*
+ * The grandchild: the keeper, as create's is (a session of its own), with
+ * none of our fds. A pool's word (c->pool_token, the copy made for the
+ * fork) goes into memory of its own that no child inherits, and the copy
+ * is wiped: the keeper forks its sandbox's PID 1, which runs beside what
+ * the sandbox runs, and the word has no business there.
+ */
 static __attribute__((noreturn)) void keeper(const struct sr_config *c, enum sr_log_level level,
 					     int ready)
 {
 	int keep[] = {0, 1, 2, ready};
+	struct sr_config own = *c;
 	sigset_t mask;
 
+	if (c->pool_token) {
+		/* Ours to wipe: this process's copy of sr_launch_start()'s. */
+		char *copy = (char *)c->pool_token, *word;
+		size_t n = strlen(copy);
+
+		word = sr_secmem_alloc(n + 1);
+		if (word)
+			memcpy(word, copy, n);
+		explicit_bzero(copy, n);
+		/* No answer: its caller is told that it died before it was ready. */
+		if (!word)
+			_exit(125);
+		own.pool_token = word;
+	}
 	setsid();
 	/* The mask main() gives every verb: SIGPIPE blocked, nothing else (the caller's signalfd).
 	 */
@@ -25,7 +47,7 @@ static __attribute__((noreturn)) void keeper(const struct sr_config *c, enum sr_
 	sigprocmask(SIG_SETMASK, &mask, NULL);
 	if (sr_close_fds_except(keep, SR_ARRAY_SIZE(keep)) < 0)
 		_exit(125);
-	_exit(sr_keeper_main(c, level, ready));
+	_exit(sr_keeper_main(&own, level, ready));
 }
 
 /*
@@ -111,26 +133,35 @@ static int start_keeper(const struct sr_config *c, enum sr_log_level level, stru
 
 /*
  * The keeper is a copy of the caller: of a server, with every
- * deployment's secrets in its pools' configurations, and the API's token.
- * Those are in memory that no child inherits (secmem.h): the keeper gets
- * none of them but its own configuration's secrets, copied into ordinary
- * memory for its fork and wiped here once it has its copy: a malloc and
- * a copy of the secrets' size, no system call.
+ * deployment's secrets in its pools' configurations, every pool's word
+ * and the API's token. Those are in memory that no child inherits
+ * (secmem.h): the keeper gets none of them but its own configuration's
+ * secrets and pool's word, copied into ordinary memory for its fork and
+ * wiped here once it has its copy: a malloc and a copy of their size, no
+ * system call.
  */
 int sr_launch_start(const struct sr_config *c, enum sr_log_level level, const struct sr_sink *sink,
 		    struct sr_launch *l, struct sr_error *err)
 {
 	struct sr_config own = *c;
+	char *word = NULL;
 	size_t size = 0;
 	int r;
 
 	*l = (struct sr_launch){.fd = -1, .sink = sink};
 	if (c->secrets && !(own.secrets = sr_secrets_pack(c->secrets, malloc, &size)))
 		return sr_error_errno(err, -ENOMEM, "create");
-	r = start_keeper(&own, level, l, err);
+	if (c->pool_token && !(own.pool_token = word = strdup(c->pool_token)))
+		r = sr_error_errno(err, -ENOMEM, "create");
+	else
+		r = start_keeper(&own, level, l, err);
 	if (own.secrets != c->secrets) {
 		explicit_bzero(own.secrets, size);
 		free(own.secrets);
+	}
+	if (word) {
+		explicit_bzero(word, strlen(word));
+		free(word);
 	}
 	return r;
 }

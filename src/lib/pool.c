@@ -2,6 +2,7 @@
 #include "pool.h"
 #include "control.h"
 #include "launch.h"
+#include "secmem.h"
 #include "state.h"
 #include "util.h"
 
@@ -43,8 +44,13 @@ struct warm {
 struct sr_pool {
 	struct sr_pool_opts o;
 	char *statedir;
-	/* What its keepers are held with (config.h pool_token): random, the pool's alone. */
-	char token[33];
+	/*
+	 * What its keepers are held with (config.h pool_token): random, the
+	 * pool's alone, 32 hex digits in memory no child inherits (secmem.h).
+	 * The server forks every keeper of every pool, and each is given its
+	 * own pool's word (launch.c), not a copy of them all.
+	 */
+	char *token;
 	struct warm *v; /* cap of them; unused ones have launch.fd == hold == -1 */
 	size_t cap;
 	unsigned extra; /* sandboxes wanted beyond o.size (sr_pool_want) */
@@ -138,8 +144,8 @@ static int watch(struct sr_pool *p, int fd)
 	return epoll_ctl(p->ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? sr_negerrno() : 0;
 }
 
-/* 16 random bytes in hex: the pool's token. */
-static int new_token(char token[33])
+/* 16 random bytes in hex: the pool's token, 33 bytes. */
+static int new_token(char *token)
 {
 	unsigned char raw[16];
 
@@ -180,6 +186,8 @@ int sr_pool_new(const struct sr_pool_opts *o, struct sr_pool **ret, struct sr_er
 		return r;
 	}
 	r = sr_state_dir(&p->statedir, err);
+	if (r >= 0 && !(p->token = sr_secmem_alloc(33)))
+		r = sr_error_errno(err, sr_negerrno(), "pool: the pool's word");
 	if (r >= 0 && new_token(p->token) < 0)
 		r = sr_error_msg(err, -EIO, "pool: getrandom failed");
 	if (r < 0) {
@@ -249,6 +257,7 @@ static int watch_held(struct sr_pool *p, struct warm *w, struct sr_error *err)
 static int ask_hold(struct sr_pool *p, struct warm *w, struct sr_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
+	/* Its copies of the word, jansson's and the message's text, are wiped when freed. */
 	json_t *req = json_pack("{ssss}", "op", "hold", "token", p->token);
 	int r;
 
@@ -598,7 +607,7 @@ void sr_pool_free(struct sr_pool *p)
 	for (size_t i = 0; i < SAID_MAX; i++)
 		free(p->said[i]);
 	free(p->statedir);
-	explicit_bzero(p->token, sizeof(p->token));
+	sr_secmem_free(p->token);
 	sr_closep(&p->timerfd);
 	sr_closep(&p->soonfd);
 	sr_closep(&p->ep);

@@ -418,18 +418,32 @@ static bool find_id(const char *statedir, const char *id, struct sr_entry *ret)
 	return true;
 }
 
-int sr_state_find(const char *statedir, const char *ref, struct sr_entry *ret, struct sr_error *err)
+int sr_state_find_if(const char *statedir, const char *ref, sr_state_hidden_fn hidden, void *ctx,
+		     struct sr_entry *ret, struct sr_error *err)
 {
-	struct sr_entry *v = NULL;
-	size_t n = 0, match = SIZE_MAX, matches = 0;
+	struct sr_entry *v = NULL, e = {0};
+	size_t n = 0, k = 0, match = SIZE_MAX, matches = 0;
 	int r;
 
-	if (valid_id(ref) && find_id(statedir, ref, ret))
-		return 0;
+	if (valid_id(ref) && find_id(statedir, ref, &e)) {
+		if (!hidden || !hidden(ctx, &e)) {
+			*ret = e;
+			return 0;
+		}
+		sr_entry_free(&e);
+	}
 	r = sr_state_list(statedir, &v, &n, err);
 
 	if (r < 0)
 		return r;
+	/* A hidden entry is as if it were not there: it takes no id, name or prefix from another.
+	 */
+	for (size_t i = 0; i < n; i++)
+		if (hidden && hidden(ctx, &v[i]))
+			sr_entry_free(&v[i]);
+		else
+			v[k++] = v[i];
+	n = k;
 	/* The whole id, then a name, then a prefix: a name never hides an id, nor a prefix a name.
 	 */
 	for (size_t i = 0; i < n && match == SIZE_MAX; i++)
@@ -467,6 +481,11 @@ int sr_state_find(const char *statedir, const char *ref, struct sr_entry *ret, s
 	v[match] = (struct sr_entry){0};
 	sr_entries_free(v, n);
 	return 0;
+}
+
+int sr_state_find(const char *statedir, const char *ref, struct sr_entry *ret, struct sr_error *err)
+{
+	return sr_state_find_if(statedir, ref, NULL, NULL, ret, err);
 }
 
 /*

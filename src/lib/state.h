@@ -65,6 +65,15 @@ void sr_entries_free(struct sr_entry *v, size_t n);
  */
 int sr_state_find(const char *statedir, const char *ref, struct sr_entry *ret,
 		  struct sr_error *err);
+/*
+ * As sr_state_find(), the entries that hidden(ctx, entry) says are hidden
+ * counting for nothing: not found by their id, and neither making a
+ * prefix ambiguous nor coming before a name. What a caller that must not
+ * tell them to its clients resolves with (serve: a pool's warm ones).
+ */
+typedef bool (*sr_state_hidden_fn)(void *ctx, const struct sr_entry *e);
+int sr_state_find_if(const char *statedir, const char *ref, sr_state_hidden_fn hidden, void *ctx,
+		     struct sr_entry *ret, struct sr_error *err);
 
 /* A --name: 1-64 of [A-Za-z0-9_.-], starting with a letter or digit. */
 bool sr_state_valid_name(const char *name);

@@ -1134,9 +1134,154 @@ PY
 	stop_serve
 }
 
+# A warm sandbox counts for nothing in what the API resolves, as it is
+# listed nowhere: a prefix of a sandbox's id that also began a warm one's
+# was "the start of 2 sandboxes' ids", which told that a hidden sandbox
+# existed and failed a prefix valid for the client. The CLI, whose ls
+# shows warm ones and whose rm takes them, still counts them. Ids are
+# random: two share the 4 hex digits a prefix needs once in 65,536 pairs,
+# so the warm sandbox sharing the prefix is made here as a keeper makes
+# one, which is all the server goes by: a directory whose lock is held,
+# its state "warm".
+t_warm_counts_nothing() {
+	local wb sb p fake dir locker req unknown
+	start_serve --warm offline=1 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	sr ls --json
+	wb=$(python3 -c 'import json,sys; print(" ".join(x["id"] for x in json.load(sys.stdin) if x["state"] == "warm"))' <<<"$out")
+	assert_match "one warm sandbox" '^[0-9a-f]{32}$' "$wb"
+	api POST /v1/sandboxes "{\"profile\": \"offline\", \"name\": \"plain-$SR_AS\", \"timeout\": \"2m\"}"
+	sb=$(jf 'j["id"]')
+	assert_match "a sandbox made" '^201 [0-9a-f]{32}$' "$code $sb"
+	api GET "/v1/sandboxes/$(tr 0-9a-f a-f0-9 <<<"${wb:0:4}")"
+	unknown="$code ${body//$(tr 0-9a-f a-f0-9 <<<"${wb:0:4}")/P}"
+	api GET "/v1/sandboxes/${wb:0:4}"
+	assert_eq "a prefix of the warm one's id alone: an unknown one" "$unknown" "$code ${body//${wb:0:4}/P}"
+	p=${sb:0:4}
+	until fake=$p$(head -c 14 /dev/urandom | od -An -tx1 | tr -d ' \n') && [ "${fake:4:1}" != "${sb:4:1}" ]; do :; done
+	dir="$(state_dir)/$fake"
+	as_user mkdir -m 0700 "$dir"
+	as_user sh -c 'printf "{\"id\": \"%s\", \"state\": \"warm\"}\n" "$1" >"$2/state.json"' sh "$fake" "$dir"
+	(as_user_exec flock "$dir/lock" sleep 600) &
+	locker=$!
+	SR_BG_PIDS="${SR_BG_PIDS:-} $locker"
+	check "a warm one sharing the first 4 hex digits of its id" \
+		until_ok 10 eval '[ -e "$dir/lock" ] && ! flock -n "$dir/lock" true'
+	sr inspect "$p"
+	assert_match "the CLI, which lists it, counts it" "'$p' is the start of 2 sandboxes' ids" "$errout"
+	for req in "GET /v1/sandboxes/P" "POST /v1/sandboxes/P/exec {\"argv\":[\"true\"]}" \
+		"GET /v1/sandboxes/P/files?path=/etc/hostname" "GET /sandboxes/P" \
+		"POST /sandboxes/P/timeout {\"timeout\":120}"; do
+		set -- $req
+		api "$1" "${2//P/$p}" ${3+"$3"}
+		assert_match "$1 ${2%%\?*}: the prefix is the sandbox's alone" '^20[04]$' "$code"
+		[[ $code == 20[04] ]] || echo "# $code $body"
+	done
+	api GET "/v1/sandboxes/$p"
+	assert_eq "and names it" "$sb" "$(jf 'j["id"]')"
+	envd_start "$p" "true"
+	assert_match "envd's Start: the prefix is the sandbox's" '"start"' "$body"
+	kill "$locker" 2>/dev/null
+	wait "$locker" 2>/dev/null
+	rm -rf "$dir"
+	api DELETE "/v1/sandboxes/$p"
+	assert_eq "DELETE by the prefix: the sandbox's" 200 "$code"
+	stop_serve
+}
+
+# words_of TAG PID...: "TAG WORD" for each 32-hex word in each process's
+# writable memory, read as root can (/proc/PID/mem, the non-dumpable too).
+words_of() {
+	/usr/bin/python3 - "$@" <<'PY'
+import re, sys
+tag = sys.argv[1]
+for pid in sys.argv[2:]:
+    words = set()
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            addr, perms = line.split()[:2]
+            if not perms.startswith("rw"):
+                continue
+            lo, hi = (int(x, 16) for x in addr.split("-"))
+            try:
+                mem.seek(lo)
+                words |= set(re.findall(rb"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])", mem.read(hi - lo)))
+            except OSError:
+                pass
+    for w in sorted(words):
+        print(tag, w.decode())
+PY
+}
+
+# keeper_of MEMORY STATE: the keeper's pid of the sandbox of that memory limit (bytes) and state.
+keeper_of() {
+	local f
+	for f in "$(state_dir)"/*/state.json; do
+		python3 -c 'import json,sys
+j=json.load(open(sys.argv[1]))
+if j["limits"]["memory_bytes"]==int(sys.argv[2]) and j["state"]==sys.argv[3]: print(j["keeper_pid"])' "$f" "$1" "$2" 2>/dev/null
+	done
+}
+
+# A pool's word is its keepers' and nobody else's: each pool's keeper
+# holds its own pool's and no other's, a sandbox made cold none. The
+# words were in the server's ordinary memory, so every keeper it forked
+# had all of them (any pool's, any deployment's), the hold that each one
+# is worth (t_word_holds_once) wherever that keeper's memory was read.
+# The words are what the server holds that no keeper made by the CLI
+# holds (the host's: its cgroup's name, say), and that no sandbox is named
+# by or its state says.
+t_word_own_pool() {
+	local b_ini="$SR_TMP/pool-b-$SR_AS.ini" w="$SR_OUT/words-pool-$SR_AS" sb cli a b cold got
+	printf '[profile]\ninherit = offline\n[limits]\nmemory = 300M\n' >"$b_ini"
+	chmod 0644 "$b_ini"
+	start_serve --warm offline=1 --warm "$b_ini=1" || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "[p[\"ready\"] for p in j[\"pools\"]]")" = "[1, 1]" ]'
+	# A's first was made before B's pool had a word: the one made after its take is looked at.
+	api POST /v1/sandboxes '{"profile": "offline", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	assert_eq "A's warm sandbox taken" 201 "$code"
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "[p[\"ready\"] for p in j[\"pools\"]]")" = "[1, 1]" ]'
+	api POST /v1/sandboxes '{"profile": "offline", "name": "cold", "memory": "400M", "timeout": "2m"}'
+	assert_eq "a sandbox made cold" 201 "$code"
+	sr create -q --net none --memory 500M --timeout 120
+	cli=$out
+	check "A's pool has one warm sandbox" until_ok 10 eval '[ "$(keeper_of 2147483648 warm | wc -l)" = 1 ]'
+	a=$(keeper_of 2147483648 warm)
+	b=$(keeper_of 314572800 warm)
+	cold=$(keeper_of 419430400 running)
+	assert_match "a keeper of each pool's, the cold one's" '^[0-9]+ [0-9]+ [0-9]+$' "$a $b $cold"
+	{
+		words_of server "$SERVE_PID"
+		words_of cli "$(keeper_of 524288000 running)"
+		words_of a "$a"
+		words_of b "$b"
+		words_of cold "$cold"
+		cat "$(state_dir)"/*/state.json | grep -oE '[0-9a-f]{32}' | sed 's/^/named /'
+		ls "$(state_dir)" | sed 's/^/named /'
+	} >"$w"
+	got=$(python3 - "$w" <<'PY'
+import collections, sys
+had = collections.defaultdict(set)
+for line in open(sys.argv[1]):
+    tag, word = line.split()
+    had[tag].add(word)
+words = had["server"] - had["cli"] - had["named"]
+a, b, cold = (had[t] & words for t in ("a", "b", "cold"))
+print(f"server {min(len(words), 2)}+ a {len(a)} b {len(b)} shared {len(a & b)} cold {len(cold)}")
+PY
+)
+	assert_eq "each pool's keeper holds one word, its own; the cold one's none" \
+		"server 2+ a 1 b 1 shared 0 cold 0" "$got"
+	api DELETE "/v1/sandboxes/$sb"
+	api DELETE /v1/sandboxes/cold
+	sr rm -f "$cli"
+	stop_serve
+}
+
 for_each_user t_preview_scope t_preview_reuse t_preview_held t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_timeout_moved t_tiny_timeout \
 	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole t_warm_unreachable \
-	t_warm_from_birth t_word_holds_once
+	t_warm_from_birth t_word_holds_once t_warm_counts_nothing t_word_own_pool
 done_testing

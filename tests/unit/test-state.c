@@ -2,13 +2,14 @@
 /*
  * The state directory without keepers: an entry reserved, its state.json
  * rewritten (in place, or beside a reader that holds the file) and read
- * back, and removed.
+ * back, and removed; entries found, hidden ones left out.
  */
 #include "config.h"
 #include "state.h"
 #include "testutil.h"
 
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -142,6 +143,57 @@ START_TEST(test_remove_takes_the_temporary)
 }
 END_TEST
 
+/* An entry of id, its lock held (closed by the caller), its state st. */
+static int reserve(const char *id, const char *name, const char *st)
+{
+	struct sr_error err = {0};
+	json_t *j = json_pack("{ssss}", "id", id, "state", st);
+	char *d = NULL;
+	int fd = -1;
+
+	ck_assert_msg(sr_state_reserve(statedir, id, name, j, &d, &fd, &err) == 0, "%s", err.msg);
+	json_decref(j);
+	free(d);
+	return fd;
+}
+
+static bool warm(void *ctx, const struct sr_entry *e)
+{
+	(void)ctx;
+	return strcmp(json_string_value(json_object_get(e->state, "state")), "warm") == 0;
+}
+
+/*
+ * What the API resolves: a hidden entry (a pool's warm one) counts for
+ * nothing, not for a prefix it shares with another (the CLI still
+ * counts it: ambiguous), nor by its id or its name, which are answered
+ * as unknown ones are.
+ */
+START_TEST(test_find_hidden)
+{
+	const char *hidden = "0123456789abcdef0000000000000000";
+	struct sr_error err = {0};
+	struct sr_entry e = {0};
+	int fd = reserve(hidden, "hid", "warm");
+
+	ck_assert_int_eq(sr_state_find(statedir, "0123", &e, &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "'0123' is the start of 2 sandboxes' ids: give more of it");
+	ck_assert_int_eq(sr_state_find_if(statedir, "0123", warm, NULL, &e, &err), 0);
+	ck_assert_str_eq(e.id, ID);
+	sr_entry_free(&e);
+	ck_assert_int_eq(sr_state_find(statedir, hidden, &e, &err), 0);
+	ck_assert_str_eq(e.id, hidden);
+	sr_entry_free(&e);
+	ck_assert_int_eq(sr_state_find_if(statedir, "0123456789abcdef00", warm, NULL, &e, &err),
+			 -ENOENT);
+	ck_assert_int_eq(sr_state_find_if(statedir, "hid", warm, NULL, &e, &err), -ENOENT);
+	ck_assert_int_eq(sr_state_find_if(statedir, hidden, warm, NULL, &e, &err), -ENOENT);
+	ck_assert_str_eq(err.msg, "no sandbox '0123456789abcdef0000000000000000' (sandbox-run ls "
+				  "lists them)");
+	close(fd);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("state");
@@ -152,6 +204,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_rewrite_in_place);
 	tcase_add_test(tc, test_reader_keeps_its_text);
 	tcase_add_test(tc, test_remove_takes_the_temporary);
+	tcase_add_test(tc, test_find_hidden);
 	suite_add_tcase(s, tc);
 	return s;
 }
