@@ -1162,7 +1162,10 @@ t_warm_counts_nothing() {
 	dir="$(state_dir)/$fake"
 	as_user mkdir -m 0700 "$dir"
 	as_user sh -c 'printf "{\"id\": \"%s\", \"state\": \"warm\"}\n" "$1" >"$2/state.json"' sh "$fake" "$dir"
-	(as_user_exec flock "$dir/lock" sleep 600) &
+	# The lock's holder is the process killed at the end (flock(1) would
+	# leave its sleep holding the lock, and this test's output, for 10 min).
+	(as_user_exec sh -c 'exec 9>"$1/lock" && flock 9 && exec sleep 600' sh "$dir" \
+		</dev/null >/dev/null 2>&1) &
 	locker=$!
 	SR_BG_PIDS="${SR_BG_PIDS:-} $locker"
 	check "a warm one sharing the first 4 hex digits of its id" \
