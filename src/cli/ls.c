@@ -171,7 +171,7 @@ int sr_verb_inspect(const struct sr_verb_args *a)
 	r = sr_ctl_call_ref(a->argv[1], req, &reply, &err);
 	json_decref(req);
 	if (r < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "inspect: %s", err.msg);
+		sr_cli_verb_error(&sink, "inspect", err.msg);
 		return SR_EXIT_FAILURE;
 	}
 	json_object_del(reply, "ok");
