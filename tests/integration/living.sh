@@ -809,6 +809,33 @@ t_rm_named_twice() {
 	assert_no_match "and it is gone" "twice-$SR_AS" "$out"
 }
 
+t_cp_dest_named() {
+	# A destination the copy cannot be made in was said as the step that
+	# failed, in the sandbox ("cp: extract: where the copy goes: Read-only
+	# file system") or on the host ("cp: extract hostname: No such file or
+	# directory", for root, whom access(2) lets into /proc): named now as
+	# the user named it.
+	new_sandbox --timeout 60
+	sr cp /etc/hostname "$sb:/usr/x"
+	assert_eq "cp in to a read-only path of the sandbox: 125, naming it" \
+		"125 sandbox-run: cp: /usr/x: Read-only file system" "$rc $errout"
+	sr cp /etc/hostname "$sb:/usr"
+	assert_eq "into a read-only directory of it: alike" \
+		"125 sandbox-run: cp: /usr: Read-only file system" "$rc $errout"
+	sr cp /etc/hostname "$sb:/proc/x"
+	assert_eq "to where nothing can be made (its /proc): 125, naming it" \
+		"125 sandbox-run: cp: /proc/x: No such file or directory" "$rc $errout"
+	sr cp "$sb:/etc/hostname" /proc/x
+	if [ "$SR_AS" = root ]; then
+		assert_eq "cp out to where nothing can be made (the host's /proc): 125, naming it" \
+			"125 sandbox-run: cp: /proc/x: No such file or directory" "$rc $errout"
+	else
+		assert_eq "cp out to where nothing can be made (the host's /proc): 125, naming it" \
+			"125 sandbox-run: cp: /proc/x: Permission denied" "$rc $errout"
+	fi
+	sr rm "$sb"
+}
+
 t_verb_named() {
 	# exec, cp and snapshot said "sandbox-run: no sandbox 'x' ...", where
 	# port, timeout, inspect and rm said "sandbox-run: port: no sandbox
@@ -840,5 +867,5 @@ ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
 	t_keeper_killed t_create_interrupted t_create_stopped t_fifty t_other_user t_port t_timeout_shown t_snapshot t_snapshot_sparse t_rm_named_twice t_cp_host_denied t_exec_workdir_missing \
-	t_create_id_nowhere t_verb_named
+	t_create_id_nowhere t_verb_named t_cp_dest_named
 done_testing
