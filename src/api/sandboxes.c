@@ -134,16 +134,21 @@ static void call(struct req *r, json_t *req, call_done_fn done, const char *verb
 static void timeout(struct req *r)
 {
 	json_t *body = srv_body_json(r), *t;
+	struct sr_error err = {0};
 	uint64_t ms;
 
 	if (!body)
 		return;
 	t = json_object_get(body, "timeout");
-	if (!t || sr_api_duration(t, &ms) < 0) {
+	if (!t) {
 		json_decref(body);
 		return srv_answer_error(r, -EINVAL,
 					"timeout: expected {\"timeout\": DURATION} (120, \"90s\", "
 					"\"5m\", \"1h\"; 0: none)");
+	}
+	if (sr_api_duration_field("timeout", t, &ms, &err) < 0) {
+		json_decref(body);
+		return srv_answer_err(r, NULL, &err);
 	}
 	json_decref(body);
 	call(r, json_pack("{sssI}", "op", "timeout", "ms", (json_int_t)ms), reply_done, "timeout");
