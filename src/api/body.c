@@ -12,6 +12,8 @@
 /* The longest duration a number may say: ten years, far below what the timers take. */
 #define DURATION_MAX_S (10.0 * 365 * 24 * 3600)
 #define ARGV_MAX       4096
+/* A living sandbox's deadline at most, as its keeper takes it (keeper-internal.h). */
+#define DEADLINE_MAX_MS (366ULL * 24 * 3600 * 1000)
 
 void sr_api_create_free(struct sr_api_create *c)
 {
@@ -48,6 +50,37 @@ int sr_api_duration(json_t *v, uint64_t *ret_ms)
 		return -ERANGE;
 	*ret_ms = (uint64_t)(s * 1000.0);
 	return 0;
+}
+
+/* v as a message shows it: a string in quotes, anything else as JSON, cut to fit len. */
+static void shown_value(json_t *v, char *buf, size_t len)
+{
+	_cleanup_free_ char *text = NULL;
+
+	if (json_is_string(v)) {
+		snprintf(buf, len, "'%s'", json_string_value(v));
+		return;
+	}
+	text = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	snprintf(buf, len, "%s", text ? text : "nothing");
+}
+
+int sr_api_duration_field(const char *key, json_t *v, uint64_t *ret_ms, struct sr_error *err)
+{
+	char shown[100];
+
+	if (sr_api_duration(v, ret_ms) == 0)
+		return 0;
+	shown_value(v, shown, sizeof(shown));
+	if (json_is_string(v))
+		return sr_error_msg(err, -EINVAL,
+				    "%s: %s is not a duration (e.g. 90s, 5m, 1h, or a number of "
+				    "seconds; 0: none)",
+				    key, shown);
+	return sr_error_msg(err, -EINVAL,
+			    "%s: %s is not a duration (a number of seconds from 0 to 10 years, "
+			    "or a string: 90s, 5m, 1h)",
+			    key, shown);
 }
 
 enum kind {
@@ -94,14 +127,37 @@ static int push(struct sr_strv *v, const char *s, struct sr_error *err)
 	return 0;
 }
 
+/*
+ * A size in a string that is none, said in the API's terms: the field and
+ * the value it got. create's parser refuses it too, but as its option's
+ * ("option --memory: bad size 'lots'"), which no client gave; what it
+ * checks beyond the form (a range) it still says (sr_api_create_error()).
+ */
+static int check_size(const char *key, json_t *v, struct sr_error *err)
+{
+	char shown[100];
+	uint64_t n;
+
+	if (sr_parse_size(json_string_value(v), &n) == 0)
+		return 0;
+	shown_value(v, shown, sizeof(shown));
+	return sr_error_msg(err, -EINVAL,
+			    "%s: %s is not a size (e.g. 512M, 2G, or a number of bytes; 0: "
+			    "unlimited)",
+			    key, shown);
+}
+
 static int push_value(struct sr_strv *v, const char *key, enum kind kind, json_t *val,
 		      struct sr_error *err)
 {
 	char buf[64];
 	double d;
+	int r;
 
 	if (json_is_string(val))
-		return push(v, json_string_value(val), err);
+		return kind == K_SIZE && (r = check_size(key, val, err)) < 0
+			   ? r
+			   : push(v, json_string_value(val), err);
 	if (!json_is_number(val) || kind == K_STR)
 		return sr_error_msg(err, -EINVAL, "\"%s\": expected a string", key);
 	d = json_number_value(val);
@@ -198,6 +254,27 @@ static const struct create_key *create_key(const char *key)
 	return NULL;
 }
 
+void sr_api_create_error(struct sr_error *err)
+{
+	static const char opt[] = "option ";
+	char rest[SR_ERROR_MSG_MAX];
+
+	if (strncmp(err->msg, opt, sizeof(opt) - 1) != 0)
+		return;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(create_keys); i++) {
+		const char *o = create_keys[i].option;
+		size_t n = o ? strlen(o) : 0;
+
+		if (!o || strncmp(err->msg + sizeof(opt) - 1, o, n) != 0 ||
+		    err->msg[sizeof(opt) - 1 + n] != ':')
+			continue;
+		snprintf(rest, sizeof(rest), "%s", err->msg + sizeof(opt) - 1 + n);
+		if (snprintf(err->msg, sizeof(err->msg), "%s%s", create_keys[i].key, rest) < 0)
+			err->msg[0] = '\0';
+		return;
+	}
+}
+
 /* The keys create takes, from the table itself, so that the message never drifts from it. */
 static void create_key_names(char *buf, size_t size)
 {
@@ -240,11 +317,18 @@ static int note_key(struct sr_api_create *ret, const char *key, json_t *val, str
 		if (json_is_string(val) && !ret->profile)
 			return sr_error_errno(err, -ENOMEM, "request");
 	} else if (strcmp(key, "timeout") == 0) {
-		if (sr_api_duration(val, &ret->timeout_ms) < 0)
-			return sr_error_msg(
-			    err, -EINVAL,
-			    "option --timeout: bad duration (use e.g. 120, 90s, 5m, "
-			    "1h; 0: none)");
+		char shown[100];
+
+		if (sr_api_duration_field(key, val, &ret->timeout_ms, err) < 0)
+			return err->code;
+		/* The keeper's bound (keeper-internal.h), which it says as the option's. */
+		if (ret->timeout_ms > DEADLINE_MAX_MS) {
+			shown_value(val, shown, sizeof(shown));
+			return sr_error_msg(err, -EINVAL,
+					    "%s: %s is more than 366 days, the longest a living "
+					    "sandbox lives (0: no end)",
+					    key, shown);
+		}
 		ret->has_timeout = true;
 	} else {
 		ret->poolable = false;
@@ -346,7 +430,12 @@ int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_ap
 	if (timeout && !json_is_null(timeout)) {
 		if (!json_is_integer(timeout) || json_integer_value(timeout) < 0 ||
 		    json_integer_value(timeout) > (json_int_t)DURATION_MAX_S) {
-			r = sr_error_msg(err, -EINVAL, "timeout: expected seconds");
+			char shown[100];
+
+			shown_value(timeout, shown, sizeof(shown));
+			r = sr_error_msg(err, -EINVAL,
+					 "timeout: %s is not a number of seconds (0 to 10 years)",
+					 shown);
 			goto fail;
 		}
 		c.timeout_ms = (uint64_t)json_integer_value(timeout) * 1000;
@@ -509,10 +598,9 @@ int sr_api_parse_exec(json_t *body, struct sr_api_exec *ret, struct sr_error *er
 		      err);
 	if (r < 0)
 		goto fail;
-	if ((v = json_object_get(body, "timeout")) && sr_api_duration(v, &x.timeout_ms) < 0) {
-		r = sr_error_msg(err, -EINVAL, "timeout: bad duration (use e.g. 30, 90s, 5m)");
+	if ((v = json_object_get(body, "timeout")) &&
+	    (r = sr_api_duration_field("timeout", v, &x.timeout_ms, err)) < 0)
 		goto fail;
-	}
 	if ((v = json_object_get(body, "stream")) && !json_is_boolean(v)) {
 		r = sr_error_msg(err, -EINVAL, "stream: expected true or false");
 		goto fail;

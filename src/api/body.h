@@ -4,8 +4,9 @@
  * so that the fuzz harness (tests/fuzz/fuzz-api.c) can drive it.
  *
  * A create's JSON becomes create's own command line (options.h): every
- * value is then checked, and refused, by the code and with the message
- * the CLI has, and nothing the CLI could not ask for can be asked here.
+ * value is then checked, and refused, by the code the CLI has, and
+ * nothing the CLI could not ask for can be asked here. Its message names
+ * the field, not the option (sr_api_create_error()).
  */
 #pragma once
 
@@ -27,6 +28,13 @@
  */
 #define SR_API_METADATA_MAX 8192
 
+/*
+ * A duration in a request (sr_api_duration(): a string as on the command
+ * line, or seconds), or an error naming the field, key, and the value it
+ * got: "timeout: '5x' is not a duration (...)".
+ */
+int sr_api_duration_field(const char *key, json_t *v, uint64_t *ret_ms, struct sr_error *err);
+
 struct sr_api_create {
 	struct sr_strv argv; /* "create", OPTIONS..., [AGENT] */
 	char *profile;	     /* the profile asked for, NULL for the default */
@@ -45,6 +53,12 @@ void sr_api_create_free(struct sr_api_create *c);
  * are strings as on the command line, or numbers (bytes, seconds).
  */
 int sr_api_parse_create(json_t *body, struct sr_api_create *ret, struct sr_error *err);
+/*
+ * An error of create's parser over such an argv said of the field it
+ * came from, as the request named it: "option --memory: size '1K' is
+ * below 1M" is "memory: size '1K' is below 1M" (no client gave an option).
+ */
+void sr_api_create_error(struct sr_error *err);
 /*
  * E2B's POST /sandboxes (v2): templateID names a profile ("base", the
  * SDK's default: base_profile), timeout in seconds, envVars,

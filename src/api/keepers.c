@@ -504,9 +504,11 @@ static void create_cold(struct req *r, struct sr_api_create *c, const char *temp
 	} else if (sr_options_parse_verb((int)c->argv.n, c->argv.items, SR_OPTIONS_CREATE, &cfg,
 					 &action, &err) < 0 ||
 		   action != SR_ACTION_RUN) {
-		/* As the CLI says it: "sandbox-run: create: option --memory: ..." */
+		/* As the CLI says it, of the request's field: "sandbox-run: create: memory: ..." */
 		if (!err.code)
 			sr_error_msg(&err, -EINVAL, "a malformed request");
+		if (!template)
+			sr_api_create_error(&err);
 		sr_error_prefix(&err, "create");
 	} else if (sr_launch_start(&cfg, s->o.level, s->o.sink, &cj->launch, &err) == 0) {
 		err.code = 0;

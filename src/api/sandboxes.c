@@ -21,10 +21,14 @@ void srv_answer_sandboxes(struct req *r, const char *key, srv_sandbox_json_fn ea
 		json_decref(a);
 		return srv_answer_err(r, "ls", &err);
 	}
-	for (size_t i = 0; i < n; i++)
-		if (v[i].state && !srv_warm_held(r->s, v[i].id, v[i].state))
-			json_array_append_new(a, each ? each(r, v[i].id, v[i].state)
-						      : json_incref(v[i].state));
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].state || srv_warm_held(r->s, v[i].id, v[i].state))
+			continue;
+		if (!each)
+			sr_state_add_deployment(v[i].state);
+		json_array_append_new(a, each ? each(r, v[i].id, v[i].state)
+					      : json_incref(v[i].state));
+	}
 	sr_entries_free(v, n);
 	srv_answer_json(r, MHD_HTTP_OK, key ? json_pack("{so}", key, a) : a);
 }
@@ -53,6 +57,7 @@ static void created(struct req *r, const char *id, const struct sr_error *err)
 		j = json_pack("{ss}", "id", id);
 	}
 	sr_entry_free(&e);
+	sr_state_add_deployment(j);
 	srv_answer_json(r, MHD_HTTP_CREATED, j);
 }
 
@@ -81,6 +86,7 @@ static void reply_done(struct req *r, json_t *reply, const struct sr_error *err,
 	/* A warm one just taken, asked before its keeper read the release: as it will say. */
 	if (json_is_string(json_object_get(reply, "id")))
 		srv_made_state(r->s, json_string_value(json_object_get(reply, "id")), reply);
+	sr_state_add_deployment(reply);
 	srv_answer_json(r, MHD_HTTP_OK, json_incref(reply));
 }
 
@@ -134,16 +140,21 @@ static void call(struct req *r, json_t *req, call_done_fn done, const char *verb
 static void timeout(struct req *r)
 {
 	json_t *body = srv_body_json(r), *t;
+	struct sr_error err = {0};
 	uint64_t ms;
 
 	if (!body)
 		return;
 	t = json_object_get(body, "timeout");
-	if (!t || sr_api_duration(t, &ms) < 0) {
+	if (!t) {
 		json_decref(body);
 		return srv_answer_error(r, -EINVAL,
 					"timeout: expected {\"timeout\": DURATION} (120, \"90s\", "
 					"\"5m\", \"1h\"; 0: none)");
+	}
+	if (sr_api_duration_field("timeout", t, &ms, &err) < 0) {
+		json_decref(body);
+		return srv_answer_err(r, NULL, &err);
 	}
 	json_decref(body);
 	call(r, json_pack("{sssI}", "op", "timeout", "ms", (json_int_t)ms), reply_done, "timeout");

@@ -225,11 +225,11 @@ int sr_verb_cp(const struct sr_verb_args *a)
 	}
 	sr_entry_free(&e);
 	if (r == -ECANCELED && cancel > 0) {
-		sr_sink_log(&c.sink, SR_LOG_ERROR, "%s", err.msg);
+		sr_cli_verb_error(&c.sink, "cp", err.msg);
 		return cancelled_status(cancel);
 	}
 	if (r < 0) {
-		sr_sink_log(&c.sink, SR_LOG_ERROR, "%s", err.msg);
+		sr_cli_verb_error(&c.sink, "cp", err.msg);
 		return SR_EXIT_FAILURE;
 	}
 	return 0;

@@ -465,7 +465,7 @@ static int final_status(struct exec *x, const struct sr_result_target *target, c
 		if (!record)
 			sr_error_msg(&rerr, -EPROTO, "result %s: no record came back", x->result);
 		if (!record || sr_result_target_write_text(target, record, &rerr) < 0) {
-			sr_sink_log(&x->sink, SR_LOG_ERROR, "%s", rerr.msg);
+			sr_cli_verb_error(&x->sink, "exec", rerr.msg);
 			if (status == 0)
 				status = SR_EXIT_FAILURE;
 		}
@@ -533,7 +533,7 @@ static void write_error_record(struct exec *x, const struct sr_result_target *ta
 	else
 		(void)sr_result_target_write_text(target, text, &werr);
 	if (werr.msg[0])
-		sr_sink_log(&x->sink, SR_LOG_ERROR, "%s", werr.msg);
+		sr_cli_verb_error(&x->sink, "exec", werr.msg);
 	json_decref(record);
 }
 
@@ -562,13 +562,13 @@ int sr_verb_exec(const struct sr_verb_args *a)
 	sr_proc_raise_fd_limit();
 	/* Settled before the command runs, as for a run (result.h). */
 	if (x.result && sr_result_target_open(x.result, &target, &err) < 0) {
-		sr_sink_log(&x.sink, SR_LOG_ERROR, "%s", err.msg);
+		sr_cli_verb_error(&x.sink, "exec", err.msg);
 		json_decref(x.env);
 		return SR_EXIT_FAILURE;
 	}
 	status = run_exec(&x, &target, &err);
 	if (status < 0) {
-		sr_sink_log(&x.sink, SR_LOG_ERROR, "%s", err.msg);
+		sr_cli_verb_error(&x.sink, "exec", err.msg);
 		status = err.status ? err.status : SR_EXIT_FAILURE;
 		if (x.result)
 			write_error_record(&x, &target, status, err.msg);

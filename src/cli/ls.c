@@ -52,7 +52,8 @@ static void print_table(struct sr_entry *v, size_t n)
 		json_t *s = v[i].state;
 		json_t *created = s ? json_object_get(s, "created_ns") : NULL;
 		json_t *expires = s ? json_object_get(s, "expires_ms") : NULL;
-		char age[16] = "-", left[16] = "never", profile[PATH_MAX];
+		char age[16] = "-", left[16] = "never", profile[PATH_MAX], name[65];
+		unsigned version;
 
 		if (json_is_integer(created))
 			span(now_ms() - json_integer_value(created) / 1000000, age, sizeof(age));
@@ -63,14 +64,18 @@ static void print_table(struct sr_entry *v, size_t n)
 		/*
 		 * A profile is any path (-p FILE): one line of the table, no escape
 		 * sequence. One made --from a snapshot runs on the snapshot's own
-		 * configuration file, which is named by the snapshot (--json has the
-		 * path).
+		 * configuration file, which is named by the snapshot, and one of a
+		 * deployment (a server's warm one) on its version's config.ini, named
+		 * by the deployment and version (--json has the path).
 		 */
 		if (json_is_string(json_object_get(s, "from"))) {
 			char from[PATH_MAX - 16];
 
 			sr_printable(str(s, "from", "-"), from, sizeof(from));
 			snprintf(profile, sizeof(profile), "snapshot:%s", from);
+		} else if (sr_state_deployment(str(s, "profile", NULL), name, sizeof(name),
+					       &version)) {
+			snprintf(profile, sizeof(profile), "deployment:%s@%u", name, version);
 		} else {
 			sr_printable(str(s, "profile", "-"), profile, sizeof(profile));
 		}
@@ -122,8 +127,10 @@ int sr_verb_ls(const struct sr_verb_args *a)
 		json_t *arr = json_array();
 
 		for (size_t i = 0; arr && i < n; i++)
-			if (v[i].state)
+			if (v[i].state) {
+				sr_state_add_deployment(v[i].state);
 				json_array_append(arr, v[i].state);
+			}
 		status = sr_cli_print_json(arr, "ls");
 		json_decref(arr);
 	} else {
@@ -171,10 +178,11 @@ int sr_verb_inspect(const struct sr_verb_args *a)
 	r = sr_ctl_call_ref(a->argv[1], req, &reply, &err);
 	json_decref(req);
 	if (r < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "inspect: %s", err.msg);
+		sr_cli_verb_error(&sink, "inspect", err.msg);
 		return SR_EXIT_FAILURE;
 	}
 	json_object_del(reply, "ok");
+	sr_state_add_deployment(reply);
 	r = sr_cli_print_json(reply, "inspect");
 	json_decref(reply);
 	return r;

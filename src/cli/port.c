@@ -39,7 +39,7 @@ int sr_verb_port(const struct sr_verb_args *a)
 	r = sr_ctl_call_ref(a->argv[1], req, &reply, &err);
 	json_decref(req);
 	if (r < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "port: %s", err.msg);
+		sr_cli_verb_error(&sink, "port", err.msg);
 		return SR_EXIT_FAILURE;
 	}
 	url = json_object_get(json_object_get(reply, "port"), "url");

@@ -36,7 +36,7 @@ static int resolve(const char *statedir, char **refs, int n, bool force, const s
 		if (r == -ENOENT && force)
 			continue;
 		if (r < 0) {
-			sr_sink_log(sink, SR_LOG_ERROR, "rm: %s", err.msg);
+			sr_cli_verb_error(sink, "rm", err.msg);
 			status = SR_EXIT_FAILURE;
 			continue;
 		}
@@ -134,14 +134,14 @@ int sr_verb_rm(const struct sr_verb_args *a)
 	if (n < 0)
 		return status;
 	if (sr_state_dir(&statedir, &err) < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "rm: %s", err.msg);
+		sr_cli_verb_error(&sink, "rm", err.msg);
 		return SR_EXIT_FAILURE;
 	}
 	status = resolve(statedir, refs, n, force, &sink, &v);
 	/* Each found, whatever became of the others: the status says if any failed. */
 	for (int i = 0; v && i < n; i++) {
 		if (v[i].dir && end_one(&v[i], force, &err) < 0) {
-			sr_sink_log(&sink, SR_LOG_ERROR, "rm: %s", err.msg);
+			sr_cli_verb_error(&sink, "rm", err.msg);
 			status = SR_EXIT_FAILURE;
 		}
 		sr_entry_free(&v[i]);

@@ -85,7 +85,7 @@ int sr_verb_snapshot(const struct sr_verb_args *a)
 	if (req)
 		json_decref(req);
 	if (r < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "%s", err.msg);
+		sr_cli_verb_error(&sink, "snapshot", err.msg);
 		return SR_EXIT_FAILURE;
 	}
 	json_decref(reply);

@@ -49,8 +49,7 @@ int sr_verb_timeout(const struct sr_verb_args *a)
 	r = sr_ctl_call_ref(a->argv[1], req, &reply, &err);
 	json_decref(req);
 	if (r < 0) {
-		sr_sink_log(&sink, SR_LOG_ERROR, "%s%s",
-			    strncmp(err.msg, "timeout: ", 9) ? "timeout: " : "", err.msg);
+		sr_cli_verb_error(&sink, "timeout", err.msg);
 		return SR_EXIT_FAILURE;
 	}
 	expires = json_object_get(reply, "expires");

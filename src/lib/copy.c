@@ -301,6 +301,37 @@ static int outcome(const struct sr_copy_opts *opts, bool out, int k, struct sr_e
 	return 0;
 }
 
+/*
+ * Whether the copy can be made in d's directory, tried with its own
+ * temporary name: access(2) says yes where creating anything fails
+ * (/proc, /sys, for root), and the extraction's first entry would then
+ * be named as the archive names it ("extract f.txt: No such file or
+ * directory"), not as the user named the destination.
+ */
+static int try_dest(const struct dest *d, const char *tmp, struct sr_error *err)
+{
+	if (mkdirat(d->dirfd, tmp, 0700) < 0)
+		return sr_error_errno(err, sr_negerrno(), "cp: %s", d->shown);
+	(void)unlinkat(d->dirfd, tmp, AT_REMOVEDIR);
+	return 0;
+}
+
+/*
+ * The keeper's answer for a destination the sandbox cannot write in
+ * ("cp: extract: where the copy goes: Read-only file system": its
+ * worker names no path) said of path, as the user named it.
+ */
+static void name_sandbox_dest(const char *path, struct sr_error *kerr)
+{
+	static const char where[] = "cp: extract: where the copy goes: ";
+	const char *why = kerr->msg + sizeof(where) - 1;
+
+	if (strncmp(kerr->msg, where, sizeof(where) - 1) != 0)
+		return;
+	memmove(kerr->msg, why, strlen(why) + 1);
+	sr_error_prefix(kerr, "cp: %s", path);
+}
+
 int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy_opts *opts,
 		struct sr_error *err)
 {
@@ -326,6 +357,8 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	r = host_dest(dst, top, opts->agent_trees, &d, err);
 	if (r >= 0 && !d.is_dir && (r = sr_archive_temp_name(tmp, sizeof(tmp))) < 0)
 		sr_error_errno(err, r, "cp: a temporary name");
+	if (r >= 0 && !d.is_dir)
+		r = try_dest(&d, tmp, err);
 	if (r >= 0)
 		r = request(ctl, "cp_out", path, true, &fd, err);
 	if (r < 0)
@@ -383,5 +416,7 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 	sr_archive_writer_free(w);
 	sr_closep(&fd);
 	r = k == -ETIMEDOUT ? -ETIMEDOUT : keeper_answer(ctl, opts->idle_ms, 0, &kerr);
+	if (r < 0)
+		name_sandbox_dest(path, &kerr);
 	return outcome(opts, false, k, &werr, r, &kerr, err);
 }

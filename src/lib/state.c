@@ -216,6 +216,75 @@ bool sr_state_valid_name(const char *name)
 	return true;
 }
 
+/* The last part of path[0..*n] ("" if none), *n moved to the slash before it. */
+static const char *last_part(const char *path, size_t *n, size_t *ret_len)
+{
+	size_t end = *n;
+
+	while (*n > 0 && path[*n - 1] != '/')
+		(*n)--;
+	*ret_len = end - *n;
+	if (*n > 0)
+		(*n)--;
+	return path + end - *ret_len;
+}
+
+bool sr_state_deployment(const char *profile, char *ret_name, size_t name_len,
+			 unsigned *ret_version)
+{
+	static const char conf[] = "/config.ini";
+	_cleanup_free_ char *data = NULL;
+	struct sr_error err = {0};
+	size_t n = profile ? strlen(profile) : 0, len;
+	const char *part;
+	char name[65], *end;
+	unsigned long v;
+
+	if (n < sizeof(conf) || strcmp(profile + n - (sizeof(conf) - 1), conf) != 0)
+		return false;
+	n -= sizeof(conf) - 1;
+	part = last_part(profile, &n, &len);
+	if (len == 0 || len > 9 || part[0] == '0' || !isdigit((unsigned char)part[0]))
+		return false;
+	v = strtoul(part, &end, 10);
+	if (end != part + len)
+		return false;
+	part = last_part(profile, &n, &len);
+	if (len != 8 || strncmp(part, "versions", 8) != 0)
+		return false;
+	part = last_part(profile, &n, &len);
+	if (len >= sizeof(name))
+		return false;
+	snprintf(name, sizeof(name), "%.*s", (int)len, part);
+	if (!sr_state_valid_name(name))
+		return false;
+	part = last_part(profile, &n, &len);
+	if (len != 11 || strncmp(part, "deployments", 11) != 0)
+		return false;
+	/* Under this user's data directory, not a profile file that merely looks alike. */
+	if (sr_data_dir(NULL, &data, &err) < 0 || strlen(data) != n || strncmp(data, profile, n))
+		return false;
+	snprintf(ret_name, name_len, "%s", name);
+	*ret_version = (unsigned)v;
+	return true;
+}
+
+void sr_state_add_deployment(json_t *state)
+{
+	json_t *profile = json_object_get(state, "profile");
+	char name[65];
+	unsigned version;
+
+	if (!profile)
+		return;
+	if (sr_state_deployment(json_string_value(profile), name, sizeof(name), &version))
+		json_object_set_new(
+		    state, "deployment",
+		    json_pack("{sssI}", "name", name, "version", (json_int_t)version));
+	else
+		json_object_set_new(state, "deployment", json_null());
+}
+
 static bool valid_id(const char *s)
 {
 	if (strlen(s) != 32)

@@ -79,6 +79,23 @@ int sr_state_find_if(const char *statedir, const char *ref, sr_state_hidden_fn h
 bool sr_state_valid_name(const char *name);
 
 /*
+ * Whether a sandbox's profile (its state's "profile") is a deployment's
+ * configuration, <data>/deployments/NAME/versions/N/config.ini, which its
+ * keeper was given as the profile: NAME (of name_len at most, 65 holds
+ * any) and N in ret_name and *ret_version. ls and inspect say that
+ * deployment rather than the path.
+ */
+bool sr_state_deployment(const char *profile, char *ret_name, size_t name_len,
+			 unsigned *ret_version);
+/*
+ * A sandbox's state as ls --json, inspect and the API show it: with
+ * "deployment": {"name", "version"}, that deployment's, or null (a state
+ * with no "profile", no sandbox's, is left as it is). "profile" stays the
+ * path, as the records of its execs have it.
+ */
+void sr_state_add_deployment(json_t *state);
+
+/*
  * The keeper's side: makes <statedir>/<id>, takes its lock (*ret_lock,
  * held until the keeper exits) and writes state, all under the state
  * directory's own lock, so that two sandboxes cannot take one name.

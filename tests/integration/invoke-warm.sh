@@ -287,5 +287,52 @@ t_exec_fails() {
 	stop_serve
 }
 
-for_each_user t_like_cold t_secret t_nothing_passes t_redeploy t_server_down t_exec_fails
+# running_of: the id of the round's one running sandbox, if any.
+running_of() {
+	as_user "$SR" ls --json 2>/dev/null | python3 -c 'import json,sys
+print(" ".join(e["id"] for e in json.load(sys.stdin) if e["state"] == "running"))'
+}
+
+has_running() {
+	[ -n "$(running_of)" ]
+}
+
+t_profile_shown() {
+	# ls and inspect said a deployment's sandbox's profile as the path of
+	# its version's config.ini, deep in the data directory; ls now says
+	# deployment:NAME@N, ls --json and inspect "deployment": {"name",
+	# "version"} beside that path.
+	local d="$SR_TMP/agents/$SR_AS-p" slow_out="$SR_OUT/pslow-$SR_AS" slow id=""
+	local conf
+	make_agent "$d" v1
+	sr -q deploy --name p "$d"
+	conf="$(data_dir)/deployments/p/versions/1/config.ini"
+	start_serve --warm 1 || return
+	until_ok 20 pool_ready p 1
+	sr ls
+	assert_match "ls: a warm sandbox of deployment p's version 1, so named" \
+		"^[0-9a-f]{12} +- +warm .* deployment:p@1$" "$(grep -m1 ' deployment:p@1$' <<<"$out")"
+	printf 'slow\n' >"$SR_TMP/pslow-$SR_AS"
+	chmod a+r "$SR_TMP/pslow-$SR_AS"
+	(as_user "$SR" invoke p <"$SR_TMP/pslow-$SR_AS" >"$slow_out" 2>&1) &
+	slow=$!
+	until_ok 10 has_running
+	id=$(running_of)
+	sr ls --json
+	assert_eq "ls --json: the one taken, its deployment beside its profile's path" \
+		"{'name': 'p', 'version': 1} $conf" \
+		"$(python3 -c 'import json,sys
+e=[e for e in json.load(sys.stdin) if e["id"] == sys.argv[1]][0]
+print(e["deployment"], e["profile"])' "$id" <<<"$out")"
+	sr inspect "$id"
+	assert_eq "inspect: the same" "{'name': 'p', 'version': 1} $conf" \
+		"$(python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["deployment"], j["profile"])' <<<"$out")"
+	sr ls
+	assert_match "ls: the taken one too" "^${id:0:12} +- +running .* deployment:p@1$" "$(grep "^${id:0:12}" <<<"$out")"
+	wait "$slow"
+	assert_eq "the invocation answered" v1 "$(cat "$slow_out")"
+	stop_serve
+}
+
+for_each_user t_like_cold t_secret t_nothing_passes t_redeploy t_server_down t_exec_fails t_profile_shown
 done_testing

@@ -118,7 +118,7 @@ t_create_exec() {
 	# id=$(sandbox-run create ...) that failed leaves "$id" empty.
 	sr exec "" -- true
 	assert_eq "exec of an empty ID: 125, saying it is empty" \
-		"125 sandbox-run: no sandbox '' (an empty ID: is the variable that should hold it set? sandbox-run ls lists them)" \
+		"125 sandbox-run: exec: no sandbox '' (an empty ID: is the variable that should hold it set? sandbox-run ls lists them)" \
 		"$rc $errout"
 }
 
@@ -756,10 +756,10 @@ t_exec_workdir_missing() {
 	new_sandbox --timeout 60
 	sr exec --workdir /no/such/dir "$sb" -- true
 	assert_eq "exec --workdir of no directory: 125, saying it is the working directory" \
-		"125 sandbox-run: working directory /no/such/dir: No such file or directory" "$rc $errout"
+		"125 sandbox-run: exec: working directory /no/such/dir: No such file or directory" "$rc $errout"
 	sr exec "$sb" -- /no/such/dir
 	assert_eq "a missing command: as before" \
-		"127 sandbox-run: /no/such/dir: No such file or directory (not found on the sandbox's PATH or in the workspace)" \
+		"127 sandbox-run: exec: /no/such/dir: No such file or directory (not found on the sandbox's PATH or in the workspace)" \
 		"$rc $errout"
 	sr rm "$sb"
 }
@@ -809,11 +809,63 @@ t_rm_named_twice() {
 	assert_no_match "and it is gone" "twice-$SR_AS" "$out"
 }
 
+t_cp_dest_named() {
+	# A destination the copy cannot be made in was said as the step that
+	# failed, in the sandbox ("cp: extract: where the copy goes: Read-only
+	# file system") or on the host ("cp: extract hostname: No such file or
+	# directory", for root, whom access(2) lets into /proc): named now as
+	# the user named it.
+	new_sandbox --timeout 60
+	sr cp /etc/hostname "$sb:/usr/x"
+	assert_eq "cp in to a read-only path of the sandbox: 125, naming it" \
+		"125 sandbox-run: cp: /usr/x: Read-only file system" "$rc $errout"
+	sr cp /etc/hostname "$sb:/usr"
+	assert_eq "into a read-only directory of it: alike" \
+		"125 sandbox-run: cp: /usr: Read-only file system" "$rc $errout"
+	sr cp /etc/hostname "$sb:/proc/x"
+	assert_eq "to where nothing can be made (its /proc): 125, naming it" \
+		"125 sandbox-run: cp: /proc/x: No such file or directory" "$rc $errout"
+	sr cp "$sb:/etc/hostname" /proc/x
+	if [ "$SR_AS" = root ]; then
+		assert_eq "cp out to where nothing can be made (the host's /proc): 125, naming it" \
+			"125 sandbox-run: cp: /proc/x: No such file or directory" "$rc $errout"
+	else
+		assert_eq "cp out to where nothing can be made (the host's /proc): 125, naming it" \
+			"125 sandbox-run: cp: /proc/x: Permission denied" "$rc $errout"
+	fi
+	sr rm "$sb"
+}
+
+t_verb_named() {
+	# exec, cp and snapshot said "sandbox-run: no sandbox 'x' ...", where
+	# port, timeout, inspect and rm said "sandbox-run: port: no sandbox
+	# 'x' ...": each verb that takes an ID names itself in its errors.
+	local x="nosuch-$SR_AS" v
+	for v in "exec $x -- true" "cp $x:/a $SR_OUT/a" "cp /etc/hostname $x:/a" "snapshot $x n" \
+		"port $x 80" "timeout $x 5" "inspect $x" "rm $x"; do
+		# shellcheck disable=SC2086
+		sr $v
+		assert_eq "${v%% *} of no sandbox: 125, naming the verb" \
+			"125 sandbox-run: ${v%% *}: no sandbox '$x' (sandbox-run ls lists them)" "$rc $errout"
+	done
+	new_sandbox --timeout 60
+	sr exec "$sb" -- no-such-command
+	assert_match "exec of a command not found: the keeper's words, named as exec's" \
+		"^sandbox-run: exec: no-such-command: No such file or directory" "$errout"
+	sr snapshot "$sb" bad/name
+	assert_match "snapshot of a bad name: the keeper's words, named as snapshot's" \
+		"^sandbox-run: snapshot: bad snapshot name 'bad/name'" "$errout"
+	sr exec --result /no/such/dir/r.json "$sb" -- true
+	assert_match "exec --result where no file can be made: named as exec's" \
+		"^sandbox-run: exec: result /no/such/dir/r.json: " "$errout"
+	sr rm "$sb"
+}
+
 mkdir -p "$SR_TMP/examples" && cp -r "$SR_SRCDIR/examples/echo-agent" "$SR_TMP/examples/"
 chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
 	t_keeper_killed t_create_interrupted t_create_stopped t_fifty t_other_user t_port t_timeout_shown t_snapshot t_snapshot_sparse t_rm_named_twice t_cp_host_denied t_exec_workdir_missing \
-	t_create_id_nowhere
+	t_create_id_nowhere t_verb_named t_cp_dest_named
 done_testing

@@ -91,16 +91,54 @@ print("".join(e["data"] for e in ev if e["type"]=="stdout") == "a\x00b\ufffdc")'
 	check "its socket is removed" test ! -e "$SOCK"
 }
 
+# A bad duration or size in a body was said as create's option's, with
+# neither the field nor the value ("option --timeout: bad duration (use
+# e.g. ...)", "option --memory: bad size 'lots'"): now as the request
+# named them. A server is serving.
+t_bad_values() {
+	api POST /v1/sandboxes '{"memory": "lots"}'
+	assert_eq "a bad size: 400, naming the field and the value" \
+		"400 sandbox-run: create: memory: 'lots' is not a size (e.g. 512M, 2G, or a number of bytes; 0: unlimited)" \
+		"$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"timeout": "5x", "net": "none"}'
+	assert_eq "a bad duration: alike" \
+		"400 sandbox-run: create: timeout: '5x' is not a duration (e.g. 90s, 5m, 1h, or a number of seconds; 0: none)" \
+		"$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"timeout": -5}'
+	assert_eq "a negative number of seconds: alike" \
+		"400 sandbox-run: create: timeout: -5 is not a duration (a number of seconds from 0 to 10 years, or a string: 90s, 5m, 1h)" \
+		"$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"timeout": "9000h"}'
+	assert_eq "a deadline past a living sandbox's longest: alike" \
+		"400 sandbox-run: create: timeout: '9000h' is more than 366 days, the longest a living sandbox lives (0: no end)" \
+		"$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"memory": "1K"}'
+	assert_eq "a size create's parser refuses: its words, of the field" \
+		"400 sandbox-run: create: memory: size '1K' is below 1M (use e.g. 512M, 2G, or 0 for unlimited)" \
+		"$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"net": "bogus"}'
+	assert_eq "any value it refuses: alike" \
+		"400 sandbox-run: create: net: bad network mode 'bogus' (use none or egress)" \
+		"$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes/nope/exec '{"argv": ["true"], "timeout": "5x"}'
+	assert_eq "an exec's bad timeout: 400, naming it" \
+		"400 sandbox-run: exec: timeout: '5x' is not a duration (e.g. 90s, 5m, 1h, or a number of seconds; 0: none)" \
+		"$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes/nope/timeout '{"timeout": "5x"}'
+	assert_eq "a bad new deadline: alike" \
+		"400 sandbox-run: timeout: '5x' is not a duration (e.g. 90s, 5m, 1h, or a number of seconds; 0: none)" \
+		"$code $(jf 'j["message"]')"
+}
+
 # Errors: a JSON body with a code and the message the CLI prints.
 t_errors() {
 	start_serve || return
 	sr exec nope -- true
 	api POST /v1/sandboxes/nope/exec '{"argv": ["true"]}'
 	assert_eq "no such sandbox: 404 not_found" "404 not_found" "$code $(jf 'j["code"]')"
-	assert_eq "with the CLI's own line" "$errout" "$(jf 'j["message"]')"
-	api POST /v1/sandboxes '{"memory": "lots"}'
-	sr create --memory lots
-	assert_eq "a bad limit: 400, the CLI's line" "400 $errout" "$code $(jf 'j["message"]')"
+	assert_eq "with the CLI's own line (but exec's name, which no request gave)" \
+		"${errout/exec: /}" "$(jf 'j["message"]')"
+	t_bad_values
 	# A name taken is the keeper's to find (under its lock): still a conflict, not ours.
 	sr create --net none --name taken
 	api POST /v1/sandboxes '{"name": "taken", "net": "none"}'

@@ -649,7 +649,7 @@ t_snapshot_names_bounded() {
 	sr snapshot "$sb" "names-$SR_AS"
 	assert_eq "snapshot of a tree moved ahead of its walk: refused (125)" 125 "$rc"
 	assert_match "saying why" \
-		"^sandbox-run: archive tmp/x/E[0-9]+/T[0-9]*/n+[0-9]+: more than 4194304 bytes of entries \(a 512-byte header and its names each\), the sandbox's disk limit$" \
+		"^sandbox-run: snapshot: archive tmp/x/E[0-9]+/T[0-9]*/n+[0-9]+: more than 4194304 bytes of entries \(a 512-byte header and its names each\), the sandbox's disk limit$" \
 		"$errout"
 	check "nothing left in the data directory" until_ok 5 \
 		test -z "$(find "$d/snapshots" -mindepth 1 -maxdepth 1 2>/dev/null)"

@@ -179,7 +179,7 @@ t_data_dir_full() {
 		run exec "$sb" -- echo serving
 		run rm "$sb"' full "$d" 2>&1)
 	assert_eq "a snapshot past the data directory's room: 125, nothing left, the sandbox serving" \
-		"$(printf 'sandbox-run: archive workspace/r: No space left on device\nrc=125 left=\nserving')" "$out"
+		"$(printf 'sandbox-run: snapshot: archive workspace/r: No space left on device\nrc=125 left=\nserving')" "$out"
 	rmdir "$d"
 }
 
