@@ -316,22 +316,6 @@ static int try_dest(const struct dest *d, const char *tmp, struct sr_error *err)
 	return 0;
 }
 
-/*
- * The keeper's answer for a destination the sandbox cannot write in
- * ("cp: extract: where the copy goes: Read-only file system": its
- * worker names no path) said of path, as the user named it.
- */
-static void name_sandbox_dest(const char *path, struct sr_error *kerr)
-{
-	static const char where[] = "cp: extract: where the copy goes: ";
-	const char *why = kerr->msg + sizeof(where) - 1;
-
-	if (strncmp(kerr->msg, where, sizeof(where) - 1) != 0)
-		return;
-	memmove(kerr->msg, why, strlen(why) + 1);
-	sr_error_prefix(kerr, "cp: %s", path);
-}
-
 int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy_opts *opts,
 		struct sr_error *err)
 {
@@ -416,7 +400,5 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 	sr_archive_writer_free(w);
 	sr_closep(&fd);
 	r = k == -ETIMEDOUT ? -ETIMEDOUT : keeper_answer(ctl, opts->idle_ms, 0, &kerr);
-	if (r < 0)
-		name_sandbox_dest(path, &kerr);
 	return outcome(opts, false, k, &werr, r, &kerr, err);
 }

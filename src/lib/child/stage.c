@@ -292,7 +292,8 @@ static pid_t start_sweeper(int dir, const char *name, int *ret_gone)
 	return pid;
 }
 
-int sr_stage_extract(int archive_fd, int dir, const struct sr_extract_opts *o, struct sr_error *err)
+int sr_stage_extract(int archive_fd, int dir, const char *dest, const struct sr_extract_opts *o,
+		     struct sr_error *err)
 {
 	_cleanup_close_ int stage = -1, gone = -1;
 	char name[SR_ARCHIVE_TEMP_NAME_MAX], rel[PATH_MAX] = "";
@@ -306,9 +307,9 @@ int sr_stage_extract(int archive_fd, int dir, const struct sr_extract_opts *o, s
 	if (sweeper < 0)
 		return sr_error_errno(err, sweeper, "extract: fork");
 	if (mkdirat(dir, name, 0700) < 0)
-		r = sr_error_errno(err, sr_negerrno(), "extract: where the copy goes");
+		r = sr_error_errno(err, sr_negerrno(), "%s", dest);
 	else if ((stage = open_sub(dir, name)) < 0)
-		r = sr_error_errno(err, stage, "extract: where the copy goes");
+		r = sr_error_errno(err, stage, "%s", dest);
 	if (r >= 0)
 		r = sr_archive_extract_opts(archive_fd, stage, o, err);
 	/* Whole: it fits what is in place, then it goes there. */

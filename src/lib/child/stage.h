@@ -33,6 +33,10 @@
 
 #include "archive.h"
 
-/* Extracts archive_fd into dir (o as sr_archive_extract_opts()), staged as above. */
-int sr_stage_extract(int archive_fd, int dir, const struct sr_extract_opts *o,
+/*
+ * Extracts archive_fd into dir (o as sr_archive_extract_opts()), staged as
+ * above; dest is the copy's destination as its caller named it, for the
+ * error of a dir that takes nothing (read-only, full).
+ */
+int sr_stage_extract(int archive_fd, int dir, const char *dest, const struct sr_extract_opts *o,
 		     struct sr_error *err);

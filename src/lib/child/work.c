@@ -89,7 +89,7 @@ static int tar_in(const struct sr_plan *p, const char *path, int fd, struct sr_e
 		o.rename_top = base;
 	}
 	/* Whole or not at all: a copy cut short leaves nothing of it (stage.h). */
-	return sr_stage_extract(fd, dir, &o, err);
+	return sr_stage_extract(fd, dir, path, &o, err);
 }
 
 /*
