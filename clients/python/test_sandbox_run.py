@@ -107,7 +107,7 @@ class ProviderTest(unittest.IsolatedAsyncioTestCase):
         with self.assertRaises(SandboxRunError) as e:
             await sandbox.create(template="offline", memory="lots")
         self.assertEqual(e.exception.status, 400)
-        self.assertIn("option --memory", e.exception.message)
+        self.assertIn("memory: 'lots' is not a size", e.exception.message)
         sandbox.sandbox_id = "0000dead"
         with self.assertRaises(SandboxRunError) as e:
             await sandbox.run_command("true")
