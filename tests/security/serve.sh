@@ -1097,23 +1097,7 @@ t_word_holds_once() {
 	sb=$(jf 'j["id"]')
 	assert_eq "a warm sandbox taken" 201 "$code"
 	# The words: root reads the server's memory (the caller's own cannot: it is not dumpable).
-	/usr/bin/python3 - "$SERVE_PID" "$(state_dir)" >"$SR_OUT/words-$SR_AS" <<'PY'
-import os, re, sys
-pid, ids = int(sys.argv[1]), set(os.listdir(sys.argv[2]))
-words = set()
-with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
-    for line in maps:
-        addr, perms = line.split()[:2]
-        if not perms.startswith("rw"):
-            continue
-        lo, hi = (int(x, 16) for x in addr.split("-"))
-        try:
-            mem.seek(lo)
-            words |= set(re.findall(rb"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])", mem.read(hi - lo)))
-        except OSError:
-            pass
-print("\n".join(sorted(w.decode() for w in words if w.decode() not in ids)))
-PY
+	words_of word "$SERVE_PID" | cut -d' ' -f2 | grep -vxF -f <(ls "$(state_dir)") >"$SR_OUT/words-$SR_AS"
 	cp "$SR_OUT/words-$SR_AS" "$SR_TMP/words-$SR_AS" && chmod 0644 "$SR_TMP/words-$SR_AS"
 	got=$(as_user /usr/bin/python3 - "$(state_dir)/$sb/ctl" "$SR_TMP/words-$SR_AS" <<'PY'
 import json, socket, sys
