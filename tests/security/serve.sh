@@ -956,6 +956,16 @@ s.bind(("::1", int(sys.argv[1]))); s.listen(8); print("listening", flush=True); 
 	stop_serve
 }
 
+# start_warm_one: the round's server with a pool of one warm sandbox of
+# the offline profile, its id (as the CLI's ls shows it) in the caller's wb.
+start_warm_one() {
+	start_serve --warm offline=1 || return
+	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
+	sr ls --json
+	wb=$(python3 -c 'import json,sys; print(" ".join(x["id"] for x in json.load(sys.stdin) if x["state"] == "warm"))' <<<"$out")
+	assert_match "one warm sandbox" '^[0-9a-f]{32}$' "$wb"
+}
+
 # A warm sandbox (serve --warm) is nobody's until a request takes it, and
 # the request it is handed to must find it as fresh as a new one
 # (docs/security.md). Its id was enough, to whoever knew or guessed it,
@@ -964,11 +974,7 @@ s.bind(("::1", int(sys.argv[1]))); s.listen(8); print("listening", flush=True); 
 # unknown id, on every route, and its keeper refuses the CLI.
 t_warm_unreachable() {
 	local wb no sb unknown first id req verb
-	start_serve --warm offline=1 || return
-	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
-	sr ls --json
-	wb=$(python3 -c 'import json,sys; print(" ".join(x["id"] for x in json.load(sys.stdin) if x["state"] == "warm"))' <<<"$out")
-	assert_match "one warm sandbox" '^[0-9a-f]{32}$' "$wb"
+	start_warm_one || return
 	no=$(tr 0-9a-f a-f0-9 <<<"$wb")
 	envd_start "$no" "touch /tmp/touched"
 	unknown=${body//$no/ID}
@@ -1129,11 +1135,7 @@ PY
 # its state "warm".
 t_warm_counts_nothing() {
 	local wb sb p fake dir locker req unknown
-	start_serve --warm offline=1 || return
-	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "j[\"pools\"][0][\"ready\"]")" = 1 ]'
-	sr ls --json
-	wb=$(python3 -c 'import json,sys; print(" ".join(x["id"] for x in json.load(sys.stdin) if x["state"] == "warm"))' <<<"$out")
-	assert_match "one warm sandbox" '^[0-9a-f]{32}$' "$wb"
+	start_warm_one || return
 	api POST /v1/sandboxes "{\"profile\": \"offline\", \"name\": \"plain-$SR_AS\", \"timeout\": \"2m\"}"
 	sb=$(jf 'j["id"]')
 	assert_match "a sandbox made" '^201 [0-9a-f]{32}$' "$code $sb"
