@@ -113,10 +113,16 @@ void sr_exec_tick(struct srv *s)
 {
 	int64_t now = sr_monotonic_ns();
 
-	for (struct exec_job *x = srv_lists(s)->execs; x; x = x->next)
+	for (struct exec_job *x = srv_lists(s)->execs; x; x = x->next) {
 		if (x->mode == MODE_CONNECT && x->job.r && x->started && !x->finished &&
 		    now - x->sent_ns > KEEPALIVE_NS)
 			exec_emit(x, json_pack("{s{s{}}}", "event", "keepalive"));
+		/* Its client gone: the next second's share of what nobody reads. */
+		if (x->mode == MODE_CONNECT && !x->job.r) {
+			x->dropped = 0;
+			exec_pause_output(x, false);
+		}
+	}
 }
 
 /* envd: the running process pid of sandbox id, started through this server. */

@@ -13,6 +13,14 @@
 #include "internal.h"
 
 #define READ_CHUNK (64 * 1024)
+/*
+ * What is read of an E2B command's output once its client has gone, a
+ * tick (a second) at most: read and dropped, so that a dev server's log
+ * never fills its pipe and stops it, but not as fast as a process can
+ * write (`yes`), which kept the server reading a CPU's worth for as long
+ * as it ran. Past it the pipes rest until the next tick.
+ */
+#define DETACHED_READ_PER_TICK (1024 * 1024)
 
 enum mode {
 	MODE_BUFFER,
@@ -40,6 +48,7 @@ struct exec_job {
 	size_t input_len, input_off;
 	struct fbuf stream; /* streamed: what the client has not taken yet */
 	bool paused;
+	uint64_t dropped; /* client gone: read and dropped since the last tick */
 	pid_t pid;
 	bool started, exited, finished;
 	int64_t start_ns, sent_ns;

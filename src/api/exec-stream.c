@@ -82,9 +82,14 @@ static int take_output(struct exec_job *x, int i, const char *buf, size_t n)
 	size_t room;
 
 	if (!buffered(x)) {
-		/* A client gone (E2B's commands run on): read, and let go. */
-		if (x->job.r)
+		if (x->job.r) {
 			exec_emit_output(x, i, buf, n, false);
+			return 1;
+		}
+		/* A client gone (E2B's commands run on): read, and let go, up to a rate. */
+		x->dropped += n;
+		if (x->dropped >= DETACHED_READ_PER_TICK)
+			exec_pause_output(x, true);
 		return 1;
 	}
 	room = x->max_output - x->out[i].all.len;

@@ -312,7 +312,8 @@ void srv_foreign_closed(struct srv *s);
 /* preview.c: drops previews whose head did not come in time (the server's tick). */
 void sr_preview_tick(struct srv *s);
 void sr_preview_free_all(struct srv *s);
-/* exec-envd.c: keep-alives of Connect streams (the server's tick). */
+/* exec-envd.c: keep-alives of Connect streams, the rate of what nobody reads (the server's tick).
+ */
 void sr_exec_tick(struct srv *s);
 
 /* The server's part that other files keep their lists in. */

@@ -846,6 +846,43 @@ EOF2
 	stop_serve
 }
 
+# cpu_ticks PID: the user and system time of PID so far, in clock ticks.
+cpu_ticks() {
+	awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
+# An E2B background command runs on once its client has gone, its output
+# read and dropped (a dev server's log must not fill its pipe and stop
+# it). Read as fast as it came, a command that writes without pause
+# (`yes`) kept the server busy for as long as it ran: a CPU of the host's,
+# which the sandbox's --cpus bounds only for the writer. Now what nobody
+# reads is taken at up to 1 MiB a second; past it the writer waits. The
+# command runs on, and the server answers.
+t_detached_flood() {
+	local sb before after hz
+	hz=$(getconf CLK_TCK)
+	start_serve || return
+	api POST /v1/sandboxes '{"net": "none", "timeout": "2m"}'
+	sb=$(jf 'j["id"]')
+	envd_start "$sb" "exec yes"
+	assert_match "the background command started" '"pid"' "$body"
+	sleep 1
+	before=$(cpu_ticks "$SERVE_PID")
+	sleep 3
+	after=$(cpu_ticks "$SERVE_PID")
+	check "the server's CPU over 3 s of it: under 0.3 s ($((after - before)) of $hz a second)" \
+		test $(((after - before) * 10)) -lt $((hz * 3))
+	check "and the command runs on" test "$(yeses "$sb")" = 1
+	api GET /v1/health
+	assert_eq "the server answers" 200 "$code"
+	# More than pipefuls, at the rate: it goes on to its end, not stopped.
+	envd_start "$sb" "head -c 3000000 /dev/zero; touch /tmp/written"
+	check "a command writing 3 MB nobody reads gets to its end" \
+		until_ok 15 sr exec "$sb" -- test -e /tmp/written
+	api DELETE "/v1/sandboxes/$sb"
+	stop_serve
+}
+
 # Each file an upload writes holds two of the server's fds (its pipe, its
 # keeper's connection), 64 of them at once for one multipart request:
 # a few uploads at once took every fd the server had, and those that found
@@ -1269,7 +1306,7 @@ PY
 }
 
 for_each_user t_preview_scope t_preview_reuse t_preview_held t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
-	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_uploads_at_once \
+	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_detached_flood t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_timeout_moved t_tiny_timeout \
 	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole t_warm_unreachable \
 	t_warm_from_birth t_word_holds_once t_warm_counts_nothing t_word_own_pool
