@@ -52,7 +52,8 @@ static void print_table(struct sr_entry *v, size_t n)
 		json_t *s = v[i].state;
 		json_t *created = s ? json_object_get(s, "created_ns") : NULL;
 		json_t *expires = s ? json_object_get(s, "expires_ms") : NULL;
-		char age[16] = "-", left[16] = "never", profile[PATH_MAX], name[65];
+		char age[16] = "-", left[16] = "never", profile[PATH_MAX];
+		const char *name;
 		unsigned version;
 
 		if (json_is_integer(created))
@@ -65,16 +66,16 @@ static void print_table(struct sr_entry *v, size_t n)
 		 * A profile is any path (-p FILE): one line of the table, no escape
 		 * sequence. One made --from a snapshot runs on the snapshot's own
 		 * configuration file, which is named by the snapshot, and one of a
-		 * deployment (a server's warm one) on its version's config.ini, named
-		 * by the deployment and version (--json has the path).
+		 * deployment (a server's warm one: its keeper wrote which) on its
+		 * version's config.ini, named by the deployment and version (--json
+		 * has the path).
 		 */
 		if (json_is_string(json_object_get(s, "from"))) {
 			char from[PATH_MAX - 16];
 
 			sr_printable(str(s, "from", "-"), from, sizeof(from));
 			snprintf(profile, sizeof(profile), "snapshot:%s", from);
-		} else if (sr_state_deployment(str(s, "profile", NULL), name, sizeof(name),
-					       &version)) {
+		} else if (sr_state_deployment(s, &name, &version)) {
 			snprintf(profile, sizeof(profile), "deployment:%s@%u", name, version);
 		} else {
 			sr_printable(str(s, "profile", "-"), profile, sizeof(profile));

@@ -147,6 +147,7 @@ void sr_config_free(struct sr_config *c)
 	free(c->result_path);
 	free(c->name);
 	free(c->from);
+	free(c->deployment);
 	*c = (struct sr_config){};
 }
 

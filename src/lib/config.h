@@ -139,6 +139,15 @@ struct sr_config {
 	 * nobody reaches it before its pool does. Never printed or saved.
 	 */
 	const char *pool_token;
+	/*
+	 * The deployment whose version this runs (sr_deploy_apply, deploy.h):
+	 * its name, NULL for any other sandbox, and the version. The keeper
+	 * writes them into the sandbox's state (state.h, sr_state_deployment),
+	 * which ls and inspect say. Never printed or saved: a profile names no
+	 * deployment, wherever its file lies.
+	 */
+	char *deployment;
+	unsigned deployment_version;
 
 	/* [artifacts] */
 	struct sr_export *exports;

@@ -99,6 +99,10 @@ int sr_deploy_apply(const struct sr_deployment *d, struct sr_config *c, struct s
 {
 	int r;
 
+	free(c->deployment);
+	if (!(c->deployment = strdup(d->name)))
+		return sr_error_errno(err, -ENOMEM, "deployment '%s'", d->name);
+	c->deployment_version = d->version;
 	c->argv = (char **)d->argv;
 	c->argc = 1;
 	c->command_mode = false;

@@ -8,6 +8,7 @@
 #include "control.h"
 #include "env.h"
 #include "protocol.h"
+#include "secmem.h"
 #include "util.h"
 
 #include <limits.h>
@@ -339,7 +340,7 @@ void keeper_cancel_spawn(struct keeper *k, struct client *cl, int sig)
 /* The pool's word (config.h pool_token), compared in a time that does not tell how much matched. */
 static bool pool_word(const struct keeper *k, json_t *token)
 {
-	const char *want = k->config->pool_token, *got = json_string_value(token);
+	const char *want = k->pool_token, *got = json_string_value(token);
 	unsigned char diff = 0;
 	size_t n;
 
@@ -374,6 +375,9 @@ void keeper_do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
 	cl->holds = hold;
 	/* Held now, then the taker's: held_by_another() keeps others out until the release. */
 	k->reserved = false;
+	/* Its word's work is done (it holds once): not kept for whoever takes the sandbox. */
+	sr_secmem_free(k->pool_token);
+	k->pool_token = NULL;
 	/*
 	 * A parked invocation on this connection: its time counts from its
 	 * taking, which its taker says (taken_ns, CLOCK_MONOTONIC's, ours too):

@@ -126,6 +126,14 @@ struct keeper {
 	 * pool_token): no request is taken but rm and the pool's hold.
 	 */
 	bool reserved;
+	/*
+	 * Its pool's word (config.h pool_token, in secmem.h's memory) until
+	 * the hold it opens, then wiped and NULL: a sandbox is held once, so
+	 * the word opens nothing of the keeper's from then on, and the keeper
+	 * of a sandbox taken, which runs whatever its taker asks beside the
+	 * sandbox, holds nothing that works on the pool's other sandboxes.
+	 */
+	char *pool_token;
 };
 
 /* keeper.c */

@@ -44,15 +44,22 @@ json_t *keeper_initial_state(struct keeper *k)
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	/* "ports" from the start, empty until `port` publishes one: a program reads one shape. */
-	return json_pack("{sssosssIsosisosososos[]}", "id", k->id, "name",
+	/*
+	 * "ports" from the start, empty until `port` publishes one: a program
+	 * reads one shape. "deployment" as its configuration says (state.h): an
+	 * older reader puts its own guess from the profile's path over it.
+	 */
+	return json_pack("{sssosssIsosisosososos[]so}", "id", k->id, "name",
 			 c->name ? json_string(c->name) : json_null(), "state",
 			 k->reserved ? "warm" : "creating", "created_ns",
 			 (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec, "created",
 			 iso_time(wall_ms()), "keeper_pid", (int)getpid(), "profile",
 			 sr_json_string(c->profile), "from",
 			 c->from ? sr_json_string(c->from) : json_null(), "limits",
-			 sr_result_limits_json(c), "expires", json_null(), "ports");
+			 sr_result_limits_json(c), "expires", json_null(), "ports", "deployment",
+			 c->deployment ? json_pack("{sssI}", "name", c->deployment, "version",
+						   (json_int_t)c->deployment_version)
+				       : json_null());
 }
 
 /* The sandbox made: what state.json says of it, running from now. */

@@ -9,6 +9,7 @@
 #include "keeper-internal.h"
 #include "control.h"
 #include "proc.h"
+#include "secmem.h"
 #include "state.h"
 #include "util.h"
 
@@ -661,8 +662,11 @@ static void tear_down(struct keeper *k)
 int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready_fd)
 {
 	struct sr_strv caller_fds = {0};
+	/* The word is the keeper's own (k.pool_token), for it to drop: not in its config. */
+	struct sr_config own = *c;
 	struct keeper k = {
-	    .config = c,
+	    .config = &own,
+	    .pool_token = (char *)c->pool_token,
 	    .ready_fd = ready_fd,
 	    .ack_fd = -1,
 	    .log_fd = -1,
@@ -675,6 +679,7 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 	struct sr_error err = {0};
 	int status = 0, r;
 
+	own.pool_token = NULL;
 	k.sink = (struct sr_sink){.level = level, .write = keeper_write, .ctx = &k};
 	sr_result_init(&k.record);
 	inherited_fds(ready_fd, &caller_fds);
@@ -699,5 +704,6 @@ int sr_keeper_main(const struct sr_config *c, enum sr_log_level level, int ready
 			loop(&k);
 	}
 	tear_down(&k);
+	sr_secmem_free(k.pool_token);
 	return status;
 }

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <pwd.h>
 #include <strings.h>
 #include <sys/file.h>
@@ -216,73 +217,34 @@ bool sr_state_valid_name(const char *name)
 	return true;
 }
 
-/* The last part of path[0..*n] ("" if none), *n moved to the slash before it. */
-static const char *last_part(const char *path, size_t *n, size_t *ret_len)
+bool sr_state_deployment(json_t *state, const char **ret_name, unsigned *ret_version)
 {
-	size_t end = *n;
+	json_t *d = json_object_get(state, "deployment");
+	json_t *name = json_object_get(d, "name"), *version = json_object_get(d, "version");
 
-	while (*n > 0 && path[*n - 1] != '/')
-		(*n)--;
-	*ret_len = end - *n;
-	if (*n > 0)
-		(*n)--;
-	return path + end - *ret_len;
-}
-
-bool sr_state_deployment(const char *profile, char *ret_name, size_t name_len,
-			 unsigned *ret_version)
-{
-	static const char conf[] = "/config.ini";
-	_cleanup_free_ char *data = NULL;
-	struct sr_error err = {0};
-	size_t n = profile ? strlen(profile) : 0, len;
-	const char *part;
-	char name[65], *end;
-	unsigned long v;
-
-	if (n < sizeof(conf) || strcmp(profile + n - (sizeof(conf) - 1), conf) != 0)
+	if (!json_is_string(name) || !sr_state_valid_name(json_string_value(name)) ||
+	    !json_is_integer(version) || json_integer_value(version) < 1 ||
+	    json_integer_value(version) > UINT_MAX)
 		return false;
-	n -= sizeof(conf) - 1;
-	part = last_part(profile, &n, &len);
-	if (len == 0 || len > 9 || part[0] == '0' || !isdigit((unsigned char)part[0]))
-		return false;
-	v = strtoul(part, &end, 10);
-	if (end != part + len)
-		return false;
-	part = last_part(profile, &n, &len);
-	if (len != 8 || strncmp(part, "versions", 8) != 0)
-		return false;
-	part = last_part(profile, &n, &len);
-	if (len >= sizeof(name))
-		return false;
-	snprintf(name, sizeof(name), "%.*s", (int)len, part);
-	if (!sr_state_valid_name(name))
-		return false;
-	part = last_part(profile, &n, &len);
-	if (len != 11 || strncmp(part, "deployments", 11) != 0)
-		return false;
-	/* Under this user's data directory, not a profile file that merely looks alike. */
-	if (sr_data_dir(NULL, &data, &err) < 0 || strlen(data) != n || strncmp(data, profile, n))
-		return false;
-	snprintf(ret_name, name_len, "%s", name);
-	*ret_version = (unsigned)v;
+	*ret_name = json_string_value(name);
+	*ret_version = (unsigned)json_integer_value(version);
 	return true;
 }
 
 void sr_state_add_deployment(json_t *state)
 {
-	json_t *profile = json_object_get(state, "profile");
-	char name[65];
+	const char *name;
 	unsigned version;
+	json_t *d;
 
-	if (!profile)
+	if (!json_object_get(state, "profile"))
 		return;
-	if (sr_state_deployment(json_string_value(profile), name, sizeof(name), &version))
-		json_object_set_new(
-		    state, "deployment",
-		    json_pack("{sssI}", "name", name, "version", (json_int_t)version));
-	else
-		json_object_set_new(state, "deployment", json_null());
+	d = sr_state_deployment(state, &name, &version)
+		? json_pack("{sssI}", "name", name, "version", (json_int_t)version)
+		: json_null();
+	/* Last, as it always came: after the keeper's keys, whichever wrote it. */
+	json_object_del(state, "deployment");
+	json_object_set_new(state, "deployment", d);
 }
 
 static bool valid_id(const char *s)

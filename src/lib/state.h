@@ -79,19 +79,20 @@ int sr_state_find_if(const char *statedir, const char *ref, sr_state_hidden_fn h
 bool sr_state_valid_name(const char *name);
 
 /*
- * Whether a sandbox's profile (its state's "profile") is a deployment's
- * configuration, <data>/deployments/NAME/versions/N/config.ini, which its
- * keeper was given as the profile: NAME (of name_len at most, 65 holds
- * any) and N in ret_name and *ret_version. ls and inspect say that
- * deployment rather than the path.
+ * The deployment a sandbox runs a version of, as its state says
+ * ("deployment": {"name", "version"}, which its keeper writes from its
+ * configuration: sr_deploy_apply() sets it, for a server's warm sandboxes
+ * of a deployment): the name (in state) in *ret_name and the version.
+ * false for any other sandbox, one that an older keeper wrote included.
+ * Never guessed from the profile's path: a profile file that is a
+ * deployment's config.ini, or lies where one would, makes no deployment.
  */
-bool sr_state_deployment(const char *profile, char *ret_name, size_t name_len,
-			 unsigned *ret_version);
+bool sr_state_deployment(json_t *state, const char **ret_name, unsigned *ret_version);
 /*
- * A sandbox's state as ls --json, inspect and the API show it: with
- * "deployment": {"name", "version"}, that deployment's, or null (a state
- * with no "profile", no sandbox's, is left as it is). "profile" stays the
- * path, as the records of its execs have it.
+ * A sandbox's state as ls --json, inspect and the API show it:
+ * "deployment" (last) that of sr_state_deployment(), {"name", "version"},
+ * or null (a state with no "profile", no sandbox's, is left as it is).
+ * "profile" stays the path, as the records of its execs have it.
  */
 void sr_state_add_deployment(json_t *state);
 

@@ -334,5 +334,41 @@ print(e["deployment"], e["profile"])' "$id" <<<"$out")"
 	stop_serve
 }
 
-for_each_user t_like_cold t_secret t_nothing_passes t_redeploy t_server_down t_exec_fails t_profile_shown
+t_deployment_written() {
+	# ls took a sandbox's deployment from where its profile lay: one made
+	# with --profile on a deployment's config.ini (no app, no secrets: a
+	# plain sandbox) was shown as deployment:q@1, and a server's warm one
+	# as that file's path when ls had another data directory than the
+	# server. Its keeper now says it, from what made it.
+	local d="$SR_TMP/agents/$SR_AS-q" other="$SR_TMP/data-other-$SR_AS" conf id
+	make_agent "$d" v1
+	sr -q deploy --name q "$d"
+	conf="$(data_dir)/deployments/q/versions/1/config.ini"
+	sr create --profile "$conf"
+	id=$out
+	check "create --profile on a deployment's config.ini" [ "$rc" = 0 ]
+	sr ls
+	assert_eq "ls: that sandbox's profile is the file, not the deployment" "$conf" \
+		"$(grep "^${id:0:12} " <<<"$out" | sed 's/.*  //')"
+	sr ls --json
+	assert_eq "ls --json: no deployment" "None $conf" "$(python3 -c 'import json,sys
+e=[e for e in json.load(sys.stdin) if e["id"] == sys.argv[1]][0]
+print(e["deployment"], e["profile"])' "$id" <<<"$out")"
+	sr inspect "$id"
+	assert_eq "inspect: no deployment" "None" \
+		"$(python3 -c 'import json,sys; print(json.load(sys.stdin)["deployment"])' <<<"$out")"
+	sr rm -f "$id"
+	start_serve --warm 1 || return
+	until_ok 20 pool_ready q 1
+	mkdir -p "$other"
+	chmod 0700 "$other"
+	own "$other"
+	out=$(as_user env SANDBOX_RUN_DATA_DIR="$other" "$SR" ls 2>&1)
+	assert_match "ls with another data directory: the warm sandbox is deployment q's" \
+		"^[0-9a-f]{12} +- +warm .* deployment:q@1$" "$(grep -m1 ' deployment:q@1$' <<<"$out")"
+	stop_serve
+	rm -rf "$other"
+}
+
+for_each_user t_like_cold t_secret t_nothing_passes t_redeploy t_server_down t_exec_fails t_profile_shown t_deployment_written
 done_testing

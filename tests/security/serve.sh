@@ -1249,43 +1249,73 @@ if j["limits"]["memory_bytes"]==int(sys.argv[2]) and j["state"]==sys.argv[3]: pr
 	done
 }
 
-# A pool's word is its keepers' and nobody else's: each pool's keeper
-# holds its own pool's and no other's, a sandbox made cold none. The
-# words were in the server's ordinary memory, so every keeper it forked
-# had all of them (any pool's, any deployment's), the hold that each one
-# is worth (t_word_holds_once) wherever that keeper's memory was read.
-# The words are what the server holds that no keeper made by the CLI
-# holds (the host's: its cgroup's name, say), and that no sandbox is named
-# by or its state says.
+# A pool's word is its keepers' and nobody else's, and a keeper's only
+# until its hold: a keeper of one pool, caught before its pool holds it
+# (the server stopped meanwhile), holds its own pool's word and no other's,
+# and none once held; the other pool's, held, none; a sandbox made cold
+# none. The words were in the server's ordinary memory, so every keeper
+# it forked had all of them (any pool's, any deployment's), the hold that
+# each one is worth (t_word_holds_once) wherever that keeper's memory was
+# read; and a held keeper kept its own until it ended, though it holds
+# once: the keeper of a sandbox taken, which runs what its taker asks
+# beside the sandbox, had it. The words are what the server holds that no
+# keeper made by the CLI holds (the host's: its cgroup's name, say), and
+# that no sandbox is named by or its state says.
 t_word_own_pool() {
-	local b_ini="$SR_TMP/pool-b-$SR_AS.ini" w="$SR_OUT/words-pool-$SR_AS" sb cli a b cold got
+	local b_ini="$SR_TMP/pool-b-$SR_AS.ini" w="$SR_OUT/words-pool-$SR_AS" caught="$SR_OUT/caught-$SR_AS"
+	local sb cli a b cold got
 	printf '[profile]\ninherit = offline\n[limits]\nmemory = 300M\n' >"$b_ini"
 	chmod 0644 "$b_ini"
 	start_serve --warm offline=1 --warm "$b_ini=1" || return
-	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "[p[\"ready\"] for p in j[\"pools\"]]")" = "[1, 1]" ]'
-	# A's first was made before B's pool had a word: the one made after its take is looked at.
-	api POST /v1/sandboxes '{"profile": "offline", "timeout": "2m"}'
-	sb=$(jf 'j["id"]')
-	assert_eq "A's warm sandbox taken" 201 "$code"
 	until_ok 20 eval 'api GET /v1/pools; [ "$(jf "[p[\"ready\"] for p in j[\"pools\"]]")" = "[1, 1]" ]'
 	api POST /v1/sandboxes '{"profile": "offline", "name": "cold", "memory": "400M", "timeout": "2m"}'
 	assert_eq "a sandbox made cold" 201 "$code"
 	sr create -q --net none --memory 500M --timeout 120
 	cli=$out
-	check "A's pool has one warm sandbox" until_ok 10 eval '[ "$(keeper_of 2147483648 warm | wc -l)" = 1 ]'
-	a=$(keeper_of 2147483648 warm)
+	# A's warm one taken; its refill's keeper caught before the hold, the server stopped.
+	as_user /usr/bin/python3 - "$SOCK" "$(state_dir)" "$SERVE_PID" >"$caught" 2>&1 <<'PY'
+import json, os, signal, subprocess, sys, time
+sock, state, serve = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+def ids():
+    return {d for d in os.listdir(state) if len(d) == 32}
+
+known = ids()
+r = subprocess.run(["curl", "-s", "-m", "5", "--unix-socket", sock, "-X", "POST",
+                    "http://sandbox-run/v1/sandboxes", "--data-binary",
+                    '{"profile": "offline", "timeout": "2m"}'], capture_output=True)
+print("taken", json.loads(r.stdout)["id"], flush=True)
+deadline = time.monotonic() + 10
+while not ids() - known - {json.loads(r.stdout)["id"]} and time.monotonic() < deadline:
+    time.sleep(0.0005)
+os.kill(serve, signal.SIGSTOP)
+new = (ids() - known - {json.loads(r.stdout)["id"]}).pop()
+while not os.path.exists(os.path.join(state, new, "ctl")) and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(0.5)
+st = json.load(open(os.path.join(state, new, "state.json")))
+print("keeper", st["keeper_pid"], flush=True)
+PY
+	sb=$(sed -n 's/^taken //p' "$caught")
+	a=$(sed -n 's/^keeper //p' "$caught")
 	b=$(keeper_of 314572800 warm)
 	cold=$(keeper_of 419430400 running)
-	assert_match "a keeper of each pool's, the cold one's" '^[0-9]+ [0-9]+ [0-9]+$' "$a $b $cold"
+	assert_match "a keeper of A's before its hold, B's, the cold one's" '^[0-9]+ [0-9]+ [0-9]+$' "$a $b $cold"
 	{
 		words_of server "$SERVE_PID"
 		words_of cli "$(keeper_of 524288000 running)"
 		words_of a "$a"
 		words_of b "$b"
 		words_of cold "$cold"
+	} >"$w"
+	kill -CONT "$SERVE_PID"
+	check "A's keeper held once the server goes on" \
+		until_ok 20 eval 'api GET /v1/pools; [ "$(jf "[p[\"ready\"] for p in j[\"pools\"]]")" = "[1, 1]" ]'
+	{
+		words_of held "$a"
 		cat "$(state_dir)"/*/state.json | grep -oE '[0-9a-f]{32}' | sed 's/^/named /'
 		ls "$(state_dir)" | sed 's/^/named /'
-	} >"$w"
+	} >>"$w"
 	got=$(python3 - "$w" <<'PY'
 import collections, sys
 had = collections.defaultdict(set)
@@ -1293,12 +1323,13 @@ for line in open(sys.argv[1]):
     tag, word = line.split()
     had[tag].add(word)
 words = had["server"] - had["cli"] - had["named"]
-a, b, cold = (had[t] & words for t in ("a", "b", "cold"))
-print(f"server {min(len(words), 2)}+ a {len(a)} b {len(b)} shared {len(a & b)} cold {len(cold)}")
+a, b, cold, held = (had[t] & words for t in ("a", "b", "cold", "held"))
+print(f"server {min(len(words), 2)}+ a {len(a)} held {len(held)} b {len(b)} cold {len(cold)}")
 PY
 )
-	assert_eq "each pool's keeper holds one word, its own; the cold one's none" \
-		"server 2+ a 1 b 1 shared 0 cold 0" "$got"
+	assert_eq "a keeper holds its own pool's word until its hold, then none; a held one none, the cold one none" \
+		"server 2+ a 1 held 0 b 0 cold 0" "$got"
+	[ "$got" = "server 2+ a 1 held 0 b 0 cold 0" ] || cat "$caught"
 	api DELETE "/v1/sandboxes/$sb"
 	api DELETE /v1/sandboxes/cold
 	sr rm -f "$cli"

@@ -2,7 +2,8 @@
 /*
  * The state directory without keepers: an entry reserved, its state.json
  * rewritten (in place, or beside a reader that holds the file) and read
- * back, and removed; entries found, hidden ones left out.
+ * back, and removed; entries found, hidden ones left out; the deployment
+ * a state says.
  */
 #include "config.h"
 #include "state.h"
@@ -194,6 +195,66 @@ START_TEST(test_find_hidden)
 }
 END_TEST
 
+/* The deployment a state is shown with: {"name", "version"} as a string of JSON. */
+static char *shown(const char *state)
+{
+	json_t *st = json_loads(state, 0, NULL), *d;
+	char *s;
+
+	ck_assert_ptr_nonnull(st);
+	sr_state_add_deployment(st);
+	d = json_object_get(st, "deployment");
+	s = d ? json_dumps(d, JSON_ENCODE_ANY) : strdup("absent");
+	json_decref(st);
+	return s;
+}
+
+/*
+ * The deployment a sandbox runs is what its keeper wrote, never a guess
+ * from where its profile lies: a profile at a deployment's config.ini in
+ * this user's data directory (`create --profile` on it: a plain sandbox,
+ * with no secrets and no app) was shown as that deployment's, and a real
+ * one's, on a path that said nothing, as none.
+ */
+START_TEST(test_deployment_written)
+{
+	char data[256], profile[512], state[1024];
+	char *s;
+
+	sr_test_mkdtemp(data, sizeof(data), sr_test_basedir, "data");
+	ck_assert_int_eq(setenv(SR_DATA_DIR_ENV, data, 1), 0);
+	snprintf(profile, sizeof(profile), "%s/deployments/p/versions/1/config.ini", data);
+	snprintf(state, sizeof(state), "{\"profile\": \"%s\"}", profile);
+	s = shown(state);
+	ck_assert_str_eq(s, "null");
+	free(s);
+	snprintf(state, sizeof(state), "{\"profile\": \"%s\", \"deployment\": null}", profile);
+	s = shown(state);
+	ck_assert_str_eq(s, "null");
+	free(s);
+	s = shown("{\"profile\": \"/p.ini\", \"deployment\": {\"name\": \"p\", \"version\": 2}}");
+	ck_assert_str_eq(s, "{\"name\": \"p\", \"version\": 2}");
+	free(s);
+	/* What no keeper writes is none. */
+	s = shown(
+	    "{\"profile\": \"/p.ini\", \"deployment\": {\"name\": \"../p\", \"version\": 2}}");
+	ck_assert_str_eq(s, "null");
+	free(s);
+	s = shown("{\"profile\": \"/p.ini\", \"deployment\": {\"name\": \"p\", \"version\": 0}}");
+	ck_assert_str_eq(s, "null");
+	free(s);
+	s = shown(
+	    "{\"profile\": \"/p.ini\", \"deployment\": {\"name\": \"p\", \"version\": \"2\"}}");
+	ck_assert_str_eq(s, "null");
+	free(s);
+	/* No sandbox's state (no "profile"): left as it is. */
+	s = shown("{\"id\": \"x\"}");
+	ck_assert_str_eq(s, "absent");
+	free(s);
+	unsetenv(SR_DATA_DIR_ENV);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("state");
@@ -205,6 +266,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_reader_keeps_its_text);
 	tcase_add_test(tc, test_remove_takes_the_temporary);
 	tcase_add_test(tc, test_find_hidden);
+	tcase_add_test(tc, test_deployment_written);
 	suite_add_tcase(s, tc);
 	return s;
 }
