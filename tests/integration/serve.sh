@@ -73,6 +73,12 @@ print("".join(e["data"] for e in ev if e["type"]=="stdout") == "a\x00b\ufffdc")'
 	assert_match "sandbox-run ls shows it" "${sb:0:12} +- +running" "$out"
 	sr exec "$sb" -- cat /workspace/f
 	assert_eq "sandbox-run exec runs in it" "snap" "$out"
+	sr exec --workdir /nowhere "$sb" -- true
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["true"], "cwd": "/nowhere"}'
+	assert_eq "an exec the keeper refuses: 404, in the CLI's line" \
+		"404 sandbox-run: exec: working directory /nowhere: No such file or directory" \
+		"$code $(jf 'j["message"]')"
+	assert_eq "the very line" "$errout" "$(jf 'j["message"]')"
 	api DELETE "/v1/sandboxes/$sb"
 	assert_eq "DELETE: 200" 200 "$code"
 	api GET "/v1/sandboxes/$sb"
@@ -136,8 +142,8 @@ t_errors() {
 	sr exec nope -- true
 	api POST /v1/sandboxes/nope/exec '{"argv": ["true"]}'
 	assert_eq "no such sandbox: 404 not_found" "404 not_found" "$code $(jf 'j["code"]')"
-	assert_eq "with the CLI's own line (but exec's name, which no request gave)" \
-		"${errout/exec: /}" "$(jf 'j["message"]')"
+	assert_eq "with the CLI's own line, exec's name too (as create's errors say create)" \
+		"$errout" "$(jf 'j["message"]')"
 	t_bad_values
 	# A name taken is the keeper's to find (under its lock): still a conflict, not ours.
 	sr create --net none --name taken
