@@ -134,6 +134,21 @@ t_bad_values() {
 	assert_eq "a bad new deadline: alike" \
 		"400 sandbox-run: timeout: '5x' is not a duration (e.g. 90s, 5m, 1h, or a number of seconds; 0: none)" \
 		"$code $(jf 'j["message"]')"
+	# E2B's create said these as create's options ("option --env: bad
+	# variable name", "--timeout: at most 366 days"), which its client never
+	# sent: now as the E2B fields it did.
+	api POST /sandboxes '{"envVars": {"A B": "1"}}'
+	assert_eq "E2B: a bad variable's name: 400, said of envVars" \
+		"400 sandbox-run: create: envVars: bad variable name 'A B' (use letters, digits and '_', not starting with a digit)" \
+		"$code $(jf 'j["message"]')"
+	api POST /sandboxes '{"envVars": {"file": "1"}}'
+	assert_eq "E2B: a name create keeps for itself: alike" \
+		"400 sandbox-run: create: envVars: variable name 'file' is reserved: [env] file is a setting" \
+		"$code $(jf 'j["message"]')"
+	api POST /sandboxes '{"timeout": 31622401}'
+	assert_eq "E2B: a timeout past a living sandbox's longest: said of timeout" \
+		"400 sandbox-run: create: timeout: 31622401 is more than 366 days (31622400 seconds), the longest a living sandbox lives" \
+		"$code $(jf 'j["message"]')"
 }
 
 # Errors: a JSON body with a code and the message the CLI prints.
