@@ -112,7 +112,7 @@ class ProviderTest(unittest.IsolatedAsyncioTestCase):
         with self.assertRaises(SandboxRunError) as e:
             await sandbox.run_command("true")
         self.assertEqual((e.exception.status, e.exception.code), (404, "not_found"))
-        self.assertIn("no sandbox '0000dead'", e.exception.message)
+        self.assertIn("exec: no sandbox '0000dead'", e.exception.message)
         sandbox.client.close()
 
 

@@ -162,7 +162,7 @@ static void exec_msg(struct kcall *k, json_t *msg)
 		    (err.code == -ENOENT || err.code == -ENOTDIR))
 			err.code = -EINVAL;
 		if (x->job.r)
-			srv_answer_err(x->job.r, NULL, &err);
+			srv_answer_err(x->job.r, "exec", &err);
 		exec_free(x);
 		return;
 	}
@@ -181,7 +181,7 @@ static void exec_hup(struct kcall *k)
 
 		sr_error_msg(&err, -ESRCH, "the sandbox's keeper hung up (the sandbox is gone)");
 		if (x->job.r)
-			srv_answer_err(x->job.r, NULL, &err);
+			srv_answer_err(x->job.r, "exec", &err);
 		exec_free(x);
 	} else {
 		finish(x, ev, "sandbox-run: exec: the sandbox ended");
@@ -287,8 +287,8 @@ void sr_api_exec(struct req *r, const struct sr_api_exec *in, bool connect)
 	for (int i = 0; i < 3; i++)
 		sr_closep(&child[i]);
 	if (err.code) {
-		/* As exec prints them: "no sandbox 'x' (...)", the keeper's own lines. */
-		srv_answer_err(r, NULL, &err);
+		/* As exec prints them: "exec: no sandbox 'x' (...)", the keeper's own lines. */
+		srv_answer_err(r, "exec", &err);
 		exec_free(x);
 		return;
 	}

@@ -149,9 +149,12 @@ static void log_start(const struct sr_sandbox *sb, const struct sr_result *r)
 		     : c->no_entry ? "nothing yet (it lives until its deadline or rm)"
 				   : "its entry, once extracted",
 		     command, sizeof(command));
-	sr_info(sink, "sandbox %s: profile %s (%s); agent: %s; workspace: %s%s; runs: %s",
-		r->sandbox_id, profile, from, kind[a->kind],
-		a->archive_path ? "extracted from " : "", workspace, command);
+	/* A profile named by its path (a deployment's config.ini, -p FILE): the path once. */
+	if (sr_streq(c->profile, c->profile_path))
+		from[0] = '\0';
+	sr_info(sink, "sandbox %s: profile %s%s%s%s; agent: %s; workspace: %s%s; runs: %s",
+		r->sandbox_id, profile, from[0] ? " (" : "", from, from[0] ? ")" : "",
+		kind[a->kind], a->archive_path ? "extracted from " : "", workspace, command);
 	sr_info(sink,
 		"sandbox %s: memory %s (%s), cpus %s (%s), pids %llu (%s), disk %s (%s), "
 		"timeout %s, net %s (%s%s%s)",

@@ -201,8 +201,13 @@ t_in_flight() {
 	assert_eq "the invocation in flight ends on its own version" "v1 got ping" \
 		"$(cat "$SR_OUT/slow-$SR_AS")"
 	echo pong >"$SR_TMP/prompt-$SR_AS"
-	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr invoke slow
+	SR_STDIN="$SR_TMP/prompt-$SR_AS" sr -v invoke slow
 	assert_eq "the next invocation gets the new version" "v2 got pong" "$out"
+	# Its profile is the version's config.ini, which -v named twice, as the
+	# profile and as where it was found: "profile P (P); agent: ...".
+	assert_match "invoke -v names the version's config once" \
+		"^sandbox-run: sandbox [0-9a-f]{32}: profile [^ ]*/deployments/slow/versions/[0-9]+/config\.ini; agent: a directory;" \
+		"$(grep -m1 ": profile " <<<"$errout")"
 	sr deploy --net none --keep 1 --name slow "$d"
 	check "keep 1: the old versions go once free" [ ! -e "$(data_dir)/deployments/slow/versions/1" ]
 	rm -f "$fifo"

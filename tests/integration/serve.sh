@@ -73,6 +73,12 @@ print("".join(e["data"] for e in ev if e["type"]=="stdout") == "a\x00b\ufffdc")'
 	assert_match "sandbox-run ls shows it" "${sb:0:12} +- +running" "$out"
 	sr exec "$sb" -- cat /workspace/f
 	assert_eq "sandbox-run exec runs in it" "snap" "$out"
+	sr exec --workdir /nowhere "$sb" -- true
+	api POST "/v1/sandboxes/$sb/exec" '{"argv": ["true"], "cwd": "/nowhere"}'
+	assert_eq "an exec the keeper refuses: 404, in the CLI's line" \
+		"404 sandbox-run: exec: working directory /nowhere: No such file or directory" \
+		"$code $(jf 'j["message"]')"
+	assert_eq "the very line" "$errout" "$(jf 'j["message"]')"
 	api DELETE "/v1/sandboxes/$sb"
 	assert_eq "DELETE: 200" 200 "$code"
 	api GET "/v1/sandboxes/$sb"
@@ -128,6 +134,21 @@ t_bad_values() {
 	assert_eq "a bad new deadline: alike" \
 		"400 sandbox-run: timeout: '5x' is not a duration (e.g. 90s, 5m, 1h, or a number of seconds; 0: none)" \
 		"$code $(jf 'j["message"]')"
+	# E2B's create said these as create's options ("option --env: bad
+	# variable name", "--timeout: at most 366 days"), which its client never
+	# sent: now as the E2B fields it did.
+	api POST /sandboxes '{"envVars": {"A B": "1"}}'
+	assert_eq "E2B: a bad variable's name: 400, said of envVars" \
+		"400 sandbox-run: create: envVars: bad variable name 'A B' (use letters, digits and '_', not starting with a digit)" \
+		"$code $(jf 'j["message"]')"
+	api POST /sandboxes '{"envVars": {"file": "1"}}'
+	assert_eq "E2B: a name create keeps for itself: alike" \
+		"400 sandbox-run: create: envVars: variable name 'file' is reserved: [env] file is a setting" \
+		"$code $(jf 'j["message"]')"
+	api POST /sandboxes '{"timeout": 31622401}'
+	assert_eq "E2B: a timeout past a living sandbox's longest: said of timeout" \
+		"400 sandbox-run: create: timeout: 31622401 is more than 366 days (31622400 seconds), the longest a living sandbox lives" \
+		"$code $(jf 'j["message"]')"
 }
 
 # Errors: a JSON body with a code and the message the CLI prints.
@@ -136,8 +157,8 @@ t_errors() {
 	sr exec nope -- true
 	api POST /v1/sandboxes/nope/exec '{"argv": ["true"]}'
 	assert_eq "no such sandbox: 404 not_found" "404 not_found" "$code $(jf 'j["code"]')"
-	assert_eq "with the CLI's own line (but exec's name, which no request gave)" \
-		"${errout/exec: /}" "$(jf 'j["message"]')"
+	assert_eq "with the CLI's own line, exec's name too (as create's errors say create)" \
+		"$errout" "$(jf 'j["message"]')"
 	t_bad_values
 	# A name taken is the keeper's to find (under its lock): still a conflict, not ours.
 	sr create --net none --name taken
