@@ -78,6 +78,38 @@ t_escape() {
 	refused "a relative link that climbs out" "leaves the tree"
 }
 
+t_through_links() {
+	# A path through a link (or a file) the same changes make, a path in a
+	# directory the host does not have: apply wrote what came before it
+	# (aaa, the link), then failed (ELOOP, ENOTDIR, ENOENT) halfway, though
+	# it "checks everything first and changes nothing when anything is
+	# wrong" (found by a review of 2026-11-28). Refused before anything is
+	# written.
+	setup_dirs
+	F="$SR_OUT/through-$SR_AS.tar"
+	local aaa='{"path": "aaa", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}'
+	craft "$F" '['"$aaa"', {"path": "l", "op": "added", "type": "symlink", "mode": "0777", "target": "sub"},
+		{"path": "l/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/aaa", b"x"); add(t, "files/l", type=tarfile.SYMTYPE, link="sub"); add(t, "files/l/x", b"x")'
+	refused "a file through a link within the tree the changes make" "l/x goes through l, a symbolic link they make"
+	craft "$F" '['"$aaa"', {"path": "f", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"},
+		{"path": "f/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/aaa", b"x"); add(t, "files/f", b"x"); add(t, "files/f/x", b"x")'
+	refused "a file through a file the changes make" "f/x goes through f, a file they make"
+	craft "$F" '['"$aaa"', {"path": "nodir/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/aaa", b"x"); add(t, "files/nodir/x", b"x")'
+	refused "a file in a directory neither the host nor the changes have" "nodir/x: its directory is not on the host"
+	craft "$F" '['"$aaa"', {"path": "d", "op": "added", "type": "dir", "mode": "0755"},
+		{"path": "d/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/aaa", b"x"); add(t, "files/d/x", b"x"); add(t, "files/d", type=tarfile.DIRTYPE, mode=0o755)'
+	refused "a file before its directory in the file" "d/x comes before its directory"
+	craft "$F" '[{"path": "canary", "op": "deleted", "base": {"type": "file", "mode": "0644", "size": 7, "sha256": "'"$(echo canary | sha256sum | cut -d' ' -f1)"'"}},
+		{"path": "sub", "op": "deleted", "base": {"type": "dir", "mode": "0755"}},
+		{"path": "sub/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/sub/x", b"x")'
+	refused "a file in a directory the changes delete" "sub/x is in sub, which they delete"
+}
+
 t_devices_setid() {
 	setup_dirs
 	F="$SR_OUT/dev-$SR_AS.tar"
@@ -490,7 +522,7 @@ t_names_not_utf8() {
 	rm -rf "$ws" "$to"
 }
 
-for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
+for_each_user t_escape t_through_links t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
 	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many \
 	t_names_not_utf8
 done_testing
