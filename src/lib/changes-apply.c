@@ -6,9 +6,9 @@
  * is checked before anything is changed. First the file: its manifest
  * (changes-file.c), then every entry -- only files/PATH and base/PATH of
  * paths it lists, of the type it lists, with the content its digest
- * says; no device, FIFO or socket, no set-uid or set-gid bit, no link
- * leaving the tree, no path through a link or a file the changes make, a
- * directory before what it holds.
+ * says; no device, FIFO or socket, no set-uid or set-gid bit, no path
+ * through a link or a file the changes make, a directory before what it
+ * holds. A link may point anywhere: it is data, made, never followed.
  * Then the directory: every path the changes touch is compared with what
  * the sandbox saw (a conflict is named, and refused without --force),
  * and the caller must be able to make each change (write in its

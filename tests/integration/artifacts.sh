@@ -283,6 +283,28 @@ t_changes_dir_modes() {
 	rm -rf "$d" "$d.copy" "$d.ro" "$c"
 }
 
+t_changes_links_out() {
+	# A Python venv's bin/python -> /usr/bin/python3: --changes took it
+	# (status 0, no warning), then diff and apply refused the whole file
+	# ("leaves the tree (a crafted file?)"). A link is data, made and never
+	# followed, whatever its target, as git keeps it.
+	local d="$SR_OUT/lo-$SR_AS" c="$SR_OUT/lo-$SR_AS.tar"
+	rm -rf "$d" "$d.copy" "$c" && mkdir -p "$d" && echo x >"$d/README" && own "$d"
+	sleep 0.05
+	sr --net none --workspace "$d" --changes "$c" -- sh -c \
+		'mkdir -p venv/bin && ln -s /usr/bin/python3 venv/bin/python && ln -s ../../elsewhere up'
+	assert_eq "--changes: taken" 0 "$rc"
+	assert_no_match "no warning about a link" "link|left out" "$errout"
+	sr diff "$c"
+	assert_eq "diff: the links listed" "0 A  up -> ../../elsewhere|A  venv/|A  venv/bin/|A  venv/bin/python -> /usr/bin/python3|" \
+		"$rc $(head -4 <<<"$out" | tr '\n' '|')"
+	cp -a "$d" "$d.copy" && own "$d.copy"
+	sr apply "$c" --to "$d.copy"
+	assert_eq "apply: the links made as they are" "0 /usr/bin/python3 ../../elsewhere" \
+		"$rc $(readlink "$d.copy/venv/bin/python") $(readlink "$d.copy/up")"
+	rm -rf "$d" "$d.copy" "$c"
+}
+
 t_living() {
 	local d="$SR_OUT/live-$SR_AS" sb
 	make_checkout "$d"
@@ -429,5 +451,5 @@ t_destination_first() {
 }
 
 for_each_user t_destination_first t_export_ci t_export_onto_dir t_export_profile t_binds_owned t_foreign_owners t_changes_round_trip \
-	t_changes_file_agent t_changes_dir_modes t_export_owner t_changes_private t_living t_disk
+	t_changes_file_agent t_changes_dir_modes t_changes_links_out t_export_owner t_changes_private t_living t_disk
 done_testing
