@@ -26,7 +26,7 @@ struct sr_apply_report {
  * what the manifest lists) is refused; a conflict (the host's copy is not
  * the one the sandbox started from) is refused, naming the paths, unless
  * force; a change the caller cannot make (a directory it may not write
- * in) is refused;
+ * in; root in another user's tree: an entry not that user's) is refused;
  * a symbolic link on the way to a path is never followed, force or not.
  */
 int sr_changes_apply(int fd, const char *dir, bool force, const struct sr_sink *sink,

@@ -12,7 +12,8 @@
  * Then the directory: every path the changes touch is compared with what
  * the sandbox saw (a conflict is named, and refused without --force),
  * and the caller must be able to make each change (write in its
- * directory). Only then are the changes made, each beneath the directory's fd
+ * directory; a root caller in another user's tree: that user's entries
+ * only). Only then are the changes made, each beneath the directory's fd
  * with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: no link is followed, on the
  * way or at the end, and a file is replaced by a rename of a complete new
  * one, never written through. A directory is made with its owner's rwx
@@ -42,6 +43,9 @@ struct apply {
 	bool *seen;  /* per change: its files/ entry was met */
 	bool *fresh; /* per change: a directory apply makes (the host has none there) */
 	bool *late;  /* per change: a directory whose mode is set at the end */
+	/* A root caller's apply to another user's tree: what it changes must be theirs. */
+	bool owner_only;
+	uid_t owner;
 	char conflicts[SR_ERROR_MSG_MAX];
 	size_t n_conflicts;
 	struct sr_apply_report report;
@@ -309,7 +313,11 @@ static bool holds_unknown(struct apply *a, const char *path)
  * Whether the caller can make the change, known now rather than halfway:
  * write in its directory parent (one whose mode apply sets is made
  * writable first, and must be the caller's), and, a sticky one, own what
- * it replaces or deletes.
+ * it replaces or deletes. A root caller's apply to another user's tree
+ * is that user's, as what it makes is given to them: a directory it
+ * writes in and an entry it changes must be theirs, or root would chmod,
+ * fill or empty a directory of root's (or a third user's) that the user
+ * moved into the tree.
  */
 static int may_change(struct apply *a, const struct sr_change *ch, int parent,
 		      const struct stat *st, struct sr_error *err)
@@ -324,6 +332,16 @@ static int may_change(struct apply *a, const struct sr_change *ch, int parent,
 
 	if (fstat(parent, &dir) < 0)
 		return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
+	if (a->owner_only && (dir.st_uid != a->owner || (st && st->st_uid != a->owner))) {
+		bool its_dir = dir.st_uid != a->owner;
+
+		return sr_error_msg(err, -EPERM,
+				    "apply: %s: %s uid %u's, not the tree's owner's (uid %u), as "
+				    "whom root applies: nothing changed",
+				    ch->path, its_dir ? "its directory is" : "it is",
+				    (unsigned)(its_dir ? dir.st_uid : st->st_uid),
+				    (unsigned)a->owner);
+	}
 	if (me == 0)
 		return 0;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", parent);
@@ -416,8 +434,13 @@ static int check_one(struct apply *a, size_t i, struct sr_error *err)
  */
 static int check_dir(struct apply *a, struct sr_error *err)
 {
+	struct stat top;
 	int k = 0;
 
+	if (fstat(a->dir, &top) < 0)
+		return sr_error_errno(err, sr_negerrno(), "apply");
+	a->owner = top.st_uid;
+	a->owner_only = geteuid() == 0 && top.st_uid != 0;
 	for (size_t i = 0; k >= 0 && i < a->c.n; i++)
 		if (a->c.v[i].op != SR_CHANGE_DELETED)
 			k = check_one(a, i, err);

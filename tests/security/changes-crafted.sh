@@ -127,6 +127,32 @@ t_links_any_target() {
 	rm -rf "$T" "$V" "$F"
 }
 
+t_root_owned_moved_in() {
+	# A root caller's apply is the tree owner's (what it makes is given to
+	# them): the user moves a directory of root's into their tree and a
+	# crafted file sets its mode; root chmodded it 0777, or wrote in it.
+	local w="$SR_OUT/ws4-$SR_AS"
+	[ "$SR_AS" = root ] || return 0
+	rm -rf "$w" && mkdir -p "$w/rootstuff" && echo secret >"$w/rootstuff/s"
+	chmod 0700 "$w/rootstuff" && chown "$SR_TEST_USER:$SR_TEST_USER" "$w"
+	setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups mv "$w/rootstuff" "$w/build"
+	F="$SR_OUT/rootown-$SR_AS.tar"
+	craft "$F" '[{"path": "build", "op": "modified", "type": "dir", "mode": "0777", "base": {"type": "dir", "mode": "0700"}}]' \
+		'add(t, "files/build", type=tarfile.DIRTYPE, mode=0o777)'
+	sr apply --force "$F" --to "$w"
+	assert_eq "root's directory moved into the user's tree, its mode: refused, naming it" \
+		"125 sandbox-run: apply: build: it is uid 0's, not the tree's owner's (uid $(id -u "$SR_TEST_USER")), as whom root applies: nothing changed" \
+		"$rc $errout"
+	assert_eq "its mode kept" 700 "$(stat -c %a "$w/build")"
+	craft "$F" '[{"path": "build/new", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"},
+		{"path": "build/s", "op": "deleted", "base": {"type": "file", "mode": "0644", "size": 7, "sha256": "'"$(echo secret | sha256sum | cut -d' ' -f1)"'"}}]' \
+		'add(t, "files/build/new", b"x")'
+	sr apply --force "$F" --to "$w"
+	assert_match "a file into it, one out of it: refused" "^125 sandbox-run: apply: build/(new|s): its directory is uid 0's" "$rc $errout"
+	assert_eq "nothing written in it, nothing deleted" "s" "$(ls "$w/build")"
+	rm -rf "$w" "$F"
+}
+
 t_devices_setid() {
 	setup_dirs
 	F="$SR_OUT/dev-$SR_AS.tar"
@@ -539,7 +565,7 @@ t_names_not_utf8() {
 	rm -rf "$ws" "$to"
 }
 
-for_each_user t_escape t_through_links t_links_any_target t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
+for_each_user t_escape t_through_links t_links_any_target t_root_owned_moved_in t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
 	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many \
 	t_names_not_utf8
 done_testing
