@@ -21,11 +21,13 @@ struct sr_apply_report {
  * Applies the changes file open at fd (seekable) to dir (NULL: the host
  * directory its sandbox's workspace came from). Checks the whole file,
  * then every path it touches in dir, before changing anything (see
- * changes-apply.c): a crafted entry (outside the tree, a device, a set-id
- * bit, content that is not what the manifest lists) is refused; a
- * conflict (the host's copy is not the one the sandbox started from) is
- * refused, naming the paths, unless force; a symbolic link on the way to
- * a path is never followed, force or not.
+ * changes-apply.c): a crafted entry (outside the tree, through a link or
+ * a file the changes make, a device, a set-id bit, content that is not
+ * what the manifest lists) is refused; a conflict (the host's copy is not
+ * the one the sandbox started from) is refused, naming the paths, unless
+ * force; a change the caller cannot make (a directory it may not write
+ * in; root in another user's tree: an entry not that user's) is refused;
+ * a symbolic link on the way to a path is never followed, force or not.
  */
 int sr_changes_apply(int fd, const char *dir, bool force, const struct sr_sink *sink,
 		     struct sr_apply_report *ret, struct sr_error *err);

@@ -6,13 +6,19 @@
  * is checked before anything is changed. First the file: its manifest
  * (changes-file.c), then every entry -- only files/PATH and base/PATH of
  * paths it lists, of the type it lists, with the content its digest
- * says; no device, FIFO or socket, no set-uid or set-gid bit, no link
- * leaving the tree. Then the directory: every path the changes touch is
- * compared with what the sandbox saw (a conflict is named, and refused
- * without --force). Only then are the changes made, each beneath the
- * directory's fd with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: no link is
- * followed, on the way or at the end, and a file is replaced by a rename
- * of a complete new one, never written through.
+ * says; no device, FIFO or socket, no set-uid or set-gid bit, no path
+ * through a link or a file the changes make, a directory before what it
+ * holds. A link may point anywhere: it is data, made, never followed.
+ * Then the directory: every path the changes touch is compared with what
+ * the sandbox saw (a conflict is named, and refused without --force),
+ * and the caller must be able to make each change (write in its
+ * directory; a root caller in another user's tree: that user's entries
+ * only). Only then are the changes made, each beneath the directory's fd
+ * with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: no link is followed, on the
+ * way or at the end, and a file is replaced by a rename of a complete new
+ * one, never written through. A directory is made with its owner's rwx
+ * and given its own mode once what it holds is in, deepest first (as tar
+ * does): a 0555 directory of the agent's takes its files.
  */
 #include "apply.h"
 #include "changes.h"
@@ -33,8 +39,13 @@ struct apply {
 	int dir;
 	bool force;
 	const struct sr_sink *sink;
-	bool *skip; /* per change: already as it should be */
-	bool *seen; /* per change: its files/ entry was met */
+	bool *skip;  /* per change: already as it should be */
+	bool *seen;  /* per change: its files/ entry was met */
+	bool *fresh; /* per change: a directory apply makes (the host has none there) */
+	bool *late;  /* per change: a directory whose mode is set at the end */
+	/* A root caller's apply to another user's tree: what it changes must be theirs. */
+	bool owner_only;
+	uid_t owner;
 	char conflicts[SR_ERROR_MSG_MAX];
 	size_t n_conflicts;
 	struct sr_apply_report report;
@@ -52,6 +63,51 @@ static int open_reader(int fd, struct sr_archive_reader **r, struct sr_changes *
 	if (k >= 0)
 		k = sr_changes_read(*r, c, err);
 	return k;
+}
+
+/* The change of path's directory: NULL for one at the top or one the changes leave. */
+static const struct sr_change *parent_change(const struct apply *a, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+
+	if (!slash)
+		return NULL;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	return sr_changes_find(&a->c, dir);
+}
+
+/*
+ * No path through a link or a file the changes make (applied, it would
+ * fail with ELOOP or ENOTDIR, after what came before it), none in a
+ * directory they delete, and a directory listed before what it holds.
+ */
+static int check_paths(struct apply *a, struct sr_error *err)
+{
+	for (size_t i = 0; i < a->c.n; i++) {
+		const struct sr_change *ch = &a->c.v[i], *p = parent_change(a, ch->path);
+
+		if (ch->op == SR_CHANGE_DELETED || !p)
+			continue;
+		if (p->op == SR_CHANGE_DELETED)
+			return sr_error_msg(err, -EPERM,
+					    "changes: %s is in %s, which they delete: refused (a "
+					    "crafted file?)",
+					    ch->path, p->path);
+		if (p->node.type != SR_CHANGE_DIR)
+			return sr_error_msg(
+			    err, -EPERM,
+			    "changes: %s goes through %s, a %s they make: refused (a "
+			    "crafted file?)",
+			    ch->path, p->path,
+			    p->node.type == SR_CHANGE_LINK ? "symbolic link" : "file");
+		if (p > ch)
+			return sr_error_msg(err, -EPERM,
+					    "changes: %s is listed before its directory (a crafted "
+					    "file?)",
+					    ch->path);
+	}
+	return 0;
 }
 
 /* "files/PATH" or "base/PATH" of a listed path, with what it must be. */
@@ -92,8 +148,15 @@ static int check_entry(struct apply *a, struct sr_archive_reader *r,
 				    "file?)",
 				    shown);
 	if (files) {
+		const struct sr_change *p = parent_change(a, path);
+
 		if (a->seen[ch - a->c.v])
 			return sr_error_msg(err, -EPERM, "changes: %s is there twice", shown);
+		/* Applied in this order: a directory made before what goes in it. */
+		if (p && !a->seen[p - a->c.v])
+			return sr_error_msg(
+			    err, -EPERM, "changes: %s comes before its directory (a crafted file?)",
+			    shown);
 		a->seen[ch - a->c.v] = true;
 	}
 	if (want->type != SR_CHANGE_FILE)
@@ -124,8 +187,12 @@ static int check_file(struct apply *a, int fd, struct sr_error *err)
 	if (k >= 0) {
 		a->skip = calloc(a->c.n + 1, sizeof(*a->skip));
 		a->seen = calloc(a->c.n + 1, sizeof(*a->seen));
-		if (!a->skip || !a->seen)
+		a->fresh = calloc(a->c.n + 1, sizeof(*a->fresh));
+		a->late = calloc(a->c.n + 1, sizeof(*a->late));
+		if (!a->skip || !a->seen || !a->fresh || !a->late)
 			k = sr_error_errno(err, -ENOMEM, "changes");
+		else
+			k = check_paths(a, err);
 	}
 	for (size_t i = 0; k >= 0 && i < a->c.n; i++)
 		if (a->c.v[i].op != SR_CHANGE_DELETED && (a->c.v[i].node.mode & 06000))
@@ -156,20 +223,14 @@ static int open_parent(struct apply *a, const char *path, const char **ret_leaf)
 	return sr_openat2(a->dir, dir, O_RDONLY | O_DIRECTORY, RESOLVE_HERE);
 }
 
-/* What the directory has at path: 1 with *ret, 0 none, -ELOOP/-EXDEV a link on the way. */
-static int host_node(struct apply *a, const char *path, struct sr_change_node *ret,
+/* What the directory parent has at leaf: 1 with *ret, 0 none. */
+static int host_node(struct apply *a, int parent, const char *leaf, struct sr_change_node *ret,
 		     struct stat *ret_st)
 {
-	_cleanup_close_ int parent = -1, fd = -1;
-	const char *leaf;
+	_cleanup_close_ int fd = -1;
 	struct sr_sha256 h;
 	ssize_t n;
 
-	parent = open_parent(a, path, &leaf);
-	if (parent == -ENOENT || parent == -ENOTDIR)
-		return 0;
-	if (parent < 0)
-		return parent;
 	if (fstatat(parent, leaf, ret_st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : sr_negerrno();
 	*ret = (struct sr_change_node){.mode = ret_st->st_mode & 07777, .size = ret_st->st_size};
@@ -248,49 +309,145 @@ static bool holds_unknown(struct apply *a, const char *path)
 	return unknown;
 }
 
-/* Every change against the directory as it is now. -ELOOP: a link on the way (never followed). */
-static int check_dir(struct apply *a, struct sr_error *err)
+/*
+ * Whether the caller can make the change, known now rather than halfway:
+ * write in its directory parent (one whose mode apply sets is made
+ * writable first, and must be the caller's), and, a sticky one, own what
+ * it replaces or deletes. A root caller's apply to another user's tree
+ * is that user's, as what it makes is given to them: a directory it
+ * writes in and an entry it changes must be theirs, or root would chmod,
+ * fill or empty a directory of root's (or a third user's) that the user
+ * moved into the tree.
+ */
+static int may_change(struct apply *a, const struct sr_change *ch, int parent,
+		      const struct stat *st, struct sr_error *err)
 {
-	for (size_t i = 0; i < a->c.n; i++) {
-		struct sr_change *ch = &a->c.v[i];
-		struct sr_change_node host = {0};
-		struct stat st;
-		int k = host_node(a, ch->path, &host, &st);
+	const struct sr_change *p = parent_change(a, ch->path);
+	/* A directory of the host's whose mode changes: made writable first (make_changes). */
+	bool set_first = p && p->op != SR_CHANGE_DELETED && p->node.type == SR_CHANGE_DIR &&
+			 !a->skip[p - a->c.v] && !a->fresh[p - a->c.v];
+	uid_t me = geteuid();
+	struct stat dir;
+	char proc[64];
 
-		if (k == -ELOOP || k == -EXDEV) {
-			free(host.target);
+	if (fstat(parent, &dir) < 0)
+		return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
+	if (a->owner_only && (dir.st_uid != a->owner || (st && st->st_uid != a->owner))) {
+		bool its_dir = dir.st_uid != a->owner;
+
+		return sr_error_msg(err, -EPERM,
+				    "apply: %s: %s uid %u's, not the tree's owner's (uid %u), as "
+				    "whom root applies: nothing changed",
+				    ch->path, its_dir ? "its directory is" : "it is",
+				    (unsigned)(its_dir ? dir.st_uid : st->st_uid),
+				    (unsigned)a->owner);
+	}
+	if (me == 0)
+		return 0;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", parent);
+	if (!set_first && access(proc, W_OK | X_OK) < 0)
+		return sr_error_errno(err, sr_negerrno(),
+				      "apply: nothing changed: %s: its directory", ch->path);
+	if (st && (dir.st_mode & S_ISVTX) && st->st_uid != me && dir.st_uid != me)
+		return sr_error_errno(err, -EPERM,
+				      "apply: nothing changed: %s: another user's, in a sticky "
+				      "directory",
+				      ch->path);
+	if (st && S_ISDIR(st->st_mode) && ch->op != SR_CHANGE_DELETED &&
+	    ch->node.type == SR_CHANGE_DIR && st->st_uid != me)
+		return sr_error_msg(err, -EPERM,
+				    "apply: %s: its mode is to change, and it is not yours "
+				    "(nothing changed)",
+				    ch->path);
+	return 0;
+}
+
+/* A change against the directory as it is now. -ELOOP: a link on the way (never followed). */
+static int check_one(struct apply *a, size_t i, struct sr_error *err)
+{
+	struct sr_change *ch = &a->c.v[i];
+	const struct sr_change *p = parent_change(a, ch->path);
+	/* In a directory apply makes: nothing of the host's there, nothing to check. */
+	bool in_fresh = p && p->op != SR_CHANGE_DELETED && a->fresh[p - a->c.v];
+	_cleanup_close_ int parent = -1;
+	struct sr_change_node host = {0};
+	const char *leaf;
+	struct stat st;
+	int k = 0;
+
+	if (!in_fresh) {
+		parent = open_parent(a, ch->path, &leaf);
+		if (parent == -ELOOP || parent == -EXDEV)
 			return sr_error_msg(
 			    err, -ELOOP,
 			    "apply: a directory on the way to %s is a symbolic link "
 			    "on the host: not followed, nothing changed",
 			    ch->path);
-		}
-		if (k < 0) {
-			free(host.target);
-			return sr_error_errno(err, k, "apply: %s", ch->path);
-		}
-		if (ch->op == SR_CHANGE_ADDED) {
-			if (k > 0 && node_is(&host, &ch->node))
-				a->skip[i] = true; /* already there */
-			else if (k > 0)
-				conflict(a, ch->path, "exists on the host");
-		} else if (ch->op == SR_CHANGE_DELETED && k == 0) {
+		if ((parent == -ENOENT || parent == -ENOTDIR) && ch->op == SR_CHANGE_DELETED) {
 			a->skip[i] = true; /* already gone */
-		} else if (ch->op == SR_CHANGE_MODIFIED && k > 0 && node_is(&host, &ch->node)) {
-			a->skip[i] = true;
-		} else if (k == 0) {
-			conflict(a, ch->path, "gone from the host");
-		} else if (!node_is(&host, &ch->base)) {
-			conflict(a, ch->path, "changed on the host since");
-		} else if (ch->host_changed) {
-			conflict(a, ch->path, "changed on the host while the sandbox ran");
-		} else if (ch->op == SR_CHANGE_DELETED && ch->base.type == SR_CHANGE_DIR &&
-			   holds_unknown(a, ch->path)) {
-			conflict(a, ch->path, "holds files the sandbox never saw");
+			return 0;
 		}
-		free(host.target);
+		if (parent == -ENOENT || parent == -ENOTDIR)
+			return sr_error_msg(err, -ENOENT,
+					    "apply: %s: its directory is not on the host "
+					    "(nothing changed)",
+					    ch->path);
+		if (parent < 0)
+			return sr_error_errno(err, parent, "apply: %s", ch->path);
+		k = host_node(a, parent, leaf, &host, &st);
 	}
+	if (k < 0) {
+		free(host.target);
+		return sr_error_errno(err, k, "apply: %s", ch->path);
+	}
+	if (ch->op != SR_CHANGE_DELETED && ch->node.type == SR_CHANGE_DIR)
+		a->fresh[i] = k == 0 || host.type != SR_CHANGE_DIR;
+	if (ch->op == SR_CHANGE_ADDED) {
+		if (k > 0 && node_is(&host, &ch->node))
+			a->skip[i] = true; /* already there */
+		else if (k > 0)
+			conflict(a, ch->path, "exists on the host");
+	} else if (ch->op == SR_CHANGE_DELETED && k == 0) {
+		a->skip[i] = true; /* already gone */
+	} else if (ch->op == SR_CHANGE_MODIFIED && k > 0 && node_is(&host, &ch->node)) {
+		a->skip[i] = true;
+	} else if (k == 0) {
+		conflict(a, ch->path, "gone from the host");
+	} else if (!node_is(&host, &ch->base)) {
+		conflict(a, ch->path, "changed on the host since");
+	} else if (ch->host_changed) {
+		conflict(a, ch->path, "changed on the host while the sandbox ran");
+	} else if (ch->op == SR_CHANGE_DELETED && ch->base.type == SR_CHANGE_DIR &&
+		   holds_unknown(a, ch->path)) {
+		conflict(a, ch->path, "holds files the sandbox never saw");
+	}
+	free(host.target);
+	if (!in_fresh && !a->skip[i])
+		return may_change(a, ch, parent, k > 0 ? &st : NULL, err);
 	return 0;
+}
+
+/*
+ * Every change: what is made first (a directory before what it holds:
+ * what is in one apply makes is not the host's), then the deletions, which
+ * are made first but in directories whose mode is set before them.
+ */
+static int check_dir(struct apply *a, struct sr_error *err)
+{
+	struct stat top;
+	int k = 0;
+
+	if (fstat(a->dir, &top) < 0)
+		return sr_error_errno(err, sr_negerrno(), "apply");
+	a->owner = top.st_uid;
+	a->owner_only = geteuid() == 0 && top.st_uid != 0;
+	for (size_t i = 0; k >= 0 && i < a->c.n; i++)
+		if (a->c.v[i].op != SR_CHANGE_DELETED)
+			k = check_one(a, i, err);
+	for (size_t i = 0; k >= 0 && i < a->c.n; i++)
+		if (a->c.v[i].op == SR_CHANGE_DELETED)
+			k = check_one(a, i, err);
+	return k < 0 ? k : 0;
 }
 
 /*
@@ -348,6 +505,28 @@ static int chmod_dir(int parent, const char *leaf, mode_t mode)
 	return chmod(proc, mode) < 0 ? sr_negerrno() : 0;
 }
 
+/*
+ * The mode of change i's directory: first its own with the owner's rwx,
+ * so that what goes in it can (a 0555 directory of the agent's, as tar
+ * does it), then, final, its own, once what it holds is in.
+ */
+static int dir_mode(struct apply *a, size_t i, bool final, struct sr_error *err)
+{
+	const struct sr_change *ch = &a->c.v[i];
+	mode_t mode = ch->node.mode & 0777;
+	_cleanup_close_ int parent = -1;
+	const char *leaf;
+	int k;
+
+	if (!final) {
+		a->late[i] = (mode | 0700) != mode;
+		mode |= 0700;
+	}
+	parent = open_parent(a, ch->path, &leaf);
+	k = parent < 0 ? parent : chmod_dir(parent, leaf, mode);
+	return k < 0 ? sr_error_errno(err, k, "apply: chmod %s", ch->path) : 0;
+}
+
 static int do_delete(struct apply *a, const struct sr_change *ch, struct sr_error *err)
 {
 	_cleanup_close_ int parent = -1;
@@ -386,21 +565,17 @@ static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_
 		return sr_error_errno(err, parent, "apply: %s", ch->path);
 	had = fstatat(parent, leaf, &old, AT_SYMLINK_NOFOLLOW) == 0;
 	if (ch->node.type == SR_CHANGE_DIR) {
-		if (had && S_ISDIR(old.st_mode)) {
-			k = chmod_dir(parent, leaf, ch->node.mode & 0777);
-			if (k < 0)
-				return sr_error_errno(err, k, "apply: chmod %s", ch->path);
-		} else {
-			if (had && unlinkat(parent, leaf, 0) < 0)
-				return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
-			k = mkdirat(parent, leaf, 0700) < 0
-				? sr_negerrno()
-				: chmod_dir(parent, leaf, ch->node.mode & 0777);
-			if (k < 0)
-				return sr_error_errno(err, k, "apply: mkdir %s", ch->path);
-			give_made(parent, leaf, S_IFDIR, NULL);
-		}
-		return 0;
+		size_t i = (size_t)(ch - a->c.v);
+
+		/* The host's directory: its mode set before the deletions (make_changes). */
+		if (had && S_ISDIR(old.st_mode))
+			return a->fresh[i] ? dir_mode(a, i, false, err) : 0;
+		if (had && unlinkat(parent, leaf, 0) < 0)
+			return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
+		if (mkdirat(parent, leaf, 0700) < 0)
+			return sr_error_errno(err, sr_negerrno(), "apply: mkdir %s", ch->path);
+		give_made(parent, leaf, S_IFDIR, NULL);
+		return dir_mode(a, i, false, err);
 	}
 	(void)!getrandom(&rnd, sizeof(rnd), 0);
 	snprintf(tmp, sizeof(tmp), ".sr-apply.%08x", rnd);
@@ -444,6 +619,11 @@ static int make_changes(struct apply *a, int fd, struct sr_error *err)
 	struct sr_archive_entry e;
 	int k = 0;
 
+	/* The host's directories whose mode changes, writable first: what goes in or out can. */
+	for (size_t i = 0; k >= 0 && i < a->c.n; i++)
+		if (a->c.v[i].op != SR_CHANGE_DELETED && a->c.v[i].node.type == SR_CHANGE_DIR &&
+		    !a->skip[i] && !a->fresh[i])
+			k = dir_mode(a, i, false, err);
 	for (size_t i = 0; k >= 0 && i < a->c.n; i++)
 		if (a->c.v[i].op == SR_CHANGE_DELETED && !a->skip[i])
 			k = do_delete(a, &a->c.v[i], err);
@@ -465,6 +645,10 @@ static int make_changes(struct apply *a, int fd, struct sr_error *err)
 			a->report.modified++;
 	}
 	sr_archive_reader_free(r);
+	/* Deepest first (by path, backwards): a directory's own mode once what it holds is in. */
+	for (size_t j = a->c.n; k >= 0 && j-- > 0;)
+		if (a->late[a->c.by_path[j]])
+			k = dir_mode(a, a->c.by_path[j], true, err);
 	return k < 0 ? k : 0;
 }
 
@@ -517,6 +701,8 @@ out:
 	sr_changes_free(&a->c);
 	free(a->skip);
 	free(a->seen);
+	free(a->fresh);
+	free(a->late);
 	free(a);
 	return k;
 }

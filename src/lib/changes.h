@@ -137,8 +137,6 @@ int sr_changes_read(struct sr_archive_reader *r, struct sr_changes *ret, struct 
 struct sr_change *sr_changes_find(const struct sr_changes *c, const char *path);
 /* Whether path is clean as a changes file has it. */
 bool sr_changes_path_ok(const char *path);
-/* Whether a link at path with this target stays in the tree (archive.h's rule). */
-bool sr_changes_link_ok(const char *path, const char *target);
 
 /*
  * The changes of the living sandbox ref (an id, a prefix of one, or its

@@ -249,6 +249,62 @@ t_changes_file_agent() {
 	rm -rf "$d" "$a" "$c"
 }
 
+t_changes_dir_modes() {
+	# An ordinary agent makes a directory, fills it and makes it read-only:
+	# apply gave the directory its mode before its file went in, so the
+	# caller's apply failed ("d/f: Permission denied") after it had deleted
+	# keep and made a_first and an empty d, and again when run again (found
+	# by a review of 2026-11-28). A directory's mode is set once what it
+	# holds is in, deepest first, as tar does; one the host made read-only
+	# since is refused before anything is changed.
+	local d="$SR_OUT/dm-$SR_AS" c="$SR_OUT/dm-$SR_AS.tar"
+	rm -rf "$d" "$d.copy" "$d.ro" "$c" && mkdir -p "$d/ro" && echo keep >"$d/keep" && own "$d"
+	sleep 0.05
+	sr --net none --workspace "$d" --changes "$c" -- sh -c \
+		'echo a >a_first && mkdir d && echo x >d/f && chmod 555 d && echo n >ro/new && echo z >z_last && rm keep'
+	assert_eq "--changes: taken" 0 "$rc"
+	cp -a "$d" "$d.copy" && cp -a "$d" "$d.ro" && own "$d.copy" "$d.ro"
+	sr apply "$c" --to "$d.copy"
+	assert_eq "apply: all of it, the directory 0555 with its file" "0 a 555 x n z absent" \
+		"$rc $(cat "$d.copy/a_first") $(stat -c %a "$d.copy/d") $(cat "$d.copy/d/f" "$d.copy/ro/new" "$d.copy/z_last" | xargs) $(test -e "$d.copy/keep" && echo present || echo absent)"
+	sr apply "$c" --to "$d.copy"
+	assert_eq "applied again: nothing to do" 0 "$rc"
+	chmod 555 "$d.ro/ro"
+	sr apply "$c" --to "$d.ro"
+	if [ "$SR_AS" = root ]; then
+		assert_eq "root: a read-only directory of the host's is written in" "0 n" "$rc $(cat "$d.ro/ro/new")"
+	else
+		assert_eq "a directory of the host's made read-only since: refused, naming it" \
+			"125 sandbox-run: apply: nothing changed: ro/new: its directory: Permission denied" \
+			"$rc $errout"
+		assert_eq "and nothing changed" "keep ro" "$(ls "$d.ro" | xargs)"
+	fi
+	chmod -R u+w "$d.copy" "$d.ro"
+	rm -rf "$d" "$d.copy" "$d.ro" "$c"
+}
+
+t_changes_links_out() {
+	# A Python venv's bin/python -> /usr/bin/python3: --changes took it
+	# (status 0, no warning), then diff and apply refused the whole file
+	# ("leaves the tree (a crafted file?)"). A link is data, made and never
+	# followed, whatever its target, as git keeps it.
+	local d="$SR_OUT/lo-$SR_AS" c="$SR_OUT/lo-$SR_AS.tar"
+	rm -rf "$d" "$d.copy" "$c" && mkdir -p "$d" && echo x >"$d/README" && own "$d"
+	sleep 0.05
+	sr --net none --workspace "$d" --changes "$c" -- sh -c \
+		'mkdir -p venv/bin && ln -s /usr/bin/python3 venv/bin/python && ln -s ../../elsewhere up'
+	assert_eq "--changes: taken" 0 "$rc"
+	assert_no_match "no warning about a link" "link|left out" "$errout"
+	sr diff "$c"
+	assert_eq "diff: the links listed" "0 A  up -> ../../elsewhere|A  venv/|A  venv/bin/|A  venv/bin/python -> /usr/bin/python3|" \
+		"$rc $(head -4 <<<"$out" | tr '\n' '|')"
+	cp -a "$d" "$d.copy" && own "$d.copy"
+	sr apply "$c" --to "$d.copy"
+	assert_eq "apply: the links made as they are" "0 /usr/bin/python3 ../../elsewhere" \
+		"$rc $(readlink "$d.copy/venv/bin/python") $(readlink "$d.copy/up")"
+	rm -rf "$d" "$d.copy" "$c"
+}
+
 t_living() {
 	local d="$SR_OUT/live-$SR_AS" sb
 	make_checkout "$d"
@@ -395,5 +451,5 @@ t_destination_first() {
 }
 
 for_each_user t_destination_first t_export_ci t_export_onto_dir t_export_profile t_binds_owned t_foreign_owners t_changes_round_trip \
-	t_changes_file_agent t_export_owner t_changes_private t_living t_disk
+	t_changes_file_agent t_changes_dir_modes t_changes_links_out t_export_owner t_changes_private t_living t_disk
 done_testing

@@ -72,10 +72,85 @@ t_escape() {
 	craft "$F" '[{"path": "out", "op": "added", "type": "symlink", "mode": "0777", "target": "'"$V"'"},
 		{"path": "out/precious", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
 		'add(t, "files/out", type=tarfile.SYMTYPE, link="'"$V"'"); add(t, "files/out/precious", b"x")'
-	refused "a link out of the tree, and a file through it" "a symbolic link to .* leaves the tree"
-	craft "$F" '[{"path": "up", "op": "added", "type": "symlink", "mode": "0777", "target": "../../x"}]' \
-		'add(t, "files/up", type=tarfile.SYMTYPE, link="../../x")'
-	refused "a relative link that climbs out" "leaves the tree"
+	refused "a link out of the tree, and a file through it" "out/precious goes through out, a symbolic link they make"
+}
+
+t_through_links() {
+	# A path through a link (or a file) the same changes make, a path in a
+	# directory the host does not have: apply wrote what came before it
+	# (aaa, the link), then failed (ELOOP, ENOTDIR, ENOENT) halfway, though
+	# it "checks everything first and changes nothing when anything is
+	# wrong" (found by a review of 2026-11-28). Refused before anything is
+	# written.
+	setup_dirs
+	F="$SR_OUT/through-$SR_AS.tar"
+	local aaa='{"path": "aaa", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}'
+	craft "$F" '['"$aaa"', {"path": "l", "op": "added", "type": "symlink", "mode": "0777", "target": "sub"},
+		{"path": "l/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/aaa", b"x"); add(t, "files/l", type=tarfile.SYMTYPE, link="sub"); add(t, "files/l/x", b"x")'
+	refused "a file through a link within the tree the changes make" "l/x goes through l, a symbolic link they make"
+	craft "$F" '['"$aaa"', {"path": "f", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"},
+		{"path": "f/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/aaa", b"x"); add(t, "files/f", b"x"); add(t, "files/f/x", b"x")'
+	refused "a file through a file the changes make" "f/x goes through f, a file they make"
+	craft "$F" '['"$aaa"', {"path": "nodir/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/aaa", b"x"); add(t, "files/nodir/x", b"x")'
+	refused "a file in a directory neither the host nor the changes have" "nodir/x: its directory is not on the host"
+	craft "$F" '['"$aaa"', {"path": "d", "op": "added", "type": "dir", "mode": "0755"},
+		{"path": "d/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/aaa", b"x"); add(t, "files/d/x", b"x"); add(t, "files/d", type=tarfile.DIRTYPE, mode=0o755)'
+	refused "a file before its directory in the file" "d/x comes before its directory"
+	craft "$F" '[{"path": "canary", "op": "deleted", "base": {"type": "file", "mode": "0644", "size": 7, "sha256": "'"$(echo canary | sha256sum | cut -d' ' -f1)"'"}},
+		{"path": "sub", "op": "deleted", "base": {"type": "dir", "mode": "0755"}},
+		{"path": "sub/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/sub/x", b"x")'
+	refused "a file in a directory the changes delete" "sub/x is in sub, which they delete"
+}
+
+t_links_any_target() {
+	# A link's target is data, as git keeps it: an absolute one
+	# (venv/bin/python -> /usr/bin/python3) or one that climbs out is made,
+	# never followed. It made the whole file refused ("leaves the tree").
+	setup_dirs
+	F="$SR_OUT/anylink-$SR_AS.tar"
+	craft "$F" '[{"path": "up", "op": "added", "type": "symlink", "mode": "0777", "target": "../../x"},
+		{"path": "sub/python", "op": "added", "type": "symlink", "mode": "0777", "target": "/usr/bin/python3"},
+		{"path": "out", "op": "added", "type": "symlink", "mode": "0777", "target": "'"$V"'"}]' \
+		'add(t, "files/up", type=tarfile.SYMTYPE, link="../../x"); add(t, "files/sub/python", type=tarfile.SYMTYPE, link="/usr/bin/python3"); add(t, "files/out", type=tarfile.SYMTYPE, link="'"$V"'")'
+	sr diff "$F"
+	assert_eq "diff: links with any target listed" "0 A  out -> $V|A  sub/python -> /usr/bin/python3|A  up -> ../../x|" \
+		"$rc $(head -3 <<<"$out" | tr '\n' '|')"
+	sr apply "$F" --to "$T"
+	assert_eq "apply: made as they are" "0 ../../x /usr/bin/python3 $V" \
+		"$rc $(readlink "$T/up") $(readlink "$T/sub/python") $(readlink "$T/out")"
+	assert_eq "nothing written outside" "precious precious" "$(cat "$V/precious") $(ls "$V" | xargs)"
+	rm -rf "$T" "$V" "$F"
+}
+
+t_root_owned_moved_in() {
+	# A root caller's apply is the tree owner's (what it makes is given to
+	# them): the user moves a directory of root's into their tree and a
+	# crafted file sets its mode; root chmodded it 0777, or wrote in it.
+	local w="$SR_OUT/ws4-$SR_AS"
+	[ "$SR_AS" = root ] || return 0
+	rm -rf "$w" && mkdir -p "$w/rootstuff" && echo secret >"$w/rootstuff/s"
+	chmod 0700 "$w/rootstuff" && chown "$SR_TEST_USER:$SR_TEST_USER" "$w"
+	setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups mv "$w/rootstuff" "$w/build"
+	F="$SR_OUT/rootown-$SR_AS.tar"
+	craft "$F" '[{"path": "build", "op": "modified", "type": "dir", "mode": "0777", "base": {"type": "dir", "mode": "0700"}}]' \
+		'add(t, "files/build", type=tarfile.DIRTYPE, mode=0o777)'
+	sr apply --force "$F" --to "$w"
+	assert_eq "root's directory moved into the user's tree, its mode: refused, naming it" \
+		"125 sandbox-run: apply: build: it is uid 0's, not the tree's owner's (uid $(id -u "$SR_TEST_USER")), as whom root applies: nothing changed" \
+		"$rc $errout"
+	assert_eq "its mode kept" 700 "$(stat -c %a "$w/build")"
+	craft "$F" '[{"path": "build/new", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"},
+		{"path": "build/s", "op": "deleted", "base": {"type": "file", "mode": "0644", "size": 7, "sha256": "'"$(echo secret | sha256sum | cut -d' ' -f1)"'"}}]' \
+		'add(t, "files/build/new", b"x")'
+	sr apply --force "$F" --to "$w"
+	assert_match "a file into it, one out of it: refused" "^125 sandbox-run: apply: build/(new|s): its directory is uid 0's" "$rc $errout"
+	assert_eq "nothing written in it, nothing deleted" "s" "$(ls "$w/build")"
+	rm -rf "$w" "$F"
 }
 
 t_devices_setid() {
@@ -490,7 +565,7 @@ t_names_not_utf8() {
 	rm -rf "$ws" "$to"
 }
 
-for_each_user t_escape t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
+for_each_user t_escape t_through_links t_links_any_target t_root_owned_moved_in t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
 	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many \
 	t_names_not_utf8
 done_testing
