@@ -195,7 +195,15 @@ int sr_verb_diff(const struct sr_verb_args *a)
 		if (r >= 0)
 			return r; /* 0, or 125 said */
 	} else if (r >= 0) {
-		r = sr_changes_show(fd, mode, stdout, &err);
+		/* On a terminal the agent's control characters are shown; a file gets the bytes. */
+		FILE *out = isatty(STDOUT_FILENO) ? sr_changes_visible_open(stdout) : stdout;
+
+		if (!out)
+			r = sr_error_errno(&err, sr_negerrno(), "diff");
+		else
+			r = sr_changes_show(fd, mode, out, &err);
+		if (out && out != stdout)
+			fclose(out);
 	}
 	if (r < 0) {
 		if (parsed)

@@ -41,3 +41,10 @@ enum sr_diff_mode {
 
 /* Writes the changes file open at fd (seekable) to out, as mode says. */
 int sr_changes_show(int fd, enum sr_diff_mode mode, FILE *out, struct sr_error *err);
+/*
+ * A stream for a terminal that writes to out what it is given, control
+ * characters (but newline and tab) shown visibly (^[, \x9b): an agent's
+ * escape sequences cannot hide lines of the diff. fclose() it (flushes
+ * out, leaves it open); NULL with errno.
+ */
+FILE *sr_changes_visible_open(FILE *out);

@@ -2,8 +2,9 @@
 /*
  * `sandbox-run diff`: a changes file (changes.h) for a person to review.
  * Names are shown printable (an agent chooses them: no escape sequence
- * reaches the terminal); file contents in --patch are as they are, as
- * git diff shows them.
+ * reaches the terminal); file contents in --patch are as they are, for
+ * git apply, unless the caller shows them on a terminal
+ * (sr_changes_visible_open()).
  */
 #include "apply.h"
 #include "changes.h"
@@ -268,4 +269,111 @@ int sr_changes_show(int fd, enum sr_diff_mode mode, FILE *out, struct sr_error *
 	free(s.renamed);
 	free(s.held);
 	return k < 0 ? k : 0;
+}
+
+/*
+ * The reviewer's terminal: an agent's file is the agent's words, and an
+ * escape sequence in it (cursor up, erase line, an OSC title) could hide
+ * or rewrite the lines of the diff the reviewer is asked to approve. C0
+ * controls other than newline and tab are shown as cat -v shows them
+ * (ESC as ^[, CR as ^M, DEL as ^?); C1 controls (U+0080 to U+009F, which
+ * some terminals obey as ESC [ and the like) and bytes of no UTF-8
+ * character as \xHH; UTF-8 characters as they are. A character may come
+ * in two writes: its first bytes wait for the rest.
+ */
+struct visible {
+	FILE *out;
+	unsigned char seq[4];
+	size_t have, need;
+};
+
+static void put_hex(FILE *out, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "\\x%02x", p[i]);
+}
+
+/* A whole UTF-8 sequence: no overlong form, surrogate, C1 or code point past U+10FFFF. */
+static bool utf8_shown(const unsigned char *p)
+{
+	switch (p[0]) {
+	case 0xc2:
+		return p[1] >= 0xa0;
+	case 0xe0:
+		return p[1] >= 0xa0;
+	case 0xed:
+		return p[1] < 0xa0;
+	case 0xf0:
+		return p[1] >= 0x90;
+	case 0xf4:
+		return p[1] < 0x90;
+	default:
+		return true;
+	}
+}
+
+static void visible_byte(struct visible *v, unsigned char b)
+{
+	if (v->need) {
+		if ((b & 0xc0) == 0x80) {
+			v->seq[v->have++] = b;
+			if (v->have < v->need)
+				return;
+			if (utf8_shown(v->seq))
+				fwrite(v->seq, 1, v->have, v->out);
+			else
+				put_hex(v->out, v->seq, v->have);
+			v->have = v->need = 0;
+			return;
+		}
+		put_hex(v->out, v->seq, v->have);
+		v->have = v->need = 0;
+	}
+	if (b == '\n' || b == '\t' || (b >= 0x20 && b < 0x7f)) {
+		putc(b, v->out);
+	} else if (b < 0x20 || b == 0x7f) {
+		putc('^', v->out);
+		putc(b ^ 0x40, v->out);
+	} else if (b >= 0xc2 && b <= 0xf4) {
+		v->seq[0] = b;
+		v->have = 1;
+		v->need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+	} else {
+		put_hex(v->out, &b, 1);
+	}
+}
+
+static ssize_t visible_write(void *cookie, const char *buf, size_t len)
+{
+	struct visible *v = cookie;
+
+	for (size_t i = 0; i < len; i++)
+		visible_byte(v, (unsigned char)buf[i]);
+	return ferror(v->out) ? -1 : (ssize_t)len;
+}
+
+static int visible_close(void *cookie)
+{
+	struct visible *v = cookie;
+	int r;
+
+	put_hex(v->out, v->seq, v->have);
+	r = fflush(v->out) == 0 && !ferror(v->out) ? 0 : EOF;
+	free(v);
+	return r;
+}
+
+FILE *sr_changes_visible_open(FILE *out)
+{
+	struct visible *v = calloc(1, sizeof(*v));
+	FILE *f;
+
+	if (!v)
+		return NULL;
+	v->out = out;
+	f = fopencookie(v, "w",
+			(cookie_io_functions_t){.write = visible_write, .close = visible_close});
+	if (!f)
+		free(v);
+	return f;
 }

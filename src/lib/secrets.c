@@ -15,14 +15,20 @@
  * The process that holds a secret dumps no core: a crash of it (the
  * invoking CLI, a server and its keepers, forked from it) or a SIGQUIT
  * would write every secret it holds to ./core or a core dump store,
- * outside this 0600 one. The hard limit too, so that nothing it runs
- * later raises it again; systemd-coredump and apport honour it. Not
- * PR_SET_DUMPABLE: that makes the process's /proc files root's, and its
- * children's, whose id maps an unprivileged supervisor writes.
+ * outside this 0600 one. A limit of 1, not 0: a pipe core_pattern
+ * (systemd-coredump, apport) is run whatever the limit, save exactly 1
+ * (fs/coredump.c: the value a core handler runs with, so that its own
+ * crash does not recurse), and systemd-coredump, which stores no core
+ * under a page, still journals the crash with the process's environment
+ * (COREDUMP_ENVIRON). 1 is under ELF's least core (a page, min_coredump):
+ * no core file either. The hard limit too, so that nothing it runs later
+ * raises it again. Not PR_SET_DUMPABLE: that makes the process's /proc
+ * files root's, and its children's, whose id maps an unprivileged
+ * supervisor writes.
  */
 static int no_core_dumps(struct sr_error *err)
 {
-	const struct rlimit none = {0, 0};
+	const struct rlimit none = {1, 1};
 
 	if (setrlimit(RLIMIT_CORE, &none) < 0)
 		return sr_error_errno(err, sr_negerrno(), "secrets: setrlimit RLIMIT_CORE");

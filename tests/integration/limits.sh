@@ -200,5 +200,14 @@ case_disk() {
 	assert_match "writing past --disk: the write fails" "dd=1" "$out"
 }
 
-for_each_user case_enforced case_strict case_oom case_peak case_pids case_cpu case_disk
+# No core dumps, to a file or to a pipe core_pattern: a core limit of 1
+# byte, soft and hard, which a pipe handler (systemd-coredump) honours and
+# 0 is not (tests/vm/coredump.sh crashes an agent under one). The shell's
+# ulimit counts in 1024-byte blocks: 0.
+case_core() {
+	sr --net none -- sh -c 'sed -n "s/^Max core file size *//p" /proc/self/limits; ulimit -c'
+	assert_match "the core limit inside is 1 byte, soft and hard" '^1 +1 +bytes *'$'\n''0$' "$out"
+}
+
+for_each_user case_enforced case_strict case_oom case_peak case_pids case_cpu case_disk case_core
 done_testing

@@ -79,5 +79,30 @@ t_foreground_terminal() {
 	assert_match "what is typed reaches the agent through it" "got: typed line" "$said"
 }
 
-for_each_user t_regular_files t_background_terminal t_foreground_terminal
+# diff --patch shows the agent's file to the reviewer: on a terminal its
+# escape sequences (a line up and erased, an OSC title, a carriage return,
+# a C1 CSI) could hide the lines asked to be approved, and are shown
+# instead (^[, \x9b); to a file, for git apply, the bytes are exact.
+t_diff_terminal() {
+	local d="$SR_OUT/dt-$SR_AS" c="$SR_OUT/dt-$SR_AS.changes" shown
+	local body='rm -rf ~\n\033[1A\033[2K\033]0;x\007echo hi\r\n\302\233x \303\251\n'
+	rm -rf "$d" "$c" && mkdir -p "$d" && echo keep >"$d/f" && own "$d"
+	sleep 0.05 # a tick before the sandbox's start (artifacts.sh make_checkout)
+	sr -q --net none --workspace "$d" --changes "$c" -- sh -c "printf '$body' >f"
+	assert_eq "the agent wrote its file" 0 "$rc"
+	shown=$(as_user script -qec "$SR diff $c --patch" /dev/null </dev/null | tr -d '\r')
+	assert_match "diff --patch on a terminal: the diff" '^diff --git a/f b/f' "$shown"
+	assert_match "its lines, escape sequences shown" \
+		$'\n''\+rm -rf ~'$'\n''\+\^\[\[1A\^\[\[2K\^\[\]0;x\^Gecho hi\^M'$'\n''\+\\xc2\\x9bx é$' "$shown"
+	check "no control character reaches the terminal, C0 nor C1" \
+		sh -c '! printf %s "$1" | tr -d "\n" | LC_ALL=C grep -q "[[:cntrl:]]\|$(printf "\302[\200-\237]")" -' \
+		_ "$shown"
+	as_user "$SR" diff "$c" --patch >"$SR_TMP/dt.patch"
+	# shellcheck disable=SC2059
+	check "diff --patch to a file: the agent's bytes, exact" \
+		cmp -s <(printf "$body") <(sed -n '/^+++ /,$ s/^+//p' "$SR_TMP/dt.patch" | tail -n +2)
+	rm -rf "$d" "$c"
+}
+
+for_each_user t_regular_files t_background_terminal t_foreground_terminal t_diff_terminal
 done_testing

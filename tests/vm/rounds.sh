@@ -5,7 +5,8 @@
 # systemd's Delegate=yes hands one out (the directory, cgroup.procs,
 # cgroup.subtree_control and cgroup.threads owned by the user; the user's
 # process inside it); and as the user under its own `systemd --user`,
-# where sandbox-run gets its cgroup as a transient scope over D-Bus.
+# where sandbox-run gets its cgroup as a transient scope over D-Bus. Then
+# a crash under a pipe core_pattern, which only a VM may set.
 set -u
 : "${SR_SRCDIR:?}"
 limits=$SR_SRCDIR/tests/integration/limits.sh
@@ -84,4 +85,7 @@ else
 fi
 um_stop
 rm -rf "$copy"
+
+echo "# round: core dumps to a pipe core_pattern (this VM's own, not the host's)"
+bash "$SR_SRCDIR/tests/vm/coredump.sh" || status=1
 exit $status

@@ -142,8 +142,16 @@ static int halve_limit(int resource, const char *name, struct sr_error *err)
 
 static int step_limits(struct sr_plan *p, struct sr_error *err)
 {
-	/* Core dumps would land in the workspace and eat the disk limit. */
-	const struct rlimit core = {0, 0};
+	/*
+	 * No core dumps: in the workspace they would eat the disk limit, and a
+	 * pipe core_pattern (systemd-coredump, apport) runs whatever the limit,
+	 * save exactly 1 (fs/coredump.c: a core handler's own, so that its crash
+	 * does not recurse); systemd-coredump, which stores no core under a
+	 * page, still journals the crash with the agent's environment, its
+	 * deployment's secrets. 1 is under ELF's least core (a page): no core
+	 * file either.
+	 */
+	const struct rlimit core = {1, 1};
 	int r;
 
 	if (setrlimit(RLIMIT_CORE, &core) < 0)

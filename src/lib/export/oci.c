@@ -129,7 +129,8 @@ static json_t *strv_json(const char *first, char *const *v)
 
 /*
  * The process: uid 1000 with no other group, every capability set empty,
- * no_new_privs, no core dumps, half the creator's message-queue bytes,
+ * no_new_privs, no core dumps (a limit of 1: not even to a pipe
+ * core_pattern, child/setup.c), half the creator's message-queue bytes,
  * queued signals and locked memory (as a run: child/setup.c), half its hard fd limit (as a
  * run's processes: child/init-spawn.c), the agent's command, environment
  * and cwd.
@@ -145,7 +146,7 @@ static int add_rlimit(json_t *rlimits, const char *type, uint64_t soft, uint64_t
 static json_t *process(const struct sr_oci_spec *s)
 {
 	json_t *rlimits =
-	    json_pack("[{s:s, s:i, s:i}]", "type", "RLIMIT_CORE", "hard", 0, "soft", 0);
+	    json_pack("[{s:s, s:i, s:i}]", "type", "RLIMIT_CORE", "hard", 1, "soft", 1);
 
 	if (rlimits &&
 	    (add_rlimit(rlimits, "RLIMIT_MSGQUEUE", s->msgqueue, s->msgqueue) < 0 ||
