@@ -12,8 +12,6 @@
 /* The longest duration a number may say: ten years, far below what the timers take. */
 #define DURATION_MAX_S (10.0 * 365 * 24 * 3600)
 #define ARGV_MAX       4096
-/* A living sandbox's deadline at most, as its keeper takes it (keeper-internal.h). */
-#define DEADLINE_MAX_MS (366ULL * 24 * 3600 * 1000)
 
 void sr_api_create_free(struct sr_api_create *c)
 {
@@ -321,13 +319,13 @@ static int note_key(struct sr_api_create *ret, const char *key, json_t *val, str
 
 		if (sr_api_duration_field(key, val, &ret->timeout_ms, err) < 0)
 			return err->code;
-		/* The keeper's bound (keeper-internal.h), which it says as the option's. */
-		if (ret->timeout_ms > DEADLINE_MAX_MS) {
+		/* The keeper's bound, which it says as the option's. */
+		if (ret->timeout_ms > SR_DEADLINE_MAX_MS) {
 			shown_value(val, shown, sizeof(shown));
 			return sr_error_msg(err, -EINVAL,
-					    "%s: %s is more than 366 days, the longest a living "
+					    "%s: %s is more than %d days, the longest a living "
 					    "sandbox lives (0: no end)",
-					    key, shown);
+					    key, shown, SR_DEADLINE_MAX_DAYS);
 		}
 		ret->has_timeout = true;
 	} else {

@@ -22,9 +22,6 @@
 #include <ctype.h>
 #include <time.h>
 
-/* A living sandbox's deadline at most, as its keeper takes it (keeper-internal.h). */
-#define E2B_TIMEOUT_MAX_S (366ULL * 24 * 3600)
-
 /* The API-made record of id, or the state file's, as E2B's sandbox detail. */
 static json_t *detail(struct req *r, const char *id, json_t *state)
 {
@@ -349,16 +346,16 @@ static void create(struct req *r)
 		return srv_answer_err(r, "create", &err);
 	}
 	/* The keeper would refuse it as its option's ("--timeout: at most 366 days ..."). */
-	if (c.timeout_ms > E2B_TIMEOUT_MAX_S * 1000) {
+	if (c.timeout_ms > SR_DEADLINE_MAX_MS) {
 		unsigned long long secs = c.timeout_ms / 1000;
 
 		json_decref(body);
 		sr_api_create_free(&c);
 		return srv_answer_error(
 		    r, -EINVAL,
-		    "create: timeout: %llu is more than 366 days (%llu seconds), "
+		    "create: timeout: %llu is more than %d days (%llu seconds), "
 		    "the longest a living sandbox lives",
-		    secs, (unsigned long long)E2B_TIMEOUT_MAX_S);
+		    secs, SR_DEADLINE_MAX_DAYS, (unsigned long long)(SR_DEADLINE_MAX_MS / 1000));
 	}
 	tmpl = json_is_string(json_object_get(body, "templateID"))
 		   ? strdup(json_string_value(json_object_get(body, "templateID")))
