@@ -12,8 +12,6 @@
 /* The longest duration a number may say: ten years, far below what the timers take. */
 #define DURATION_MAX_S (10.0 * 365 * 24 * 3600)
 #define ARGV_MAX       4096
-/* A living sandbox's deadline at most, as its keeper takes it (keeper-internal.h). */
-#define DEADLINE_MAX_MS (366ULL * 24 * 3600 * 1000)
 
 void sr_api_create_free(struct sr_api_create *c)
 {
@@ -175,10 +173,60 @@ static int push_value(struct sr_strv *v, const char *key, enum kind kind, json_t
 	return push(v, buf, err);
 }
 
-static int push_key(struct sr_strv *v, const struct create_key *k, json_t *val,
+/*
+ * A variable's name as create's --env takes it (sr_config_set_env(): its
+ * characters, and not a name [env] keeps for a setting), checked here to
+ * be said of the field that gave it: "env: bad variable name 'A B' (...)".
+ */
+static int check_env_name(const char *key, const char *name, struct sr_error *err)
+{
+	struct sr_config scratch;
+	int r;
+
+	sr_config_init(&scratch);
+	r = sr_config_set_env(&scratch, name, "", err);
+	sr_config_free(&scratch);
+	if (r < 0)
+		sr_error_prefix(err, "%s", key);
+	return r;
+}
+
+/* {K: V}: the option once each with K=V (the values may be secrets: never in a message). */
+static int push_env(struct sr_strv *v, const struct create_key *k, json_t *val,
 		    struct sr_error *err)
 {
 	const char *name;
+	json_t *e;
+	int r;
+
+	if (!json_is_object(val))
+		return sr_error_msg(err, -EINVAL,
+				    "\"%s\": expected an object of strings, {\"KEY\": \"VALUE\"}",
+				    k->key);
+	json_object_foreach (val, name, e) {
+		_cleanup_free_wiped_ char *kv = NULL;
+
+		if (!*name || strchr(name, '='))
+			return sr_error_msg(
+			    err, -EINVAL,
+			    "\"%s\": \"%s\" is not a variable's name (empty, or with '=')", k->key,
+			    name);
+		if (!json_is_string(e))
+			return sr_error_msg(err, -EINVAL, "\"%s\": \"%s\" is not a string", k->key,
+					    name);
+		if ((r = check_env_name(k->key, name, err)) < 0)
+			return r;
+		if (asprintf(&kv, "%s=%s", name, json_string_value(e)) < 0)
+			return sr_error_errno(err, -ENOMEM, "request");
+		if ((r = push(v, k->option, err)) < 0 || (r = push(v, kv, err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int push_key(struct sr_strv *v, const struct create_key *k, json_t *val,
+		    struct sr_error *err)
+{
 	json_t *e;
 	size_t i;
 	int r = 0;
@@ -202,27 +250,7 @@ static int push_key(struct sr_strv *v, const struct create_key *k, json_t *val,
 		}
 		return 0;
 	case K_MAP:
-		if (!json_is_object(val))
-			return sr_error_msg(
-			    err, -EINVAL,
-			    "\"%s\": expected an object of strings, {\"KEY\": \"VALUE\"}", k->key);
-		json_object_foreach (val, name, e) {
-			_cleanup_free_wiped_ char *kv = NULL;
-
-			if (!*name || strchr(name, '='))
-				return sr_error_msg(
-				    err, -EINVAL,
-				    "\"%s\": \"%s\" is not a variable's name (empty, or with '=')",
-				    k->key, name);
-			if (!json_is_string(e))
-				return sr_error_msg(err, -EINVAL, "\"%s\": \"%s\" is not a string",
-						    k->key, name);
-			if (asprintf(&kv, "%s=%s", name, json_string_value(e)) < 0)
-				return sr_error_errno(err, -ENOMEM, "request");
-			if ((r = push(v, k->option, err)) < 0 || (r = push(v, kv, err)) < 0)
-				return r;
-		}
-		return 0;
+		return push_env(v, k, val, err);
 	case K_PAIRS:
 		if (!json_is_array(val))
 			return sr_error_msg(err, -EINVAL, "\"%s\": expected [[SRC, DST], ...]",
@@ -321,13 +349,13 @@ static int note_key(struct sr_api_create *ret, const char *key, json_t *val, str
 
 		if (sr_api_duration_field(key, val, &ret->timeout_ms, err) < 0)
 			return err->code;
-		/* The keeper's bound (keeper-internal.h), which it says as the option's. */
-		if (ret->timeout_ms > DEADLINE_MAX_MS) {
+		/* The keeper's bound, which it says as the option's. */
+		if (ret->timeout_ms > SR_DEADLINE_MAX_MS) {
 			shown_value(val, shown, sizeof(shown));
 			return sr_error_msg(err, -EINVAL,
-					    "%s: %s is more than 366 days, the longest a living "
+					    "%s: %s is more than %d days, the longest a living "
 					    "sandbox lives (0: no end)",
-					    key, shown);
+					    key, shown, SR_DEADLINE_MAX_DAYS);
 		}
 		ret->has_timeout = true;
 	} else {
@@ -384,20 +412,84 @@ fail:
 	return r;
 }
 
-int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_api_create *ret,
-			    struct sr_error *err)
+/*
+ * E2B's templateID: a profile's name, never a path (the server's files
+ * are no client's to name), "base" the server's --e2b-profile.
+ */
+static int e2b_profile(json_t *tmpl, const char *base_profile, struct sr_api_create *c,
+		       struct sr_error *err)
 {
-	struct sr_api_create c = {.poolable = true};
-	json_t *tmpl = json_object_get(body, "templateID"),
-	       *timeout = json_object_get(body, "timeout");
-	json_t *envs = json_object_get(body, "envVars"), *meta = json_object_get(body, "metadata");
-	json_t *net = json_object_get(body, "allow_internet_access");
-	static const char *const refused[] = {"mcp", "volumeMounts", "network", "iam"};
-	const char *profile;
+	const char *name = json_is_string(tmpl) ? json_string_value(tmpl) : "base";
+	char shown[100];
 	int r;
 
-	if (!json_is_object(body))
-		return sr_error_msg(err, -EINVAL, "the request is not a JSON object");
+	if ((tmpl && !json_is_null(tmpl) && !json_is_string(tmpl)) || !name[0] ||
+	    strchr(name, '/') || strstr(name, "..")) {
+		shown_value(tmpl, shown, sizeof(shown));
+		return sr_error_msg(err, -EINVAL,
+				    "templateID: %s is not a template (a profile's name: letters, "
+				    "digits, '-', '_' and '.'; base for the server's)",
+				    shown);
+	}
+	if (strcmp(name, "base") == 0)
+		name = base_profile;
+	if ((r = push(&c->argv, "--profile", err)) < 0 || (r = push(&c->argv, name, err)) < 0)
+		return r;
+	c->profile = strdup(name);
+	return c->profile ? 0 : sr_error_errno(err, -ENOMEM, "request");
+}
+
+/* E2B's timeout: whole seconds, up to a living sandbox's longest. */
+static int e2b_timeout(json_t *t, struct sr_api_create *c, struct sr_error *err)
+{
+	const json_int_t max_s = (json_int_t)(SR_DEADLINE_MAX_MS / 1000);
+	char shown[100];
+
+	if (!t || json_is_null(t))
+		return 0;
+	shown_value(t, shown, sizeof(shown));
+	if (!json_is_integer(t) || json_integer_value(t) < 0)
+		return sr_error_msg(err, -EINVAL,
+				    "timeout: %s is not a number of seconds (a whole number, 0 to "
+				    "%" JSON_INTEGER_FORMAT ")",
+				    shown, max_s);
+	if (json_integer_value(t) > max_s)
+		return sr_error_msg(err, -EINVAL,
+				    "timeout: %s is more than %d days (%" JSON_INTEGER_FORMAT
+				    " seconds), the longest a living sandbox lives",
+				    shown, SR_DEADLINE_MAX_DAYS, max_s);
+	c->timeout_ms = (uint64_t)json_integer_value(t) * 1000;
+	/*
+	 * A cold create's deadline is its argv's, as /v1's "timeout" is. 0 is
+	 * not create's "none" (E2B has no sandbox without an end): the
+	 * profile's, or the warm pool's.
+	 */
+	c->has_timeout = c->timeout_ms > 0;
+	if (!c->has_timeout)
+		return 0;
+	snprintf(shown, sizeof(shown), "%" JSON_INTEGER_FORMAT "s", json_integer_value(t));
+	return push(&c->argv, "--timeout", err) < 0 ? err->code : push(&c->argv, shown, err);
+}
+
+/*
+ * A boolean of E2B's, or nothing: any other value refused, never taken
+ * for its default (a string "false" left the network on).
+ */
+static int e2b_bool(json_t *body, const char *key, struct sr_error *err)
+{
+	json_t *v = json_object_get(body, key);
+	char shown[100];
+
+	if (!v || json_is_null(v) || json_is_boolean(v))
+		return 0;
+	shown_value(v, shown, sizeof(shown));
+	return sr_error_msg(err, -EINVAL, "%s: %s is not true or false", key, shown);
+}
+
+static int e2b_refused(json_t *body, struct sr_error *err)
+{
+	static const char *const refused[] = {"mcp", "volumeMounts", "network", "iam"};
+
 	for (size_t i = 0; i < SR_ARRAY_SIZE(refused); i++) {
 		json_t *v = json_object_get(body, refused[i]);
 
@@ -414,61 +506,58 @@ int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_ap
 		return sr_error_msg(err, -ENOTSUP,
 				    "autoPause (onTimeout: 'pause'): not supported by sandbox-run "
 				    "serve, whose sandboxes end at their timeout (docs/api.md)");
-	if (tmpl && !json_is_null(tmpl) && !json_is_string(tmpl))
-		return sr_error_msg(err, -EINVAL, "templateID: expected a string");
-	profile = json_is_string(tmpl) ? json_string_value(tmpl) : "base";
-	if (strcmp(profile, "base") == 0)
-		profile = base_profile;
-	if ((r = push(&c.argv, "create", err)) < 0 || (r = push(&c.argv, "--profile", err)) < 0 ||
-	    (r = push(&c.argv, profile, err)) < 0)
-		goto fail;
-	c.profile = strdup(profile);
-	if (!c.profile) {
-		r = sr_error_errno(err, -ENOMEM, "request");
-		goto fail;
-	}
-	if (timeout && !json_is_null(timeout)) {
-		if (!json_is_integer(timeout) || json_integer_value(timeout) < 0 ||
-		    json_integer_value(timeout) > (json_int_t)DURATION_MAX_S) {
-			char shown[100];
+	/*
+	 * The SDK's option, which it sends as allow_internet_access: a body
+	 * written by hand with this spelling would get the network it asked
+	 * to be without.
+	 */
+	if (json_object_get(body, "allowInternetAccess"))
+		return sr_error_msg(err, -EINVAL,
+				    "allowInternetAccess: not a field of E2B's create (the SDK's "
+				    "allowInternetAccess is sent as allow_internet_access)");
+	return 0;
+}
 
-			shown_value(timeout, shown, sizeof(shown));
-			r = sr_error_msg(err, -EINVAL,
-					 "timeout: %s is not a number of seconds (0 to 10 years)",
-					 shown);
-			goto fail;
-		}
-		c.timeout_ms = (uint64_t)json_integer_value(timeout) * 1000;
-		/*
-		 * A cold create's deadline is its argv's, as /v1's "timeout" is.
-		 * 0 is not create's "none" (E2B has no sandbox without an end):
-		 * the profile's, or the warm pool's.
-		 */
-		c.has_timeout = c.timeout_ms > 0;
-		if (c.has_timeout &&
-		    ((r = push(&c.argv, "--timeout", err)) < 0 ||
-		     (r = push_value(&c.argv, "timeout", K_DUR, timeout, err)) < 0))
-			goto fail;
-	}
-	if (json_is_boolean(net) && !json_is_true(net)) {
+int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_api_create *ret,
+			    struct sr_error *err)
+{
+	static const struct create_key env = {"envVars", "--env", K_MAP};
+	struct sr_api_create c = {.poolable = true};
+	json_t *envs = json_object_get(body, "envVars"), *meta = json_object_get(body, "metadata");
+	json_t *net = json_object_get(body, "allow_internet_access");
+	int r;
+
+	if (!json_is_object(body))
+		return sr_error_msg(err, -EINVAL, "the request is not a JSON object");
+	if ((r = e2b_bool(body, "autoPause", err)) < 0 || (r = e2b_refused(body, err)) < 0 ||
+	    (r = e2b_bool(body, "allow_internet_access", err)) < 0)
+		return r;
+	if ((r = push(&c.argv, "create", err)) < 0 ||
+	    (r = e2b_profile(json_object_get(body, "templateID"), base_profile, &c, err)) < 0 ||
+	    (r = e2b_timeout(json_object_get(body, "timeout"), &c, err)) < 0)
+		goto fail;
+	if (json_is_false(net)) {
 		if ((r = push(&c.argv, "--net", err)) < 0 || (r = push(&c.argv, "none", err)) < 0)
 			goto fail;
 		c.poolable = false;
 	}
-	if (envs && !json_is_null(envs) && json_object_size(envs) > 0) {
-		static const struct create_key env = {"envVars", "--env", K_MAP};
-
-		if ((r = push_key(&c.argv, &env, envs, err)) < 0)
+	if (envs && !json_is_null(envs)) {
+		if ((r = push_env(&c.argv, &env, envs, err)) < 0)
 			goto fail;
-		c.poolable = false;
+		c.poolable = c.poolable && json_object_size(envs) == 0;
 	}
-	if (json_is_object(meta) && (r = check_metadata(meta, err)) < 0)
-		goto fail;
-	if (json_is_object(meta))
+	if (meta && !json_is_null(meta)) {
+		if (!json_is_object(meta)) {
+			char shown[100];
+
+			shown_value(meta, shown, sizeof(shown));
+			r = sr_error_msg(err, -EINVAL, "metadata: %s is not an object of strings",
+					 shown);
+			goto fail;
+		}
+		if ((r = check_metadata(meta, err)) < 0)
+			goto fail;
 		c.metadata = json_incref(meta);
-	else if (meta && !json_is_null(meta)) {
-		r = sr_error_msg(err, -EINVAL, "metadata: expected an object");
-		goto fail;
 	}
 	*ret = c;
 	return 0;

@@ -61,9 +61,13 @@ int sr_api_parse_create(json_t *body, struct sr_api_create *ret, struct sr_error
 void sr_api_create_error(struct sr_error *err);
 /*
  * E2B's POST /sandboxes (v2): templateID names a profile ("base", the
- * SDK's default: base_profile), timeout in seconds, envVars,
- * allow_internet_access, metadata. What E2B offers and sandbox-run does
- * not (mcp, volumeMounts, network rules) is refused, not ignored.
+ * SDK's default: base_profile; a name, never a path), timeout in seconds
+ * (up to a living sandbox's longest), envVars (names as create's --env
+ * takes them), allow_internet_access (a boolean), metadata. Each is
+ * checked here, a bad one said of the field and its value as the SDK
+ * sent it: "envVars: bad variable name 'A B' (...)", never as create's
+ * option. What E2B offers and sandbox-run does not (mcp, volumeMounts,
+ * network rules) is refused, not ignored.
  */
 int sr_api_parse_e2b_create(json_t *body, const char *base_profile, struct sr_api_create *ret,
 			    struct sr_error *err);

@@ -22,9 +22,6 @@
 #include <ctype.h>
 #include <time.h>
 
-/* A living sandbox's deadline at most, as its keeper takes it (keeper-internal.h). */
-#define E2B_TIMEOUT_MAX_S (366ULL * 24 * 3600)
-
 /* The API-made record of id, or the state file's, as E2B's sandbox detail. */
 static json_t *detail(struct req *r, const char *id, json_t *state)
 {
@@ -290,44 +287,13 @@ static void list(struct req *r)
 		sr_mhd.add_response_header(r->resp, "X-Next-Token", next);
 }
 
-/*
- * create's parser says a bad value as its option's ("create: option --env:
- * bad variable name 'A B' ..."), which no E2B client gave: said of the
- * field the client sent instead, as /v1's are of its keys
- * (sr_api_create_error(), whose names are /v1's).
- */
-static void said_of_field(struct sr_error *err)
-{
-	/* What a bad value comes as: --net's is always "none", a profile's errors name it. */
-	static const char *const fields[][2] = {{"--env", "envVars"}, {"--timeout", "timeout"}};
-	static const char opt[] = "create: option ";
-	char rest[SR_ERROR_MSG_MAX];
-
-	if (strncmp(err->msg, opt, sizeof(opt) - 1) != 0)
-		return;
-	for (size_t i = 0; i < SR_ARRAY_SIZE(fields); i++) {
-		const char *o = err->msg + sizeof(opt) - 1;
-		size_t n = strlen(fields[i][0]);
-
-		if (strncmp(o, fields[i][0], n) != 0 || o[n] != ':')
-			continue;
-		snprintf(rest, sizeof(rest), "%s", o + n);
-		if (snprintf(err->msg, sizeof(err->msg), "create: %s%s", fields[i][1], rest) < 0)
-			err->msg[0] = '\0';
-		return;
-	}
-}
-
 static void created(struct req *r, const char *id, const struct sr_error *err)
 {
 	struct sr_entry e = {0};
 	struct sr_error ferr = {0};
 
-	if (!id) {
-		ferr = *err;
-		said_of_field(&ferr);
-		return srv_answer_err(r, NULL, &ferr);
-	}
+	if (!id)
+		return srv_answer_err(r, NULL, err);
 	if (sr_state_find(srv_statedir(r->s), id, &e, &ferr) < 0)
 		return srv_answer_err(r, NULL, &ferr);
 	srv_made_state(r->s, id, e.state);
@@ -347,18 +313,6 @@ static void create(struct req *r)
 	if (sr_api_parse_e2b_create(body, srv_opts(r->s)->e2b_profile, &c, &err) < 0) {
 		json_decref(body);
 		return srv_answer_err(r, "create", &err);
-	}
-	/* The keeper would refuse it as its option's ("--timeout: at most 366 days ..."). */
-	if (c.timeout_ms > E2B_TIMEOUT_MAX_S * 1000) {
-		unsigned long long secs = c.timeout_ms / 1000;
-
-		json_decref(body);
-		sr_api_create_free(&c);
-		return srv_answer_error(
-		    r, -EINVAL,
-		    "create: timeout: %llu is more than 366 days (%llu seconds), "
-		    "the longest a living sandbox lives",
-		    secs, (unsigned long long)E2B_TIMEOUT_MAX_S);
 	}
 	tmpl = json_is_string(json_object_get(body, "templateID"))
 		   ? strdup(json_string_value(json_object_get(body, "templateID")))

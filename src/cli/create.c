@@ -97,7 +97,8 @@ static int read_answer(int fd, const struct sr_sink *sink)
 		if (line[0] == 'e') {
 			(void)strtol(text, &text, 10); /* the errno: the API's, not ours */
 			text += *text == ' ';
-			sr_sink_log(sink, SR_LOG_ERROR, "%s", text);
+			/* The keeper's words are create's, named as its own errors are. */
+			sr_cli_verb_error(sink, "create", text);
 			return n > 0 && n < 256 ? (int)n : SR_EXIT_FAILURE;
 		}
 		if (n >= SR_LOG_ERROR && n < _SR_LOG_LEVEL_MAX)

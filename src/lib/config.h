@@ -20,6 +20,13 @@
 /* [deploy]: how long an install step may take, and how many versions a deployment keeps. */
 #define SR_DEFAULT_INSTALL_TIMEOUT_MS (10 * 60 * 1000)
 #define SR_DEFAULT_KEEP_VERSIONS      3
+/*
+ * A living sandbox's deadline, at most: a year and a day. The keeper holds
+ * every deadline to it (create's, a new one, a warm one's release), and the
+ * API says a request's past it as the field's before any keeper is asked.
+ */
+#define SR_DEADLINE_MAX_DAYS 366
+#define SR_DEADLINE_MAX_MS   ((uint64_t)SR_DEADLINE_MAX_DAYS * 24 * 3600 * 1000)
 
 enum sr_net_mode {
 	SR_NET_NONE,

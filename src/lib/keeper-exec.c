@@ -370,8 +370,9 @@ void keeper_do_hold(struct keeper *k, struct client *cl, bool hold, json_t *req)
 		return keeper_reply_error(cl, -EINVAL, 125, "release: not held on this connection");
 	if (!hold && ms && (!json_is_integer(ms) || json_integer_value(ms) < 0))
 		return keeper_reply_error(cl, -EINVAL, 125, "release: a malformed request");
-	if (!hold && ms && (uint64_t)json_integer_value(ms) > DEADLINE_MAX_MS)
-		return keeper_reply_error(cl, -EINVAL, 125, "release: at most 366 days");
+	if (!hold && ms && (uint64_t)json_integer_value(ms) > SR_DEADLINE_MAX_MS)
+		return keeper_reply_error(cl, -EINVAL, 125, "release: at most %d days",
+					  SR_DEADLINE_MAX_DAYS);
 	cl->holds = hold;
 	/* Held now, then the taker's: held_by_another() keeps others out until the release. */
 	k->reserved = false;

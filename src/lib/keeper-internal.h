@@ -33,8 +33,6 @@
  */
 #define CLIENTS_MAX	512
 #define CLIENTS_RESERVE 32
-/* A living sandbox's deadline, at most: a year and a day. */
-#define DEADLINE_MAX_MS (366ULL * 24 * 3600 * 1000)
 
 struct client {
 	int fd;

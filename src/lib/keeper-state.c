@@ -222,8 +222,9 @@ void keeper_do_timeout(struct keeper *k, struct client *cl, json_t *req)
 	if (!json_is_integer(ms) || json_integer_value(ms) < 0 ||
 	    (extend && !json_is_boolean(extend)))
 		return keeper_reply_error(cl, -EINVAL, 125, "timeout: a malformed request");
-	if ((uint64_t)json_integer_value(ms) > DEADLINE_MAX_MS)
-		return keeper_reply_error(cl, -EINVAL, 125, "timeout: at most 366 days");
+	if ((uint64_t)json_integer_value(ms) > SR_DEADLINE_MAX_MS)
+		return keeper_reply_error(cl, -EINVAL, 125, "timeout: at most %d days",
+					  SR_DEADLINE_MAX_DAYS);
 	if (!(json_is_true(extend) && deadline_beyond(k, (uint64_t)json_integer_value(ms))) &&
 	    keeper_set_deadline(k, (uint64_t)json_integer_value(ms), false) < 0)
 		return keeper_reply_error(cl, sr_negerrno(), 125, "timeout: %s", strerror(errno));

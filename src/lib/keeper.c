@@ -548,9 +548,9 @@ static int start(struct keeper *k, struct sr_error *err)
 	_cleanup_free_ char *statedir = NULL;
 	int r;
 
-	if (k->config->timeout_ms > DEADLINE_MAX_MS)
-		return sr_error_msg(err, -EINVAL,
-				    "--timeout: at most 366 days for a living sandbox");
+	if (k->config->timeout_ms > SR_DEADLINE_MAX_MS)
+		return sr_error_msg(err, -EINVAL, "--timeout: at most %d days for a living sandbox",
+				    SR_DEADLINE_MAX_DAYS);
 	sr_sandbox_new_id(k->id);
 	{
 		struct timespec t;

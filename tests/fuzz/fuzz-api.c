@@ -11,7 +11,9 @@
  *              405 says which methods there are
  *   create     argv is "create", then options; an AGENT comes last and is
  *              no option; a poolable request has nothing but a profile
- *              and a timeout
+ *              and a timeout. E2B's: its profile is the base one or a
+ *              name (no '/', no ".."); allow_internet_access other than
+ *              true or nothing is refused, or --net none
  *   exec       argv is 1..4096 non-empty strings; every env entry is K=V
  *   base64     decode(encode(x)) == x
  *   utf-8      the whole prefix ends at a sequence's start
@@ -64,6 +66,23 @@ static void check_route(const char *method, const char *path)
 		FUZZ_CHECK(strchr(m.name, '/') != NULL);
 }
 
+static void check_e2b_create(json_t *body, const struct sr_api_create *c)
+{
+	json_t *net = json_object_get(body, "allow_internet_access");
+	bool none = false;
+
+	FUZZ_CHECK(c->profile && c->argv.n >= 3 && strcmp(c->argv.items[1], "--profile") == 0);
+	FUZZ_CHECK(strcmp(c->profile, "e2b") == 0 ||
+		   (c->profile[0] && !strchr(c->profile, '/') && !strstr(c->profile, "..")));
+	for (size_t i = 1; i + 1 < c->argv.n; i++)
+		none = none || (strcmp(c->argv.items[i], "--net") == 0 &&
+				strcmp(c->argv.items[i + 1], "none") == 0);
+	/* A user who asked for no internet never has it: any value but true is refused, or none. */
+	FUZZ_CHECK(!net || json_is_null(net) || json_is_true(net) || none);
+	if (c->has_timeout)
+		FUZZ_CHECK(c->timeout_ms > 0 && c->timeout_ms <= SR_DEADLINE_MAX_MS);
+}
+
 static void check_create(json_t *body, bool e2b)
 {
 	struct sr_api_create c;
@@ -85,6 +104,8 @@ static void check_create(json_t *body, bool e2b)
 		for (size_t i = 1; i < c.argv.n; i += 2)
 			FUZZ_CHECK(strcmp(c.argv.items[i], "--profile") == 0 ||
 				   strcmp(c.argv.items[i], "--timeout") == 0);
+	if (e2b)
+		check_e2b_create(body, &c);
 	sr_api_create_free(&c);
 }
 

@@ -486,6 +486,12 @@ t_verb_messages() {
 	assert_eq "timeout past 366 days" \
 		"125 sandbox-run: timeout: '9000h': a deadline is at most 366 days from now (0: none)" \
 		"$rc $errout"
+	# What create's keeper refuses was said without create's name:
+	# "sandbox-run: --timeout: at most 366 days ...".
+	sr create --net none --timeout 9000h
+	assert_eq "create --timeout past 366 days: said as create's" \
+		"125 sandbox-run: create: --timeout: at most 366 days for a living sandbox" \
+		"$rc $errout"
 	sr apply some-sandbox --to
 	assert_eq "apply --to without DIR" \
 		"125 sandbox-run: apply: option --to needs a value (see --help)" "$rc $errout"

@@ -128,7 +128,8 @@ t_names() {
 	assert_eq "exec by --name" "by-name" "$out"
 	sr create --net none --name "web-$SR_AS"
 	assert_eq "a name in use: refused (125)" 125 "$rc"
-	assert_match "saying so" "a sandbox is named 'web-$SR_AS' already" "$errout"
+	assert_match "saying so, as create's (its keeper's words were said without create's name)" \
+		"^sandbox-run: create: a sandbox is named 'web-$SR_AS' already" "$errout"
 	sr create --name "bad/name"
 	assert_eq "a bad name: refused" 125 "$rc"
 	# A whole id is an id before it is a name: another sandbox's id as a

@@ -149,6 +149,28 @@ t_bad_values() {
 	assert_eq "E2B: a timeout past a living sandbox's longest: said of timeout" \
 		"400 sandbox-run: create: timeout: 31622401 is more than 366 days (31622400 seconds), the longest a living sandbox lives" \
 		"$code $(jf 'j["message"]')"
+	# A value of the wrong type was taken for none: envVars "x" or [1] set
+	# no variable, allow_internet_access "false" left the network on, and
+	# a templateID could be a path to any profile file. Refused, naming
+	# the field.
+	api POST /sandboxes '{"envVars": "x"}'
+	assert_eq "E2B: envVars not an object: 400, said of envVars" \
+		'400 sandbox-run: create: "envVars": expected an object of strings, {"KEY": "VALUE"}' \
+		"$code $(jf 'j["message"]')"
+	api POST /sandboxes '{"envVars": [1]}'
+	assert_eq "E2B: envVars an array: alike" \
+		'400 sandbox-run: create: "envVars": expected an object of strings, {"KEY": "VALUE"}' \
+		"$code $(jf 'j["message"]')"
+	api POST /sandboxes '{"allow_internet_access": "false"}'
+	assert_eq "E2B: allow_internet_access a string: 400, not the network" \
+		"400 sandbox-run: create: allow_internet_access: 'false' is not true or false" \
+		"$code $(jf 'j["message"]')"
+	api POST /sandboxes '{"templateID": "../x"}'
+	assert_eq "E2B: a templateID that is a path: 400, said of templateID" \
+		"400 sandbox-run: create: templateID: '../x' is not a template (a profile's name: letters, digits, '-', '_' and '.'; base for the server's)" \
+		"$code $(jf 'j["message"]')"
+	api GET /v2/sandboxes
+	assert_eq "and none of them made a sandbox" "200 0" "$code $(jf 'len(j)')"
 }
 
 # Errors: a JSON body with a code and the message the CLI prints.

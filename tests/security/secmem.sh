@@ -97,7 +97,7 @@ t_warm_memory() {
 
 	# The token in an answer too: E2B's create gives it as envdAccessToken.
 	body=$(as_user curl -s -m 30 -H "X-API-Key: $TOKEN" \
-		--data-binary '{"templateID": "default", "allowInternetAccess": false}' "$URL/v2/sandboxes")
+		--data-binary '{"templateID": "default", "allow_internet_access": false}' "$URL/v2/sandboxes")
 	assert_eq "an E2B create over TCP answers with the token" "$TOKEN" "$(jf 'j["envdAccessToken"]')"
 	e2b_id=$(jf 'j["sandboxID"]')
 	assert_eq "and the sandbox is killed" 204 "$(as_user curl -s -m 30 -o /dev/null -w '%{http_code}' \

@@ -190,6 +190,12 @@ START_TEST(test_create)
 	j = parse("{\"env\":{\"\":\"C\"}}");
 	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
 	json_decref(j);
+	/* A name --env refuses: said where it is read, of the key, as E2B's envVars. */
+	j = parse("{\"env\":{\"A B\":\"C\"}}");
+	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "env: bad variable name 'A B' (use letters, digits and '_', not "
+				  "starting with a digit)");
+	json_decref(j);
 	j = parse("{\"agent\":\"--bind\"}");
 	ck_assert_int_eq(sr_api_parse_create(j, &c, &err), -EINVAL);
 	json_decref(j);
@@ -240,6 +246,81 @@ START_TEST(test_create_e2b)
 
 	j = parse("{\"mcp\":{\"x\":{}}}");
 	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), -ENOTSUP);
+	json_decref(j);
+}
+END_TEST
+
+/* E2B's create refused at r, its message msg (NULL: any). */
+static void e2b_refused(const char *body, int r, const char *msg)
+{
+	struct sr_api_create c;
+	struct sr_error err = {0};
+	json_t *j = parse(body);
+
+	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), r);
+	if (msg)
+		ck_assert_str_eq(err.msg, msg);
+	json_decref(j);
+}
+
+/*
+ * A bad value is said of its field and value where the body is read, not
+ * as create's option afterwards; and a value of the wrong type is
+ * refused, never taken for nothing ("envVars": "x" set no variable, a
+ * string "false" left the network on).
+ */
+START_TEST(test_create_e2b_values)
+{
+	struct sr_api_create c;
+	struct sr_error err = {0};
+	json_t *j;
+
+	e2b_refused("{\"envVars\":{\"A B\":\"1\"}}", -EINVAL,
+		    "envVars: bad variable name 'A B' (use letters, digits and '_', not starting "
+		    "with a digit)");
+	e2b_refused("{\"envVars\":{\"file\":\"1\"}}", -EINVAL,
+		    "envVars: variable name 'file' is reserved: [env] file is a setting");
+	e2b_refused("{\"envVars\":{\"A=B\":\"1\"}}", -EINVAL,
+		    "\"envVars\": \"A=B\" is not a variable's name (empty, or with '=')");
+	e2b_refused("{\"envVars\":{\"A\":1}}", -EINVAL, "\"envVars\": \"A\" is not a string");
+	e2b_refused("{\"envVars\":\"x\"}", -EINVAL,
+		    "\"envVars\": expected an object of strings, {\"KEY\": \"VALUE\"}");
+	e2b_refused("{\"envVars\":[1]}", -EINVAL, NULL);
+	e2b_refused("{\"allow_internet_access\":\"false\"}", -EINVAL,
+		    "allow_internet_access: 'false' is not true or false");
+	e2b_refused("{\"allow_internet_access\":0}", -EINVAL, NULL);
+	/* The SDK's option's name, which it sends as allow_internet_access. */
+	e2b_refused("{\"allowInternetAccess\":false}", -EINVAL, NULL);
+	e2b_refused("{\"autoPause\":\"true\"}", -EINVAL, "autoPause: 'true' is not true or false");
+	e2b_refused("{\"templateID\":\"../x\"}", -EINVAL,
+		    "templateID: '../x' is not a template (a profile's name: letters, digits, "
+		    "'-', '_' and '.'; base for the server's)");
+	e2b_refused("{\"templateID\":\"/etc/x.ini\"}", -EINVAL, NULL);
+	e2b_refused("{\"templateID\":\"a..b\"}", -EINVAL, NULL);
+	e2b_refused("{\"templateID\":\"\"}", -EINVAL, NULL);
+	e2b_refused("{\"templateID\":7}", -EINVAL, NULL);
+	e2b_refused("{\"timeout\":31622401}", -EINVAL,
+		    "timeout: 31622401 is more than 366 days (31622400 seconds), the longest a "
+		    "living sandbox lives");
+	e2b_refused("{\"timeout\":\"300\"}", -EINVAL,
+		    "timeout: '300' is not a number of seconds (a whole number, 0 to 31622400)");
+	e2b_refused("{\"timeout\":-1}", -EINVAL, NULL);
+	e2b_refused("{\"timeout\":1.5}", -EINVAL, NULL);
+	e2b_refused("{\"metadata\":\"x\"}", -EINVAL, "metadata: 'x' is not an object of strings");
+	e2b_refused("{\"metadata\":{\"k\":1}}", -EINVAL, NULL);
+
+	/* Up to the longest; an empty envVars, a null, as none given. */
+	j = parse("{\"templateID\":\"my-profile.2\",\"timeout\":31622400,\"envVars\":{},"
+		  "\"allow_internet_access\":null,\"metadata\":null}");
+	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), 0);
+	ck_assert_str_eq(joined(&c.argv), "create --profile my-profile.2 --timeout 31622400s");
+	ck_assert(c.poolable);
+	sr_api_create_free(&c);
+	json_decref(j);
+	j = parse("{\"allow_internet_access\":true}");
+	ck_assert_int_eq(sr_api_parse_e2b_create(j, "e2b", &c, &err), 0);
+	ck_assert_str_eq(joined(&c.argv), "create --profile e2b");
+	sr_api_create_free(&c);
 	json_decref(j);
 }
 END_TEST
@@ -682,6 +763,7 @@ static Suite *api_suite(void)
 	tcase_add_test(tc, test_route_envd);
 	tcase_add_test(tc, test_create);
 	tcase_add_test(tc, test_create_e2b);
+	tcase_add_test(tc, test_create_e2b_values);
 	tcase_add_test(tc, test_duration);
 	tcase_add_test(tc, test_exec);
 	tcase_add_test(tc, test_envd_start);
