@@ -4,6 +4,7 @@
  * DURATION from now (0: none), as E2B's setTimeout. It prints when the
  * sandbox now expires.
  */
+#include "config.h"
 #include "control.h"
 #include "options.h"
 #include "state.h"
@@ -33,10 +34,10 @@ int sr_verb_timeout(const struct sr_verb_args *a)
 		return SR_EXIT_FAILURE;
 	}
 	/* The keeper's bound too (keeper-state.c), said here in the CLI's words. */
-	if (sr_parse_duration(a->argv[2], &ms) == 0 && ms > 366ULL * 24 * 3600 * 1000) {
+	if (sr_parse_duration(a->argv[2], &ms) == 0 && ms > SR_DEADLINE_MAX_MS) {
 		sr_sink_log(&sink, SR_LOG_ERROR,
-			    "timeout: '%s': a deadline is at most 366 days from now (0: none)",
-			    a->argv[2]);
+			    "timeout: '%s': a deadline is at most %d days from now (0: none)",
+			    a->argv[2], SR_DEADLINE_MAX_DAYS);
 		return SR_EXIT_FAILURE;
 	}
 	if (sr_parse_duration(a->argv[2], &ms) < 0) {
