@@ -242,6 +242,29 @@ static inline int sr_openat2(int dirfd, const char *path, int flags, uint64_t re
 }
 
 /*
+ * Whether the directory fd (open for reading, at its start) holds nothing
+ * but "." and "..": 1, 0, or -errno.
+ */
+static inline int sr_dir_empty(int fd)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n;) {
+			/* struct linux_dirent64: d_ino, d_off, d_reclen, d_type, d_name */
+			unsigned short reclen;
+			const char *name = buf + off + 19;
+
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
+				return 0;
+			off += reclen;
+		}
+	return n < 0 ? sr_negerrno() : 1;
+}
+
+/*
  * What was just made at (dirfd, name), a directory or a symbolic link
  * (type: S_IFDIR, S_IFLNK), opened as it is (O_PATH, never followed) to be
  * chowned through (fchownat(fd, "", ..., AT_EMPTY_PATH)), and only if it
@@ -251,23 +274,30 @@ static inline int sr_openat2(int dirfd, const char *path, int flags, uint64_t re
  * they may read and write, root's too), and a root caller would give them
  * that file; or, where dirfd is not sticky, rename a directory of a third
  * user's there (a rename within one directory needs no right to what is
- * moved). So it must also still be ours, as what we just made is. An
- * O_PATH fd; -ESTALE when the name is no longer of that type or ours;
- * -errno.
+ * moved). So it must also still be ours, as what we just made is, and a
+ * directory empty, as one just made is: a root caller's directory that a
+ * user renamed to that name is root's too, but holds what root put there.
+ * An O_PATH fd (a directory's open for reading); -ESTALE when the name is
+ * no longer of that type, ours or (a directory) empty; -errno.
  */
 static inline int sr_open_made(int dirfd, const char *name, mode_t type)
 {
 	struct stat st;
-	int fd = sr_openat2(dirfd, name, O_PATH | O_NOFOLLOW,
+	int fd = sr_openat2(dirfd, name,
+			    (type == S_IFDIR ? O_RDONLY | O_DIRECTORY : O_PATH) | O_NOFOLLOW,
 			    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	int k;
 
+	if ((fd == -ENOTDIR || fd == -ELOOP) && type == S_IFDIR)
+		return -ESTALE;
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		k = sr_negerrno();
 	else if ((st.st_mode & S_IFMT) != type || st.st_uid != geteuid())
 		k = -ESTALE;
+	else if (type == S_IFDIR && (k = sr_dir_empty(fd)) <= 0)
+		k = k < 0 ? k : -ESTALE;
 	else
 		return fd;
 	close(fd);

@@ -15,6 +15,7 @@
 #include "archive.h"
 #include "deploy.h"
 #include "disk.h"
+#include "hostpath.h"
 #include "install.h"
 #include "options.h"
 #include "proc.h"
@@ -273,8 +274,9 @@ static int default_name(const char *agent, bool archive, char **ret, struct sr_e
  * the version's src/ and, when all its entries sit under one folder (npm
  * pack's package/), that folder.
  */
-static int prepare_code(const char *agent, bool archive, int cancel, struct sr_deploy_new *v,
-			const struct sr_config *c, char **ret, struct sr_error *err)
+static int prepare_code(const char *agent, const char *source, bool archive, int cancel,
+			struct sr_deploy_new *v, const struct sr_config *c, char **ret,
+			struct sr_error *err)
 {
 	/*
 	 * Extracted on the host, into the data directory: bounded as the
@@ -288,21 +290,23 @@ static int prepare_code(const char *agent, bool archive, int cancel, struct sr_d
 				    /* ^C: a small archive may expand to all of --disk. */
 				    .cancel_fd = cancel > 0 ? cancel : 0};
 	_cleanup_close_ int fd = -1, src = -1;
-	_cleanup_free_ char *path = NULL, *top = NULL;
+	_cleanup_free_ char *path = NULL, *top = NULL, *real = NULL;
 	struct dirent *de;
 	DIR *d;
 	int entries = 0, r;
 
 	if (!archive) {
-		path = realpath(agent, NULL);
+		path = strdup(source);
 		if (!path)
-			return sr_error_errno(err, sr_negerrno(), "%s", agent);
+			return sr_error_errno(err, -ENOMEM, "%s", agent);
 		*ret = steal_pointer(&path);
 		return 0;
 	}
-	fd = open(agent, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* Resolved with no link left (deploy()): one there now was put there since. */
+	fd = sr_openat2(AT_FDCWD, source, O_RDONLY | O_CLOEXEC | O_NOCTTY,
+			RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0)
-		return sr_error_errno(err, sr_negerrno(), "%s", agent);
+		return sr_error_errno(err, fd, "%s", agent);
 	if (mkdirat(v->vdirfd, "src", 0700) < 0 ||
 	    (src = openat(v->vdirfd, "src", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s/src", v->vdir);
@@ -329,7 +333,15 @@ static int prepare_code(const char *agent, bool archive, int cancel, struct sr_d
 	if (asprintf(&path, "%s/src%s%s", v->vdir, entries == 1 && top ? "/" : "",
 		     entries == 1 && top ? top : "") < 0)
 		return sr_error_errno(err, -ENOMEM, "deploy");
-	*ret = steal_pointer(&path);
+	/*
+	 * The install's workspace (install.c), resolved as any is: the data
+	 * directory is the caller's own, a link of theirs on its way theirs to
+	 * follow.
+	 */
+	real = realpath(path, NULL);
+	if (!real)
+		return sr_error_errno(err, sr_negerrno(), "%s", path);
+	*ret = steal_pointer(&real);
 	return 0;
 }
 
@@ -422,6 +434,7 @@ static void show_tail(const struct sr_deploy_new *v, const struct sr_sink *sink)
 struct deploy {
 	struct sr_config *c;
 	const char *agent;
+	const char *source; /* agent, resolved with no link but root's (hostpath.h) */
 	bool archive;
 	struct sr_sink sink;
 	struct progress prog;
@@ -454,7 +467,8 @@ static int make_version(struct deploy *dp, json_t *meta, struct sr_error *err)
 	if (log < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s/install.log", dp->v.vdir);
 	on_step(&dp->prog, dp->archive ? "extract the archive" : "read the agent");
-	if ((r = prepare_code(dp->agent, dp->archive, dp->cancel, &dp->v, c, &code, err)) < 0)
+	if ((r = prepare_code(dp->agent, dp->source, dp->archive, dp->cancel, &dp->v, c, &code,
+			      err)) < 0)
 		return r;
 	codefd = open(code, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (codefd < 0)
@@ -601,10 +615,17 @@ static int deploy(struct deploy *dp)
 		name = strdup(dp->c->name);
 	else if (default_name(dp->agent, dp->archive, &name, &err) < 0)
 		goto fail_early;
-	source = realpath(dp->agent, NULL);
+	/*
+	 * As a run's agent (agent.c): a link another user put on its way
+	 * would have a root caller deploy, and install as a deployment of
+	 * root's, the directory it points to.
+	 */
+	if (sr_hostpath_resolve_arg("agent", dp->agent, &source, &err) < 0)
+		goto fail_early;
+	dp->source = source;
 	meta = meta_new();
-	if (!name || !source || !meta) {
-		sr_error_errno(&err, !source ? sr_negerrno() : -ENOMEM, "deploy %s", dp->agent);
+	if (!name || !meta) {
+		sr_error_errno(&err, -ENOMEM, "deploy %s", dp->agent);
 		goto fail_early;
 	}
 	remove_shared_cache(dp);

@@ -330,10 +330,17 @@ static int push_args(struct sr_strv *v, char *const *args, int n, struct sr_erro
 	return 0;
 }
 
-/* --workspace DIR: an existing directory, made absolute. */
+/*
+ * --workspace DIR: an existing directory, absolute, with no symbolic link
+ * but root's own in root's directories (hostpath.h): one another user put
+ * on its way would give the agent what it points to, for a root caller
+ * root's own files. The sandbox opens it with RESOLVE_NO_SYMLINKS.
+ */
 static int resolve_workspace(const struct sr_config *c, struct sr_agent *a, struct sr_error *err)
 {
+	_cleanup_free_ char *path = NULL;
 	struct stat st;
+	int r;
 
 	if (!c->workspace)
 		return 0;
@@ -341,9 +348,10 @@ static int resolve_workspace(const struct sr_config *c, struct sr_agent *a, stru
 		return sr_error_errno(err, sr_negerrno(), "workspace '%s'", c->workspace);
 	if (!S_ISDIR(st.st_mode))
 		return sr_error_errno(err, -ENOTDIR, "workspace '%s'", c->workspace);
-	a->host_dir = realpath(c->workspace, NULL);
-	if (!a->host_dir)
-		return sr_error_errno(err, sr_negerrno(), "workspace '%s'", c->workspace);
+	r = sr_hostpath_resolve_arg("workspace", c->workspace, &path, err);
+	if (r < 0)
+		return r;
+	a->host_dir = steal_pointer(&path);
 	return 0;
 }
 
@@ -417,7 +425,7 @@ static int resolve_file(const struct sr_config *c, const struct sr_sink *sink, s
 		return r;
 	rel = a->host_dir ? below(real, a->host_dir) : NULL;
 	if (!rel) {
-		/* realpath() of a file: never "/" alone, always a slash. */
+		/* A resolved file: never "/" alone, always a slash. */
 		rel = strrchr(real, '/') + 1;
 		a->file_path = strdup(real);
 		if (!a->file_path)
@@ -439,14 +447,18 @@ static int resolve_path(const struct sr_config *c, const struct sr_sink *sink, s
 	_cleanup_close_ int fd = -1;
 	const char *path = c->argv[0];
 	struct stat st;
+	int r;
 
 	if (stat(path, &st) < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return entry_error(err, 127, -ENOENT, "agent '%s' not found", path);
 		return sr_error_errno(err, sr_negerrno(), "agent '%s'", path);
 	}
-	real = realpath(path, NULL);
-	if (!real)
+	/* As --workspace DIR: the agent's files are its workspace. */
+	r = sr_hostpath_resolve_arg("agent", path, &real, err);
+	if (r < 0)
+		return r;
+	if (stat(real, &st) < 0)
 		return sr_error_errno(err, sr_negerrno(), "agent '%s'", path);
 	if (c->workspace &&
 	    (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && sr_agent_is_archive_name(path))))
@@ -495,7 +507,7 @@ static int resolve_binds(const struct sr_config *c, struct sr_agent *a, struct s
 	if (a->host_dir)
 		trees[n++] = a->host_dir;
 	if (file_dir) {
-		/* realpath() of a file: always a slash; "/" for one at the top. */
+		/* A resolved file: always a slash; "/" for one at the top. */
 		char *slash = strrchr(file_dir, '/');
 
 		if (slash == file_dir)

@@ -191,8 +191,27 @@ static int give_error(const struct extract *x, int k, struct sr_error *err)
 }
 
 /*
+ * With chown, a directory already at a name must be of that owner, as
+ * what the extraction makes is: a root caller's export into a user's tree
+ * would otherwise write into, and chmod, a directory of root's that the
+ * user renamed to that name (a rename within one directory needs no right
+ * to what is moved). -EPERM if not.
+ */
+static int owned_as_made(const struct sr_extract_opts *o, int fd)
+{
+	struct stat st;
+
+	if (!o || !o->chown)
+		return 0;
+	if (fstat(fd, &st) < 0)
+		return sr_negerrno();
+	return st.st_uid == o->owner_uid ? 0 : -EPERM;
+}
+
+/*
  * Opens directory `path` (clean, relative) beneath dest, creating what is
- * missing if asked (o: whose it is then; NULL: not creating).
+ * missing if asked (o: whose it is then; NULL: not creating). With chown,
+ * one component at a time, each checked (owned_as_made()).
  */
 static int open_dir(int dest, const char *path, const struct sr_extract_opts *o)
 {
@@ -201,9 +220,11 @@ static int open_dir(int dest, const char *path, const struct sr_extract_opts *o)
 	char buf[PATH_MAX], *comp, *save = NULL;
 	int fd;
 
-	fd = sr_openat2(dest, *path ? path : ".", O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
-	if (fd >= 0 || fd != -ENOENT || !create)
-		return fd;
+	if (!o || !o->chown) {
+		fd = sr_openat2(dest, *path ? path : ".", O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
+		if (fd >= 0 || fd != -ENOENT || !create)
+			return fd;
+	}
 
 	/* One component at a time: mkdirat() cannot create beneath with RESOLVE_*. */
 	cur = sr_openat2(dest, ".", O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
@@ -224,6 +245,8 @@ static int open_dir(int dest, const char *path, const struct sr_extract_opts *o)
 			return fd;
 		close(cur);
 		cur = fd;
+		if ((fd = owned_as_made(o, cur)) < 0)
+			return fd;
 	}
 	return steal_fd(&cur);
 }
@@ -238,6 +261,8 @@ static const char *open_dir_why(int k)
 		return "a parent is not a directory";
 	case -ESTALE:
 		return "a parent directory was replaced by something else as it was made";
+	case -EPERM:
+		return "a parent directory is of another owner than the one it is written as";
 	default:
 		return NULL;
 	}
@@ -461,6 +486,12 @@ static int make_dir(struct extract *x, struct archive_entry *e, int dirfd, const
 	fd = sr_openat2(dirfd, leaf, O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
 	if (fd < 0)
 		return sr_error_msg(err, fd, "extract %s: exists and is not a directory", x->shown);
+	k = owned_as_made(x->o, fd);
+	if (k < 0)
+		return sr_error_msg(err, k,
+				    "extract %s: a directory of another owner than uid %u, whom it "
+				    "is written as, is there: not changed",
+				    x->shown, (unsigned)x->o->owner_uid);
 	/* An earlier entry created it implicitly, with 0755 (or it is the sandbox's /tmp). */
 	if (fchmod(fd, keep ? mode : mode & ~x->umask) < 0)
 		return sr_error_errno(err, sr_negerrno(), "extract %s: chmod", x->shown);

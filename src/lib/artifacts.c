@@ -116,6 +116,28 @@ static void unmake_dirs(struct sr_made_dirs *m)
 	sr_closep(&m->parent);
 }
 
+/*
+ * A root caller's directory at, opened in a directory of another user's
+ * (parent: its stat): given to that user if made, as sr_open_made()
+ * would (ours and empty, as one just made is), else that user's already.
+ * -ESTALE, -EPERM (another owner's) or -errno.
+ */
+static int made_in_users(int at, bool made, const struct stat *parent)
+{
+	struct stat st;
+	int k;
+
+	if (fstat(at, &st) < 0)
+		return sr_negerrno();
+	if (!made)
+		return st.st_uid == parent->st_uid ? 0 : -EPERM;
+	if (st.st_uid != geteuid() || (k = sr_dir_empty(at)) == 0)
+		return -ESTALE;
+	if (k < 0 || lseek(at, 0, SEEK_SET) < 0 || fchown(at, parent->st_uid, parent->st_gid) < 0)
+		return k < 0 ? k : sr_negerrno();
+	return 0;
+}
+
 int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *ret_fd,
 			  struct sr_made_dirs *ret_made, struct sr_error *err)
 {
@@ -174,13 +196,20 @@ int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *
 		/*
 		 * A root caller's directory made in a user's is that user's, as
 		 * what is exported into it will be (export_begin): not root's,
-		 * which the user could neither write nor clean up.
+		 * which the user could neither write nor clean up. Not a
+		 * directory of root's the user renamed to that name meanwhile,
+		 * though: the one made, or one of that user's already.
 		 */
-		if (made && geteuid() == 0 && fstat(fd, &st) == 0 && st.st_uid != 0 &&
-		    fchown(next, st.st_uid, st.st_gid) < 0) {
-			k = sr_error_errno(err, sr_negerrno(), "export to %s: chown %s", dir, name);
+		if (geteuid() == 0 && fstat(fd, &st) == 0 && st.st_uid != 0 &&
+		    (k = made_in_users(next, made, &st)) < 0) {
 			close(next);
-			return k;
+			return sr_error_msg(err, k, "export to %s: %s: %s", dir, name,
+					    k == -ESTALE
+						? "replaced by something else as it was "
+						  "made: not given to the directory's owner"
+					    : k == -EPERM ? "a directory of another owner than its "
+							    "directory's: not written into"
+							  : strerror(-k));
 		}
 		close(fd);
 		fd = next;

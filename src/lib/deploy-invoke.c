@@ -28,7 +28,7 @@ static int open_current(const char *name, const struct deploy_held *h, struct sr
 {
 	_cleanup_close_ int vdirfd = -1;
 	struct sr_deployment *d;
-	char vname[32];
+	char vname[32], *real;
 	struct stat st;
 	unsigned current = deploy_read_current(h->dirfd);
 	int r;
@@ -57,6 +57,19 @@ static int open_current(const char *name, const struct deploy_held *h, struct sr
 		sr_deployment_close(d);
 		return sr_error_errno(err, r, "deployment '%s': version %u", name, current);
 	}
+	/*
+	 * Run as an agent is, resolved with no link but root's (hostpath.h):
+	 * the data directory is the caller's own, a link of theirs on its way
+	 * theirs to follow.
+	 */
+	real = realpath(d->app, NULL);
+	if (!real) {
+		r = sr_negerrno();
+		sr_deployment_close(d);
+		return sr_error_errno(err, r, "deployment '%s': version %u", name, current);
+	}
+	free(d->app);
+	d->app = real;
 	d->argv[0] = d->app;
 	*ret = d;
 	return 0;

@@ -25,6 +25,11 @@
  * points to: the caller names that path instead, and so says which
  * directory is meant.
  *
+ * The agent's own path and --workspace DIR are resolved the same way: a
+ * root caller's `--workspace /tmp/u/link`, a link another user made in a
+ * directory of theirs, gave the agent the root-only directory it pointed
+ * to. So is deploy's AGENT.
+ *
  * The walk is the kernel's, one component at a time (openat() with
  * O_NOFOLLOW from the previous component's fd), so each link is judged
  * where it is, and ".." is the kernel's too. It runs in the supervisor,
@@ -205,4 +210,23 @@ int sr_hostpath_resolve(const char *what, const char *path, const char *const *a
 	if (!*ret_path)
 		return sr_error_errno(err, -ENOMEM, "%s %s", what, path);
 	return 0;
+}
+
+int sr_hostpath_resolve_arg(const char *what, const char *path, char **ret_path,
+			    struct sr_error *err)
+{
+	_cleanup_free_ char *cwd = NULL, *abs = NULL;
+
+	if (path[0] == '/')
+		return sr_hostpath_resolve(what, path, NULL, ret_path, err);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return sr_error_errno(err, sr_negerrno(),
+				      "%s '%s' is relative and the current directory is unknown",
+				      what, path);
+	if (asprintf(&abs, "%s/%s", cwd, path) < 0) {
+		abs = NULL;
+		return sr_error_errno(err, -ENOMEM, "%s %s", what, path);
+	}
+	return sr_hostpath_resolve(what, abs, NULL, ret_path, err);
 }

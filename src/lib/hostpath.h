@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Host paths the caller named (the sources of --bind and --ro-bind, cp's
- * host paths), resolved so that a symbolic link someone else planted on
- * the way cannot redirect them. Host side: the owners of links are only known there (in
- * the sandbox's user namespace host root and other users are all
- * "nobody").
+ * host paths, the agent, --workspace DIR, deploy's AGENT), resolved so
+ * that a symbolic link someone else planted on the way cannot redirect
+ * them. Host side: the owners of links are only known there (in the
+ * sandbox's user namespace host root and other users are all "nobody").
  */
 #pragma once
 
@@ -24,3 +24,10 @@
  */
 int sr_hostpath_resolve(const char *what, const char *path, const char *const *agent_trees,
 			char **ret_path, struct sr_error *err);
+
+/*
+ * The same for a path as the caller typed it (the agent, --workspace DIR):
+ * a relative one is taken from the current directory.
+ */
+int sr_hostpath_resolve_arg(const char *what, const char *path, char **ret_path,
+			    struct sr_error *err);

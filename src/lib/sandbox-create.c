@@ -83,9 +83,18 @@ static int open_agent(struct sr_sandbox *sb, struct sr_error *err)
 
 	if (a->kind != SR_AGENT_ARCHIVE)
 		return 0;
-	sb->plan.agent_fd = open(a->archive_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/*
+	 * The agent's archive was resolved with no link left (hostpath.h):
+	 * one there now was put there since, and is refused. A snapshot's is
+	 * in the caller's own data directory.
+	 */
+	sb->plan.agent_fd =
+	    a->snapshot ? open(a->archive_path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+			: sr_openat2(AT_FDCWD, a->archive_path, O_RDONLY | O_CLOEXEC | O_NOCTTY,
+				     RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (sb->plan.agent_fd < 0)
-		return sr_error_errno(err, sr_negerrno(), "open %s", a->archive_path);
+		return sr_error_errno(err, a->snapshot ? sr_negerrno() : sb->plan.agent_fd,
+				      "open %s", a->archive_path);
 	return 0;
 }
 
@@ -215,6 +224,32 @@ static uint64_t half_of(const char *path)
 	return v / 2 ? v / 2 : 1;
 }
 
+/*
+ * The workspace's owner and group are the sandbox user's inside (root's
+ * checkout, or a user's run by root): without it the agent can read their
+ * files but not change them. Opened with RESOLVE_NO_SYMLINKS, as the
+ * sandbox opens it otherwise (mounts-sources.c): resolved with no link
+ * left (hostpath.h), one there now was put since. Failing that, the
+ * sandbox opens it itself and says why.
+ */
+static void idmap_workspace(struct sr_sandbox *sb, const struct sr_sink *sink)
+{
+	_cleanup_close_ int fd =
+	    sr_openat2(AT_FDCWD, sb->agent.host_dir, O_PATH | O_DIRECTORY | O_CLOEXEC,
+		       RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	struct sr_error ierr = {0};
+	char at[32];
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return;
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+	if (sr_userns_idmapped_tree(at, st.st_uid, st.st_gid, sb->plan.host_uid, sb->plan.host_gid,
+				    false, &sb->plan.workspace_tree, &ierr) < 0)
+		sr_warn(sink, "%s: %s: the workspace owner's files stay read-only to the agent",
+			sb->agent.host_dir, ierr.msg);
+}
+
 static int prepare(struct sr_sandbox *sb, struct sr_result *r, struct sr_error *err)
 {
 	const struct sr_config *c = sb->config;
@@ -242,22 +277,8 @@ static int prepare(struct sr_sandbox *sb, struct sr_result *r, struct sr_error *
 	sb->plan.net = sb->net;
 	sb->plan.drop_groups = geteuid() == 0;
 	sb->plan.nested_userns = sr_net_nested_userns(sb->net);
-	if (geteuid() == 0 && sb->agent.host_dir && sb->agent.kind != SR_AGENT_ARCHIVE) {
-		struct sr_error ierr = {0};
-		struct stat st;
-
-		/*
-		 * The workspace's owner and group are the sandbox user's
-		 * inside (root's checkout, or a user's run by root): without
-		 * it the agent can read their files but not change them.
-		 */
-		if (stat(sb->agent.host_dir, &st) < 0 ||
-		    sr_userns_idmapped_tree(sb->agent.host_dir, st.st_uid, st.st_gid,
-					    sb->plan.host_uid, sb->plan.host_gid, false,
-					    &sb->plan.workspace_tree, &ierr) < 0)
-			sr_warn(sink, "%s: the workspace owner's files stay read-only to the agent",
-				ierr.msg[0] ? ierr.msg : strerror(errno));
-	}
+	if (geteuid() == 0 && sb->agent.host_dir && sb->agent.kind != SR_AGENT_ARCHIVE)
+		idmap_workspace(sb, sink);
 	/* Test builds only, empty otherwise (fault.h): every host resource exists, no child yet. */
 	sr_fault_point("supervisor", "prepared");
 	return 0;

@@ -112,5 +112,49 @@ t_root_link_followed() {
 	assert_eq "also on the way to a file" layout "$out"
 }
 
-for_each_user t_link_in_agent_dir t_link_left_by_agent t_link_of_another_user t_root_link_followed
+# The agent, --workspace DIR and deploy's AGENT are host paths the caller
+# names too (outside review: root's `--workspace /tmp/x/uo/link`, a link
+# another user made in a directory of theirs, gave the agent root's 0700
+# directory): another user's link on their way is refused, as a bind's.
+t_workspace_link_of_another_user() {
+	local s="$SR_TMP/secret-$SR_AS" d="$SR_TMP/otherws-$SR_AS"
+	mkdir -p "$s" "$d"
+	printf 'topsecret\n' >"$s/key"
+	printf '#!/bin/sh\ncat /workspace/key\n' >"$s/agent"
+	chmod 0600 "$s/key"
+	chmod 0755 "$s/agent"
+	tar -C "$s" -cf "$s/a.tar" key agent
+	own "$s"
+	chmod 0700 "$s"
+	chown "$OTHER:$OTHER" "$d"
+	link_as other "$s" "$d/ws"
+	link_as other "$s/a.tar" "$d/a.tar"
+	link_as other "$s/agent" "$d/agent"
+	sr --net none --workspace "$d/ws" -- cat /workspace/key
+	assert_eq "--workspace through another user's link: refused (125)" 125 "$rc"
+	assert_match "in a bind's words: whose link, and what to name instead" \
+		"^sandbox-run: workspace $d/ws: $d/ws is a symbolic link to $s owned by uid $OTHER .*instead \($s\)" \
+		"$errout"
+	assert_no_match "nothing of the directory is read" topsecret "$out"
+	sr --net none "$d/ws"
+	assert_eq "an AGENT directory through it: refused (125)" 125 "$rc"
+	assert_match "saying so" "^sandbox-run: agent $d/ws: .* owned by uid $OTHER" "$errout"
+	assert_no_match "nothing of the directory is read" topsecret "$out"
+	sr --net none "$d/a.tar"
+	assert_eq "an AGENT archive through it: refused (125)" 125 "$rc"
+	assert_no_match "nothing of the archive is read" topsecret "$out"
+	sr --net none "$d/agent"
+	assert_eq "an executable-file AGENT through it: refused (125)" 125 "$rc"
+	sr deploy --name lk --net none "$d/ws"
+	assert_eq "deploy AGENT through it: refused (125)" 125 "$rc"
+	assert_match "saying so" "agent $d/ws: .* owned by uid $OTHER" "$errout"
+	sr deployments
+	assert_no_match "and nothing is deployed" lk "$out"
+	sr --net none --workspace "$s" -- cat /workspace/key
+	assert_eq "naming the directory itself works" topsecret "$out"
+	sr deployments rm lk
+}
+
+for_each_user t_link_in_agent_dir t_link_left_by_agent t_link_of_another_user t_root_link_followed \
+	t_workspace_link_of_another_user
 done_testing

@@ -591,8 +591,46 @@ t_cp_hardlinks() {
 	rm -rf "$d"
 }
 
+# A root caller's --export into a user's directory (outside review): the
+# user renamed a root-owned 0700 directory there to the export's name, and
+# the export made it 0755 and wrote into it, its files given to the user.
+# A directory at the name must be the user's, as what the export makes is:
+# the export fails (125) naming it, the directory unchanged. As root only:
+# only root's export writes as another user.
+t_export_into_moved_dir() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/export-moved"
+	rm -rf "$d"
+	mkdir -p "$d"
+	chown "$SR_TEST_USER:$SR_TEST_USER" "$d"
+	mkdir -m 0700 "$d/private"
+	printf 'topsecret\n' >"$d/private/key"
+	chmod 0600 "$d/private/key"
+	setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups -- \
+		mv "$d/private" "$d/out"
+	sr --net none --export "out:$d/out" -- sh -c 'mkdir out && echo made >out/f'
+	assert_eq "an export onto the moved directory: fails (125)" 125 "$rc"
+	assert_match "naming it" "export out to $d/out: extract out/?: a directory of another owner than uid [0-9]+.* not changed" \
+		"$errout"
+	assert_eq "its owner and mode are unchanged" "0 700" "$(stat -c '%u %a' "$d/out")"
+	check "nothing is written into it" test ! -e "$d/out/f"
+	# The same beneath: out/deep's parent is the root directory.
+	sr --net none --export "out:$d/" -- sh -c 'mkdir -p out/deep && echo made >out/deep/f'
+	assert_eq "an export into it under its own name: fails (125)" 125 "$rc"
+	assert_eq "unchanged" "0 700" "$(stat -c '%u %a' "$d/out")"
+	check "nothing is made in it" test ! -e "$d/out/deep"
+	# Where the user's own directory is there, the export is merged into it.
+	rm -rf "$d/out"
+	mkdir -m 0700 "$d/out"
+	chown "$SR_TEST_USER:$SR_TEST_USER" "$d/out"
+	sr --net none --export "out:$d/out" -- sh -c 'mkdir out && echo made >out/f'
+	assert_eq "into the user's own directory: works" "0 made" "$rc $(cat "$d/out/f")"
+	assert_eq "its files are the user's" "$SR_TEST_USER" "$(stat -c %U "$d/out/f")"
+	rm -rf "$d"
+}
+
 for_each_user t_links_leave_copy t_link_at_dest t_link_at_src t_link_of_another_user \
 	t_root_link_followed t_sparse_and_bound t_cp_killed t_cp_interrupted t_stuck_worker \
 	t_stuck_snapshot t_cp_hardlinks t_cp_in_whole t_cp_in_mount t_cp_in_interrupted \
-	t_cp_in_bound_file t_cp_in_enospc t_stuck_changes
+	t_cp_in_bound_file t_cp_in_enospc t_stuck_changes t_export_into_moved_dir
 done_testing

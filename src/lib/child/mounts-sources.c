@@ -111,9 +111,16 @@ static int open_workspace(struct sr_plan *p, struct sr_error *err)
 		if (s->workspace < 0)
 			return sr_error_errno(err, sr_negerrno(), "attach the idmapped workspace");
 	} else if (p->agent->host_dir && p->agent->kind != SR_AGENT_ARCHIVE) {
-		s->workspace = open(p->agent->host_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (s->workspace < 0)
-			return sr_error_errno(err, sr_negerrno(), "open %s", p->agent->host_dir);
+		/* Resolved with no link left, as a bind source: one there now is refused. */
+		int fd = sr_openat2(AT_FDCWD, p->agent->host_dir, O_PATH | O_DIRECTORY | O_CLOEXEC,
+				    RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+
+		if (fd < 0)
+			return sr_error_errno(err, fd, "open %s%s", p->agent->host_dir,
+					      fd == -ELOOP ? " (a symbolic link was put on its way "
+							     "while the sandbox started)"
+							   : "");
+		s->workspace = fd;
 	}
 	return 0;
 }
