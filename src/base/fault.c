@@ -19,6 +19,7 @@
  * added here (sr_fault_validate() would refuse its name otherwise).
  */
 static const char *const points[] = {
+    "supervisor resolved",
     "supervisor prepared",
     "supervisor cloned",
     "supervisor id maps",

@@ -238,14 +238,12 @@ static void idmap_workspace(struct sr_sandbox *sb, const struct sr_sink *sink)
 	    sr_openat2(AT_FDCWD, sb->agent.host_dir, O_PATH | O_DIRECTORY | O_CLOEXEC,
 		       RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	struct sr_error ierr = {0};
-	char at[32];
 	struct stat st;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return;
-	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
-	if (sr_userns_idmapped_tree(at, st.st_uid, st.st_gid, sb->plan.host_uid, sb->plan.host_gid,
-				    false, &sb->plan.workspace_tree, &ierr) < 0)
+	if (sr_userns_idmapped_tree(fd, "the workspace", st.st_uid, st.st_gid, sb->plan.host_uid,
+				    sb->plan.host_gid, false, &sb->plan.workspace_tree, &ierr) < 0)
 		sr_warn(sink, "%s: %s: the workspace owner's files stay read-only to the agent",
 			sb->agent.host_dir, ierr.msg);
 }
@@ -261,8 +259,11 @@ static int prepare(struct sr_sandbox *sb, struct sr_result *r, struct sr_error *
 			   &sb->uid_lock);
 	sb->plan.max_inotify_instances = half_of("/proc/sys/fs/inotify/max_user_instances");
 	sb->plan.max_inotify_watches = half_of("/proc/sys/fs/inotify/max_user_watches");
-	if ((e = sr_agent_resolve(c, sink, &sb->agent, err)) < 0 || (e = open_agent(sb, err)) < 0 ||
-	    (e = sr_env_build(c, environ, &sb->plan.envp, err)) < 0 ||
+	if ((e = sr_agent_resolve(c, sink, &sb->agent, err)) < 0 || (e = open_agent(sb, err)) < 0)
+		return e;
+	/* Test builds only (fault.h): the host's paths resolved, nothing made of them yet. */
+	sr_fault_point("supervisor", "resolved");
+	if ((e = sr_env_build(c, environ, &sb->plan.envp, err)) < 0 ||
 	    (e = sr_net_prepare(c, sink, sb->plan.host_uid, sb->plan.host_gid, &sb->net, err)) <
 		0 ||
 	    (e = sr_cgroup_prepare(c, sb->id, &sb->cgroup, &sb->clone_fd, r->enforced, err)) < 0 ||

@@ -305,8 +305,9 @@ out:
 	return r < 0 ? r : fd;
 }
 
-int sr_userns_idmapped_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t host_uid,
-			    gid_t host_gid, bool writable, int *ret_fd, struct sr_error *err)
+int sr_userns_idmapped_tree(int fd, const char *what, uid_t from_uid, gid_t from_gid,
+			    uid_t host_uid, gid_t host_gid, bool writable, int *ret_fd,
+			    struct sr_error *err)
 {
 	_cleanup_close_ int ns = -1, tree = -1;
 	struct mount_attr ma = {
@@ -321,14 +322,14 @@ int sr_userns_idmapped_tree(const char *path, uid_t from_uid, gid_t from_gid, ui
 	 * The top mount only, as the workspace has always been: an idmap
 	 * needs every mount of a recursive clone to support one.
 	 */
-	tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	tree = open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree < 0)
-		return sr_error_errno(err, sr_negerrno(), "idmap %s: open_tree", path);
+		return sr_error_errno(err, sr_negerrno(), "idmap %s: open_tree", what);
 	ma.userns_fd = (uint64_t)ns;
 	if (mount_setattr(tree, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
 		return sr_error_errno(err, sr_negerrno(),
 				      "idmap %s (the filesystem must support idmapped mounts)",
-				      path);
+				      what);
 	*ret_fd = steal_fd(&tree);
 	return 0;
 }
@@ -345,12 +346,26 @@ int sr_userns_bind_trees(const struct sr_config *c, const struct sr_strv *source
 		trees[i] = -1;
 	for (size_t i = 0; k >= 0 && i < c->n_binds; i++) {
 		const char *src = sources->items[i];
+		_cleanup_close_ int fd = -1;
 		struct stat st;
 
 		if (!c->binds[i].writable)
 			continue;
-		if (stat(src, &st) < 0) {
-			k = sr_error_errno(err, sr_negerrno(), "bind %s", c->binds[i].src);
+		/*
+		 * Resolved with no link left (hostpath.h): one there now was put
+		 * since, and is not followed, as the child opens a bind's source
+		 * (mounts-sources.c), which refused such a link already: root no
+		 * longer clones what it leads to either.
+		 */
+		fd = sr_openat2(AT_FDCWD, src, O_PATH | O_CLOEXEC,
+				RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			int e = fd < 0 ? fd : sr_negerrno();
+
+			k = sr_error_errno(err, e, "bind %s%s", c->binds[i].src,
+					   e == -ELOOP ? " (a symbolic link was put on its way "
+							 "while the sandbox started)"
+						       : "");
 			break;
 		}
 		/*
@@ -369,7 +384,7 @@ int sr_userns_bind_trees(const struct sr_config *c, const struct sr_strv *source
 			    c->binds[i].src, (unsigned)host_uid, c->binds[i].src);
 			break;
 		}
-		k = sr_userns_idmapped_tree(src, st.st_uid, st.st_gid, host_uid, host_gid, true,
+		k = sr_userns_idmapped_tree(fd, src, st.st_uid, st.st_gid, host_uid, host_gid, true,
 					    &trees[i], err);
 		if (k < 0)
 			sr_error_prefix(err, "bind %s", c->binds[i].src);

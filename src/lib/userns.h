@@ -42,7 +42,8 @@ int sr_userns_parent(pid_t child, bool nested, uid_t host_uid, gid_t host_gid,
 		     struct sr_error *err);
 
 /*
- * Root callers only: a detached clone of the mount at path, idmapped so
+ * Root callers only: a detached clone of the mount at fd (O_PATH; what:
+ * its name in errors), idmapped so
  * that files owned by from_uid (and group from_gid) appear owned by
  * host_uid/host_gid -- the sandbox user -- and what the sandbox user
  * creates there is from_uid's on the disk; read-only unless writable.
@@ -51,8 +52,9 @@ int sr_userns_parent(pid_t child, bool nested, uid_t host_uid, gid_t host_gid,
  * read-only to its own agent, and a --bind'ed directory unwritable, or
  * written as an anonymous host uid.
  */
-int sr_userns_idmapped_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t host_uid,
-			    gid_t host_gid, bool writable, int *ret_fd, struct sr_error *err);
+int sr_userns_idmapped_tree(int fd, const char *what, uid_t from_uid, gid_t from_gid,
+			    uid_t host_uid, gid_t host_gid, bool writable, int *ret_fd,
+			    struct sr_error *err);
 
 /*
  * Root callers: for each of c's binds (sources: as resolved), the

@@ -33,7 +33,7 @@ alive() {
 }
 
 # stop_run NAME ARGS...: sandbox-run ARGS as the round's user, in the
-# background, stopped before the child opens its sources. Sets $run (its
+# background, stopped before the child opens its sources (or at $STOP_AT). Sets $run (its
 # pid) and $child (the pid the stopped process says to signal; empty if
 # it did not stop).
 stop_run() {
@@ -42,7 +42,7 @@ stop_run() {
 	run_err="$SR_OUT/$name.err" run_out="$SR_OUT/$name.out"
 	: >"$run_err"
 	(
-		export SANDBOX_RUN_TEST_STOP_AT="child before sources" $ENV=1
+		export SANDBOX_RUN_TEST_STOP_AT="${STOP_AT:-child before sources}" $ENV=1
 		as_user_exec "$SR" "$@"
 	) </dev/null >"$run_out" 2>"$run_err" &
 	run=$!
@@ -143,5 +143,39 @@ t_agent_file_swapped() {
 	assert_no_match "the link's target never ran" second "$out"
 }
 
-for_each_user t_bind_source_swapped t_agent_file_swapped
+# A root caller's writable --bind of a user's directory is an idmapped
+# clone the supervisor makes (userns.c) before there is a child, which
+# t_bind_source_swapped never reaches (its root round's directory is
+# root's and open to all: bound as it is). The supervisor named the
+# resolved path again (stat, open_tree), following a link the
+# directory's owner put there after the resolution; the child's own
+# open refused the run then. Stopped once the paths are resolved
+# ("supervisor resolved"), the source swapped for a link: refused, by
+# the supervisor now, the link's target never seen.
+t_root_bind_swapped() {
+	local d
+	[ "$SR_AS" = root ] || return 0
+	d=$(race_dir rootbind)
+	chown -R "$SR_TEST_USER:$SR_TEST_USER" "$d"
+	chmod 0755 "$d/x/dir" "$d/other/dir"
+	STOP_AT="supervisor resolved" stop_run rootbind-end --net none --bind "$d/x/dir" /src \
+		-- cat /src/marker
+	check "a root caller's writable bind: stopped once resolved" test -n "$child"
+	setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups -- \
+		sh -c 'mv "$1" "$1.was" && ln -s "$2" "$1"' - "$d/x/dir" "$d/other/dir"
+	[ -n "$child" ] && kill -USR1 "$child"
+	until_gone 20 alive "$run" || kill -9 "$run"
+	wait "$run"
+	rc=$?
+	SR_BG_PIDS=""
+	out=$(cat "$run_out")
+	assert_eq "its source, a user's, became a link meanwhile: refused (125)" 125 "$rc"
+	assert_match "saying a link was put on its way" \
+		"sandbox-run: bind $d/x/dir \(a symbolic link was put on its way while the sandbox started\): Too many levels of symbolic links" \
+		"$(cat "$run_err")"
+	assert_no_match "the link's target was never seen inside" second "$out"
+	rm -rf "$d"
+}
+
+for_each_user t_bind_source_swapped t_agent_file_swapped t_root_bind_swapped
 done_testing
