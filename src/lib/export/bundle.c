@@ -343,9 +343,11 @@ static int write_workspace(int rootfs, const struct sr_agent *a, struct writer *
 		return sr_error_errno(err, sr_negerrno(), "rootfs/workspace");
 	w->ws = ws;
 	if (a->host_dir) {
-		src = open(a->host_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		/* Resolved with no link left (hostpath.h): one there now was put since. */
+		src = sr_openat2(AT_FDCWD, a->host_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 		if (src < 0)
-			return sr_error_errno(err, sr_negerrno(), "%s", a->host_dir);
+			return sr_error_errno(err, src, "%s", a->host_dir);
 		w->top_len = strlen(a->host_dir);
 		r = copy_tree(src, ws, a->host_dir, 0, w, err);
 		if (r < 0)
@@ -359,9 +361,10 @@ static int write_workspace(int rootfs, const struct sr_agent *a, struct writer *
 	if (a->file_path) {
 		const char *name = strrchr(a->file_path, '/') + 1;
 
-		src = open(a->file_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		src = sr_openat2(AT_FDCWD, a->file_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+				 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 		if (src < 0)
-			return sr_error_errno(err, sr_negerrno(), "agent %s", a->file_path);
+			return sr_error_errno(err, src, "agent %s", a->file_path);
 		if (fstat(src, &st) < 0)
 			return sr_error_errno(err, sr_negerrno(), "agent %s", a->file_path);
 		r = charge(w, false, (uint64_t)st.st_size, a->file_path, err);
