@@ -347,6 +347,36 @@ static _Noreturn void take(struct sr_artifacts *a, struct step *s, int raw, int 
 }
 
 /* Where an export goes: its directory open, its options; 0 or -errno (err). */
+/*
+ * Whose a root caller's export into dirfd (dir) is: its directory's
+ * owner, and that of the directory holding it where that one is a
+ * user's and it is root's. A user may rename any directory of theirs,
+ * one of root's in it too, to the name root exports to: root would have
+ * written the agent's files as root into a directory of root's. Such a
+ * directory is refused, as one of another owner than the user whose
+ * export it is (archive.c refuses those on the way).
+ */
+static int export_owner(int dirfd, const char *dir, struct stat *ret, struct sr_error *err)
+{
+	_cleanup_close_ int up = -1;
+	struct stat parent;
+
+	if (fstat(dirfd, ret) < 0)
+		return sr_error_errno(err, sr_negerrno(), "export to %s", dir);
+	if (ret->st_uid != 0)
+		return 0;
+	up = openat(dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0 || fstat(up, &parent) < 0)
+		return sr_error_errno(err, sr_negerrno(), "export to %s", dir);
+	if (parent.st_uid == 0)
+		return 0;
+	return sr_error_msg(err, -EPERM,
+			    "export to %s: a directory of root's in one of uid %u's, who could "
+			    "have put it there: not written (give it to uid %u, or export "
+			    "elsewhere)",
+			    dir, (unsigned)parent.st_uid, (unsigned)parent.st_uid);
+}
+
 static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error *err)
 {
 	const struct sr_export *e = &a->c->exports[s->index];
@@ -397,10 +427,15 @@ static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error 
 		s->opts.limit_what = s->limit_what;
 	}
 	/* A root caller's export into a user's directory is that user's, as a bind's is. */
-	if (geteuid() == 0 && fstat(s->dirfd, &st) == 0 && st.st_uid != 0) {
-		s->opts.chown = true;
-		s->opts.owner_uid = st.st_uid;
-		s->opts.owner_gid = st.st_gid;
+	if (geteuid() == 0) {
+		k = export_owner(s->dirfd, dir, &st, err);
+		if (k < 0)
+			return k;
+		if (st.st_uid != 0) {
+			s->opts.chown = true;
+			s->opts.owner_uid = st.st_uid;
+			s->opts.owner_gid = st.st_gid;
+		}
 	}
 	return 0;
 }

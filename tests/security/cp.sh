@@ -619,6 +619,14 @@ t_export_into_moved_dir() {
 	assert_eq "an export into it under its own name: fails (125)" 125 "$rc"
 	assert_eq "unchanged" "0 700" "$(stat -c '%u %a' "$d/out")"
 	check "nothing is made in it" test ! -e "$d/out/deep"
+	# Into it (a trailing '/'): it is where the copy goes, root's, in the user's.
+	sr --net none --export "out:$d/out/" -- sh -c 'mkdir out && echo made >out/f'
+	assert_eq "an export into the moved directory itself: fails (125)" 125 "$rc"
+	assert_match "saying whose directory holds it" \
+		"export to $d/out: a directory of root's in one of uid [0-9]+'s, who could have put it there: not written" \
+		"$errout"
+	check "nothing is made in it" test ! -e "$d/out/out"
+	assert_eq "unchanged" "0 700" "$(stat -c '%u %a' "$d/out")"
 	# Where the user's own directory is there, the export is merged into it.
 	rm -rf "$d/out"
 	mkdir -m 0700 "$d/out"
