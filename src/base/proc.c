@@ -85,3 +85,14 @@ void sr_proc_raise_fd_limit(void)
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
 }
+
+int sr_proc_no_core_dumps(void)
+{
+	const struct rlimit one = {1, 1}, none = {0, 0};
+
+	if (setrlimit(RLIMIT_CORE, &one) == 0)
+		return 0;
+	if (errno == EPERM && setrlimit(RLIMIT_CORE, &none) == 0)
+		return 0;
+	return sr_negerrno();
+}

@@ -32,3 +32,18 @@ void sr_proc_drop_clean_pages(void);
  * their share from.
  */
 void sr_proc_raise_fd_limit(void);
+
+/*
+ * No core dumps from this process, nor from what it runs: RLIMIT_CORE
+ * {1, 1}, not {0, 0}. A pipe core_pattern (systemd-coredump, apport) is
+ * run whatever the limit, save exactly 1 (fs/coredump.c: the value a core
+ * handler runs with, so that its own crash does not recurse), and
+ * systemd-coredump, which stores no core under a page, still journals the
+ * crash with the process's environment (COREDUMP_ENVIRON): a deployment's
+ * secrets. 1 is under ELF's least core (a page): no core file either.
+ * Where the hard limit is 0 already (limits.conf's "hard core 0", sudo's
+ * or a container's), 1 is out of reach (raising a hard limit needs
+ * CAP_SYS_RESOURCE): {0, 0} then, which stops a core file but not a pipe
+ * handler. 0, or -errno.
+ */
+int sr_proc_no_core_dumps(void);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "secrets.h"
 #include "env.h"
+#include "proc.h"
 #include "secmem.h"
 #include "state.h"
 #include "util.h"
@@ -15,24 +16,16 @@
  * The process that holds a secret dumps no core: a crash of it (the
  * invoking CLI, a server and its keepers, forked from it) or a SIGQUIT
  * would write every secret it holds to ./core or a core dump store,
- * outside this 0600 one. A limit of 1, not 0: a pipe core_pattern
- * (systemd-coredump, apport) is run whatever the limit, save exactly 1
- * (fs/coredump.c: the value a core handler runs with, so that its own
- * crash does not recurse), and systemd-coredump, which stores no core
- * under a page, still journals the crash with the process's environment
- * (COREDUMP_ENVIRON). 1 is under ELF's least core (a page, min_coredump):
- * no core file either. The hard limit too, so that nothing it runs later
- * raises it again. Not PR_SET_DUMPABLE: that makes the process's /proc
- * files root's, and its children's, whose id maps an unprivileged
- * supervisor writes.
+ * outside this 0600 one (proc.h: how, and why a limit of 1 byte). The
+ * hard limit too, so that nothing it runs later raises it again. Not
+ * PR_SET_DUMPABLE: that makes the process's /proc files root's, and its
+ * children's, whose id maps an unprivileged supervisor writes.
  */
 static int no_core_dumps(struct sr_error *err)
 {
-	const struct rlimit none = {1, 1};
+	int r = sr_proc_no_core_dumps();
 
-	if (setrlimit(RLIMIT_CORE, &none) < 0)
-		return sr_error_errno(err, sr_negerrno(), "secrets: setrlimit RLIMIT_CORE");
-	return 0;
+	return r < 0 ? sr_error_errno(err, r, "secrets: setrlimit RLIMIT_CORE") : 0;
 }
 
 int sr_secret_check_names(const char *name, const char *key, struct sr_error *err)

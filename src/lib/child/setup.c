@@ -37,6 +37,7 @@
 #include "init.h"
 #include "mounts.h"
 #include "net.h"
+#include "proc.h"
 #include "protocol.h"
 #include "seccomp.h"
 #include "userns.h"
@@ -143,19 +144,14 @@ static int halve_limit(int resource, const char *name, struct sr_error *err)
 static int step_limits(struct sr_plan *p, struct sr_error *err)
 {
 	/*
-	 * No core dumps: in the workspace they would eat the disk limit, and a
-	 * pipe core_pattern (systemd-coredump, apport) runs whatever the limit,
-	 * save exactly 1 (fs/coredump.c: a core handler's own, so that its crash
-	 * does not recurse); systemd-coredump, which stores no core under a
-	 * page, still journals the crash with the agent's environment, its
-	 * deployment's secrets. 1 is under ELF's least core (a page): no core
-	 * file either.
+	 * No core dumps: in the workspace they would eat the disk limit, and
+	 * a pipe core_pattern would be handed the agent's environment, its
+	 * deployment's secrets (proc.h says how, and why 1 byte).
 	 */
-	const struct rlimit core = {1, 1};
-	int r;
+	int r = sr_proc_no_core_dumps();
 
-	if (setrlimit(RLIMIT_CORE, &core) < 0)
-		return sr_error_errno(err, sr_negerrno(), "setrlimit RLIMIT_CORE");
+	if (r < 0)
+		return sr_error_errno(err, r, "setrlimit RLIMIT_CORE");
 	/*
 	 * POSIX message queues' bytes, and signals queued (sigqueue(2),
 	 * tgkill(2), timers: each timer_create(2) takes one), are counted
