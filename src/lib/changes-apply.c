@@ -286,7 +286,10 @@ static void conflict(struct apply *a, const char *path, const char *why)
 			 path, why);
 }
 
-/* A directory the sandbox deleted: whatever is in it on the host must be deleted by it too. */
+/*
+ * A directory the sandbox deleted, or made a file or a link: whatever is
+ * in it on the host must be deleted by it too.
+ */
 static bool holds_unknown(struct apply *a, const char *path)
 {
 	_cleanup_close_ int fd = sr_openat2(a->dir, path, O_RDONLY | O_DIRECTORY, RESOLVE_HERE);
@@ -417,7 +420,8 @@ static int check_one(struct apply *a, size_t i, struct sr_error *err)
 		conflict(a, ch->path, "changed on the host since");
 	} else if (ch->host_changed) {
 		conflict(a, ch->path, "changed on the host while the sandbox ran");
-	} else if (ch->op == SR_CHANGE_DELETED && ch->base.type == SR_CHANGE_DIR &&
+	} else if (ch->base.type == SR_CHANGE_DIR &&
+		   (ch->op == SR_CHANGE_DELETED || ch->node.type != SR_CHANGE_DIR) &&
 		   holds_unknown(a, ch->path)) {
 		conflict(a, ch->path, "holds files the sandbox never saw");
 	}
@@ -548,7 +552,11 @@ static int do_delete(struct apply *a, const struct sr_change *ch, struct sr_erro
 	return sr_error_errno(err, sr_negerrno(), "apply: delete %s", ch->path);
 }
 
-/* Writes a new file or link next to its place, then renames it over: never through a name. */
+/*
+ * Writes a new file or link next to its place, then renames it over:
+ * never through a name. 1: not made, a directory holding what the sandbox
+ * never saw kept there (--force).
+ */
 static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_change *ch,
 		  struct sr_error *err)
 {
@@ -605,6 +613,13 @@ static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_
 		k = sr_negerrno();
 	if (k >= 0 && renameat(parent, tmp, parent, leaf) < 0)
 		k = sr_negerrno();
+	if ((k == -ENOTEMPTY || k == -EEXIST) && a->force) {
+		(void)unlinkat(parent, tmp, 0);
+		sr_warn(a->sink,
+			"apply: %s kept: it holds files the sandbox never saw (not made a %s)",
+			ch->path, ch->node.type == SR_CHANGE_LINK ? "symbolic link" : "file");
+		return 1;
+	}
 	if (k < 0) {
 		(void)unlinkat(parent, tmp, 0);
 		return err->code ? k : sr_error_errno(err, k, "apply: %s", ch->path);
@@ -639,9 +654,9 @@ static int make_changes(struct apply *a, int fd, struct sr_error *err)
 		if (!ch || a->skip[ch - a->c.v])
 			continue;
 		k = do_put(a, r, ch, err);
-		if (k >= 0 && ch->op == SR_CHANGE_ADDED)
+		if (k == 0 && ch->op == SR_CHANGE_ADDED)
 			a->report.added++;
-		else if (k >= 0)
+		else if (k == 0)
 			a->report.modified++;
 	}
 	sr_archive_reader_free(r);

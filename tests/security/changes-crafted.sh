@@ -153,6 +153,32 @@ t_root_owned_moved_in() {
 	rm -rf "$w" "$F"
 }
 
+t_dir_became_file() {
+	# The sandbox made a directory a file (or a link); the host user has
+	# since put a file in it. Only a deleted directory was checked for
+	# what the sandbox never saw: apply deleted its known files, then
+	# failed (ENOTEMPTY) half-way. A conflict now, nothing changed; with
+	# --force the directory is kept, as a deleted one holding such files.
+	local d="$SR_OUT/d2f-$SR_AS"
+	rm -rf "$d" && mkdir -p "$d/d" && echo a >"$d/d/a" && chmod 0755 "$d/d" && chmod 0644 "$d/d/a"
+	echo new >"$d/d/new" && own "$d"
+	F="$SR_OUT/d2f-$SR_AS.tar"
+	craft "$F" '[{"path": "d/a", "op": "deleted", "base": {"type": "file", "mode": "0644", "size": 2, "sha256": "'"$(echo a | sha256sum | cut -d' ' -f1)"'"}},
+		{"path": "d", "op": "modified", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'", "base": {"type": "dir", "mode": "0755"}}]' \
+		'add(t, "files/d", b"x")'
+	BEFORE=$(ls -lR "$d")
+	sr apply "$F" --to "$d"
+	assert_eq "a directory made a file, holding a file the sandbox never saw: a conflict" \
+		"125 sandbox-run: apply: 1 conflict with $d, nothing changed: d (holds files the sandbox never saw) (review with sandbox-run diff; --force applies them over the host's)" \
+		"$rc $errout"
+	assert_eq "nothing changed" "$BEFORE" "$(ls -lR "$d")"
+	sr apply --force "$F" --to "$d"
+	assert_eq "--force: the directory kept, said so, its known file deleted" \
+		"0 sandbox-run: warning: apply: d kept: it holds files the sandbox never saw (not made a file) new" \
+		"$rc $errout $(ls "$d/d" | xargs)"
+	rm -rf "$d" "$F"
+}
+
 t_devices_setid() {
 	setup_dirs
 	F="$SR_OUT/dev-$SR_AS.tar"
@@ -565,7 +591,8 @@ t_names_not_utf8() {
 	rm -rf "$ws" "$to"
 }
 
-for_each_user t_escape t_through_links t_links_any_target t_root_owned_moved_in t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
+for_each_user t_escape t_through_links t_links_any_target t_root_owned_moved_in t_dir_became_file \
+	t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
 	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many \
 	t_names_not_utf8
 done_testing
