@@ -345,12 +345,13 @@ static int may_change(struct apply *a, const struct sr_change *ch, int parent,
 				    (unsigned)(its_dir ? dir.st_uid : st->st_uid),
 				    (unsigned)a->owner);
 	}
-	if (me == 0)
-		return 0;
+	/* Root's too: a read-only mount, NFS's root_squash, an immutable directory. */
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", parent);
 	if (!set_first && access(proc, W_OK | X_OK) < 0)
 		return sr_error_errno(err, sr_negerrno(),
 				      "apply: nothing changed: %s: its directory", ch->path);
+	if (me == 0)
+		return 0;
 	if (st && (dir.st_mode & S_ISVTX) && st->st_uid != me && dir.st_uid != me)
 		return sr_error_errno(err, -EPERM,
 				      "apply: nothing changed: %s: another user's, in a sticky "
@@ -660,10 +661,18 @@ static int make_changes(struct apply *a, int fd, struct sr_error *err)
 			a->report.modified++;
 	}
 	sr_archive_reader_free(r);
-	/* Deepest first (by path, backwards): a directory's own mode once what it holds is in. */
-	for (size_t j = a->c.n; k >= 0 && j-- > 0;)
-		if (a->late[a->c.by_path[j]])
-			k = dir_mode(a, a->c.by_path[j], true, err);
+	/*
+	 * Deepest first (by path, backwards): a directory's own mode once what
+	 * it holds is in. After a failure too, as far as it goes: a directory
+	 * left with its owner's rwx is more open than the agent made it.
+	 */
+	for (size_t j = a->c.n; j-- > 0;)
+		if (a->late[a->c.by_path[j]]) {
+			struct sr_error ignored = {0};
+			int m = dir_mode(a, a->c.by_path[j], true, k < 0 ? &ignored : err);
+
+			k = k < 0 ? k : m;
+		}
 	return k < 0 ? k : 0;
 }
 

@@ -179,6 +179,59 @@ t_dir_became_file() {
 	rm -rf "$d" "$F"
 }
 
+t_root_readonly_dir() {
+	# Root skipped the check that it may write in each directory: a
+	# read-only one (a read-only mount, NFS's root_squash, an immutable
+	# directory) passed, and apply failed half-way, what came before
+	# made.
+	[ "$SR_AS" = root ] || return 0
+	setup_dirs
+	F="$SR_OUT/rodir-$SR_AS.tar"
+	craft "$F" '[{"path": "aaa", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"},
+		{"path": "sub/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/aaa", b"x"); add(t, "files/sub/x", b"x")'
+	rc=0
+	errout=$(unshare -m sh -c 'mount --bind -o ro "$1/sub" "$1/sub" && exec "$2" apply "$3" --to "$1"' \
+		sh "$T" "$SR" "$F" 2>&1 >/dev/null) || rc=$?
+	assert_eq "root's apply into a read-only directory: refused before anything is changed" \
+		"125 sandbox-run: apply: nothing changed: sub/x: its directory: Read-only file system" "$rc $errout"
+	unchanged "root, a read-only directory"
+	rm -f "$F"
+}
+
+t_modes_on_failure() {
+	# A failure half-way skipped the last pass that gives each directory
+	# the changes made its own mode: the agent's 0555 directory was left
+	# 0755 (its owner's rwx, for what goes in it).
+	local d="$SR_OUT/mfail-$SR_AS"
+	[ "$SR_AS" = root ] || return 0
+	F="$SR_OUT/mfail-$SR_AS.tar"
+	python3 - "$F" <<'PY'
+import hashlib, io, json, sys, tarfile
+big = b"x" * (2 << 20)
+m = {"kind": "sandbox-run-changes", "version": 1, "sandbox_id": "x", "workspace": None,
+     "base_time": "", "base_time_ns": 0, "changes": [
+     {"path": "d", "op": "added", "type": "dir", "mode": "0555"},
+     {"path": "d/f", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": hashlib.sha256(b"x").hexdigest()},
+     {"path": "z", "op": "added", "type": "file", "mode": "0644", "size": len(big), "sha256": hashlib.sha256(big).hexdigest()}]}
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    def add(name, b=b"", type=tarfile.REGTYPE, mode=0o644):
+        i = tarfile.TarInfo(name); i.type = type; i.mode = mode; i.size = len(b)
+        t.addfile(i, io.BytesIO(b) if type == tarfile.REGTYPE else None)
+    add("sandbox-run-changes.json", json.dumps(m).encode())
+    add("files/d", type=tarfile.DIRTYPE, mode=0o555)
+    add("files/d/f", b"x")
+    add("files/z", big)
+PY
+	chmod 644 "$F"
+	rm -rf "$d" && mkdir -p "$d"
+	out=$(unshare -m sh -c 'mount -t tmpfs -o size=1m,mode=0755 sr-test "$1" && "$2" -q apply "$3" --to "$1"
+		echo "$? $(stat -c %a "$1/d") $(ls "$1/d")"' sh "$d" "$SR" "$F" 2>&1)
+	assert_match "apply failing half-way (a full disk): the directory made gets its mode all the same" \
+		"No space left on device.*125 555 f$" "$(echo $out)"
+	rm -rf "$d" "$F"
+}
+
 t_devices_setid() {
 	setup_dirs
 	F="$SR_OUT/dev-$SR_AS.tar"
@@ -592,7 +645,7 @@ t_names_not_utf8() {
 }
 
 for_each_user t_escape t_through_links t_links_any_target t_root_owned_moved_in t_dir_became_file \
-	t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
+	t_root_readonly_dir t_modes_on_failure t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
 	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many \
 	t_names_not_utf8
 done_testing
