@@ -28,6 +28,9 @@ struct sr_apply_report {
  * force; a change the caller cannot make (a directory it may not write
  * in; root in another user's tree: an entry not that user's) is refused;
  * a symbolic link on the way to a path is never followed, force or not.
+ * A root caller's dir is resolved as --workspace is (hostpath.h), and
+ * where it is another user's tree, the checks and changes are made by a
+ * child process that is that user (it forks, and waits for it).
  */
 int sr_changes_apply(int fd, const char *dir, bool force, const struct sr_sink *sink,
 		     struct sr_apply_report *ret, struct sr_error *err);

@@ -13,7 +13,9 @@
  * the sandbox saw (a conflict is named, and refused without --force),
  * and the caller must be able to make each change (write in its
  * directory; a root caller in another user's tree: that user's entries
- * only). Only then are the changes made, each beneath the directory's fd
+ * only). A root caller's apply to another user's tree is made by a child
+ * that is that user (apply_as_owner()). Only then are the changes made,
+ * each beneath the directory's fd
  * with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: no link is followed, on the
  * way or at the end, and a file is replaced by a rename of a complete new
  * one, never written through. A directory is made with its owner's rwx
@@ -22,12 +24,17 @@
  */
 #include "apply.h"
 #include "changes.h"
+#include "hostpath.h"
 #include "util.h"
 
 #include <dirent.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #define BUF_SIZE 65536
 /* Conflicts named in the message; the rest are counted. */
@@ -43,9 +50,10 @@ struct apply {
 	bool *seen;  /* per change: its files/ entry was met */
 	bool *fresh; /* per change: a directory apply makes (the host has none there) */
 	bool *late;  /* per change: a directory whose mode is set at the end */
-	/* A root caller's apply to another user's tree: what it changes must be theirs. */
+	/* A root caller's apply to another user's tree: made as them, of their entries only. */
 	bool owner_only;
 	uid_t owner;
+	gid_t owner_gid; /* the group of the directory owner was found at */
 	char conflicts[SR_ERROR_MSG_MAX];
 	size_t n_conflicts;
 	struct sr_apply_report report;
@@ -286,7 +294,10 @@ static void conflict(struct apply *a, const char *path, const char *why)
 			 path, why);
 }
 
-/* A directory the sandbox deleted: whatever is in it on the host must be deleted by it too. */
+/*
+ * A directory the sandbox deleted, or made a file or a link: whatever is
+ * in it on the host must be deleted by it too.
+ */
 static bool holds_unknown(struct apply *a, const char *path)
 {
 	_cleanup_close_ int fd = sr_openat2(a->dir, path, O_RDONLY | O_DIRECTORY, RESOLVE_HERE);
@@ -314,10 +325,10 @@ static bool holds_unknown(struct apply *a, const char *path)
  * write in its directory parent (one whose mode apply sets is made
  * writable first, and must be the caller's), and, a sticky one, own what
  * it replaces or deletes. A root caller's apply to another user's tree
- * is that user's, as what it makes is given to them: a directory it
- * writes in and an entry it changes must be theirs, or root would chmod,
- * fill or empty a directory of root's (or a third user's) that the user
- * moved into the tree.
+ * is made as that user (apply_as_owner()), whose rights the kernel
+ * enforces; a directory it writes in and an entry it changes must be
+ * theirs, said here, before anything is changed, naming it (a directory
+ * of root's, or a third user's, that the user moved into the tree).
  */
 static int may_change(struct apply *a, const struct sr_change *ch, int parent,
 		      const struct stat *st, struct sr_error *err)
@@ -342,12 +353,13 @@ static int may_change(struct apply *a, const struct sr_change *ch, int parent,
 				    (unsigned)(its_dir ? dir.st_uid : st->st_uid),
 				    (unsigned)a->owner);
 	}
-	if (me == 0)
-		return 0;
+	/* Root's too: a read-only mount, NFS's root_squash, an immutable directory. */
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", parent);
 	if (!set_first && access(proc, W_OK | X_OK) < 0)
 		return sr_error_errno(err, sr_negerrno(),
 				      "apply: nothing changed: %s: its directory", ch->path);
+	if (me == 0)
+		return 0;
 	if (st && (dir.st_mode & S_ISVTX) && st->st_uid != me && dir.st_uid != me)
 		return sr_error_errno(err, -EPERM,
 				      "apply: nothing changed: %s: another user's, in a sticky "
@@ -417,7 +429,8 @@ static int check_one(struct apply *a, size_t i, struct sr_error *err)
 		conflict(a, ch->path, "changed on the host since");
 	} else if (ch->host_changed) {
 		conflict(a, ch->path, "changed on the host while the sandbox ran");
-	} else if (ch->op == SR_CHANGE_DELETED && ch->base.type == SR_CHANGE_DIR &&
+	} else if (ch->base.type == SR_CHANGE_DIR &&
+		   (ch->op == SR_CHANGE_DELETED || ch->node.type != SR_CHANGE_DIR) &&
 		   holds_unknown(a, ch->path)) {
 		conflict(a, ch->path, "holds files the sandbox never saw");
 	}
@@ -434,13 +447,8 @@ static int check_one(struct apply *a, size_t i, struct sr_error *err)
  */
 static int check_dir(struct apply *a, struct sr_error *err)
 {
-	struct stat top;
 	int k = 0;
 
-	if (fstat(a->dir, &top) < 0)
-		return sr_error_errno(err, sr_negerrno(), "apply");
-	a->owner = top.st_uid;
-	a->owner_only = geteuid() == 0 && top.st_uid != 0;
 	for (size_t i = 0; k >= 0 && i < a->c.n; i++)
 		if (a->c.v[i].op != SR_CHANGE_DELETED)
 			k = check_one(a, i, err);
@@ -448,42 +456,6 @@ static int check_dir(struct apply *a, struct sr_error *err)
 		if (a->c.v[i].op == SR_CHANGE_DELETED)
 			k = check_one(a, i, err);
 	return k < 0 ? k : 0;
-}
-
-/*
- * A root caller's new file is its directory's owner's; a replaced one
- * keeps its owner. Given through fd, what was made, never by its name:
- * whoever else may write the directory can swap that name for a hard
- * link to a file of theirs (the temporary one, while the content is
- * written), and root would chown their file, to root or to the
- * directory's owner.
- */
-static void give(int fd, int parent, const struct stat *old)
-{
-	struct stat dir;
-
-	if (geteuid() != 0)
-		return;
-	if (old)
-		(void)!fchownat(fd, "", old->st_uid, old->st_gid, AT_EMPTY_PATH);
-	else if (fstat(parent, &dir) == 0)
-		(void)!fchownat(fd, "", dir.st_uid, dir.st_gid, AT_EMPTY_PATH);
-}
-
-/*
- * A root caller's link or directory just made at (parent, name), given
- * as give() does: through what was made (sr_open_made()), not what
- * someone else put at its name since.
- */
-static void give_made(int parent, const char *name, mode_t type, const struct stat *old)
-{
-	_cleanup_close_ int fd = -1;
-
-	if (geteuid() != 0)
-		return;
-	fd = sr_open_made(parent, name, type);
-	if (fd >= 0)
-		give(fd, parent, old);
 }
 
 /*
@@ -548,7 +520,11 @@ static int do_delete(struct apply *a, const struct sr_change *ch, struct sr_erro
 	return sr_error_errno(err, sr_negerrno(), "apply: delete %s", ch->path);
 }
 
-/* Writes a new file or link next to its place, then renames it over: never through a name. */
+/*
+ * Writes a new file or link next to its place, then renames it over:
+ * never through a name. 1: not made, a directory holding what the sandbox
+ * never saw kept there (--force).
+ */
 static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_change *ch,
 		  struct sr_error *err)
 {
@@ -574,7 +550,6 @@ static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_
 			return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
 		if (mkdirat(parent, leaf, 0700) < 0)
 			return sr_error_errno(err, sr_negerrno(), "apply: mkdir %s", ch->path);
-		give_made(parent, leaf, S_IFDIR, NULL);
 		return dir_mode(a, i, false, err);
 	}
 	(void)!getrandom(&rnd, sizeof(rnd), 0);
@@ -582,7 +557,6 @@ static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_
 	if (ch->node.type == SR_CHANGE_LINK) {
 		if (symlinkat(ch->node.target, parent, tmp) < 0)
 			return sr_error_errno(err, sr_negerrno(), "apply: %s", ch->path);
-		give_made(parent, tmp, S_IFLNK, had && !S_ISDIR(old.st_mode) ? &old : NULL);
 	} else {
 		ssize_t n;
 
@@ -595,8 +569,6 @@ static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_
 		/* Its mode exactly (no umask), never a set-id bit. */
 		if (k >= 0 && fchmod(fd, ch->node.mode & 0777) < 0)
 			k = sr_negerrno();
-		if (k >= 0)
-			give(fd, parent, had && !S_ISDIR(old.st_mode) ? &old : NULL);
 		if (k >= 0 && close(steal_fd(&fd)) < 0)
 			k = sr_negerrno();
 	}
@@ -605,6 +577,13 @@ static int do_put(struct apply *a, struct sr_archive_reader *r, const struct sr_
 		k = sr_negerrno();
 	if (k >= 0 && renameat(parent, tmp, parent, leaf) < 0)
 		k = sr_negerrno();
+	if ((k == -ENOTEMPTY || k == -EEXIST) && a->force) {
+		(void)unlinkat(parent, tmp, 0);
+		sr_warn(a->sink,
+			"apply: %s kept: it holds files the sandbox never saw (not made a %s)",
+			ch->path, ch->node.type == SR_CHANGE_LINK ? "symbolic link" : "file");
+		return 1;
+	}
 	if (k < 0) {
 		(void)unlinkat(parent, tmp, 0);
 		return err->code ? k : sr_error_errno(err, k, "apply: %s", ch->path);
@@ -639,17 +618,153 @@ static int make_changes(struct apply *a, int fd, struct sr_error *err)
 		if (!ch || a->skip[ch - a->c.v])
 			continue;
 		k = do_put(a, r, ch, err);
-		if (k >= 0 && ch->op == SR_CHANGE_ADDED)
+		if (k == 0 && ch->op == SR_CHANGE_ADDED)
 			a->report.added++;
-		else if (k >= 0)
+		else if (k == 0)
 			a->report.modified++;
 	}
 	sr_archive_reader_free(r);
-	/* Deepest first (by path, backwards): a directory's own mode once what it holds is in. */
-	for (size_t j = a->c.n; k >= 0 && j-- > 0;)
-		if (a->late[a->c.by_path[j]])
-			k = dir_mode(a, a->c.by_path[j], true, err);
+	/*
+	 * Deepest first (by path, backwards): a directory's own mode once what
+	 * it holds is in. After a failure too, as far as it goes: a directory
+	 * left with its owner's rwx is more open than the agent made it.
+	 */
+	for (size_t j = a->c.n; j-- > 0;)
+		if (a->late[a->c.by_path[j]]) {
+			struct sr_error ignored = {0};
+			int m = dir_mode(a, a->c.by_path[j], true, k < 0 ? &ignored : err);
+
+			k = k < 0 ? k : m;
+		}
 	return k < 0 ? k : 0;
+}
+
+/* The checks, then the changes, as whoever this process is. */
+static int apply_here(struct apply *a, int fd, const char *dir, struct sr_error *err)
+{
+	int k = check_dir(a, err);
+
+	if (k < 0)
+		return k;
+	if (a->n_conflicts && !a->force)
+		return sr_error_msg(
+		    err, -EEXIST,
+		    "apply: %zu conflict%s with %s, nothing changed: %s%s (review with "
+		    "sandbox-run diff; --force applies them over the host's)",
+		    a->n_conflicts, a->n_conflicts == 1 ? "" : "s", dir, a->conflicts,
+		    a->n_conflicts > SHOWN_MAX ? "; ..." : "");
+	a->report.conflicts = a->n_conflicts;
+	k = make_changes(a, fd, err);
+	for (size_t i = 0; i < a->c.n; i++)
+		a->report.unchanged += a->skip[i];
+	return k;
+}
+
+/*
+ * The directory, and who applies to it. A root caller's is resolved as
+ * --workspace is (hostpath.h) and opened with RESOLVE_NO_SYMLINKS: a
+ * plain open() followed what the directory's owner had put at its name
+ * since (mv proj x; ln -s /etc proj), and root wrote the agent's
+ * cron.d/x in /etc. An unprivileged caller's is opened as ever: what it
+ * reaches, it may write anyway.
+ */
+static int open_target(struct apply *a, const char *dir, struct sr_error *err)
+{
+	int k;
+
+	if (geteuid() != 0) {
+		a->dir = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return a->dir < 0 ? sr_error_errno(err, sr_negerrno(), "apply: %s", dir) : 0;
+	}
+	a->dir = sr_hostpath_open_dir("apply to", dir, err);
+	if (a->dir < 0)
+		return a->dir;
+	k = sr_hostpath_tree_owner(a->dir, &a->owner, &a->owner_gid);
+	if (k < 0)
+		return sr_error_errno(err, k, "apply: %s: the directories above it", dir);
+	a->owner_only = a->owner != 0;
+	return 0;
+}
+
+/*
+ * This process becomes the tree's owner, wholly (its groups as login
+ * gives them: none but the directory's group for a uid with no user;
+ * root's capabilities go with uid 0): no way back to root.
+ */
+static int become(const struct apply *a, const struct passwd *pw, struct sr_error *err)
+{
+	const char *what = pw ? "initgroups" : "setgroups";
+	gid_t gid = pw ? pw->pw_gid : a->owner_gid;
+	uid_t uid = a->owner;
+
+	if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL)) < 0 ||
+	    (what = "setresgid", setresgid(gid, gid, gid) < 0) ||
+	    (what = "setresuid", setresuid(uid, uid, uid) < 0))
+		return sr_error_errno(err, sr_negerrno(),
+				      "apply: cannot become uid %u, the tree's owner: %s",
+				      (unsigned)uid, what);
+	/* Capabilities kept through the change (SECBIT_NO_SETUID_FIXUP) would be root still. */
+	if (setuid(0) == 0)
+		return sr_error_msg(err, -EPERM,
+				    "apply: uid %u, the tree's owner, could become root again: "
+				    "nothing changed",
+				    (unsigned)uid);
+	return 0;
+}
+
+struct outcome {
+	int k;
+	struct sr_apply_report report;
+	struct sr_error err;
+};
+
+/*
+ * A root caller's apply to another user's tree, made by a child that is
+ * that user, from the fds opened here: every check and change has their
+ * rights, and the kernel refuses what they may not do whatever they swap
+ * in the tree meanwhile (root checked a directory was theirs, then wrote
+ * in it by name: a directory of root's renamed there took root's file
+ * and mode). What is made is theirs, as when they apply it themselves.
+ */
+static int apply_as_owner(struct apply *a, int fd, const char *dir, struct sr_error *err)
+{
+	struct outcome *o =
+	    mmap(NULL, sizeof(*o), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	const struct passwd *pw = getpwuid(a->owner);
+	int status = 0, k;
+	pid_t pid;
+
+	if (o == MAP_FAILED)
+		return sr_error_errno(err, sr_negerrno(), "apply: %s", dir);
+	*o = (struct outcome){.k = -ECHILD};
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		k = sr_error_errno(err, sr_negerrno(), "apply: %s: fork", dir);
+		goto out;
+	}
+	if (pid == 0) {
+		k = become(a, pw, &o->err);
+		if (k >= 0)
+			k = apply_here(a, fd, dir, &o->err);
+		o->report = a->report;
+		o->k = k < 0 ? k : 0;
+		_exit(0);
+	}
+	if (SR_RETRY(waitpid(pid, &status, 0)) < 0)
+		k = sr_error_errno(err, sr_negerrno(), "apply: %s: wait", dir);
+	else if (o->k == -ECHILD)
+		k = sr_error_msg(err, -ECHILD,
+				 "apply: %s: the process applying as its owner (uid %u) was killed "
+				 "(signal %d): what came before may be made",
+				 dir, (unsigned)a->owner,
+				 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	else if ((k = o->k) < 0)
+		*err = o->err;
+	a->report = o->report;
+out:
+	munmap(o, sizeof(*o));
+	return k;
 }
 
 int sr_changes_apply(int fd, const char *dir, bool force, const struct sr_sink *sink,
@@ -674,27 +789,9 @@ int sr_changes_apply(int fd, const char *dir, bool force, const struct sr_sink *
 		    "apply: the sandbox had no host directory: say where with --to DIR");
 		goto out;
 	}
-	a->dir = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (a->dir < 0) {
-		k = sr_error_errno(err, sr_negerrno(), "apply: %s", dir);
-		goto out;
-	}
-	k = check_dir(a, err);
-	if (k < 0)
-		goto out;
-	if (a->n_conflicts && !force) {
-		k = sr_error_msg(
-		    err, -EEXIST,
-		    "apply: %zu conflict%s with %s, nothing changed: %s%s (review with "
-		    "sandbox-run diff; --force applies them over the host's)",
-		    a->n_conflicts, a->n_conflicts == 1 ? "" : "s", dir, a->conflicts,
-		    a->n_conflicts > SHOWN_MAX ? "; ..." : "");
-		goto out;
-	}
-	a->report.conflicts = a->n_conflicts;
-	k = make_changes(a, fd, err);
-	for (size_t i = 0; i < a->c.n; i++)
-		a->report.unchanged += a->skip[i];
+	k = open_target(a, dir, err);
+	if (k >= 0)
+		k = a->owner_only ? apply_as_owner(a, fd, dir, err) : apply_here(a, fd, dir, err);
 	*ret = a->report;
 out:
 	sr_closep(&a->dir);

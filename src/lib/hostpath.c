@@ -230,3 +230,45 @@ int sr_hostpath_resolve_arg(const char *what, const char *path, char **ret_path,
 	}
 	return sr_hostpath_resolve(what, abs, NULL, ret_path, err);
 }
+
+int sr_hostpath_tree_owner(int dir, uid_t *ret_uid, gid_t *ret_gid)
+{
+	_cleanup_close_ int cur = -1;
+	struct stat st, up;
+
+	if (fstat(dir, &st) < 0)
+		return sr_negerrno();
+	while (st.st_uid == 0) {
+		int fd = openat(cur >= 0 ? cur : dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0)
+			return sr_negerrno();
+		sr_closep(&cur);
+		cur = fd;
+		if (fstat(cur, &up) < 0)
+			return sr_negerrno();
+		if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
+			break; /* "/" */
+		st = up;
+	}
+	*ret_uid = st.st_uid;
+	*ret_gid = st.st_gid;
+	return 0;
+}
+
+int sr_hostpath_open_dir(const char *what, const char *path, struct sr_error *err)
+{
+	_cleanup_free_ char *resolved = NULL;
+	int fd = sr_hostpath_resolve_arg(what, path, &resolved, err);
+
+	if (fd < 0)
+		return fd;
+	fd = sr_openat2(AT_FDCWD, resolved, O_RDONLY | O_DIRECTORY,
+			RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (fd == -ELOOP)
+		return sr_error_msg(err, -ELOOP,
+				    "%s %s: a symbolic link was put on its way (%s) since it was "
+				    "resolved: not followed",
+				    what, path, resolved);
+	return fd < 0 ? sr_error_errno(err, fd, "%s %s", what, path) : fd;
+}

@@ -11,6 +11,7 @@
 #include "log.h"
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /*
  * Resolves the absolute path one component at a time, following a
@@ -31,3 +32,21 @@ int sr_hostpath_resolve(const char *what, const char *path, const char *const *a
  */
 int sr_hostpath_resolve_arg(const char *what, const char *path, char **ret_path,
 			    struct sr_error *err);
+
+/*
+ * The directory path (as the caller typed it) resolved as
+ * sr_hostpath_resolve_arg() does and opened (O_RDONLY | O_DIRECTORY) with
+ * RESOLVE_NO_SYMLINKS: a link put on its way since is refused, never
+ * followed. An fd, or -errno with err ("WHAT PATH: why").
+ */
+int sr_hostpath_open_dir(const char *what, const char *path, struct sr_error *err);
+
+/*
+ * The nearest owner but root of the directory dir (an fd) and those above
+ * it, as they are now (each ".." the kernel's, from dir itself), and that
+ * directory's group: uid 0 for a tree of root's all the way up. A user
+ * may rename a directory of root's to a name in a directory of theirs
+ * (no right to what is moved is needed): it is in their tree, theirs to
+ * answer for. -errno.
+ */
+int sr_hostpath_tree_owner(int dir, uid_t *ret_uid, gid_t *ret_gid);

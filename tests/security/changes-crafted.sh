@@ -9,13 +9,14 @@
 . "$(dirname "$0")/../integration/libtest.sh"
 
 # craft FILE MANIFEST-CHANGES-JSON [python statements adding entries to tar t]:
-# a changes file of sandbox-run's shape with what the attacker likes.
+# a changes file of sandbox-run's shape with what the attacker likes (its
+# workspace: $CRAFT_WS, or none).
 craft() {
 	python3 - "$1" "$2" "${3:-}" <<'EOF'
-import hashlib, io, json, sys, tarfile
+import hashlib, io, json, os, sys, tarfile
 path, changes, extra = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 def sha(b): return hashlib.sha256(b).hexdigest()
-m = {"kind": "sandbox-run-changes", "version": 1, "sandbox_id": "x", "workspace": None,
+m = {"kind": "sandbox-run-changes", "version": 1, "sandbox_id": "x", "workspace": os.environ.get("CRAFT_WS"),
      "base_time": "", "base_time_ns": 0, "changes": changes}
 def add(t, name, data=b"", type=tarfile.REGTYPE, mode=0o644, link=""):
     i = tarfile.TarInfo(name); i.type = type; i.mode = mode; i.linkname = link
@@ -148,9 +149,184 @@ t_root_owned_moved_in() {
 		{"path": "build/s", "op": "deleted", "base": {"type": "file", "mode": "0644", "size": 7, "sha256": "'"$(echo secret | sha256sum | cut -d' ' -f1)"'"}}]' \
 		'add(t, "files/build/new", b"x")'
 	sr apply --force "$F" --to "$w"
-	assert_match "a file into it, one out of it: refused" "^125 sandbox-run: apply: build/(new|s): its directory is uid 0's" "$rc $errout"
+	# Applied as the user, who may not open root's 0700 directory.
+	assert_match "a file into it, one out of it: refused" \
+		"^125 sandbox-run: apply: build/(new|s): (its directory is uid 0's|Permission denied)" "$rc $errout"
 	assert_eq "nothing written in it, nothing deleted" "s" "$(ls "$w/build")"
 	rm -rf "$w" "$F"
+}
+
+t_root_target_swapped() {
+	# Root applies to a user's directory by its name (the sandbox's
+	# --workspace, or --to DIR): the user puts something else at that name
+	# first, a link to a directory of root's (/etc; a scratch one here) or
+	# a directory of root's they rename to it, and root wrote the agent's
+	# cron.d/x there, as root, following the link (found by an outside
+	# review). The link is refused as --workspace's is; the directory of
+	# root's is applied to as the user, whose tree it is in.
+	local w="$SR_OUT/tsw-$SR_AS" e="$SR_OUT/tsw-etc-$SR_AS" uid
+	local as=(setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups)
+	[ "$SR_AS" = root ] || return 0
+	uid=$(id -u "$SR_TEST_USER")
+	rm -rf "$w" "$e" && mkdir -p "$w/proj/cron.d" "$e/cron.d" && chown -R "$SR_TEST_USER:$SR_TEST_USER" "$w"
+	F="$SR_OUT/tsw-$SR_AS.tar"
+	CRAFT_WS="$w/proj" craft "$F" '[{"path": "cron.d/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/cron.d/x", b"x")'
+	"${as[@]}" sh -c 'mv "$1/proj" "$1/x" && ln -s "$2" "$1/proj"' sh "$w" "$e"
+	sr apply "$F"
+	assert_match "the workspace swapped for the user's link to a directory of root's: refused, naming it" \
+		"^125 sandbox-run: apply to $w/proj: $w/proj is a symbolic link to $e owned by uid $uid " "$rc $errout"
+	sr apply --force "$F" --to "$w/proj"
+	assert_eq "--to it too" 125 "$rc"
+	check "nothing written through the link" test ! -e "$e/cron.d/x"
+	rm "$w/proj" && mv "$e" "$w/r"
+	"${as[@]}" mv "$w/r" "$w/proj"
+	sr apply --force "$F"
+	assert_eq "a directory of root's the user renamed to it: refused as theirs, naming it" \
+		"125 sandbox-run: apply: cron.d/x: its directory is uid 0's, not the tree's owner's (uid $uid), as whom root applies: nothing changed" \
+		"$rc $errout"
+	check "nothing written in it" test ! -e "$w/proj/cron.d/x"
+	rm -rf "$w" "$e" "$F"
+}
+
+t_root_dir_swapped_in() {
+	# Root's apply to a user's tree checked each directory it writes in
+	# (theirs), then made the changes by name: the user swaps a directory
+	# of root's in between, as inotify says the writing started, and root
+	# wrote its file into it and gave it the changes' mode. The apply runs
+	# as the user now: the kernel refuses whatever the timing.
+	local w="$SR_OUT/dsw-$SR_AS" pid k ino
+	[ "$SR_AS" = root ] || return 0
+	F="$SR_OUT/dsw-$SR_AS.tar"
+	python3 - "$F" <<'PY'
+import hashlib, io, json, sys, tarfile
+big = b"x" * (20 << 20)
+m = {"kind": "sandbox-run-changes", "version": 1, "sandbox_id": "x", "workspace": None,
+     "base_time": "", "base_time_ns": 0, "changes": [
+     {"path": "b", "op": "modified", "type": "dir", "mode": "0555", "base": {"type": "dir", "mode": "0755"}},
+     {"path": "a/big", "op": "added", "type": "file", "mode": "0644", "size": len(big), "sha256": hashlib.sha256(big).hexdigest()},
+     {"path": "b/new", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": hashlib.sha256(b"x").hexdigest()}]}
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    def add(name, b=b"", type=tarfile.REGTYPE, mode=0o644):
+        i = tarfile.TarInfo(name); i.type = type; i.mode = mode; i.size = len(b)
+        t.addfile(i, io.BytesIO(b) if type == tarfile.REGTYPE else None)
+    add("sandbox-run-changes.json", json.dumps(m).encode())
+    add("files/b", type=tarfile.DIRTYPE, mode=0o555)
+    add("files/a/big", big)
+    add("files/b/new", b"x")
+PY
+	chmod 644 "$F"
+	for k in $(seq 1 5); do
+		rm -rf "$w" && mkdir -p "$w/a" "$w/b" "$w/r" && chmod 0755 "$w/b"
+		chown -R "$SR_TEST_USER:$SR_TEST_USER" "$w" && chown root:root "$w/r" && chmod 0700 "$w/r"
+		ino=$(stat -c %i "$w/r")
+		setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups -- \
+			/usr/bin/python3 - "$w" "$SR_TMP" <<'PY' &
+import os, sys
+w = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from dirwatch import created
+names = created(os.path.join(w, "a"))
+open(os.path.join(w, ".ready"), "w").close()
+for name in names:
+    if name.startswith(".sr-apply."):
+        os.rename(os.path.join(w, "b"), os.path.join(w, "b.old"))
+        os.rename(os.path.join(w, "r"), os.path.join(w, "b"))
+        open(os.path.join(w, ".swapped"), "w").close()
+        break
+PY
+		pid=$!
+		SR_BG_PIDS="${SR_BG_PIDS:-} $pid"
+		for _ in $(seq 1 50); do [ -e "$w/.ready" ] && break; sleep 0.1; done
+		sr apply "$F" --to "$w"
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		[ -e "$w/.swapped" ] && [ "$(stat -c %i "$w/b")" = "$ino" ] && break
+	done
+	check "the user swapped root's directory in while apply wrote ($k tries)" test -e "$w/.swapped"
+	assert_match "apply: refused there, as the user" "^125 sandbox-run: apply: b/new: Permission denied" "$rc $errout"
+	assert_eq "root's directory: nothing written in it, its mode kept" "700 " \
+		"$(stat -c %a "$w/b") $(ls "$w/b")"
+	rm -rf "$w" "$F"
+}
+
+t_dir_became_file() {
+	# The sandbox made a directory a file (or a link); the host user has
+	# since put a file in it. Only a deleted directory was checked for
+	# what the sandbox never saw: apply deleted its known files, then
+	# failed (ENOTEMPTY) half-way. A conflict now, nothing changed; with
+	# --force the directory is kept, as a deleted one holding such files.
+	local d="$SR_OUT/d2f-$SR_AS"
+	rm -rf "$d" && mkdir -p "$d/d" && echo a >"$d/d/a" && chmod 0755 "$d/d" && chmod 0644 "$d/d/a"
+	echo new >"$d/d/new" && own "$d"
+	F="$SR_OUT/d2f-$SR_AS.tar"
+	craft "$F" '[{"path": "d/a", "op": "deleted", "base": {"type": "file", "mode": "0644", "size": 2, "sha256": "'"$(echo a | sha256sum | cut -d' ' -f1)"'"}},
+		{"path": "d", "op": "modified", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'", "base": {"type": "dir", "mode": "0755"}}]' \
+		'add(t, "files/d", b"x")'
+	BEFORE=$(ls -lR "$d")
+	sr apply "$F" --to "$d"
+	assert_eq "a directory made a file, holding a file the sandbox never saw: a conflict" \
+		"125 sandbox-run: apply: 1 conflict with $d, nothing changed: d (holds files the sandbox never saw) (review with sandbox-run diff; --force applies them over the host's)" \
+		"$rc $errout"
+	assert_eq "nothing changed" "$BEFORE" "$(ls -lR "$d")"
+	sr apply --force "$F" --to "$d"
+	assert_eq "--force: the directory kept, said so, its known file deleted" \
+		"0 sandbox-run: warning: apply: d kept: it holds files the sandbox never saw (not made a file) new" \
+		"$rc $errout $(ls "$d/d" | xargs)"
+	rm -rf "$d" "$F"
+}
+
+t_root_readonly_dir() {
+	# Root skipped the check that it may write in each directory: a
+	# read-only one (a read-only mount, NFS's root_squash, an immutable
+	# directory) passed, and apply failed half-way, what came before
+	# made.
+	[ "$SR_AS" = root ] || return 0
+	setup_dirs
+	F="$SR_OUT/rodir-$SR_AS.tar"
+	craft "$F" '[{"path": "aaa", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"},
+		{"path": "sub/x", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/aaa", b"x"); add(t, "files/sub/x", b"x")'
+	rc=0
+	errout=$(unshare -m sh -c 'mount --bind -o ro "$1/sub" "$1/sub" && exec "$2" apply "$3" --to "$1"' \
+		sh "$T" "$SR" "$F" 2>&1 >/dev/null) || rc=$?
+	assert_eq "root's apply into a read-only directory: refused before anything is changed" \
+		"125 sandbox-run: apply: nothing changed: sub/x: its directory: Read-only file system" "$rc $errout"
+	unchanged "root, a read-only directory"
+	rm -f "$F"
+}
+
+t_modes_on_failure() {
+	# A failure half-way skipped the last pass that gives each directory
+	# the changes made its own mode: the agent's 0555 directory was left
+	# 0755 (its owner's rwx, for what goes in it).
+	local d="$SR_OUT/mfail-$SR_AS"
+	[ "$SR_AS" = root ] || return 0
+	F="$SR_OUT/mfail-$SR_AS.tar"
+	python3 - "$F" <<'PY'
+import hashlib, io, json, sys, tarfile
+big = b"x" * (2 << 20)
+m = {"kind": "sandbox-run-changes", "version": 1, "sandbox_id": "x", "workspace": None,
+     "base_time": "", "base_time_ns": 0, "changes": [
+     {"path": "d", "op": "added", "type": "dir", "mode": "0555"},
+     {"path": "d/f", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": hashlib.sha256(b"x").hexdigest()},
+     {"path": "z", "op": "added", "type": "file", "mode": "0644", "size": len(big), "sha256": hashlib.sha256(big).hexdigest()}]}
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    def add(name, b=b"", type=tarfile.REGTYPE, mode=0o644):
+        i = tarfile.TarInfo(name); i.type = type; i.mode = mode; i.size = len(b)
+        t.addfile(i, io.BytesIO(b) if type == tarfile.REGTYPE else None)
+    add("sandbox-run-changes.json", json.dumps(m).encode())
+    add("files/d", type=tarfile.DIRTYPE, mode=0o555)
+    add("files/d/f", b"x")
+    add("files/z", big)
+PY
+	chmod 644 "$F"
+	rm -rf "$d" && mkdir -p "$d"
+	out=$(unshare -m sh -c 'mount -t tmpfs -o size=1m,mode=0755 sr-test "$1" && "$2" -q apply "$3" --to "$1"
+		echo "$? $(stat -c %a "$1/d") $(ls "$1/d")"' sh "$d" "$SR" "$F" 2>&1)
+	assert_match "apply failing half-way (a full disk): the directory made gets its mode all the same" \
+		"No space left on device.*125 555 f$" "$(echo $out)"
+	rm -rf "$d" "$F"
 }
 
 t_devices_setid() {
@@ -565,7 +741,8 @@ t_names_not_utf8() {
 	rm -rf "$ws" "$to"
 }
 
-for_each_user t_escape t_through_links t_links_any_target t_root_owned_moved_in t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
+for_each_user t_escape t_through_links t_links_any_target t_root_owned_moved_in t_root_target_swapped \
+	t_root_dir_swapped_in t_dir_became_file t_root_readonly_dir t_modes_on_failure t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
 	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many \
 	t_names_not_utf8
 done_testing
