@@ -349,32 +349,33 @@ static _Noreturn void take(struct sr_artifacts *a, struct step *s, int raw, int 
 /* Where an export goes: its directory open, its options; 0 or -errno (err). */
 /*
  * Whose a root caller's export into dirfd (dir) is: its directory's
- * owner, and that of the directory holding it where that one is a
- * user's and it is root's. A user may rename any directory of theirs,
- * one of root's in it too, to the name root exports to: root would have
- * written the agent's files as root into a directory of root's. Such a
+ * owner; one of root's only in a tree of root's all the way up
+ * (hostpath.h, sr_hostpath_tree_owner(), as apply judges it). A user may
+ * rename any directory of root's in theirs to the name root exports to:
+ * root would have written the agent's files into it as root. Such a
  * directory is refused, as one of another owner than the user whose
  * export it is (archive.c refuses those on the way).
  */
 static int export_owner(int dirfd, const char *dir, struct stat *ret, struct sr_error *err)
 {
-	_cleanup_close_ int up = -1;
-	struct stat parent;
+	uid_t uid;
+	gid_t gid;
+	int k;
 
 	if (fstat(dirfd, ret) < 0)
 		return sr_error_errno(err, sr_negerrno(), "export to %s", dir);
 	if (ret->st_uid != 0)
 		return 0;
-	up = openat(dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (up < 0 || fstat(up, &parent) < 0)
-		return sr_error_errno(err, sr_negerrno(), "export to %s", dir);
-	if (parent.st_uid == 0)
+	k = sr_hostpath_tree_owner(dirfd, &uid, &gid);
+	if (k < 0)
+		return sr_error_errno(err, k, "export to %s", dir);
+	if (uid == 0)
 		return 0;
 	return sr_error_msg(err, -EPERM,
-			    "export to %s: a directory of root's in one of uid %u's, who could "
+			    "export to %s: a directory of root's in a tree of uid %u's, who could "
 			    "have put it there: not written (give it to uid %u, or export "
 			    "elsewhere)",
-			    dir, (unsigned)parent.st_uid, (unsigned)parent.st_uid);
+			    dir, (unsigned)uid, (unsigned)uid);
 }
 
 static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error *err)

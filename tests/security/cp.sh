@@ -623,7 +623,7 @@ t_export_into_moved_dir() {
 	sr --net none --export "out:$d/out/" -- sh -c 'mkdir out && echo made >out/f'
 	assert_eq "an export into the moved directory itself: fails (125)" 125 "$rc"
 	assert_match "saying whose directory holds it" \
-		"export to $d/out: a directory of root's in one of uid [0-9]+'s, who could have put it there: not written" \
+		"export to $d/out: a directory of root's in a tree of uid [0-9]+'s, who could have put it there: not written" \
 		"$errout"
 	check "nothing is made in it" test ! -e "$d/out/out"
 	assert_eq "unchanged" "0 700" "$(stat -c '%u %a' "$d/out")"
