@@ -149,7 +149,9 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 	 * does not recurse); systemd-coredump, which stores no core under a
 	 * page, still journals the crash with the agent's environment, its
 	 * deployment's secrets. 1 is under ELF's least core (a page): no core
-	 * file either.
+	 * file either. Lowering it to 0 needs no privilege, so the seccomp
+	 * filter skips the agent's setting of it, `ulimit -c 0` included
+	 * (seccomp-rules.c: setrlimit, prlimit64): 0 returned, 1 kept.
 	 */
 	const struct rlimit core = {1, 1};
 	int r;
