@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "body.h"
+#include "profile.h"
 #include "secmem.h"
 #include "units.h"
 #include "util.h"
@@ -413,8 +414,10 @@ fail:
 }
 
 /*
- * E2B's templateID: a profile's name, never a path (the server's files
- * are no client's to name), "base" the server's --e2b-profile.
+ * E2B's templateID: a profile's name as -p takes one (profile.c's rule),
+ * never a path (the server's files are no client's to name) nor
+ * "builtin:NAME" (the copy built in, past an operator's file of that
+ * name), "base" the server's --e2b-profile.
  */
 static int e2b_profile(json_t *tmpl, const char *base_profile, struct sr_api_create *c,
 		       struct sr_error *err)
@@ -423,8 +426,8 @@ static int e2b_profile(json_t *tmpl, const char *base_profile, struct sr_api_cre
 	char shown[100];
 	int r;
 
-	if ((tmpl && !json_is_null(tmpl) && !json_is_string(tmpl)) || !name[0] ||
-	    strchr(name, '/') || strstr(name, "..")) {
+	if ((tmpl && !json_is_null(tmpl) && !json_is_string(tmpl)) ||
+	    !sr_profile_name_valid(name)) {
 		shown_value(tmpl, shown, sizeof(shown));
 		return sr_error_msg(err, -EINVAL,
 				    "templateID: %s is not a template (a profile's name: letters, "

@@ -47,13 +47,33 @@ static void ctx_releasep(scmp_filter_ctx *ctx)
 }
 
 /*
- * The values (arg & mask) == value of one argument, a "cube": mask 0
- * matches every value. A row's condition is a set of cubes, and so is
- * everything the generator derives from rows.
+ * The calls whose (arg[n] & mask[n]) == value[n] for every argument n, a
+ * "cube": mask 0 matches every value of that argument. A row's condition
+ * is a set of cubes, and so is everything the generator derives from rows.
  */
+#define N_ARGS 6
+
 struct cube {
-	uint64_t mask, value;
+	uint64_t mask[N_ARGS], value[N_ARGS];
 };
+
+/* (arg[n] & mask) == value, any other argument. */
+static struct cube cube_of(unsigned n, uint64_t mask, uint64_t value)
+{
+	struct cube c = {0};
+
+	c.mask[n] = mask;
+	c.value[n] = value & mask;
+	return c;
+}
+
+static bool cube_is_all(struct cube c)
+{
+	for (unsigned n = 0; n < N_ARGS; n++)
+		if (c.mask[n])
+			return false;
+	return true;
+}
 
 struct cubes {
 	struct cube *items;
@@ -66,7 +86,7 @@ static void cubes_free(struct cubes *c)
 	*c = (struct cubes){0};
 }
 
-static int cubes_add(struct cubes *c, uint64_t mask, uint64_t value)
+static int cubes_add(struct cubes *c, struct cube cube)
 {
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
@@ -77,28 +97,44 @@ static int cubes_add(struct cubes *c, uint64_t mask, uint64_t value)
 		c->items = items;
 		c->cap = cap;
 	}
-	c->items[c->n++] = (struct cube){mask, value & mask};
+	for (unsigned n = 0; n < N_ARGS; n++)
+		cube.value[n] &= cube.mask[n];
+	c->items[c->n++] = cube;
 	return 0;
 }
 
-/* Whether two cubes share a value. */
+/* Whether two cubes share a call. */
 static bool cubes_meet(struct cube a, struct cube b)
 {
-	return ((a.value ^ b.value) & a.mask & b.mask) == 0;
+	for (unsigned n = 0; n < N_ARGS; n++)
+		if ((a.value[n] ^ b.value[n]) & a.mask[n] & b.mask[n])
+			return false;
+	return true;
+}
+
+/* The calls both hold; they must meet. */
+static struct cube cubes_both(struct cube a, struct cube b)
+{
+	for (unsigned n = 0; n < N_ARGS; n++) {
+		a.mask[n] |= b.mask[n];
+		a.value[n] |= b.value[n];
+	}
+	return a;
 }
 
 /*
- * Adds to `out` disjoint cubes covering exactly the values in `region`
- * that no cube of `in` holds. The region is split one bit at a time until
- * each part is either inside some cube of `in` (dropped) or meets none
- * (kept whole). Bits on which every cube still in play agrees are split
+ * Adds to `out` disjoint cubes covering exactly the calls in `region`
+ * that no cube of `in` holds. The region is split one bit (of one
+ * argument) at a time until each part is either inside some cube of `in`
+ * (dropped) or meets none (kept whole). Bits on which every cube still in play agrees are split
  * first: one side then meets none of them and is kept as one cube, which
  * keeps the result small (5 values out of 2^32 leave 60 cubes).
  */
 static int complement(const struct cube *in, size_t n, struct cube region, struct cubes *out)
 {
 	_cleanup_free_ struct cube *live = NULL;
-	uint64_t free_bits = 0, bit = 0;
+	uint64_t free_bits[N_ARGS] = {0}, bit = 0;
+	unsigned arg = 0;
 	size_t m = 0;
 	int r;
 
@@ -109,28 +145,41 @@ static int complement(const struct cube *in, size_t n, struct cube region, struc
 		if (cubes_meet(in[i], region))
 			live[m++] = in[i];
 	if (m == 0)
-		return cubes_add(out, region.mask, region.value);
+		return cubes_add(out, region);
 	for (size_t i = 0; i < m; i++) {
-		if ((live[i].mask & ~region.mask) == 0)
-			return 0; /* the whole region is inside live[i] */
-		free_bits |= live[i].mask & ~region.mask;
-	}
-	for (uint64_t b = free_bits; b && !bit; b &= b - 1) {
-		uint64_t candidate = b & -b;
-		size_t set = 0, constrained = 0;
+		bool inside = true;
 
-		for (size_t i = 0; i < m; i++) {
-			constrained += (live[i].mask & candidate) != 0;
-			set += (live[i].value & candidate) != 0;
+		for (unsigned a = 0; a < N_ARGS; a++) {
+			inside = inside && (live[i].mask[a] & ~region.mask[a]) == 0;
+			free_bits[a] |= live[i].mask[a] & ~region.mask[a];
 		}
-		if (constrained == m && (set == 0 || set == m))
-			bit = candidate;
+		if (inside)
+			return 0; /* the whole region is inside live[i] */
 	}
-	if (!bit)
-		bit = free_bits & -free_bits;
-	for (int side = 0; side < 2; side++) {
-		struct cube half = {region.mask | bit, region.value | (side ? bit : 0)};
+	for (unsigned a = 0; a < N_ARGS && !bit; a++)
+		for (uint64_t b = free_bits[a]; b && !bit; b &= b - 1) {
+			uint64_t candidate = b & -b;
+			size_t set = 0, constrained = 0;
 
+			for (size_t i = 0; i < m; i++) {
+				constrained += (live[i].mask[a] & candidate) != 0;
+				set += (live[i].value[a] & candidate) != 0;
+			}
+			if (constrained == m && (set == 0 || set == m)) {
+				bit = candidate;
+				arg = a;
+			}
+		}
+	for (unsigned a = 0; a < N_ARGS && !bit; a++)
+		if (free_bits[a]) {
+			bit = free_bits[a] & -free_bits[a];
+			arg = a;
+		}
+	for (int side = 0; side < 2; side++) {
+		struct cube half = region;
+
+		half.mask[arg] |= bit;
+		half.value[arg] |= side ? bit : 0;
 		r = complement(live, m, half, out);
 		if (r < 0)
 			return r;
@@ -138,29 +187,62 @@ static int complement(const struct cube *in, size_t n, struct cube region, struc
 	return 0;
 }
 
-/* The values a row's condition matches, as cubes of its argument. */
-static int row_cubes(const struct sr_seccomp_rule *r, struct cubes *out)
+/* The calls a row's first condition matches, as cubes. */
+static int first_cubes(const struct sr_seccomp_rule *r, struct cubes *out)
 {
 	struct cube values[SR_SCMP_VALUES_MAX];
 
+	if (r->cmp != SR_SCMP_ALWAYS && r->arg >= N_ARGS)
+		return -EINVAL;
 	switch (r->cmp) {
 	case SR_SCMP_ALWAYS:
-		return cubes_add(out, 0, 0);
+		return r->n_and ? -EINVAL : cubes_add(out, (struct cube){0});
 	case SR_SCMP_ARG_MASKED_EQ:
-		return cubes_add(out, r->mask, r->values[0]);
+		return cubes_add(out, cube_of(r->arg, r->mask, r->values[0]));
 	case SR_SCMP_ARG_MASKED_NOT_IN:
 		if (r->n_values == 0 || r->n_values > SR_SCMP_VALUES_MAX)
 			return -EINVAL;
 		for (size_t i = 0; i < r->n_values; i++) {
 			if (r->values[i] & ~r->mask)
 				return -EINVAL;
-			values[i] = (struct cube){r->mask, r->values[i]};
+			values[i] = cube_of(r->arg, r->mask, r->values[i]);
 		}
-		return complement(values, r->n_values, (struct cube){0, 0}, out);
+		return complement(values, r->n_values, (struct cube){0}, out);
 	case _SR_SCMP_CMP_MAX:
 		break;
 	}
 	return -EINVAL;
+}
+
+/* The calls a row matches, as cubes: its first condition and each further one. */
+static int row_cubes(const struct sr_seccomp_rule *r, struct cubes *out)
+{
+	__attribute__((cleanup(cubes_free))) struct cubes acc = {0};
+	int rc;
+
+	if (r->n_and > SR_SCMP_AND_MAX)
+		return -EINVAL;
+	rc = first_cubes(r, &acc);
+	for (size_t k = 0; rc >= 0 && k < r->n_and; k++) {
+		const struct sr_seccomp_and *t = &r->and[k];
+		__attribute__((cleanup(cubes_free))) struct cubes term = {0}, next = {0};
+		struct cube eq = cube_of(t->arg, t->mask, t->value);
+
+		if (t->arg >= N_ARGS || t->mask == 0 || (t->value & ~t->mask))
+			return -EINVAL;
+		rc = t->ne ? complement(&eq, 1, (struct cube){0}, &term) : cubes_add(&term, eq);
+		for (size_t i = 0; rc >= 0 && i < acc.n; i++)
+			for (size_t j = 0; rc >= 0 && j < term.n; j++)
+				if (cubes_meet(acc.items[i], term.items[j]))
+					rc = cubes_add(&next,
+						       cubes_both(acc.items[i], term.items[j]));
+		cubes_free(&acc);
+		acc = next;
+		next = (struct cubes){0};
+	}
+	for (size_t i = 0; rc >= 0 && i < acc.n; i++)
+		rc = cubes_add(out, acc.items[i]);
+	return rc;
 }
 
 static const char *errno_name(int e)
@@ -168,6 +250,8 @@ static const char *errno_name(int e)
 	switch (e) {
 	case 0:
 		return "ALLOW";
+	case SR_SECCOMP_SKIP:
+		return "skipped, 0";
 	case EPERM:
 		return "EPERM";
 	case ENOSYS:
@@ -197,6 +281,9 @@ static void describe(FILE *out, const struct sr_seccomp_rule *r)
 			fprintf(out, "%s0x%" PRIx64, i ? ", " : "", r->values[i]);
 		fprintf(out, "}");
 	}
+	for (size_t k = 0; k < r->n_and; k++)
+		fprintf(out, " and (arg%u & 0x%" PRIx64 ") %s 0x%" PRIx64, r->and[k].arg,
+			r->and[k].mask, r->and[k].ne ? "!=" : "==", r->and[k].value);
 }
 
 /*
@@ -226,19 +313,21 @@ static int resolve(const char *name, int *ret_nr, bool *ret_from_table)
 	return 0;
 }
 
-static int add_cube_rule(scmp_filter_ctx ctx, uint32_t action, int nr, unsigned arg, struct cube c)
+static int add_cube_rule(scmp_filter_ctx ctx, uint32_t action, int nr, struct cube c)
 {
-	if (c.mask == 0)
-		return seccomp_rule_add(ctx, action, nr, 0);
-	return seccomp_rule_add(ctx, action, nr, 1,
-				SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, c.mask, c.value));
+	struct scmp_arg_cmp cmps[N_ARGS];
+	unsigned n = 0;
+
+	for (unsigned a = 0; a < N_ARGS; a++)
+		if (c.mask[a])
+			cmps[n++] = SCMP_CMP(a, SCMP_CMP_MASKED_EQ, c.mask[a], c.value[a]);
+	return seccomp_rule_add_array(ctx, action, nr, n, cmps);
 }
 
-/* The rows of one call, read: its refusals as cubes, each with its errno. */
+/* The rows of one call, read: its refusals as cubes, each with its err. */
 struct call_rows {
 	struct cubes denied;
-	int *errs;    /* errs[k]: the errno of denied.items[k] */
-	unsigned arg; /* the argument every conditional refusal tests */
+	int *errs;    /* errs[k]: the row's err of denied.items[k] */
 	bool allowed; /* an allow row names the call */
 };
 
@@ -269,7 +358,6 @@ static int add_refusal(struct call_rows *c, const struct sr_seccomp_rule *row)
 static int read_call(size_t first, struct call_rows *c)
 {
 	const char *name = sr_seccomp_rules[first].syscall;
-	bool have_arg = false;
 	int r;
 
 	for (size_t i = first; i < sr_seccomp_n_rules; i++) {
@@ -287,17 +375,6 @@ static int read_call(size_t first, struct call_rows *c)
 		if (row->err == 0) {
 			c->allowed = true;
 			continue;
-		}
-		if (row->cmp != SR_SCMP_ALWAYS) {
-			if (have_arg && row->arg != c->arg) {
-				fprintf(stderr,
-					"sr-seccomp-gen: rule %zu (%s): the rows of one call must "
-					"test one argument\n",
-					i, name);
-				return -EINVAL;
-			}
-			c->arg = row->arg;
-			have_arg = true;
 		}
 		r = add_refusal(c, row);
 		if (r < 0)
@@ -335,34 +412,47 @@ static void oci_free(struct oci *o)
 	json_decref(o->entries);
 }
 
-static int oci_add(struct oci *o, const char *name, int err, unsigned arg, struct cube c)
+static int oci_add(struct oci *o, const char *name, int err, struct cube c)
 {
-	json_t *entry, *cond;
+	json_t *entry, *conds;
 	char key[16];
 
 	if (!o)
 		return 0;
-	if (c.mask == 0 && err == 0)
+	if (cube_is_all(c) && err == 0)
 		return json_array_append_new(o->allow, json_string(name)) < 0 ? -ENOMEM : 0;
-	if (c.mask == 0) {
+	if (cube_is_all(c)) {
 		json_t *names;
 
-		snprintf(key, sizeof(key), "%d", err);
+		snprintf(key, sizeof(key), "%d", sr_seccomp_errno(err));
 		names = json_object_get(o->refused, key);
 		if (!names && json_object_set_new(o->refused, key, names = json_array()) < 0)
 			return -ENOMEM;
 		return json_array_append_new(names, json_string(name)) < 0 ? -ENOMEM : 0;
 	}
-	/* jansson writes signed 64-bit integers; the spec's values are unsigned. */
-	if (c.mask > INT64_MAX)
-		return -ERANGE;
-	cond =
-	    json_pack("{s:I, s:I, s:I, s:s}", "index", (json_int_t)arg, "value", (json_int_t)c.mask,
-		      "valueTwo", (json_int_t)c.value, "op", "SCMP_CMP_MASKED_EQ");
-	/* "o" takes cond's reference, also when packing fails. */
-	entry = json_pack("{s:[s], s:s, s:[o]}", "names", name, "action",
-			  err ? "SCMP_ACT_ERRNO" : "SCMP_ACT_ALLOW", "args", cond);
-	if (!entry || (err && json_object_set_new(entry, "errnoRet", json_integer(err)) < 0)) {
+	conds = json_array();
+	if (!conds)
+		return -ENOMEM;
+	for (unsigned a = 0; a < N_ARGS; a++) {
+		/* jansson writes signed 64-bit integers; the spec's values are unsigned. */
+		if (c.mask[a] > INT64_MAX) {
+			json_decref(conds);
+			return -ERANGE;
+		}
+		if (c.mask[a] &&
+		    json_array_append_new(
+			conds, json_pack("{s:I, s:I, s:I, s:s}", "index", (json_int_t)a, "value",
+					 (json_int_t)c.mask[a], "valueTwo", (json_int_t)c.value[a],
+					 "op", "SCMP_CMP_MASKED_EQ")) < 0) {
+			json_decref(conds);
+			return -ENOMEM;
+		}
+	}
+	/* "o" takes conds' reference, also when packing fails. */
+	entry = json_pack("{s:[s], s:s, s:o}", "names", name, "action",
+			  err ? "SCMP_ACT_ERRNO" : "SCMP_ACT_ALLOW", "args", conds);
+	if (!entry || (err && json_object_set_new(entry, "errnoRet",
+						  json_integer(sr_seccomp_errno(err))) < 0)) {
 		json_decref(entry);
 		return -ENOMEM;
 	}
@@ -391,16 +481,16 @@ static int add_call(scmp_filter_ctx ctx, struct oci *o, size_t first, int nr)
 		/* What the default answers anyway: libseccomp refuses such a rule. */
 		if (c.errs[k] == SR_SECCOMP_DEFAULT_ERRNO)
 			continue;
-		r = add_cube_rule(ctx, SCMP_ACT_ERRNO((uint16_t)c.errs[k]), nr, c.arg,
+		r = add_cube_rule(ctx, SCMP_ACT_ERRNO((uint16_t)sr_seccomp_errno(c.errs[k])), nr,
 				  c.denied.items[k]);
 		if (r >= 0)
-			r = oci_add(o, name, c.errs[k], c.arg, c.denied.items[k]);
+			r = oci_add(o, name, c.errs[k], c.denied.items[k]);
 		if (r < 0)
 			return r;
 	}
 	if (!c.allowed)
 		return 0;
-	r = complement(c.denied.items, c.denied.n, (struct cube){0, 0}, &allowed);
+	r = complement(c.denied.items, c.denied.n, (struct cube){0}, &allowed);
 	if (r < 0)
 		return r;
 	if (allowed.n == 0) {
@@ -408,9 +498,9 @@ static int add_call(scmp_filter_ctx ctx, struct oci *o, size_t first, int nr)
 		return -EINVAL;
 	}
 	for (size_t k = 0; k < allowed.n; k++) {
-		r = add_cube_rule(ctx, SCMP_ACT_ALLOW, nr, c.arg, allowed.items[k]);
+		r = add_cube_rule(ctx, SCMP_ACT_ALLOW, nr, allowed.items[k]);
 		if (r >= 0)
-			r = oci_add(o, name, 0, c.arg, allowed.items[k]);
+			r = oci_add(o, name, 0, allowed.items[k]);
 		if (r < 0)
 			return r;
 	}

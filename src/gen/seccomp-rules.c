@@ -3,7 +3,7 @@
  * The syscall policy: default-deny, as Docker's and Podman's default
  * profiles are.
  *
- * Three answers:
+ * Four answers:
  * - Allowed: the rows of the first half, grouped by purpose, each with
  *   the reason agents need it. The list is generous with ordinary calls:
  *   the same filter holds PID 1 of the sandbox (sandbox-run's own code,
@@ -15,6 +15,8 @@
  *   huge pages).
  *   EPERM is what the kernel itself says to a caller without privilege, so
  *   a program probing for a feature gets an error it already handles.
+ * - Skipped (SR_SECCOMP_SKIP): setting the core limit, which returns 0
+ *   and changes nothing (see the rows).
  * - ENOSYS (SR_SECCOMP_DEFAULT_ERRNO) for every call this table does not
  *   name: obsolete and unimplemented entries, calls nothing in a sandbox
  *   needs, and every call newer than this table. A C library treats
@@ -71,6 +73,7 @@
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 /*
@@ -97,6 +100,15 @@
  * TIOCSTI, so such arguments are compared masked to 32.
  */
 #define ARG32_MASK 0xffffffffULL
+
+/*
+ * A pointer argument, told from NULL: every bit but the top one. A value
+ * with only bit 63 set passes as NULL, and the kernel answers it EFAULT
+ * (a kernel address, or 0 once a tag is stripped): no call it lets
+ * through reads from it. 63 bits also keep the masks in the OCI
+ * profile's signed 64-bit JSON integers.
+ */
+#define PTR_MASK 0x7fffffffffffffffULL
 
 #define ALLOW(name, reason)                                                          \
 	{                                                                            \
@@ -545,6 +557,49 @@ const struct sr_seccomp_rule sr_seccomp_rules[] = {
      */
     DENY_IF_ANY("prlimit64", 0, ARG32_MASK,
 		"another process's limits: PID 1's are the sandbox's to keep"),
+
+    /*
+     * The agent's core limit is 1 byte (child/setup.c): the one value at
+     * which the kernel runs no pipe core_pattern (systemd-coredump, which
+     * journals the crashed process's environment, the deployment's
+     * secrets; apport). Lowering a limit is always allowed, and a script's
+     * `ulimit -c 0` would bring the handler back. Setting RLIMIT_CORE is
+     * skipped and reports success: at 1 byte no core is written anyway
+     * (a file core is at least a page), which is what `ulimit -c 0`
+     * asks; raising it (`ulimit -c unlimited`) succeeds as quietly and
+     * changes nothing either, where the hard limit of 1 refused it. Reading
+     * it (getrlimit, prlimit64 with new NULL) is untouched.
+     *
+     * prlimit64 with both new and old (util-linux prlimit, Python's
+     * resource.prlimit; glibc's setrlimit passes old NULL) returns 0 with
+     * old not filled: EPERM would be more honest there, but telling
+     * old != NULL apart from NULL with new != NULL takes 63 x 63 masked
+     * cases, past what a BPF program holds. A caller of prlimit's reads
+     * its own buffer back (util-linux's holds the new values).
+     */
+    {
+	.syscall = "setrlimit",
+	.err = SR_SECCOMP_SKIP,
+	.cmp = SR_SCMP_ARG_MASKED_EQ,
+	.arg = 0,
+	.mask = ARG32_MASK,
+	.n_values = 1,
+	.values = {RLIMIT_CORE},
+	.why = "the core limit stays 1 byte: no pipe core handler (skipped, 0 returned)",
+    },
+    {
+	.syscall = "prlimit64",
+	.err = SR_SECCOMP_SKIP,
+	.cmp = SR_SCMP_ARG_MASKED_EQ,
+	.arg = 1,
+	.mask = ARG32_MASK,
+	.n_values = 1,
+	.values = {RLIMIT_CORE},
+	.n_and = 2,
+	.and = {{.arg = 0, .mask = ARG32_MASK, .value = 0},
+		{.arg = 2, .mask = PTR_MASK, .value = 0, .ne = true}},
+	.why = "the core limit stays 1 byte: no pipe core handler (skipped, 0 returned)",
+    },
 
     /*
      * vsock is not network-namespaced: one port space per machine, to the

@@ -28,6 +28,29 @@ enum sr_seccomp_cmp {
 
 #define SR_SCMP_VALUES_MAX 6
 
+/*
+ * A row's err for a case the call is skipped in and reports success:
+ * SCMP_ACT_ERRNO(0), which the kernel answers by returning 0 without
+ * running the call (kernel/seccomp.c: -data as the return value).
+ */
+#define SR_SECCOMP_SKIP (-1)
+
+/* The errno a refusing row's err returns: 0 for SR_SECCOMP_SKIP. */
+static inline int sr_seccomp_errno(int err)
+{
+	return err == SR_SECCOMP_SKIP ? 0 : err;
+}
+
+/* A further condition of a row: (arg[n] & mask) == value, or != with ne. */
+struct sr_seccomp_and {
+	unsigned arg;
+	uint64_t mask;
+	uint64_t value;
+	bool ne;
+};
+
+#define SR_SCMP_AND_MAX 2
+
 struct sr_seccomp_rule {
 	/*
 	 * A name libseccomp knows, or one of seccomp-syscalls.c. A call that
@@ -35,13 +58,16 @@ struct sr_seccomp_rule {
 	 * on aarch64) is left out of the program, with a note.
 	 */
 	const char *syscall;
-	/* 0: allowed; otherwise the errno returned. */
+	/* 0: allowed; SR_SECCOMP_SKIP: skipped, 0 returned; otherwise the errno returned. */
 	int err;
 	enum sr_seccomp_cmp cmp;
 	unsigned arg;
 	uint64_t mask;
 	size_t n_values;
 	uint64_t values[SR_SCMP_VALUES_MAX];
+	/* A conditional row's case is also these (all of them). */
+	size_t n_and;
+	struct sr_seccomp_and and[SR_SCMP_AND_MAX];
 	const char *why;
 };
 

@@ -229,7 +229,7 @@ static int parse_pass(struct parse_state *st, bool first_pass)
 	return 0;
 }
 
-static bool name_valid(const char *name)
+bool sr_profile_name_valid(const char *name)
 {
 	size_t n = strlen(name);
 
@@ -455,7 +455,7 @@ static int find_profile(const char *name, const char *base_dir, const char *self
 	if (n > 4 && strcmp(name + n - 4, ".ini") == 0)
 		return sr_error_msg(err, -EINVAL, "profile '%s' looks like a file: write ./%s",
 				    name, name);
-	if (!name_valid(name))
+	if (!sr_profile_name_valid(name))
 		return sr_error_msg(err, -EINVAL,
 				    "bad profile name '%s' (use letters, digits, '-', '_' and "
 				    "'.', or a path with a '/')",

@@ -37,5 +37,11 @@ int sr_profile_load(struct sr_config *c, const char *name_or_path, struct sr_err
 int sr_profile_load_string(struct sr_config *c, const char *text, const char *origin,
 			   struct sr_error *err);
 
+/*
+ * Whether NAME is a profile's name (letters, digits, '_', '-' and inner
+ * dots, at most 64), not a path nor "builtin:NAME".
+ */
+bool sr_profile_name_valid(const char *name);
+
 /* Built-in copies of profiles/NAME.ini, or NULL. */
 const char *sr_profile_builtin(const char *name);

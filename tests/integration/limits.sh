@@ -222,6 +222,18 @@ case_core_hard_zero() {
 		'^0 +0 +bytes *$' "$o"
 }
 
+# The agent cannot set it to 0, at which a pipe core_pattern runs again: a
+# script's `ulimit -c 0` (setrlimit) and prlimit(1)'s call (new and old
+# both) return 0 and leave it (docs/security.md, the seccomp section).
+case_core_set() {
+	sr --net none -- sh -c 'ulimit -c 0; echo "ulimit: $?"
+		sed -n "s/^Max core file size *//p" /proc/self/limits
+		prlimit --core=0:0 sed -n "s/^Max core file size *//p" /proc/self/limits
+		echo "prlimit: $?"'
+	assert_match "ulimit -c 0 and prlimit --core=0:0 succeed, the core limit stays 1 byte" \
+		'^ulimit: 0'$'\n''1 +1 +bytes *'$'\n''1 +1 +bytes *'$'\n''prlimit: 0$' "$out"
+}
+
 for_each_user case_enforced case_strict case_oom case_peak case_pids case_cpu case_disk case_core \
-	case_core_hard_zero
+	case_core_hard_zero case_core_set
 done_testing

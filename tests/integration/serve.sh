@@ -169,6 +169,11 @@ t_bad_values() {
 	assert_eq "E2B: a templateID that is a path: 400, said of templateID" \
 		"400 sandbox-run: create: templateID: '../x' is not a template (a profile's name: letters, digits, '-', '_' and '.'; base for the server's)" \
 		"$code $(jf 'j["message"]')"
+	# "builtin:e2b" loaded the built-in copy, past an operator's e2b.ini.
+	api POST /sandboxes '{"templateID": "builtin:e2b"}'
+	assert_eq "E2B: a templateID naming a built-in copy: 400, said of templateID" \
+		"400 sandbox-run: create: templateID: 'builtin:e2b' is not a template (a profile's name: letters, digits, '-', '_' and '.'; base for the server's)" \
+		"$code $(jf 'j["message"]')"
 	api GET /v2/sandboxes
 	assert_eq "and none of them made a sandbox" "200 0" "$code $(jf 'len(j)')"
 }

@@ -299,6 +299,13 @@ START_TEST(test_create_e2b_values)
 	e2b_refused("{\"templateID\":\"a..b\"}", -EINVAL, NULL);
 	e2b_refused("{\"templateID\":\"\"}", -EINVAL, NULL);
 	e2b_refused("{\"templateID\":7}", -EINVAL, NULL);
+	/* A profile's name only: not the built-in copy past an operator's file, nor '.x'. */
+	e2b_refused("{\"templateID\":\"builtin:e2b\"}", -EINVAL,
+		    "templateID: 'builtin:e2b' is not a template (a profile's name: letters, "
+		    "digits, '-', '_' and '.'; base for the server's)");
+	e2b_refused("{\"templateID\":\".hidden\"}", -EINVAL, NULL);
+	e2b_refused("{\"templateID\":\"a b\"}", -EINVAL, NULL);
+	e2b_refused("{\"templateID\":\"x.\"}", -EINVAL, NULL);
 	e2b_refused("{\"timeout\":31622401}", -EINVAL,
 		    "timeout: 31622401 is more than 366 days (31622400 seconds), the longest a "
 		    "living sandbox lives");

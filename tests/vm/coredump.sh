@@ -52,6 +52,18 @@ t_agent_crash() {
 	assert_eq "a crashing agent does not reach the pipe handler" "" "$(handled)"
 }
 
+# Lowering a limit needs no privilege: an agent's `ulimit -c 0` (a common
+# hardening line) would set 0 and bring the handler back. The filter
+# skips it (docs/security.md): the limit stays 1.
+t_agent_zero_crash() {
+	handled >/dev/null
+	sr --net none -- sh -c 'ulimit -c 0; sed -n "s/^Max core file size *//p" /proc/self/limits
+		kill -SEGV $$'
+	assert_eq "an agent that set ulimit -c 0 ends by SIGSEGV" 139 "$rc"
+	assert_match "its core limit is still 1" '^1 +1 +bytes' "$out"
+	assert_eq "an agent that set ulimit -c 0 does not reach the pipe handler" "" "$(handled)"
+}
+
 # The CLI that invokes a deployment holds its secrets (security/deploy.sh
 # t_no_core_with_secrets): a crash of it must not reach the handler.
 t_secret_holder_crash() {
@@ -71,5 +83,5 @@ t_secret_holder_crash() {
 	sr deployments rm core
 }
 
-for_each_user t_zero_reaches_handler t_agent_crash t_secret_holder_crash
+for_each_user t_zero_reaches_handler t_agent_crash t_agent_zero_crash t_secret_holder_crash
 done_testing

@@ -146,7 +146,10 @@ static int step_limits(struct sr_plan *p, struct sr_error *err)
 	/*
 	 * No core dumps: in the workspace they would eat the disk limit, and
 	 * a pipe core_pattern would be handed the agent's environment, its
-	 * deployment's secrets (proc.h says how, and why 1 byte).
+	 * deployment's secrets (proc.h says how, and why 1 byte). Lowering it
+	 * to 0 needs no privilege, so the seccomp filter skips the agent's
+	 * setting of it, `ulimit -c 0` included (seccomp-rules.c: setrlimit,
+	 * prlimit64): 0 returned, the limit kept.
 	 */
 	int r = sr_proc_no_core_dumps();
 
