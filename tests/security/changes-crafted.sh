@@ -31,6 +31,11 @@ EOF
 
 SHA_X=$(printf x | sha256sum | cut -d' ' -f1)
 
+# xs N: the sha256 of N bytes of "x" (a file a crafted changes file holds).
+xs() {
+	head -c "$1" /dev/zero | tr '\0' x | sha256sum | cut -d' ' -f1
+}
+
 # The racers' inotify loop (tests/integration/dirwatch.py), where the
 # other users they run as can read it.
 install -m 0644 "$SR_SRCDIR/tests/integration/dirwatch.py" "$SR_TMP/dirwatch.py"
@@ -198,24 +203,10 @@ t_root_dir_swapped_in() {
 	local w="$SR_OUT/dsw-$SR_AS" pid k ino
 	[ "$SR_AS" = root ] || return 0
 	F="$SR_OUT/dsw-$SR_AS.tar"
-	python3 - "$F" <<'PY'
-import hashlib, io, json, sys, tarfile
-big = b"x" * (20 << 20)
-m = {"kind": "sandbox-run-changes", "version": 1, "sandbox_id": "x", "workspace": None,
-     "base_time": "", "base_time_ns": 0, "changes": [
-     {"path": "b", "op": "modified", "type": "dir", "mode": "0555", "base": {"type": "dir", "mode": "0755"}},
-     {"path": "a/big", "op": "added", "type": "file", "mode": "0644", "size": len(big), "sha256": hashlib.sha256(big).hexdigest()},
-     {"path": "b/new", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": hashlib.sha256(b"x").hexdigest()}]}
-with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
-    def add(name, b=b"", type=tarfile.REGTYPE, mode=0o644):
-        i = tarfile.TarInfo(name); i.type = type; i.mode = mode; i.size = len(b)
-        t.addfile(i, io.BytesIO(b) if type == tarfile.REGTYPE else None)
-    add("sandbox-run-changes.json", json.dumps(m).encode())
-    add("files/b", type=tarfile.DIRTYPE, mode=0o555)
-    add("files/a/big", big)
-    add("files/b/new", b"x")
-PY
-	chmod 644 "$F"
+	craft "$F" '[{"path": "b", "op": "modified", "type": "dir", "mode": "0555", "base": {"type": "dir", "mode": "0755"}},
+		{"path": "a/big", "op": "added", "type": "file", "mode": "0644", "size": '$((20 << 20))', "sha256": "'"$(xs $((20 << 20)))"'"},
+		{"path": "b/new", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/b", type=tarfile.DIRTYPE, mode=0o555); add(t, "files/a/big", b"x" * (20 << 20)); add(t, "files/b/new", b"x")'
 	for k in $(seq 1 5); do
 		rm -rf "$w" && mkdir -p "$w/a" "$w/b" "$w/r" && chmod 0755 "$w/b"
 		chown -R "$SR_TEST_USER:$SR_TEST_USER" "$w" && chown root:root "$w/r" && chmod 0700 "$w/r"
@@ -303,24 +294,10 @@ t_modes_on_failure() {
 	local d="$SR_OUT/mfail-$SR_AS"
 	[ "$SR_AS" = root ] || return 0
 	F="$SR_OUT/mfail-$SR_AS.tar"
-	python3 - "$F" <<'PY'
-import hashlib, io, json, sys, tarfile
-big = b"x" * (2 << 20)
-m = {"kind": "sandbox-run-changes", "version": 1, "sandbox_id": "x", "workspace": None,
-     "base_time": "", "base_time_ns": 0, "changes": [
-     {"path": "d", "op": "added", "type": "dir", "mode": "0555"},
-     {"path": "d/f", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": hashlib.sha256(b"x").hexdigest()},
-     {"path": "z", "op": "added", "type": "file", "mode": "0644", "size": len(big), "sha256": hashlib.sha256(big).hexdigest()}]}
-with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
-    def add(name, b=b"", type=tarfile.REGTYPE, mode=0o644):
-        i = tarfile.TarInfo(name); i.type = type; i.mode = mode; i.size = len(b)
-        t.addfile(i, io.BytesIO(b) if type == tarfile.REGTYPE else None)
-    add("sandbox-run-changes.json", json.dumps(m).encode())
-    add("files/d", type=tarfile.DIRTYPE, mode=0o555)
-    add("files/d/f", b"x")
-    add("files/z", big)
-PY
-	chmod 644 "$F"
+	craft "$F" '[{"path": "d", "op": "added", "type": "dir", "mode": "0555"},
+		{"path": "d/f", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"},
+		{"path": "z", "op": "added", "type": "file", "mode": "0644", "size": '$((2 << 20))', "sha256": "'"$(xs $((2 << 20)))"'"}]' \
+		'add(t, "files/d", type=tarfile.DIRTYPE, mode=0o555); add(t, "files/d/f", b"x"); add(t, "files/z", b"x" * (2 << 20))'
 	rm -rf "$d" && mkdir -p "$d"
 	out=$(unshare -m sh -c 'mount -t tmpfs -o size=1m,mode=0755 sr-test "$1" && "$2" -q apply "$3" --to "$1"
 		echo "$? $(stat -c %a "$1/d") $(ls "$1/d")"' sh "$d" "$SR" "$F" 2>&1)
