@@ -32,20 +32,6 @@
 
 #define NO_LINKS (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
-/* path as given, or beneath the cwd (getcwd() names it with no link in it). */
-static char *absolute(const char *path)
-{
-	_cleanup_free_ char *cwd = NULL;
-	char *abs;
-
-	if (path[0] == '/')
-		return strdup(path);
-	cwd = getcwd(NULL, 0);
-	if (!cwd || asprintf(&abs, "%s/%s", cwd, path) < 0)
-		return NULL;
-	return abs;
-}
-
 /* The last part of path, trailing slashes ignored: what its copy is named ("" for "/"). */
 static char *last_part(const char *path)
 {
@@ -80,7 +66,7 @@ static int host_parent(const char *path, const char *const *trees, int *ret_dirf
 	if (!*path)
 		return sr_error_msg(err, -EINVAL,
 				    "cp: an empty host path: name a file or directory");
-	abs = absolute(path);
+	abs = sr_hostpath_absolute(path);
 	if (!abs)
 		return sr_error_errno(err, errno ? sr_negerrno() : -ENOMEM, "cp: %s", path);
 	name = last_part(abs);

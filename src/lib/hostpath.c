@@ -212,22 +212,30 @@ int sr_hostpath_resolve(const char *what, const char *path, const char *const *a
 	return 0;
 }
 
+char *sr_hostpath_absolute(const char *path)
+{
+	_cleanup_free_ char *cwd = NULL;
+	char *abs;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd || asprintf(&abs, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return abs;
+}
+
 int sr_hostpath_resolve_arg(const char *what, const char *path, char **ret_path,
 			    struct sr_error *err)
 {
-	_cleanup_free_ char *cwd = NULL, *abs = NULL;
+	_cleanup_free_ char *abs = sr_hostpath_absolute(path);
 
-	if (path[0] == '/')
-		return sr_hostpath_resolve(what, path, NULL, ret_path, err);
-	cwd = getcwd(NULL, 0);
-	if (!cwd)
-		return sr_error_errno(err, sr_negerrno(),
+	if (!abs && path[0] != '/')
+		return sr_error_errno(err, errno ? sr_negerrno() : -ENOMEM,
 				      "%s '%s' is relative and the current directory is unknown",
 				      what, path);
-	if (asprintf(&abs, "%s/%s", cwd, path) < 0) {
-		abs = NULL;
+	if (!abs)
 		return sr_error_errno(err, -ENOMEM, "%s %s", what, path);
-	}
 	return sr_hostpath_resolve(what, abs, NULL, ret_path, err);
 }
 

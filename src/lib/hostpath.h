@@ -27,6 +27,12 @@ int sr_hostpath_resolve(const char *what, const char *path, const char *const *a
 			char **ret_path, struct sr_error *err);
 
 /*
+ * path as given, or beneath the current directory (getcwd() names it
+ * with no link in it): malloc'd, NULL with errno on failure.
+ */
+char *sr_hostpath_absolute(const char *path);
+
+/*
  * The same for a path as the caller typed it (the agent, --workspace DIR):
  * a relative one is taken from the current directory.
  */
