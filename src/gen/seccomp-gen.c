@@ -16,6 +16,7 @@
  */
 #include "config.h"
 
+#include "seccomp-cubes.h"
 #include "seccomp-rules.h"
 #include "seccomp-syscalls.h"
 #include "util.h"
@@ -46,168 +47,27 @@ static void ctx_releasep(scmp_filter_ctx *ctx)
 		seccomp_release(*ctx);
 }
 
-/*
- * The calls whose (arg[n] & mask[n]) == value[n] for every argument n, a
- * "cube": mask 0 matches every value of that argument. A row's condition
- * is a set of cubes, and so is everything the generator derives from rows.
- */
-#define N_ARGS 6
-
-struct cube {
-	uint64_t mask[N_ARGS], value[N_ARGS];
-};
-
-/* (arg[n] & mask) == value, any other argument. */
-static struct cube cube_of(unsigned n, uint64_t mask, uint64_t value)
-{
-	struct cube c = {0};
-
-	c.mask[n] = mask;
-	c.value[n] = value & mask;
-	return c;
-}
-
-static bool cube_is_all(struct cube c)
-{
-	for (unsigned n = 0; n < N_ARGS; n++)
-		if (c.mask[n])
-			return false;
-	return true;
-}
-
-struct cubes {
-	struct cube *items;
-	size_t n, cap;
-};
-
-static void cubes_free(struct cubes *c)
-{
-	free(c->items);
-	*c = (struct cubes){0};
-}
-
-static int cubes_add(struct cubes *c, struct cube cube)
-{
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		struct cube *items = realloc(c->items, cap * sizeof(*items));
-
-		if (!items)
-			return -ENOMEM;
-		c->items = items;
-		c->cap = cap;
-	}
-	for (unsigned n = 0; n < N_ARGS; n++)
-		cube.value[n] &= cube.mask[n];
-	c->items[c->n++] = cube;
-	return 0;
-}
-
-/* Whether two cubes share a call. */
-static bool cubes_meet(struct cube a, struct cube b)
-{
-	for (unsigned n = 0; n < N_ARGS; n++)
-		if ((a.value[n] ^ b.value[n]) & a.mask[n] & b.mask[n])
-			return false;
-	return true;
-}
-
-/* The calls both hold; they must meet. */
-static struct cube cubes_both(struct cube a, struct cube b)
-{
-	for (unsigned n = 0; n < N_ARGS; n++) {
-		a.mask[n] |= b.mask[n];
-		a.value[n] |= b.value[n];
-	}
-	return a;
-}
-
-/*
- * Adds to `out` disjoint cubes covering exactly the calls in `region`
- * that no cube of `in` holds. The region is split one bit (of one
- * argument) at a time until each part is either inside some cube of `in`
- * (dropped) or meets none (kept whole). Bits on which every cube still in play agrees are split
- * first: one side then meets none of them and is kept as one cube, which
- * keeps the result small (5 values out of 2^32 leave 60 cubes).
- */
-static int complement(const struct cube *in, size_t n, struct cube region, struct cubes *out)
-{
-	_cleanup_free_ struct cube *live = NULL;
-	uint64_t free_bits[N_ARGS] = {0}, bit = 0;
-	unsigned arg = 0;
-	size_t m = 0;
-	int r;
-
-	live = malloc((n ? n : 1) * sizeof(*live));
-	if (!live)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		if (cubes_meet(in[i], region))
-			live[m++] = in[i];
-	if (m == 0)
-		return cubes_add(out, region);
-	for (size_t i = 0; i < m; i++) {
-		bool inside = true;
-
-		for (unsigned a = 0; a < N_ARGS; a++) {
-			inside = inside && (live[i].mask[a] & ~region.mask[a]) == 0;
-			free_bits[a] |= live[i].mask[a] & ~region.mask[a];
-		}
-		if (inside)
-			return 0; /* the whole region is inside live[i] */
-	}
-	for (unsigned a = 0; a < N_ARGS && !bit; a++)
-		for (uint64_t b = free_bits[a]; b && !bit; b &= b - 1) {
-			uint64_t candidate = b & -b;
-			size_t set = 0, constrained = 0;
-
-			for (size_t i = 0; i < m; i++) {
-				constrained += (live[i].mask[a] & candidate) != 0;
-				set += (live[i].value[a] & candidate) != 0;
-			}
-			if (constrained == m && (set == 0 || set == m)) {
-				bit = candidate;
-				arg = a;
-			}
-		}
-	for (unsigned a = 0; a < N_ARGS && !bit; a++)
-		if (free_bits[a]) {
-			bit = free_bits[a] & -free_bits[a];
-			arg = a;
-		}
-	for (int side = 0; side < 2; side++) {
-		struct cube half = region;
-
-		half.mask[arg] |= bit;
-		half.value[arg] |= side ? bit : 0;
-		r = complement(live, m, half, out);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
 /* The calls a row's first condition matches, as cubes. */
-static int first_cubes(const struct sr_seccomp_rule *r, struct cubes *out)
+static int first_cubes(const struct sr_seccomp_rule *r, struct sr_cubes *out)
 {
-	struct cube values[SR_SCMP_VALUES_MAX];
+	struct sr_cube values[SR_SCMP_VALUES_MAX];
 
-	if (r->cmp != SR_SCMP_ALWAYS && r->arg >= N_ARGS)
+	if (r->cmp != SR_SCMP_ALWAYS && r->arg >= SR_CUBE_ARGS)
 		return -EINVAL;
 	switch (r->cmp) {
 	case SR_SCMP_ALWAYS:
-		return r->n_and ? -EINVAL : cubes_add(out, (struct cube){0});
+		return r->n_and ? -EINVAL : sr_cubes_add(out, (struct sr_cube){0});
 	case SR_SCMP_ARG_MASKED_EQ:
-		return cubes_add(out, cube_of(r->arg, r->mask, r->values[0]));
+		return sr_cubes_add(out, sr_cube_of(r->arg, r->mask, r->values[0]));
 	case SR_SCMP_ARG_MASKED_NOT_IN:
 		if (r->n_values == 0 || r->n_values > SR_SCMP_VALUES_MAX)
 			return -EINVAL;
 		for (size_t i = 0; i < r->n_values; i++) {
 			if (r->values[i] & ~r->mask)
 				return -EINVAL;
-			values[i] = cube_of(r->arg, r->mask, r->values[i]);
+			values[i] = sr_cube_of(r->arg, r->mask, r->values[i]);
 		}
-		return complement(values, r->n_values, (struct cube){0}, out);
+		return sr_cubes_complement(values, r->n_values, (struct sr_cube){0}, out);
 	case _SR_SCMP_CMP_MAX:
 		break;
 	}
@@ -215,9 +75,9 @@ static int first_cubes(const struct sr_seccomp_rule *r, struct cubes *out)
 }
 
 /* The calls a row matches, as cubes: its first condition and each further one. */
-static int row_cubes(const struct sr_seccomp_rule *r, struct cubes *out)
+static int row_cubes(const struct sr_seccomp_rule *r, struct sr_cubes *out)
 {
-	__attribute__((cleanup(cubes_free))) struct cubes acc = {0};
+	__attribute__((cleanup(sr_cubes_free))) struct sr_cubes acc = {0};
 	int rc;
 
 	if (r->n_and > SR_SCMP_AND_MAX)
@@ -225,23 +85,24 @@ static int row_cubes(const struct sr_seccomp_rule *r, struct cubes *out)
 	rc = first_cubes(r, &acc);
 	for (size_t k = 0; rc >= 0 && k < r->n_and; k++) {
 		const struct sr_seccomp_and *t = &r->and[k];
-		__attribute__((cleanup(cubes_free))) struct cubes term = {0}, next = {0};
-		struct cube eq = cube_of(t->arg, t->mask, t->value);
+		__attribute__((cleanup(sr_cubes_free))) struct sr_cubes term = {0}, next = {0};
+		struct sr_cube eq = sr_cube_of(t->arg, t->mask, t->value);
 
-		if (t->arg >= N_ARGS || t->mask == 0 || (t->value & ~t->mask))
+		if (t->arg >= SR_CUBE_ARGS || t->mask == 0 || (t->value & ~t->mask))
 			return -EINVAL;
-		rc = t->ne ? complement(&eq, 1, (struct cube){0}, &term) : cubes_add(&term, eq);
+		rc = t->ne ? sr_cubes_complement(&eq, 1, (struct sr_cube){0}, &term)
+			   : sr_cubes_add(&term, eq);
 		for (size_t i = 0; rc >= 0 && i < acc.n; i++)
 			for (size_t j = 0; rc >= 0 && j < term.n; j++)
-				if (cubes_meet(acc.items[i], term.items[j]))
-					rc = cubes_add(&next,
-						       cubes_both(acc.items[i], term.items[j]));
-		cubes_free(&acc);
+				if (sr_cubes_meet(acc.items[i], term.items[j]))
+					rc = sr_cubes_add(
+					    &next, sr_cubes_both(acc.items[i], term.items[j]));
+		sr_cubes_free(&acc);
 		acc = next;
-		next = (struct cubes){0};
+		next = (struct sr_cubes){0};
 	}
 	for (size_t i = 0; rc >= 0 && i < acc.n; i++)
-		rc = cubes_add(out, acc.items[i]);
+		rc = sr_cubes_add(out, acc.items[i]);
 	return rc;
 }
 
@@ -313,12 +174,12 @@ static int resolve(const char *name, int *ret_nr, bool *ret_from_table)
 	return 0;
 }
 
-static int add_cube_rule(scmp_filter_ctx ctx, uint32_t action, int nr, struct cube c)
+static int add_cube_rule(scmp_filter_ctx ctx, uint32_t action, int nr, struct sr_cube c)
 {
-	struct scmp_arg_cmp cmps[N_ARGS];
+	struct scmp_arg_cmp cmps[SR_CUBE_ARGS];
 	unsigned n = 0;
 
-	for (unsigned a = 0; a < N_ARGS; a++)
+	for (unsigned a = 0; a < SR_CUBE_ARGS; a++)
 		if (c.mask[a])
 			cmps[n++] = SCMP_CMP(a, SCMP_CMP_MASKED_EQ, c.mask[a], c.value[a]);
 	return seccomp_rule_add_array(ctx, action, nr, n, cmps);
@@ -326,14 +187,14 @@ static int add_cube_rule(scmp_filter_ctx ctx, uint32_t action, int nr, struct cu
 
 /* The rows of one call, read: its refusals as cubes, each with its err. */
 struct call_rows {
-	struct cubes denied;
+	struct sr_cubes denied;
 	int *errs;    /* errs[k]: the row's err of denied.items[k] */
 	bool allowed; /* an allow row names the call */
 };
 
 static void call_rows_free(struct call_rows *c)
 {
-	cubes_free(&c->denied);
+	sr_cubes_free(&c->denied);
 	free(c->errs);
 }
 
@@ -384,7 +245,7 @@ static int read_call(size_t first, struct call_rows *c)
 	for (size_t a = 0; a < c->denied.n; a++)
 		for (size_t b = a + 1; b < c->denied.n; b++)
 			if (c->errs[a] != c->errs[b] &&
-			    cubes_meet(c->denied.items[a], c->denied.items[b])) {
+			    sr_cubes_meet(c->denied.items[a], c->denied.items[b])) {
 				fprintf(stderr,
 					"sr-seccomp-gen: %s: rows with different errnos match the "
 					"same call\n",
@@ -412,16 +273,16 @@ static void oci_free(struct oci *o)
 	json_decref(o->entries);
 }
 
-static int oci_add(struct oci *o, const char *name, int err, struct cube c)
+static int oci_add(struct oci *o, const char *name, int err, struct sr_cube c)
 {
 	json_t *entry, *conds;
 	char key[16];
 
 	if (!o)
 		return 0;
-	if (cube_is_all(c) && err == 0)
+	if (sr_cube_is_all(c) && err == 0)
 		return json_array_append_new(o->allow, json_string(name)) < 0 ? -ENOMEM : 0;
-	if (cube_is_all(c)) {
+	if (sr_cube_is_all(c)) {
 		json_t *names;
 
 		snprintf(key, sizeof(key), "%d", sr_seccomp_errno(err));
@@ -433,7 +294,7 @@ static int oci_add(struct oci *o, const char *name, int err, struct cube c)
 	conds = json_array();
 	if (!conds)
 		return -ENOMEM;
-	for (unsigned a = 0; a < N_ARGS; a++) {
+	for (unsigned a = 0; a < SR_CUBE_ARGS; a++) {
 		/* jansson writes signed 64-bit integers; the spec's values are unsigned. */
 		if (c.mask[a] > INT64_MAX) {
 			json_decref(conds);
@@ -470,7 +331,7 @@ static int oci_add(struct oci *o, const char *name, int err, struct cube c)
 static int add_call(scmp_filter_ctx ctx, struct oci *o, size_t first, int nr)
 {
 	__attribute__((cleanup(call_rows_free))) struct call_rows c = {0};
-	__attribute__((cleanup(cubes_free))) struct cubes allowed = {0};
+	__attribute__((cleanup(sr_cubes_free))) struct sr_cubes allowed = {0};
 	const char *name = sr_seccomp_rules[first].syscall;
 	int r;
 
@@ -490,7 +351,7 @@ static int add_call(scmp_filter_ctx ctx, struct oci *o, size_t first, int nr)
 	}
 	if (!c.allowed)
 		return 0;
-	r = complement(c.denied.items, c.denied.n, (struct cube){0}, &allowed);
+	r = sr_cubes_complement(c.denied.items, c.denied.n, (struct sr_cube){0}, &allowed);
 	if (r < 0)
 		return r;
 	if (allowed.n == 0) {
