@@ -440,22 +440,10 @@ t_apply_chown_race() {
 	chown "$SR_TEST_USER:$SR_TEST_USER" "$t" && chmod 0777 "$t"
 	echo theirs >"$o/mine" && chown -R "$OTHER:$OTHER" "$o"
 	F="$SR_OUT/chown-$SR_AS.tar"
-	python3 - "$F" <<'PY'
-import hashlib, io, json, sys, tarfile
-data = b"x" * (20 << 20)
-m = {"kind": "sandbox-run-changes", "version": 1, "sandbox_id": "x", "workspace": None,
-     "base_time": "", "base_time_ns": 0, "changes": [{"path": "new", "op": "added",
-     "type": "file", "mode": "0644", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()},
-     {"path": "d", "op": "added", "type": "dir", "mode": "0755"},
-     {"path": "l", "op": "added", "type": "symlink", "target": "new", "mode": "0777"}]}
-with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
-    for name, b in (("sandbox-run-changes.json", json.dumps(m).encode()), ("files/new", data)):
-        i = tarfile.TarInfo(name); i.size = len(b); i.mode = 0o644
-        t.addfile(i, io.BytesIO(b))
-    i = tarfile.TarInfo("files/d"); i.type = tarfile.DIRTYPE; i.mode = 0o755; t.addfile(i)
-    i = tarfile.TarInfo("files/l"); i.type = tarfile.SYMTYPE; i.linkname = "new"; t.addfile(i)
-PY
-	chmod 644 "$F"
+	craft "$F" '[{"path": "new", "op": "added", "type": "file", "mode": "0644", "size": '$((20 << 20))', "sha256": "'"$(xs $((20 << 20)))"'"},
+		{"path": "d", "op": "added", "type": "dir", "mode": "0755"},
+		{"path": "l", "op": "added", "type": "symlink", "target": "new", "mode": "0777"}]' \
+		'add(t, "files/new", b"x" * (20 << 20)); add(t, "files/d", type=tarfile.DIRTYPE, mode=0o755); add(t, "files/l", type=tarfile.SYMTYPE, link="new")'
 	setpriv --reuid=$OTHER --regid=$OTHER --clear-groups -- /usr/bin/python3 - "$t" "$o/mine" "$SR_TMP" <<'PY' &
 import os, sys
 d, mine = sys.argv[1], sys.argv[2]
