@@ -190,18 +190,24 @@ static int give_error(const struct extract *x, int k, struct sr_error *err)
 	return sr_error_errno(err, k, "extract %s: chown", x->shown);
 }
 
+/* Whether directories already there are checked (owned_as_made()). */
+static bool checks_owner(const struct sr_extract_opts *o)
+{
+	return o && (o->chown || o->owned);
+}
+
 /*
- * With chown, a directory already at a name must be of that owner, as
- * what the extraction makes is: a root caller's export into a user's tree
- * would otherwise write into, and chmod, a directory of root's that the
- * user renamed to that name (a rename within one directory needs no right
- * to what is moved). -EPERM if not.
+ * With chown (or owned), a directory already at a name must be of that
+ * owner, as what the extraction makes is: a root caller's export into a
+ * user's tree would otherwise write into, and chmod, a directory of
+ * root's that the user renamed to that name (a rename within one
+ * directory needs no right to what is moved). -EPERM if not.
  */
 static int owned_as_made(const struct sr_extract_opts *o, int fd)
 {
 	struct stat st;
 
-	if (!o || !o->chown)
+	if (!checks_owner(o))
 		return 0;
 	if (fstat(fd, &st) < 0)
 		return sr_negerrno();
@@ -210,8 +216,8 @@ static int owned_as_made(const struct sr_extract_opts *o, int fd)
 
 /*
  * Opens directory `path` (clean, relative) beneath dest, creating what is
- * missing if asked (o: whose it is then; NULL: not creating). With chown,
- * one component at a time, each checked (owned_as_made()).
+ * missing if asked (o: whose it is then; NULL: not creating). With chown
+ * or owned, one component at a time, each checked (owned_as_made()).
  */
 static int open_dir(int dest, const char *path, const struct sr_extract_opts *o)
 {
@@ -220,7 +226,7 @@ static int open_dir(int dest, const char *path, const struct sr_extract_opts *o)
 	char buf[PATH_MAX], *comp, *save = NULL;
 	int fd;
 
-	if (!o || !o->chown) {
+	if (!checks_owner(o)) {
 		fd = sr_openat2(dest, *path ? path : ".", O_RDONLY | O_DIRECTORY, RESOLVE_STRICT);
 		if (fd >= 0 || fd != -ENOENT || !create)
 			return fd;

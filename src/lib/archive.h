@@ -76,6 +76,14 @@ struct sr_extract_opts {
 	 * the extraction (-ESTALE).
 	 */
 	bool chown;
+	/*
+	 * A directory already at a name the extraction writes in must be
+	 * owner_uid's (implied by chown): a root caller's export into root's
+	 * own tree (only root and that user may change the directories above
+	 * it, hostpath.h) would otherwise write root's files into, and chmod,
+	 * a directory of another user's found there.
+	 */
+	bool owned;
 	uid_t owner_uid;
 	gid_t owner_gid;
 	/*

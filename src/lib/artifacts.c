@@ -430,13 +430,14 @@ static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error 
 	/* A root caller's export into a user's directory is that user's, as a bind's is. */
 	if (geteuid() == 0) {
 		k = export_owner(s->dirfd, dir, &st, err);
+		if (k >= 0)
+			k = sr_hostpath_held(s->dirfd, st.st_uid, "export to", dir, err);
 		if (k < 0)
 			return k;
-		if (st.st_uid != 0) {
-			s->opts.chown = true;
-			s->opts.owner_uid = st.st_uid;
-			s->opts.owner_gid = st.st_gid;
-		}
+		s->opts.chown = st.st_uid != 0;
+		s->opts.owned = true;
+		s->opts.owner_uid = st.st_uid;
+		s->opts.owner_gid = st.st_gid;
 	}
 	return 0;
 }

@@ -264,6 +264,93 @@ int sr_hostpath_tree_owner(int dir, uid_t *ret_uid, gid_t *ret_gid)
 	return 0;
 }
 
+/* Only root and owner may rename what it holds: sticky, or writable by its owner alone. */
+static bool held_by(const struct stat *st, uid_t owner)
+{
+	return (st->st_uid == 0 || st->st_uid == owner) &&
+	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX));
+}
+
+/*
+ * The directory holding fd, a file (not a directory: no ".." of its own)
+ * opened by path, absolute: path's directory opened with no link on its
+ * way, and fd still at its name there. An fd, -ESTALE if not, or -errno.
+ */
+static int holder(const struct stat *st, const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	const char *leaf = strrchr(path, '/');
+	_cleanup_close_ int d = -1;
+	struct stat at;
+
+	if (!dir)
+		return -ENOMEM;
+	if (!leaf || !leaf[1])
+		return -EINVAL;
+	dir[leaf == path ? 1 : leaf - path] = '\0';
+	d = sr_openat2(AT_FDCWD, dir, O_PATH | O_DIRECTORY,
+		       RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (d < 0)
+		return d;
+	if (fstatat(d, leaf + 1, &at, AT_SYMLINK_NOFOLLOW) < 0)
+		return sr_negerrno() == -ENOENT ? -ESTALE : sr_negerrno();
+	if (at.st_dev != st->st_dev || at.st_ino != st->st_ino)
+		return -ESTALE;
+	return steal_fd(&d);
+}
+
+/* The directory above the directory dir: an fd, or -errno. */
+static int parent_of(int dir)
+{
+	int fd = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? sr_negerrno() : fd;
+}
+
+int sr_hostpath_held(int fd, uid_t owner, const char *what, const char *path, struct sr_error *err)
+{
+	_cleanup_close_ int cur = -1;
+	char proc[64], above[PATH_MAX] = "a directory", who[48] = "root";
+	struct stat st, up;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s %s", what, path);
+	cur = S_ISDIR(st.st_mode) ? parent_of(fd) : holder(&st, path);
+	for (;;) {
+		if (cur == -ESTALE)
+			return sr_error_msg(err, -ESTALE, "%s %s: replaced as it was checked", what,
+					    path);
+		if (cur < 0)
+			return sr_error_errno(err, cur, "%s %s: the directories above it", what,
+					      path);
+		if (fstat(cur, &up) < 0)
+			return sr_error_errno(err, sr_negerrno(), "%s %s: the directories above it",
+					      what, path);
+		if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
+			return 0; /* "/" */
+		if (!held_by(&up, owner))
+			break;
+		st = up;
+		fd = parent_of(cur);
+		sr_closep(&cur);
+		cur = fd;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", cur);
+	n = readlink(proc, above, sizeof(above) - 1);
+	if (n > 0)
+		above[n] = '\0';
+	if (owner != 0)
+		snprintf(who, sizeof(who), "root and uid %u", (unsigned)owner);
+	return sr_error_msg(err, -EPERM,
+			    "%s %s: %s, above it, lets users other than %s rename what it holds "
+			    "(owner uid %u, mode %04o): one of them could swap something of "
+			    "their choice in at this name; refused (give a path whose directories "
+			    "only %s can write)",
+			    what, path, above, who, (unsigned)up.st_uid,
+			    (unsigned)(up.st_mode & 07777), who);
+}
+
 int sr_hostpath_open_dir(const char *what, const char *path, struct sr_error *err)
 {
 	_cleanup_free_ char *resolved = NULL;

@@ -56,3 +56,18 @@ int sr_hostpath_open_dir(const char *what, const char *path, struct sr_error *er
  * answer for. -errno.
  */
 int sr_hostpath_tree_owner(int dir, uid_t *ret_uid, gid_t *ret_gid);
+
+/*
+ * Whether only root and owner can change what is at the name of fd,
+ * opened by path: every directory above it, each ".." the kernel's, is
+ * root's or owner's, and writable by nobody else unless sticky (a file's
+ * own directory is opened by path, absolute and with no link, and must
+ * hold it still). Renaming an entry needs the right to write the
+ * directory that holds it, none on the entry: a user who may write a
+ * directory above can move another user's private directory to the name
+ * a root caller gave, which root would then read, or write as its owner
+ * (apply, export, a writable bind, the workspace's id map). 0, or -errno
+ * with err ("WHAT PATH: ..."): -EPERM names the directory and what to give
+ * instead.
+ */
+int sr_hostpath_held(int fd, uid_t owner, const char *what, const char *path, struct sr_error *err);

@@ -9,6 +9,7 @@
 #include "doctor.h"
 #include "env.h"
 #include "fault.h"
+#include "hostpath.h"
 #include "procview.h"
 #include "units.h"
 #include "userns.h"
@@ -242,8 +243,12 @@ static void idmap_workspace(struct sr_sandbox *sb, const struct sr_sink *sink)
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return;
-	if (sr_userns_idmapped_tree(fd, "the workspace", st.st_uid, st.st_gid, sb->plan.host_uid,
-				    sb->plan.host_gid, false, &sb->plan.workspace_tree, &ierr) < 0)
+	if (sr_hostpath_held(fd, st.st_uid, "workspace", sb->agent.host_dir, &ierr) < 0)
+		sr_warn(sink, "%s: the workspace owner's files stay read-only to the agent",
+			ierr.msg);
+	else if (sr_userns_idmapped_tree(fd, "the workspace", st.st_uid, st.st_gid,
+					 sb->plan.host_uid, sb->plan.host_gid, false,
+					 &sb->plan.workspace_tree, &ierr) < 0)
 		sr_warn(sink, "%s: %s: the workspace owner's files stay read-only to the agent",
 			sb->agent.host_dir, ierr.msg);
 }

@@ -185,13 +185,15 @@ descendant() {
 # for_each_user CASE...: runs every case as root and as an unprivileged
 # user (or, when not root, once as the calling user).
 for_each_user() {
-	local c
+	local c user=no
 	if [ "$(id -u)" = 0 ]; then
 		mkdir -p "$SR_TMP/home-user" "$SR_TMP/xdg-user" "$SR_TMP/state-user" "$SR_TMP/data-user"
 		chmod 0700 "$SR_TMP/state-user" "$SR_TMP/data-user"
+		# Made first: root's cases give files to it too (chown, runuser).
+		_ensure_test_user && user=yes
 		SR_AS=root SR_WHO="[root] "
 		for c in "$@"; do "$c"; done
-		if _ensure_test_user; then
+		if [ "$user" = yes ]; then
 			chown "$SR_TEST_USER" "$SR_TMP/home-user" "$SR_TMP/xdg-user" \
 				"$SR_TMP/state-user" "$SR_TMP/data-user"
 			SR_AS=user SR_WHO="[user] "

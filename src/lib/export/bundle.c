@@ -23,6 +23,7 @@
 #include "archive-internal.h"
 #include "deploy.h"
 #include "env.h"
+#include "hostpath.h"
 #include "json.h"
 #include "layout.h"
 #include "oci-init.h"
@@ -610,6 +611,9 @@ static int open_bundle(const char *dir, bool *ret_made, struct sr_error *err)
 				    "%s belongs to uid %u, not to you: give a new directory "
 				    "(its owner could change the bundle before it runs)",
 				    dir, (unsigned)st.st_uid);
+	/* Nor one whose name another user could give to a directory of theirs, since. */
+	if (sr_hostpath_held(fd, st.st_uid, "export", dir, err) < 0)
+		return -EPERM;
 	list = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	d = list >= 0 ? fdopendir(list) : NULL;
 	if (!d) {

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# A root caller acts on a directory as its owner (a writable bind's files
+# are the owner's, the workspace's files are the agent's through an id map,
+# --export and apply write as the owner) and so trusts the name it was
+# given to lead to that owner's directory. Renaming an entry needs the
+# right to write the directory holding it, none on the entry: a user who
+# may write a directory above (0777 without the sticky bit, or their own)
+# can move another user's private directory to that name, and root read it
+# into the sandbox and wrote into it as that other user (outside-style
+# attack, session 19). Every directory above must be root's or the
+# owner's, writable by nobody else unless sticky (src/lib/hostpath.c,
+# sr_hostpath_held()); an export into root's own tree joins no directory
+# of another user's found there (archive.c, owned). The same for an OCI
+# bundle's directory, whoever exports it: its owner's runtime would run
+# what another user swapped in.
+. "$(dirname "$0")/../integration/libtest.sh"
+
+VICTIM=54321
+
+# swapped DIR: DIR/shared (root's, 0777, not sticky) where the test user
+# moved their project aside and the victim's 0700 directory (a 0600 key)
+# to its name.
+swapped() {
+	local d=$1
+	mkdir -p "$d/shared/proj" "$d/shared/victim"
+	chmod 0777 "$d/shared"
+	printf 'topsecret\n' >"$d/shared/victim/key"
+	chmod 0600 "$d/shared/victim/key"
+	chmod 0700 "$d/shared/victim"
+	chown -R "$VICTIM:$VICTIM" "$d/shared/victim"
+	chown "$SR_TEST_USER:$SR_TEST_USER" "$d/shared/proj"
+	runuser -u "$SR_TEST_USER" -- sh -c "cd '$d/shared' && mv proj proj.old && mv victim proj"
+}
+
+only_victims() {
+	assert_eq "$1" "key" "$(ls -A "$2")"
+}
+
+t_workspace_swapped() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-ws"
+	swapped "$d"
+	sr --net none --workspace "$d/shared/proj" -- cat /workspace/key
+	assert_no_match "the victim's 0600 file is not the agent's to read" topsecret "$out"
+	assert_match "a warning names the directory above and what to give" \
+		"workspace $d/shared/proj: $d/shared, above it, lets users other than root and uid $VICTIM rename what it holds \(owner uid 0, mode 0777\).*only root and uid $VICTIM can write.*stay read-only to the agent" \
+		"$errout"
+	chmod 1777 "$d/shared"
+	sr --net none --workspace "$d/shared/proj" -- cat /workspace/key
+	assert_eq "in a sticky directory (only an entry's owner renames it) the owner's files are the agent's" \
+		topsecret "$out"
+}
+
+t_bind_swapped() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-bind"
+	swapped "$d"
+	sr --net none --bind "$d/shared/proj" /data -- sh -c 'echo x >/data/planted'
+	assert_eq "a writable bind there: refused (125)" 125 "$rc"
+	assert_match "saying why" "^sandbox-run: bind $d/shared/proj: $d/shared, above it, lets users" "$errout"
+	only_victims "nothing written into the victim's directory" "$d/shared/proj"
+	sr --net none --ro-bind "$d/shared/proj" /data -- cat /data/key
+	assert_no_match "read-only, it stays the victim's (not mapped, not readable)" topsecret "$out"
+	# A file of the victim's moved to the name of a file bind: the same.
+	mv "$d/shared/proj/key" "$d/shared/conf"
+	sr --net none --bind "$d/shared/conf" /data/conf -- sh -c 'echo x >/data/conf'
+	assert_eq "a writable bind of a file there: refused (125)" 125 "$rc"
+	assert_match "saying why" "^sandbox-run: bind $d/shared/conf: $d/shared, above it, lets users" "$errout"
+	assert_eq "the victim's file unchanged" topsecret "$(cat "$d/shared/conf")"
+}
+
+t_export_swapped() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-export"
+	swapped "$d"
+	sr --net none --export "/tmp/o:$d/shared/proj/" -- sh -c 'mkdir /tmp/o; echo x >/tmp/o/f'
+	assert_eq "an export into it (as its owner): refused (125)" 125 "$rc"
+	assert_match "saying why" "export to $d/shared/proj: $d/shared, above it, lets users" "$errout"
+	sr --net none --export "/tmp/o:$d/shared/proj" -- sh -c 'mkdir /tmp/o; echo x >/tmp/o/f'
+	assert_eq "an export to its name, in root's own 0777 directory: refused (125)" 125 "$rc"
+	assert_match "a directory of another user's is not joined" \
+		"a directory of another owner than uid 0, whom it is written as, is there: not changed" "$errout"
+	only_victims "nothing written into the victim's directory" "$d/shared/proj"
+	assert_eq "nor its mode changed" 700 "$(stat -c %a "$d/shared/proj")"
+}
+
+t_apply_swapped() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-apply" c="$SR_TMP/sw-apply.tar"
+	swapped "$d"
+	sr --net none --workspace "$d/shared/proj.old" --changes "$c" -- sh -c 'echo hook >/workspace/hook'
+	assert_eq "changes of a run on the user's project" 0 "$rc"
+	sr apply "$c" --to "$d/shared/proj"
+	assert_eq "applied where the victim's directory now is: refused (125)" 125 "$rc"
+	assert_match "saying why" "apply to $d/shared/proj: $d/shared, above it, lets users" "$errout"
+	only_victims "nothing written into the victim's directory" "$d/shared/proj"
+}
+
+# Whoever exports a bundle runs it next, often as root: its name must be
+# the exporter's to keep.
+t_bundle_swappable() {
+	local d="$SR_TMP/sw-bundle-$SR_AS"
+	mkdir -p "$d/open" "$d/own"
+	chmod 0777 "$d/open"
+	own "$d/own"
+	sr export --oci "$d/open/b" --net none -- /bin/true
+	assert_eq "a bundle in a directory others may write: refused (125)" 125 "$rc"
+	assert_match "saying why" "^sandbox-run: export $d/open/b: $d/open, above it, lets users" "$errout"
+	sr export --oci "$d/own/b" --net none -- /bin/true
+	assert_eq "in the exporter's own directory: written" 0 "$rc"
+	assert_eq "its config.json" yes "$([ -s "$d/own/b/config.json" ] && echo yes)"
+}
+
+for_each_user t_workspace_swapped t_bind_swapped t_export_swapped t_apply_swapped t_bundle_swappable
+done_testing
