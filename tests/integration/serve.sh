@@ -174,6 +174,12 @@ t_bad_values() {
 	assert_eq "E2B: a templateID naming a built-in copy: 400, said of templateID" \
 		"400 sandbox-run: create: templateID: 'builtin:e2b' is not a template (a profile's name: letters, digits, '-', '_' and '.'; base for the server's)" \
 		"$code $(jf 'j["message"]')"
+	# A file's name, as -p refuses it, passed this check and was refused
+	# further in, in -p's words ("looks like a file: write ./foo.ini").
+	api POST /sandboxes '{"templateID": "foo.ini"}'
+	assert_eq "E2B: a templateID that is a file's name: 400, said of templateID" \
+		"400 sandbox-run: create: templateID: 'foo.ini' is not a template (a profile's name: letters, digits, '-', '_' and '.'; base for the server's)" \
+		"$code $(jf 'j["message"]')"
 	api GET /v2/sandboxes
 	assert_eq "and none of them made a sandbox" "200 0" "$code $(jf 'len(j)')"
 }
