@@ -197,8 +197,14 @@ t_errors() {
 	sr create --net none --name taken
 	api POST /v1/sandboxes '{"name": "taken", "net": "none"}'
 	assert_eq "a name taken: 409 conflict" "409 conflict" "$code $(jf 'j["code"]')"
-	assert_match "in create's words" "a sandbox is named 'taken' already" "$(jf 'j["message"]')"
+	# The keeper's own line names no verb: it was answered without create's.
+	sr create --net none --name taken
+	assert_eq "in create's words, the CLI's very line" "$errout" "$(jf 'j["message"]')"
 	sr rm -f taken
+	sr create --net none --workspace "/nonexistent-$$"
+	api POST /v1/sandboxes "{\"workspace\": \"/nonexistent-$$\", \"net\": \"none\"}"
+	assert_eq "a workspace the keeper cannot find: 404, the CLI's very line, create's once" \
+		"404 $errout" "$code $(jf 'j["message"]')"
 	api POST /v1/sandboxes '{"memroy": "1G"}'
 	assert_match "an unknown key: 400 naming it" '^400 .*unknown key "memroy"' "$code $(jf 'j["message"]')"
 	api POST /v1/sandboxes '{"net": '
