@@ -180,6 +180,17 @@ t_bad_values() {
 	assert_eq "E2B: a templateID that is a file's name: 400, said of templateID" \
 		"400 sandbox-run: create: templateID: 'foo.ini' is not a template (a profile's name: letters, digits, '-', '_' and '.'; base for the server's)" \
 		"$code $(jf 'j["message"]')"
+	# A template that is nowhere was answered with where the server looked
+	# for it ("not found (looked for /home/.../nope.ini, /usr/...)"): its
+	# files, no client's to know. Its log (-v) keeps them.
+	api POST /sandboxes '{"templateID": "nope"}'
+	assert_eq "E2B: a template that is nowhere: 404, naming it, no path of the server's" \
+		'404 sandbox-run: create: templateID: no template "nope" on this server' \
+		"$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"profile": "nope"}'
+	assert_eq "a profile that is nowhere: alike, said of profile" \
+		'404 sandbox-run: create: profile: no profile "nope" on this server' \
+		"$code $(jf 'j["message"]')"
 	api GET /v2/sandboxes
 	assert_eq "and none of them made a sandbox" "200 0" "$code $(jf 'len(j)')"
 }
