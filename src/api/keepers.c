@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "launch.h"
 #include "options.h"
+#include "profile.h"
 #include "result.h"
 #include "server.h"
 #include "state.h"
@@ -403,6 +404,21 @@ static void create_free(struct create_job *cj)
 	free(cj);
 }
 
+/*
+ * Every error of create's said once as the CLI says it (sr_cli_verb_error):
+ * "create: ...", be it ours, create's parser's, or its keeper's own line
+ * (a name taken), which names no verb.
+ */
+static void create_failed(struct req *r, struct sr_error *err, create_done_fn done)
+{
+	static const char verb[] = "create";
+	const size_t n = sizeof(verb) - 1;
+
+	if (strncmp(err->msg, verb, n) != 0 || (err->msg[n] != ':' && err->msg[n] != ' '))
+		sr_error_prefix(err, verb);
+	done(r, NULL, err);
+}
+
 static void on_launch(struct srv *s, void *ctx, uint32_t events)
 {
 	struct create_job *cj = ctx;
@@ -423,8 +439,10 @@ static void on_launch(struct srv *s, void *ctx, uint32_t events)
 		cj->launch.id[0] = '\0';
 		sr_error_errno(&cj->launch.err, -ENOMEM, "create");
 	}
-	if (r)
-		cj->done(r, cj->launch.id[0] ? cj->launch.id : NULL, &cj->launch.err);
+	if (r && cj->launch.id[0])
+		cj->done(r, cj->launch.id, NULL);
+	else if (r)
+		create_failed(r, &cj->launch.err, cj->done);
 	create_free(cj);
 }
 
@@ -471,7 +489,7 @@ static bool create_warm(struct req *r, struct sr_pool *pool, uint64_t timeout,
 		sr_pool_taken_close(&taken);
 		sr_api_create_free(c);
 		sr_error_errno(&err, -ENOMEM, "create");
-		done(r, NULL, &err);
+		create_failed(r, &err, done);
 		return true;
 	}
 	m->warm = true;
@@ -487,6 +505,31 @@ static bool create_warm(struct req *r, struct sr_pool *pool, uint64_t timeout,
 	return true;
 }
 
+/*
+ * A profile the request named by name that is nowhere (profile.c's
+ * "profile 'x' not found (looked for PATH, PATH and ...)"), said as the
+ * request named it: where the server looked is its own files, no
+ * client's to know. Its log keeps that (serve -v).
+ */
+static void no_profile(struct srv *s, const struct sr_api_create *c, const char *template,
+		       struct sr_error *err)
+{
+	char lost[SR_ERROR_MSG_MAX];
+	int n;
+
+	if (err->code != -ENOENT || !c->profile || !sr_profile_name_valid(c->profile))
+		return;
+	n = snprintf(lost, sizeof(lost), "profile '%s' not found (", c->profile);
+	if (n < 0 || strncmp(err->msg, lost, (size_t)n) != 0)
+		return;
+	sr_info(s->o.sink, "serve: create: %s", err->msg);
+	if (template)
+		sr_error_msg(err, -ENOENT, "templateID: no template \"%s\" on this server",
+			     template);
+	else
+		sr_error_msg(err, -ENOENT, "profile: no profile \"%s\" on this server", c->profile);
+}
+
 /* A keeper launched as create launches it (launch.h), its answer awaited in the loop. */
 static void create_cold(struct req *r, struct sr_api_create *c, const char *template,
 			create_done_fn done)
@@ -500,7 +543,7 @@ static void create_cold(struct req *r, struct sr_api_create *c, const char *temp
 	sr_config_init(&cfg);
 	cj = calloc(1, sizeof(*cj));
 	if (!cj) {
-		sr_error_errno(&err, -ENOMEM, "serve");
+		sr_error_errno(&err, -ENOMEM, "create");
 	} else if (sr_options_parse_verb((int)c->argv.n, c->argv.items, SR_OPTIONS_CREATE, &cfg,
 					 &action, &err) < 0 ||
 		   action != SR_ACTION_RUN) {
@@ -509,7 +552,7 @@ static void create_cold(struct req *r, struct sr_api_create *c, const char *temp
 			sr_error_msg(&err, -EINVAL, "a malformed request");
 		if (!template)
 			sr_api_create_error(&err);
-		sr_error_prefix(&err, "create");
+		no_profile(s, c, template, &err);
 	} else if (sr_launch_start(&cfg, s->o.level, s->o.sink, &cj->launch, &err) == 0) {
 		err.code = 0;
 	}
@@ -517,7 +560,7 @@ static void create_cold(struct req *r, struct sr_api_create *c, const char *temp
 		sr_config_free(&cfg);
 		sr_api_create_free(c);
 		free(cj);
-		return done(r, NULL, &err);
+		return create_failed(r, &err, done);
 	}
 	/* The keeper has its copy: ours can go. */
 	sr_config_free(&cfg);
@@ -529,9 +572,9 @@ static void create_cold(struct req *r, struct sr_api_create *c, const char *temp
 	srv_job_add(s, &cj->job, &create_ops, r);
 	cj->w = srv_watch(s, cj->launch.fd, EPOLLIN, on_launch, cj);
 	if (!cj->w) {
-		sr_error_errno(&err, -ENOMEM, "serve");
+		sr_error_errno(&err, -ENOMEM, "create");
 		create_free(cj);
-		return done(r, NULL, &err);
+		return create_failed(r, &err, done);
 	}
 	srv_suspend(r);
 }
@@ -546,11 +589,11 @@ void srv_create(struct req *r, struct sr_api_create *c, const char *template, cr
 	prune(s);
 	if (s->n_made + s->creating >= s->o.max_sandboxes) {
 		sr_error_msg(&err, -EUSERS,
-			     "create: %zu sandboxes made through this server live already (serve "
+			     "%zu sandboxes made through this server live already (serve "
 			     "--max-sandboxes %u)",
 			     s->n_made, s->o.max_sandboxes);
 		sr_api_create_free(c);
-		return done(r, NULL, &err);
+		return create_failed(r, &err, done);
 	}
 	if (!create_warm(r, wp ? wp->pool : NULL, timeout, c, template, done))
 		create_cold(r, c, template, done);

@@ -229,12 +229,24 @@ static int parse_pass(struct parse_state *st, bool first_pass)
 	return 0;
 }
 
+/*
+ * A bare name ending in .ini is a file's with its ./ left out (-p foo.ini
+ * meant ./foo.ini), never a profile's, which would be foo.ini.ini.
+ */
+static bool named_like_file(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 4 && strcmp(name + n - 4, ".ini") == 0;
+}
+
 bool sr_profile_name_valid(const char *name)
 {
 	size_t n = strlen(name);
 
 	/* Inner dots only: "a." would look for a..ini. */
-	if (n == 0 || n > 64 || name[0] == '.' || name[n - 1] == '.' || strstr(name, ".."))
+	if (n == 0 || n > 64 || name[0] == '.' || name[n - 1] == '.' || strstr(name, "..") ||
+	    named_like_file(name))
 		return false;
 	for (const char *p = name; *p; p++)
 		if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.'))
@@ -428,7 +440,6 @@ static int find_profile(const char *name, const char *base_dir, const char *self
 			struct source *ret, bool *ret_self, struct sr_error *err)
 {
 	_cleanup_free_ char *joined = NULL;
-	size_t n;
 	int r;
 
 	/* As --print-config names them: the copy built into the binary, wherever a file is. */
@@ -451,8 +462,7 @@ static int find_profile(const char *name, const char *base_dir, const char *self
 		}
 		return source_from_file(name, ret, err);
 	}
-	n = strlen(name);
-	if (n > 4 && strcmp(name + n - 4, ".ini") == 0)
+	if (named_like_file(name))
 		return sr_error_msg(err, -EINVAL, "profile '%s' looks like a file: write ./%s",
 				    name, name);
 	if (!sr_profile_name_valid(name))

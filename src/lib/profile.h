@@ -5,9 +5,10 @@
  * $(datadir)/sandbox-run/profiles/NAME.ini, then the copies of the shipped
  * profiles built into the binary (so an uninstalled build works; origin
  * "builtin:NAME"). A value containing '/' is a path; a NAME is letters,
- * digits, '_', '-' and inner dots. `[profile] inherit = NAME` loads NAME
- * first wherever the line is in the file; a relative inherit path is
- * relative to the inheriting file's directory. Chains are at most
+ * digits, '_', '-' and inner dots, not ending in ".ini" (a file's name).
+ * `[profile] inherit = NAME` loads NAME first wherever the line is in the
+ * file; a relative inherit path is relative to the inheriting file's
+ * directory. Chains are at most
  * SR_PROFILE_DEPTH_MAX deep and loops are errors naming the chain.
  *
  * Syntax, as this loader drives inih: "[section]" and "key = value" lines;
@@ -39,7 +40,7 @@ int sr_profile_load_string(struct sr_config *c, const char *text, const char *or
 
 /*
  * Whether NAME is a profile's name (letters, digits, '_', '-' and inner
- * dots, at most 64), not a path nor "builtin:NAME".
+ * dots, at most 64, not ending in ".ini"), not a path nor "builtin:NAME".
  */
 bool sr_profile_name_valid(const char *name);
 

@@ -174,6 +174,23 @@ t_bad_values() {
 	assert_eq "E2B: a templateID naming a built-in copy: 400, said of templateID" \
 		"400 sandbox-run: create: templateID: 'builtin:e2b' is not a template (a profile's name: letters, digits, '-', '_' and '.'; base for the server's)" \
 		"$code $(jf 'j["message"]')"
+	# A file's name, as -p refuses it, passed this check and was refused
+	# further in, in -p's words ("looks like a file: write ./foo.ini").
+	api POST /sandboxes '{"templateID": "foo.ini"}'
+	assert_eq "E2B: a templateID that is a file's name: 400, said of templateID" \
+		"400 sandbox-run: create: templateID: 'foo.ini' is not a template (a profile's name: letters, digits, '-', '_' and '.'; base for the server's)" \
+		"$code $(jf 'j["message"]')"
+	# A template that is nowhere was answered with where the server looked
+	# for it ("not found (looked for /home/.../nope.ini, /usr/...)"): its
+	# files, no client's to know. Its log (-v) keeps them.
+	api POST /sandboxes '{"templateID": "nope"}'
+	assert_eq "E2B: a template that is nowhere: 404, naming it, no path of the server's" \
+		'404 sandbox-run: create: templateID: no template "nope" on this server' \
+		"$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"profile": "nope"}'
+	assert_eq "a profile that is nowhere: alike, said of profile" \
+		'404 sandbox-run: create: profile: no profile "nope" on this server' \
+		"$code $(jf 'j["message"]')"
 	api GET /v2/sandboxes
 	assert_eq "and none of them made a sandbox" "200 0" "$code $(jf 'len(j)')"
 }
@@ -191,8 +208,14 @@ t_errors() {
 	sr create --net none --name taken
 	api POST /v1/sandboxes '{"name": "taken", "net": "none"}'
 	assert_eq "a name taken: 409 conflict" "409 conflict" "$code $(jf 'j["code"]')"
-	assert_match "in create's words" "a sandbox is named 'taken' already" "$(jf 'j["message"]')"
+	# The keeper's own line names no verb: it was answered without create's.
+	sr create --net none --name taken
+	assert_eq "in create's words, the CLI's very line" "$errout" "$(jf 'j["message"]')"
 	sr rm -f taken
+	sr create --net none --workspace "/nonexistent-$$"
+	api POST /v1/sandboxes "{\"workspace\": \"/nonexistent-$$\", \"net\": \"none\"}"
+	assert_eq "a workspace the keeper cannot find: 404, the CLI's very line, create's once" \
+		"404 $errout" "$code $(jf 'j["message"]')"
 	api POST /v1/sandboxes '{"memroy": "1G"}'
 	assert_match "an unknown key: 400 naming it" '^400 .*unknown key "memroy"' "$code $(jf 'j["message"]')"
 	api POST /v1/sandboxes '{"net": '

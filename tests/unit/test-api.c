@@ -306,6 +306,10 @@ START_TEST(test_create_e2b_values)
 	e2b_refused("{\"templateID\":\".hidden\"}", -EINVAL, NULL);
 	e2b_refused("{\"templateID\":\"a b\"}", -EINVAL, NULL);
 	e2b_refused("{\"templateID\":\"x.\"}", -EINVAL, NULL);
+	/* A file's name, as -p refuses it: not a path to take, nor foo.ini.ini to look for. */
+	e2b_refused("{\"templateID\":\"foo.ini\"}", -EINVAL,
+		    "templateID: 'foo.ini' is not a template (a profile's name: letters, "
+		    "digits, '-', '_' and '.'; base for the server's)");
 	e2b_refused("{\"timeout\":31622401}", -EINVAL,
 		    "timeout: 31622401 is more than 366 days (31622400 seconds), the longest a "
 		    "living sandbox lives");
