@@ -41,7 +41,9 @@
 #include "util.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sys/stat.h>
 
 /* The kernel's own limit on links in one lookup (MAXSYMLINKS). */
@@ -264,11 +266,49 @@ int sr_hostpath_tree_owner(int dir, uid_t *ret_uid, gid_t *ret_gid)
 	return 0;
 }
 
-/* Only root and owner may rename what it holds: sticky, or writable by its owner alone. */
+/*
+ * Whether owner is the only member of group gid: by name in its member
+ * list and by no other user's primary group, and in it at all (a group of
+ * no member is a set-gid program's). A user's own group (Debian and
+ * Ubuntu make one per user, and a umask of 002 then makes their
+ * directories group-writable) lets nobody else write, as Debian's OpenSSH
+ * judges StrictModes too.
+ */
+static bool group_is_only(gid_t gid, uid_t owner)
+{
+	const struct group *gr = getgrgid(gid);
+	const struct passwd *pw;
+	_cleanup_free_ char *name = NULL;
+	bool member = false, only = true;
+
+	if (!gr || !(pw = getpwuid(owner)) || !(name = strdup(pw->pw_name)))
+		return false;
+	for (char **m = gr->gr_mem; *m; m++) {
+		member = true;
+		only = only && strcmp(*m, name) == 0;
+	}
+	setpwent();
+	while (only && (pw = getpwent())) {
+		if (pw->pw_gid != gid)
+			continue;
+		member = true;
+		only = pw->pw_uid == owner;
+	}
+	endpwent();
+	return member && only;
+}
+
+/*
+ * Only root and owner may rename what it holds: sticky, or writable by
+ * its owner alone (and a group owner is the only member of).
+ */
 static bool held_by(const struct stat *st, uid_t owner)
 {
-	return (st->st_uid == 0 || st->st_uid == owner) &&
-	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX));
+	if (st->st_uid != 0 && st->st_uid != owner)
+		return false;
+	if ((st->st_mode & S_ISVTX) || !(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return true;
+	return !(st->st_mode & S_IWOTH) && group_is_only(st->st_gid, owner);
 }
 
 /*
@@ -344,10 +384,10 @@ int sr_hostpath_held(int fd, uid_t owner, const char *what, const char *path, st
 		snprintf(who, sizeof(who), "root and uid %u", (unsigned)owner);
 	return sr_error_msg(err, -EPERM,
 			    "%s %s: %s, above it, lets users other than %s rename what it holds "
-			    "(owner uid %u, mode %04o): one of them could swap something of "
-			    "their choice in at this name; refused (give a path whose directories "
-			    "only %s can write)",
-			    what, path, above, who, (unsigned)up.st_uid,
+			    "(owner uid %u, group %u, mode %04o): one of them could swap "
+			    "something of their choice in at this name; refused (give a path "
+			    "whose directories only %s can write)",
+			    what, path, above, who, (unsigned)up.st_uid, (unsigned)up.st_gid,
 			    (unsigned)(up.st_mode & 07777), who);
 }
 

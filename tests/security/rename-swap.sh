@@ -43,7 +43,7 @@ t_workspace_swapped() {
 	sr --net none --workspace "$d/shared/proj" -- cat /workspace/key
 	assert_no_match "the victim's 0600 file is not the agent's to read" topsecret "$out"
 	assert_match "a warning names the directory above and what to give" \
-		"workspace $d/shared/proj: $d/shared, above it, lets users other than root and uid $VICTIM rename what it holds \(owner uid 0, mode 0777\).*only root and uid $VICTIM can write.*stay read-only to the agent" \
+		"workspace $d/shared/proj: $d/shared, above it, lets users other than root and uid $VICTIM rename what it holds \(owner uid 0, group 0, mode 0777\).*only root and uid $VICTIM can write.*stay read-only to the agent" \
 		"$errout"
 	chmod 1777 "$d/shared"
 	sr --net none --workspace "$d/shared/proj" -- cat /workspace/key
@@ -96,6 +96,29 @@ t_apply_swapped() {
 	only_victims "nothing written into the victim's directory" "$d/shared/proj"
 }
 
+# A directory writable by its group is as good as its owner's where that
+# group is the owner's alone (a user's own group, and a umask of 002, as
+# Debian and Ubuntu make them), and refused where it may have others.
+t_group_writable() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-group"
+	mkdir -p "$d/u/proj"
+	echo host >"$d/u/proj/f"
+	chown -R "$SR_TEST_USER:$SR_TEST_USER" "$d/u"
+	chmod 0775 "$d/u"
+	sr --net none --workspace "$d/u/proj" -- sh -c 'echo more >>/workspace/f && cat /workspace/f'
+	assert_eq "the user's own group may write above: the workspace is the agent's" \
+		"0 host more" "$rc $(echo $out)"
+	assert_no_match "no warning" "above it" "$errout"
+	chgrp 54321 "$d/u"
+	sr --net none --workspace "$d/u/proj" -- sh -c 'echo more >>/workspace/f'
+	assert_match "a group of others (or of nobody known) may write above: the warning" \
+		"$d/u, above it, lets users other than root and uid [0-9]+ rename what it holds \(owner uid [0-9]+, group 54321, mode 0775\)" \
+		"$errout"
+	sr --net none --bind "$d/u/proj" /data -- true
+	assert_eq "and a writable bind there is refused (125)" 125 "$rc"
+}
+
 # Whoever exports a bundle runs it next, often as root: its name must be
 # the exporter's to keep.
 t_bundle_swappable() {
@@ -111,5 +134,6 @@ t_bundle_swappable() {
 	assert_eq "its config.json" yes "$([ -s "$d/own/b/config.json" ] && echo yes)"
 }
 
-for_each_user t_workspace_swapped t_bind_swapped t_export_swapped t_apply_swapped t_bundle_swappable
+for_each_user t_workspace_swapped t_bind_swapped t_export_swapped t_apply_swapped t_group_writable \
+	t_bundle_swappable
 done_testing
