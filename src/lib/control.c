@@ -5,7 +5,14 @@
 #include "util.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+
+/* Linux 6.5's; older headers lack it, and older kernels refuse it (ENOPROTOOPT). */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 union fds_cmsg {
 	char buf[CMSG_SPACE(sizeof(int) * SR_CTL_FDS_MAX)];
@@ -92,6 +99,41 @@ int sr_ctl_recv_nofds(int fd, json_t **ret)
 	return r;
 }
 
+/*
+ * Whether the peer (pid, the kernel's at its connect()) is in our own
+ * user namespace. A sandbox's processes are in one of theirs, where an
+ * unprivileged caller's agent is the caller's uid all the same: given a
+ * --ro-bind of a directory holding our sockets (the state directory is
+ * under /tmp or $XDG_RUNTIME_DIR; a read-only mount does not stop a
+ * connect()), an agent asked serve for a sandbox with a bind of the
+ * caller's home, and a keeper for an exec. The peer's pidfd
+ * (SO_PEERPIDFD, Linux 6.5) says whether it is still that process once
+ * its namespace is read: a pid used again meanwhile is not judged in its
+ * place. Without it the window is between the peer's exit and our read,
+ * and what took its pid would have to be one of the caller's own
+ * processes in our namespace.
+ */
+static int peer_in_our_userns(int fd, pid_t pid)
+{
+	_cleanup_close_ int pidfd = -1;
+	socklen_t len = sizeof(pidfd);
+	struct stat ours, theirs;
+	char path[64];
+
+	if (pid <= 0)
+		return -EPERM; /* in a pid namespace we do not see */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+		pidfd = -1;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	if (stat("/proc/self/ns/user", &ours) < 0 || stat(path, &theirs) < 0)
+		return -EPERM;
+	if (ours.st_dev != theirs.st_dev || ours.st_ino != theirs.st_ino)
+		return -EPERM;
+	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		return -EPERM;
+	return 0;
+}
+
 int sr_ctl_peer_is_us(int fd)
 {
 	struct ucred cred;
@@ -99,7 +141,9 @@ int sr_ctl_peer_is_us(int fd)
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return sr_negerrno();
-	return cred.uid == geteuid() ? 0 : -EPERM;
+	if (cred.uid != geteuid())
+		return -EPERM;
+	return peer_in_our_userns(fd, cred.pid);
 }
 
 /* flags: SOCK_NONBLOCK or 0; a Unix socket's connect(2) then fails at once with EAGAIN. */

@@ -34,7 +34,11 @@ int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds);
 /* The same for a message whose fds are not wanted: any it carries are closed. */
 int sr_ctl_recv_nofds(int fd, json_t **ret);
 
-/* The peer of a connected unix socket is this user (or the check cannot be made: -errno). */
+/*
+ * The peer of a connected unix socket is this user in this user
+ * namespace, not a sandbox's process (or the check cannot be made:
+ * -errno).
+ */
 int sr_ctl_peer_is_us(int fd);
 
 /* Client: a connection to the keeper of the sandbox whose state directory is dir. */

@@ -3,6 +3,7 @@
 # `exec` (a second one, a later one) could try against the keeper, PID 1,
 # another sandbox, the caller and the host, as root and as a user.
 . "$(dirname "$0")/../integration/libtest.sh"
+. "$(dirname "$0")/../integration/libserve.sh"
 
 need_probe
 
@@ -986,7 +987,45 @@ PY
 	sr rm "$sb"
 }
 
+# A --ro-bind of the directory holding our sockets (the state directory
+# is under /tmp or $XDG_RUNTIME_DIR): a read-only mount does not stop a
+# connect(), and an unprivileged caller's agent is the caller's uid. It
+# asked serve for a sandbox with a bind of the caller's home, and a keeper
+# for an exec (agent's-eye attack, session 19). Both answer only peers in
+# their own user namespace (control.c, sr_ctl_peer_is_us).
+t_sockets_behind_ro_bind() {
+	local st py="$SR_TMP/peer-$SR_AS.py"
+	new_sandbox
+	st=$(state_dir)
+	start_serve || return
+	cat >"$py" <<'EOF'
+import socket, sys
+def ask(kind, path, data):
+    s = socket.socket(socket.AF_UNIX, kind)
+    s.settimeout(5)
+    try:
+        s.connect(path)
+        s.send(data)
+        r = s.recv(65536)
+        return r.decode(errors="replace").replace("\n", " ")[:60] or "closed"
+    except OSError as e:
+        return "refused " + type(e).__name__
+print("keeper", ask(socket.SOCK_SEQPACKET, sys.argv[1], b'{"op":"inspect"}\n'))
+print("serve", ask(socket.SOCK_STREAM, sys.argv[2], b"GET /v1/sandboxes HTTP/1.0\r\nHost: x\r\n\r\n"))
+EOF
+	chmod a+r "$py"
+	sr --net none --ro-bind "$st" /st --ro-bind "$py" /peer.py -- /usr/bin/python3 /peer.py "/st/$sb/ctl" /st/api.sock
+	assert_match "a keeper answers no process of a sandbox" "^keeper (closed|refused)" "$out"
+	assert_match "nor does serve" "serve (closed|refused)" "$out"
+	api GET /v1/sandboxes
+	assert_eq "serve still answers its user on the host" 200 "$code"
+	sr inspect "$sb"
+	assert_eq "and so does the keeper" 0 "$rc"
+	stop_serve
+	sr rm "$sb"
+}
+
 for_each_user t_fds_in_flight t_sigpending_half t_stdio_not_kept t_keeper_not_frozen t_keeper_clients t_keeper_clients_busy t_keeper_clients_fd_limit t_keeper_one_request t_keeper_pty_size t_keeper_worker_burst t_keeper_out_of_reach t_no_secret_in_cmdlines t_other_sandbox t_nothing_outlives_rm \
 	t_client_gone t_tty_contained t_snapshot_bounded t_snapshot_names_bounded t_cp_names_bounded t_keeper_workers_held t_snapshot_waits_bounded \
-	t_exec_hung_up t_port_waits_for_room t_port_owner_reserve
+	t_exec_hung_up t_port_waits_for_room t_port_owner_reserve t_sockets_behind_ro_bind
 done_testing
