@@ -14,19 +14,32 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
+/* The group a gid this kernel cannot map reads as (65534 unless set otherwise). */
+static gid_t overflow_gid(void)
+{
+	_cleanup_close_ int fd = open("/proc/sys/kernel/overflowgid", O_RDONLY | O_CLOEXEC);
+	char buf[16] = "";
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	return n > 0 ? (gid_t)strtoul(buf, NULL, 10) : 65534;
+}
+
 /*
- * This process becomes uid, wholly (its groups as login gives them: none
- * but the directory's group for a uid with no user; root's capabilities
- * go with uid 0): no way back to root.
+ * This process becomes uid, wholly (its groups as login gives them;
+ * root's capabilities go with uid 0): no way back to root. A uid with no
+ * user has no groups but the directory's -- never root's group: a
+ * directory `chown 4242` alone keeps gid 0, and a process of gid 0 may
+ * write what root's group may (the overflow group instead, "nogroup").
  */
 static int become(uid_t uid, gid_t dir_gid, struct sr_error *err)
 {
 	const struct passwd *pw = getpwuid(uid);
 	const char *what = pw ? "initgroups" : "setgroups";
-	gid_t gid = pw ? pw->pw_gid : dir_gid;
+	gid_t gid = pw ? pw->pw_gid : dir_gid ? dir_gid : overflow_gid();
 
 	if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL)) < 0 ||
 	    (what = "setresgid", setresgid(gid, gid, gid) < 0) ||

@@ -146,8 +146,8 @@ int sr_changes_copy(int fd, int *ret_fd, struct sr_error *err);
 /*
  * changes-apply-owner.c: a root caller's apply to another user's tree.
  * fn(arg, ret, err) is run by a forked child that becomes uid wholly
- * (the user's groups; for a uid with no user, the group dir_gid), and
- * is waited for; what it
+ * (the user's groups; for a uid with no user, the group dir_gid, or the
+ * overflow group rather than root's), and is waited for; what it
  * reports comes back in *ret, its error in err. dir names the tree in
  * messages.
  */

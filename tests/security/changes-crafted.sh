@@ -321,6 +321,32 @@ t_swapped_after_checks() {
 	rm -rf "$d" "$F" "$new"
 }
 
+t_owner_no_user() {
+	# Root's apply to the tree of a uid with no user: the child that
+	# applies as that uid had the directory's group, and a directory
+	# `chown 4242` alone keeps root's: it ran with gid 0, and what it made
+	# was 4242:0. Never root's group: the overflow group instead
+	# (docs/artifacts.md, Ownership); another group of the directory's is
+	# kept.
+	local d="$SR_OUT/nouser-$SR_AS" uid=4242 og
+	[ "$SR_AS" = root ] || return 0
+	while getent passwd "$uid" >/dev/null; do uid=$((uid + 1)); done
+	og=$(cat /proc/sys/kernel/overflowgid)
+	F="$SR_OUT/nouser-$SR_AS.tar"
+	craft "$F" '[{"path": "new", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"},
+		{"path": "dir", "op": "added", "type": "dir", "mode": "0755"}]' \
+		'add(t, "files/new", b"x"); add(t, "files/dir", type=tarfile.DIRTYPE, mode=0o755)'
+	rm -rf "$d" && mkdir -p "$d" && chown "$uid" "$d"
+	sr apply "$F" --to "$d"
+	assert_eq "a tree of uid $uid (no user), group root's: made in the overflow group, not root's" \
+		"0 $uid:$og $uid:$og" "$rc $(stat -c %u:%g "$d/new" "$d/dir" 2>&1 | xargs)"
+	rm -rf "$d" && mkdir -p "$d" && chown "$uid:$OTHER" "$d"
+	sr apply "$F" --to "$d"
+	assert_eq "its group another: the directory's group" \
+		"0 $uid:$OTHER $uid:$OTHER" "$rc $(stat -c %u:%g "$d/new" "$d/dir" 2>&1 | xargs)"
+	rm -rf "$d" "$F"
+}
+
 t_dir_became_file() {
 	# The sandbox made a directory a file (or a link); the host user has
 	# since put a file in it. Only a deleted directory was checked for
@@ -787,7 +813,7 @@ t_names_not_utf8() {
 }
 
 for_each_user t_escape t_through_links t_links_any_target t_root_owned_moved_in t_root_target_swapped \
-	t_root_dir_swapped_in t_swapped_after_checks t_dir_became_file t_root_readonly_dir t_modes_on_failure t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
+	t_root_dir_swapped_in t_swapped_after_checks t_owner_no_user t_dir_became_file t_root_readonly_dir t_modes_on_failure t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
 	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many \
 	t_names_not_utf8
 done_testing
