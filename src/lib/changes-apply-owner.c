@@ -7,6 +7,12 @@
  * was theirs, then wrote in it by name: a directory of root's renamed
  * there took root's file and mode). What is made is theirs, as when they
  * apply it themselves.
+ *
+ * The child is theirs to signal, as any process of their uid: they can
+ * stop it (root's apply waits until it goes on) or lower its limits (it
+ * fails). Their own tree either way (docs/security.md). It is not
+ * dumpable: they cannot ptrace it, nor open its fds through /proc (the
+ * private copy of the changes file root checked, changes-file.c).
  */
 #include "apply.h"
 #include "changes.h"
@@ -16,6 +22,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 /* The group a gid this kernel cannot map reads as (65534 unless set otherwise). */
@@ -47,6 +54,9 @@ static int become(uid_t uid, gid_t dir_gid, struct sr_error *err)
 		return sr_error_errno(err, sr_negerrno(),
 				      "apply: cannot become uid %u, the tree's owner: %s",
 				      (unsigned)uid, what);
+	/* The kernel's default after the change; whatever fs.suid_dumpable says. */
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
+		return sr_error_errno(err, sr_negerrno(), "apply: as uid %u: prctl", (unsigned)uid);
 	/* Capabilities kept through the change (SECBIT_NO_SETUID_FIXUP) would be root still. */
 	if (setuid(0) == 0)
 		return sr_error_msg(err, -EPERM,

@@ -347,6 +347,39 @@ t_owner_no_user() {
 	rm -rf "$d" "$F"
 }
 
+t_owner_stops_child() {
+	# Root's apply to a user's tree is made by a child that is that user:
+	# theirs to signal. They can stop it (root's apply waits, their own
+	# tree); they cannot open its fds (not dumpable): the copy of the
+	# changes file it checked and writes is root's alone.
+	local d="$SR_OUT/ostop-$SR_AS" k
+	local as=(setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups)
+	[ "$SR_AS" = root ] || return 0
+	if [ "$FAULT" = no ]; then
+		skip "the tree's owner and root's child applying as them" \
+			"needs a build with configure --enable-fault-injection"
+		return
+	fi
+	F="$SR_OUT/ostop-$SR_AS.tar"
+	craft "$F" '[{"path": "new", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/new", b"x")'
+	rm -rf "$d" && mkdir -p "$d" && chown "$SR_TEST_USER:$SR_TEST_USER" "$d"
+	stop_apply owner-stop "$F" "$d"
+	assert_eq "the child applying is the tree's owner" "$(id -u "$SR_TEST_USER")" \
+		"$(ps -o uid= -p "${apid:-0}" | tr -d ' ')"
+	check "the owner may not open its fds (the copy of the changes file)" \
+		_fails "${as[@]}" sh -c 'ls "$1" >/dev/null 2>&1' sh "/proc/${apid:-0}/fd"
+	check "the owner may stop it" "${as[@]}" kill -STOP "${apid:-0}"
+	kill -USR1 "${apid:-0}"
+	sleep 1
+	check "root's apply waits while it is stopped" kill -0 "$abg"
+	"${as[@]}" kill -CONT "${apid:-0}"
+	apid=""
+	end_apply
+	assert_eq "let go on, it applies" "0 x" "$rc $(cat "$d/new" 2>&1)"
+	rm -rf "$d" "$F"
+}
+
 t_dir_became_file() {
 	# The sandbox made a directory a file (or a link); the host user has
 	# since put a file in it. Only a deleted directory was checked for
@@ -813,7 +846,7 @@ t_names_not_utf8() {
 }
 
 for_each_user t_escape t_through_links t_links_any_target t_root_owned_moved_in t_root_target_swapped \
-	t_root_dir_swapped_in t_swapped_after_checks t_owner_no_user t_dir_became_file t_root_readonly_dir t_modes_on_failure t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
+	t_root_dir_swapped_in t_swapped_after_checks t_owner_no_user t_owner_stops_child t_dir_became_file t_root_readonly_dir t_modes_on_failure t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
 	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many \
 	t_names_not_utf8
 done_testing
