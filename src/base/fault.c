@@ -49,6 +49,15 @@ static const char *const points[] = {
     "child agent forked",
 };
 
+/*
+ * Points of other verbs, named only (numbered on after points[]): the
+ * numbers fault.sh walks with runs stay the run's. "apply checked":
+ * apply's checks are done, nothing is written yet (changes-apply.c).
+ */
+static const char *const verb_points[] = {
+    "apply checked",
+};
+
 /* What SANDBOX_RUN_TEST_FAIL may name: steps whose failure is not fatal. */
 static const char *const fail_names[] = {
     "network tuning",
@@ -66,6 +75,9 @@ static int wanted(void)
 	for (size_t i = 0; i < SR_ARRAY_SIZE(points); i++)
 		if (strcmp(v, points[i]) == 0)
 			return (int)i + 1;
+	for (size_t i = 0; i < SR_ARRAY_SIZE(verb_points); i++)
+		if (strcmp(v, verb_points[i]) == 0)
+			return (int)(SR_ARRAY_SIZE(points) + i) + 1;
 	errno = 0;
 	n = strtol(v, &end, 10);
 	if (errno || *end || n < 1 || n > (long)SR_ARRAY_SIZE(points))
@@ -183,7 +195,9 @@ void sr_fault_point(const char *side, const char *what)
 	if (resume_wanted())
 		caller_pid();
 	snprintf(name, sizeof(name), "%s %s", side, what);
-	if (strcmp(name, points[n - 1]) != 0)
+	if (strcmp(name, (size_t)n > SR_ARRAY_SIZE(points)
+			     ? verb_points[(size_t)n - 1 - SR_ARRAY_SIZE(points)]
+			     : points[n - 1]) != 0)
 		return;
 	if (resume_wanted()) {
 		wait_for_resume(n, name);

@@ -19,7 +19,9 @@ struct sr_apply_report {
 
 /*
  * Applies the changes file open at fd (seekable) to dir (NULL: the host
- * directory its sandbox's workspace came from). Checks the whole file,
+ * directory its sandbox's workspace came from). The file is read once,
+ * into a private copy (sr_changes_copy()) that is checked and written:
+ * whoever may write it cannot change it between. Checks the whole file,
  * then every path it touches in dir, before changing anything (see
  * changes-apply.c): a crafted entry (outside the tree, through a link or
  * a file the changes make, a device, a set-id bit, content that is not

@@ -3,7 +3,8 @@
  * Applying a changes file to a host directory (changes.h, apply.h).
  *
  * The file may be crafted, the directory may have moved on: everything
- * is checked before anything is changed. First the file: its manifest
+ * is checked before anything is changed. First the file -- a private
+ * copy of it, which is what is written too (changes-file.c): its manifest
  * (changes-file.c), then every entry -- only files/PATH and base/PATH of
  * paths it lists, of the type it lists, with the content its digest
  * says; no device, FIFO or socket, no set-uid or set-gid bit, no path
@@ -14,27 +15,22 @@
  * and the caller must be able to make each change (write in its
  * directory; a root caller in another user's tree: that user's entries
  * only). A root caller's apply to another user's tree is made by a child
- * that is that user (apply_as_owner()). Only then are the changes made,
- * each beneath the directory's fd
- * with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: no link is followed, on the
- * way or at the end, and a file is replaced by a rename of a complete new
- * one, never written through. A directory is made with its owner's rwx
- * and given its own mode once what it holds is in, deepest first (as tar
- * does): a 0555 directory of the agent's takes its files.
+ * that is that user (changes-apply-owner.c). Only then are the changes
+ * made, each beneath the directory's fd with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: no link is
+ * followed, on the way or at the end, and a file is replaced by a rename of a complete new one,
+ * never written through. A directory is made with its owner's rwx and given its own mode once what
+ * it holds is in, deepest first (as tar does): a 0555 directory of the agent's takes its files.
  */
 #include "apply.h"
 #include "changes.h"
+#include "fault.h"
 #include "hostpath.h"
 #include "util.h"
 
 #include <dirent.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #define BUF_SIZE 65536
 /* Conflicts named in the message; the rest are counted. */
@@ -43,6 +39,8 @@
 
 struct apply {
 	struct sr_changes c;
+	int file;	   /* the private copy of the changes file: what is checked is written */
+	const char *where; /* the directory, as the caller named it */
 	int dir;
 	bool force;
 	const struct sr_sink *sink;
@@ -325,7 +323,7 @@ static bool holds_unknown(struct apply *a, const char *path)
  * write in its directory parent (one whose mode apply sets is made
  * writable first, and must be the caller's), and, a sticky one, own what
  * it replaces or deletes. A root caller's apply to another user's tree
- * is made as that user (apply_as_owner()), whose rights the kernel
+ * is made as that user (changes-apply-owner.c), whose rights the kernel
  * enforces; a directory it writes in and an entry it changes must be
  * theirs, said here, before anything is changed, naming it (a directory
  * of root's, or a third user's, that the user moved into the tree).
@@ -640,7 +638,7 @@ static int make_changes(struct apply *a, int fd, struct sr_error *err)
 }
 
 /* The checks, then the changes, as whoever this process is. */
-static int apply_here(struct apply *a, int fd, const char *dir, struct sr_error *err)
+static int apply_here(struct apply *a, struct sr_error *err)
 {
 	int k = check_dir(a, err);
 
@@ -651,10 +649,12 @@ static int apply_here(struct apply *a, int fd, const char *dir, struct sr_error 
 		    err, -EEXIST,
 		    "apply: %zu conflict%s with %s, nothing changed: %s%s (review with "
 		    "sandbox-run diff; --force applies them over the host's)",
-		    a->n_conflicts, a->n_conflicts == 1 ? "" : "s", dir, a->conflicts,
+		    a->n_conflicts, a->n_conflicts == 1 ? "" : "s", a->where, a->conflicts,
 		    a->n_conflicts > SHOWN_MAX ? "; ..." : "");
 	a->report.conflicts = a->n_conflicts;
-	k = make_changes(a, fd, err);
+	/* Test builds only (fault.h): a test rewrites the changes file here. */
+	sr_fault_point("apply", "checked");
+	k = make_changes(a, a->file, err);
 	for (size_t i = 0; i < a->c.n; i++)
 		a->report.unchanged += a->skip[i];
 	return k;
@@ -686,84 +686,13 @@ static int open_target(struct apply *a, const char *dir, struct sr_error *err)
 	return sr_hostpath_held(a->dir, a->owner, "apply to", dir, err);
 }
 
-/*
- * This process becomes the tree's owner, wholly (its groups as login
- * gives them: none but the directory's group for a uid with no user;
- * root's capabilities go with uid 0): no way back to root.
- */
-static int become(const struct apply *a, const struct passwd *pw, struct sr_error *err)
+/* The child that is the tree's owner (sr_changes_as_owner()): the checks and changes. */
+static int apply_in_child(void *arg, struct sr_apply_report *ret, struct sr_error *err)
 {
-	const char *what = pw ? "initgroups" : "setgroups";
-	gid_t gid = pw ? pw->pw_gid : a->owner_gid;
-	uid_t uid = a->owner;
+	struct apply *a = arg;
+	int k = apply_here(a, err);
 
-	if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL)) < 0 ||
-	    (what = "setresgid", setresgid(gid, gid, gid) < 0) ||
-	    (what = "setresuid", setresuid(uid, uid, uid) < 0))
-		return sr_error_errno(err, sr_negerrno(),
-				      "apply: cannot become uid %u, the tree's owner: %s",
-				      (unsigned)uid, what);
-	/* Capabilities kept through the change (SECBIT_NO_SETUID_FIXUP) would be root still. */
-	if (setuid(0) == 0)
-		return sr_error_msg(err, -EPERM,
-				    "apply: uid %u, the tree's owner, could become root again: "
-				    "nothing changed",
-				    (unsigned)uid);
-	return 0;
-}
-
-struct outcome {
-	int k;
-	struct sr_apply_report report;
-	struct sr_error err;
-};
-
-/*
- * A root caller's apply to another user's tree, made by a child that is
- * that user, from the fds opened here: every check and change has their
- * rights, and the kernel refuses what they may not do whatever they swap
- * in the tree meanwhile (root checked a directory was theirs, then wrote
- * in it by name: a directory of root's renamed there took root's file
- * and mode). What is made is theirs, as when they apply it themselves.
- */
-static int apply_as_owner(struct apply *a, int fd, const char *dir, struct sr_error *err)
-{
-	struct outcome *o =
-	    mmap(NULL, sizeof(*o), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	const struct passwd *pw = getpwuid(a->owner);
-	int status = 0, k;
-	pid_t pid;
-
-	if (o == MAP_FAILED)
-		return sr_error_errno(err, sr_negerrno(), "apply: %s", dir);
-	*o = (struct outcome){.k = -ECHILD};
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		k = sr_error_errno(err, sr_negerrno(), "apply: %s: fork", dir);
-		goto out;
-	}
-	if (pid == 0) {
-		k = become(a, pw, &o->err);
-		if (k >= 0)
-			k = apply_here(a, fd, dir, &o->err);
-		o->report = a->report;
-		o->k = k < 0 ? k : 0;
-		_exit(0);
-	}
-	if (SR_RETRY(waitpid(pid, &status, 0)) < 0)
-		k = sr_error_errno(err, sr_negerrno(), "apply: %s: wait", dir);
-	else if (o->k == -ECHILD)
-		k = sr_error_msg(err, -ECHILD,
-				 "apply: %s: the process applying as its owner (uid %u) was killed "
-				 "(signal %d): what came before may be made",
-				 dir, (unsigned)a->owner,
-				 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-	else if ((k = o->k) < 0)
-		*err = o->err;
-	a->report = o->report;
-out:
-	munmap(o, sizeof(*o));
+	*ret = a->report;
 	return k;
 }
 
@@ -777,8 +706,18 @@ int sr_changes_apply(int fd, const char *dir, bool force, const struct sr_sink *
 		return sr_error_errno(err, -ENOMEM, "apply");
 	a->force = force;
 	a->sink = sink;
-	a->dir = -1;
-	k = check_file(a, fd, err);
+	a->file = a->dir = -1;
+	/*
+	 * One copy, read for the checks and again for the writes: the file
+	 * itself, read twice, could be rewritten in between by whoever may
+	 * write it (a root run's --changes FILE is its directory owner's),
+	 * with content no digest vouched for, or entries reordered to fail
+	 * half-way. Made here, before the child that may become the tree's
+	 * owner, which reads it through the fd it inherits.
+	 */
+	k = sr_changes_copy(fd, &a->file, err);
+	if (k >= 0)
+		k = check_file(a, a->file, err);
 	if (k < 0)
 		goto out;
 	if (!dir)
@@ -789,11 +728,16 @@ int sr_changes_apply(int fd, const char *dir, bool force, const struct sr_sink *
 		    "apply: the sandbox had no host directory: say where with --to DIR");
 		goto out;
 	}
+	a->where = dir;
 	k = open_target(a, dir, err);
-	if (k >= 0)
-		k = a->owner_only ? apply_as_owner(a, fd, dir, err) : apply_here(a, fd, dir, err);
+	if (k >= 0 && a->owner_only)
+		k = sr_changes_as_owner(a->owner, a->owner_gid, dir, apply_in_child, a, &a->report,
+					err);
+	else if (k >= 0)
+		k = apply_here(a, err);
 	*ret = a->report;
 out:
+	sr_closep(&a->file);
 	sr_closep(&a->dir);
 	sr_changes_free(&a->c);
 	free(a->skip);

@@ -13,13 +13,6 @@
 
 #include <poll.h>
 
-static const char *tmp_dir(void)
-{
-	const char *t = getenv("TMPDIR");
-
-	return t && t[0] == '/' ? t : "/tmp";
-}
-
 /*
  * The worker stopped (by the agent, whose uid it runs as): we give up and
  * close our connection, on which the keeper ends it.
@@ -70,11 +63,11 @@ int sr_changes_fetch(const char *ref, int idle_ms, const struct sr_sink *sink, i
 	    (k = sr_state_find(statedir, ref, &e, err)) < 0 ||
 	    (k = sr_ctl_connect(e.dir, &ctl, err)) < 0)
 		goto out;
-	spool = open(tmp_dir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	spool = open(sr_changes_tmp_dir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	out = spool >= 0 ? openat(spool, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
 	if (out < 0 || pipe2(p, O_CLOEXEC) < 0) {
 		k = sr_error_errno(err, sr_negerrno(), "changes: a temporary file in %s",
-				   tmp_dir());
+				   sr_changes_tmp_dir());
 		goto out;
 	}
 	req = json_pack("{ss}", "op", "changes");

@@ -8,13 +8,16 @@
 #include "json.h"
 #include "util.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 
 /* A manifest is read whole: bounded like a JSON document anyone may hand us. */
 #define MANIFEST_MAX   SR_CHANGES_MANIFEST_MAX
 #define MANIFEST_DEPTH 8
+#define COPY_BUF       65536
 
 static const char *const ops[_SR_CHANGE_OP_MAX] = {
     [SR_CHANGE_ADDED] = "added",
@@ -336,4 +339,57 @@ int sr_changes_read(struct sr_archive_reader *r, struct sr_changes *ret, struct 
 		got += (size_t)n;
 	}
 	return sr_changes_manifest_parse(json, got, ret, err);
+}
+
+const char *sr_changes_tmp_dir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t && t[0] == '/' ? t : "/tmp";
+}
+
+/*
+ * An unnamed file (O_TMPFILE) rather than a memfd: a changes file holds
+ * the sandbox's files whole, up to its disk limit, and a memfd is memory.
+ * O_EXCL: not even this process may give it a name (linkat). Its bytes
+ * are no one else's to reach: root's child that becomes the tree's owner
+ * to apply (changes-apply-owner.c) is not dumpable, so its owner may not
+ * open it through /proc/PID/fd.
+ */
+int sr_changes_copy(int fd, int *ret_fd, struct sr_error *err)
+{
+	_cleanup_close_ int dir = -1, copy = -1;
+	_cleanup_free_ char *buf = NULL;
+	const char *where = sr_changes_tmp_dir();
+	struct stat st;
+	off_t off = 0;
+	int k = 0;
+
+	if (fstat(fd, &st) < 0)
+		return sr_error_errno(err, sr_negerrno(), "changes file");
+	dir = open(where, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	copy = dir < 0 ? -1 : openat(dir, ".", O_TMPFILE | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	buf = malloc(COPY_BUF);
+	if (copy < 0 || !buf)
+		return sr_error_errno(err, buf ? sr_negerrno() : -ENOMEM,
+				      "changes: a private copy in %s", where);
+	/* At most its size now: one who keeps writing it cannot keep us copying. */
+	while (k >= 0 && off < st.st_size) {
+		size_t want =
+		    (size_t)(st.st_size - off) < COPY_BUF ? (size_t)(st.st_size - off) : COPY_BUF;
+		ssize_t n = SR_RETRY(pread(fd, buf, want, off));
+
+		if (n <= 0) {
+			k = n < 0 ? sr_negerrno() : 0;
+			break;
+		}
+		k = sr_write_all(copy, buf, (size_t)n);
+		off += n;
+	}
+	if (k >= 0 && lseek(copy, 0, SEEK_SET) < 0)
+		k = sr_negerrno();
+	if (k < 0)
+		return sr_error_errno(err, k, "changes: a private copy in %s", where);
+	*ret_fd = steal_fd(&copy);
+	return 0;
 }

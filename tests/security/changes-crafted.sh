@@ -3,6 +3,7 @@
 # `sandbox-run apply` refuses, before changing anything, a file that
 # would write outside the directory, follow a link there, make a device
 # or a set-uid file, or whose contents are not what its manifest lists,
+# writes what it checked though the file be rewritten meanwhile,
 # and changes no mode through a link another user swaps in meanwhile;
 # `--export` follows no link the agent planted on the host, and makes
 # none that leads out of the copy. As root and as an unprivileged user.
@@ -239,6 +240,144 @@ PY
 	assert_eq "root's directory: nothing written in it, its mode kept" "700 " \
 		"$(stat -c %a "$w/b") $(ls "$w/b")"
 	rm -rf "$w" "$F"
+}
+
+# Whether this build stops at a named point (configure --enable-fault-injection):
+# it refuses an unknown one, as race.sh asks it.
+FAULT=no
+SANDBOX_RUN_TEST_STOP_AT=no-such-point "$SR" --net none -- true >/dev/null 2>"$SR_TMP/.probe-err"
+grep -q "no fault point 'no-such-point'" "$SR_TMP/.probe-err" && FAULT=yes
+
+# stop_apply NAME F DIR: applies F to DIR as the round's user, in the
+# background, stopped after every check and before anything is written
+# (fault injection). Sets $apid (the process that stopped: root's child
+# in another user's tree) and $abg (the apply).
+stop_apply() {
+	AERR="$SR_OUT/$1.err" apid=""
+	: >"$AERR"
+	(
+		export SANDBOX_RUN_TEST_STOP_AT="apply checked" SANDBOX_RUN_TEST_RESUME=1
+		as_user_exec "$SR" apply "$2" --to "$3"
+	) </dev/null >/dev/null 2>"$AERR" &
+	abg=$!
+	SR_BG_PIDS=$abg
+	for _ in $(seq 200); do
+		apid=$(sed -n 's/^sandbox-run: fault injection: pid \([0-9]*\) waits for SIGUSR1$/\1/p' "$AERR")
+		[ -n "$apid" ] && break
+		sleep 0.05
+	done
+	check "$1: apply stopped after its checks" test -n "$apid"
+}
+
+# end_apply: lets the stopped apply go on; sets $rc and $errout.
+end_apply() {
+	[ -n "$apid" ] && kill -USR1 "$apid"
+	wait "$abg"
+	rc=$?
+	SR_BG_PIDS=""
+	errout=$(grep -v '^sandbox-run: fault injection: ' "$AERR")
+}
+
+# swapped_apply NAME F DIR NEW: as stop_apply, F's content then becomes
+# NEW's, in place, as whoever may write F would do it; then end_apply.
+swapped_apply() {
+	stop_apply "$1" "$2" "$3"
+	cat "$4" >"$2"
+	end_apply
+}
+
+t_swapped_after_checks() {
+	# apply read the changes file twice: once to check the manifest and
+	# every entry's digest, once to write. Whoever may write the file (a
+	# root run's --changes FILE is its directory owner's) rewrote it in
+	# between: root wrote content no digest had vouched for, or, entries
+	# reordered, failed half-way (aaa written, then d/f with no
+	# directory). What is written is what was checked: apply reads a
+	# private copy, taken once.
+	local d="$SR_OUT/swap-$SR_AS" new="$SR_OUT/swap-new-$SR_AS.tar"
+	local m='[{"path": "aaa", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"},
+		{"path": "d", "op": "added", "type": "dir", "mode": "0755"},
+		{"path": "d/f", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]'
+	if [ "$FAULT" = no ]; then
+		skip "a changes file rewritten between apply's checks and its writes" \
+			"needs a build with configure --enable-fault-injection"
+		return
+	fi
+	F="$SR_OUT/swap-$SR_AS.tar"
+	rm -rf "$d" && mkdir -p "$d"
+	# Root applies to the tree of the user who wrote the changes file.
+	if [ "$SR_AS" = root ]; then chown "$SR_TEST_USER:$SR_TEST_USER" "$d"; else own "$d"; fi
+	craft "$F" "$m" 'add(t, "files/aaa", b"x"); add(t, "files/d", type=tarfile.DIRTYPE, mode=0o755); add(t, "files/d/f", b"x")'
+	craft "$new" "$m" 'add(t, "files/aaa", b"x"); add(t, "files/d", type=tarfile.DIRTYPE, mode=0o755); add(t, "files/d/f", b"y")'
+	swapped_apply swap-content "$F" "$d" "$new"
+	assert_eq "content rewritten (same size) after the checks: what was checked is written" \
+		"0 x" "$rc $(cat "$d/d/f" 2>&1)"
+	rm -rf "${d:?}"/* "$F"
+	craft "$F" "$m" 'add(t, "files/aaa", b"x"); add(t, "files/d", type=tarfile.DIRTYPE, mode=0o755); add(t, "files/d/f", b"x")'
+	craft "$new" "$m" 'add(t, "files/aaa", b"x"); add(t, "files/d/f", b"x"); add(t, "files/d", type=tarfile.DIRTYPE, mode=0o755)'
+	swapped_apply swap-order "$F" "$d" "$new"
+	assert_eq "entries reordered after the checks: applied whole, as checked" \
+		"0 x x" "$rc $(cat "$d/aaa" 2>&1) $(cat "$d/d/f" 2>&1)"
+	rm -rf "$d" "$F" "$new"
+}
+
+t_owner_no_user() {
+	# Root's apply to the tree of a uid with no user: the child that
+	# applies as that uid had the directory's group, and a directory
+	# `chown 4242` alone keeps root's: it ran with gid 0, and what it made
+	# was 4242:0. Never root's group: the overflow group instead
+	# (docs/artifacts.md, Ownership); another group of the directory's is
+	# kept.
+	local d="$SR_OUT/nouser-$SR_AS" uid=4242 og
+	[ "$SR_AS" = root ] || return 0
+	while getent passwd "$uid" >/dev/null; do uid=$((uid + 1)); done
+	og=$(cat /proc/sys/kernel/overflowgid)
+	F="$SR_OUT/nouser-$SR_AS.tar"
+	craft "$F" '[{"path": "new", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"},
+		{"path": "dir", "op": "added", "type": "dir", "mode": "0755"}]' \
+		'add(t, "files/new", b"x"); add(t, "files/dir", type=tarfile.DIRTYPE, mode=0o755)'
+	rm -rf "$d" && mkdir -p "$d" && chown "$uid" "$d"
+	sr apply "$F" --to "$d"
+	assert_eq "a tree of uid $uid (no user), group root's: made in the overflow group, not root's" \
+		"0 $uid:$og $uid:$og" "$rc $(stat -c %u:%g "$d/new" "$d/dir" 2>&1 | xargs)"
+	rm -rf "$d" && mkdir -p "$d" && chown "$uid:$OTHER" "$d"
+	sr apply "$F" --to "$d"
+	assert_eq "its group another: the directory's group" \
+		"0 $uid:$OTHER $uid:$OTHER" "$rc $(stat -c %u:%g "$d/new" "$d/dir" 2>&1 | xargs)"
+	rm -rf "$d" "$F"
+}
+
+t_owner_stops_child() {
+	# Root's apply to a user's tree is made by a child that is that user:
+	# theirs to signal. They can stop it (root's apply waits, their own
+	# tree); they cannot open its fds (not dumpable): the copy of the
+	# changes file it checked and writes is root's alone.
+	local d="$SR_OUT/ostop-$SR_AS" k
+	local as=(setpriv --reuid="$SR_TEST_USER" --regid="$SR_TEST_USER" --clear-groups)
+	[ "$SR_AS" = root ] || return 0
+	if [ "$FAULT" = no ]; then
+		skip "the tree's owner and root's child applying as them" \
+			"needs a build with configure --enable-fault-injection"
+		return
+	fi
+	F="$SR_OUT/ostop-$SR_AS.tar"
+	craft "$F" '[{"path": "new", "op": "added", "type": "file", "mode": "0644", "size": 1, "sha256": "'"$SHA_X"'"}]' \
+		'add(t, "files/new", b"x")'
+	rm -rf "$d" && mkdir -p "$d" && chown "$SR_TEST_USER:$SR_TEST_USER" "$d"
+	stop_apply owner-stop "$F" "$d"
+	assert_eq "the child applying is the tree's owner" "$(id -u "$SR_TEST_USER")" \
+		"$(ps -o uid= -p "${apid:-0}" | tr -d ' ')"
+	check "the owner may not open its fds (the copy of the changes file)" \
+		_fails "${as[@]}" sh -c 'ls "$1" >/dev/null 2>&1' sh "/proc/${apid:-0}/fd"
+	check "the owner may stop it" "${as[@]}" kill -STOP "${apid:-0}"
+	kill -USR1 "${apid:-0}"
+	sleep 1
+	check "root's apply waits while it is stopped" kill -0 "$abg"
+	"${as[@]}" kill -CONT "${apid:-0}"
+	apid=""
+	end_apply
+	assert_eq "let go on, it applies" "0 x" "$rc $(cat "$d/new" 2>&1)"
+	rm -rf "$d" "$F"
 }
 
 t_dir_became_file() {
@@ -707,7 +846,7 @@ t_names_not_utf8() {
 }
 
 for_each_user t_escape t_through_links t_links_any_target t_root_owned_moved_in t_root_target_swapped \
-	t_root_dir_swapped_in t_dir_became_file t_root_readonly_dir t_modes_on_failure t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
+	t_root_dir_swapped_in t_swapped_after_checks t_owner_no_user t_owner_stops_child t_dir_became_file t_root_readonly_dir t_modes_on_failure t_devices_setid t_host_links t_export_links t_export_tree_links t_apply_race \
 	t_apply_chown_race t_export_chown_race t_export_rename_race t_export_sparse t_changes_sparse t_changes_many \
 	t_names_not_utf8
 done_testing
