@@ -138,6 +138,18 @@ static int made_in_users(int at, bool made, const struct stat *parent)
 	return 0;
 }
 
+/* Whether only root and the owner of the tree fd (path) is in can change its name (hostpath.h). */
+static int held(int fd, const char *path, struct sr_error *err)
+{
+	uid_t uid;
+	gid_t gid;
+	int k = sr_hostpath_tree_owner(fd, &uid, &gid);
+
+	if (k < 0)
+		return sr_error_errno(err, k, "export to %s: the directories above it", path);
+	return sr_hostpath_owner_held(fd, uid, "export to", path, err);
+}
+
 int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *ret_fd,
 			  struct sr_made_dirs *ret_made, struct sr_error *err)
 {
@@ -170,6 +182,9 @@ int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *
 			RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0)
 		return sr_error_errno(err, fd, "export to %s", resolved);
+	/* Before anything is made: a root caller writes there as its tree's owner. */
+	if (geteuid() == 0 && (k = held(fd, resolved, err)) < 0)
+		return k;
 	while (missing && *missing) {
 		size_t l = strcspn(missing, "/");
 		char name[NAME_MAX + 1];
@@ -430,8 +445,6 @@ static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error 
 	/* A root caller's export into a user's directory is that user's, as a bind's is. */
 	if (geteuid() == 0) {
 		k = export_owner(s->dirfd, dir, &st, err);
-		if (k >= 0)
-			k = sr_hostpath_held(s->dirfd, st.st_uid, "export to", dir, err);
 		if (k < 0)
 			return k;
 		s->opts.chown = st.st_uid != 0;

@@ -683,7 +683,7 @@ static int open_target(struct apply *a, const char *dir, struct sr_error *err)
 	if (k < 0)
 		return sr_error_errno(err, k, "apply: %s: the directories above it", dir);
 	a->owner_only = a->owner != 0;
-	return sr_hostpath_held(a->dir, a->owner, "apply to", dir, err);
+	return sr_hostpath_owner_held(a->dir, a->owner, "apply to", dir, err);
 }
 
 /* The child that is the tree's owner (sr_changes_as_owner()): the checks and changes. */

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * Host paths a caller names, and what may be trusted on their way: which
+ * symbolic links they may pass through (below), whose tree a directory is
+ * in (sr_hostpath_tree_owner), and whether anyone but root and that owner
+ * could have moved something else to its name (sr_hostpath_held, above
+ * it).
+ *
  * Which symbolic links a --bind source may pass through.
  *
  * A bind source is a path the caller wrote, but not every directory on it
@@ -45,6 +51,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 /* The kernel's own limit on links in one lookup (MAXSYMLINKS). */
 #define MAX_LINKS 40
@@ -267,48 +274,56 @@ int sr_hostpath_tree_owner(int dir, uid_t *ret_uid, gid_t *ret_gid)
 }
 
 /*
- * Whether owner is the only member of group gid: by name in its member
- * list and by no other user's primary group, and in it at all (a group of
- * no member is a set-gid program's). A user's own group (Debian and
- * Ubuntu make one per user, and a umask of 002 then makes their
- * directories group-writable) lets nobody else write, as Debian's OpenSSH
- * judges StrictModes too.
+ * Whether group gid is owner's own: the group of owner's name and primary
+ * gid (Debian and Ubuntu make one per user, and a umask of 002 then makes
+ * their directories group-writable), with no other member listed and no
+ * other user's primary group. Debian's OpenSSH judges StrictModes so. A
+ * directory service that lists no users (sssd's default) hides the
+ * latter, which is why the name must match too.
  */
-static bool group_is_only(gid_t gid, uid_t owner)
+static bool own_group(gid_t gid, uid_t owner)
 {
 	const struct group *gr = getgrgid(gid);
-	const struct passwd *pw;
-	_cleanup_free_ char *name = NULL;
-	bool member = false, only = true;
+	_cleanup_free_ char *group = gr ? strdup(gr->gr_name) : NULL;
+	const struct passwd *pw = getpwuid(owner);
+	bool own;
 
-	if (!gr || !(pw = getpwuid(owner)) || !(name = strdup(pw->pw_name)))
+	if (!group || !pw || pw->pw_gid != gid || !sr_streq(pw->pw_name, group))
 		return false;
-	for (char **m = gr->gr_mem; *m; m++) {
-		member = true;
-		only = only && strcmp(*m, name) == 0;
-	}
+	own = true;
+	for (char **m = gr->gr_mem; own && *m; m++)
+		own = sr_streq(*m, group);
 	setpwent();
-	while (only && (pw = getpwent())) {
-		if (pw->pw_gid != gid)
-			continue;
-		member = true;
-		only = pw->pw_uid == owner;
-	}
+	while (own && (pw = getpwent()))
+		own = pw->pw_gid != gid || pw->pw_uid == owner;
 	endpwent();
-	return member && only;
+	return own;
+}
+
+/* Whether the directory opened as fd has an access ACL (named users or groups). */
+static bool has_acl(int fd)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return getxattr(proc, "system.posix_acl_access", NULL, 0) >= 0 || errno != ENODATA;
 }
 
 /*
- * Only root and owner may rename what it holds: sticky, or writable by
- * its owner alone (and a group owner is the only member of).
+ * Whether only root and owner may change the names in directory fd (st):
+ * it is one of theirs, and nobody else may write it, but where it is
+ * sticky (then only an entry's owner renames it, and a directory moved in
+ * from elsewhere needs the right to write it: allowed when sticky_ok) or
+ * its group, owner's own, may (a group-writable mode with an ACL is a mask
+ * over whoever the ACL names: not).
  */
-static bool held_by(const struct stat *st, uid_t owner)
+static bool held_by(int fd, const struct stat *st, uid_t owner, bool sticky_ok)
 {
 	if (st->st_uid != 0 && st->st_uid != owner)
 		return false;
-	if ((st->st_mode & S_ISVTX) || !(st->st_mode & (S_IWGRP | S_IWOTH)))
+	if (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (sticky_ok && (st->st_mode & S_ISVTX)))
 		return true;
-	return !(st->st_mode & S_IWOTH) && group_is_only(st->st_gid, owner);
+	return !(st->st_mode & S_IWOTH) && own_group(st->st_gid, owner) && !has_acl(fd);
 }
 
 /*
@@ -347,16 +362,43 @@ static int parent_of(int dir)
 	return fd < 0 ? sr_negerrno() : fd;
 }
 
+static int refuse_above(int dir, const struct stat *st, uid_t owner, const char *what,
+			const char *path, struct sr_error *err)
+{
+	char proc[64], above[PATH_MAX] = "a directory", who[48] = "root", group[64];
+	const struct group *gr = getgrgid(st->st_gid);
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dir);
+	n = readlink(proc, above, sizeof(above) - 1);
+	if (n > 0)
+		above[n] = '\0';
+	if (owner != 0)
+		snprintf(who, sizeof(who), "root and uid %u", (unsigned)owner);
+	if (gr)
+		snprintf(group, sizeof(group), "%s", gr->gr_name);
+	else
+		snprintf(group, sizeof(group), "%u", (unsigned)st->st_gid);
+	return sr_error_msg(err, -EPERM,
+			    "%s %s: %s, above it, lets users other than %s rename what it holds "
+			    "(owner uid %u, group %s, mode %04o%s), so one of them could have "
+			    "swapped in something of their choice; give a path whose directories "
+			    "only %s can write",
+			    what, path, above, who, (unsigned)st->st_uid, group,
+			    (unsigned)(st->st_mode & 07777), has_acl(dir) ? ", an ACL" : "", who);
+}
+
 int sr_hostpath_held(int fd, uid_t owner, const char *what, const char *path, struct sr_error *err)
 {
 	_cleanup_close_ int cur = -1;
-	char proc[64], above[PATH_MAX] = "a directory", who[48] = "root";
 	struct stat st, up;
-	ssize_t n;
+	bool dir;
 
 	if (fstat(fd, &st) < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s %s", what, path);
-	cur = S_ISDIR(st.st_mode) ? parent_of(fd) : holder(&st, path);
+	/* A file moves between directories with no right on it: sticky is no guard there. */
+	dir = S_ISDIR(st.st_mode);
+	cur = dir ? parent_of(fd) : holder(&st, path);
 	for (;;) {
 		if (cur == -ESTALE)
 			return sr_error_msg(err, -ESTALE, "%s %s: replaced as it was checked", what,
@@ -369,26 +411,20 @@ int sr_hostpath_held(int fd, uid_t owner, const char *what, const char *path, st
 					      what, path);
 		if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
 			return 0; /* "/" */
-		if (!held_by(&up, owner))
-			break;
+		if (!held_by(cur, &up, owner, dir))
+			return refuse_above(cur, &up, owner, what, path, err);
+		dir = true;
 		st = up;
 		fd = parent_of(cur);
 		sr_closep(&cur);
 		cur = fd;
 	}
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", cur);
-	n = readlink(proc, above, sizeof(above) - 1);
-	if (n > 0)
-		above[n] = '\0';
-	if (owner != 0)
-		snprintf(who, sizeof(who), "root and uid %u", (unsigned)owner);
-	return sr_error_msg(err, -EPERM,
-			    "%s %s: %s, above it, lets users other than %s rename what it holds "
-			    "(owner uid %u, group %u, mode %04o): one of them could swap "
-			    "something of their choice in at this name; refused (give a path "
-			    "whose directories only %s can write)",
-			    what, path, above, who, (unsigned)up.st_uid, (unsigned)up.st_gid,
-			    (unsigned)(up.st_mode & 07777), who);
+}
+
+int sr_hostpath_owner_held(int fd, uid_t owner, const char *what, const char *path,
+			   struct sr_error *err)
+{
+	return owner == 0 ? 0 : sr_hostpath_held(fd, owner, what, path, err);
 }
 
 int sr_hostpath_open_dir(const char *what, const char *path, struct sr_error *err)

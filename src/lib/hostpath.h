@@ -60,14 +60,26 @@ int sr_hostpath_tree_owner(int dir, uid_t *ret_uid, gid_t *ret_gid);
 /*
  * Whether only root and owner can change what is at the name of fd,
  * opened by path: every directory above it, each ".." the kernel's, is
- * root's or owner's, and writable by nobody else unless sticky (a file's
- * own directory is opened by path, absolute and with no link, and must
- * hold it still). Renaming an entry needs the right to write the
- * directory that holds it, none on the entry: a user who may write a
- * directory above can move another user's private directory to the name
- * a root caller gave, which root would then read, or write as its owner
- * (apply, export, a writable bind, the workspace's id map). 0, or -errno
- * with err ("WHAT PATH: ..."): -EPERM names the directory and what to give
+ * root's or owner's, and writable by nobody else unless sticky (not for
+ * a file's own directory: a file moves in from elsewhere with no right on
+ * it) or by owner's own group (hostpath.c). A file's directory is opened
+ * by path, absolute and with no link, and must hold it still. Renaming an
+ * entry needs the right to write the directory that holds it, none on
+ * the entry: a user who may write a directory above can move another
+ * user's private directory to the name a caller gave. 0, or -errno with
+ * err ("WHAT PATH: ..."): -EPERM names the directory and what to give
  * instead.
  */
 int sr_hostpath_held(int fd, uid_t owner, const char *what, const char *path, struct sr_error *err);
+
+/*
+ * The same for what a root caller acts on as owner's (a writable bind,
+ * the workspace's id map, an export or changes file, apply), where that
+ * would read a private directory moved in, or write in it as its owner.
+ * Nothing is checked for a tree of root's (owner 0): what could be moved
+ * to its name is root's too, from a directory others may write (a CI
+ * checkout made with a umask of 000, GitLab's), or another user's, whose
+ * tree it then is, checked.
+ */
+int sr_hostpath_owner_held(int fd, uid_t owner, const char *what, const char *path,
+			   struct sr_error *err);

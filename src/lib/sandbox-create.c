@@ -243,8 +243,10 @@ static void idmap_workspace(struct sr_sandbox *sb, const struct sr_sink *sink)
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return;
-	if (sr_hostpath_held(fd, st.st_uid, "workspace", sb->agent.host_dir, &ierr) < 0)
-		sr_warn(sink, "%s: the workspace owner's files stay read-only to the agent",
+	if (sr_hostpath_owner_held(fd, st.st_uid, "workspace", sb->agent.host_dir, &ierr) < 0)
+		sr_warn(sink,
+			"%s: not mapped to the agent, who may change none of the owner's files "
+			"there and read only what others may",
 			ierr.msg);
 	else if (sr_userns_idmapped_tree(fd, "the workspace", st.st_uid, st.st_gid,
 					 sb->plan.host_uid, sb->plan.host_gid, false,

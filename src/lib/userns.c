@@ -385,7 +385,7 @@ int sr_userns_bind_trees(const struct sr_config *c, const struct sr_strv *source
 			    c->binds[i].src, (unsigned)host_uid, c->binds[i].src);
 			break;
 		}
-		k = sr_hostpath_held(fd, st.st_uid, "bind", src, err);
+		k = sr_hostpath_owner_held(fd, st.st_uid, "bind", src, err);
 		if (k < 0)
 			break;
 		k = sr_userns_idmapped_tree(fd, src, st.st_uid, st.st_gid, host_uid, host_gid, true,

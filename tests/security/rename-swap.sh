@@ -32,6 +32,11 @@ swapped() {
 	runuser -u "$SR_TEST_USER" -- sh -c "cd '$d/shared' && mv proj proj.old && mv victim proj"
 }
 
+setfattr_rm() {
+	/usr/bin/python3 -c 'import os, sys; os.removexattr(sys.argv[1], "system.posix_acl_access")' "$1"
+	chmod 0775 "$1"
+}
+
 only_victims() {
 	assert_eq "$1" "key" "$(ls -A "$2")"
 }
@@ -43,7 +48,7 @@ t_workspace_swapped() {
 	sr --net none --workspace "$d/shared/proj" -- cat /workspace/key
 	assert_no_match "the victim's 0600 file is not the agent's to read" topsecret "$out"
 	assert_match "a warning names the directory above and what to give" \
-		"workspace $d/shared/proj: $d/shared, above it, lets users other than root and uid $VICTIM rename what it holds \(owner uid 0, group 0, mode 0777\).*only root and uid $VICTIM can write.*stay read-only to the agent" \
+		"workspace $d/shared/proj: $d/shared, above it, lets users other than root and uid $VICTIM rename what it holds \(owner uid 0, group root, mode 0777\).*only root and uid $VICTIM can write: not mapped to the agent" \
 		"$errout"
 	chmod 1777 "$d/shared"
 	sr --net none --workspace "$d/shared/proj" -- cat /workspace/key
@@ -96,6 +101,57 @@ t_apply_swapped() {
 	only_victims "nothing written into the victim's directory" "$d/shared/proj"
 }
 
+# A file moves between directories with no right on it: sticky is no
+# guard for a file's own directory. The user moves their file aside and
+# the victim's 0600 file from a 0777 directory to its name.
+t_file_into_sticky() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-sticky"
+	mkdir -p "$d/sticky" "$d/open"
+	chmod 1777 "$d/sticky"
+	chmod 0777 "$d/open"
+	echo mine >"$d/sticky/a-conf"
+	chown "$SR_TEST_USER:$SR_TEST_USER" "$d/sticky/a-conf"
+	printf 'topsecret\n' >"$d/open/secret"
+	chmod 0600 "$d/open/secret"
+	chown "$VICTIM:$VICTIM" "$d/open/secret"
+	runuser -u "$SR_TEST_USER" -- sh -c "cd '$d/sticky' && mv a-conf a-conf.old && mv ../open/secret a-conf"
+	sr --net none --bind "$d/sticky/a-conf" /data/conf -- sh -c 'cat /data/conf; echo x >>/data/conf'
+	assert_eq "a writable bind of the file moved into a sticky directory: refused (125)" 125 "$rc"
+	assert_no_match "nothing of it read" topsecret "$out"
+	assert_match "saying why" "^sandbox-run: bind $d/sticky/a-conf: $d/sticky, above it, lets users" "$errout"
+	assert_eq "the victim's file unchanged" topsecret "$(cat "$d/sticky/a-conf")"
+}
+
+# Written as its owner: a --changes file, and an export whose directories
+# are missing, refused before anything is made in the victim's directory.
+t_changes_and_made_dirs_swapped() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-made"
+	swapped "$d"
+	sr --net none --workspace "$d/shared/proj.old" --changes "$d/shared/proj/changes.tar" -- true
+	assert_eq "--changes into it: refused (125)" 125 "$rc"
+	assert_match "saying why" "export to $d/shared/proj: $d/shared, above it, lets users" "$errout"
+	sr --net none --export "/tmp/o:$d/shared/proj/new/sub" -- sh -c 'mkdir /tmp/o; echo x >/tmp/o/f'
+	assert_eq "an export that would make directories in it: refused (125)" 125 "$rc"
+	only_victims "nothing made or written in the victim's directory" "$d/shared/proj"
+}
+
+# A CI job run as root in a checkout of root's made with a umask of 000
+# (GitLab's Docker executor): a tree of root's, nothing to check.
+t_root_checkout_0777() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-ci"
+	mkdir -p "$d/builds/proj"
+	echo host >"$d/builds/proj/f"
+	chmod 0777 "$d/builds" "$d/builds/proj"
+	chmod 0666 "$d/builds/proj/f"
+	sr --net none --workspace "$d/builds/proj" --export "/tmp/r:$d/builds/proj/reports" \
+		-- sh -c 'echo more >>/workspace/f && cat /workspace/f && mkdir /tmp/r && echo ok >/tmp/r/junit.xml'
+	assert_eq "the workspace is the agent's, the export made" "0 host more ok" "$rc $(echo $out) $(cat "$d/builds/proj/reports/junit.xml")"
+	assert_no_match "no warning" "above it" "$errout"
+}
+
 # A directory writable by its group is as good as its owner's where that
 # group is the owner's alone (a user's own group, and a umask of 002, as
 # Debian and Ubuntu make them), and refused where it may have others.
@@ -110,6 +166,14 @@ t_group_writable() {
 	assert_eq "the user's own group may write above: the workspace is the agent's" \
 		"0 host more" "$rc $(echo $out)"
 	assert_no_match "no warning" "above it" "$errout"
+	# An ACL naming another user shows as the group's bits (its mask).
+	/usr/bin/python3 -c 'import os, struct, sys
+e = [(1, 7, 0xffffffff), (2, 7, 54321), (4, 5, 0xffffffff), (0x10, 7, 0xffffffff), (0x20, 5, 0xffffffff)]
+os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *x) for x in e))' "$d/u"
+	sr --net none --bind "$d/u/proj" /data -- true
+	assert_eq "the user's own group, but an ACL naming another user: refused (125)" 125 "$rc"
+	assert_match "saying so" "mode 0775, an ACL\)" "$errout"
+	setfattr_rm "$d/u"
 	chgrp 54321 "$d/u"
 	sr --net none --workspace "$d/u/proj" -- sh -c 'echo more >>/workspace/f'
 	assert_match "a group of others (or of nobody known) may write above: the warning" \
@@ -134,6 +198,7 @@ t_bundle_swappable() {
 	assert_eq "its config.json" yes "$([ -s "$d/own/b/config.json" ] && echo yes)"
 }
 
-for_each_user t_workspace_swapped t_bind_swapped t_export_swapped t_apply_swapped t_group_writable \
+for_each_user t_workspace_swapped t_bind_swapped t_export_swapped t_apply_swapped t_file_into_sticky \
+	t_changes_and_made_dirs_swapped t_root_checkout_0777 t_group_writable \
 	t_bundle_swappable
 done_testing
