@@ -518,6 +518,19 @@ assert p['spec'] == {'replicas': 2, 'sandboxTemplateRef': {'name': 'echo-agent'}
 assert c['spec']['warmPoolRef'] == {'name': 'echo-agent'}
 assert c['spec']['lifecycle']['shutdownPolicy'] == 'Delete'"
 
+	# Each name once (a List with two is refused by server-side apply), the
+	# passed or set one over the default, as a run's environment has it.
+	sr export --k8s --image img --pass-env HOME --env LANG=C "$SR_TMP/examples/echo-agent"
+	printf '%s\n' "$out" >"$f"
+	check "--pass-env HOME, --env LANG: one entry each, the passed and the set one" k8s_check "$f" "
+env = items['Job']['spec']['template']['spec']['containers'][0]['env']
+names = [e['name'] for e in env]
+assert len(names) == len(set(names)), names
+e = {x['name']: x for x in env}
+assert e['HOME'] == {'name': 'HOME', 'valueFrom': {'secretKeyRef': {'name': 'echo-agent-secrets', 'key': 'HOME'}}}, e['HOME']
+assert e['LANG'] == {'name': 'LANG', 'value': 'C'}, e['LANG']
+assert names[0] == 'PATH' and e['PATH']['value'].startswith('/usr/local/sbin'), env"
+
 	sr export --k8s --image img --deny bad.example "$SR_TMP/examples/echo-agent"
 	assert_eq "--deny by name: 125 (a NetworkPolicy cannot refuse it)" 125 "$rc"
 	sr export --k8s "$SR_TMP/examples/echo-agent"
