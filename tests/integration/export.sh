@@ -418,6 +418,29 @@ t_bundle_bind_over() {
 	rm -rf "$bundle" "$agent" "$host"
 }
 
+# The bundle's boot id under crun is read-only: crun's read-only /proc/sys
+# came with a writable copy of its bind, and the agent whose file it is
+# (the user round: the exporter is the container's user) made it 0644 and
+# grew it on the host past --disk.
+t_bundle_boot_id() {
+	local before
+	if [ -n "$(crun_missing)" ]; then
+		skip "the boot id read-only under crun" "$(crun_missing)"
+		return
+	fi
+	export_oci bootid --net none --disk 1M -- sh -c 'f=/proc/sys/kernel/random/boot_id
+		chmod 644 $f 2>/dev/null && echo chmod
+		head -c 5000000 /dev/zero 2>/dev/null >>$f && echo grown
+		cat $f'
+	before=$(cat "$bundle/boot_id"; stat -c '%a %s' "$bundle/boot_id")
+	crun_run "$bundle"
+	assert_eq "under crun: the boot id neither chmod'ed nor written, still the bundle's" \
+		"$(head -1 "$bundle/boot_id")" "$out"
+	assert_eq "the bundle's boot_id on the host unchanged" "$before" \
+		"$(cat "$bundle/boot_id"; stat -c '%a %s' "$bundle/boot_id")"
+	rm -rf "$bundle"
+}
+
 # k8s_check JSONFILE PYTHON: runs PYTHON with `d`, the parsed objects.
 k8s_check() {
 	"$PY" -c "import json, sys
@@ -547,5 +570,6 @@ t_nothing_left() {
 	check "no bundle left" test -z "$(ls -d "$SR_OUT"/bundle-* 2>/dev/null)"
 }
 
-for_each_user t_examples t_seccomp t_limits t_bundle t_bundle_crafted t_bundle_bind_over t_k8s t_nothing_left
+for_each_user t_examples t_seccomp t_limits t_bundle t_bundle_crafted t_bundle_bind_over \
+	t_bundle_boot_id t_k8s t_nothing_left
 done_testing

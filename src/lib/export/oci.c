@@ -15,6 +15,9 @@
 
 #include <inttypes.h>
 
+/* Where the bundle's boot id is bound (spec.boot_id). */
+#define SR_OCI_BOOT_ID "/proc/sys/kernel/random/boot_id"
+
 /* Adds a mount: destination, type, source, then the options, NULL-terminated. */
 static int add_mount(json_t *mounts, const char *dst, const char *type, const char *src, ...)
 {
@@ -86,8 +89,8 @@ static int add_mounts(const struct sr_oci_spec *s, json_t *mounts)
 	if (r >= 0)
 		r = add_disk(mounts, SR_SANDBOX_HOME, size, "mode=0755", false);
 	if (r >= 0 && s->boot_id)
-		r = add_mount(mounts, "/proc/sys/kernel/random/boot_id", "bind", s->boot_id, "bind",
-			      "ro", "nosuid", "nodev", "noexec", NULL);
+		r = add_mount(mounts, SR_OCI_BOOT_ID, "bind", s->boot_id, "bind", "ro", "nosuid",
+			      "nodev", "noexec", NULL);
 	if (r >= 0 && s->init)
 		r = add_mount(mounts, SR_OCI_INIT, "bind", s->init, "bind", "ro", "nosuid", "nodev",
 			      NULL);
@@ -217,16 +220,27 @@ static json_t *id_map(unsigned host)
  * covers a file with /dev/null and a directory with an empty read-only
  * tmpfs, as a run does), /proc/cmdline too (a run shows an empty line);
  * sys, bus, fs, irq read-only.
+ *
+ * And the bound boot id once more, after /proc/sys: a runtime makes a
+ * read-only path read-only by binding it over itself, and crun (1.8)
+ * does that to /proc/sys with the mounts beneath it, whose copies come
+ * out writable: the boot id's "ro" was lost, and the agent, whose file
+ * it is where the exporter is the container's user, chmod'ed it and
+ * grew the bundle's file on the host past any disk limit. Bound over
+ * itself read-only last, it is read-only on top (EROFS).
  */
 static json_t *linux_section(const struct sr_oci_spec *s, json_t *seccomp)
 {
 	json_t *masked = proc_paths(sr_layout_proc_hidden_files, sr_layout_n_proc_hidden_files);
 	json_t *dirs = proc_paths(sr_layout_proc_hidden_dirs, sr_layout_n_proc_hidden_dirs);
+	json_t *readonly = proc_paths(sr_layout_proc_readonly, sr_layout_n_proc_readonly);
 
-	if (!masked || !dirs || json_array_extend(masked, dirs) < 0 ||
-	    json_array_append_new(masked, json_string("/proc/cmdline")) < 0) {
+	if (!masked || !dirs || !readonly || json_array_extend(masked, dirs) < 0 ||
+	    json_array_append_new(masked, json_string("/proc/cmdline")) < 0 ||
+	    (s->boot_id && json_array_append_new(readonly, json_string(SR_OCI_BOOT_ID)) < 0)) {
 		json_decref(masked);
 		json_decref(dirs);
+		json_decref(readonly);
 		json_decref(seccomp);
 		return NULL;
 	}
@@ -237,8 +251,7 @@ static json_t *linux_section(const struct sr_oci_spec *s, json_t *seccomp)
 			 "ipc", "type", "uts", "type", "network", "type", "cgroup", "uidMappings",
 			 id_map(s->host_uid), "gidMappings", id_map(s->host_gid), "resources",
 			 resources(s->config), "seccomp", seccomp, "maskedPaths", masked,
-			 "readonlyPaths",
-			 proc_paths(sr_layout_proc_readonly, sr_layout_n_proc_readonly));
+			 "readonlyPaths", readonly);
 }
 
 /*
