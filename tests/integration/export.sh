@@ -441,6 +441,24 @@ t_bundle_boot_id() {
 	rm -rf "$bundle"
 }
 
+# /dev under crun is read-only, as a run's: nothing made there, /dev/ptmx
+# not replaced by a link of the agent's; its devices, /dev/shm and the
+# devpts work. The same lines as a run's.
+t_bundle_dev() {
+	if [ -n "$(crun_missing)" ]; then
+		skip "/dev read-only under crun" "$(crun_missing)"
+		return
+	fi
+	same_as_run dev -- sh -c 'touch /dev/x 2>/dev/null && echo made
+		ln -sf /tmp/p /dev/ptmx 2>/dev/null && echo replaced
+		mkdir /dev/d 2>/dev/null && echo mkdir
+		echo x >/dev/null && echo null
+		echo x >/dev/shm/f && echo shm
+		test -c /dev/pts/ptmx && echo pts'
+	assert_eq "/dev under crun: nothing made or replaced; null, /dev/shm, devpts work" \
+		"null shm pts" "$(echo $out)"
+}
+
 # k8s_check JSONFILE PYTHON: runs PYTHON with `d`, the parsed objects.
 k8s_check() {
 	"$PY" -c "import json, sys
@@ -571,5 +589,5 @@ t_nothing_left() {
 }
 
 for_each_user t_examples t_seccomp t_limits t_bundle t_bundle_crafted t_bundle_bind_over \
-	t_bundle_boot_id t_k8s t_nothing_left
+	t_bundle_boot_id t_bundle_dev t_k8s t_nothing_left
 done_testing

@@ -69,10 +69,17 @@ static int add_mounts(const struct sr_oci_spec *s, json_t *mounts)
 	if (c->disk_bytes)
 		snprintf(size, sizeof(size), "size=%" PRIu64, c->disk_bytes);
 	r = add_mount(mounts, "/proc", "proc", "proc", "nosuid", "nodev", "noexec", NULL);
-	/* A small /dev: the runtime binds the host's null, zero, full, random, urandom, tty. */
+	/*
+	 * A small /dev: the runtime binds the host's null, zero, full, random,
+	 * urandom, tty. Read-only, as a run's: the agent replaced /dev/ptmx
+	 * with a link of its own, or made files there. A runtime mounts a
+	 * "ro" /dev rw, makes its devices and links, then remounts it
+	 * read-only (crun 1.8, runc's finalizeRootfs); /dev/pts and /dev/shm
+	 * are mounts of their own and stay writable.
+	 */
 	if (r >= 0)
-		r = add_mount(mounts, "/dev", "tmpfs", "tmpfs", "nosuid", "noexec", "mode=0755",
-			      "size=64k", "nr_inodes=64", NULL);
+		r = add_mount(mounts, "/dev", "tmpfs", "tmpfs", "ro", "nosuid", "noexec",
+			      "mode=0755", "size=64k", "nr_inodes=64", NULL);
 	if (r >= 0)
 		r = add_mount(mounts, "/dev/pts", "devpts", "devpts", "nosuid", "noexec",
 			      "newinstance", "ptmxmode=0666", "mode=0620",
