@@ -123,18 +123,29 @@ static int add_mounts(const struct sr_oci_spec *s, json_t *mounts)
 	return r;
 }
 
-static json_t *strv_json(const char *first, char *const *v)
+/* a with v's strings appended (a stolen); NULL when out of memory. */
+static json_t *strv_json(json_t *a, char *const *v)
 {
-	json_t *a = json_array();
-
-	if (a && first &&
-	    (json_array_append_new(a, json_string(first)) < 0 ||
-	     json_array_append_new(a, json_string("--")) < 0))
-		return json_decref(a), NULL;
 	for (; a && v && *v; v++)
 		if (json_array_append_new(a, sr_json_string(*v)) < 0)
 			return json_decref(a), NULL;
 	return a;
+}
+
+/* The agent's command, after the init's arguments (oci-init.h) where it is PID 1. */
+static json_t *args(const struct sr_oci_spec *s)
+{
+	char nproc[32];
+	json_t *a;
+
+	snprintf(nproc, sizeof(nproc), "%" PRIu64, s->nproc);
+	if (!s->init)
+		a = json_array();
+	else if (s->nproc)
+		a = json_pack("[s, s, s, s]", SR_OCI_INIT, "--nproc", nproc, "--");
+	else
+		a = json_pack("[s, s]", SR_OCI_INIT, "--");
+	return strv_json(a, s->argv);
 }
 
 /*
@@ -144,6 +155,26 @@ static json_t *strv_json(const char *first, char *const *v)
  * queued signals and locked memory (as a run: child/setup.c), half its hard fd limit (as a
  * run's processes: child/init-spawn.c), the agent's command, environment
  * and cwd.
+ *
+ * And --memory and --pids as the rlimits a run falls back to where no
+ * cgroup is its to use (cgroup-rlimit.c): RLIMIT_DATA here, per process;
+ * RLIMIT_NPROC set by the init (args()). Whether the runtime has a
+ * cgroup is decided when it runs (rootless crun with none it may write
+ * drops linux.resources without a word), so every bundle has them. Under
+ * a cgroup they bound no more than it does, but for RLIMIT_DATA, which a
+ * run under a cgroup does not set: a process's writable private mappings
+ * beyond --memory fail even untouched.
+ *
+ * RLIMIT_NPROC counts the tasks of one host uid in one user namespace
+ * (ucounts, Linux >= 5.14; before, all of that uid's, in a run too), and
+ * holds each namespace up the chain to the RLIMIT_NPROC its creator had.
+ * The container's user is the 1000 of a namespace of its own, whatever
+ * host id it maps to (the exporter's, or root's subordinate one): set
+ * inside it, the limit counts the container's tasks, PID 1 included, as
+ * pids.max does, and none of that host uid's other processes. Set here
+ * it would not be: crun applies process.rlimits before it creates the
+ * user namespace, which then holds all of the runtime's user's tasks on
+ * the host to --pids (child/oci-init.c).
  */
 static int add_rlimit(json_t *rlimits, const char *type, uint64_t soft, uint64_t hard)
 {
@@ -162,15 +193,16 @@ static json_t *process(const struct sr_oci_spec *s)
 	    (add_rlimit(rlimits, "RLIMIT_MSGQUEUE", s->msgqueue, s->msgqueue) < 0 ||
 	     add_rlimit(rlimits, "RLIMIT_SIGPENDING", s->sigpending, s->sigpending) < 0 ||
 	     add_rlimit(rlimits, "RLIMIT_MEMLOCK", s->memlock, s->memlock) < 0 ||
-	     add_rlimit(rlimits, "RLIMIT_NOFILE", s->files_soft, s->files) < 0))
+	     add_rlimit(rlimits, "RLIMIT_NOFILE", s->files_soft, s->files) < 0 ||
+	     add_rlimit(rlimits, "RLIMIT_DATA", s->data, s->data) < 0))
 		return json_decref(rlimits), NULL;
 	return json_pack(
 	    "{s:b, s:{s:i, s:i, s:[]}, s:o, s:o, s:s, s:{s:[], s:[], s:[], s:[], s:[]},"
 	    " s:o, s:b}",
 	    "terminal", false, "user", "uid", SR_SANDBOX_UID, "gid", SR_SANDBOX_GID,
-	    "additionalGids", "args", strv_json(s->init ? SR_OCI_INIT : NULL, s->argv), "env",
-	    strv_json(NULL, s->envp), "cwd", SR_WORKSPACE, "capabilities", "bounding", "effective",
-	    "inheritable", "permitted", "ambient", "rlimits", rlimits, "noNewPrivileges", true);
+	    "additionalGids", "args", args(s), "env", strv_json(json_array(), s->envp), "cwd",
+	    SR_WORKSPACE, "capabilities", "bounding", "effective", "inheritable", "permitted",
+	    "ambient", "rlimits", rlimits, "noNewPrivileges", true);
 }
 
 /*
