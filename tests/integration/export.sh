@@ -175,7 +175,7 @@ path_of() {
 # crun has no cgroup it may write on a host without delegation). Beneath
 # our own cgroup, never elsewhere; what crun made is removed after.
 t_limits() {
-	local why base dir v2= made=() d p mem pids cpu
+	local why base dir v2= made=() d p mem pids cpu state i ran="$SR_TMP/.limits-out"
 	why=$(crun_missing)
 	if [ -n "$why" ]; then
 		skip "limits under crun" "$why"
@@ -185,7 +185,9 @@ t_limits() {
 		skip "limits under crun" "rootless crun gets no cgroup without a delegated one"
 		return
 	fi
-	export_oci limits --net none --memory 256M --cpus 0.5 --pids 64 -- true
+	export_oci limits --net none --memory 256M --cpus 0.5 --pids 64 -- sh -c \
+		'for i in 1 2 3 4 5 6 7 8; do sleep 0.2 & done; wait; echo ran
+		sed -n "s/^Max \(data size\|processes\)  *\([0-9]*\) .*/\1 \2/p" /proc/self/limits'
 	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
 		# Beside our own cgroup: cgroup v2 gives controllers to leaves only.
 		v2=1
@@ -209,9 +211,11 @@ t_limits() {
 		json.dump(c, open(sys.argv[1], "w"))
 	EOF
 	n=$((n + 1))
-	# create: the cgroup made and limited, the agent not started; read; delete.
+	# create: the cgroup made and limited, the agent not started; read;
+	# start, and the agent runs under the cgroup and the bundle's rlimits
+	# both; delete.
 	crun_cmd create --bundle "$bundle" "sr-export-$$-$n"
-	"${cmd[@]}" </dev/null >/dev/null 2>"$SR_TMP/.err"
+	"${cmd[@]}" </dev/null >"$ran" 2>"$SR_TMP/.err"
 	rc=$?
 	if [ -n "$v2" ]; then
 		mem=$(cat "/sys/fs/cgroup$dir/memory.max" 2>/dev/null)
@@ -222,6 +226,14 @@ t_limits() {
 		pids=$(cat "/sys/fs/cgroup/pids$dir/pids.max" 2>/dev/null)
 		cpu=$(cat "/sys/fs/cgroup/cpu$dir/cpu.cfs_quota_us" 2>/dev/null)
 	fi
+	crun_cmd start "sr-export-$$-$n"
+	"${cmd[@]}" >/dev/null 2>&1
+	crun_cmd state "sr-export-$$-$n"
+	for i in $(seq 100); do
+		state=$("${cmd[@]}" 2>/dev/null)
+		[[ $state =~ \"status\":\ *\"(running|created)\" ]] || break
+		sleep 0.1
+	done
 	crun_cmd delete --force "sr-export-$$-$n"
 	"${cmd[@]}" >/dev/null 2>&1
 	errout=$(cat "$SR_TMP/.err")
@@ -229,6 +241,10 @@ t_limits() {
 	assert_eq "limits: --memory 256M is crun's memory limit" 268435456 "$mem"
 	assert_eq "limits: --pids 64 is crun's pids limit" 64 "$pids"
 	assert_eq "limits: --cpus 0.5 is 50 ms per 100 ms" 50000 "$cpu"
+	# The rlimits a runtime without a cgroup holds the limits by (t_bundle_rlimits) break
+	# nothing where it has one: 8 processes beside PID 1, within both.
+	assert_eq "limits: under crun's cgroup the agent runs, its rlimits --memory and --pids" \
+		"$(printf 'ran\ndata size 268435456\nprocesses 64')" "$(cat "$ran")"
 	# The parents crun made where we had none (deepest first).
 	for d in "${made[@]}"; do
 		rmdir "$d" 2>/dev/null
@@ -418,6 +434,104 @@ t_bundle_bind_over() {
 	rm -rf "$bundle" "$agent" "$host"
 }
 
+# Where the runtime has no cgroup of its own (crun_run's
+# --cgroup-manager=disabled, as rootless crun on a host that delegates
+# none: it drops linux.resources without a word), the bundle holds
+# --memory and --pids as a run's rlimit strategy does: an agent forked
+# 100 processes and touched 200 MB under --memory 64M --pids 20. The
+# round's user keeps 30 processes on the host meanwhile (the user round:
+# the container user's host id): the limit counts the container's tasks
+# alone, as a run's and pids.max do. Set before the runtime made the
+# user namespace (process.rlimits, crun), it counted those 30 too, and
+# the container never started.
+t_bundle_rlimits() {
+	local agent="$SR_TMP/rlimit-agent-$SR_AS" sleepers=() i forked
+	if [ -n "$(crun_missing)" ]; then
+		skip "--memory and --pids under crun without a cgroup" "$(crun_missing)"
+		return
+	fi
+	rm -rf "$agent" && mkdir -p "$agent"
+	cat >"$agent/agent" <<-'EOF'
+		#!/usr/bin/python3
+		import os, time
+		kids = []
+		for i in range(100):
+		    try:
+		        pid = os.fork()
+		    except OSError:
+		        break
+		    if pid == 0:
+		        time.sleep(60)
+		        os._exit(0)
+		    kids.append(pid)
+		print("forked", len(kids))
+		for pid in kids:
+		    os.kill(pid, 9)
+		    os.waitpid(pid, 0)
+		try:
+		    b = b"x" * (200 << 20)
+		    print("200M: touched")
+		except MemoryError:
+		    print("200M: MemoryError")
+	EOF
+	chmod -R a+rX "$agent" && chmod 0755 "$agent/agent"
+	export_oci rlimits --net none --memory 64M --pids 20 "$agent"
+	for i in $(seq 30); do
+		(as_user_exec sleep 300) </dev/null >/dev/null 2>&1 &
+		sleepers+=("$!")
+	done
+	SR_BG_PIDS="${SR_BG_PIDS:-} ${sleepers[*]}"
+	crun_run "$bundle"
+	kill "${sleepers[@]}" 2>/dev/null
+	wait "${sleepers[@]}" 2>/dev/null
+	forked=$(sed -n 's/^forked //p' <<<"$out")
+	check "--pids 20 without a cgroup: the agent's forks bounded, its host user's 30 processes not counted (forked ${forked:-none})" \
+		test "${forked:-0}" -ge 10 -a "${forked:-100}" -lt 20
+	assert_match "--memory 64M without a cgroup: 200 MB refused (RLIMIT_DATA)" '200M: MemoryError' "$out"
+	rm -rf "$bundle" "$agent"
+}
+
+# The bundle's boot id under crun is read-only: crun's read-only /proc/sys
+# came with a writable copy of its bind, and the agent whose file it is
+# (the user round: the exporter is the container's user) made it 0644 and
+# grew it on the host past --disk.
+t_bundle_boot_id() {
+	local before
+	if [ -n "$(crun_missing)" ]; then
+		skip "the boot id read-only under crun" "$(crun_missing)"
+		return
+	fi
+	export_oci bootid --net none --disk 1M -- sh -c 'f=/proc/sys/kernel/random/boot_id
+		chmod 644 $f 2>/dev/null && echo chmod
+		head -c 5000000 /dev/zero 2>/dev/null >>$f && echo grown
+		cat $f'
+	before=$(cat "$bundle/boot_id"; stat -c '%a %s' "$bundle/boot_id")
+	crun_run "$bundle"
+	assert_eq "under crun: the boot id neither chmod'ed nor written, still the bundle's" \
+		"$(head -1 "$bundle/boot_id")" "$out"
+	assert_eq "the bundle's boot_id on the host unchanged" "$before" \
+		"$(cat "$bundle/boot_id"; stat -c '%a %s' "$bundle/boot_id")"
+	rm -rf "$bundle"
+}
+
+# /dev under crun is read-only, as a run's: nothing made there, /dev/ptmx
+# not replaced by a link of the agent's; its devices, /dev/shm and the
+# devpts work. The same lines as a run's.
+t_bundle_dev() {
+	if [ -n "$(crun_missing)" ]; then
+		skip "/dev read-only under crun" "$(crun_missing)"
+		return
+	fi
+	same_as_run dev -- sh -c 'touch /dev/x 2>/dev/null && echo made
+		ln -sf /tmp/p /dev/ptmx 2>/dev/null && echo replaced
+		mkdir /dev/d 2>/dev/null && echo mkdir
+		echo x >/dev/null && echo null
+		echo x >/dev/shm/f && echo shm
+		test -c /dev/pts/ptmx && echo pts'
+	assert_eq "/dev under crun: nothing made or replaced; null, /dev/shm, devpts work" \
+		"null shm pts" "$(echo $out)"
+}
+
 # k8s_check JSONFILE PYTHON: runs PYTHON with `d`, the parsed objects.
 k8s_check() {
 	"$PY" -c "import json, sys
@@ -518,6 +632,19 @@ assert p['spec'] == {'replicas': 2, 'sandboxTemplateRef': {'name': 'echo-agent'}
 assert c['spec']['warmPoolRef'] == {'name': 'echo-agent'}
 assert c['spec']['lifecycle']['shutdownPolicy'] == 'Delete'"
 
+	# Each name once (a List with two is refused by server-side apply), the
+	# passed or set one over the default, as a run's environment has it.
+	sr export --k8s --image img --pass-env HOME --env LANG=C "$SR_TMP/examples/echo-agent"
+	printf '%s\n' "$out" >"$f"
+	check "--pass-env HOME, --env LANG: one entry each, the passed and the set one" k8s_check "$f" "
+env = items['Job']['spec']['template']['spec']['containers'][0]['env']
+names = [e['name'] for e in env]
+assert len(names) == len(set(names)), names
+e = {x['name']: x for x in env}
+assert e['HOME'] == {'name': 'HOME', 'valueFrom': {'secretKeyRef': {'name': 'echo-agent-secrets', 'key': 'HOME'}}}, e['HOME']
+assert e['LANG'] == {'name': 'LANG', 'value': 'C'}, e['LANG']
+assert names[0] == 'PATH' and e['PATH']['value'].startswith('/usr/local/sbin'), env"
+
 	sr export --k8s --image img --deny bad.example "$SR_TMP/examples/echo-agent"
 	assert_eq "--deny by name: 125 (a NetworkPolicy cannot refuse it)" 125 "$rc"
 	sr export --k8s "$SR_TMP/examples/echo-agent"
@@ -534,5 +661,6 @@ t_nothing_left() {
 	check "no bundle left" test -z "$(ls -d "$SR_OUT"/bundle-* 2>/dev/null)"
 }
 
-for_each_user t_examples t_seccomp t_limits t_bundle t_bundle_crafted t_bundle_bind_over t_k8s t_nothing_left
+for_each_user t_examples t_seccomp t_limits t_bundle t_bundle_crafted t_bundle_bind_over \
+	t_bundle_rlimits t_bundle_boot_id t_bundle_dev t_k8s t_nothing_left
 done_testing

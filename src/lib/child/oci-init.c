@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "oci-init.h"
+#include "units.h"
 #include "util.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 /* As a run says it (cli/run.c): a status of its own, or 128+N for signal N. */
@@ -39,13 +41,49 @@ static void end_the_rest(void)
 		;
 }
 
+/*
+ * --nproc N: RLIMIT_NPROC, lowered here, in the container's user
+ * namespace, as a run's PID 1 lowers it (cgroup-rlimit.c). Not in
+ * config.json's rlimits: crun sets those before it makes the user
+ * namespace, and the kernel then holds every task of the runtime's user
+ * on the host to it as well (a namespace's own limit is its creator's
+ * RLIMIT_NPROC): rootless, the exporter's shells and browser threads
+ * counted against --pids, and past it the container never started.
+ */
+static int limit_tasks(const char *arg)
+{
+	struct rlimit rl;
+	uint64_t n;
+
+	if (sr_parse_count(arg, &n) < 0 || n == 0)
+		return -EINVAL;
+	if (getrlimit(RLIMIT_NPROC, &rl) < 0)
+		return sr_negerrno();
+	/* Only ever lowered: raising the hard limit needs CAP_SYS_RESOURCE on the host. */
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > n)
+		rl.rlim_max = n;
+	rl.rlim_cur = rl.rlim_max;
+	return setrlimit(RLIMIT_NPROC, &rl) < 0 ? sr_negerrno() : 0;
+}
+
 int sr_oci_init_main(int argc, char **argv)
 {
 	sigset_t all, none;
 	pid_t pid;
+	int r;
 
+	if (argc >= 5 && strcmp(argv[1], "--nproc") == 0) {
+		r = limit_tasks(argv[2]);
+		if (r < 0) {
+			fprintf(stderr, "sandbox-run: RLIMIT_NPROC %s: %s\n", argv[2],
+				strerror(-r));
+			return 125;
+		}
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 3 || strcmp(argv[1], "--") != 0) {
-		fprintf(stderr, "usage: " SR_OCI_INIT " -- COMMAND [ARG...]\n");
+		fprintf(stderr, "usage: " SR_OCI_INIT " [--nproc N] -- COMMAND [ARG...]\n");
 		return 125;
 	}
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

@@ -20,5 +20,9 @@
 #define SR_OCI_INIT	 "/run/sandbox-run-init"
 #define SR_OCI_INIT_NAME "sandbox-run-init"
 
-/* argv: SR_OCI_INIT -- COMMAND [ARG...]. Returns the exit status. */
+/*
+ * argv: SR_OCI_INIT [--nproc N] -- COMMAND [ARG...], --nproc the
+ * sandbox's RLIMIT_NPROC (--pids where no cgroup holds it). Returns the
+ * exit status.
+ */
 int sr_oci_init_main(int argc, char **argv);

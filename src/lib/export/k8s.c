@@ -337,10 +337,34 @@ static json_t *resources(const struct sr_config *c)
 }
 
 /*
+ * One entry for name: an earlier one replaced in its place, else appended
+ * (entry is stolen). Twice the same name is a List that server-side
+ * apply refuses (a duplicate merge key) and one whose value the reader
+ * must guess.
+ */
+static int env_put(json_t *env, json_t *entry)
+{
+	const char *name = json_string_value(json_object_get(entry, "name"));
+
+	if (!entry)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(env); i++) {
+		const char *other =
+		    json_string_value(json_object_get(json_array_get(env, i), "name"));
+
+		if (sr_streq(other, name))
+			return json_array_set_new(env, i, entry) < 0 ? -ENOMEM : 0;
+	}
+	return json_array_append_new(env, entry) < 0 ? -ENOMEM : 0;
+}
+
+/*
  * The environment of a run: PATH, HOME, LANG (C.UTF-8: the exporter's
- * locale need not be in the image), --env values; the secret variables
- * (--env-file's keys, --pass-env's names, --secret) from the Secret by
- * reference, unless --env sets them.
+ * locale need not be in the image); the secret variables (--env-file's
+ * keys, --pass-env's names, --secret) from the Secret by reference;
+ * --env values. Each name once, the later replacing the earlier as in a
+ * run (env.c): `--pass-env HOME` is the Secret's HOME, not the default
+ * beside it, and --env's value wins over a secret's.
  */
 static json_t *environment(const struct sr_k8s_spec *s)
 {
@@ -350,26 +374,19 @@ static json_t *environment(const struct sr_k8s_spec *s)
 		      "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "name",
 		      "HOME", "value", SR_SANDBOX_HOME, "name", "LANG", "value", "C.UTF-8");
 
+	for (size_t i = 0; env && s->secret_keys && i < s->secret_keys->n; i++) {
+		const char *key = s->secret_keys->items[i];
+
+		if (env_put(env, json_pack("{s:s, s:{s:{s:s, s:s}}}", "name", key, "valueFrom",
+					   "secretKeyRef", "name", s->secret, "key", key)) < 0)
+			return json_decref(env), NULL;
+	}
 	for (size_t i = 0; env && i < c->env.n; i++) {
 		const char *kv = c->env.items[i], *eq = strchr(kv, '=');
 		_cleanup_free_ char *key = eq ? strndup(kv, (size_t)(eq - kv)) : NULL;
 
-		if (!key || json_array_append_new(env, json_pack("{s:s, s:o}", "name", key, "value",
-								 sr_json_string(eq + 1))) < 0)
-			return json_decref(env), NULL;
-	}
-	for (size_t i = 0; env && s->secret_keys && i < s->secret_keys->n; i++) {
-		const char *key = s->secret_keys->items[i];
-		size_t kl = strlen(key);
-		bool set = false;
-
-		for (size_t j = 0; j < c->env.n && !set; j++)
-			set = strncmp(c->env.items[j], key, kl) == 0 && c->env.items[j][kl] == '=';
-		if (set)
-			continue;
-		if (json_array_append_new(env, json_pack("{s:s, s:{s:{s:s, s:s}}}", "name", key,
-							 "valueFrom", "secretKeyRef", "name",
-							 s->secret, "key", key)) < 0)
+		if (!key || env_put(env, json_pack("{s:s, s:o}", "name", key, "value",
+						   sr_json_string(eq + 1))) < 0)
 			return json_decref(env), NULL;
 	}
 	return env;

@@ -15,6 +15,9 @@
 
 #include <inttypes.h>
 
+/* Where the bundle's boot id is bound (spec.boot_id). */
+#define SR_OCI_BOOT_ID "/proc/sys/kernel/random/boot_id"
+
 /* Adds a mount: destination, type, source, then the options, NULL-terminated. */
 static int add_mount(json_t *mounts, const char *dst, const char *type, const char *src, ...)
 {
@@ -66,10 +69,17 @@ static int add_mounts(const struct sr_oci_spec *s, json_t *mounts)
 	if (c->disk_bytes)
 		snprintf(size, sizeof(size), "size=%" PRIu64, c->disk_bytes);
 	r = add_mount(mounts, "/proc", "proc", "proc", "nosuid", "nodev", "noexec", NULL);
-	/* A small /dev: the runtime binds the host's null, zero, full, random, urandom, tty. */
+	/*
+	 * A small /dev: the runtime binds the host's null, zero, full, random,
+	 * urandom, tty. Read-only, as a run's: the agent replaced /dev/ptmx
+	 * with a link of its own, or made files there. A runtime mounts a
+	 * "ro" /dev rw, makes its devices and links, then remounts it
+	 * read-only (crun 1.8, runc's finalizeRootfs); /dev/pts and /dev/shm
+	 * are mounts of their own and stay writable.
+	 */
 	if (r >= 0)
-		r = add_mount(mounts, "/dev", "tmpfs", "tmpfs", "nosuid", "noexec", "mode=0755",
-			      "size=64k", "nr_inodes=64", NULL);
+		r = add_mount(mounts, "/dev", "tmpfs", "tmpfs", "ro", "nosuid", "noexec",
+			      "mode=0755", "size=64k", "nr_inodes=64", NULL);
 	if (r >= 0)
 		r = add_mount(mounts, "/dev/pts", "devpts", "devpts", "nosuid", "noexec",
 			      "newinstance", "ptmxmode=0666", "mode=0620",
@@ -86,8 +96,8 @@ static int add_mounts(const struct sr_oci_spec *s, json_t *mounts)
 	if (r >= 0)
 		r = add_disk(mounts, SR_SANDBOX_HOME, size, "mode=0755", false);
 	if (r >= 0 && s->boot_id)
-		r = add_mount(mounts, "/proc/sys/kernel/random/boot_id", "bind", s->boot_id, "bind",
-			      "ro", "nosuid", "nodev", "noexec", NULL);
+		r = add_mount(mounts, SR_OCI_BOOT_ID, "bind", s->boot_id, "bind", "ro", "nosuid",
+			      "nodev", "noexec", NULL);
 	if (r >= 0 && s->init)
 		r = add_mount(mounts, SR_OCI_INIT, "bind", s->init, "bind", "ro", "nosuid", "nodev",
 			      NULL);
@@ -113,18 +123,29 @@ static int add_mounts(const struct sr_oci_spec *s, json_t *mounts)
 	return r;
 }
 
-static json_t *strv_json(const char *first, char *const *v)
+/* a with v's strings appended (a stolen); NULL when out of memory. */
+static json_t *strv_json(json_t *a, char *const *v)
 {
-	json_t *a = json_array();
-
-	if (a && first &&
-	    (json_array_append_new(a, json_string(first)) < 0 ||
-	     json_array_append_new(a, json_string("--")) < 0))
-		return json_decref(a), NULL;
 	for (; a && v && *v; v++)
 		if (json_array_append_new(a, sr_json_string(*v)) < 0)
 			return json_decref(a), NULL;
 	return a;
+}
+
+/* The agent's command, after the init's arguments (oci-init.h) where it is PID 1. */
+static json_t *args(const struct sr_oci_spec *s)
+{
+	char nproc[32];
+	json_t *a;
+
+	snprintf(nproc, sizeof(nproc), "%" PRIu64, s->nproc);
+	if (!s->init)
+		a = json_array();
+	else if (s->nproc)
+		a = json_pack("[s, s, s, s]", SR_OCI_INIT, "--nproc", nproc, "--");
+	else
+		a = json_pack("[s, s]", SR_OCI_INIT, "--");
+	return strv_json(a, s->argv);
 }
 
 /*
@@ -134,6 +155,26 @@ static json_t *strv_json(const char *first, char *const *v)
  * queued signals and locked memory (as a run: child/setup.c), half its hard fd limit (as a
  * run's processes: child/init-spawn.c), the agent's command, environment
  * and cwd.
+ *
+ * And --memory and --pids as the rlimits a run falls back to where no
+ * cgroup is its to use (cgroup-rlimit.c): RLIMIT_DATA here, per process;
+ * RLIMIT_NPROC set by the init (args()). Whether the runtime has a
+ * cgroup is decided when it runs (rootless crun with none it may write
+ * drops linux.resources without a word), so every bundle has them. Under
+ * a cgroup they bound no more than it does, but for RLIMIT_DATA, which a
+ * run under a cgroup does not set: a process's writable private mappings
+ * beyond --memory fail even untouched.
+ *
+ * RLIMIT_NPROC counts the tasks of one host uid in one user namespace
+ * (ucounts, Linux >= 5.14; before, all of that uid's, in a run too), and
+ * holds each namespace up the chain to the RLIMIT_NPROC its creator had.
+ * The container's user is the 1000 of a namespace of its own, whatever
+ * host id it maps to (the exporter's, or root's subordinate one): set
+ * inside it, the limit counts the container's tasks, PID 1 included, as
+ * pids.max does, and none of that host uid's other processes. Set here
+ * it would not be: crun applies process.rlimits before it creates the
+ * user namespace, which then holds all of the runtime's user's tasks on
+ * the host to --pids (child/oci-init.c).
  */
 static int add_rlimit(json_t *rlimits, const char *type, uint64_t soft, uint64_t hard)
 {
@@ -152,15 +193,16 @@ static json_t *process(const struct sr_oci_spec *s)
 	    (add_rlimit(rlimits, "RLIMIT_MSGQUEUE", s->msgqueue, s->msgqueue) < 0 ||
 	     add_rlimit(rlimits, "RLIMIT_SIGPENDING", s->sigpending, s->sigpending) < 0 ||
 	     add_rlimit(rlimits, "RLIMIT_MEMLOCK", s->memlock, s->memlock) < 0 ||
-	     add_rlimit(rlimits, "RLIMIT_NOFILE", s->files_soft, s->files) < 0))
+	     add_rlimit(rlimits, "RLIMIT_NOFILE", s->files_soft, s->files) < 0 ||
+	     add_rlimit(rlimits, "RLIMIT_DATA", s->data, s->data) < 0))
 		return json_decref(rlimits), NULL;
 	return json_pack(
 	    "{s:b, s:{s:i, s:i, s:[]}, s:o, s:o, s:s, s:{s:[], s:[], s:[], s:[], s:[]},"
 	    " s:o, s:b}",
 	    "terminal", false, "user", "uid", SR_SANDBOX_UID, "gid", SR_SANDBOX_GID,
-	    "additionalGids", "args", strv_json(s->init ? SR_OCI_INIT : NULL, s->argv), "env",
-	    strv_json(NULL, s->envp), "cwd", SR_WORKSPACE, "capabilities", "bounding", "effective",
-	    "inheritable", "permitted", "ambient", "rlimits", rlimits, "noNewPrivileges", true);
+	    "additionalGids", "args", args(s), "env", strv_json(json_array(), s->envp), "cwd",
+	    SR_WORKSPACE, "capabilities", "bounding", "effective", "inheritable", "permitted",
+	    "ambient", "rlimits", rlimits, "noNewPrivileges", true);
 }
 
 /*
@@ -217,16 +259,27 @@ static json_t *id_map(unsigned host)
  * covers a file with /dev/null and a directory with an empty read-only
  * tmpfs, as a run does), /proc/cmdline too (a run shows an empty line);
  * sys, bus, fs, irq read-only.
+ *
+ * And the bound boot id once more, after /proc/sys: a runtime makes a
+ * read-only path read-only by binding it over itself, and crun (1.8)
+ * does that to /proc/sys with the mounts beneath it, whose copies come
+ * out writable: the boot id's "ro" was lost, and the agent, whose file
+ * it is where the exporter is the container's user, chmod'ed it and
+ * grew the bundle's file on the host past any disk limit. Bound over
+ * itself read-only last, it is read-only on top (EROFS).
  */
 static json_t *linux_section(const struct sr_oci_spec *s, json_t *seccomp)
 {
 	json_t *masked = proc_paths(sr_layout_proc_hidden_files, sr_layout_n_proc_hidden_files);
 	json_t *dirs = proc_paths(sr_layout_proc_hidden_dirs, sr_layout_n_proc_hidden_dirs);
+	json_t *readonly = proc_paths(sr_layout_proc_readonly, sr_layout_n_proc_readonly);
 
-	if (!masked || !dirs || json_array_extend(masked, dirs) < 0 ||
-	    json_array_append_new(masked, json_string("/proc/cmdline")) < 0) {
+	if (!masked || !dirs || !readonly || json_array_extend(masked, dirs) < 0 ||
+	    json_array_append_new(masked, json_string("/proc/cmdline")) < 0 ||
+	    (s->boot_id && json_array_append_new(readonly, json_string(SR_OCI_BOOT_ID)) < 0)) {
 		json_decref(masked);
 		json_decref(dirs);
+		json_decref(readonly);
 		json_decref(seccomp);
 		return NULL;
 	}
@@ -237,8 +290,7 @@ static json_t *linux_section(const struct sr_oci_spec *s, json_t *seccomp)
 			 "ipc", "type", "uts", "type", "network", "type", "cgroup", "uidMappings",
 			 id_map(s->host_uid), "gidMappings", id_map(s->host_gid), "resources",
 			 resources(s->config), "seccomp", seccomp, "maskedPaths", masked,
-			 "readonlyPaths",
-			 proc_paths(sr_layout_proc_readonly, sr_layout_n_proc_readonly));
+			 "readonlyPaths", readonly);
 }
 
 /*

@@ -7,7 +7,9 @@
  * 1000 mapped to the host id a run uses, no capability, no_new_privs, the
  * seccomp profile of the same rule table (sr_seccomp_oci_profile), the
  * same /proc masks, /dev, hostname and /etc files (child/layout.h), the
- * limits as linux.resources, the agent's command, environment and cwd.
+ * limits as linux.resources and, for a runtime with no cgroup it may use,
+ * memory and pids as a run's rlimits too, the agent's command,
+ * environment and cwd.
  * The workspace is the agent's files copied into rootfs/workspace and
  * mounted as a tmpfs that starts as a copy of them (crun's and runc's
  * "tmpcopyup"): writes go to memory and are gone with the container, as a
@@ -49,6 +51,13 @@ struct sr_oci_spec {
 	uint64_t memlock;    /* RLIMIT_MEMLOCK for the sandbox, 0 to leave it */
 	/* RLIMIT_NOFILE for the sandbox, hard and soft; a hard 0 to leave it. */
 	uint64_t files, files_soft;
+	/*
+	 * RLIMIT_DATA and RLIMIT_NPROC: --memory and --pids as a run holds
+	 * them where it has no cgroup (cgroup-rlimit.c), within the
+	 * exporter's hard limits; 0 to leave them. nproc is the init's to
+	 * set (oci-init.h): none without one.
+	 */
+	uint64_t data, nproc;
 	/* A file of the bundle bound over /proc/sys/kernel/random/boot_id, or NULL. */
 	const char *boot_id;
 	/*
