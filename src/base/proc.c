@@ -96,3 +96,22 @@ int sr_proc_no_core_dumps(void)
 		return 0;
 	return sr_negerrno();
 }
+
+static unsigned overflow_id(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char buf[16] = "";
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	return n > 0 ? (unsigned)strtoul(buf, NULL, 10) : 65534;
+}
+
+unsigned sr_proc_overflow_uid(void)
+{
+	return overflow_id("/proc/sys/kernel/overflowuid");
+}
+
+unsigned sr_proc_overflow_gid(void)
+{
+	return overflow_id("/proc/sys/kernel/overflowgid");
+}

@@ -47,3 +47,10 @@ void sr_proc_raise_fd_limit(void);
  * handler. 0, or -errno.
  */
 int sr_proc_no_core_dumps(void);
+
+/*
+ * The ids the kernel shows for one it cannot map (fs/ns "overflow": 65534
+ * unless /proc/sys/kernel/overflowuid or overflowgid say otherwise).
+ */
+unsigned sr_proc_overflow_uid(void);
+unsigned sr_proc_overflow_gid(void);

@@ -16,6 +16,7 @@
  */
 #include "apply.h"
 #include "changes.h"
+#include "proc.h"
 #include "util.h"
 
 #include <grp.h>
@@ -26,15 +27,6 @@
 #include <sys/wait.h>
 
 /* The group a gid this kernel cannot map reads as (65534 unless set otherwise). */
-static gid_t overflow_gid(void)
-{
-	_cleanup_close_ int fd = open("/proc/sys/kernel/overflowgid", O_RDONLY | O_CLOEXEC);
-	char buf[16] = "";
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-	return n > 0 ? (gid_t)strtoul(buf, NULL, 10) : 65534;
-}
-
 /*
  * This process becomes uid, wholly (its groups as login gives them;
  * root's capabilities go with uid 0): no way back to root. A uid with no
@@ -46,7 +38,7 @@ static int become(uid_t uid, gid_t dir_gid, struct sr_error *err)
 {
 	const struct passwd *pw = getpwuid(uid);
 	const char *what = pw ? "initgroups" : "setgroups";
-	gid_t gid = pw ? pw->pw_gid : dir_gid ? dir_gid : overflow_gid();
+	gid_t gid = pw ? pw->pw_gid : dir_gid ? dir_gid : (gid_t)sr_proc_overflow_gid();
 
 	if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL)) < 0 ||
 	    (what = "setresgid", setresgid(gid, gid, gid) < 0) ||

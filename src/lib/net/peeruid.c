@@ -7,6 +7,7 @@
  * listeners such connections come to: both loopback addresses at once.
  */
 #include "peeruid.h"
+#include "proc.h"
 #include "util.h"
 
 #include <errno.h>
@@ -22,15 +23,6 @@
 #include <unistd.h>
 
 /* What a uid this user namespace does not map reads as (65534 unless set otherwise). */
-static uid_t overflow_uid(void)
-{
-	_cleanup_close_ int fd = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
-	char buf[16] = "";
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-	return n > 0 ? (uid_t)strtoul(buf, NULL, 10) : 65534;
-}
-
 /* An address and port of ours into the diag id's form (addresses as __be32[4]). */
 static int to_id(const struct sockaddr_storage *ss, __be32 addr[4], __be16 *port)
 {
@@ -130,7 +122,7 @@ int sr_tcp_peer_uid(int fd, uid_t *ret)
 bool sr_uid_is_us(uid_t uid)
 {
 	/* A uid our user namespace does not map reads as the overflow uid: not ours to tell. */
-	return uid == geteuid() && uid != overflow_uid();
+	return uid == geteuid() && uid != (uid_t)sr_proc_overflow_uid();
 }
 
 /* A socket listening on 127.0.0.1:port or [::1]:port (0: the kernel's choice), or -errno. */
