@@ -32,8 +32,9 @@ static void nonblock(int fd)
 
 /* How the process gets one of the caller's fds (stdio-relay.h). */
 enum way {
-	WAY_PASS,  /* the fd itself */
-	WAY_RELAY, /* a pipe of ours, relayed */
+	WAY_PASS,   /* the fd itself */
+	WAY_REOPEN, /* a pipe: the same pipe, a new open file description */
+	WAY_RELAY,  /* a pipe of ours, relayed */
 	WAY_MAX,
 };
 
@@ -44,7 +45,40 @@ static enum way way_of(const struct stat *st, unsigned flags)
 	/* /dev/null: nothing to keep, nothing to read. */
 	if (flags & SR_STDIO_RELAY_ALL)
 		return S_ISCHR(st->st_mode) && st->st_rdev == makedev(1, 3) ? WAY_PASS : WAY_RELAY;
-	return WAY_PASS;
+	return S_ISFIFO(st->st_mode) ? WAY_REOPEN : WAY_PASS;
+}
+
+/*
+ * The caller's pipe under an open file description of its own, with the
+ * caller's access mode and status flags: the flags the process sets
+ * (O_NONBLOCK) are a description's, and on the caller's they would stay
+ * for the next step of its pipeline, which then meets EAGAIN. O_NONBLOCK
+ * for the open itself: a FIFO's write side opened blocking waits for a
+ * reader. The new fd, or -errno: -ENXIO for a write side with no reader
+ * left, -EACCES for another user's pipe (a pipe's inode is its maker's,
+ * 0600).
+ */
+static int reopen_pipe(int fd)
+{
+	char path[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
+	int fl = fcntl(fd, F_GETFL), r;
+
+	if (fl < 0)
+		return sr_negerrno();
+	/* It reads and writes nothing, nor may its copy (O_RDONLY is 0). */
+	if (fl & O_PATH)
+		return -EBADF;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = open(path, (fl & O_ACCMODE) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (r < 0)
+		return sr_negerrno();
+	if (fcntl(r, F_SETFL, fl) < 0) {
+		int e = sr_negerrno();
+
+		close(r);
+		return e;
+	}
+	return r;
 }
 
 static int relay(struct sr_stdio *s, int i, int fd, const struct stat *st, struct sr_error *err)
@@ -67,7 +101,7 @@ static int relay(struct sr_stdio *s, int i, int fd, const struct stat *st, struc
 	return 0;
 }
 
-/* Each fd that is no terminal: as it is, or relayed (way_of()). */
+/* Each fd that is no terminal: as it is, reopened, or relayed (way_of()). */
 static int pass_or_relay(struct sr_stdio *s, const int fds[3], unsigned flags, struct sr_error *err)
 {
 	struct stat st[3];
@@ -81,7 +115,7 @@ static int pass_or_relay(struct sr_stdio *s, const int fds[3], unsigned flags, s
 		/*
 		 * 2>&1: stderr gets what stdout got, so that one socket's
 		 * lines (journald's, a service's) keep their order and stay
-		 * whole.
+		 * whole; one pipe keeps its one description.
 		 */
 		if (i == 2 && s->own[1] && st[2].st_dev == st[1].st_dev &&
 		    st[2].st_ino == st[1].st_ino && !S_ISREG(st[2].st_mode)) {
@@ -89,6 +123,18 @@ static int pass_or_relay(struct sr_stdio *s, const int fds[3], unsigned flags, s
 			continue;
 		}
 		way = way_of(&st[i], flags);
+		if (way == WAY_REOPEN) {
+			r = reopen_pipe(fds[i]);
+			if (r >= 0) {
+				s->pass[i] = r;
+				s->own[i] = true;
+				continue;
+			}
+			/* A FIFO with no reader left: its writes fail as they would (EPIPE). */
+			if (r == -ENXIO)
+				continue;
+			way = WAY_RELAY;
+		}
 		if (way == WAY_RELAY && (r = relay(s, i, fds[i], &st[i], err)) < 0)
 			return r;
 	}

@@ -2,9 +2,16 @@
 /*
  * The caller's stdio, as a process in a sandbox gets it (run, exec).
  *
- * A pipe, /dev/null and other devices: passed as they are to a run (PID 1
- * gets the fd; nothing is copied), whose every process ends with it. A
- * living sandbox's process (SR_STDIO_RELAY_ALL, exec) gets only
+ * A pipe, /dev/null and other devices: passed to a run (PID 1 gets the
+ * fd; nothing is copied), whose every process ends with it. A pipe goes
+ * under an open file description of its own, the same pipe reopened
+ * through /proc/self/fd with the caller's access mode and status flags:
+ * the flags the process sets (O_NONBLOCK) are a description's, and on
+ * the caller's they would stay after the run, for the next step of its
+ * pipeline to meet EAGAIN. One that cannot be reopened so (another
+ * user's: its inode is its maker's, 0600) is relayed; one with no reader
+ * left (ENXIO) is passed as it is, its writes failing (EPIPE) as they
+ * would. A living sandbox's process (SR_STDIO_RELAY_ALL, exec) gets only
  * /dev/null so: one left running there -- a background child, or another
  * exec's, which can take any fd of the same uid's processes with
  * pidfd_getfd(2) -- would keep writing to the caller's pipeline or
@@ -92,7 +99,7 @@ enum {
 /*
  * Looks at the process's stdin, stdout, stderr to be (fds): terminals get
  * the pty, regular files and sockets (and with SR_STDIO_RELAY_ALL
- * everything but /dev/null) a pipe.
+ * everything but /dev/null) a pipe, pipes a description of their own.
  * flags: SR_STDIO_*. 0 or -errno (err).
  */
 int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], unsigned flags, struct sr_error *err);
