@@ -5,6 +5,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -27,18 +30,115 @@ static void nonblock(int fd)
 		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* Whether the caller's fd goes through a pipe of ours rather than as it is. */
-static bool relayed(int fd, unsigned flags)
-{
-	struct stat st;
+/* How the process gets one of the caller's fds (stdio-relay.h). */
+enum way {
+	WAY_PASS,   /* the fd itself */
+	WAY_REOPEN, /* a pipe: the same pipe, a new open file description */
+	WAY_RELAY,  /* a pipe of ours, relayed */
+	WAY_MAX,
+};
 
-	if (fstat(fd, &st) < 0)
-		return false; /* not open: the process gets a closed fd too */
-	if (S_ISREG(st.st_mode))
-		return true;
+static enum way way_of(const struct stat *st, unsigned flags)
+{
+	if (S_ISREG(st->st_mode) || S_ISSOCK(st->st_mode))
+		return WAY_RELAY;
 	/* /dev/null: nothing to keep, nothing to read. */
-	return (flags & SR_STDIO_RELAY_ALL) &&
-	       !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3));
+	if (flags & SR_STDIO_RELAY_ALL)
+		return S_ISCHR(st->st_mode) && st->st_rdev == makedev(1, 3) ? WAY_PASS : WAY_RELAY;
+	return S_ISFIFO(st->st_mode) ? WAY_REOPEN : WAY_PASS;
+}
+
+/*
+ * The caller's pipe under an open file description of its own, with the
+ * caller's access mode and status flags: the flags the process sets
+ * (O_NONBLOCK) are a description's, and on the caller's they would stay
+ * for the next step of its pipeline, which then meets EAGAIN. O_NONBLOCK
+ * for the open itself: a FIFO's write side opened blocking waits for a
+ * reader. The new fd, or -errno: -ENXIO for a write side with no reader
+ * left, -EACCES for another user's pipe (a pipe's inode is its maker's,
+ * 0600).
+ */
+static int reopen_pipe(int fd)
+{
+	char path[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
+	int fl = fcntl(fd, F_GETFL), r;
+
+	if (fl < 0)
+		return sr_negerrno();
+	/* It reads and writes nothing, nor may its copy (O_RDONLY is 0). */
+	if (fl & O_PATH)
+		return -EBADF;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = open(path, (fl & O_ACCMODE) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (r < 0)
+		return sr_negerrno();
+	if (fcntl(r, F_SETFL, fl) < 0) {
+		int e = sr_negerrno();
+
+		close(r);
+		return e;
+	}
+	return r;
+}
+
+static int relay(struct sr_stdio *s, int i, int fd, const struct stat *st, struct sr_error *err)
+{
+	int p[2];
+
+	/* A socket is written and read by us with MSG_DONTWAIT, through buf (move_socket()). */
+	if (S_ISSOCK(st->st_mode) && !(s->files[i].buf = malloc(SPLICE_CHUNK)))
+		return sr_error_errno(err, -ENOMEM, "stdio");
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return sr_error_errno(err, sr_negerrno(), "stdio: pipe");
+	/* For stdin we write the file into the pipe; for stdout/stderr we read the pipe out. */
+	s->pass[i] = i == 0 ? p[0] : p[1];
+	s->own[i] = true;
+	s->files[i].pipe = i == 0 ? p[1] : p[0];
+	s->files[i].caller = fd;
+	s->files[i].open = true;
+	s->files[i].splice = true;
+	nonblock(s->files[i].pipe);
+	return 0;
+}
+
+/* Each fd that is no terminal: as it is, reopened, or relayed (way_of()). */
+static int pass_or_relay(struct sr_stdio *s, const int fds[3], unsigned flags, struct sr_error *err)
+{
+	struct stat st[3];
+
+	for (int i = 0; i < 3; i++) {
+		enum way way;
+		int r;
+
+		if ((s->pty_mask & (SR_SPAWN_PTY_STDIN << i)) || fstat(fds[i], &st[i]) < 0)
+			continue; /* a pty's, or not open: the process gets a closed fd too */
+		/*
+		 * 2>&1: stderr gets what stdout got, so that one socket's
+		 * lines (journald's, a service's) keep their order and stay
+		 * whole; one pipe keeps its one description.
+		 */
+		if (i == 2 && s->own[1] && st[2].st_dev == st[1].st_dev &&
+		    st[2].st_ino == st[1].st_ino && !S_ISREG(st[2].st_mode)) {
+			s->pass[2] = s->pass[1];
+			continue;
+		}
+		way = way_of(&st[i], flags);
+		if (way == WAY_REOPEN) {
+			r = reopen_pipe(fds[i]);
+			if (r >= 0) {
+				s->pass[i] = r;
+				s->own[i] = true;
+				continue;
+			}
+			/* A FIFO with no reader left: its writes fail as they would (EPIPE). */
+			if (r == -ENXIO)
+				continue;
+			way = WAY_RELAY;
+		}
+		if (way == WAY_RELAY && (r = relay(s, i, fds[i], &st[i], err)) < 0)
+			return r;
+	}
+	return 0;
 }
 
 int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], unsigned flags, struct sr_error *err)
@@ -46,6 +146,7 @@ int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], unsigned flags, struc
 	static const unsigned bit[3] = {SR_SPAWN_PTY_STDIN, SR_SPAWN_PTY_STDOUT,
 					SR_SPAWN_PTY_STDERR};
 	bool tty[3];
+	int r;
 
 	*s = (struct sr_stdio){.master = -1,
 			       .term_in = -1,
@@ -58,22 +159,8 @@ int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], unsigned flags, struc
 		if ((flags & SR_STDIO_FORCE_PTY) || tty[i])
 			s->pty_mask |= bit[i];
 	}
-	for (int i = 0; i < 3; i++) {
-		int p[2];
-
-		if ((s->pty_mask & bit[i]) || !relayed(fds[i], flags))
-			continue;
-		if (pipe2(p, O_CLOEXEC) < 0)
-			return sr_error_errno(err, sr_negerrno(), "stdio: pipe");
-		/* For stdin we write the file into the pipe; for stdout/stderr we read the pipe
-		 * out. */
-		s->pass[i] = i == 0 ? p[0] : p[1];
-		s->files[i].pipe = i == 0 ? p[1] : p[0];
-		s->files[i].caller = fds[i];
-		s->files[i].open = true;
-		s->files[i].splice = true;
-		nonblock(s->files[i].pipe);
-	}
+	if ((r = pass_or_relay(s, fds, flags, err)) < 0)
+		return r;
 	if (!s->pty_mask)
 		return 0;
 	if ((flags & SR_STDIO_INPUT) && (s->pty_mask & SR_SPAWN_PTY_STDIN))
@@ -125,11 +212,18 @@ static void unset_raw(struct sr_stdio *s)
 	s->raw = false;
 }
 
-void sr_stdio_started(struct sr_stdio *s, int master)
+/* Our copies of what the process was given. */
+static void close_passed(struct sr_stdio *s)
 {
 	for (int i = 0; i < 3; i++)
-		if (s->files[i].pipe >= 0)
+		if (s->own[i])
 			close_fd(&s->pass[i]);
+	memset(s->own, 0, sizeof(s->own));
+}
+
+void sr_stdio_started(struct sr_stdio *s, int master)
+{
+	close_passed(s);
 	s->master = master;
 	if (master < 0)
 		return;
@@ -188,6 +282,51 @@ size_t sr_stdio_poll_fds(struct sr_stdio *s, struct pollfd *fds)
 	return n;
 }
 
+/* A relay is over (n: its last move's, 0 for its source's end; errno). */
+static bool relay_ended(struct sr_stdio *s, int i, ssize_t n)
+{
+	/* Out, a failure is the caller's file's: our pipe gives EOF, not errors. */
+	if (n < 0 && i > 0 && errno != EPIPE && !s->files[i].error)
+		s->files[i].error = errno;
+	s->files[i].open = false;
+	close_fd(&s->files[i].pipe);
+	return false;
+}
+
+/*
+ * One move of a socket's relay. The caller's socket never makes us wait:
+ * each call says MSG_DONTWAIT, its O_NONBLOCK being the caller's to set
+ * (splice(2) into a socket waits for room whatever SPLICE_F_NONBLOCK
+ * says, and a reader that stops would hold this loop, the timeout and the
+ * signals with it). What the destination did not take stays in buf, and
+ * the relay waits for its room (full).
+ */
+static bool move_socket(struct sr_stdio *s, int i)
+{
+	struct sr_stdio_file *f = &s->files[i];
+	ssize_t n;
+
+	if (f->len == 0) {
+		n = i == 0 ? recv(f->caller, f->buf, SPLICE_CHUNK, MSG_DONTWAIT)
+			   : read(f->pipe, f->buf, SPLICE_CHUNK);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
+		if (n <= 0)
+			return relay_ended(s, i, n);
+		f->len = (size_t)n;
+	}
+	n = i == 0 ? write(f->pipe, f->buf, f->len)
+		   : send(f->caller, f->buf, f->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0 && errno != EAGAIN && errno != EINTR)
+		return relay_ended(s, i, n);
+	if (n > 0) {
+		memmove(f->buf, f->buf + n, f->len - (size_t)n);
+		f->len -= (size_t)n;
+	}
+	f->full = f->len > 0;
+	return true;
+}
+
 /* One chunk of a file relay; false once that relay is over. */
 static bool move_file(struct sr_stdio *s, int i)
 {
@@ -195,6 +334,8 @@ static bool move_file(struct sr_stdio *s, int i)
 	int dst = i == 0 ? s->files[i].pipe : s->files[i].caller;
 	ssize_t n = -1;
 
+	if (s->files[i].buf)
+		return move_socket(s, i);
 	if (s->files[i].full) {
 		s->files[i].full = false; /* it has room again (polled for POLLOUT) */
 		return true;
@@ -217,12 +358,7 @@ static bool move_file(struct sr_stdio *s, int i)
 	}
 	if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
 		return true;
-	/* Out, a failure is the caller's file's: our pipe gives EOF, not errors. */
-	if (n < 0 && i > 0 && errno != EPIPE && !s->files[i].error)
-		s->files[i].error = errno;
-	s->files[i].open = false;
-	close_fd(&s->files[i].pipe);
-	return false;
+	return relay_ended(s, i, n);
 }
 
 int sr_stdio_write_error(const struct sr_stdio *s, int *ret_fd)
@@ -402,11 +538,13 @@ void sr_stdio_finish(struct sr_stdio *s, int wait_ms)
 		sr_stdio_dispatch(s, fds, n);
 	}
 	unset_raw(s);
+	close_passed(s);
 	for (int i = 0; i < 3; i++) {
-		if (s->files[i].pipe >= 0 && s->pass[i] != s->files[i].caller)
-			close_fd(&s->pass[i]);
 		close_fd(&s->files[i].pipe);
 		s->files[i].open = false;
+		free(s->files[i].buf);
+		s->files[i].buf = NULL;
+		s->files[i].len = 0;
 	}
 	close_fd(&s->master);
 	s->master_open = false;

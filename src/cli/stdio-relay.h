@@ -2,21 +2,40 @@
 /*
  * The caller's stdio, as a process in a sandbox gets it (run, exec).
  *
- * A pipe, a socket, /dev/null: passed as it is to a run (PID 1 gets the
- * fd; nothing is copied), whose every process ends with it. Not to a
- * living sandbox (SR_STDIO_RELAY_ALL, exec): a process left running there
- * -- a background child, or another exec's, which can take any fd of the
- * same uid's processes with pidfd_getfd(2) -- would keep writing to the
- * caller's pipeline or reading its input after the exec returned. There
- * everything but /dev/null is relayed through a pipe of ours, which is
- * closed when the exec ends. Two kinds are never passed, since the
- * process could use them against the caller:
+ * A pipe, /dev/null and other devices: passed to a run (PID 1 gets the
+ * fd; nothing is copied), whose every process ends with it. A pipe goes
+ * under an open file description of its own, the same pipe reopened
+ * through /proc/self/fd with the caller's access mode and status flags:
+ * the flags the process sets (O_NONBLOCK) are a description's, and on
+ * the caller's they would stay after the run, for the next step of its
+ * pipeline to meet EAGAIN. One that cannot be reopened so (another
+ * user's: its inode is its maker's, 0600) is relayed; one with no reader
+ * left (ENXIO) is passed as it is, its writes failing (EPIPE) as they
+ * would. A living sandbox's process (SR_STDIO_RELAY_ALL, exec) gets only
+ * /dev/null so: one left running there -- a background child, or another
+ * exec's, which can take any fd of the same uid's processes with
+ * pidfd_getfd(2) -- would keep writing to the caller's pipeline or
+ * reading its input after the exec returned. There everything else is
+ * relayed through a pipe of ours, which is closed when the exec ends.
+ * Three kinds are never passed, since the process could use them against
+ * the caller:
  *
  * - a regular file: the process could reopen it through /proc/self/fd,
  *   an inode of the caller's (unprivileged, its own uid), and chmod it
  *   (make it a set-uid program of the caller's), truncate it, rewrite it.
  *   It gets a pipe instead, and this side moves the bytes (splice(2):
  *   no copy through user space where the kernel can do it);
+ * - a socket (a Unix socketpair from Node's spawn(), a journald stream):
+ *   it is of the caller's network namespace, and the process would work
+ *   there through it -- list the host's interfaces, addresses and MACs
+ *   (SIOCGIFCONF, SIOCGIFHWADDR) where --net none has only lo, bind it to
+ *   an abstract name and so take that name in the host's namespace. It
+ *   gets a pipe, as a file does, moved with MSG_DONTWAIT (splice(2) into
+ *   a socket waits for room whatever its flags, and a reader that stops
+ *   would hold the timeout); the caller's end of input (a half-close)
+ *   ends the process's, and its reader sees EOF once we are gone, as
+ *   before. Stdout and stderr one socket (2>&1) get one pipe, so that
+ *   their lines keep their order and stay whole;
  * - a terminal: the process would hold the caller's terminal, and read
  *   what the user types into the shell once the run is in the background
  *   (it has no controlling terminal, so no SIGTTIN stops it). It gets a
@@ -37,6 +56,7 @@
 struct sr_stdio {
 	unsigned pty_mask;	   /* SR_SPAWN_PTY_* of the fds that get the pty */
 	int pass[3];		   /* what the process gets for the others */
+	bool own[3];		   /* pass[i] is ours: closed once the process has it */
 	unsigned short rows, cols; /* the terminal's size, for the pty */
 	int master;		   /* the pty's master, once spawned; -1 */
 	int term_in;		   /* the caller's terminal to read, when stdin is one; -1 */
@@ -45,13 +65,15 @@ struct sr_stdio {
 	bool raw;
 	bool master_open, term_in_open;
 	struct termios saved;
-	struct {
+	struct sr_stdio_file {
 		int pipe;   /* our end: the writer for stdin, the reader for stdout/stderr */
 		int caller; /* the caller's file */
 		bool open;
 		bool splice; /* false once splice(2) refused the file (O_APPEND) */
 		bool full;   /* the last move found the destination full: wait for it */
 		int error;   /* stdout, stderr: errno of a failed write to the caller's file */
+		char *buf;   /* a socket's: what the destination has not taken yet, len bytes */
+		size_t len;
 	} files[3];
 	char buf[16384]; /* the pty's relay */
 	size_t in_len, out_len;
@@ -71,16 +93,17 @@ enum {
 	SR_STDIO_INPUT = 1 << 0,	/* the pty's input comes from fds[0] */
 	SR_STDIO_FORCE_PTY = 1 << 1,	/* all three get the pty, as exec -t has it */
 	SR_STDIO_KEEP_SIGNALS = 1 << 2, /* ^C, ^Z, ^\ stay the caller's job control */
-	SR_STDIO_RELAY_ALL = 1 << 3,	/* relay pipes and sockets too (a living sandbox) */
+	SR_STDIO_RELAY_ALL = 1 << 3,	/* relay pipes and devices too (a living sandbox) */
 };
 
 /*
  * Looks at the process's stdin, stdout, stderr to be (fds): terminals get
- * the pty, regular files (and with SR_STDIO_RELAY_ALL everything but
- * /dev/null) a pipe. flags: SR_STDIO_*. 0 or -errno (err).
+ * the pty, regular files and sockets (and with SR_STDIO_RELAY_ALL
+ * everything but /dev/null) a pipe, pipes a description of their own.
+ * flags: SR_STDIO_*. 0 or -errno (err).
  */
 int sr_stdio_prepare(struct sr_stdio *s, const int fds[3], unsigned flags, struct sr_error *err);
-/* After the spawn: the pty's master (-1 if none); our copies of the passed pipe ends go. */
+/* After the spawn: the pty's master (-1 if none); our copies of what was passed go. */
 void sr_stdio_started(struct sr_stdio *s, int master);
 /* Adds what to poll (at most SR_STDIO_POLL_FDS entries at fds); returns how many. */
 #define SR_STDIO_POLL_FDS 6

@@ -5,6 +5,12 @@
 # chmod (a set-uid program of the caller's) or rewrite; a terminal was the
 # caller's terminal, from which a run in the background read what the user
 # typed into the shell. Both are relayed now (src/cli/stdio-relay.h).
+# A socket (round 4) was the caller's network namespace's: through it the
+# agent of a --net none run listed the host's interfaces and squatted the
+# host's abstract unix names; relayed too now. A pipe shared the caller's
+# open file description: the O_NONBLOCK the agent set stayed on the
+# caller's pipe for the next step of its pipeline; the agent gets the same
+# pipe under a description of its own now.
 . "$(dirname "$0")/../integration/libtest.sh"
 
 # A shell on a terminal of its own, typing the given lines one by one.
@@ -29,6 +35,97 @@ drain(1.0)
 os.waitpid(pid, 0)
 EOF
 chmod a+r "$SR_TMP/typist.py"
+
+# The caller's side of a run whose stdio is sockets (as Node's
+# spawn(..., {stdio: 'pipe'}) gives) or pipes: python3 sockrun.py
+# sock|bulk|merged|stuck|pipe[:USER] NAME SR ARGS... -- CMD...; prints
+# what it saw, a line each.
+cat >"$SR_TMP/sockrun.py" <<'EOF'
+import fcntl, hashlib, os, socket, subprocess, sys, threading, time
+mode, name, argv = sys.argv[1], sys.argv[2].encode(), sys.argv[3:]
+def say(*a):
+    print(*a, flush=True)
+def read_all(sock):
+    got = []
+    while True:
+        b = sock.recv(1 << 16)
+        if not b:
+            return b"".join(got)
+        got.append(b)
+if mode == "bulk":  # 20 MB in and out through the agent (cat)
+    (i, its_i), (o, its_o) = socket.socketpair(), socket.socketpair()
+    p = subprocess.Popen(argv, stdin=its_i, stdout=its_o)
+    its_i.close(), its_o.close()
+    data = os.urandom(20 << 20)
+    def feed():
+        i.sendall(data)
+        i.shutdown(socket.SHUT_WR)
+    threading.Thread(target=feed).start()
+    back = read_all(o)
+    say("bulk", "same" if back == data else "differs: %d bytes back" % len(back))
+    say("status", p.wait())
+elif mode == "merged":  # stdout and stderr one socket (2>&1, journald's)
+    o, its = socket.socketpair()
+    p = subprocess.Popen(argv, stdout=its, stderr=its)
+    its.close()
+    got = read_all(o).decode()
+    want = "".join("%s %d\n" % ("out" if k % 2 == 0 else "err", k) for k in range(400))
+    say("merged", "in order" if got == want else "out of order: " + got[:200])
+    say("status", p.wait())
+elif mode == "stuck":  # a reader that never reads
+    o, its = socket.socketpair()
+    t = time.monotonic()
+    p = subprocess.Popen(argv, stdout=its)
+    its.close()
+    try:
+        st = p.wait(60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        st = "none in 60 s"
+    say("status", st, "after", int(time.monotonic() - t), "s")
+elif mode == "sock":
+    ends = [socket.socketpair() for _ in range(3)]
+    p = subprocess.Popen(argv, stdin=ends[0][1], stdout=ends[1][1], stderr=ends[2][1])
+    for mine, its in ends:
+        its.close()
+    ends[0][0].sendall(b"the prompt\n")
+    out = ends[1][0].makefile("rb")
+    say("agent:", out.readline().decode().strip())
+    say("agent:", out.readline().decode().strip())
+    # While the agent lives (it waits for the rest of its input).
+    h = socket.socket(socket.AF_UNIX)
+    try:
+        h.bind(b"\0" + name)
+        say("host bind: ok")
+    except OSError as e:
+        say("host bind: errno", e.errno)
+    h.close()
+    ends[0][0].shutdown(socket.SHUT_WR)
+    ends[1][0].settimeout(60)
+    try:
+        say("agent:", out.read().decode().strip(), "(EOF)")
+    except OSError as e:
+        say("no EOF on stdout:", e)
+    say("stderr:", ends[2][0].makefile("rb").read().decode().strip())
+    say("status", p.wait())
+else:
+    user = mode.partition(":")[2] or None  # a user to run as, the pipes made by us
+    (in_r, in_w), (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe(), os.pipe()
+    os.set_blocking(err_w, False)  # the caller's own choice, which the agent sees
+    os.write(in_w, b"the prompt\n")
+    os.close(in_w)
+    p = subprocess.Popen(argv, stdin=in_r, stdout=out_w, stderr=err_w,
+                         user=user, group=user, extra_groups=[] if user else None)
+    say("status", p.wait())
+    say("pipe inode", os.fstat(out_w).st_ino)
+    for what, fd in ("stdin", in_r), ("stdout", out_w), ("stderr", err_w):
+        say("caller's", what, "nonblocking" if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK else "blocking")
+    os.close(out_w)
+    os.close(err_w)
+    say(os.read(out_r, 65536).decode().strip())
+    say("stderr:", os.read(err_r, 65536).decode().strip())
+EOF
+chmod a+r "$SR_TMP/sockrun.py"
 
 t_regular_files() {
 	local d="$SR_OUT/stdio-$SR_AS"
@@ -104,5 +201,127 @@ t_diff_terminal() {
 	rm -rf "$d" "$c"
 }
 
-for_each_user t_regular_files t_background_terminal t_foreground_terminal t_diff_terminal
+# What the agent asks of its stdout as a socket: the interfaces of its
+# network namespace (SIOCGIFCONF), an abstract name bound in it.
+squat_agent='
+import array, fcntl, os, socket, struct, sys
+buf = array.array("B", bytes(4096))
+try:
+    got = fcntl.ioctl(1, 0x8912, struct.pack("iL", len(buf), buf.buffer_info()[0]))
+    n = struct.unpack("iL", got)[0]
+    print("interfaces:", " ".join(bytes(buf[i:i + 16]).split(b"\0")[0].decode() for i in range(0, n, 40)))
+except OSError as e:
+    print("interfaces: errno", e.errno)
+try:
+    socket.socket(fileno=os.dup(1)).bind(b"\0" + sys.argv[1].encode())
+    print("bound")
+except OSError as e:
+    print("bind: errno", e.errno)
+sys.stdout.flush()
+print("read", len(sys.stdin.read()))
+print("on stderr", file=sys.stderr)
+sys.exit(7)'
+
+# A socket as stdio (a Node caller's) is relayed: the agent of a --net none
+# run neither sees the host's interfaces nor binds in its namespace.
+t_socket_stdio() {
+	local name="sr-stdio-squat-$$-$SR_AS" said ifs dev
+	said=$(as_user python3 "$SR_TMP/sockrun.py" sock "$name" "$SR" -q --net none -- \
+		/usr/bin/python3 -c "$squat_agent" "$name" 2>&1)
+	ifs=$(ls /sys/class/net)
+	for dev in $ifs; do
+		[ "$dev" = lo ] && continue
+		assert_no_match "SIOCGIFCONF on stdout: no host interface ($dev)" \
+			"agent: interfaces:.*\\b$dev\\b" "$said"
+	done
+	dev=$(ip route show default 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -1)
+	if [ -n "$dev" ]; then
+		assert_no_match "... nor the default route's ($dev)" "\\b$dev\\b" "$said"
+	fi
+	assert_match "the agent binds no name through its stdout" "agent: bind: errno" "$said"
+	assert_match "the host binds that name while the agent runs" "host bind: ok" "$said"
+	assert_match "the agent's input ends at the caller's half-close" "agent: read 11 \\(EOF\\)" "$said"
+	assert_match "its stderr arrives, and the caller sees its exit status" \
+		"stderr: on stderr"$'\n'"status 7" "$said"
+}
+
+# The agent's side of t_pipe_flags: it sets O_NONBLOCK on stdin and
+# stdout, clears the caller's on stderr.
+flags_agent='
+import fcntl, os, sys
+fl = [fcntl.fcntl(fd, fcntl.F_GETFL) for fd in (0, 1, 2)]
+print("read", len(sys.stdin.read()), os.readlink("/proc/self/fd/1"))
+print("agent stderr", "nonblocking" if fl[2] & os.O_NONBLOCK else "blocking", file=sys.stderr)
+for fd in 0, 1:
+    fcntl.fcntl(fd, fcntl.F_SETFL, fl[fd] | os.O_NONBLOCK)
+fcntl.fcntl(2, fcntl.F_SETFL, fl[2] & ~os.O_NONBLOCK)'
+
+# flags_kept WHO SAID: the caller's pipes as they were after the run.
+flags_kept() {
+	assert_match "$1: the O_NONBLOCK the agent set stays off the caller's stdin and stdout" \
+		"caller's stdin blocking"$'\n'"caller's stdout blocking" "$2"
+	assert_match "$1: the caller's stderr, which the agent made blocking, stays non-blocking" \
+		"caller's stderr nonblocking" "$2"
+	assert_match "$1: the agent read its input" "read 11 pipe:" "$2"
+	assert_match "$1: exit status" "^status 0" "$2"
+}
+
+# Relayed sockets move everything, keep 2>&1's order, and a reader that
+# stops reading holds neither sandbox-run nor its timeout.
+t_socket_relay() {
+	local said
+	said=$(as_user python3 "$SR_TMP/sockrun.py" bulk - "$SR" -q --net none -- cat 2>&1)
+	assert_match "20 MB through both socket relays, byte for byte" "bulk same"$'\n'"status 0" "$said"
+	said=$(as_user python3 "$SR_TMP/sockrun.py" merged - "$SR" -q --net none -- /usr/bin/python3 -c '
+import os
+for k in range(400):
+    os.write(1 + k % 2, b"%s %d\n" % (b"out" if k % 2 == 0 else b"err", k))' 2>&1)
+	assert_match "stdout and stderr one socket: the agent's order" "merged in order"$'\n'"status 0" "$said"
+	said=$(as_user python3 "$SR_TMP/sockrun.py" stuck - "$SR" -q --net none --timeout 2s -- yes 2>&1)
+	assert_match "a reader that stops: the timeout holds (124)" "status 124 after ([2-9]|1[0-9]) s" "$said"
+}
+
+# A pipe stays zero-copy (the caller's pipe itself), under a description
+# of the agent's own: its O_NONBLOCK stays off the caller's. Another
+# user's pipe (0600, its maker's: root's shell piping into a user's run),
+# which cannot be reopened, is relayed.
+t_pipe_flags() {
+	local said
+	said=$(as_user python3 "$SR_TMP/sockrun.py" pipe - "$SR" -q --net none -- \
+		/usr/bin/python3 -c "$flags_agent" 2>&1)
+	assert_match "the agent has the caller's stdout pipe itself" \
+		"pipe:\\[$(sed -n 's/^pipe inode //p' <<<"$said")\\]" "$said"
+	assert_match "the caller's O_NONBLOCK is the agent's too" "stderr: agent stderr nonblocking" "$said"
+	flags_kept "its own pipes" "$said"
+	[ "$SR_AS" = user ] || return 0
+	said=$(python3 "$SR_TMP/sockrun.py" "pipe:$SR_TEST_USER" - env HOME="$SR_TMP/home-user" \
+		"$SR" -q --net none -- /usr/bin/python3 -c "$flags_agent" 2>&1)
+	flags_kept "root's pipes" "$said"
+}
+
+# A pipe whose reader is gone, and a named FIFO's (which cannot be
+# reopened then: ENXIO): the agent's write fails as it would have.
+t_pipe_no_reader() {
+	local st fifo="$SR_OUT/fifo-$SR_AS"
+	rm -f "$fifo"
+	st=$(as_user python3 -c 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+st = [subprocess.call(sys.argv[2:], stdout=w)]
+os.mkfifo(sys.argv[1])
+r = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+w = os.open(sys.argv[1], os.O_WRONLY)
+os.close(r)
+os.unlink(sys.argv[1])
+st.append(subprocess.call(sys.argv[2:], stdout=w))
+print(*st)' "$fifo" "$SR" -q --net none -- /usr/bin/python3 -c 'import os
+try:
+    os.write(1, b"x")
+except BrokenPipeError:
+    os._exit(9)')
+	assert_eq "EPIPE for the agent, a pipe's and a named FIFO's" "9 9" "$st"
+}
+
+for_each_user t_regular_files t_background_terminal t_foreground_terminal t_diff_terminal \
+	t_socket_stdio t_socket_relay t_pipe_flags t_pipe_no_reader
 done_testing
