@@ -5,8 +5,6 @@
 #include "util.h"
 
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 
 /* Linux 6.5's; older headers lack it, and older kernels refuse it (ENOPROTOOPT). */
@@ -100,38 +98,65 @@ int sr_ctl_recv_nofds(int fd, json_t **ret)
 }
 
 /*
- * Whether the peer (pid, the kernel's at its connect()) is in our own
- * user namespace. A sandbox's processes are in one of theirs, where an
- * unprivileged caller's agent is the caller's uid all the same: given a
- * --ro-bind of a directory holding our sockets (the state directory is
- * under /tmp or $XDG_RUNTIME_DIR; a read-only mount does not stop a
- * connect()), an agent asked serve for a sandbox with a bind of the
- * caller's home, and a keeper for an exec. The peer's pidfd
- * (SO_PEERPIDFD, Linux 6.5) says whether it is still that process once
- * its namespace is read: a pid used again meanwhile is not judged in its
- * place. Without it the window is between the peer's exit and our read,
- * and what took its pid would have to be one of the caller's own
- * processes in our namespace.
+ * How many PID namespaces a process is in, from its "NSpid:" line (the
+ * pid it has in each, from ours down) in file: its /proc/PID/status, or
+ * a pidfd's fdinfo, which says -1 once it has ended. 0 if gone or
+ * unreadable. Readable whoever the process's groups are, unlike
+ * /proc/PID/ns/user, which takes ptrace's access: the same uid under
+ * another gid (newgrp, a unit's Group=) has none.
  */
-static int peer_in_our_userns(int fd, pid_t pid)
+static int pid_depth(const char *file)
 {
+	_cleanup_fclose_ FILE *f = fopen(file, "re");
+	char line[256], *p, *save = NULL;
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		for (p = strtok_r(line + 6, " \t\n", &save); p;
+		     p = strtok_r(NULL, " \t\n", &save)) {
+			if (strtol(p, NULL, 10) <= 0)
+				return 0;
+			n++;
+		}
+		return n;
+	}
+	return 0;
+}
+
+/*
+ * Whether the peer (pid, the kernel's at its connect(); 0 if it is in no
+ * PID namespace we see) is in our own PID namespace. Every process of a
+ * sandbox is in one of its own, below ours, where an unprivileged
+ * caller's agent is the caller's uid all the same: given a --ro-bind of a
+ * directory holding our sockets (the state directory is under /tmp or
+ * $XDG_RUNTIME_DIR; a read-only mount does not stop a connect()), an
+ * agent asked serve for a sandbox with a bind of the caller's home, and a
+ * keeper for an exec. The peer's pidfd (SO_PEERPIDFD, Linux 6.5; refused
+ * for a peer gone already) names the very process; without it (older
+ * kernels: ENOPROTOOPT) its pid is read, and what took that pid if the
+ * peer ended meanwhile would be judged instead: one of the caller's own
+ * processes in our namespace, at worst.
+ */
+static int peer_in_our_pidns(int fd, pid_t pid)
+{
+	static int ours;
 	_cleanup_close_ int pidfd = -1;
 	socklen_t len = sizeof(pidfd);
-	struct stat ours, theirs;
 	char path[64];
 
 	if (pid <= 0)
-		return -EPERM; /* in a pid namespace we do not see */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
-		pidfd = -1;
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-	if (stat("/proc/self/ns/user", &ours) < 0 || stat(path, &theirs) < 0)
 		return -EPERM;
-	if (ours.st_dev != theirs.st_dev || ours.st_ino != theirs.st_ino)
+	if (!ours && !(ours = pid_depth("/proc/self/status")))
 		return -EPERM;
-	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0)
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	else if (errno == ENOPROTOOPT)
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	else
 		return -EPERM;
-	return 0;
+	return pid_depth(path) == ours ? 0 : -EPERM;
 }
 
 int sr_ctl_peer_is_us(int fd)
@@ -143,7 +168,7 @@ int sr_ctl_peer_is_us(int fd)
 		return sr_negerrno();
 	if (cred.uid != geteuid())
 		return -EPERM;
-	return peer_in_our_userns(fd, cred.pid);
+	return peer_in_our_pidns(fd, cred.pid);
 }
 
 /* flags: SOCK_NONBLOCK or 0; a Unix socket's connect(2) then fails at once with EAGAIN. */

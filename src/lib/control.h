@@ -35,7 +35,7 @@ int sr_ctl_recv(int fd, json_t **ret, int fds[SR_CTL_FDS_MAX], size_t *n_fds);
 int sr_ctl_recv_nofds(int fd, json_t **ret);
 
 /*
- * The peer of a connected unix socket is this user in this user
+ * The peer of a connected unix socket is this user in this PID
  * namespace, not a sandbox's process (or the check cannot be made:
  * -errno).
  */

@@ -1021,6 +1021,15 @@ EOF
 	assert_eq "serve still answers its user on the host" 200 "$code"
 	sr inspect "$sb"
 	assert_eq "and so does the keeper" 0 "$rc"
+	if [ "$SR_AS" = user ]; then
+		# The same user under another group (newgrp, a unit's Group=) may not
+		# read /proc/PID/ns of its own processes: it is answered all the same.
+		rc=0
+		out=$(setpriv --reuid="$SR_TEST_USER" --regid=100 --clear-groups -- env \
+			SANDBOX_RUN_STATE_DIR="$SR_TMP/state-user" SANDBOX_RUN_DATA_DIR="$SR_TMP/data-user" \
+			"$SR" exec "$sb" -- echo answered 2>&1) || rc=$?
+		assert_eq "the keeper answers its user under another gid" "0 answered" "$rc $out"
+	fi
 	stop_serve
 	sr rm "$sb"
 }
