@@ -414,7 +414,7 @@ static int follow(struct exec *x, char **ret_record, struct sr_error *err)
 		status = exit_event(x, reply, ret_record);
 		json_decref(reply);
 		close_all(passed, n_fds);
-		sr_stdio_finish(&x->stdio, 0);
+		sr_stdio_finish(&x->stdio, 0, -1, -1);
 		return status;
 	}
 	if (sr_ctl_reply_error(reply, err) < 0) {
@@ -429,7 +429,7 @@ static int follow(struct exec *x, char **ret_record, struct sr_error *err)
 	}
 	sr_stdio_started(&x->stdio, x->stdio.pty_mask ? passed[0] : -1);
 	status = wait_exit(x, ret_record, err);
-	sr_stdio_finish(&x->stdio, 50);
+	sr_stdio_finish(&x->stdio, 50, -1, x->sigfd);
 	return status;
 }
 

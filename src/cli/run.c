@@ -377,7 +377,8 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 	}
 	/* Everything the agent wrote is out before the record is written (it may be /dev/stdout).
 	 */
-	sr_stdio_finish(&run->stdio, 100);
+	/* A slow reader is waited for, as the agent would have waited, until the deadline. */
+	sr_stdio_finish(&run->stdio, 100, run->timerfd, run->timed_out ? -1 : run->sigfd);
 	fill_result(run, r, err);
 	log_end(run, r);
 	return r->status == SR_STATUS_ERROR ? (err->code ? err->code : -EPROTO) : 0;
@@ -385,7 +386,7 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 
 static void run_cleanup(struct run *run)
 {
-	sr_stdio_finish(&run->stdio, 0);
+	sr_stdio_finish(&run->stdio, 0, -1, -1);
 	/* After PID 1 is reaped: its namespace's tasks are gone, the cgroup can go. */
 	sr_sandbox_free(steal_pointer(&run->sb));
 	sr_tty_restore(&run->tty);

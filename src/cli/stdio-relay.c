@@ -7,8 +7,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -35,11 +36,31 @@ enum way {
 	WAY_PASS,   /* the fd itself */
 	WAY_REOPEN, /* a pipe: the same pipe, a new open file description */
 	WAY_RELAY,  /* a pipe of ours, relayed */
+	WAY_ENDED,  /* a pipe of ours, ended: EOF to read, EPIPE to write */
 	WAY_MAX,
 };
 
-static enum way way_of(const struct stat *st, unsigned flags)
+static bool listening(int fd)
 {
+	int on = 0;
+	socklen_t len = sizeof(on);
+
+	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
+static enum way way_of(int fd, const struct stat *st, unsigned flags)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	/*
+	 * An O_PATH fd reads and writes nothing, but names its file (a
+	 * socket's path, /proc/self/fd/N, connects to it past the sandbox's
+	 * mounts); a listening socket has nothing to read until someone
+	 * connects, and in the process's hands would take the host's
+	 * connections.
+	 */
+	if ((fl >= 0 && (fl & O_PATH)) || (S_ISSOCK(st->st_mode) && listening(fd)))
+		return WAY_ENDED;
 	if (S_ISREG(st->st_mode) || S_ISSOCK(st->st_mode))
 		return WAY_RELAY;
 	/* /dev/null: nothing to keep, nothing to read. */
@@ -65,9 +86,6 @@ static int reopen_pipe(int fd)
 
 	if (fl < 0)
 		return sr_negerrno();
-	/* It reads and writes nothing, nor may its copy (O_RDONLY is 0). */
-	if (fl & O_PATH)
-		return -EBADF;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	r = open(path, (fl & O_ACCMODE) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (r < 0)
@@ -81,23 +99,30 @@ static int reopen_pipe(int fd)
 	return r;
 }
 
-static int relay(struct sr_stdio *s, int i, int fd, const struct stat *st, struct sr_error *err)
+static int relay(struct sr_stdio *s, int i, int fd, enum way way, const struct stat *st,
+		 struct sr_error *err)
 {
+	struct sr_stdio_file *f = &s->files[i];
 	int p[2];
 
-	/* A socket is written and read by us with MSG_DONTWAIT, through buf (move_socket()). */
-	if (S_ISSOCK(st->st_mode) && !(s->files[i].buf = malloc(SPLICE_CHUNK)))
-		return sr_error_errno(err, -ENOMEM, "stdio");
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return sr_error_errno(err, sr_negerrno(), "stdio: pipe");
 	/* For stdin we write the file into the pipe; for stdout/stderr we read the pipe out. */
 	s->pass[i] = i == 0 ? p[0] : p[1];
 	s->own[i] = true;
-	s->files[i].pipe = i == 0 ? p[1] : p[0];
-	s->files[i].caller = fd;
-	s->files[i].open = true;
-	s->files[i].splice = true;
-	nonblock(s->files[i].pipe);
+	if (way == WAY_ENDED) {
+		close(i == 0 ? p[1] : p[0]);
+		return 0;
+	}
+	f->pipe = i == 0 ? p[1] : p[0];
+	f->caller = fd;
+	f->open = true;
+	f->splice = true;
+	nonblock(f->pipe);
+	/* A socket is written and read by us with MSG_DONTWAIT, through buf (move_socket()). */
+	f->socket = S_ISSOCK(st->st_mode);
+	if (f->socket && !(f->buf = malloc(SPLICE_CHUNK)))
+		return sr_error_errno(err, -ENOMEM, "stdio");
 	return 0;
 }
 
@@ -122,7 +147,7 @@ static int pass_or_relay(struct sr_stdio *s, const int fds[3], unsigned flags, s
 			s->pass[2] = s->pass[1];
 			continue;
 		}
-		way = way_of(&st[i], flags);
+		way = way_of(fds[i], &st[i], flags);
 		if (way == WAY_REOPEN) {
 			r = reopen_pipe(fds[i]);
 			if (r >= 0) {
@@ -135,7 +160,7 @@ static int pass_or_relay(struct sr_stdio *s, const int fds[3], unsigned flags, s
 				continue;
 			way = WAY_RELAY;
 		}
-		if (way == WAY_RELAY && (r = relay(s, i, fds[i], &st[i], err)) < 0)
+		if (way != WAY_PASS && (r = relay(s, i, fds[i], way, &st[i], err)) < 0)
 			return r;
 	}
 	return 0;
@@ -282,15 +307,20 @@ size_t sr_stdio_poll_fds(struct sr_stdio *s, struct pollfd *fds)
 	return n;
 }
 
+/* Whether a write's errno says its reader has gone (a pipe's, a socket's peer). */
+static bool reader_gone(int e)
+{
+	return e == EPIPE || e == ECONNRESET || e == ENOTCONN || e == ESHUTDOWN;
+}
+
 /* A relay is over (n: its last move's, 0 for its source's end; errno). */
-static bool relay_ended(struct sr_stdio *s, int i, ssize_t n)
+static void relay_ended(struct sr_stdio *s, int i, ssize_t n)
 {
 	/* Out, a failure is the caller's file's: our pipe gives EOF, not errors. */
-	if (n < 0 && i > 0 && errno != EPIPE && !s->files[i].error)
+	if (n < 0 && i > 0 && !reader_gone(errno) && !s->files[i].error)
 		s->files[i].error = errno;
 	s->files[i].open = false;
 	close_fd(&s->files[i].pipe);
-	return false;
 }
 
 /*
@@ -311,14 +341,18 @@ static bool move_socket(struct sr_stdio *s, int i)
 			   : read(f->pipe, f->buf, SPLICE_CHUNK);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return true;
-		if (n <= 0)
-			return relay_ended(s, i, n);
+		if (n <= 0) {
+			relay_ended(s, i, n);
+			return false;
+		}
 		f->len = (size_t)n;
 	}
 	n = i == 0 ? write(f->pipe, f->buf, f->len)
 		   : send(f->caller, f->buf, f->len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0 && errno != EAGAIN && errno != EINTR)
-		return relay_ended(s, i, n);
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		relay_ended(s, i, n);
+		return false;
+	}
 	if (n > 0) {
 		memmove(f->buf, f->buf + n, f->len - (size_t)n);
 		f->len -= (size_t)n;
@@ -334,7 +368,7 @@ static bool move_file(struct sr_stdio *s, int i)
 	int dst = i == 0 ? s->files[i].pipe : s->files[i].caller;
 	ssize_t n = -1;
 
-	if (s->files[i].buf)
+	if (s->files[i].socket)
 		return move_socket(s, i);
 	if (s->files[i].full) {
 		s->files[i].full = false; /* it has room again (polled for POLLOUT) */
@@ -358,7 +392,8 @@ static bool move_file(struct sr_stdio *s, int i)
 	}
 	if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
 		return true;
-	return relay_ended(s, i, n);
+	relay_ended(s, i, n);
+	return false;
 }
 
 int sr_stdio_write_error(const struct sr_stdio *s, int *ret_fd)
@@ -523,18 +558,62 @@ void sr_stdio_dispatch(struct sr_stdio *s, const struct pollfd *fds, size_t n)
 		to_pty(s);
 }
 
-void sr_stdio_finish(struct sr_stdio *s, int wait_ms)
+/* Whether output was read that its destination has not taken yet (it waits for room). */
+static bool output_waits(const struct sr_stdio *s)
+{
+	return (s->files[1].open && s->files[1].full) || (s->files[2].open && s->files[2].full);
+}
+
+/* Whether a signal but SIGCHLD came on sigfd (read: the run ends anyway). */
+static bool signalled(int sigfd)
+{
+	struct signalfd_siginfo si;
+	bool any = false;
+
+	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		any = any || si.ssi_signo != SIGCHLD;
+	return any;
+}
+
+/* Output the destination was given no time to take: said as that relay's error. */
+static void cut_short(struct sr_stdio *s, int e)
+{
+	for (int i = 1; i < 3; i++)
+		if (s->files[i].open && s->files[i].full && !s->files[i].error)
+			s->files[i].error = e;
+}
+
+void sr_stdio_finish(struct sr_stdio *s, int wait_ms, int timer, int sigfd)
 {
 	/* Nobody reads stdin any more. */
 	s->files[0].open = false;
 	close_fd(&s->files[0].pipe);
 	s->term_in_open = false;
 	for (;;) {
-		struct pollfd fds[SR_STDIO_POLL_FDS];
-		size_t n = sr_stdio_poll_fds(s, fds);
+		struct pollfd fds[SR_STDIO_POLL_FDS + 2];
+		size_t n = sr_stdio_poll_fds(s, fds), m = n;
+		bool waits = output_waits(s) && (timer >= 0 || sigfd >= 0);
+		int r;
 
-		if (n == 0 || poll(fds, n, wait_ms) <= 0)
+		if (n == 0)
 			break;
+		if (waits && timer >= 0)
+			fds[m++] = (struct pollfd){.fd = timer, .events = POLLIN};
+		if (waits && sigfd >= 0)
+			fds[m++] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+		r = poll(fds, m, waits ? -1 : wait_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (waits && timer >= 0 && fds[n].revents) {
+			cut_short(s, ETIME);
+			break;
+		}
+		if (waits && sigfd >= 0 && fds[m - 1].revents && signalled(sigfd)) {
+			cut_short(s, EINTR);
+			break;
+		}
 		sr_stdio_dispatch(s, fds, n);
 	}
 	unset_raw(s);

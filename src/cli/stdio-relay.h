@@ -35,7 +35,11 @@
  *   would hold the timeout); the caller's end of input (a half-close)
  *   ends the process's, and its reader sees EOF once we are gone, as
  *   before. Stdout and stderr one socket (2>&1) get one pipe, so that
- *   their lines keep their order and stay whole;
+ *   their lines keep their order and stay whole. A listening socket (and
+ *   an O_PATH fd, which names its file) is not relayed but ended: EOF to
+ *   read, EPIPE to write. A relay's reader slower than the process is
+ *   waited for at the end, as the process would have waited writing to
+ *   it (sr_stdio_finish());
  * - a terminal: the process would hold the caller's terminal, and read
  *   what the user types into the shell once the run is in the background
  *   (it has no controlling terminal, so no SIGTTIN stops it). It gets a
@@ -70,9 +74,11 @@ struct sr_stdio {
 		int caller; /* the caller's file */
 		bool open;
 		bool splice; /* false once splice(2) refused the file (O_APPEND) */
-		bool full;   /* the last move found the destination full: wait for it */
-		int error;   /* stdout, stderr: errno of a failed write to the caller's file */
-		char *buf;   /* a socket's: what the destination has not taken yet, len bytes */
+		bool socket; /* moved by recv/send through buf (move_socket()) */
+		/* What was read has not all been taken: the destination is full, wait for room. */
+		bool full;
+		int error; /* stdout, stderr: errno of a failed write to the caller's file */
+		char *buf; /* a socket's: what the destination has not taken yet, len bytes */
 		size_t len;
 	} files[3];
 	char buf[16384]; /* the pty's relay */
@@ -131,6 +137,11 @@ void sr_stdio_foreground(struct sr_stdio *s, bool fg);
 /*
  * The process has ended: what it wrote is moved out (until its end, or
  * wait_ms without anything new where something else may still hold it),
- * the terminal restored, everything closed.
+ * the terminal restored, everything closed. A caller's reader that is
+ * slow is waited for, as the process itself would have waited writing
+ * to it, until timer (a timerfd: the run's deadline) or sigfd (a
+ * signalfd: any signal but SIGCHLD) is readable; -1 for none (with
+ * neither, wait_ms). Output then left untaken is said as the relay's
+ * error (sr_stdio_write_error(): ETIME, EINTR).
  */
-void sr_stdio_finish(struct sr_stdio *s, int wait_ms);
+void sr_stdio_finish(struct sr_stdio *s, int wait_ms, int timer, int sigfd);

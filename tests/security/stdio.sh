@@ -83,6 +83,29 @@ elif mode == "stuck":  # a reader that never reads
         p.kill()
         st = "none in 60 s"
     say("status", st, "after", int(time.monotonic() - t), "s")
+elif mode == "slow":  # a reader that takes 64 KiB every 200 ms
+    o, its = socket.socketpair()
+    p = subprocess.Popen(argv, stdout=its)
+    its.close()
+    got = 0
+    while True:
+        time.sleep(0.2)
+        b = o.recv(1 << 16)
+        if not b:
+            break
+        got += len(b)
+    say("slow got", got)
+    say("status", p.wait())
+elif mode == "listening":  # stdin a listening socket: nothing to read, ever
+    l = socket.socket(socket.AF_UNIX)
+    l.bind(b"\0" + name)
+    l.listen()
+    t = time.monotonic()
+    st = subprocess.call(argv, stdin=l)
+    say("status", st, "after", int(time.monotonic() - t), "s")
+elif mode == "opath":  # stdout an O_PATH fd of a file: it writes nothing
+    fd = os.open(sys.argv[0], os.O_PATH)
+    say("status", subprocess.call(argv, stdout=fd))
 elif mode == "sock":
     ends = [socket.socketpair() for _ in range(3)]
     p = subprocess.Popen(argv, stdin=ends[0][1], stdout=ends[1][1], stderr=ends[2][1])
@@ -281,6 +304,24 @@ for k in range(400):
 	assert_match "a reader that stops: the timeout holds (124)" "status 124 after ([2-9]|1[0-9]) s" "$said"
 }
 
+# At the agent's end what it wrote is all delivered to a reader slower
+# than it, as the agent would have waited writing to it (a review found
+# the last of it dropped after 100 ms with nothing taken, status 0); a
+# listening socket as stdin is an input at its end (the relay waited for
+# a connection, to the timeout); an O_PATH stdout writes nothing, and the
+# agent's own status stands (125 for the relay's EBADF).
+t_socket_ends() {
+	local said
+	said=$(as_user python3 "$SR_TMP/sockrun.py" slow - "$SR" -q --net none -- head -c 2000000 /dev/zero 2>&1)
+	assert_match "a slow reader gets it all" "slow got 2000000"$'\n'"status 0" "$said"
+	said=$(as_user python3 "$SR_TMP/sockrun.py" listening "sr-listen-$SR_AS-$$" "$SR" -q --net none \
+		--timeout 20s -- cat 2>&1)
+	assert_match "a listening socket as stdin: EOF at once" "status 0 after [0-4] s" "$said"
+	said=$(as_user python3 "$SR_TMP/sockrun.py" opath - "$SR" -q --net none -- \
+		sh -c 'trap "" PIPE; echo lost; exit 0' 2>&1)
+	assert_match "an O_PATH stdout: the agent's status (0), no relay error" "status 0" "$said"
+}
+
 # A pipe stays zero-copy (the caller's pipe itself), under a description
 # of the agent's own: its O_NONBLOCK stays off the caller's. Another
 # user's pipe (0600, its maker's: root's shell piping into a user's run),
@@ -323,5 +364,5 @@ except BrokenPipeError:
 }
 
 for_each_user t_regular_files t_background_terminal t_foreground_terminal t_diff_terminal \
-	t_socket_stdio t_socket_relay t_pipe_flags t_pipe_no_reader
+	t_socket_stdio t_socket_relay t_socket_ends t_pipe_flags t_pipe_no_reader
 done_testing
