@@ -429,7 +429,8 @@ static int follow(struct exec *x, char **ret_record, struct sr_error *err)
 	}
 	sr_stdio_started(&x->stdio, x->stdio.pty_mask ? passed[0] : -1);
 	status = wait_exit(x, ret_record, err);
-	sr_stdio_finish(&x->stdio, 50, -1, x->sigfd);
+	/* A slow reader is waited for, as the command would have waited, but past a timeout. */
+	sr_stdio_finish(&x->stdio, 50, -1, x->timed_out ? -1 : x->sigfd);
 	return status;
 }
 

@@ -564,15 +564,26 @@ static bool output_waits(const struct sr_stdio *s)
 	return (s->files[1].open && s->files[1].full) || (s->files[2].open && s->files[2].full);
 }
 
-/* Whether a signal but SIGCHLD came on sigfd (read: the run ends anyway). */
+/*
+ * Whether a signal that ends a process (^C, SIGTERM, a hang-up, ^\) is
+ * pending: it is left so, for the caller to be ended by once its mask is
+ * restored, as it would have been with the process still writing. Others
+ * on sigfd (a signalfd: SIGCHLD, a resize, SIGCONT) are read and the wait
+ * goes on.
+ */
 static bool signalled(int sigfd)
 {
+	static const int ending[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct signalfd_siginfo si;
-	bool any = false;
+	sigset_t pending;
 
+	if (sigpending(&pending) == 0)
+		for (size_t k = 0; k < SR_ARRAY_SIZE(ending); k++)
+			if (sigismember(&pending, ending[k]) == 1)
+				return true;
 	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		any = any || si.ssi_signo != SIGCHLD;
-	return any;
+		;
+	return false;
 }
 
 /* Output the destination was given no time to take: said as that relay's error. */

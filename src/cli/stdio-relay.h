@@ -139,9 +139,9 @@ void sr_stdio_foreground(struct sr_stdio *s, bool fg);
  * wait_ms without anything new where something else may still hold it),
  * the terminal restored, everything closed. A caller's reader that is
  * slow is waited for, as the process itself would have waited writing
- * to it, until timer (a timerfd: the run's deadline) or sigfd (a
- * signalfd: any signal but SIGCHLD) is readable; -1 for none (with
- * neither, wait_ms). Output then left untaken is said as the relay's
- * error (sr_stdio_write_error(): ETIME, EINTR).
+ * to it, until timer (a timerfd: the run's deadline) is readable or
+ * sigfd (a signalfd) has a signal that ends a process, which is left
+ * pending; -1 for none (with neither, wait_ms). Output then left untaken
+ * is said as the relay's error (sr_stdio_write_error(): ETIME, EINTR).
  */
 void sr_stdio_finish(struct sr_stdio *s, int wait_ms, int timer, int sigfd);

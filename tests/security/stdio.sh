@@ -96,6 +96,18 @@ elif mode == "slow":  # a reader that takes 64 KiB every 200 ms
         got += len(b)
     say("slow got", got)
     say("status", p.wait())
+elif mode.startswith("late:"):  # a reader that starts late, signals sent meanwhile
+    import signal
+    o, its = socket.socketpair()
+    its.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)  # full at once
+    p = subprocess.Popen(argv, stdout=its)
+    its.close()
+    time.sleep(2)  # the agent has written it all to the relay, and ended
+    for n in mode.split(":")[1:]:
+        p.send_signal(getattr(signal, n))
+        time.sleep(0.3)
+    say("late got", len(read_all(o)))
+    say("status", p.wait())
 elif mode == "listening":  # stdin a listening socket: nothing to read, ever
     l = socket.socket(socket.AF_UNIX)
     l.bind(b"\0" + name)
@@ -314,6 +326,10 @@ t_socket_ends() {
 	local said
 	said=$(as_user python3 "$SR_TMP/sockrun.py" slow - "$SR" -q --net none -- head -c 2000000 /dev/zero 2>&1)
 	assert_match "a slow reader gets it all" "slow got 2000000"$'\n'"status 0" "$said"
+	said=$(as_user python3 "$SR_TMP/sockrun.py" late:SIGWINCH:SIGCONT - "$SR" -q --net none -- head -c 100000 /dev/zero 2>&1)
+	assert_match "a resize or SIGCONT meanwhile: it all still comes" "late got 100000"$'\n'"status 0" "$said"
+	said=$(as_user python3 "$SR_TMP/sockrun.py" late:SIGTERM - "$SR" -q --net none -- head -c 100000 /dev/zero 2>&1)
+	assert_match "SIGTERM meanwhile: sandbox-run ends by it, as it would have" "status -15" "$said"
 	said=$(as_user python3 "$SR_TMP/sockrun.py" listening "sr-listen-$SR_AS-$$" "$SR" -q --net none \
 		--timeout 20s -- cat 2>&1)
 	assert_match "a listening socket as stdin: EOF at once" "status 0 after [0-4] s" "$said"
