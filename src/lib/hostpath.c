@@ -300,13 +300,18 @@ static bool own_group(gid_t gid, uid_t owner)
 	return own;
 }
 
-/* Whether the directory opened as fd has an access ACL (named users or groups). */
+/*
+ * Whether the directory opened as fd has an access ACL (named users or
+ * groups); one that cannot be read is taken for one, but where its
+ * filesystem has none (EOPNOTSUPP).
+ */
 static bool has_acl(int fd)
 {
 	char proc[64];
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	return getxattr(proc, "system.posix_acl_access", NULL, 0) >= 0 || errno != ENODATA;
+	return getxattr(proc, "system.posix_acl_access", NULL, 0) >= 0 ||
+	       (errno != ENODATA && errno != EOPNOTSUPP);
 }
 
 /*
