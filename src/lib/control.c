@@ -100,8 +100,8 @@ int sr_ctl_recv_nofds(int fd, json_t **ret)
 /*
  * How many PID namespaces a process is in, from its "NSpid:" line (the
  * pid it has in each, from ours down) in file: its /proc/PID/status, or
- * a pidfd's fdinfo, which says -1 once it has ended. 0 if gone or
- * unreadable. Readable whoever the process's groups are, unlike
+ * a pidfd's fdinfo, which says -1 once it has ended. 0 if gone, -errno
+ * if the file cannot be read. Readable whoever the process's groups are, unlike
  * /proc/PID/ns/user, which takes ptrace's access: the same uid under
  * another gid (newgrp, a unit's Group=) has none.
  */
@@ -111,7 +111,9 @@ static int pid_depth(const char *file)
 	char line[256], *p, *save = NULL;
 	int n = 0;
 
-	while (f && fgets(line, sizeof(line), f)) {
+	if (!f)
+		return errno == ENOENT || errno == ESRCH ? 0 : sr_negerrno();
+	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "NSpid:", 6) != 0)
 			continue;
 		for (p = strtok_r(line + 6, " \t\n", &save); p;
@@ -145,18 +147,28 @@ static int peer_in_our_pidns(int fd, pid_t pid)
 	_cleanup_close_ int pidfd = -1;
 	socklen_t len = sizeof(pidfd);
 	char path[64];
+	int theirs;
 
 	if (pid <= 0)
 		return -EPERM;
-	if (!ours && !(ours = pid_depth("/proc/self/status")))
-		return -EPERM;
+	if (!ours) {
+		int d = pid_depth("/proc/self/status");
+
+		if (d <= 0)
+			return d < 0 ? d : -EPERM;
+		ours = d;
+	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0)
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
 	else if (errno == ENOPROTOOPT)
 		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	else
-		return -EPERM;
-	return pid_depth(path) == ours ? 0 : -EPERM;
+	else /* gone already (EINVAL, ENODATA), or out of fds: no answer but that */
+		return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? sr_negerrno()
+									     : -EPERM;
+	theirs = pid_depth(path);
+	if (theirs < 0)
+		return theirs;
+	return theirs == ours ? 0 : -EPERM;
 }
 
 int sr_ctl_peer_is_us(int fd)
@@ -195,8 +207,10 @@ static int connect_ctl(const char *dir, int flags, int *ret, struct sr_error *er
 		return sr_error_errno(err, r, "connect to the sandbox's keeper");
 	}
 	r = sr_ctl_peer_is_us(fd);
-	if (r < 0)
+	if (r == -EPERM)
 		return sr_error_errno(err, r, "the sandbox's keeper is not yours");
+	if (r < 0)
+		return sr_error_errno(err, r, "connect to the sandbox's keeper");
 	*ret = steal_fd(&fd);
 	return 0;
 }

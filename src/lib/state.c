@@ -374,12 +374,19 @@ int sr_state_list(const char *statedir, struct sr_entry **ret, size_t *ret_n, st
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
+	int dup;
 
 	if (fd < 0)
 		return sr_error_errno(err, sr_negerrno(), "%s", statedir);
-	d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 3));
-	if (!d)
-		return sr_error_errno(err, sr_negerrno(), "%s", statedir);
+	dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	d = dup < 0 ? NULL : fdopendir(dup);
+	if (!d) {
+		int e = sr_negerrno();
+
+		if (dup >= 0)
+			close(dup);
+		return sr_error_errno(err, e, "%s", statedir);
+	}
 	while ((de = readdir(d))) {
 		_cleanup_close_ int dirfd = -1;
 
@@ -426,27 +433,38 @@ static bool hex_prefix(const char *s)
 	return true;
 }
 
+/* Whether the last call failed for want of fds: not an answer about a sandbox. */
+static bool out_of_fds(void)
+{
+	return errno == EMFILE || errno == ENFILE;
+}
+
 /*
  * A whole id: its own entry, without reading every other one (a whole id
  * comes first anyway). What the API does for each request, and most
- * verbs: the cost no longer grows with the number of sandboxes.
+ * verbs: the cost no longer grows with the number of sandboxes. 1, 0 for
+ * none, or -EMFILE/-ENFILE: out of fds, it cannot say (a server at its
+ * limit answered "no sandbox").
  */
-static bool find_id(const char *statedir, const char *id, struct sr_entry *ret)
+static int find_id(const char *statedir, const char *id, struct sr_entry *ret)
 {
 	_cleanup_close_ int fd = open(statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_close_ int dirfd = -1;
 
+	errno = 0;
 	if (fd < 0 || !live_or_remove(fd, statedir, id))
-		return false;
+		return out_of_fds() ? -errno : 0;
 	dirfd = openat(fd, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dirfd < 0)
+		return out_of_fds() ? -errno : 0;
 	*ret = (struct sr_entry){0};
 	memcpy(ret->id, id, 33);
-	if (dirfd < 0 || asprintf(&ret->dir, "%s/%s", statedir, id) < 0) {
+	if (asprintf(&ret->dir, "%s/%s", statedir, id) < 0) {
 		ret->dir = NULL;
-		return false;
+		return -ENOMEM;
 	}
 	ret->state = read_state(dirfd);
-	return true;
+	return 1;
 }
 
 int sr_state_find_if(const char *statedir, const char *ref, sr_state_hidden_fn hidden, void *ctx,
@@ -456,7 +474,10 @@ int sr_state_find_if(const char *statedir, const char *ref, sr_state_hidden_fn h
 	size_t n = 0, k = 0, match = SIZE_MAX, matches = 0;
 	int r;
 
-	if (valid_id(ref) && find_id(statedir, ref, &e)) {
+	r = valid_id(ref) ? find_id(statedir, ref, &e) : 0;
+	if (r < 0)
+		return sr_error_errno(err, r, "%s", statedir);
+	if (r > 0) {
 		if (!hidden || !hidden(ctx, &e)) {
 			*ret = e;
 			return 0;
