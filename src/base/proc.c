@@ -115,3 +115,21 @@ unsigned sr_proc_overflow_gid(void)
 {
 	return overflow_id("/proc/sys/kernel/overflowgid");
 }
+
+uint64_t sr_proc_within_hard(int resource, uint64_t value)
+{
+	struct rlimit rl;
+
+	if (value && getrlimit(resource, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
+	    rl.rlim_max < value)
+		return rl.rlim_max;
+	return value;
+}
+
+int sr_proc_lower_rlimit(int resource, uint64_t value)
+{
+	struct rlimit rl;
+
+	rl.rlim_cur = rl.rlim_max = sr_proc_within_hard(resource, value);
+	return setrlimit(resource, &rl) < 0 ? sr_negerrno() : 0;
+}

@@ -2,6 +2,8 @@
 /* What the host's ps shows of us. */
 #pragma once
 
+#include <stdint.h>
+
 /*
  * Overwrites this process's whole argument area (argv[0] to the end of
  * the last argument, as long as /proc/self/cmdline says) with text, cut to
@@ -54,3 +56,12 @@ int sr_proc_no_core_dumps(void);
  */
 unsigned sr_proc_overflow_uid(void);
 unsigned sr_proc_overflow_gid(void);
+
+/*
+ * value, or the caller's hard limit of resource where that is lower (or
+ * value if it cannot be read): a limit is only ever lowered, raising the
+ * hard one needs CAP_SYS_RESOURCE on the host. 0 stays 0.
+ */
+uint64_t sr_proc_within_hard(int resource, uint64_t value);
+/* Both limits of resource set to sr_proc_within_hard(value): 0, or -errno. */
+int sr_proc_lower_rlimit(int resource, uint64_t value);

@@ -18,6 +18,7 @@
  * - cpus: nothing (RLIMIT_CPU bounds CPU seconds, not a share of CPUs).
  */
 #include "cgroup-internal.h"
+#include "proc.h"
 #include "util.h"
 
 #include <sys/resource.h>
@@ -38,17 +39,9 @@ static int rl_create(struct sr_cgroup *cg, const struct cg_host *host, const str
 
 static int lower(int resource, const char *name, uint64_t value, struct sr_error *err)
 {
-	struct rlimit rl;
+	int r = sr_proc_lower_rlimit(resource, value);
 
-	if (getrlimit(resource, &rl) < 0)
-		return sr_error_errno(err, sr_negerrno(), "getrlimit %s", name);
-	/* Only ever lowered: raising the hard limit needs CAP_SYS_RESOURCE on the host. */
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < value)
-		value = rl.rlim_max;
-	rl.rlim_cur = rl.rlim_max = value;
-	if (setrlimit(resource, &rl) < 0)
-		return sr_error_errno(err, sr_negerrno(), "setrlimit %s", name);
-	return 0;
+	return r < 0 ? sr_error_errno(err, r, "setrlimit %s", name) : 0;
 }
 
 int cg_rlimit_apply(const struct sr_cgroup *cg, struct sr_error *err)

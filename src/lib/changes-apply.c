@@ -16,10 +16,12 @@
  * directory; a root caller in another user's tree: that user's entries
  * only). A root caller's apply to another user's tree is made by a child
  * that is that user (changes-apply-owner.c). Only then are the changes
- * made, each beneath the directory's fd with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: no link is
- * followed, on the way or at the end, and a file is replaced by a rename of a complete new one,
- * never written through. A directory is made with its owner's rwx and given its own mode once what
- * it holds is in, deepest first (as tar does): a 0555 directory of the agent's takes its files.
+ * made, each beneath the directory's fd with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS: no link is followed, on the way or at the end, and
+ * a file is replaced by a rename of a complete new one, never written
+ * through. A directory is made with its owner's rwx and given its own
+ * mode once what it holds is in, deepest first (as tar does): a 0555
+ * directory of the agent's takes its files.
  */
 #include "apply.h"
 #include "changes.h"

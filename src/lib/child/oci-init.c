@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "oci-init.h"
+#include "proc.h"
 #include "units.h"
 #include "util.h"
 
@@ -52,18 +53,11 @@ static void end_the_rest(void)
  */
 static int limit_tasks(const char *arg)
 {
-	struct rlimit rl;
 	uint64_t n;
 
 	if (sr_parse_count(arg, &n) < 0 || n == 0)
 		return -EINVAL;
-	if (getrlimit(RLIMIT_NPROC, &rl) < 0)
-		return sr_negerrno();
-	/* Only ever lowered: raising the hard limit needs CAP_SYS_RESOURCE on the host. */
-	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > n)
-		rl.rlim_max = n;
-	rl.rlim_cur = rl.rlim_max;
-	return setrlimit(RLIMIT_NPROC, &rl) < 0 ? sr_negerrno() : 0;
+	return sr_proc_lower_rlimit(RLIMIT_NPROC, n);
 }
 
 int sr_oci_init_main(int argc, char **argv)

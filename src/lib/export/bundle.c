@@ -27,6 +27,7 @@
 #include "json.h"
 #include "layout.h"
 #include "oci-init.h"
+#include "proc.h"
 #include "setup.h"
 #include "units.h"
 #include "userns.h"
@@ -675,22 +676,6 @@ static int write_config(int bundle, const struct sr_oci_spec *spec, struct sr_er
 	return write_text(bundle, "config.json", text, 0600, err);
 }
 
-/*
- * A limit of a run's rlimit strategy (cgroup-rlimit.c), as it lowers it:
- * to the caller's hard limit at most, which the runtime, run by the
- * caller, could not raise (setrlimit: EPERM, and the container would not
- * start). 0 stays none.
- */
-static uint64_t within_hard(int resource, uint64_t value)
-{
-	struct rlimit rl;
-
-	if (value && getrlimit(resource, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
-	    rl.rlim_max < value)
-		return rl.rlim_max;
-	return value;
-}
-
 /* What a run has that the bundle cannot: one warning line (with --strict, a refusal). */
 static int unmapped(const struct sr_config *c, const struct sr_sink *sink, struct sr_error *err)
 {
@@ -781,8 +766,13 @@ int sr_oci_bundle(const char *dir, const struct sr_config *c, const struct sr_si
 			spec.files = rl.rlim_max / 2;
 			spec.files_soft = rl.rlim_cur < spec.files ? rl.rlim_cur : spec.files;
 		}
-		spec.data = within_hard(RLIMIT_DATA, c->memory_bytes);
-		spec.nproc = within_hard(RLIMIT_NPROC, c->pids);
+		/*
+		 * As a run's rlimit strategy lowers them (cgroup-rlimit.c): to
+		 * the caller's hard limits at most, which the runtime, run by
+		 * the caller, could not raise (the container would not start).
+		 */
+		spec.data = sr_proc_within_hard(RLIMIT_DATA, c->memory_bytes);
+		spec.nproc = sr_proc_within_hard(RLIMIT_NPROC, c->pids);
 		r = write_config(bundle, &spec, err);
 	}
 	/* Whole, but asked to stop meanwhile: taken out all the same. */
