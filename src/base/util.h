@@ -212,6 +212,24 @@ static inline int sr_negerrno(void)
 	return errno > 0 ? -errno : -EIO;
 }
 
+/*
+ * The path the kernel gives fd (its /proc/self/fd link), into buf of
+ * size bytes: 0, -errno, or -ENOENT where that names no path (a pipe's
+ * "pipe:[N]").
+ */
+static inline int sr_fd_path(int fd, char *buf, size_t size)
+{
+	char proc[32];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, size - 1);
+	if (n < 0)
+		return sr_negerrno();
+	buf[n] = '\0';
+	return buf[0] == '/' ? 0 : -ENOENT;
+}
+
 static inline bool sr_streq(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;

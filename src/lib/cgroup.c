@@ -537,17 +537,13 @@ void sr_cgroup_free(struct sr_cgroup *cg)
 
 static int push_path(const struct cg_dir *d, struct sr_strv *ret)
 {
-	char proc[64], path[PATH_MAX];
-	ssize_t n;
+	char path[PATH_MAX];
+	int r;
 
 	if (!d->created || d->fd < 0)
 		return 0;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d->fd);
-	n = readlink(proc, path, sizeof(path) - 1);
-	if (n <= 0 || path[0] != '/')
-		return n < 0 ? sr_negerrno() : -ENOENT;
-	path[n] = '\0';
-	return sr_strv_push(ret, path);
+	r = sr_fd_path(d->fd, path, sizeof(path));
+	return r < 0 ? r : sr_strv_push(ret, path);
 }
 
 int sr_cgroup_paths(const struct sr_cgroup *cg, struct sr_strv *ret)

@@ -370,14 +370,11 @@ static int parent_of(int dir)
 static int refuse_above(int dir, const struct stat *st, uid_t owner, const char *what,
 			const char *path, struct sr_error *err)
 {
-	char proc[64], above[PATH_MAX] = "a directory", who[48] = "root", group[64];
+	char above[PATH_MAX], who[48] = "root", group[64];
 	const struct group *gr = getgrgid(st->st_gid);
-	ssize_t n;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dir);
-	n = readlink(proc, above, sizeof(above) - 1);
-	if (n > 0)
-		above[n] = '\0';
+	if (sr_fd_path(dir, above, sizeof(above)) < 0)
+		snprintf(above, sizeof(above), "a directory");
 	if (owner != 0)
 		snprintf(who, sizeof(who), "root and uid %u", (unsigned)owner);
 	if (gr)

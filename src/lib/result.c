@@ -468,16 +468,15 @@ static int resolve_final(const char *given, int *dirfd, char **base, int *ret_fd
  */
 static int dir_path(int dirfd, char **ret)
 {
-	char proc[64], *buf = calloc(1, PATH_MAX);
-	ssize_t n;
+	char *buf = malloc(PATH_MAX);
+	int r;
 
 	if (!buf)
 		return -ENOMEM;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
-	n = readlink(proc, buf, PATH_MAX - 1);
-	if (n < 0 || buf[0] != '/') {
+	r = sr_fd_path(dirfd, buf, PATH_MAX);
+	if (r < 0) {
 		free(buf);
-		return n < 0 ? sr_negerrno() : -ENOENT;
+		return r;
 	}
 	*ret = buf;
 	return 0;
