@@ -49,7 +49,7 @@ LIBS="$(pkg-config --libs inih jansson) -ldl -lm"
 
 modules="base/log base/units base/json base/secmem lib/config lib/config-values lib/config-paths lib/profile cli/options cli/options-apply lib/agent lib/archive lib/archive-lib base/dl
 	lib/env lib/net/dns lib/snapshot lib/state lib/hostpath lib/cgroup lib/cgroup-v1 lib/cgroup-v2
-	lib/cgroup-systemd lib/cgroup-rlimit lib/config-print api/route api/body api/wire api/preview-scan"
+	lib/cgroup-systemd lib/cgroup-rlimit base/proc lib/config-print api/route api/body api/wire api/preview-scan"
 objs="$obj/profiles-builtin.o $obj/fuzz-common.o"
 # shellcheck disable=SC2086
 "$CLANG" $CFLAGS -c "$obj/profiles-builtin.c" -o "$obj/profiles-builtin.o"
