@@ -34,6 +34,8 @@ static void usage(FILE *f)
 	      "copy inside it; anything else is the copy's name (a file there is replaced,\n"
 	      "a symbolic link refused). A symbolic link on the way to HOSTPATH is\n"
 	      "followed only where root owns it and its directory, as for --bind sources.\n"
+	      "Run by root, a copy out is written as --export writes: as its directory's\n"
+	      "owner, refused where others could have swapped that directory in.\n"
 	      "Modes, mtimes, holes and symbolic links within the copy are kept; owners,\n"
 	      "devices, FIFOs, sockets and set-id bits are not, and nothing is written\n"
 	      "outside the destination.\n"

@@ -138,18 +138,6 @@ static int made_in_users(int at, bool made, const struct stat *parent)
 	return 0;
 }
 
-/* Whether only root and the owner of the tree fd (path) is in can change its name (hostpath.h). */
-static int held(int fd, const char *path, struct sr_error *err)
-{
-	uid_t uid;
-	gid_t gid;
-	int k = sr_hostpath_tree_owner(fd, &uid, &gid);
-
-	if (k < 0)
-		return sr_error_errno(err, k, "export to %s: the directories above it", path);
-	return sr_hostpath_owner_held(fd, uid, "export to", path, err);
-}
-
 int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *ret_fd,
 			  struct sr_made_dirs *ret_made, struct sr_error *err)
 {
@@ -183,7 +171,8 @@ int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *
 	if (fd < 0)
 		return sr_error_errno(err, fd, "export to %s", resolved);
 	/* Before anything is made: a root caller writes there as its tree's owner. */
-	if (geteuid() == 0 && (k = held(fd, resolved, err)) < 0)
+	k = sr_artifacts_held(fd, "export to", resolved, err);
+	if (k < 0)
 		return k;
 	while (missing && *missing) {
 		size_t l = strcspn(missing, "/");
@@ -362,42 +351,10 @@ static _Noreturn void take(struct sr_artifacts *a, struct step *s, int raw, int 
 }
 
 /* Where an export goes: its directory open, its options; 0 or -errno (err). */
-/*
- * Whose a root caller's export into dirfd (dir) is: its directory's
- * owner; one of root's only in a tree of root's all the way up
- * (hostpath.h, sr_hostpath_tree_owner(), as apply judges it). A user may
- * rename any directory of root's in theirs to the name root exports to:
- * root would have written the agent's files into it as root. Such a
- * directory is refused, as one of another owner than the user whose
- * export it is (archive.c refuses those on the way).
- */
-static int export_owner(int dirfd, const char *dir, struct stat *ret, struct sr_error *err)
-{
-	uid_t uid;
-	gid_t gid;
-	int k;
-
-	if (fstat(dirfd, ret) < 0)
-		return sr_error_errno(err, sr_negerrno(), "export to %s", dir);
-	if (ret->st_uid != 0)
-		return 0;
-	k = sr_hostpath_tree_owner(dirfd, &uid, &gid);
-	if (k < 0)
-		return sr_error_errno(err, k, "export to %s", dir);
-	if (uid == 0)
-		return 0;
-	return sr_error_msg(err, -EPERM,
-			    "export to %s: a directory of root's in a tree of uid %u's, who could "
-			    "have put it there: not written (give it to uid %u, or export "
-			    "elsewhere)",
-			    dir, (unsigned)uid, (unsigned)uid);
-}
-
 static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error *err)
 {
 	const struct sr_export *e = &a->c->exports[s->index];
 	_cleanup_free_ char *dir = strdup(e->host);
-	struct stat st;
 	int k;
 
 	if (!dir)
@@ -443,16 +400,7 @@ static int export_begin(struct sr_artifacts *a, struct step *s, struct sr_error 
 		s->opts.limit_what = s->limit_what;
 	}
 	/* A root caller's export into a user's directory is that user's, as a bind's is. */
-	if (geteuid() == 0) {
-		k = export_owner(s->dirfd, dir, &st, err);
-		if (k < 0)
-			return k;
-		s->opts.chown = st.st_uid != 0;
-		s->opts.owned = true;
-		s->opts.owner_uid = st.st_uid;
-		s->opts.owner_gid = st.st_gid;
-	}
-	return 0;
+	return sr_artifacts_owner(s->dirfd, "export to", dir, &s->opts, err);
 }
 
 /* Where the changes go: a temporary file beside FILE, renamed once all went well. */

@@ -83,3 +83,26 @@ struct sr_made_dirs {
  */
 int sr_artifacts_open_dir(const char *dir, const char *const *agent_trees, int *ret_fd,
 			  struct sr_made_dirs *ret_made, struct sr_error *err);
+
+/*
+ * A root caller writes an export's or a cp out's files as the owner of
+ * the directory they go into (artifacts-owner.c), the directory dirfd.
+ * Whether only root and the owner of the tree it is in
+ * (sr_hostpath_tree_owner()) can change what is at its name, judged
+ * above it (sr_hostpath_owner_held(): nothing for a tree of root's):
+ * else someone else could have swapped in a directory of a third user's,
+ * which root would write in. 0 (and always for another caller), or
+ * -errno with err ("WHAT PATH: ...", -EPERM naming the directory above
+ * and what to give instead).
+ */
+int sr_artifacts_held(int dirfd, const char *what, const char *path, struct sr_error *err);
+
+/*
+ * Whose a root caller's files written into dirfd are, set in o (chown,
+ * owned, owner_uid, owner_gid; untouched for another caller): its
+ * owner's, root's only in a tree of root's all the way up; a directory
+ * of root's in another user's tree is refused (-EPERM, "WHAT PATH: ...").
+ */
+struct sr_extract_opts;
+int sr_artifacts_owner(int dirfd, const char *what, const char *path, struct sr_extract_opts *o,
+		       struct sr_error *err);

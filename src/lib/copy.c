@@ -12,10 +12,16 @@
  * --bind source is (hostpath.h): a link on the way is followed only where
  * root owns it and its directory, outside the sandbox's own files; the
  * directory reached is opened with no link allowed; its last part, the
- * copy's name, is never followed at all.
+ * copy's name, is never followed at all. A root caller's copy out is
+ * then written as its export would be (artifacts.h): as the owner of the
+ * directory it goes into, and only where the directories above could
+ * not have had another user's swapped in under the name given (the
+ * outside review: root's files landed in a directory of daemon's that
+ * a user renamed into their 0777 one).
  */
 #include "copy.h"
 #include "archive.h"
+#include "artifacts.h"
 #include "control.h"
 #include "hostpath.h"
 #include "units.h"
@@ -325,6 +331,15 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	if (names_a_dir(top))
 		return sr_error_msg(err, -EINVAL, "cp: %s: name a file or directory", path);
 	r = host_dest(dst, top, opts->agent_trees, &d, err);
+	/*
+	 * A root caller's copy is written as an export is, as its directory's
+	 * owner, and only where nobody else could have swapped in another
+	 * user's directory under the name given (artifacts.h).
+	 */
+	if (r >= 0)
+		r = sr_artifacts_held(d.dirfd, "cp to", dst, err);
+	if (r >= 0)
+		r = sr_artifacts_owner(d.dirfd, "cp to", dst, &o, err);
 	if (r >= 0 && !d.is_dir && (r = sr_archive_temp_name(tmp, sizeof(tmp))) < 0)
 		sr_error_errno(err, r, "cp: a temporary name");
 	if (r >= 0 && !d.is_dir)

@@ -51,6 +51,10 @@ struct sr_copy_opts {
  * there replaced. The copy is made under a temporary name beside it and
  * renamed once whole (nothing cut short appears under its name), but
  * into a directory of that name, which it joins file by file, as cp -r.
+ * A root caller's copy is written as its export would be
+ * (sr_artifacts_held(), sr_artifacts_owner()): as the destination
+ * directory's owner, refused where anyone but root and that owner could
+ * have swapped another user's directory in under the name given.
  */
 int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy_opts *o,
 		struct sr_error *err);

@@ -183,6 +183,75 @@ os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) + b"".j
 	assert_eq "and a writable bind there is refused (125)" 125 "$rc"
 }
 
+# sandbox-run cp out, run by root, writes as its destination's owner, by
+# the rule of --export (artifacts.h, sr_artifacts_held(),
+# sr_artifacts_owner()): before, it wrote root's files wherever the name
+# led, into the victim's directory the user swapped in too.
+t_cp_out_swapped() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-cp" sb
+	swapped "$d"
+	sr create --net none --timeout 120
+	sb=$out
+	sr exec "$sb" -- sh -c 'mkdir out proj; echo x >out/f; echo x >proj/f'
+	sr cp "$sb:/workspace/out" "$d/shared/proj"
+	assert_eq "a cp out into it: refused (125)" 125 "$rc"
+	assert_match "one line naming the directory above and what to give" \
+		"^sandbox-run: cp to $d/shared/proj: $d/shared, above it, lets users other than root and uid $VICTIM rename what it holds \(owner uid 0, group root, mode 0777\).*give a path whose directories only root and uid $VICTIM can write$" \
+		"$errout"
+	sr cp "$sb:/workspace/out/f" "$d/shared/proj/f"
+	assert_eq "a file copied out to a name in it: refused (125)" 125 "$rc"
+	sr cp "$sb:/workspace/proj" "$d/shared"
+	assert_eq "a copy to its name, in root's own 0777 directory: refused (125)" 125 "$rc"
+	assert_match "a directory of another user's is not joined" \
+		"a directory of another owner than uid 0, whom it is written as, is there: not changed" "$errout"
+	# The review's case: the user's own 0777 directory, not sticky.
+	chown "$SR_TEST_USER" "$d/shared"
+	sr cp "$sb:/workspace/out" "$d/shared/proj/"
+	assert_match "in the user's 0777 directory: refused (125), naming it" \
+		"^125 sandbox-run: cp to $d/shared/proj/: $d/shared, above it, lets users other than root and uid $VICTIM rename what it holds \(owner uid [0-9]+" \
+		"$rc $errout"
+	only_victims "nothing written into the victim's directory" "$d/shared/proj"
+	assert_eq "nor its mode or owner changed" "700 $VICTIM" "$(stat -c '%a %u' "$d/shared/proj")"
+	sr rm "$sb"
+}
+
+# Root's cp out into a user's directory gives the user the copy, as an
+# export does; into a tree of root's all the way up (a CI checkout made
+# with a umask of 000) it stays root's; into a directory of root's in the
+# user's tree (theirs to rename there) it is refused.
+t_cp_out_owner() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-cp-owner" sb
+	mkdir -p "$d/u" "$d/builds/proj"
+	chown "$SR_TEST_USER:$SR_TEST_USER" "$d/u"
+	chmod 0777 "$d/builds" "$d/builds/proj"
+	mkdir -m 0700 "$d/u/rootdir"
+	sr create --net none --timeout 120
+	sb=$out
+	sr exec "$sb" -- sh -c 'mkdir -p out/sub; echo x >out/sub/f; echo y >g'
+	sr cp "$sb:/workspace/out" "$d/u/out"
+	assert_eq "into the user's directory: copied" "0 x" "$rc $(cat "$d/u/out/sub/f")"
+	assert_eq "the copy is the user's, directories and files" \
+		"$SR_TEST_USER $SR_TEST_USER $SR_TEST_USER" \
+		"$(stat -c %U "$d/u/out" "$d/u/out/sub" "$d/u/out/sub/f" | xargs)"
+	sr cp "$sb:/workspace/g" "$d/u/out/sub/"
+	assert_eq "a file into the user's directory: the user's" "0 $SR_TEST_USER" \
+		"$rc $(stat -c %U "$d/u/out/sub/g")"
+	sr cp "$sb:/workspace/out" "$d/u/rootdir/"
+	assert_eq "into a directory of root's in the user's tree: refused (125)" 125 "$rc"
+	assert_match "saying whose tree it is in" \
+		"cp to $d/u/rootdir/: a directory of root's in a tree of uid [0-9]+'s, who could have put it there: not written" \
+		"$errout"
+	assert_eq "nothing made in it" "" "$(ls -A "$d/u/rootdir")"
+	sr cp "$sb:/workspace/out" "$d/builds/proj/reports"
+	assert_eq "into a tree of root's, 0777 all the way: copied" "0 x" \
+		"$rc $(cat "$d/builds/proj/reports/sub/f")"
+	assert_eq "as root's files" "0 0" "$(stat -c %u "$d/builds/proj/reports" "$d/builds/proj/reports/sub/f" | xargs)"
+	assert_no_match "no warning" "above it" "$errout"
+	sr rm "$sb"
+}
+
 # Whoever exports a bundle runs it next, often as root: its name must be
 # the exporter's to keep.
 t_bundle_swappable() {
@@ -200,5 +269,5 @@ t_bundle_swappable() {
 
 for_each_user t_workspace_swapped t_bind_swapped t_export_swapped t_apply_swapped t_file_into_sticky \
 	t_changes_and_made_dirs_swapped t_root_checkout_0777 t_group_writable \
-	t_bundle_swappable
+	t_bundle_swappable t_cp_out_swapped t_cp_out_owner
 done_testing
