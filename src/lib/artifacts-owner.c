@@ -55,8 +55,7 @@ int sr_artifacts_owner(int dirfd, const char *what, const char *path, struct sr_
 			return sr_error_msg(
 			    err, -EPERM,
 			    "%s %s: a directory of root's in a tree of uid %u's, who could have "
-			    "put "
-			    "it there: not written (give it to uid %u, or write elsewhere)",
+			    "put it there: not written (give it to uid %u, or write elsewhere)",
 			    what, path, (unsigned)uid, (unsigned)uid);
 	}
 	o->chown = st.st_uid != 0;

@@ -64,7 +64,7 @@ static bool names_a_dir(const char *name)
  * directory and NULL.
  */
 static int host_parent(const char *path, const char *const *trees, int *ret_dirfd, char **ret_name,
-		       struct sr_error *err)
+		       char **ret_resolved, struct sr_error *err)
 {
 	_cleanup_free_ char *abs = NULL, *name = NULL, *resolved = NULL;
 	int fd, r;
@@ -99,6 +99,8 @@ static int host_parent(const char *path, const char *const *trees, int *ret_dirf
 		return sr_error_errno(err, fd, "cp: %s", resolved);
 	*ret_dirfd = fd;
 	*ret_name = steal_pointer(&name);
+	if (ret_resolved)
+		*ret_resolved = steal_pointer(&resolved);
 	return 0;
 }
 
@@ -144,7 +146,7 @@ static int host_dest(const char *dst, const char *top, const char *const *trees,
 		     struct sr_error *err)
 {
 	struct stat st;
-	int r = host_parent(dst, trees, &d->dirfd, &d->name, err);
+	int r = host_parent(dst, trees, &d->dirfd, &d->name, NULL, err);
 
 	if (r < 0)
 		return r;
@@ -367,10 +369,42 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 	return outcome(opts, true, k, &xerr, r, &kerr, err);
 }
 
+/*
+ * A root caller reads what it copies in as root: only where nobody but
+ * root and the owner of the tree it is in could have put something else
+ * at its name (hostpath.h), as for a copy out (artifacts.h). Else a user
+ * who may rename in a directory above could move another user's private
+ * directory or file to the name given, and root would hand it to the
+ * sandbox. resolved: dir's path, absolute and with no link.
+ */
+static int source_held(int dir, const char *name, const char *resolved, const char *src,
+		       struct sr_error *err)
+{
+	_cleanup_free_ char *abs = NULL;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	uid_t uid;
+	gid_t gid;
+	int r;
+
+	if (geteuid() != 0)
+		return 0;
+	fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return sr_error_errno(err, sr_negerrno(), "cp: %s", src);
+	r = sr_hostpath_tree_owner(S_ISDIR(st.st_mode) ? fd : dir, &uid, &gid);
+	if (r < 0)
+		return sr_error_errno(err, r, "cp from %s: the directories above it", src);
+	if (asprintf(&abs, "%s%s%s", resolved, sr_streq(resolved, "/") ? "" : "/", name) < 0)
+		return sr_error_errno(err, -ENOMEM, "cp");
+	/* Named as resolved: a file's directory is opened by that path, with no link. */
+	return sr_hostpath_owner_held(fd, uid, "cp from", abs, err);
+}
+
 int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_opts *opts,
 	       struct sr_error *err)
 {
-	_cleanup_free_ char *name = NULL;
+	_cleanup_free_ char *name = NULL, *resolved = NULL;
 	struct sr_archive_writer *w = NULL;
 	_cleanup_close_ int dir = -1, fd = -1;
 	struct sr_write_opts wo = {.idle_ms = opts->idle_ms, .hardlinks = true};
@@ -378,11 +412,14 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 	struct stat st;
 	int r, k;
 
-	r = host_parent(src, opts->agent_trees, &dir, &name, err);
+	r = host_parent(src, opts->agent_trees, &dir, &name, &resolved, err);
 	if (r < 0)
 		return r;
 	if (!name)
 		return sr_error_msg(err, -EINVAL, "cp: %s: name a file or directory", src);
+	r = source_held(dir, name, resolved, src, err);
+	if (r < 0)
+		return r;
 	/* Not followed: a link is copied as one (and refused inside if it leaves the copy). */
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return sr_error_errno(err, sr_negerrno(), "cp: %s", src);

@@ -216,6 +216,43 @@ t_cp_out_swapped() {
 	sr rm "$sb"
 }
 
+# Root reads what it copies in as root: from a directory someone else
+# may rename in, the name could be another user's private directory or
+# file moved there, which root would hand to the sandbox. Refused as a
+# copy out is; a user's own tree, a sticky directory above a directory,
+# and a tree of root's (a CI checkout made with a umask of 000) are not.
+t_cp_in_swapped() {
+	[ "$SR_AS" = root ] || return 0
+	local d="$SR_TMP/sw-cp-in" sb
+	swapped "$d"
+	mkdir -p "$d/own/p" "$d/ci/src"
+	echo mine >"$d/own/p/f"
+	chown -R "$SR_TEST_USER:$SR_TEST_USER" "$d/own"
+	echo ci >"$d/ci/src/f"
+	chmod 0777 "$d/ci" "$d/ci/src"
+	sr create --net none --timeout 120
+	sb=$out
+	sr cp "$d/shared/proj" "$sb:/workspace/in"
+	assert_match "a directory copied in from it: refused (125), naming the directory above" \
+		"^125 sandbox-run: cp from $d/shared/proj: $d/shared, above it, lets users other than root and uid $VICTIM rename what it holds" \
+		"$rc $errout"
+	sr cp "$d/shared/proj/key" "$sb:/workspace/key"
+	assert_eq "a file in it: refused (125)" 125 "$rc"
+	sr exec "$sb" -- sh -c 'cat in/key key 2>/dev/null; echo end'
+	assert_eq "the victim's file is not in the sandbox" "end" "$out"
+	chmod 1777 "$d/shared"
+	sr cp "$d/shared/proj" "$sb:/workspace/in"
+	assert_eq "below a sticky directory (only an entry's owner renames it): copied" 0 "$rc"
+	chmod 0777 "$d/shared"
+	sr cp "$d/own/p" "$sb:/workspace/own"
+	assert_eq "from the user's own tree: copied" "0" "$rc"
+	sr cp "$d/ci/src/f" "$sb:/workspace/ci"
+	sr exec "$sb" -- cat own/f ci
+	assert_eq "from a tree of root's, 0777 all the way: copied" "mine
+ci" "$out"
+	sr rm "$sb"
+}
+
 # Root's cp out into a user's directory gives the user the copy, as an
 # export does; into a tree of root's all the way up (a CI checkout made
 # with a umask of 000) it stays root's; into a directory of root's in the
@@ -269,5 +306,5 @@ t_bundle_swappable() {
 
 for_each_user t_workspace_swapped t_bind_swapped t_export_swapped t_apply_swapped t_file_into_sticky \
 	t_changes_and_made_dirs_swapped t_root_checkout_0777 t_group_writable \
-	t_bundle_swappable t_cp_out_swapped t_cp_out_owner
+	t_bundle_swappable t_cp_in_swapped t_cp_out_swapped t_cp_out_owner
 done_testing
