@@ -239,6 +239,9 @@ static json_t *record_json(const struct sr_result *r, json_t *limits, json_t *en
 	fail |= json_object_set_new(rec, "sandbox_id", sr_json_string(id));
 	if (r->network.recorded)
 		fail |= add_network(rec, &r->network);
+	if (r->output_dropped_bytes)
+		fail |= json_object_set_new(rec, "output_dropped_bytes",
+					    json_integer((json_int_t)r->output_dropped_bytes));
 	return fail ? NULL : steal_pointer(&rec);
 }
 

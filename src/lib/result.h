@@ -24,6 +24,10 @@
  *   [{"dest": "ADDR:PORT", "proto": "tcp"|"udp", "count": N} | {"name":
  *   NAME, "count": N}...], "truncated": BOOL}, destinations first, each
  *   kind by count, most first.
+ * - "output_dropped_bytes": what the agent (an exec's command) wrote to
+ *   stdout and stderr and sandbox-run read but could not deliver, the
+ *   reader not taking it before the relay gave up (stdio-relay.h); only
+ *   when there were some.
  * - No environment value ever appears in the record.
  */
 #pragma once
@@ -115,6 +119,7 @@ struct sr_result {
 	enum sr_enforce enforced[_SR_LIMIT_MAX];
 	char sandbox_id[33];
 	struct sr_result_network network;
+	uint64_t output_dropped_bytes; /* of stdout and stderr, never delivered; 0: absent */
 };
 
 /* status "error" with exit_code 125, unknowns -1, nothing enforced. */
