@@ -434,12 +434,30 @@ static int follow(struct exec *x, char **ret_record, struct sr_error *err)
 	return status;
 }
 
+/*
+ * The keeper's record with what our relay did not deliver of the
+ * command's output (result.h), as *ret_owned (malloc'd); NULL: out of
+ * memory.
+ */
+static const char *with_dropped(const struct exec *x, const char *record, char **ret_owned)
+{
+	_cleanup_(sr_json_decrefp) json_t *rec = json_loads(record, 0, NULL);
+
+	if (!json_is_object(rec) ||
+	    json_object_set_new(rec, "output_dropped_bytes",
+				json_integer((json_int_t)sr_stdio_dropped(&x->stdio))) < 0 ||
+	    sr_json_dump_line(rec, ret_owned) < 0)
+		return NULL;
+	return *ret_owned;
+}
+
 /* status once the command's output and its record are where they go. */
 static int final_status(struct exec *x, const struct sr_result_target *target, const char *record,
 			int status)
 {
+	_cleanup_free_ char *owned = NULL;
 	int fd, werr = sr_stdio_write_error(&x->stdio, &fd);
-	char limit[SR_UNITS_BUF_MAX];
+	char limit[SR_UNITS_BUF_MAX], text[256];
 
 	/* As a run says it (not with -q): the kernel's OOM killer, at the sandbox's limit. */
 	if (x->oom_limit > 0 && sr_format_size((uint64_t)x->oom_limit, limit, sizeof(limit)) == 0)
@@ -453,10 +471,17 @@ static int final_status(struct exec *x, const struct sr_result_target *target, c
 	else if (x->timed_out)
 		sr_warn(&x->sink, "the sandbox's deadline came: the command was killed");
 
-	/* What the command wrote and we could not (a full disk): said, and a clean exit fails. */
+	/*
+	 * What the command wrote and we could not (a full disk), or gave up
+	 * on (its reader too slow): said, and a clean exit fails.
+	 */
 	if (werr) {
 		sr_sink_log(&x->sink, SR_LOG_ERROR, "exec: the command's standard %s: write: %s",
 			    fd == 1 ? "output" : "error", strerror(werr));
+		if (status == 0)
+			status = SR_EXIT_FAILURE;
+	} else if (sr_stdio_dropped_text(&x->stdio, "command", text, sizeof(text))) {
+		sr_warn(&x->sink, "%s", text);
 		if (status == 0)
 			status = SR_EXIT_FAILURE;
 	}
@@ -465,6 +490,8 @@ static int final_status(struct exec *x, const struct sr_result_target *target, c
 
 		if (!record)
 			sr_error_msg(&rerr, -EPROTO, "result %s: no record came back", x->result);
+		else if (sr_stdio_dropped(&x->stdio) && !(record = with_dropped(x, record, &owned)))
+			sr_error_msg(&rerr, -ENOMEM, "result %s: format", x->result);
 		if (!record || sr_result_target_write_text(target, record, &rerr) < 0) {
 			sr_cli_verb_error(&x->sink, "exec", rerr.msg);
 			if (status == 0)

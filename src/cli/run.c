@@ -333,6 +333,7 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 	struct sr_sandbox_opts o = {.sink = &run->sink, .ops = &run_ops, .ctx = run};
 	static const int caller[3] = {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO};
 	struct sr_spawn agent = {.flags = SR_SPAWN_AGENT | SR_SPAWN_ENDS_SANDBOX};
+	char text[256];
 	int e, pty = -1;
 
 	if (c->timeout_ms)
@@ -381,6 +382,10 @@ static int run_sandbox(struct run *run, struct sr_result *r, struct sr_error *er
 	sr_stdio_finish(&run->stdio, 100, run->timerfd, run->timed_out ? -1 : run->sigfd);
 	fill_result(run, r, err);
 	log_end(run, r);
+	/* Said now: a signal that cut the relay short ends us once run_cleanup() unblocks it. */
+	if (sr_stdio_dropped_text(&run->stdio, "agent", text, sizeof(text)))
+		sr_warn(&run->sink, "%s", text);
+	r->output_dropped_bytes = sr_stdio_dropped(&run->stdio);
 	return r->status == SR_STATUS_ERROR ? (err->code ? err->code : -EPROTO) : 0;
 }
 
@@ -475,21 +480,23 @@ int sr_cli_run(struct sr_config *c)
 		r.exit_code = SR_EXIT_FAILURE;
 		snprintf(r.error, sizeof(r.error), "%s", run.artifacts_err.msg);
 	}
-	/* So does the agent's output, relayed to a file, that could not be written (a full disk).
+	/*
+	 * So does the agent's output, relayed to a file, that could not be
+	 * written (a full disk), or was not all delivered (said already).
 	 */
 	{
 		int fd, e = sr_stdio_write_error(&run.stdio, &fd);
+		struct sr_error werr = {0};
 
 		if (e) {
-			struct sr_error werr = {0};
-
 			sr_error_errno(&werr, -e, "the agent's standard %s: write",
 				       fd == 1 ? "output" : "error");
 			sr_sink_log(&run.sink, SR_LOG_ERROR, "%s", werr.msg);
-			if (r.exit_code == 0) {
-				r.exit_code = SR_EXIT_FAILURE;
-				snprintf(r.error, sizeof(r.error), "%s", werr.msg);
-			}
+		} else
+			sr_stdio_dropped_text(&run.stdio, "agent", werr.msg, sizeof(werr.msg));
+		if (werr.msg[0] && r.exit_code == 0) {
+			r.exit_code = SR_EXIT_FAILURE;
+			snprintf(r.error, sizeof(r.error), "%s", werr.msg);
 		}
 	}
 	status = r.exit_code;

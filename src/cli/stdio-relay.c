@@ -586,16 +586,32 @@ static bool signalled(int sigfd)
 	return false;
 }
 
-/* Output the destination was given no time to take: said as that relay's error. */
-static void cut_short(struct sr_stdio *s, int e)
+/*
+ * What was read from the process and not delivered when the relays give
+ * up (why): a socket's buffer and what is still in our pipe.
+ */
+static void count_dropped(struct sr_stdio *s, enum sr_stdio_cut why, int wait_ms)
 {
-	for (int i = 1; i < 3; i++)
-		if (s->files[i].open && s->files[i].full && !s->files[i].error)
-			s->files[i].error = e;
+	for (int i = 1; i < 3; i++) {
+		struct sr_stdio_file *f = &s->files[i];
+		int queued = 0;
+
+		if (!f->open)
+			continue;
+		if (ioctl(f->pipe, FIONREAD, &queued) < 0 || queued < 0)
+			queued = 0;
+		f->dropped += f->len + (size_t)queued;
+	}
+	if (sr_stdio_dropped(s) && s->cut == SR_STDIO_CUT_NONE) {
+		s->cut = why;
+		s->idle_ms = wait_ms;
+	}
 }
 
 void sr_stdio_finish(struct sr_stdio *s, int wait_ms, int timer, int sigfd)
 {
+	enum sr_stdio_cut why = SR_STDIO_CUT_IDLE;
+
 	/* Nobody reads stdin any more. */
 	s->files[0].open = false;
 	close_fd(&s->files[0].pipe);
@@ -618,15 +634,16 @@ void sr_stdio_finish(struct sr_stdio *s, int wait_ms, int timer, int sigfd)
 		if (r <= 0)
 			break;
 		if (waits && timer >= 0 && fds[n].revents) {
-			cut_short(s, ETIME);
+			why = SR_STDIO_CUT_DEADLINE;
 			break;
 		}
 		if (waits && sigfd >= 0 && fds[m - 1].revents && signalled(sigfd)) {
-			cut_short(s, EINTR);
+			why = SR_STDIO_CUT_SIGNAL;
 			break;
 		}
 		sr_stdio_dispatch(s, fds, n);
 	}
+	count_dropped(s, why, wait_ms);
 	unset_raw(s);
 	close_passed(s);
 	for (int i = 0; i < 3; i++) {
@@ -638,6 +655,43 @@ void sr_stdio_finish(struct sr_stdio *s, int wait_ms, int timer, int sigfd)
 	}
 	close_fd(&s->master);
 	s->master_open = false;
+}
+
+uint64_t sr_stdio_dropped(const struct sr_stdio *s)
+{
+	return (uint64_t)s->files[1].dropped + s->files[2].dropped;
+}
+
+bool sr_stdio_dropped_text(const struct sr_stdio *s, const char *who, char *buf, size_t len)
+{
+	const struct sr_stdio_file *out = &s->files[1], *err = &s->files[2];
+	char why[80];
+	int n;
+
+	buf[0] = '\0';
+	if (!sr_stdio_dropped(s))
+		return false;
+	switch (s->cut) {
+	case SR_STDIO_CUT_DEADLINE:
+		snprintf(why, sizeof(why), "the deadline came before the reader took them");
+		break;
+	case SR_STDIO_CUT_SIGNAL:
+		snprintf(why, sizeof(why), "a signal ended the wait for the reader");
+		break;
+	default:
+		snprintf(why, sizeof(why), "the reader took none for %d ms after the timeout",
+			 s->idle_ms);
+		break;
+	}
+	if (out->dropped && err->dropped)
+		n = snprintf(buf, len, "%zu bytes of the %s's stdout and %zu of its stderr",
+			     out->dropped, who, err->dropped);
+	else
+		n = snprintf(buf, len, "%zu bytes of the %s's %s", out->dropped + err->dropped, who,
+			     out->dropped ? "stdout" : "stderr");
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " not delivered: %s", why);
+	return true;
 }
 
 void sr_stdio_stop_as(struct sr_stdio *s, int sig)

@@ -39,7 +39,8 @@
  *   an O_PATH fd, which names its file) is not relayed but ended: EOF to
  *   read, EPIPE to write. A relay's reader slower than the process is
  *   waited for at the end, as the process would have waited writing to
- *   it (sr_stdio_finish());
+ *   it (sr_stdio_finish()); what it was not given time to take (the
+ *   deadline, a signal, a timeout) is counted, for the caller to say;
  * - a terminal: the process would hold the caller's terminal, and read
  *   what the user types into the shell once the run is in the background
  *   (it has no controlling terminal, so no SIGTTIN stops it). It gets a
@@ -55,7 +56,17 @@
 
 #include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <termios.h>
+
+/* Why sr_stdio_finish() gave up on output it had not delivered. */
+enum sr_stdio_cut {
+	SR_STDIO_CUT_NONE,
+	SR_STDIO_CUT_DEADLINE, /* the timer (the run's deadline) came first */
+	SR_STDIO_CUT_SIGNAL,   /* a signal that ends a process came first */
+	SR_STDIO_CUT_IDLE,     /* the reader took nothing for wait_ms (after a timeout) */
+	_SR_STDIO_CUT_MAX,
+};
 
 struct sr_stdio {
 	unsigned pty_mask;	   /* SR_SPAWN_PTY_* of the fds that get the pty */
@@ -77,8 +88,9 @@ struct sr_stdio {
 		bool socket; /* moved by recv/send through buf (move_socket()) */
 		/* What was read has not all been taken: the destination is full, wait for room. */
 		bool full;
-		int error; /* stdout, stderr: errno of a failed write to the caller's file */
-		char *buf; /* a socket's: what the destination has not taken yet, len bytes */
+		int error;	/* stdout, stderr: errno of a failed write to the caller's file */
+		size_t dropped; /* stdout, stderr: bytes read from the process, never delivered */
+		char *buf;	/* a socket's: what the destination has not taken yet, len bytes */
 		size_t len;
 	} files[3];
 	char buf[16384]; /* the pty's relay */
@@ -92,7 +104,9 @@ struct sr_stdio {
 	 */
 	bool eof_typed, eof_canonical, eof_line_open;
 	unsigned eof_retyped;
-	char typed_last; /* the last byte of it typed in; 0: none yet */
+	char typed_last;       /* the last byte of it typed in; 0: none yet */
+	enum sr_stdio_cut cut; /* why the relays gave up with bytes undelivered (dropped) */
+	int idle_ms;	       /* for SR_STDIO_CUT_IDLE: how long the reader took none */
 };
 
 enum {
@@ -142,6 +156,15 @@ void sr_stdio_foreground(struct sr_stdio *s, bool fg);
  * to it, until timer (a timerfd: the run's deadline) is readable or
  * sigfd (a signalfd) has a signal that ends a process, which is left
  * pending; -1 for none (with neither, wait_ms). Output then left untaken
- * is said as the relay's error (sr_stdio_write_error(): ETIME, EINTR).
+ * (read from the process, in our pipe or buffer) is counted in each
+ * file's dropped, and why in cut: sr_stdio_dropped_text() says it.
  */
 void sr_stdio_finish(struct sr_stdio *s, int wait_ms, int timer, int sigfd);
+/* The bytes of stdout and stderr sr_stdio_finish() gave up on (0: all delivered). */
+uint64_t sr_stdio_dropped(const struct sr_stdio *s);
+/*
+ * One line for the caller to warn with, into buf: "65536 bytes of the
+ * agent's stdout not delivered: the reader took none for 100 ms after the
+ * timeout" (who: "agent", "command"). false (buf empty) if none were.
+ */
+bool sr_stdio_dropped_text(const struct sr_stdio *s, const char *who, char *buf, size_t len);

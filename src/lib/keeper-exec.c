@@ -33,11 +33,14 @@ static struct client *client_of_pid(struct keeper *k, pid_t pid)
  * Its usage is the exec's own, not the sandbox's so far (inspect has
  * that): the CPU time of its process and of what that waited for, and
  * the largest of their peaks (scope "process"), from the rusage PID 1
- * reaped it with; the cgroup's peak is the whole sandbox's since it was
- * made, every earlier exec's with it. None for one that never started
- * or whose end PID 1 never told, the sandbox's coming first (its count
- * went with PID 1). The disk is one for every exec: what it held when
- * this one ended.
+ * reaped it with -- or, cut short by a signal (its --timeout, the
+ * caller's ^C, the sandbox's end), its process group's up to then, if
+ * more: the children killed with it were never waited for. The cgroup's
+ * peak is the whole sandbox's since it was made, every earlier exec's
+ * with it. None, null and not 0, for one that never started or whose
+ * end PID 1 never told, the sandbox's coming first (its count went with
+ * PID 1). The disk is one for every exec: what it held when this one
+ * ended.
  */
 void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit *e)
 {
@@ -49,6 +52,7 @@ void keeper_exec_ended(struct keeper *k, struct client *cl, const struct sr_exit
 	r.wall_ms =
 	    (double)((cl->exit_pending ? cl->exit_ns : sr_monotonic_ns()) - cl->start_ns) / 1e6;
 	r.user_ms = r.sys_ms = 0;
+	r.cpu_unknown = !e;
 	r.peak_memory_bytes = -1;
 	r.peak_memory_scope = SR_PEAK_NONE;
 	if (e) {

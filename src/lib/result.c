@@ -225,8 +225,10 @@ static json_t *record_json(const struct sr_result *r, json_t *limits, json_t *en
 				    r->signal > 0 ? json_integer(r->signal) : json_null());
 	fail |= json_object_set_new(rec, "error", sr_json_string(r->error[0] ? r->error : NULL));
 	fail |= json_object_set_new(rec, "wall_ms", ms_value(r->wall_ms));
-	fail |= json_object_set_new(rec, "user_ms", ms_value(r->user_ms));
-	fail |= json_object_set_new(rec, "sys_ms", ms_value(r->sys_ms));
+	fail |= json_object_set_new(rec, "user_ms",
+				    r->cpu_unknown ? json_null() : ms_value(r->user_ms));
+	fail |=
+	    json_object_set_new(rec, "sys_ms", r->cpu_unknown ? json_null() : ms_value(r->sys_ms));
 	fail |= json_object_set_new(rec, "peak_memory_bytes", nullable_i64(r->peak_memory_bytes));
 	fail |= json_object_set_new(
 	    rec, "peak_memory_scope",
@@ -239,6 +241,9 @@ static json_t *record_json(const struct sr_result *r, json_t *limits, json_t *en
 	fail |= json_object_set_new(rec, "sandbox_id", sr_json_string(id));
 	if (r->network.recorded)
 		fail |= add_network(rec, &r->network);
+	if (r->output_dropped_bytes)
+		fail |= json_object_set_new(rec, "output_dropped_bytes",
+					    json_integer((json_int_t)r->output_dropped_bytes));
 	return fail ? NULL : steal_pointer(&rec);
 }
 

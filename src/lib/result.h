@@ -13,7 +13,8 @@
  *   from rusage, where limits are rlimits, and in an exec's record,
  *   whose processes' alone it is); null with no peak.
  * - wall_ms, user_ms, sys_ms: 1 to 3 decimals (12.3, 4.0), capped just
- *   under 1e12 ms (31 years).
+ *   under 1e12 ms (31 years); user_ms and sys_ms null where no count was
+ *   kept (an exec whose end its sandbox's came before: cpu_unknown).
  * - A limit above 2^63 - 1 (8 EiB, or 292 million years of timeout) is
  *   written as a real with 15 significant digits: jansson's integers are
  *   signed 64-bit.
@@ -24,6 +25,10 @@
  *   [{"dest": "ADDR:PORT", "proto": "tcp"|"udp", "count": N} | {"name":
  *   NAME, "count": N}...], "truncated": BOOL}, destinations first, each
  *   kind by count, most first.
+ * - "output_dropped_bytes": what the agent (an exec's command) wrote to
+ *   stdout and stderr and sandbox-run read but could not deliver, the
+ *   reader not taking it before the relay gave up (stdio-relay.h); only
+ *   when there were some.
  * - No environment value ever appears in the record.
  */
 #pragma once
@@ -109,12 +114,14 @@ struct sr_result {
 	int signal;	  /* 0: none */
 	char error[1024]; /* "" : null */
 	double wall_ms, user_ms, sys_ms;
+	bool cpu_unknown;	   /* user_ms and sys_ms null: no count of them was kept */
 	int64_t peak_memory_bytes; /* -1: unknown (null) */
 	enum sr_peak_scope peak_memory_scope;
 	int64_t disk_used_bytes; /* -1: unknown (null) */
 	enum sr_enforce enforced[_SR_LIMIT_MAX];
 	char sandbox_id[33];
 	struct sr_result_network network;
+	uint64_t output_dropped_bytes; /* of stdout and stderr, never delivered; 0: absent */
 };
 
 /* status "error" with exit_code 125, unknowns -1, nothing enforced. */

@@ -862,11 +862,48 @@ t_verb_named() {
 	sr rm "$sb"
 }
 
+# cpu_of RECORD: user_ms + sys_ms, or "null" where the record has no count.
+cpu_of() {
+	python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+print("null" if r["user_ms"] is None else int(r["user_ms"] + r["sys_ms"]))' "$1"
+}
+
+# counted_or_null MS: null, or at least 300 ms.
+counted_or_null() {
+	[ "$1" = null ] || [ "$1" -ge 300 ] 2>/dev/null
+}
+
+# An exec cut short (its --timeout, the sandbox's deadline) said 0 ms of
+# CPU where its process had burnt a second: the rusage PID 1 reaped it
+# with lacks the children killed with it, which it never waited for; and
+# one whose end the sandbox's came before had no count at all, said as 0.
+t_exec_cut_usage() {
+	local rec="$SR_OUT/cut-$SR_AS.json" ms
+	new_sandbox --timeout 60
+	rm -f "$rec"
+	sr exec --timeout 1 --result "$rec" "$sb" -- sh -c 'sh -c "while :; do :; done"; :'
+	ms=$(cpu_of "$rec")
+	assert_eq "exec --timeout 1 of a busy child: 124" 124 "$rc"
+	check "its record counts the CPU its tree burnt (>= 300 ms), or says null: $ms" \
+		counted_or_null "$ms"
+	sr rm "$sb"
+	new_sandbox --timeout 2
+	rm -f "$rec"
+	sr exec --result "$rec" "$sb" -- sh -c 'sh -c "while :; do :; done"; :'
+	ms=$(cpu_of "$rec")
+	assert_eq "an exec the sandbox's deadline ends: 124" 124 "$rc"
+	check "its record counts its CPU (>= 300 ms), or says null, not 0: $ms" \
+		counted_or_null "$ms"
+	sr rm "$sb"
+	rm -f "$rec"
+}
+
 mkdir -p "$SR_TMP/examples" && cp -r "$SR_SRCDIR/examples/echo-agent" "$SR_TMP/examples/"
 chmod -R a+rX "$SR_TMP/examples"
 ECHO_AGENT="$SR_TMP/examples/echo-agent"
 
 for_each_user t_deadline_bounds t_keeper_holds_nothing t_state_dir_squatted t_create_exec t_names t_workspace t_tty_job_control t_cp t_deadline t_timeout_verb \
 	t_keeper_killed t_create_interrupted t_create_stopped t_fifty t_other_user t_port t_timeout_shown t_snapshot t_snapshot_sparse t_rm_named_twice t_cp_host_denied t_exec_workdir_missing \
-	t_create_id_nowhere t_verb_named t_cp_dest_named
+	t_create_id_nowhere t_verb_named t_cp_dest_named t_exec_cut_usage
 done_testing

@@ -108,6 +108,32 @@ elif mode.startswith("late:"):  # a reader that starts late, signals sent meanwh
         time.sleep(0.3)
     say("late got", len(read_all(o)))
     say("status", p.wait())
+elif mode.startswith("stalled"):  # a reader that takes nothing until sandbox-run has ended
+    import re
+    if mode == "stalled":
+        o, its = socket.socketpair()
+        its.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)  # full at once
+        take = lambda: len(read_all(o))
+    else:  # stalled-pipe
+        r, its = os.pipe()
+        def take():
+            n = 0
+            while b := os.read(r, 1 << 16):
+                n += len(b)
+            return n
+    p = subprocess.Popen(argv, stdout=its, stderr=subprocess.PIPE)
+    os.close(its) if isinstance(its, int) else its.close()
+    err = p.stderr.read().decode(errors="replace")
+    say("status", p.wait())
+    got = take()
+    m = re.search(r"warning: (\d+) bytes of the \w+'s stdout not delivered: (.*)", err)
+    said = int(m.group(1)) if m else 0
+    wrote = re.search(r"agent wrote (\d+)", err)
+    say("said", "%s: %s" % (m.group(1), m.group(2)) if m else "nothing: " + err[-300:])
+    if wrote and said and got + said == int(wrote.group(1)):
+        say("delivered and said: all the agent wrote")
+    else:
+        say("delivered", got, "said", said, "of", wrote.group(1) if wrote else "unknown")
 elif mode == "listening":  # stdin a listening socket: nothing to read, ever
     l = socket.socket(socket.AF_UNIX)
     l.bind(b"\0" + name)
@@ -338,6 +364,56 @@ t_socket_ends() {
 	assert_match "an O_PATH stdout: the agent's status (0), no relay error" "status 0" "$said"
 }
 
+# The agent of t_timeout_drops_said: 100 KB to stdout, more than a pipe
+# holds, written as far as the relay takes it within a second (never
+# blocked: what it wrote is known whatever the pipes' and the socket's
+# room), said on stderr; then it waits for the timeout.
+stalled_agent='
+import os, sys, time
+os.set_blocking(1, False)
+n, end = 0, time.monotonic() + 1
+while n < 100000 and time.monotonic() < end:
+    try:
+        n += os.write(1, bytes(min(8192, 100000 - n)))
+    except BlockingIOError:
+        time.sleep(0.02)
+print("agent wrote", n, file=sys.stderr, flush=True)
+time.sleep(60)'
+
+# A timeout's end: what the agent wrote and its reader had not taken
+# within 100 ms was dropped, and nothing said so (status 124, no line, no
+# record field). Now a warning says how many bytes, and why, and so does
+# the record; the status stays 124. The same for exec's relay of a pipe.
+t_timeout_drops_said() {
+	local said count rec="$SR_OUT/stalled-$SR_AS.json"
+	rm -f "$rec"
+	said=$(as_user python3 "$SR_TMP/sockrun.py" stalled - "$SR" --net none --timeout 4s \
+		--result "$rec" -- /usr/bin/python3 -c "$stalled_agent" 2>&1)
+	assert_match "a run timed out, its reader stalled: 124" "^status 124" "$said"
+	assert_match "the warning says why" \
+		"said [0-9]+: the reader took none for 100 ms after the timeout" "$said"
+	assert_match "what was delivered and what it says not: all the agent wrote" \
+		"delivered and said: all the agent wrote" "$said"
+	count=$(sed -n 's/^said \([0-9]*\):.*/\1/p' <<<"$said")
+	assert_eq "the record's output_dropped_bytes: the same count" \
+		"${count:-none said}" "$(json_get "$rec" output_dropped_bytes 2>/dev/null)"
+	rm -f "$rec"
+	sr create --net none --timeout 60
+	local sb=$out
+	said=$(as_user python3 "$SR_TMP/sockrun.py" stalled-pipe - "$SR" exec --timeout 3s \
+		--result "$rec" "$sb" -- /usr/bin/python3 -c "$stalled_agent" 2>&1)
+	assert_match "exec timed out, a pipe's reader stalled: 124" "^status 124" "$said"
+	assert_match "exec: the warning says why" \
+		"said [0-9]+: the reader took none for 50 ms after the timeout" "$said"
+	assert_match "exec: delivered and not: all the command wrote" \
+		"delivered and said: all the agent wrote" "$said"
+	count=$(sed -n 's/^said \([0-9]*\):.*/\1/p' <<<"$said")
+	assert_eq "exec: the record's output_dropped_bytes" \
+		"${count:-none said}" "$(json_get "$rec" output_dropped_bytes 2>/dev/null)"
+	sr rm "$sb"
+	rm -f "$rec"
+}
+
 # A pipe stays zero-copy (the caller's pipe itself), under a description
 # of the agent's own: its O_NONBLOCK stays off the caller's. Another
 # user's pipe (0600, its maker's: root's shell piping into a user's run),
@@ -380,5 +456,5 @@ except BrokenPipeError:
 }
 
 for_each_user t_regular_files t_background_terminal t_foreground_terminal t_diff_terminal \
-	t_socket_stdio t_socket_relay t_socket_ends t_pipe_flags t_pipe_no_reader
+	t_socket_stdio t_socket_relay t_socket_ends t_pipe_flags t_pipe_no_reader t_timeout_drops_said
 done_testing

@@ -108,6 +108,36 @@ static void add_process(struct sr_msg *m, const char *pid)
 }
 
 /*
+ * The CPU time so far of process group pgid's processes (each one's own
+ * and what it waited for: fields 14 to 17 of /proc/PID/stat), added to
+ * *user_us and *sys_us. What the group's leader would not have counted
+ * had it been killed: its children killed with it were never waited for.
+ */
+void init_group_usage(pid_t pgid, int64_t *user_us, int64_t *sys_us)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		unsigned long long ut, st, cut, cst;
+		char buf[1024], *p;
+		int pgrp;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    read_proc(de->d_name, "stat", buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
+			continue;
+		if (sscanf(p + 2, "%*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+			   &pgrp, &ut, &st, &cut, &cst) == 5 &&
+		    pgrp == pgid) {
+			*user_us += ticks_us(ut) + ticks_us(cut);
+			*sys_us += ticks_us(st) + ticks_us(cst);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+/*
  * STATS: the disk, the processes alive now (m->pid of them, from their
  * /proc/PID/stat), and CPU time of PID 1, of those alive and of every one
  * reaped.

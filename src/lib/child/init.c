@@ -46,6 +46,12 @@ struct proc {
 	uint32_t work_id;
 	int64_t deadline_ns; /* a worker's time limit (CLOCK_MONOTONIC), 0: none */
 	bool late;	     /* killed at it */
+	/*
+	 * Its process group's CPU time when it was signalled or killed
+	 * (init_group_usage()): its EXIT says the larger of that and its
+	 * rusage, which lacks the children killed with it.
+	 */
+	int64_t cut_user_us, cut_sys_us;
 };
 
 struct init {
@@ -62,6 +68,18 @@ struct init {
 	bool held;
 };
 
+/* What pr's process group has used, as a signal may end it now. */
+static void count_cut(struct proc *pr)
+{
+	int64_t user_us = 0, sys_us = 0;
+
+	init_group_usage(pr->pid, &user_us, &sys_us);
+	if (user_us + sys_us > pr->cut_user_us + pr->cut_sys_us) {
+		pr->cut_user_us = user_us;
+		pr->cut_sys_us = sys_us;
+	}
+}
+
 /*
  * Every other process of the sandbox, killed and reaped here rather than
  * by the kernel as PID 1 exits: that teardown reaps them with SIGCHLD
@@ -77,6 +95,9 @@ static void end_all(struct init *in)
 	int st;
 	pid_t w;
 
+	for (size_t i = 0; i < in->n_procs; i++)
+		if (!in->procs[i].ends_sandbox && in->procs[i].report_fd < 0)
+			count_cut(&in->procs[i]);
 	for (;;) {
 		while ((w = wait4(-1, &st, __WALL | WNOHANG, &ru)) > 0)
 			reaped(in, w, st, &ru);
@@ -283,8 +304,16 @@ fail:
 /* To the process's group, as a terminal would: pipelines included. Spawned processes only. */
 static void on_signal_request(struct init *in, const struct sr_msg *req)
 {
-	if (find_proc(in, req->pid) && req->flags > 0 && req->flags < NSIG)
-		kill(-req->pid, req->flags);
+	struct proc *pr = find_proc(in, req->pid);
+	int sig = req->flags;
+
+	if (!pr || sig <= 0 || sig >= NSIG)
+		return;
+	/* One that may end it (not a resize, job control, SIGCHLD, SIGURG). */
+	if (sig != SIGCONT && sig != SIGWINCH && sig != SIGCHLD && sig != SIGURG &&
+	    sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
+		count_cut(pr);
+	kill(-req->pid, sig);
 }
 
 /* How much the sandbox has used so far, for `inspect` where no cgroup counts it. */
@@ -424,6 +453,10 @@ static void reaped(struct init *in, pid_t pid, int status, const struct rusage *
 		worked(in, pr, status);
 	} else {
 		init_rusage_msg(&m, ru);
+		if (pr->cut_user_us + pr->cut_sys_us > m.user_us + m.sys_us) {
+			m.user_us = pr->cut_user_us;
+			m.sys_us = pr->cut_sys_us;
+		}
 		m.value = init_disk_used(in->p);
 		send_or_die(in->p->sock, &m);
 	}
