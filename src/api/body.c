@@ -19,6 +19,7 @@ void sr_api_create_free(struct sr_api_create *c)
 	/* Its --env values may be secrets, which a keeper forked later would copy. */
 	sr_strv_wipe(&c->argv);
 	free(c->profile);
+	free(c->from);
 	if (c->metadata)
 		json_decref(c->metadata);
 	*c = (struct sr_api_create){0};
@@ -337,14 +338,27 @@ static int check_metadata(json_t *meta, struct sr_error *err)
 	return 0;
 }
 
-/* profile and timeout into ret's own fields too (a warm pool serves them). */
+/* A string's copy into *field, NULL if val is none; false when out of memory. */
+static bool note_string(char **field, json_t *val)
+{
+	free(*field);
+	*field = json_is_string(val) ? strdup(json_string_value(val)) : NULL;
+	return !json_is_string(val) || *field;
+}
+
+/*
+ * profile and timeout into ret's own fields too (a warm pool serves them);
+ * profile and from to name what did not load as the request named it.
+ */
 static int note_key(struct sr_api_create *ret, const char *key, json_t *val, struct sr_error *err)
 {
 	if (strcmp(key, "profile") == 0) {
-		free(ret->profile);
-		ret->profile = json_is_string(val) ? strdup(json_string_value(val)) : NULL;
-		if (json_is_string(val) && !ret->profile)
+		if (!note_string(&ret->profile, val))
 			return sr_error_errno(err, -ENOMEM, "request");
+	} else if (strcmp(key, "from") == 0) {
+		if (!note_string(&ret->from, val))
+			return sr_error_errno(err, -ENOMEM, "request");
+		ret->poolable = false;
 	} else if (strcmp(key, "timeout") == 0) {
 		char shown[100];
 

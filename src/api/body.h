@@ -39,6 +39,7 @@ int sr_api_duration_field(const char *key, json_t *v, uint64_t *ret_ms, struct s
 struct sr_api_create {
 	struct sr_strv argv; /* "create", OPTIONS..., [AGENT] */
 	char *profile;	     /* the profile asked for, NULL for the default */
+	char *from;	     /* the snapshot asked for, NULL for none */
 	bool poolable;	     /* nothing but the profile and a timeout: a warm sandbox will do */
 	uint64_t timeout_ms; /* with has_timeout */
 	bool has_timeout;

@@ -332,6 +332,29 @@ void srv_answer_err(struct req *r, const char *verb, const struct sr_error *err)
 		srv_answer_error(r, err->code ? err->code : -EIO, "%s", err->msg);
 }
 
+void srv_profile_error(struct srv *s, const char *verb, const char *field, const char *noun,
+		       const char *name, struct sr_error *err)
+{
+	const char *of = field ? field : "", *sep = field ? ": " : "";
+
+	if (err->kind != SR_ERROR_PROFILE_MISSING && err->kind != SR_ERROR_PROFILE_BROKEN)
+		return;
+	/* A path the client gave that is not there: the path is all it says, and the client's. */
+	if (err->kind == SR_ERROR_PROFILE_MISSING && strchr(name, '/'))
+		return;
+	if (err->kind == SR_ERROR_PROFILE_MISSING) {
+		sr_info(srv_sink(s), "serve: %s: %s", verb, err->msg);
+		sr_error_msg(err, -ENOENT, "%s%sno %s \"%s\" on this server", of, sep, noun, name);
+		return;
+	}
+	/* The operator's to mend, who may not run with -v. */
+	sr_warn(srv_sink(s), "serve: %s: %s", verb, err->msg);
+	/* A client's own file (a path) is the request's fault; one of the server's is not. */
+	sr_error_msg(err, strchr(name, '/') ? -EINVAL : -EIO,
+		     "%s%s%s \"%s\" is broken on this server (its log says why)", of, sep, noun,
+		     name);
+}
+
 /*
  * What a connection handed to libmicrohttpd carries (its socket context):
  * the listener it came on, and whether it is another user's (counted

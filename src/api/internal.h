@@ -136,6 +136,22 @@ void srv_answer_error(struct req *r, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* err as the CLI prints it: "sandbox-run: <verb>: <message>". */
 void srv_answer_err(struct req *r, const char *verb, const struct sr_error *err);
+/*
+ * A profile that did not load (err->kind: profile.h) said of what the
+ * request named -- its field (NULL: none), what it is ("profile",
+ * "template", "snapshot", "deployment") and its name as given -- not in
+ * the loader's words, which name the server's files (where it looked, a
+ * file and its line): those go to its log, at info for one that is
+ * nowhere (a client's typo; serve -v) and as a warning for one that is
+ * there but does not load (the operator's to mend). Nowhere: 404, "no
+ * profile \"x\" on this server"; broken: 500, the server's fault, not
+ * the request's ("profile \"x\" is broken on this server"). A path the
+ * client gave keeps the loader's words where it is not there (the path
+ * is the client's), and is 400 where it is broken. Any other error is
+ * left as it is.
+ */
+void srv_profile_error(struct srv *s, const char *verb, const char *field, const char *noun,
+		       const char *name, struct sr_error *err);
 unsigned srv_http_status(int code);
 const char *srv_rpc_code(int code);
 /* A query argument ("path"), NULL when absent. */

@@ -118,6 +118,22 @@ static unsigned dep_parallel(void)
 	return cpus < 2 ? 2 : cpus > DEP_PARALLEL_MAX ? DEP_PARALLEL_MAX : (unsigned)cpus;
 }
 
+/*
+ * A profile that did not load, said of what the request named
+ * (srv_profile_error): the deployment, whose configuration it is, or the
+ * profile its -p named (options.h names in config.profile the one asked
+ * for).
+ */
+static void profile_error(struct dep_pool *dp, const struct sr_deployment *d, struct sr_error *err)
+{
+	const char *asked = dp->config.profile;
+
+	if (!asked || sr_streq(asked, sr_deployment_profile(d)))
+		srv_profile_error(dp->s, "invoke", NULL, "deployment", dp->name, err);
+	else
+		srv_profile_error(dp->s, "invoke", NULL, "profile", asked, err);
+}
+
 /* Made again from d (the version current now) and the options in key. */
 static int dep_pool_make(struct dep_pool *dp, struct sr_deployment *d, struct sr_error *err)
 {
@@ -155,6 +171,8 @@ static int dep_pool_make(struct dep_pool *dp, struct sr_deployment *d, struct sr
 	 * version. */
 	r = sr_options_parse_from((int)argv->n, argv->items, SR_OPTIONS_INVOKE,
 				  sr_deployment_profile(d), &dp->config, &action, err);
+	if (r < 0)
+		profile_error(dp, d, err);
 	if (r >= 0 && action != SR_ACTION_RUN)
 		r = sr_error_msg(err, -EINVAL,
 				 "invoke: --help, --version and --print-config are "

@@ -7,7 +7,6 @@
 #include "internal.h"
 #include "launch.h"
 #include "options.h"
-#include "profile.h"
 #include "result.h"
 #include "server.h"
 #include "state.h"
@@ -506,28 +505,21 @@ static bool create_warm(struct req *r, struct sr_pool *pool, uint64_t timeout,
 }
 
 /*
- * A profile the request named by name that is nowhere (profile.c's
- * "profile 'x' not found (looked for PATH, PATH and ...)"), said as the
- * request named it: where the server looked is its own files, no
- * client's to know. Its log keeps that (serve -v).
+ * A profile that did not load, said of what the request named it by
+ * (srv_profile_error): E2B's template; else the profile, which -p takes
+ * over a snapshot's; else the snapshot, whose configuration it is; else
+ * the default.
  */
-static void no_profile(struct srv *s, const struct sr_api_create *c, const char *template,
-		       struct sr_error *err)
+static void profile_error(struct srv *s, const struct sr_api_create *c, const char *template,
+			  struct sr_error *err)
 {
-	char lost[SR_ERROR_MSG_MAX];
-	int n;
-
-	if (err->code != -ENOENT || !c->profile || !sr_profile_name_valid(c->profile))
-		return;
-	n = snprintf(lost, sizeof(lost), "profile '%s' not found (", c->profile);
-	if (n < 0 || strncmp(err->msg, lost, (size_t)n) != 0)
-		return;
-	sr_info(s->o.sink, "serve: create: %s", err->msg);
 	if (template)
-		sr_error_msg(err, -ENOENT, "templateID: no template \"%s\" on this server",
-			     template);
+		srv_profile_error(s, "create", "templateID", "template", template, err);
+	else if (c->profile || !c->from)
+		srv_profile_error(s, "create", "profile", "profile",
+				  c->profile ? c->profile : SR_DEFAULT_PROFILE, err);
 	else
-		sr_error_msg(err, -ENOENT, "profile: no profile \"%s\" on this server", c->profile);
+		srv_profile_error(s, "create", "from", "snapshot", c->from, err);
 }
 
 /* A keeper launched as create launches it (launch.h), its answer awaited in the loop. */
@@ -552,7 +544,7 @@ static void create_cold(struct req *r, struct sr_api_create *c, const char *temp
 			sr_error_msg(&err, -EINVAL, "a malformed request");
 		if (!template)
 			sr_api_create_error(&err);
-		no_profile(s, c, template, &err);
+		profile_error(s, c, template, &err);
 	} else if (sr_launch_start(&cfg, s->o.level, s->o.sink, &cj->launch, &err) == 0) {
 		err.code = 0;
 	}

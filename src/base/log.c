@@ -56,6 +56,7 @@ static int error_vset(struct sr_error *err, int code, bool with_errno, const cha
 	size_t n;
 
 	err->code = code;
+	err->kind = SR_ERROR_PLAIN;
 	if (err->status == 0)
 		err->status = 125;
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);

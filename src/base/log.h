@@ -23,9 +23,23 @@ enum sr_log_level {
 
 #define SR_ERROR_MSG_MAX 1024
 
+/*
+ * What an error is of, where a caller must tell it apart from others of
+ * the same errno without reading its text: the API server says a profile
+ * that did not load in its own words, as the request named it, since the
+ * loader's name the server's files (profile.h).
+ */
+enum sr_error_kind {
+	SR_ERROR_PLAIN,
+	SR_ERROR_PROFILE_MISSING, /* the profile asked for is nowhere */
+	SR_ERROR_PROFILE_BROKEN,  /* it is there, but it (or one it inherits) does not load */
+	_SR_ERROR_KIND_MAX,
+};
+
 struct sr_error {
-	int code;   /* negative errno, 0 when unset */
-	int status; /* exit status to report: 125 unless set (126, 127) */
+	int code;		 /* negative errno, 0 when unset */
+	int status;		 /* exit status to report: 125 unless set (126, 127) */
+	enum sr_error_kind kind; /* set by the module after the message; a new message resets it */
 	char msg[SR_ERROR_MSG_MAX];
 };
 

@@ -162,21 +162,25 @@ int options_load_profile(const struct parsed *p, const char *base_profile, struc
 			 struct sr_error *err)
 {
 	_cleanup_free_ char *from_profile = NULL;
+	const char *asked;
 	int r;
 
 	r = snapshot_profile(p, &from_profile, err);
 	if (r < 0)
 		return r;
-	r = sr_profile_load(c,
-			    p->profile	   ? p->profile
-			    : from_profile ? from_profile
-			    : base_profile ? base_profile
-					   : SR_DEFAULT_PROFILE,
-			    err);
+	asked = p->profile     ? p->profile
+		: from_profile ? from_profile
+		: base_profile ? base_profile
+			       : SR_DEFAULT_PROFILE;
+	r = sr_profile_load(c, asked, err);
 	if (r < 0) {
-		/* The record names the profile asked for, above all when it failed. */
+		/*
+		 * The record names the profile asked for, above all when it
+		 * failed; the server tells by it whose it was (a deployment's,
+		 * or the one its client's -p named).
+		 */
 		if (!c->profile)
-			c->profile = strdup(p->profile ? p->profile : SR_DEFAULT_PROFILE);
+			c->profile = strdup(asked);
 		return r;
 	}
 	return 0;

@@ -17,7 +17,9 @@ enum sr_action {
 /*
  * Parses argv (not modified; c->argv points into it), loads the profile,
  * applies the options over it and validates. On error err says which option
- * and what to do instead.
+ * and what to do instead; where the profile did not load, c->profile names
+ * the one asked for (-p's, --from's snapshot's configuration, the base
+ * profile, or the default).
  */
 int sr_options_parse(int argc, char **argv, struct sr_config *c, enum sr_action *ret_action,
 		     struct sr_error *err);

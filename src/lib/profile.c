@@ -435,6 +435,22 @@ static int find_named(const char *name, const char *self, struct source *ret, bo
 	return 0;
 }
 
+/* A name as -p and inherit take it: a path, builtin:NAME, or a profile's name. */
+static int check_name(const char *name, struct sr_error *err)
+{
+	if (strncmp(name, BUILTIN, BUILTIN_LEN) == 0 || strchr(name, '/'))
+		return 0;
+	if (named_like_file(name))
+		return sr_error_msg(err, -EINVAL, "profile '%s' looks like a file: write ./%s",
+				    name, name);
+	if (!sr_profile_name_valid(name))
+		return sr_error_msg(err, -EINVAL,
+				    "bad profile name '%s' (use letters, digits, '-', '_' and "
+				    "'.', or a path with a '/')",
+				    name);
+	return 0;
+}
+
 /* self, ret_self: as for find_named (a file inheriting its own name builds on the next place's). */
 static int find_profile(const char *name, const char *base_dir, const char *self,
 			struct source *ret, bool *ret_self, struct sr_error *err)
@@ -462,14 +478,9 @@ static int find_profile(const char *name, const char *base_dir, const char *self
 		}
 		return source_from_file(name, ret, err);
 	}
-	if (named_like_file(name))
-		return sr_error_msg(err, -EINVAL, "profile '%s' looks like a file: write ./%s",
-				    name, name);
-	if (!sr_profile_name_valid(name))
-		return sr_error_msg(err, -EINVAL,
-				    "bad profile name '%s' (use letters, digits, '-', '_' and "
-				    "'.', or a path with a '/')",
-				    name);
+	r = check_name(name, err);
+	if (r < 0)
+		return r;
 	return find_named(name, self, ret, ret_self, err);
 }
 
@@ -560,6 +571,13 @@ int sr_profile_load_string(struct sr_config *c, const char *text, const char *or
 	return load_source(c, &src, origin, &chain, err);
 }
 
+/* err, of a profile that did not load, marked as what it is (profile.h): returns its code. */
+static int failed(struct sr_error *err, enum sr_error_kind kind)
+{
+	err->kind = kind;
+	return err->code;
+}
+
 int sr_profile_load(struct sr_config *c, const char *name_or_path, struct sr_error *err)
 {
 	_cleanup_free_ char *name = NULL, *path = NULL;
@@ -568,10 +586,17 @@ int sr_profile_load(struct sr_config *c, const char *name_or_path, struct sr_err
 	bool only_self = false;
 	int r;
 
-	r = find_profile(name_or_path, NULL, NULL, &src, &only_self, err);
+	/* The name itself refused: nothing looked for, nothing of the host's in the message. */
+	r = check_name(name_or_path, err);
 	if (r < 0)
 		return r;
+	r = find_profile(name_or_path, NULL, NULL, &src, &only_self, err);
+	if (r < 0)
+		return failed(err, r == -ENOENT || r == -ENOTDIR ? SR_ERROR_PROFILE_MISSING
+								 : SR_ERROR_PROFILE_BROKEN);
 	r = load_source(c, &src, name_or_path, &chain, err);
+	if (r < 0)
+		failed(err, SR_ERROR_PROFILE_BROKEN);
 	if (r >= 0) {
 		name = strdup(name_or_path);
 		path = strdup(src.origin);

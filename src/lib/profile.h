@@ -20,6 +20,13 @@
  * (198 with Debian's inih). Every key must be inside a section.
  *
  * Errors say "profile FILE:LINE: ..." with a did-you-mean where it helps.
+ * sr_profile_load() says what failed in err->kind too, for a caller that
+ * must not show the text (the API server: it names the host's files):
+ * SR_ERROR_PROFILE_MISSING, the profile asked for is nowhere (a name in
+ * none of the places, a path that is not there); SR_ERROR_PROFILE_BROKEN,
+ * it is there but does not load (unreadable, a bad line or value, an
+ * inherit that fails). A name refused as such (bad characters, foo.ini)
+ * is SR_ERROR_PLAIN: nothing was looked for.
  */
 #pragma once
 

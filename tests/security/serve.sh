@@ -1340,9 +1340,85 @@ PY
 	stop_serve
 }
 
+# data_dir: the round's data directory (snapshots, deployments).
+data_dir() {
+	if [ "$SR_AS" = user ]; then echo "$SR_TMP/data-user"; else echo "$SANDBOX_RUN_DATA_DIR"; fi
+}
+
+# The server's own files are no client's to know. A profile of the
+# server's that does not load (a bad key, a line that is no INI, one
+# inheriting a profile that is nowhere), a snapshot's or a deployment's
+# configuration that does not, were answered in the loader's words:
+# "profile /home/.../bad.ini:2: unknown key ...", "inherit: profile
+# 'gone' not found (looked for /home/..., /usr/...)". Each is said now of
+# what the request named; the file, its line and where the server looked
+# are in the server's log.
+t_server_paths() {
+	local xdg="$SR_TMP/xdg-$SR_AS" prof="$SR_TMP/xdg-$SR_AS/sandbox-run/profiles"
+	local err="$SR_OUT/serve-$SR_AS.err" snaps agent p
+	mkdir -p "$prof"
+	printf '[limits]\nmemroy = 1G\n' >"$prof/badkey.ini"
+	printf 'garbage\n' >"$prof/badsyntax.ini"
+	printf '[profile]\ninherit = gone-%s\n' "$SR_AS" >"$prof/orphan.ini"
+	own "$xdg"
+	agent=$(make_agent "paths-$SR_AS" 'cat')
+	sr -q deploy --name "paths-$SR_AS" "$agent"
+	check "a deployment to invoke" [ "$rc" = 0 ]
+	printf '[limits]\nmemroy = 1G\n' >>"$(data_dir)/deployments/paths-$SR_AS/versions/1/config.ini"
+	snaps="$(data_dir)/snapshots"
+	mkdir -p -m 0700 "$snaps/broken"
+	printf 'garbage\n' >"$snaps/broken/config.ini"
+	echo '{"name": "broken"}' >"$snaps/broken/meta.json"
+	: >"$snaps/broken/files.tar.zst"
+	own "$snaps"
+	XDG_CONFIG_HOME="$xdg" start_serve || return
+	for p in badkey badsyntax orphan; do
+		api POST /v1/sandboxes "{\"profile\": \"$p\", \"net\": \"none\"}"
+		assert_eq "a profile of the server's that does not load ($p): 500, naming it, no path" \
+			"500 sandbox-run: create: profile: profile \"$p\" is broken on this server (its log says why)" \
+			"$code $(jf 'j["message"]')"
+		api POST /sandboxes "{\"templateID\": \"$p\"}"
+		assert_eq "E2B: a template that does not load ($p): alike, said of templateID" \
+			"500 sandbox-run: create: templateID: template \"$p\" is broken on this server (its log says why)" \
+			"$code $(jf 'j["message"]')"
+	done
+	# A path is the client's own file, but what it inherits by name is
+	# looked for where the server looks: 400, its words only.
+	api POST /v1/sandboxes "{\"profile\": \"$prof/orphan.ini\", \"net\": \"none\"}"
+	assert_eq "a profile the client gave as a path that does not load: 400, not where the server looked" \
+		"400 sandbox-run: create: profile: profile \"$prof/orphan.ini\" is broken on this server (its log says why)" \
+		"$code $(jf 'j["message"]')"
+	api POST /v1/sandboxes '{"from": "broken", "net": "none"}'
+	assert_eq "a snapshot whose configuration does not load: 500, naming it, no path" \
+		'500 sandbox-run: create: from: snapshot "broken" is broken on this server (its log says why)' \
+		"$code $(jf 'j["message"]')"
+	api POST "/v1/deployments/paths-$SR_AS/invoke" 'hi'
+	assert_eq "a deployment whose configuration does not load: 500, naming it, no path" \
+		"500 sandbox-run: invoke: deployment \"paths-$SR_AS\" is broken on this server (its log says why)" \
+		"$code $(jf 'j["message"]')"
+	api POST "/v1/deployments/paths-$SR_AS/invoke?arg=-p&arg=badkey" 'hi'
+	assert_eq "an invoke's -p of a profile that does not load: alike, naming the profile" \
+		'500 sandbox-run: invoke: profile "badkey" is broken on this server (its log says why)' \
+		"$code $(jf 'j["message"]')"
+	api POST "/v1/deployments/paths-$SR_AS/invoke?arg=-p&arg=nope" 'hi'
+	assert_eq "an invoke's -p of a profile that is nowhere: 404, naming it, not where it looked" \
+		'404 sandbox-run: invoke: no profile "nope" on this server' \
+		"$code $(jf 'j["message"]')"
+	api GET /v2/sandboxes
+	assert_eq "and none of them made a sandbox" "200 0" "$code $(jf 'len(j)')"
+	stop_serve
+	check "the server's log names the file and line" \
+		grep -qF "profile $prof/badkey.ini:2: unknown key 'memroy'" "$err"
+	check "and where it looked for what a profile inherits" \
+		grep -qF "inherit: profile 'gone-$SR_AS' not found (looked for $prof/gone-$SR_AS.ini" "$err"
+	check "and the snapshot's file" grep -qF "profile $snaps/broken/config.ini:1: cannot parse 'garbage'" "$err"
+	sr deployments rm "paths-$SR_AS"
+	rm -rf "$prof" "$snaps/broken"
+}
+
 for_each_user t_preview_scope t_preview_reuse t_preview_held t_preview_split_head t_half_head t_nul t_foreign_slots t_mhd_gives_up t_out_of_fds \
 	t_process_cap t_keeper_stopped_at_hold t_listing_memory t_daemon_output t_detached_flood t_uploads_at_once \
 	t_upload_out_of_fds t_dup_keys t_e2b_timeout t_timeout_moved t_tiny_timeout \
 	t_connect_timeout t_special_files t_output_memory t_localhost_twin t_list_whole t_warm_unreachable \
-	t_warm_from_birth t_word_holds_once t_warm_counts_nothing t_word_own_pool
+	t_warm_from_birth t_word_holds_once t_warm_counts_nothing t_word_own_pool t_server_paths
 done_testing
