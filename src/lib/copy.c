@@ -64,7 +64,7 @@ static bool names_a_dir(const char *name)
  * directory and NULL.
  */
 static int host_parent(const char *path, const char *const *trees, int *ret_dirfd, char **ret_name,
-		       char **ret_resolved, struct sr_error *err)
+		       struct sr_error *err)
 {
 	_cleanup_free_ char *abs = NULL, *name = NULL, *resolved = NULL;
 	int fd, r;
@@ -99,8 +99,6 @@ static int host_parent(const char *path, const char *const *trees, int *ret_dirf
 		return sr_error_errno(err, fd, "cp: %s", resolved);
 	*ret_dirfd = fd;
 	*ret_name = steal_pointer(&name);
-	if (ret_resolved)
-		*ret_resolved = steal_pointer(&resolved);
 	return 0;
 }
 
@@ -146,7 +144,7 @@ static int host_dest(const char *dst, const char *top, const char *const *trees,
 		     struct sr_error *err)
 {
 	struct stat st;
-	int r = host_parent(dst, trees, &d->dirfd, &d->name, NULL, err);
+	int r = host_parent(dst, trees, &d->dirfd, &d->name, err);
 
 	if (r < 0)
 		return r;
@@ -371,40 +369,44 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
 
 /*
  * A root caller reads what it copies in as root: only where nobody but
- * root and the owner of the tree it is in could have put something else
- * at its name (hostpath.h), as for a copy out (artifacts.h). Else a user
- * who may rename in a directory above could move another user's private
+ * root and the owner of the tree it is in (and the entry's own owner,
+ * when another user's) could have put something else at its name
+ * (hostpath.h), as for a copy out (artifacts.h). Else a user who may
+ * rename in a directory above could move another user's private
  * directory or file to the name given, and root would hand it to the
- * sandbox. resolved: dir's path, absolute and with no link.
+ * sandbox. Judged through dir, the directory it is then read through,
+ * and the entry found there the same after.
  */
-static int source_held(int dir, const char *name, const char *resolved, const char *src,
-		       struct sr_error *err)
+static int source_held(int dir, const char *name, const char *src, struct sr_error *err)
 {
-	_cleanup_free_ char *abs = NULL;
-	_cleanup_close_ int fd = -1;
-	struct stat st;
+	struct stat st, again;
 	uid_t uid;
 	gid_t gid;
 	int r;
 
 	if (geteuid() != 0)
 		return 0;
-	fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0)
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return sr_error_errno(err, sr_negerrno(), "cp: %s", src);
-	r = sr_hostpath_tree_owner(S_ISDIR(st.st_mode) ? fd : dir, &uid, &gid);
+	r = sr_hostpath_tree_owner(dir, &uid, &gid);
 	if (r < 0)
 		return sr_error_errno(err, r, "cp from %s: the directories above it", src);
-	if (asprintf(&abs, "%s%s%s", resolved, sr_streq(resolved, "/") ? "" : "/", name) < 0)
-		return sr_error_errno(err, -ENOMEM, "cp");
-	/* Named as resolved: a file's directory is opened by that path, with no link. */
-	return sr_hostpath_owner_held(fd, uid, "cp from", abs, err);
+	if (uid != 0)
+		r = sr_hostpath_entry_held(dir, name, uid, "cp from", src, err);
+	if (r >= 0 && st.st_uid != 0 && st.st_uid != uid)
+		r = sr_hostpath_entry_held(dir, name, st.st_uid, "cp from", src, err);
+	if (r < 0)
+		return r;
+	if (fstatat(dir, name, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != st.st_dev ||
+	    again.st_ino != st.st_ino)
+		return sr_error_msg(err, -ESTALE, "cp from %s: replaced as it was checked", src);
+	return 0;
 }
 
 int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_opts *opts,
 	       struct sr_error *err)
 {
-	_cleanup_free_ char *name = NULL, *resolved = NULL;
+	_cleanup_free_ char *name = NULL;
 	struct sr_archive_writer *w = NULL;
 	_cleanup_close_ int dir = -1, fd = -1;
 	struct sr_write_opts wo = {.idle_ms = opts->idle_ms, .hardlinks = true};
@@ -412,12 +414,12 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 	struct stat st;
 	int r, k;
 
-	r = host_parent(src, opts->agent_trees, &dir, &name, &resolved, err);
+	r = host_parent(src, opts->agent_trees, &dir, &name, err);
 	if (r < 0)
 		return r;
 	if (!name)
 		return sr_error_msg(err, -EINVAL, "cp: %s: name a file or directory", src);
-	r = source_held(dir, name, resolved, src, err);
+	r = source_held(dir, name, src, err);
 	if (r < 0)
 		return r;
 	/* Not followed: a link is copied as one (and refused inside if it leaves the copy). */

@@ -423,6 +423,19 @@ int sr_hostpath_held(int fd, uid_t owner, const char *what, const char *path, st
 	}
 }
 
+int sr_hostpath_entry_held(int dir, const char *name, uid_t owner, const char *what,
+			   const char *path, struct sr_error *err)
+{
+	struct stat st, ent;
+
+	if (fstat(dir, &st) < 0 || fstatat(dir, name, &ent, AT_SYMLINK_NOFOLLOW) < 0)
+		return sr_error_errno(err, sr_negerrno(), "%s %s", what, path);
+	/* A directory moves in from elsewhere only with the right to write it: sticky holds it. */
+	if (!held_by(dir, &st, owner, S_ISDIR(ent.st_mode)))
+		return refuse_above(dir, &st, owner, what, path, err);
+	return sr_hostpath_held(dir, owner, what, path, err);
+}
+
 int sr_hostpath_owner_held(int fd, uid_t owner, const char *what, const char *path,
 			   struct sr_error *err)
 {

@@ -73,6 +73,16 @@ int sr_hostpath_tree_owner(int dir, uid_t *ret_uid, gid_t *ret_gid);
 int sr_hostpath_held(int fd, uid_t owner, const char *what, const char *path, struct sr_error *err);
 
 /*
+ * The same for the entry name in the directory dir, as one reading it
+ * through dir judges it: only root and owner may change the names in dir
+ * (sticky is enough for a directory, which moves in from elsewhere only
+ * with the right to write it; not for a file), nor the name of dir or of
+ * any directory above. 0, or -errno with err as above.
+ */
+int sr_hostpath_entry_held(int dir, const char *name, uid_t owner, const char *what,
+			   const char *path, struct sr_error *err);
+
+/*
  * The same for what a root caller acts on as owner's (a writable bind,
  * the workspace's id map, an export or changes file, apply), where that
  * would read a private directory moved in, or write in it as its owner.

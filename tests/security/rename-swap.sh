@@ -250,6 +250,20 @@ t_cp_in_swapped() {
 	sr exec "$sb" -- cat own/f ci
 	assert_eq "from a tree of root's, 0777 all the way: copied" "mine
 ci" "$out"
+	# Another user's file moved (from a directory where anyone may rename)
+	# into root's 0777 tree or into the user's own directory.
+	printf 'theirs\n' >"$d/ci/src/key"
+	printf 'theirs\n' >"$d/own/p/key"
+	chown "$VICTIM" "$d/ci/src/key" "$d/own/p/key"
+	chmod 0600 "$d/ci/src/key" "$d/own/p/key"
+	sr cp "$d/ci/src/key" "$sb:/workspace/k1"
+	assert_match "another user's file in root's 0777 tree: refused (125)" \
+		"^125 sandbox-run: cp from $d/ci/src/key: $d/ci/src, above it, lets users other than root and uid $VICTIM rename" \
+		"$rc $errout"
+	sr cp "$d/own/p/key" "$sb:/workspace/k2"
+	assert_eq "another user's file in the user's own directory: refused (125)" 125 "$rc"
+	sr exec "$sb" -- sh -c 'cat k1 k2 2>/dev/null; echo end'
+	assert_eq "neither is in the sandbox" "end" "$out"
 	sr rm "$sb"
 }
 
