@@ -1396,6 +1396,11 @@ t_server_paths() {
 	assert_eq "a deployment whose configuration does not load: 500, naming it, no path" \
 		"500 sandbox-run: invoke: deployment \"paths-$SR_AS\" is broken on this server (its log says why)" \
 		"$code $(jf 'j["message"]')"
+	rm "$(data_dir)/deployments/paths-$SR_AS/versions/1/config.ini"
+	api POST "/v1/deployments/paths-$SR_AS/invoke" 'hi'
+	assert_eq "one whose configuration is gone: alike (it is listed: not \"no deployment\")" \
+		"500 sandbox-run: invoke: deployment \"paths-$SR_AS\" is broken on this server (its log says why)" \
+		"$code $(jf 'j["message"]')"
 	api POST "/v1/deployments/paths-$SR_AS/invoke?arg=-p&arg=badkey" 'hi'
 	assert_eq "an invoke's -p of a profile that does not load: alike, naming the profile" \
 		'500 sandbox-run: invoke: profile "badkey" is broken on this server (its log says why)' \
