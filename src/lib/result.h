@@ -28,7 +28,8 @@
  * - "output_dropped_bytes": what the agent (an exec's command) wrote to
  *   stdout and stderr and sandbox-run read but could not deliver, the
  *   reader not taking it before the relay gave up (stdio-relay.h); only
- *   when there were some.
+ *   when there were some (a signal that cut the wait short ends
+ *   sandbox-run by it, with no record).
  * - No environment value ever appears in the record.
  */
 #pragma once

@@ -35,4 +35,4 @@ pid_t init_spawn_parked(struct spawn *s, struct sr_error *err);
 int64_t init_disk_used(const struct sr_plan *p);
 void init_rusage_msg(struct sr_msg *m, const struct rusage *ru);
 void init_usage_so_far(const struct sr_plan *p, struct sr_msg *m);
-void init_group_usage(pid_t pgid, int64_t *user_us, int64_t *sys_us);
+void init_each_usage(void (*fn)(void *ctx, pid_t pgrp, int64_t user_us, int64_t sys_us), void *ctx);

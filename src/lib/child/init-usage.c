@@ -108,12 +108,12 @@ static void add_process(struct sr_msg *m, const char *pid)
 }
 
 /*
- * The CPU time so far of process group pgid's processes (each one's own
- * and what it waited for: fields 14 to 17 of /proc/PID/stat), added to
- * *user_us and *sys_us. What the group's leader would not have counted
- * had it been killed: its children killed with it were never waited for.
+ * Each process's CPU time so far (its own and what it waited for: fields
+ * 14 to 17 of /proc/PID/stat), told to fn with its process group, in one
+ * pass over /proc: what a group's leader would not have counted had it
+ * been killed, as its children killed with it were never waited for.
  */
-void init_group_usage(pid_t pgid, int64_t *user_us, int64_t *sys_us)
+void init_each_usage(void (*fn)(void *ctx, pid_t pgrp, int64_t user_us, int64_t sys_us), void *ctx)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -127,11 +127,8 @@ void init_group_usage(pid_t pgid, int64_t *user_us, int64_t *sys_us)
 		    read_proc(de->d_name, "stat", buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
 			continue;
 		if (sscanf(p + 2, "%*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-			   &pgrp, &ut, &st, &cut, &cst) == 5 &&
-		    pgrp == pgid) {
-			*user_us += ticks_us(ut) + ticks_us(cut);
-			*sys_us += ticks_us(st) + ticks_us(cst);
-		}
+			   &pgrp, &ut, &st, &cut, &cst) == 5)
+			fn(ctx, pgrp, ticks_us(ut) + ticks_us(cut), ticks_us(st) + ticks_us(cst));
 	}
 	if (d)
 		closedir(d);

@@ -48,10 +48,12 @@ struct proc {
 	bool late;	     /* killed at it */
 	/*
 	 * Its process group's CPU time when it was signalled or killed
-	 * (init_group_usage()): its EXIT says the larger of that and its
-	 * rusage, which lacks the children killed with it.
+	 * (init_each_usage()): its EXIT says the larger of that and its
+	 * rusage, which lacks the children killed with it. sum_*: a count
+	 * under way, for the procs counting.
 	 */
-	int64_t cut_user_us, cut_sys_us;
+	int64_t cut_user_us, cut_sys_us, sum_user_us, sum_sys_us;
+	bool counting;
 };
 
 struct init {
@@ -68,15 +70,34 @@ struct init {
 	bool held;
 };
 
-/* What pr's process group has used, as a signal may end it now. */
-static void count_cut(struct proc *pr)
+static void add_usage(void *ctx, pid_t pgrp, int64_t user_us, int64_t sys_us)
 {
-	int64_t user_us = 0, sys_us = 0;
+	struct init *in = ctx;
 
-	init_group_usage(pr->pid, &user_us, &sys_us);
-	if (user_us + sys_us > pr->cut_user_us + pr->cut_sys_us) {
-		pr->cut_user_us = user_us;
-		pr->cut_sys_us = sys_us;
+	for (size_t i = 0; i < in->n_procs; i++)
+		if (in->procs[i].counting && in->procs[i].pid == pgrp) {
+			in->procs[i].sum_user_us += user_us;
+			in->procs[i].sum_sys_us += sys_us;
+		}
+}
+
+/*
+ * What the process groups of the procs marked counting have used, as a
+ * signal or the end may end them now: one pass over /proc for them all.
+ */
+static void count_cuts(struct init *in)
+{
+	init_each_usage(add_usage, in);
+	for (size_t i = 0; i < in->n_procs; i++) {
+		struct proc *pr = &in->procs[i];
+
+		if (pr->counting &&
+		    pr->sum_user_us + pr->sum_sys_us > pr->cut_user_us + pr->cut_sys_us) {
+			pr->cut_user_us = pr->sum_user_us;
+			pr->cut_sys_us = pr->sum_sys_us;
+		}
+		pr->counting = false;
+		pr->sum_user_us = pr->sum_sys_us = 0;
 	}
 }
 
@@ -96,8 +117,8 @@ static void end_all(struct init *in)
 	pid_t w;
 
 	for (size_t i = 0; i < in->n_procs; i++)
-		if (!in->procs[i].ends_sandbox && in->procs[i].report_fd < 0)
-			count_cut(&in->procs[i]);
+		in->procs[i].counting = !in->procs[i].ends_sandbox && in->procs[i].report_fd < 0;
+	count_cuts(in);
 	for (;;) {
 		while ((w = wait4(-1, &st, __WALL | WNOHANG, &ru)) > 0)
 			reaped(in, w, st, &ru);
@@ -311,8 +332,10 @@ static void on_signal_request(struct init *in, const struct sr_msg *req)
 		return;
 	/* One that may end it (not a resize, job control, SIGCHLD, SIGURG). */
 	if (sig != SIGCONT && sig != SIGWINCH && sig != SIGCHLD && sig != SIGURG &&
-	    sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
-		count_cut(pr);
+	    sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU) {
+		pr->counting = true;
+		count_cuts(in);
+	}
 	kill(-req->pid, sig);
 }
 
