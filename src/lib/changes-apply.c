@@ -15,7 +15,7 @@
  * and the caller must be able to make each change (write in its
  * directory; a root caller in another user's tree: that user's entries
  * only). A root caller's apply to another user's tree is made by a child
- * that is that user (changes-apply-owner.c). Only then are the changes
+ * that is that user (as-owner.c). Only then are the changes
  * made, each beneath the directory's fd with RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS: no link is followed, on the way or at the end, and
  * a file is replaced by a rename of a complete new one, never written
@@ -24,6 +24,7 @@
  * directory of the agent's takes its files.
  */
 #include "apply.h"
+#include "as-owner.h"
 #include "changes.h"
 #include "fault.h"
 #include "hostpath.h"
@@ -325,7 +326,7 @@ static bool holds_unknown(struct apply *a, const char *path)
  * write in its directory parent (one whose mode apply sets is made
  * writable first, and must be the caller's), and, a sticky one, own what
  * it replaces or deletes. A root caller's apply to another user's tree
- * is made as that user (changes-apply-owner.c), whose rights the kernel
+ * is made as that user (as-owner.c), whose rights the kernel
  * enforces; a directory it writes in and an entry it changes must be
  * theirs, said here, before anything is changed, naming it (a directory
  * of root's, or a third user's, that the user moved into the tree).
@@ -688,13 +689,13 @@ static int open_target(struct apply *a, const char *dir, struct sr_error *err)
 	return sr_hostpath_owner_held(a->dir, a->owner, "apply to", dir, err);
 }
 
-/* The child that is the tree's owner (sr_changes_as_owner()): the checks and changes. */
-static int apply_in_child(void *arg, struct sr_apply_report *ret, struct sr_error *err)
+/* The child that is the tree's owner (sr_as_owner()): the checks and changes. */
+static int apply_in_child(void *arg, void *out, struct sr_error *err)
 {
 	struct apply *a = arg;
 	int k = apply_here(a, err);
 
-	*ret = a->report;
+	memcpy(out, &a->report, sizeof(a->report));
 	return k;
 }
 
@@ -733,8 +734,8 @@ int sr_changes_apply(int fd, const char *dir, bool force, const struct sr_sink *
 	a->where = dir;
 	k = open_target(a, dir, err);
 	if (k >= 0 && a->owner_only)
-		k = sr_changes_as_owner(a->owner, a->owner_gid, dir, apply_in_child, a, &a->report,
-					err);
+		k = sr_as_owner(a->owner, a->owner_gid, "apply", dir, apply_in_child, a, &a->report,
+				sizeof(a->report), err);
 	else if (k >= 0)
 		k = apply_here(a, err);
 	*ret = a->report;

@@ -353,7 +353,7 @@ const char *sr_changes_tmp_dir(void)
  * the sandbox's files whole, up to its disk limit, and a memfd is memory.
  * O_EXCL: not even this process may give it a name (linkat). Its bytes
  * are no one else's to reach: root's child that becomes the tree's owner
- * to apply (changes-apply-owner.c) is not dumpable, so its owner may not
+ * to apply (as-owner.c) is not dumpable, so its owner may not
  * open it through /proc/PID/fd.
  */
 int sr_changes_copy(int fd, int *ret_fd, struct sr_error *err)

@@ -143,18 +143,6 @@ const char *sr_changes_tmp_dir(void);
  * what is written after it was checked.
  */
 int sr_changes_copy(int fd, int *ret_fd, struct sr_error *err);
-/*
- * changes-apply-owner.c: a root caller's apply to another user's tree.
- * fn(arg, ret, err) is run by a forked child that becomes uid wholly
- * (the user's groups; for a uid with no user, the group dir_gid, or the
- * overflow group rather than root's), and is waited for; what it
- * reports comes back in *ret, its error in err. dir names the tree in
- * messages.
- */
-struct sr_apply_report;
-int sr_changes_as_owner(uid_t uid, gid_t dir_gid, const char *dir,
-			int (*fn)(void *arg, struct sr_apply_report *ret, struct sr_error *err),
-			void *arg, struct sr_apply_report *ret, struct sr_error *err);
 /* The change for path (by_path's binary search), or NULL. */
 struct sr_change *sr_changes_find(const struct sr_changes *c, const char *path);
 /* Whether path is clean as a changes file has it. */
