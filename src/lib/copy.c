@@ -22,6 +22,7 @@
 #include "copy.h"
 #include "archive.h"
 #include "artifacts.h"
+#include "as-owner.h"
 #include "control.h"
 #include "hostpath.h"
 #include "units.h"
@@ -375,15 +376,19 @@ int sr_copy_out(int ctl, const char *path, const char *dst, const struct sr_copy
  * rename in a directory above could move another user's private
  * directory or file to the name given, and root would hand it to the
  * sandbox. Judged through dir, the directory it is then read through,
- * and the entry found there the same after.
+ * and the entry found there the same after. Its owner: whose it is to
+ * read as (0: root's own).
  */
-static int source_held(int dir, const char *name, const char *src, struct sr_error *err)
+static int source_held(int dir, const char *name, const char *src, uid_t *ret_uid, gid_t *ret_gid,
+		       struct sr_error *err)
 {
 	struct stat st, again;
 	uid_t uid;
 	gid_t gid;
 	int r;
 
+	*ret_uid = 0;
+	*ret_gid = 0;
 	if (geteuid() != 0)
 		return 0;
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -400,18 +405,48 @@ static int source_held(int dir, const char *name, const char *src, struct sr_err
 	if (fstatat(dir, name, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != st.st_dev ||
 	    again.st_ino != st.st_ino)
 		return sr_error_msg(err, -ESTALE, "cp from %s: replaced as it was checked", src);
+	/* Whose it is to read: a directory's own owner (x's home in root's /home), else its tree's.
+	 */
+	*ret_uid = S_ISDIR(st.st_mode) && st.st_uid != 0 ? st.st_uid : uid;
+	*ret_gid = S_ISDIR(st.st_mode) && st.st_uid != 0 ? st.st_gid : gid;
 	return 0;
+}
+
+/* What cp in reads and streams to the sandbox's worker (write_in()). */
+struct write_in {
+	int fd;	 /* the stream */
+	int dir; /* the directory holding name */
+	const char *name;
+	const struct sr_write_opts *opts;
+};
+
+static int write_in(void *arg, void *out, struct sr_error *err)
+{
+	const struct write_in *a = arg;
+	struct sr_archive_writer *w = NULL;
+	int k;
+
+	(void)out;
+	k = sr_archive_writer_new(a->fd, a->opts, &w, err);
+	if (k >= 0)
+		k = sr_archive_write_tree(w, a->dir, a->name, NULL, err);
+	if (k >= 0)
+		k = sr_archive_writer_end(w, NULL, NULL, err);
+	sr_archive_writer_free(w);
+	return k;
 }
 
 int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_opts *opts,
 	       struct sr_error *err)
 {
 	_cleanup_free_ char *name = NULL;
-	struct sr_archive_writer *w = NULL;
 	_cleanup_close_ int dir = -1, fd = -1;
 	struct sr_write_opts wo = {.idle_ms = opts->idle_ms, .hardlinks = true};
 	struct sr_error werr = {0}, kerr = {0};
+	struct write_in in;
 	struct stat st;
+	uid_t owner;
+	gid_t owner_gid;
 	int r, k;
 
 	r = host_parent(src, opts->agent_trees, &dir, &name, err);
@@ -419,7 +454,7 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 		return r;
 	if (!name)
 		return sr_error_msg(err, -EINVAL, "cp: %s: name a file or directory", src);
-	r = source_held(dir, name, src, err);
+	r = source_held(dir, name, src, &owner, &owner_gid, err);
 	if (r < 0)
 		return r;
 	/* Not followed: a link is copied as one (and refused inside if it leaves the copy). */
@@ -432,12 +467,14 @@ int sr_copy_in(int ctl, const char *src, const char *path, const struct sr_copy_
 	r = request(ctl, "cp_in", path, false, &fd, err);
 	if (r < 0)
 		return r;
-	k = sr_archive_writer_new(fd, &wo, &w, &werr);
-	if (k >= 0)
-		k = sr_archive_write_tree(w, dir, name, NULL, &werr);
-	if (k >= 0)
-		k = sr_archive_writer_end(w, NULL, NULL, &werr);
-	sr_archive_writer_free(w);
+	in = (struct write_in){.fd = fd, .dir = dir, .name = name, .opts = &wo};
+	/*
+	 * A root caller reads a user's tree as that user: what the kernel lets
+	 * them read, whatever they moved into it (a third user's file, from a
+	 * directory where anyone may rename), not what root may.
+	 */
+	k = owner ? sr_as_owner(owner, owner_gid, "cp", src, write_in, &in, NULL, 0, &werr)
+		  : write_in(&in, NULL, &werr);
 	sr_closep(&fd);
 	r = k == -ETIMEDOUT ? -ETIMEDOUT : keeper_answer(ctl, opts->idle_ms, 0, &kerr);
 	return outcome(opts, false, k, &werr, r, &kerr, err);

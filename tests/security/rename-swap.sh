@@ -264,6 +264,23 @@ ci" "$out"
 	assert_eq "another user's file in the user's own directory: refused (125)" 125 "$rc"
 	sr exec "$sb" -- sh -c 'cat k1 k2 2>/dev/null; echo end'
 	assert_eq "neither is in the sandbox" "end" "$out"
+	# Inside a directory copied in: read as its owner, who cannot read it.
+	mkdir "$d/own/q"
+	printf 'theirs\n' >"$d/own/q/key"
+	echo fine >"$d/own/q/f"
+	chown "$SR_TEST_USER" "$d/own/q"
+	chown "$VICTIM" "$d/own/q/key"
+	chmod 0600 "$d/own/q/key"
+	sr cp "$d/own/q" "$sb:/workspace/q"
+	assert_match "another user's 0600 file inside the user's directory copied: not read (root reads as the user)" \
+		"^125 .*key: Permission denied" "$rc $errout"
+	sr exec "$sb" -- sh -c 'cat q/key 2>/dev/null; echo end'
+	assert_eq "and not in the sandbox" "end" "$out"
+	chmod 0644 "$d/own/q/key"
+	sr cp "$d/own/q" "$sb:/workspace/q2"
+	sr exec "$sb" -- cat q2/key q2/f
+	assert_eq "one the user may read is copied, as the rest" "0 theirs
+fine" "$rc $out"
 	sr rm "$sb"
 }
 
