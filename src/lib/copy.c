@@ -405,8 +405,7 @@ static int source_held(int dir, const char *name, const char *src, uid_t *ret_ui
 	if (fstatat(dir, name, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != st.st_dev ||
 	    again.st_ino != st.st_ino)
 		return sr_error_msg(err, -ESTALE, "cp from %s: replaced as it was checked", src);
-	/* Whose it is to read: a directory's own owner (x's home in root's /home), else its tree's.
-	 */
+	/* Whose to read as: a directory's own owner (a home in /home), else its tree's. */
 	*ret_uid = S_ISDIR(st.st_mode) && st.st_uid != 0 ? st.st_uid : uid;
 	*ret_gid = S_ISDIR(st.st_mode) && st.st_uid != 0 ? st.st_gid : gid;
 	return 0;
