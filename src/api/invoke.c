@@ -129,8 +129,7 @@ static void profile_error(struct dep_pool *dp, const struct sr_deployment *d, st
 	const char *asked = dp->config.profile;
 
 	if (!asked || sr_streq(asked, sr_deployment_profile(d))) {
-		/* It is listed: its configuration gone is the server's to mend, not "no
-		 * deployment". */
+		/* Listed, its configuration gone: the server's to mend, not "no deployment". */
 		if (err->kind == SR_ERROR_PROFILE_MISSING)
 			err->kind = SR_ERROR_PROFILE_BROKEN;
 		srv_profile_error(dp->s, "invoke", NULL, "deployment", dp->name, err);
